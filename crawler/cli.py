@@ -1,0 +1,323 @@
+"""The ``eventcrawl`` command: crawl, publish, demo, serve-replica and cache maintenance."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from crawler import __version__
+from crawler.stage import StageError
+
+DEFAULT_STATE = Path("state")
+DEFAULT_EVENT = "502"
+DEMO_NAME = "emnlp-2025-demo"
+# Settings a dataset's provenance records: the ones that change what or how politely was fetched.
+PROVENANCE_SETTINGS = (
+    "USER_AGENT",
+    "ROBOTSTXT_OBEY",
+    "DOWNLOAD_DELAY",
+    "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "AUTOTHROTTLE_ENABLED",
+    "HTTPCACHE_ENABLED",
+)
+
+
+class UsageError(Exception):
+    """A user error: printed without a traceback, exit status 2."""
+
+
+@dataclass
+class CrawlOutcome:
+    reason: str
+    stats: dict[str, Any]
+    settings: dict[str, Any]
+
+    @property
+    def lectures(self) -> int:
+        return int(self.stats.get("stage/lectures", 0))
+
+
+def parse_setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise UsageError(f"-s expects KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def run_crawl(
+    *,
+    event_id: str,
+    state_dir: Path,
+    web_base: str | None = None,
+    api_base: str | None = None,
+    overrides: Sequence[tuple[str, Any]] = (),
+) -> CrawlOutcome:
+    """Run the ``underline`` spider in this process (once: Twisted's reactor cannot restart)."""
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.utils.project import get_project_settings
+
+    # Outside a checkout there is no scrapy.cfg to name the settings module.
+    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "crawler.settings")
+    settings = get_project_settings()
+    state_dir = state_dir.resolve()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    settings.set("STAGE_STATE_DIR", str(state_dir), priority="cmdline")
+    settings.set("HTTPCACHE_DIR", str(state_dir / "httpcache"), priority="cmdline")
+    if web_base:
+        settings.set("UNDERLINE_WEB_BASE", web_base, priority="cmdline")
+    if api_base:
+        settings.set("UNDERLINE_API_BASE", api_base, priority="cmdline")
+    for key, value in overrides:
+        settings.set(key, value, priority="cmdline")
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler("underline")
+    process.crawl(crawler, event_id=event_id)
+    process.start()
+    assert crawler.stats is not None
+    stats = dict(crawler.stats.get_stats())
+    used = {key: crawler.settings.get(key) for key in PROVENANCE_SETTINGS}
+    used["UNDERLINE_WEB_BASE"] = crawler.settings.get("UNDERLINE_WEB_BASE")
+    used["UNDERLINE_API_BASE"] = crawler.settings.get("UNDERLINE_API_BASE")
+    outcome = CrawlOutcome(reason=str(stats.get("finish_reason", "unknown")), stats=stats, settings=used)
+    write_report(state_dir, outcome, event_id)
+    return outcome
+
+
+def write_report(state_dir: Path, outcome: CrawlOutcome, event_id: str) -> Path:
+    report = {
+        "event_id": event_id,
+        "finish_reason": outcome.reason,
+        "crawler_version": __version__,
+        "settings": outcome.settings,
+        "stats": outcome.stats,
+    }
+    path = state_dir / "crawl-report.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def run_publish(
+    *,
+    state_dir: Path,
+    out_dir: Path,
+    name: str,
+    allow_partial: bool = False,
+    template: Path | None = None,
+) -> Any:
+    from crawler.publish.release import publish_release
+    from crawler.stage import read_stage
+
+    staged = read_stage(state_dir)
+    if not staged.complete and not allow_partial:
+        raise UsageError(
+            f"the crawl staged in {state_dir} did not finish; resume it with `eventcrawl crawl --state "
+            f"{state_dir}` or publish it anyway with --allow-partial"
+        )
+    if not staged.records:
+        raise UsageError(f"the crawl staged in {state_dir} holds no lectures; nothing to publish")
+    report_path = state_dir / "crawl-report.json"
+    report: dict[str, Any] = {}
+    if report_path.exists():
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    first = staged.records[0]
+    provenance = {
+        "crawl_date": str(staged.summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
+        "crawler_version": __version__,
+        "event_id": first.get("event_id"),
+        "event_name": first.get("event_name"),
+        "web_base": report.get("settings", {}).get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base"),
+        "settings": report.get("settings", {}),
+        "staged_lines": staged.lines,
+        "bad_lines": staged.bad_lines,
+    }
+    return publish_release(staged.records, out_dir, name=name, provenance=provenance, template=template)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="eventcrawl",
+        description="Crawl conference lecture pages on Underline and publish them as a Hugging Face dataset.",
+    )
+    parser.add_argument("--version", action="version", version=f"eventcrawl {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    crawl = sub.add_parser("crawl", help="crawl one event into the state directory")
+    crawl.add_argument("--event-id", default=DEFAULT_EVENT, help="Underline event id (default: 502)")
+    crawl.add_argument("--web-base", help="lecture pages' base URL (default: https://underline.io)")
+    crawl.add_argument("--api-base", help="JSON:API base URL (default: https://app.underline.io)")
+    crawl.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
+    crawl.add_argument(
+        "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
+    )
+
+    publish = sub.add_parser("publish", help="publish the staged crawl as a Hugging Face dataset")
+    publish.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
+    publish.add_argument("--out", type=Path, required=True, help="the dataset repository folder to write")
+    publish.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
+    publish.add_argument("--allow-partial", action="store_true", help="publish a crawl that did not finish")
+    publish.add_argument("--card-template", type=Path, help="card template (default: dataset_card/)")
+    publish.add_argument("--push-to-hub", metavar="ORG/NAME", help="also upload the release to the Hub")
+    publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
+    publish.add_argument("--revision", help="Hub branch to push to (created when missing)")
+
+    demo = sub.add_parser("demo", help="serve the bundled replica, crawl it and publish the dataset")
+    demo.add_argument("--lectures", type=int, help="how many lectures the replica serves (default: all)")
+    demo.add_argument("--out", type=Path, default=Path("exports") / DEMO_NAME, help="dataset folder")
+    demo.add_argument("--state", type=Path, help="state directory (default: a fresh temporary one)")
+    demo.add_argument("--seed", type=int, default=0, help="the replica's layout seed")
+
+    serve = sub.add_parser("serve-replica", help="run the local Underline replica until interrupted")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
+    serve.add_argument("--lectures", type=int, help="how many lectures to serve (default: all)")
+    serve.add_argument("--seed", type=int, default=0, help="layout seed (default: 0)")
+    serve.add_argument("--faults", default="none", help="fault profile: none, flaky, robots, strict")
+    serve.add_argument("--fault-seed", type=int, default=0, help="seed of the fault profile")
+    serve.add_argument("--request-log", type=Path, help="append every request to this JSONL file")
+    serve.add_argument("--ground-truth", type=Path, help="write every lecture's true fields as JSONL")
+
+    cache = sub.add_parser("cache", help="inspect or purge the HTTP cache")
+    cache_sub = cache.add_subparsers(dest="cache_command", required=True)
+    purge = cache_sub.add_parser("purge", help="remove cache entries older than --max-age-days")
+    purge.add_argument("--state", type=Path, default=DEFAULT_STATE)
+    purge.add_argument("--max-age-days", type=float, default=30.0)
+    size = cache_sub.add_parser("size", help="print the cache's entry count and size")
+    size.add_argument("--state", type=Path, default=DEFAULT_STATE)
+    return parser
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    overrides = [parse_setting(s) for s in args.settings]
+    outcome = run_crawl(
+        event_id=str(args.event_id),
+        state_dir=args.state,
+        web_base=args.web_base,
+        api_base=args.api_base,
+        overrides=overrides,
+    )
+    print(f"crawl {outcome.reason}: {outcome.lectures} lectures staged in {args.state / 'stage'}")
+    return 0 if outcome.reason == "finished" and outcome.lectures > 0 else 1
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    name = args.name or args.out.resolve().name
+    result = run_publish(
+        state_dir=args.state,
+        out_dir=args.out,
+        name=name,
+        allow_partial=args.allow_partial,
+        template=args.card_template,
+    )
+    print(f"published {result.rows} lectures to {args.out} (version {result.version})")
+    if args.push_to_hub:
+        from crawler.publish.hub import push_to_hub
+
+        url = push_to_hub(args.out, args.push_to_hub, private=args.private, revision=args.revision)
+        print(f"pushed to the Hub: {url}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from crawler.replica.layout import build_site, load_records
+    from crawler.replica.server import ReplicaServer
+
+    started = time.monotonic()
+    site = build_site(load_records(), seed=args.seed, lectures=args.lectures)
+    temp_state = None
+    state_dir = args.state
+    if state_dir is None:
+        temp_state = Path(tempfile.mkdtemp(prefix="eventcrawl-demo-"))
+        state_dir = temp_state
+    try:
+        with ReplicaServer(site) as server:
+            print(f"replica of Underline serving on {server.base_url}", flush=True)
+            # Loopback and our own server: politeness delays would only slow the demo down.
+            outcome = run_crawl(
+                event_id=DEFAULT_EVENT,
+                state_dir=state_dir,
+                web_base=server.base_url,
+                api_base=server.base_url,
+                overrides=[
+                    ("DOWNLOAD_DELAY", 0),
+                    ("AUTOTHROTTLE_ENABLED", False),
+                    ("CONCURRENT_REQUESTS_PER_DOMAIN", 16),
+                    ("CONCURRENT_REQUESTS", 16),
+                    ("LOG_LEVEL", "WARNING"),
+                ],
+            )
+        if outcome.reason != "finished":
+            print(f"the crawl did not finish ({outcome.reason}); nothing published", file=sys.stderr)
+            return 1
+        result = run_publish(state_dir=state_dir, out_dir=args.out, name=DEMO_NAME)
+    finally:
+        if temp_state is not None:
+            shutil.rmtree(temp_state, ignore_errors=True)
+    elapsed = time.monotonic() - started
+    out = args.out.resolve()
+    print(f"published {result.rows} lectures to {out} in {elapsed:.1f} s")
+    print("load it with:")
+    print(f'  python -c "import datasets; print(datasets.load_dataset({str(out)!r})[\'train\'])"')
+    return 0
+
+
+def cmd_serve_replica(args: argparse.Namespace) -> int:
+    from crawler.replica.server import main as replica_main
+
+    argv = ["--host", args.host, "--port", str(args.port), "--seed", str(args.seed)]
+    argv += ["--faults", args.faults, "--fault-seed", str(args.fault_seed)]
+    if args.lectures is not None:
+        argv += ["--lectures", str(args.lectures)]
+    if args.request_log is not None:
+        argv += ["--request-log", str(args.request_log)]
+    if args.ground_truth is not None:
+        argv += ["--ground-truth", str(args.ground_truth)]
+    return replica_main(argv)
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from crawler.httpcache import cache_size, purge_cache
+
+    cache_dir = args.state / "httpcache"
+    if args.cache_command == "purge":
+        result = purge_cache(cache_dir, args.max_age_days * 86400)
+        print(f"removed {result.removed} entries ({result.bytes_freed} bytes) from {cache_dir}")
+    size = cache_size(cache_dir)
+    print(f"{cache_dir}: {size.entries} entries, {size.bytes} bytes")
+    return 0
+
+
+COMMANDS = {
+    "crawl": cmd_crawl,
+    "publish": cmd_publish,
+    "demo": cmd_demo,
+    "serve-replica": cmd_serve_replica,
+    "cache": cmd_cache,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (UsageError, StageError) as exc:
+        print(f"eventcrawl: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

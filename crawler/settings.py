@@ -1,0 +1,56 @@
+"""Scrapy settings: polite by default. The CLI's ``-s KEY=VALUE`` and ``scrapy crawl -s`` override them."""
+
+from __future__ import annotations
+
+from crawler import __version__
+
+BOT_NAME = "eventcrawl"
+SPIDER_MODULES = ["crawler.spiders"]
+NEWSPIDER_MODULE = "crawler.spiders"
+
+# Where the project lives and whom a site owner can reach; the one place the crawler names itself.
+CONTACT_URL = "https://github.com/eventcrawl/eventcrawl"
+USER_AGENT = f"eventcrawl/{__version__} (+{CONTACT_URL})"
+
+UNDERLINE_WEB_BASE = "https://underline.io"
+UNDERLINE_API_BASE = "https://app.underline.io"
+UNDERLINE_PAGE_SIZE = 100
+
+# Politeness: one request at a time per host, about one a second, robots.txt obeyed.
+ROBOTSTXT_OBEY = True
+CONCURRENT_REQUESTS = 8
+CONCURRENT_REQUESTS_PER_DOMAIN = 1
+DOWNLOAD_DELAY = 1.0
+# A randomized delay can fall to half the configured one; the floor must hold.
+RANDOMIZE_DOWNLOAD_DELAY = False
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_MAX_DELAY = 60.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+REDIRECT_MAX_TIMES = 5
+
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+
+# The HTTP cache lives in the state directory (the CLI points HTTPCACHE_DIR there).
+HTTPCACHE_ENABLED = True
+HTTPCACHE_DIR = "httpcache"
+HTTPCACHE_EXPIRATION_SECS = 0
+HTTPCACHE_IGNORE_HTTP_CODES = [401, 403, 407, 408, 429, 500, 502, 503, 504, 522, 524]
+
+# Staged items go to <state>/stage/<worker>.jsonl; the CLI sets the state directory.
+STAGE_STATE_DIR = "state"
+STAGE_WORKER = "main"
+
+ITEM_PIPELINES = {
+    "crawler.pipelines.normalize.NormalizePipeline": 100,
+    "crawler.pipelines.boilerplate.BoilerplatePipeline": 200,
+    "crawler.pipelines.dedupe.DedupePipeline": 300,
+    "crawler.pipelines.stage.StagePipeline": 900,
+}
+
+LOG_LEVEL = "INFO"
+FEED_EXPORT_ENCODING = "utf-8"

@@ -1,0 +1,1 @@
+"""Spiders: crawling only. Page parsing lives in :mod:`crawler.pages`."""

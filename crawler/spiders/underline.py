@@ -1,0 +1,189 @@
+"""Crawl one Underline event: enumerate its lectures through the JSON:API, then fetch each page."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
+from crawler.pages.underline import (
+    LectureFields,
+    PageParseError,
+    parse_lecture_list,
+    parse_lecture_page,
+)
+from crawler.urls import canonical_lecture_url, lecture_ref
+
+API_ACCEPT = "application/vnd.api+json"
+MAX_PAGE_SIZE = 100
+# Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps.
+CROSS_CHECKED = (
+    "title",
+    "abstract",
+    "keywords",
+    "presentation_type",
+    "event_id",
+    "event_name",
+    "session_id",
+    "session_name",
+    "held_at",
+    "published_at",
+    "doi",
+    "is_premium",
+)
+
+
+class UnderlineSpider(scrapy.Spider):
+    name = "underline"
+
+    def __init__(self, event_id: str | int = "502", *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.event_id = str(int(str(event_id)))
+        self.web_base = "https://underline.io"
+        self.api_base = "https://app.underline.io"
+        self.page_size = MAX_PAGE_SIZE
+        self.listed: dict[str, LectureFields] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> UnderlineSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        settings = crawler.settings
+        spider.web_base = settings.get("UNDERLINE_WEB_BASE", spider.web_base).rstrip("/")
+        spider.api_base = settings.get("UNDERLINE_API_BASE", spider.api_base).rstrip("/")
+        spider.page_size = max(1, min(MAX_PAGE_SIZE, settings.getint("UNDERLINE_PAGE_SIZE", MAX_PAGE_SIZE)))
+        spider.allowed_domains = sorted(
+            {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
+        )
+        return spider
+
+    def listing_url(self, page: int) -> str:
+        query = {
+            "filter[event_id]": self.event_id,
+            "filter[published]": "all",
+            "filter[scope]": "all",
+            "sort": "held_at,id",
+            "include": "tag,event,event_session",
+            "page[size]": str(self.page_size),
+            "page[number]": str(page),
+        }
+        return f"{self.api_base}/api/v1/thin_lectures?{urlencode(query)}"
+
+    def listing_request(self, page: int) -> scrapy.Request:
+        return scrapy.Request(
+            self.listing_url(page),
+            headers={"Accept": API_ACCEPT},
+            callback=self.parse_listing,
+            errback=self.fetch_failed,
+            cb_kwargs={"page": page},
+            priority=10,
+        )
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield self.listing_request(1)
+
+    def parse_listing(self, response: Response, page: int) -> Iterator[Any]:
+        assert self.crawler.stats is not None
+        stats = self.crawler.stats
+        try:
+            document = json.loads(response.text)
+        except (ValueError, AttributeError):
+            stats.inc_value("underline/listing_not_json")
+            self.logger.error("Listing page %d is not JSON: %s", page, response.url)
+            return
+        listing = parse_lecture_list(document)
+        stats.inc_value("underline/listing_pages")
+        for fields in listing.records:
+            if fields.event_id and fields.event_id != self.event_id:
+                stats.inc_value("underline/listing_other_event")
+                continue
+            if fields.lecture_id in self.listed:
+                stats.inc_value("underline/listing_repeated")
+                continue
+            self.listed[fields.lecture_id] = fields
+            stats.inc_value("underline/listed")
+            url = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
+            yield scrapy.Request(
+                url,
+                callback=self.parse_lecture,
+                errback=self.fetch_failed,
+                cb_kwargs={"lecture_id": fields.lecture_id},
+            )
+        total = listing.total_pages
+        if listing.records and (total is None or page < total):
+            yield self.listing_request(page + 1)
+
+    def parse_lecture(self, response: Response, lecture_id: str) -> Iterator[Any]:
+        assert self.crawler.stats is not None
+        stats = self.crawler.stats
+        listed = self.listed.get(lecture_id)
+        try:
+            page = parse_lecture_page(response.body, response.url, encoding=_encoding(response))
+        except PageParseError as exc:
+            stats.inc_value("underline/page_unparsable")
+            self.logger.warning("Lecture page %s could not be parsed: %s", response.url, exc)
+            return
+        for problem in page.problems:
+            self.logger.info("Lecture page %s: %s", response.url, problem)
+        stats.inc_value(f"underline/extraction/{page.extraction}")
+        fields = merge_fields(page.fields, listed, stats_inc=stats.inc_value)
+        if fields is None:
+            stats.inc_value("underline/page_without_lecture")
+            self.logger.warning("Lecture page %s shows no lecture", response.url)
+            return
+        canonical = canonical_lecture_url(self.web_base, fields["lecture_id"], fields.pop("slug", None))
+        seen_at = {canonical, response.url, *response.meta.get("redirect_urls", [])}
+        item = LectureItem(
+            **{k: v for k, v in fields.items() if k in LectureItem.fields},
+            url=canonical,
+            source_urls=sorted(u for u in seen_at if lecture_ref(u)),
+            extraction=page.extraction,
+            fetched_at=datetime.now(UTC),
+        )
+        item[PAGE_BLOCKS] = page.blocks
+        yield item
+        for link in page.lecture_links:
+            ref = lecture_ref(link)
+            if ref is not None and ref.lecture_id != fields["lecture_id"]:
+                yield LectureAlias(lecture_id=ref.lecture_id, url=link)
+
+    def fetch_failed(self, failure: Failure) -> None:
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value("underline/fetch_failed")
+        request = getattr(failure, "request", None)
+        self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
+
+
+def _encoding(response: Response) -> str | None:
+    return getattr(response, "encoding", None)
+
+
+def merge_fields(
+    page: LectureFields | None,
+    listed: LectureFields | None,
+    stats_inc: Any = None,
+) -> dict[str, Any] | None:
+    """The lecture's fields from its page, cross-checked with (and gaps filled from) the API listing."""
+    if page is None and listed is None:
+        return None
+    primary = (page or listed).as_record()  # type: ignore[union-attr]
+    if page is not None and listed is not None:
+        secondary = listed.as_record()
+        for name in CROSS_CHECKED:
+            mine, theirs = primary.get(name), secondary.get(name)
+            if mine in (None, "", []) and theirs not in (None, "", []):
+                primary[name] = theirs
+                if stats_inc:
+                    stats_inc(f"underline/filled_from_api/{name}")
+            elif theirs not in (None, "", []) and mine != theirs and stats_inc:
+                stats_inc(f"underline/api_mismatch/{name}")
+        if not primary.get("slug"):
+            primary["slug"] = secondary.get("slug")
+    return primary

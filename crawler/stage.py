@@ -1,0 +1,233 @@
+"""The crawl's staging area in the state directory: append-only JSON lines, safe against a kill.
+
+Layout under ``<state>/stage/``: one ``<worker>.jsonl`` per crawl process and a ``COMPLETE`` marker
+written when a crawl finishes normally. A crawl that starts on a stage without the marker resumes it
+(appends); one that starts after a finished crawl moves that stage to ``stage.previous/`` first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from crawler.schema import SORT_KEY, from_json_record, parse_timestamp, to_json_record
+
+STAGE_DIRNAME = "stage"
+COMPLETE_MARKER = "COMPLETE"
+_WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class StageError(RuntimeError):
+    """The stage cannot be used as asked (missing, incomplete, or a bad worker name)."""
+
+
+def stage_dir(state_dir: Path) -> Path:
+    return Path(state_dir) / STAGE_DIRNAME
+
+
+def check_worker_name(name: str) -> str:
+    if not _WORKER_NAME.match(name):
+        raise StageError(
+            f"invalid stage worker name {name!r}: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def _drop_torn_tail(path: Path) -> int:
+    """Cut a last line that a kill left half-written; returns the bytes removed."""
+    if not path.exists():
+        return 0
+    with path.open("rb+") as fh:
+        size = fh.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        fh.seek(size - 1)
+        if fh.read(1) == b"\n":
+            return 0
+        chunk = 1 << 16
+        pos = size
+        while pos > 0:
+            start = max(0, pos - chunk)
+            fh.seek(start)
+            data = fh.read(pos - start)
+            newline = data.rfind(b"\n")
+            if newline >= 0:
+                keep = start + newline + 1
+                fh.truncate(keep)
+                return size - keep
+            pos = start
+        fh.truncate(0)
+        return size
+
+
+class StageWriter:
+    """Appends staged lines for one worker; each line is flushed as it is written."""
+
+    def __init__(self, state_dir: Path, worker: str = "main", fsync_every: int = 50) -> None:
+        self.directory = stage_dir(state_dir)
+        self.worker = check_worker_name(worker)
+        self.path = self.directory / f"{self.worker}.jsonl"
+        self.fsync_every = max(1, fsync_every)
+        self.torn_bytes_dropped = 0
+        self.resumed = False
+        self._fh: IO[str] | None = None
+        self._since_fsync = 0
+
+    def open(self) -> None:
+        marker = self.directory / COMPLETE_MARKER
+        if marker.exists():
+            previous = self.directory.with_name(STAGE_DIRNAME + ".previous")
+            if previous.exists():
+                shutil.rmtree(previous)
+            self.directory.rename(previous)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.resumed = self.path.exists() and self.path.stat().st_size > 0
+        self.torn_bytes_dropped = _drop_torn_tail(self.path)
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def _write(self, payload: Mapping[str, Any]) -> None:
+        if self._fh is None:
+            raise StageError("the stage writer is not open")
+        self._fh.write(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._fh.flush()
+        self._since_fsync += 1
+        if self._since_fsync >= self.fsync_every:
+            os.fsync(self._fh.fileno())
+            self._since_fsync = 0
+
+    def write_lecture(self, record: Mapping[str, Any]) -> None:
+        self._write({"kind": "lecture", "record": to_json_record(record)})
+
+    def write_alias(self, lecture_id: str, url: str) -> None:
+        self._write({"kind": "alias", "lecture_id": lecture_id, "url": url})
+
+    def close(self, *, complete: bool, summary: Mapping[str, Any] | None = None) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+        if complete:
+            mark_complete(self.directory.parent, summary or {})
+
+
+def mark_complete(state_dir: Path, summary: Mapping[str, Any]) -> None:
+    directory = stage_dir(state_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    body = {"finished_at": datetime.now(UTC).isoformat(), **summary}
+    tmp = directory / (COMPLETE_MARKER + ".tmp")
+    tmp.write_text(json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, directory / COMPLETE_MARKER)
+
+
+@dataclass
+class StagedCrawl:
+    """What a stage holds once every worker's lines are merged: one record per lecture."""
+
+    records: list[dict[str, Any]]
+    complete: bool
+    workers: list[str]
+    lines: int = 0
+    bad_lines: int = 0
+    duplicate_lectures: int = 0
+    orphan_aliases: int = 0
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _stage_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, str]]:
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            if not line.endswith("\n"):
+                yield None, line
+                continue
+            try:
+                payload = json.loads(line)
+            except json.JSONDecodeError:
+                yield None, line
+                continue
+            yield (payload if isinstance(payload, dict) else None), line
+
+
+def read_stage(state_dir: Path) -> StagedCrawl:
+    """Merge every worker's staged lines: the latest fetch of a lecture wins, URLs are united."""
+    directory = stage_dir(state_dir)
+    if not directory.is_dir():
+        raise StageError(f"no staged crawl in {directory}: run `eventcrawl crawl --state {state_dir}` first")
+    latest: dict[str, dict[str, Any]] = {}
+    urls: dict[str, set[str]] = {}
+    aliases: list[tuple[str, str]] = []
+    lines = bad = duplicates = 0
+    workers = sorted(p.stem for p in directory.glob("*.jsonl"))
+    for worker in workers:
+        for payload, _ in _stage_lines(directory / f"{worker}.jsonl"):
+            lines += 1
+            if payload is None:
+                bad += 1
+                continue
+            kind = payload.get("kind")
+            if kind == "alias" and isinstance(payload.get("lecture_id"), str) and isinstance(
+                payload.get("url"), str
+            ):
+                aliases.append((payload["lecture_id"], payload["url"]))
+            elif kind == "lecture" and isinstance(payload.get("record"), dict):
+                try:
+                    record = from_json_record(payload["record"])
+                except (TypeError, ValueError):
+                    bad += 1
+                    continue
+                lecture_id = record.get(SORT_KEY)
+                if not isinstance(lecture_id, str):
+                    bad += 1
+                    continue
+                urls.setdefault(lecture_id, set()).update(record.get("source_urls") or [])
+                held = latest.get(lecture_id)
+                if held is not None:
+                    duplicates += 1
+                if held is None or _fetched(record) >= _fetched(held):
+                    latest[lecture_id] = record
+            else:
+                bad += 1
+    orphans = 0
+    for lecture_id, url in aliases:
+        if lecture_id in urls:
+            urls[lecture_id].add(url)
+        else:
+            orphans += 1
+    records = []
+    for lecture_id in sorted(latest, key=_id_order):
+        record = dict(latest[lecture_id])
+        record["source_urls"] = sorted(urls[lecture_id])
+        records.append(record)
+    marker = directory / COMPLETE_MARKER
+    summary: dict[str, Any] = {}
+    if marker.exists():
+        try:
+            summary = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            summary = {}
+    return StagedCrawl(
+        records=records,
+        complete=marker.exists(),
+        workers=workers,
+        lines=lines,
+        bad_lines=bad,
+        duplicate_lectures=duplicates,
+        orphan_aliases=orphans,
+        summary=summary,
+    )
+
+
+def _fetched(record: Mapping[str, Any]) -> datetime:
+    return parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
+
+
+def _id_order(lecture_id: str) -> tuple[int, str]:
+    return (len(lecture_id), lecture_id)

@@ -1,0 +1,69 @@
+"""Canonical lecture URLs: every alias of a lecture page maps to ``<web base>/lecture/<id>-<slug>``.
+
+Underline serves one lecture under several paths (bare, from a session, from a poster session, with
+``?tab=``); the crawler schedules and deduplicates on the canonical form only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import urljoin, urlsplit
+
+# The id is the leading digits of the last path segment; the slug is what follows the first hyphen.
+_LECTURE_PATH = re.compile(
+    r"""^/(?:
+        lecture
+      | events/\d+/sessions/\d+/lecture
+      | events/\d+/posters/\d+/poster
+    )/(?P<id>\d+)(?:-(?P<slug>[^/?#]+))?/?$""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class LectureRef:
+    lecture_id: str
+    slug: str | None
+
+
+def lecture_ref(url: str) -> LectureRef | None:
+    """The lecture id and slug in any lecture URL form (absolute or a path); None for other URLs."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if parts.scheme not in ("", "http", "https"):
+        return None
+    match = _LECTURE_PATH.match(parts.path)
+    if match is None:
+        return None
+    return LectureRef(lecture_id=str(int(match["id"])), slug=match["slug"] or None)
+
+
+def canonical_lecture_url(web_base: str, lecture_id: str, slug: str | None) -> str:
+    """``<web base>/lecture/<id>-<slug>`` (``/lecture/<id>`` when the slug is unknown)."""
+    base = web_base.rstrip("/")
+    return f"{base}/lecture/{lecture_id}-{slug}" if slug else f"{base}/lecture/{lecture_id}"
+
+
+def canonicalize_lecture_url(url: str, web_base: str, known_slug: str | None = None) -> str | None:
+    """The canonical URL of the lecture ``url`` points at, or None when it is not a lecture URL.
+
+    ``url`` may be relative to ``web_base``. ``known_slug`` (from the API) wins over the URL's own
+    slug, so a stale or truncated slug in a link still maps to the one canonical URL.
+    """
+    ref = lecture_ref(urljoin(web_base.rstrip("/") + "/", url))
+    if ref is None:
+        return None
+    return canonical_lecture_url(web_base, ref.lecture_id, known_slug or ref.slug)
+
+
+def absolute_url(url: str, web_base: str) -> str:
+    """``url`` resolved against ``web_base``."""
+    return urljoin(web_base.rstrip("/") + "/", url.strip())
+
+
+def same_host(url: str, base: str) -> bool:
+    """True when ``url`` is on the host (and port) of ``base``."""
+    return urlsplit(url).netloc.lower() == urlsplit(base).netloc.lower()

@@ -1,0 +1,208 @@
+"""The whole job over real HTTP: replica -> `eventcrawl crawl` -> `eventcrawl publish` -> datasets."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+
+from crawler.schema import arrow_schema, hf_features, parse_timestamp
+from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
+
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+REPO = Path(__file__).resolve().parents[1]
+LABELS = ["Premium content", "Downloads", "Next from EMNLP 2025", "Similar lecture"]
+FOOTER = ["Stay up to date with the latest Underline news!", "PRESENTATIONS", "CONFERENCES", "COMPANY", "RESOURCES"]
+# The seed text of the site's welcome markdown, as shown on the real pages.
+WELCOME_LINES = [
+    "## Welcome!",
+    "## Welcome to EMNLP 2024!",
+    "*Message from the General Chair, Dirk Hovy*",
+    "Celebrate 30 Years of EMNLP!",
+    "EMNLP 2025 will be held in Suzhou, China from November 5th to November 9th, 2025.",
+    "Please register!",
+    "<br>",
+    "EMNLP 2024 will take place in Miami, Florida",
+    "Conference Handbook",
+]
+
+
+def seed_boilerplate_lines() -> list[str]:
+    """Parts 3 to 6 of the real seed pages: welcome markdown, labels and footer lines."""
+    lines: set[str] = set()
+    for seed in sorted(SEEDS.glob("*.txt")):
+        text = seed.read_text(encoding="utf-8").splitlines()
+        start = next(i for i, line in enumerate(text) if line.startswith("## Welcome"))
+        for line in text[start:]:
+            stripped = line.strip()
+            # The first related lecture's abstract ends the welcome part.
+            if len(stripped) > 250:
+                break
+            if stripped and stripped not in {"poster", "technical paper"}:
+                lines.add(stripped)
+        lines.update(line.strip() for line in text if line.strip() in LABELS + FOOTER)
+        lines.update(line.strip() for line in text if line.startswith("Next from"))
+    return sorted(lines)
+
+
+@pytest.fixture(scope="module")
+def full_crawl(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("e2e")
+    with running_replica(work / "replica") as replica:
+        crawl = eventcrawl(
+            "crawl",
+            "--event-id",
+            "502",
+            "--web-base",
+            replica.base_url,
+            "--api-base",
+            replica.base_url,
+            "--state",
+            str(work / "state"),
+            *fast_crawl_settings(),
+        )
+        truth = replica.ground_truth()
+        requests = replica.requests()
+    assert crawl.returncode == 0, crawl.stderr[-3000:]
+    out = work / "dataset"
+    publish = eventcrawl("publish", "--state", str(work / "state"), "--out", str(out), "--name", "emnlp-2025")
+    assert publish.returncode == 0, publish.stderr[-3000:]
+    table = pq.read_table(out / "data" / "lectures")
+    report = json.loads((work / "state" / "crawl-report.json").read_text(encoding="utf-8"))
+    return {
+        "truth": truth,
+        "rows": table.to_pylist(),
+        "table": table,
+        "out": out,
+        "work": work,
+        "requests": requests,
+        "report": report,
+        "crawl_stdout": crawl.stdout,
+    }
+
+
+def test_replica_serves_the_whole_shared_data(full_crawl: dict[str, Any]) -> None:
+    # 740 real records, one in 50 of them placed in the EMNLP 2024 event that pages link to.
+    assert len(full_crawl["truth"]) == 740 - 740 // 50
+
+
+def test_each_lecture_exactly_once(full_crawl: dict[str, Any]) -> None:
+    ids = [row["lecture_id"] for row in full_crawl["rows"]]
+    assert len(ids) == len(set(ids))
+    assert sorted(ids) == sorted(t["lecture_id"] for t in full_crawl["truth"])
+
+
+def test_every_field_equals_the_ground_truth(full_crawl: dict[str, Any]) -> None:
+    rows = {row["lecture_id"]: row for row in full_crawl["rows"]}
+    mismatches: list[str] = []
+    for expected in full_crawl["truth"]:
+        row = rows[expected["lecture_id"]]
+        for name, value in expected.items():
+            got = row[name]
+            if name in ("held_at", "published_at"):
+                value = parse_timestamp(value)
+            if got != value:
+                mismatches.append(f"{expected['lecture_id']}.{name}: {got!r} != {value!r}")
+    assert mismatches == []
+
+
+def test_no_boilerplate_and_no_other_lecture_in_text(full_crawl: dict[str, Any]) -> None:
+    boilerplate = seed_boilerplate_lines()
+    assert len(boilerplate) >= 15
+    for needle in WELCOME_LINES + LABELS + FOOTER:
+        assert any(needle in line for line in boilerplate) or needle in LABELS + FOOTER
+    abstracts = {t["lecture_id"]: re.sub(r"\s+", " ", t["abstract"]).strip() for t in full_crawl["truth"]}
+    for row in full_crawl["rows"]:
+        text = row["text"]
+        assert text
+        leaked = [line for line in boilerplate if line in text]
+        assert leaked == [], (row["lecture_id"], leaked)
+        others = [i for i, a in abstracts.items() if i != row["lecture_id"] and a[:200] in text]
+        assert others == [], (row["lecture_id"], others)
+
+
+def test_no_email_address_anywhere(full_crawl: dict[str, Any]) -> None:
+    email = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+    for row in full_crawl["rows"]:
+        for name, value in row.items():
+            values = value if isinstance(value, list) else [value]
+            assert not any(isinstance(v, str) and email.search(v) for v in values), (row["lecture_id"], name)
+
+
+def test_parquet_has_the_declared_schema(full_crawl: dict[str, Any]) -> None:
+    assert full_crawl["table"].schema.remove_metadata().equals(arrow_schema().remove_metadata())
+    assert full_crawl["table"].num_rows == len(full_crawl["truth"])
+
+
+def test_load_dataset_returns_declared_features(full_crawl: dict[str, Any], tmp_path: Path) -> None:
+    loaded = datasets.load_dataset(str(full_crawl["out"]), cache_dir=str(tmp_path / "cache"))
+    assert list(loaded) == ["train"]
+    assert loaded["train"].features == hf_features()
+    assert loaded["train"].num_rows == len(full_crawl["truth"])
+
+
+def test_polite_basics_seen_by_the_replica(full_crawl: dict[str, Any]) -> None:
+    requests = full_crawl["requests"]
+    paths = [r["path"] for r in requests]
+    assert paths[0] == "/robots.txt"
+    assert all(r["user_agent"].startswith("eventcrawl/") for r in requests)
+    assert not any(p.startswith(("/log-in", "/downloadable_materials/")) for p in paths)
+    lecture_pages = [p for p in paths if p.startswith("/lecture/")]
+    assert len(lecture_pages) == len(set(lecture_pages)) == len(full_crawl["truth"])
+    listing = [p for p in paths if p.startswith("/api/v1/thin_lectures?")]
+    assert all("page%5Bsize%5D=100" in p for p in listing)
+
+
+def test_crawl_report_counts_what_happened(full_crawl: dict[str, Any]) -> None:
+    stats = full_crawl["report"]["stats"]
+    n = len(full_crawl["truth"])
+    assert full_crawl["report"]["finish_reason"] == "finished"
+    assert stats["stage/lectures"] == n
+    assert stats["underline/listed"] == n
+    assert stats["underline/extraction/next_data"] == n
+    assert stats.get("underline/page_unparsable", 0) == 0
+
+
+def test_scrapy_crawl_works_from_the_repo_root(tmp_path: Path) -> None:
+    with running_replica(tmp_path / "replica", "--lectures", "30") as replica:
+        result = subprocess.run(
+            [
+                sys.executable, "-m", "scrapy", "crawl", "underline", "-a", "event_id=502",
+                "-s", f"UNDERLINE_WEB_BASE={replica.base_url}",
+                "-s", f"UNDERLINE_API_BASE={replica.base_url}",
+                "-s", f"STAGE_STATE_DIR={tmp_path / 'state'}",
+                "-s", f"HTTPCACHE_DIR={tmp_path / 'state' / 'httpcache'}",
+                *fast_crawl_settings(),
+            ],
+            cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        expected = {t["lecture_id"] for t in replica.ground_truth()}
+    assert result.returncode == 0, result.stderr[-3000:]
+    from crawler.stage import read_stage
+
+    staged = read_stage(tmp_path / "state")
+    assert staged.complete
+    assert {r["lecture_id"] for r in staged.records} == expected
+    listed = subprocess.run(
+        [sys.executable, "-m", "scrapy", "list"], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert listed.stdout.split() == ["underline"]
+
+
+def test_publish_refuses_an_unfinished_crawl(tmp_path: Path) -> None:
+    from crawler.stage import StageWriter
+
+    writer = StageWriter(tmp_path / "state")
+    writer.open()
+    writer.close(complete=False)
+    result = eventcrawl("publish", "--state", str(tmp_path / "state"), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "did not finish" in result.stderr
+    assert not (tmp_path / "out").exists()

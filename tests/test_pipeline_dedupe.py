@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scrapy.exceptions import DropItem
+from scrapy.utils.test import get_crawler
+
+from crawler.items import LectureAlias, LectureItem
+from crawler.pipelines.dedupe import DedupePipeline
+from crawler.schema import content_sha256
+from tests.test_stage import record
+
+
+def item(lecture_id: str, **extra: Any) -> Any:
+    fields = record(lecture_id, **extra)
+    del fields["content_sha256"]
+    return LectureItem(**fields)
+
+
+@pytest.fixture
+def pipeline() -> DedupePipeline:
+    return DedupePipeline.from_crawler(get_crawler())
+
+
+def test_first_sighting_passes_with_its_content_hash(pipeline: DedupePipeline) -> None:
+    out = pipeline.process_item(item("1"))
+    assert out["content_sha256"] == content_sha256(record("1"))
+    assert pipeline.stats.get_value("dedupe/unique") == 1
+
+
+def test_same_content_again_is_dropped(pipeline: DedupePipeline) -> None:
+    pipeline.process_item(item("1"))
+    with pytest.raises(DropItem, match="already staged"):
+        pipeline.process_item(item("1", fetched="2026-02-02T00:00:00Z"))
+    assert pipeline.stats.get_value("dedupe/dropped") == 1
+
+
+def test_a_new_url_or_new_content_passes(pipeline: DedupePipeline) -> None:
+    pipeline.process_item(item("1"))
+    assert pipeline.process_item(item("1", source_urls=["http://x/lecture/1"]))["lecture_id"] == "1"
+    assert pipeline.process_item(item("1", title="Changed"))["title"] == "Changed"
+    assert pipeline.stats.get_value("dedupe/merged_urls") == 1
+    assert pipeline.stats.get_value("dedupe/changed_on_refetch") == 1
+
+
+def test_each_alias_passes_once(pipeline: DedupePipeline) -> None:
+    alias = LectureAlias(lecture_id="1", url="http://x/events/1/posters/2/poster/1-t")
+    assert pipeline.process_item(alias) is alias
+    with pytest.raises(DropItem):
+        pipeline.process_item(LectureAlias(lecture_id="1", url=alias["url"]))
+    # A URL the lecture itself was fetched at is not staged again as an alias.
+    pipeline.process_item(item("2"))
+    with pytest.raises(DropItem):
+        pipeline.process_item(LectureAlias(lecture_id="2", url="http://x/lecture/2-t"))
+    assert pipeline.stats.get_value("dedupe/alias") == 1
+    assert pipeline.stats.get_value("dedupe/alias_dropped") == 2
