@@ -1,0 +1,23 @@
+"""A local replica of the Underline site: lecture pages, the JSON:API backend, robots.txt and faults.
+
+It is a neighbour of the crawler, not a dependency: only the command line, tests and benchmarks use it.
+"""
+
+from __future__ import annotations
+
+from crawler.replica.faults import FaultProfile, named_profile
+from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records, write_ground_truth
+from crawler.replica.server import ReplicaServer, RequestRecord, main
+
+__all__ = [
+    "FaultProfile",
+    "ReplicaServer",
+    "ReplicaSite",
+    "RequestRecord",
+    "build_site",
+    "ground_truth",
+    "load_records",
+    "main",
+    "named_profile",
+    "write_ground_truth",
+]

@@ -1,0 +1,173 @@
+"""Misbehaviour the replica can put on: throttling, server errors, resets, slow and truncated answers.
+
+A profile draws from its own seeded ``random.Random``, one decision per request in arrival order, so a
+fixed seed and a fixed request sequence give the same faults every time. No URL is faulted more than
+``max_consecutive`` times in a row: a client that retries always gets through in the end.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from email.utils import formatdate
+
+# Fault kinds, also what the request log records.
+THROTTLED = "429"
+SERVER_ERROR = "500"
+UNAVAILABLE = "503"
+RESET = "reset"
+SLOW = "slow"
+TRUNCATED = "truncated"
+STRICT = "strict"
+
+PROFILE_NAMES: tuple[str, ...] = ("none", "flaky", "robots", "strict")
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    retry_after: str | None = None
+    delay: float = 0.0
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status the fault answers with (None when it answers normally or not at all)."""
+        if self.kind in (THROTTLED, STRICT):
+            return 429
+        if self.kind == SERVER_ERROR:
+            return 500
+        if self.kind == UNAVAILABLE:
+            return 503
+        return None
+
+
+@dataclass
+class FaultProfile:
+    """What goes wrong and how often. Rates are shares of all requests (robots.txt excepted)."""
+
+    name: str = "none"
+    seed: int = 0
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_503: float = 0.0
+    rate_reset: float = 0.0
+    rate_slow: float = 0.0
+    rate_truncated: float = 0.0
+    slow_seconds: float = 1.0
+    retry_after_max: int = 2
+    # Share of 429 answers whose Retry-After is an HTTP date instead of a number of seconds.
+    retry_after_date_share: float = 0.3
+    max_consecutive: int = 3
+    crawl_delay: float | None = None
+    robots_disallow: tuple[str, ...] = ()
+    strict_rate: float | None = None
+    strict_window: float = 4.0
+    _rng: random.Random = field(init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(init=False, repr=False, compare=False)
+    _streaks: dict[str, int] = field(init=False, repr=False, compare=False)
+    _recent: dict[str, deque[float]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the state of a fresh profile with the same seed."""
+        self._rng = random.Random(self.seed)
+        self._lock = threading.Lock()
+        self._streaks = {}
+        self._recent = {}
+
+    @property
+    def fault_rate(self) -> float:
+        return (
+            self.rate_429
+            + self.rate_500
+            + self.rate_503
+            + self.rate_reset
+            + self.rate_slow
+            + self.rate_truncated
+        )
+
+    def robots_extra(self) -> str:
+        """Lines appended to the replica's robots.txt."""
+        lines = [f"Disallow: {path}" for path in self.robots_disallow]
+        if self.crawl_delay is not None:
+            delay = self.crawl_delay
+            lines.append(f"Crawl-delay: {int(delay) if float(delay).is_integer() else delay}")
+        return "".join(line + "\n" for line in lines)
+
+    def decide(self, target: str, user_agent: str, now: float) -> Fault | None:
+        """The fault for one request to ``target`` (path with query) at ``now`` (seconds since the epoch)."""
+        with self._lock:
+            if self.strict_rate is not None and self._over_rate(user_agent, now):
+                return Fault(STRICT, retry_after="1")
+            if self.fault_rate <= 0:
+                return None
+            fault = self._draw(now)
+            streak = self._streaks.get(target, 0)
+            failing = fault is not None and fault.kind != SLOW
+            if failing and streak >= self.max_consecutive:
+                fault = None
+                failing = False
+            if failing:
+                self._streaks[target] = streak + 1
+            else:
+                self._streaks.pop(target, None)
+            return fault
+
+    def _over_rate(self, user_agent: str, now: float) -> bool:
+        assert self.strict_rate is not None
+        recent = self._recent.setdefault(user_agent, deque())
+        recent.append(now)
+        while recent and recent[0] <= now - self.strict_window:
+            recent.popleft()
+        return len(recent) > self.strict_rate * self.strict_window
+
+    def _draw(self, now: float) -> Fault | None:
+        # Always the same number of draws per request, so one request's fault never shifts the next ones.
+        roll = self._rng.random()
+        seconds = self._rng.randint(1, max(1, self.retry_after_max))
+        as_date = self._rng.random() < self.retry_after_date_share
+        edge = 0.0
+        for kind, rate in (
+            (THROTTLED, self.rate_429),
+            (SERVER_ERROR, self.rate_500),
+            (UNAVAILABLE, self.rate_503),
+            (RESET, self.rate_reset),
+            (SLOW, self.rate_slow),
+            (TRUNCATED, self.rate_truncated),
+        ):
+            edge += rate
+            if roll < edge:
+                if kind == THROTTLED:
+                    # An HTTP date has whole seconds: one more second keeps the wait at least `seconds`.
+                    after = formatdate(now + seconds + 1, usegmt=True) if as_date else str(seconds)
+                    return Fault(kind, retry_after=after)
+                if kind == SLOW:
+                    return Fault(kind, delay=self.slow_seconds)
+                return Fault(kind)
+        return None
+
+
+def named_profile(name: str, seed: int = 0) -> FaultProfile | None:
+    """The profile behind ``--faults NAME`` (None for "none"). Raises ValueError for an unknown name."""
+    if name == "none":
+        return None
+    if name == "flaky":
+        return FaultProfile(
+            name="flaky",
+            seed=seed,
+            rate_429=0.05,
+            rate_500=0.04,
+            rate_503=0.04,
+            rate_reset=0.03,
+            rate_slow=0.02,
+            rate_truncated=0.02,
+        )
+    if name == "robots":
+        return FaultProfile(name="robots", seed=seed, crawl_delay=2, robots_disallow=("/events/",))
+    if name == "strict":
+        return FaultProfile(name="strict", seed=seed, strict_rate=1.5)
+    raise ValueError(f"unknown fault profile {name!r}; known: {', '.join(PROFILE_NAMES)}")

@@ -1,0 +1,542 @@
+"""The replica's site: events, sessions, tags and lectures built deterministically from real paper metadata.
+
+Everything random comes from one ``random.Random(seed)`` consumed in a fixed order, so a seed names one
+site on every machine and in every process. ``ground_truth`` gives, for each lecture, exactly the record
+a correct crawl of the event must produce.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import json
+import math
+import random
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from crawler.schema import FIELD_NAMES, content_sha256, format_timestamp, to_json_record
+from crawler.urls import canonical_lecture_url
+
+DATA_FILE = "emnlp2025_papers.jsonl.gz"
+MAIN_EVENT_ID = "502"
+SIDE_EVENT_ID = "469"
+# The share of records that go to EMNLP 2024: its lectures appear among the related lectures of some pages.
+SIDE_EVENT_EVERY = 50
+
+_WELCOME_502 = (
+    "## Welcome!\n"
+    '"I am excited to welcome you to this year\u2019s edition of the Conference on Empirical Methods in'
+    " Natural Language Processing! Importantly, it marks the 30th edition of EMNLP. With over 8,000"
+    " submissions, more than 3,000 accepted papers, and thousands of attendees, we have come a long way from"
+    " that first\n"
+    "workshop, which had 14 accepted papers. As the field looks ahead, Suzhou is the fitting location for"
+    " celebrating this milestone: rooted in a long literary tradition, yet modern and forward-looking, and"
+    ' home to a large share of the NLP community."<br>\n'
+    "\n"
+    "*Message from the General Chair, Dirk Hovy*\n"
+    "\n"
+    "[**Link to Conference Handbook**](https://drive.google.com/file/d/1johU5QqVVYO4RfH7QcIORr7qrVBdzdwC/view"
+    "?usp=sharing)\n"
+    "\n\n\n\n\n"
+    "<br>\n"
+    "\n"
+    "Celebrate 30 Years of EMNLP! \n"
+    "EMNLP 2025 will be held in Suzhou, China from November 5th to November 9th, 2025."
+)
+
+_WELCOME_469 = (
+    "## Welcome to EMNLP 2024! \n"
+    "We are excited to welcome you to one of the most prominent conferences in the field of Natural Language"
+    " Processing. This year, EMNLP 2024 is being held in a hybrid format,\n"
+    "offering both virtual and in-person participation in beautiful Miami. Due to a record-breaking number of"
+    " submissions, we've expanded the total number of accepted papers to accommodate more cutting-edge"
+    " research from around the globe.\n"
+    "### [Conference Handbook](https://drive.google.com/file/d/1WPROgxjLAC96AJL7Ugy0tEnYm7dkrbHt/view"
+    "?usp=sharing)\n"
+    "\n"
+    "You are required to register for this event. **Please register"
+    " [here](https://2024.emnlp.org/registration/).** The EMNLP 2024 event page on Underline will be open to"
+    " public one week prior to the event.\n"
+    "\n"
+    "Please register!\n"
+    "\n"
+    "EMNLP 2024\n"
+    "\n"
+    "EMNLP 2024 will take place in Miami, Florida from Nov 12th to Nov 16th, 2024, at the Hyatt Regency Miami"
+    " Hote and on Underline for remote participants."
+)
+
+# Phrases a keyword may be; a lecture only gets those that occur in its own title or abstract.
+KEYWORD_VOCABULARY: tuple[str, ...] = (
+    "large language models",
+    "machine translation",
+    "reward models",
+    "reinforcement learning",
+    "reinforcement learning from human feedback",
+    "question answering",
+    "retrieval-augmented generation",
+    "in-context learning",
+    "chain-of-thought",
+    "instruction tuning",
+    "knowledge distillation",
+    "named entity recognition",
+    "sentiment analysis",
+    "summarization",
+    "dialogue",
+    "low-resource languages",
+    "hallucination",
+    "benchmark",
+    "evaluation",
+    "fine-tuning",
+    "parameter-efficient fine-tuning",
+    "prompting",
+    "reasoning",
+    "mathematical reasoning",
+    "code generation",
+    "information retrieval",
+    "knowledge graphs",
+    "multimodal",
+    "vision-language models",
+    "speech",
+    "interpretability",
+    "bias",
+    "fairness",
+    "safety",
+    "jailbreak",
+    "alignment",
+    "text classification",
+    "data augmentation",
+    "agents",
+    "embeddings",
+    "cross-lingual",
+    "preference optimization",
+    "misinformation",
+    "uncertainty",
+)
+_KEYWORD_PATTERNS = tuple(
+    re.compile(r"(?<![a-z0-9])" + re.escape(k) + r"(?![a-z0-9])") for k in KEYWORD_VOCABULARY
+)
+
+_SESSION_TOPICS = (
+    "Dialogue",
+    "Summarization",
+    "Translation",
+    "Reasoning",
+    "Multimodality",
+    "Interpretability",
+    "Efficiency",
+    "Retrieval",
+    "Ethics",
+    "Resources",
+    "Generation",
+    "Semantics",
+    "Multilinguality",
+    "Evaluation",
+    "Agents",
+    "Safety",
+)
+
+TAG_IDS: dict[str, str] = {"technical paper": "7", "poster": "12", "demo": "15", "tutorial": "21"}
+SESSION_KIND_ORAL = "sessions"
+SESSION_KIND_POSTER = "posters"
+LECTURE_SPACING = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class Event:
+    id: str
+    name: str
+    description: str
+    location: str
+    country: str
+    start_date: date
+    end_date: date
+    lecture_id_range: tuple[int, int]
+    session_id_base: int
+
+
+EVENTS: dict[str, Event] = {
+    MAIN_EVENT_ID: Event(
+        id=MAIN_EVENT_ID,
+        name="EMNLP 2025",
+        description=_WELCOME_502,
+        location="Suzhou, China",
+        country="China",
+        start_date=date(2025, 11, 5),
+        end_date=date(2025, 11, 9),
+        lecture_id_range=(129800, 132400),
+        session_id_base=7000,
+    ),
+    SIDE_EVENT_ID: Event(
+        id=SIDE_EVENT_ID,
+        name="EMNLP 2024",
+        description=_WELCOME_469,
+        location="Miami, Florida",
+        country="United States",
+        start_date=date(2024, 11, 12),
+        end_date=date(2024, 11, 16),
+        lecture_id_range=(118000, 119999),
+        session_id_base=6000,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Tag:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    event_id: str
+    name: str
+    description: str
+    kind: str
+    starts_at: datetime
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link on a lecture page to another lecture: the target's id and the href exactly as written."""
+
+    lecture_id: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Lecture:
+    id: str
+    event_id: str
+    session_id: str
+    tag_id: str
+    title: str
+    abstract: str
+    slug: str
+    track: str
+    held_at: datetime
+    published_at: datetime
+    package: str
+    underline_doi: str | None
+    video_doi: str | None
+    playlist: str | None
+    has_paper: bool
+    poster_lecture: bool
+    keywords: tuple[str, ...]
+    related: tuple[Link, ...]
+    next: Link
+    similar: Link | None
+
+    @property
+    def path(self) -> str:
+        return f"/lecture/{self.id}-{self.slug}"
+
+
+@dataclass(frozen=True)
+class ReplicaSite:
+    seed: int
+    events: Mapping[str, Event]
+    tags: Mapping[str, Tag]
+    sessions: Mapping[str, Session]
+    lectures: Mapping[str, Lecture]
+
+    def event_lectures(self, event_id: str) -> list[Lecture]:
+        """The event's lectures in the API's order: by (held_at, id)."""
+        found = [lec for lec in self.lectures.values() if lec.event_id == event_id]
+        return sorted(found, key=lambda lec: (lec.held_at, int(lec.id)))
+
+    def last_modified(self) -> datetime:
+        """One modification time for every document: the replica's content never changes while it runs."""
+        latest = max((lec.published_at for lec in self.lectures.values()), default=None)
+        return latest if latest is not None else datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def load_records() -> list[dict[str, Any]]:
+    """The bundled real EMNLP 2025 paper metadata (740 records)."""
+    ref = resources.files("crawler.replica").joinpath("data").joinpath(DATA_FILE)
+    with ref.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as text:
+        return [json.loads(line) for line in text if line.strip()]
+
+
+def slugify(title: str) -> str:
+    """Underline-like slug: the ASCII of the NFKD form (anything else dropped), lowercase, runs of other
+    characters as one '-', at most 80 characters and no '-' at either end."""
+    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text).strip("-")
+    slug = slug[:80].rstrip("-")
+    return slug or "lecture"
+
+
+def pick_keywords(rng: random.Random, title: str, abstract: str) -> tuple[str, ...]:
+    """0 to 4 vocabulary phrases that occur in the title or abstract, in vocabulary order."""
+    haystack = f"{title}\n{abstract}".lower()
+    present = [
+        i
+        for i, (phrase, pattern) in enumerate(zip(KEYWORD_VOCABULARY, _KEYWORD_PATTERNS, strict=True))
+        if phrase in haystack and pattern.search(haystack)
+    ]
+    wanted = rng.randint(0, 4)
+    chosen = sorted(rng.sample(present, min(wanted, len(present))))
+    return tuple(KEYWORD_VOCABULARY[i] for i in chosen)
+
+
+def _doi(rng: random.Random, used: set[str]) -> str:
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    while True:
+        left = "".join(rng.choice(alphabet) for _ in range(4))
+        right = "".join(rng.choice(alphabet) for _ in range(4))
+        doi = f"10.48448/{left}-{right}"
+        if doi not in used:
+            used.add(doi)
+            return doi
+
+
+def _chunks(items: Sequence[int], parts: int) -> list[list[int]]:
+    size, extra = divmod(len(items), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + size + (1 if i < extra else 0)
+        out.append(list(items[start:end]))
+        start = end
+    return out
+
+
+@dataclass
+class _Draft:
+    record: Mapping[str, Any]
+    id: str
+    event_id: str
+    session_id: str = ""
+    held_at: datetime = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _plan_sessions(rng: random.Random, event: Event, drafts: list[_Draft]) -> list[Session]:
+    """Sessions of the event, alternating oral and poster, filled in order; sets each draft's time."""
+    count = len(drafts)
+    n_sessions = max(min(2, count), round(count / 25))
+    days = (event.end_date - event.start_date).days + 1
+    per_day = math.ceil(n_sessions / days)
+    sessions: list[Session] = []
+    orals = posters = 0
+    for i, chunk in enumerate(_chunks(range(count), n_sessions)):
+        day, slot = divmod(i, per_day)
+        starts_at = datetime.combine(event.start_date, datetime.min.time(), tzinfo=UTC) + timedelta(
+            days=day, hours=1, minutes=slot * (12 * 60 // per_day)
+        )
+        session_id = str(event.session_id_base + 1 + i)
+        if i % 2 == 0:
+            orals += 1
+            topic = rng.choice(_SESSION_TOPICS)
+            name = f"Oral Session {orals}: {topic}"
+            description = f"Oral presentations on {topic.lower()}."
+            kind = SESSION_KIND_ORAL
+        else:
+            posters += 1
+            name = f"Poster Session {posters}"
+            description = "Posters, in person and online."
+            kind = SESSION_KIND_POSTER
+        sessions.append(Session(session_id, event.id, name, description, kind, starts_at))
+        for k, index in enumerate(chunk):
+            drafts[index].session_id = session_id
+            drafts[index].held_at = starts_at + k * LECTURE_SPACING
+    return sessions
+
+
+def _link(lecture_id: str, event_id: str, session: Session, slug: str, tab: bool) -> Link:
+    if session.kind == SESSION_KIND_POSTER:
+        href = f"/events/{event_id}/posters/{session.id}/poster/{lecture_id}-{slug}"
+        return Link(lecture_id, href + ("?tab=abstract" if tab else ""))
+    return Link(lecture_id, f"/events/{event_id}/sessions/{session.id}/lecture/{lecture_id}-{slug}")
+
+
+def build_site(
+    records: Sequence[Mapping[str, Any]], *, seed: int = 0, lectures: int | None = None
+) -> ReplicaSite:
+    """A deterministic replica site: the same records, seed and size always give the same site."""
+    rng = random.Random(seed)
+    order = list(range(len(records)))
+    rng.shuffle(order)
+    if lectures is not None:
+        order = order[: max(0, lectures)]
+    n_side = len(order) // SIDE_EVENT_EVERY
+    if n_side == 0 and len(order) >= 10:
+        n_side = 1
+    side_positions = set(rng.sample(range(len(order)), n_side))
+
+    drafts_by_event: dict[str, list[_Draft]] = {MAIN_EVENT_ID: [], SIDE_EVENT_ID: []}
+    members: dict[str, list[Mapping[str, Any]]] = {MAIN_EVENT_ID: [], SIDE_EVENT_ID: []}
+    for pos, index in enumerate(order):
+        event_id = SIDE_EVENT_ID if pos in side_positions else MAIN_EVENT_ID
+        members[event_id].append(records[index])
+    for event_id, recs in members.items():
+        low, high = EVENTS[event_id].lecture_id_range
+        numbers = rng.sample(range(low, high + 1), len(recs))
+        drafts_by_event[event_id] = [
+            _Draft(rec, str(n), event_id) for rec, n in zip(recs, numbers, strict=True)
+        ]
+
+    sessions: dict[str, Session] = {}
+    for event_id, drafts in drafts_by_event.items():
+        if drafts:
+            planned = _plan_sessions(rng, EVENTS[event_id], drafts)
+            sessions.update((s.id, s) for s in planned)
+    # Per-lecture attributes, drawn in a fixed order (event, then the event's shuffled order).
+    base: dict[str, dict[str, Any]] = {}
+    used_dois: set[str] = set()
+    for event_id, drafts in drafts_by_event.items():
+        event = EVENTS[event_id]
+        event_start = datetime.combine(event.start_date, datetime.min.time(), tzinfo=UTC)
+        for d in drafts:
+            title = str(d.record["title"])
+            abstract = str(d.record["abstract"])
+            track = str(d.record.get("track") or "main")
+            session = sessions[d.session_id]
+            if track in ("tutorial", "demo"):
+                tag_name = track
+            else:
+                tag_name = "poster" if session.kind == SESSION_KIND_POSTER else "technical paper"
+            published_at = event_start - timedelta(days=rng.randint(14, 42), seconds=rng.randint(0, 86399))
+            package = "free" if rng.random() < 0.75 else "premium"
+            underline_doi = None if rng.random() < 0.10 else _doi(rng, used_dois)
+            video_doi = _doi(rng, used_dois) if rng.random() < 0.5 else None
+            has_video = rng.random() < 0.7
+            playlist = (
+                f"https://assets.underline.io/lecture/{d.id}/playlist/{d.id}.m3u8" if has_video else None
+            )
+            base[d.id] = {
+                "id": d.id,
+                "event_id": event_id,
+                "session_id": d.session_id,
+                "tag_id": TAG_IDS[tag_name],
+                "title": title,
+                "abstract": abstract,
+                "slug": slugify(title),
+                "track": track,
+                "held_at": d.held_at,
+                "published_at": published_at,
+                "package": package,
+                "underline_doi": underline_doi,
+                "video_doi": video_doi,
+                "playlist": playlist,
+                "has_paper": bool(d.record.get("pdf_url")),
+                "poster_lecture": session.kind == SESSION_KIND_POSTER,
+                "keywords": pick_keywords(rng, title, abstract),
+            }
+
+    side_ids = sorted((d.id for d in drafts_by_event[SIDE_EVENT_ID]), key=int)
+    for event_id in drafts_by_event:
+        ids = sorted((d.id for d in drafts_by_event[event_id]), key=int)
+        schedule = sorted(ids, key=lambda i: (base[i]["held_at"], int(i)))
+        for pos, lecture_id in enumerate(schedule):
+            others = [i for i in ids if i != lecture_id]
+            related_ids = rng.sample(others, min(10, len(others)))
+            if event_id != SIDE_EVENT_ID and side_ids and related_ids and rng.random() < 0.15:
+                related_ids[rng.randrange(len(related_ids))] = rng.choice(side_ids)
+            related = tuple(
+                _link(
+                    rid,
+                    base[rid]["event_id"],
+                    sessions[base[rid]["session_id"]],
+                    base[rid]["slug"],
+                    rng.random() < 1 / 3,
+                )
+                for rid in related_ids
+            )
+            nxt = schedule[(pos + 1) % len(schedule)]
+            similar_id = rng.choice(others) if others else None
+            base[lecture_id]["related"] = related
+            base[lecture_id]["next"] = Link(nxt, f"/lecture/{nxt}-{base[nxt]['slug']}")
+            base[lecture_id]["similar"] = Link(similar_id, f"/lecture/{similar_id}") if similar_id else None
+
+    built = {i: Lecture(**fields) for i, fields in sorted(base.items(), key=lambda kv: int(kv[0]))}
+    tags = {tag_id: Tag(tag_id, name) for name, tag_id in TAG_IDS.items()}
+    return ReplicaSite(seed=seed, events=dict(EVENTS), tags=tags, sessions=sessions, lectures=built)
+
+
+def normalize_block(text: str) -> str:
+    """A visible text block as the crawler normalizes it: NFC, entities unescaped, no ``<br>``, one space."""
+    text = unicodedata.normalize("NFC", text)
+    text = html.unescape(text)
+    text = re.sub(r"<br\s*/?>", "", text, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def lecture_text(site: ReplicaSite, lecture: Lecture) -> str:
+    """The lecture's own visible blocks in page order, normalized and joined by a blank line."""
+    blocks = [
+        lecture.abstract,
+        site.events[lecture.event_id].name,
+        lecture.title,
+        *lecture.keywords,
+        site.tags[lecture.tag_id].name,
+    ]
+    normalized = (normalize_block(b) for b in blocks)
+    return "\n\n".join(b for b in normalized if b)
+
+
+def page_links(lecture: Lecture) -> list[Link]:
+    """Every lecture link on the lecture's page: related lectures, then next, then similar."""
+    links = [*lecture.related, lecture.next]
+    if lecture.similar is not None:
+        links.append(lecture.similar)
+    return links
+
+
+def ground_truth(site: ReplicaSite, web_base: str, event_id: str = MAIN_EVENT_ID) -> list[dict[str, Any]]:
+    """The records a complete crawl of ``event_id`` must yield, sorted by lecture id (no ``fetched_at``).
+
+    Timestamps are ISO 8601 strings with ``Z``, as in the staging format.
+    """
+    base = web_base.rstrip("/")
+    lectures = sorted(site.event_lectures(event_id), key=lambda lec: int(lec.id))
+    seen_at: dict[str, set[str]] = {lec.id: set() for lec in lectures}
+    for lec in lectures:
+        for link in page_links(lec):
+            if link.lecture_id in seen_at:
+                seen_at[link.lecture_id].add(base + link.href)
+    out = []
+    for lec in lectures:
+        url = canonical_lecture_url(base, lec.id, lec.slug)
+        session = site.sessions[lec.session_id]
+        record: dict[str, Any] = {
+            "lecture_id": lec.id,
+            "url": url,
+            "source_urls": sorted(seen_at[lec.id] | {url}),
+            "title": " ".join(unicodedata.normalize("NFC", lec.title).split()),
+            "abstract": lec.abstract,
+            "keywords": list(lec.keywords),
+            "presentation_type": site.tags[lec.tag_id].name,
+            "event_id": lec.event_id,
+            "event_name": site.events[lec.event_id].name,
+            "session_id": session.id,
+            "session_name": session.name,
+            "held_at": format_timestamp(lec.held_at),
+            "published_at": format_timestamp(lec.published_at),
+            "doi": lec.underline_doi,
+            "is_premium": lec.package != "free",
+            "related_lecture_ids": [link.lecture_id for link in lec.related],
+            "text": lecture_text(site, lec),
+            "extraction": "next_data",
+        }
+        record["content_sha256"] = content_sha256(record)
+        full = to_json_record(record)
+        out.append({name: full[name] for name in FIELD_NAMES if name != "fetched_at"})
+    return out
+
+
+def write_ground_truth(records: Iterable[Mapping[str, Any]], path: str | Path) -> Path:
+    """Ground-truth records as JSON Lines (UTF-8, one record a line, keys in schema order)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return target

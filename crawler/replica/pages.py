@@ -1,0 +1,336 @@
+"""Rendering of the replica's answers: lecture and session pages (HTML + ``__NEXT_DATA__``) and JSON:API.
+
+The API speaks snake_case; inside a page's ``__NEXT_DATA__`` the same documents carry camelCase
+attribute names, as the Next.js front end of the real site does. Bodies are rendered once per site and
+base URL and then served from a cache.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from html import escape
+from typing import Any
+
+from crawler.replica.layout import Event, Lecture, ReplicaSite, Session, Tag
+from crawler.urls import canonical_lecture_url
+
+JsonDoc = dict[str, Any]
+
+FOOTER = (
+    "<footer><p>Stay up to date with the latest Underline news!</p><div>PRESENTATIONS</div>"
+    "<div>CONFERENCES</div>\n<div>COMPANY</div><div>RESOURCES</div></footer>"
+)
+
+ROBOTS_TXT = "User-agent: *\nDisallow: /log-in\nDisallow: /downloadable_materials/\n"
+
+LOGIN_PAGE = (
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Log in | Underline</title></head>\n'
+    '<body><div id="__next"><main><h1>Log in</h1><p>Log in to download the materials of this lecture.</p>'
+    f"</main>\n{FOOTER}</div></body></html>\n"
+)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def camel_resource(resource: JsonDoc) -> JsonDoc:
+    """A resource with camelCase attribute and relationship names (values untouched)."""
+    out = dict(resource)
+    for key in ("attributes", "relationships"):
+        if key in resource:
+            out[key] = {_camel(k): v for k, v in resource[key].items()}
+    return out
+
+
+def camel_doc(doc: JsonDoc) -> JsonDoc:
+    """A JSON:API document as it sits in ``__NEXT_DATA__``."""
+    out = dict(doc)
+    data = doc.get("data")
+    if isinstance(data, list):
+        out["data"] = [camel_resource(r) for r in data]
+    elif isinstance(data, dict):
+        out["data"] = camel_resource(data)
+    if "included" in doc:
+        out["included"] = [camel_resource(r) for r in doc["included"]]
+    return out
+
+
+def script_json(value: Any) -> str:
+    """JSON safe inside a ``<script>`` element (the escaping Next.js applies)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char, code in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e")):
+        text = text.replace(char, code)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def api_json(doc: JsonDoc) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def error_doc(status: int, title: str, detail: str) -> JsonDoc:
+    return {"errors": [{"status": str(status), "title": title, "detail": detail}]}
+
+
+def _markdown_paragraphs(markdown: str) -> str:
+    return "".join(f"<p>{escape(line)}</p>" for line in markdown.split("\n") if line.strip())
+
+
+class Renderer:
+    """Every body of one site under one web base and API base, each rendered at most once."""
+
+    def __init__(self, site: ReplicaSite, web_base: str, api_base: str | None = None) -> None:
+        self.site = site
+        self.web_base = web_base.rstrip("/")
+        self.api_base = (api_base or web_base).rstrip("/")
+        self._cache: dict[tuple[str, ...], bytes] = {}
+        self._lock = threading.Lock()
+
+    def _cached(self, key: tuple[str, ...], build: Callable[[], bytes]) -> bytes:
+        body = self._cache.get(key)
+        if body is None:
+            body = build()
+            with self._lock:
+                body = self._cache.setdefault(key, body)
+        return body
+
+    # JSON:API resources (snake_case) ----------------------------------------------------------------
+
+    def canonical_url(self, lecture: Lecture) -> str:
+        return canonical_lecture_url(self.web_base, lecture.id, lecture.slug)
+
+    def lecture_resource(self, lecture: Lecture) -> JsonDoc:
+        return {
+            "type": "thin_lectures",
+            "id": lecture.id,
+            "attributes": {
+                "title": lecture.title,
+                "abstract": lecture.abstract,
+                "slug": lecture.slug,
+                "held_at": _iso(lecture.held_at),
+                "published_at": _iso(lecture.published_at),
+                "playlist": lecture.playlist,
+                "paper_url": (
+                    f"{self.api_base}/downloadable_materials/lectures/{lecture.id}/paper"
+                    if lecture.has_paper
+                    else None
+                ),
+                "underline_doi": lecture.underline_doi,
+                "video_doi": lecture.video_doi,
+                "event_id": int(lecture.event_id),
+                "package": lecture.package,
+                "poster_lecture": lecture.poster_lecture,
+                "keywords": list(lecture.keywords),
+            },
+            "relationships": {
+                "event": {"data": {"type": "thin_events", "id": lecture.event_id}},
+                "tag": {"data": {"type": "tags", "id": lecture.tag_id}},
+                "event_session": {"data": {"type": "thin_event_sessions", "id": lecture.session_id}},
+            },
+        }
+
+    @staticmethod
+    def event_resource(event: Event) -> JsonDoc:
+        return {
+            "type": "thin_events",
+            "id": event.id,
+            "attributes": {
+                "name": event.name,
+                "description": event.description,
+                "location": event.location,
+                "start_date": event.start_date.isoformat(),
+                "end_date": event.end_date.isoformat(),
+            },
+        }
+
+    @staticmethod
+    def tag_resource(tag: Tag) -> JsonDoc:
+        return {"type": "tags", "id": tag.id, "attributes": {"name": tag.name}}
+
+    @staticmethod
+    def session_resource(session: Session) -> JsonDoc:
+        return {
+            "type": "thin_event_sessions",
+            "id": session.id,
+            "attributes": {
+                "name": session.name,
+                "description": session.description,
+                "event_id": int(session.event_id),
+            },
+            "relationships": {"event": {"data": {"type": "thin_events", "id": session.event_id}}},
+        }
+
+    def included_for(self, lectures: Iterable[Lecture]) -> list[JsonDoc]:
+        """The events, tags and sessions of ``lectures``, each once, in order of first use."""
+        out: list[JsonDoc] = []
+        seen: set[tuple[str, str]] = set()
+        for lec in lectures:
+            session = self.site.sessions[lec.session_id]
+            for resource in (
+                (("thin_events", lec.event_id), self.site.events[lec.event_id]),
+                (("tags", lec.tag_id), self.site.tags[lec.tag_id]),
+                (("thin_event_sessions", session.id), session),
+            ):
+                key, obj = resource
+                if key in seen:
+                    continue
+                seen.add(key)
+                if isinstance(obj, Event):
+                    out.append(self.event_resource(obj))
+                elif isinstance(obj, Tag):
+                    out.append(self.tag_resource(obj))
+                else:
+                    out.append(self.session_resource(obj))
+        return out
+
+    def lecture_doc(self, lecture: Lecture) -> JsonDoc:
+        return {"data": self.lecture_resource(lecture), "included": self.included_for([lecture])}
+
+    def related_doc(self, lecture: Lecture) -> JsonDoc:
+        related = [self.site.lectures[link.lecture_id] for link in lecture.related]
+        return {"data": [self.lecture_resource(r) for r in related], "included": self.included_for(related)}
+
+    def next_doc(self, lecture: Lecture) -> JsonDoc:
+        return {"data": self.lecture_resource(self.site.lectures[lecture.next.lecture_id])}
+
+    def similar_doc(self, lecture: Lecture) -> JsonDoc:
+        similar = lecture.similar
+        return {"data": self.lecture_resource(self.site.lectures[similar.lecture_id]) if similar else None}
+
+    def session_doc(self, session: Session) -> JsonDoc:
+        return {
+            "data": self.session_resource(session),
+            "included": [self.event_resource(self.site.events[session.event_id])],
+        }
+
+    def event_doc(self, event: Event) -> JsonDoc:
+        return {"data": self.event_resource(event)}
+
+    def list_doc(self, lectures: list[Lecture], size: int, number: int) -> JsonDoc:
+        """One page of a lecture list (``lectures`` already filtered and in order)."""
+        pages = (len(lectures) + size - 1) // size
+        chunk = lectures[(number - 1) * size : number * size]
+        return {
+            "data": [self.lecture_resource(lec) for lec in chunk],
+            "included": self.included_for(chunk),
+            "meta": {"total_pages": pages, "total_count": len(lectures)},
+        }
+
+    # Cached bodies ------------------------------------------------------------------------------------
+
+    def api_body(self, key: tuple[str, ...], build: Callable[[], JsonDoc]) -> bytes:
+        return self._cached(("api", *key), lambda: api_json(build()))
+
+    def lecture_page(self, lecture: Lecture) -> bytes:
+        return self._cached(("page", lecture.id), lambda: self._lecture_page(lecture).encode("utf-8"))
+
+    def session_page(self, session: Session) -> bytes:
+        return self._cached(("session", session.id), lambda: self._session_page(session).encode("utf-8"))
+
+    # HTML ---------------------------------------------------------------------------------------------
+
+    def _lecture_page(self, lecture: Lecture) -> str:
+        site = self.site
+        event = site.events[lecture.event_id]
+        tag = site.tags[lecture.tag_id]
+        title = escape(lecture.title)
+        abstract = escape(lecture.abstract)
+        keywords = "".join(f"<li>{escape(k)}</li>" for k in lecture.keywords)
+        welcome = [event]
+        for link in lecture.related:
+            other = site.events[site.lectures[link.lecture_id].event_id]
+            if other not in welcome:
+                welcome.append(other)
+        welcome_html = "".join(f"<div>{_markdown_paragraphs(ev.description)}</div>" for ev in welcome)
+        related_html = "".join(
+            f'<a href="{escape(link.href)}"><p>{escape(site.lectures[link.lecture_id].abstract)}</p>'
+            f"<h3>{escape(site.lectures[link.lecture_id].title)}</h3></a>"
+            for link in lecture.related
+        )
+        premium = "" if lecture.package == "free" else " <div>Premium content</div>\n"
+        nxt = site.lectures[lecture.next.lecture_id]
+        similar_html = ""
+        if lecture.similar is not None:
+            similar = site.lectures[lecture.similar.lecture_id]
+            href = escape(lecture.similar.href)
+            similar_html = f' <div>Similar lecture</div><a href="{href}">{escape(similar.title)}</a>\n'
+        prefix = f"/api/v1/thin_lectures/{lecture.id}"
+        next_data = {
+            "props": {
+                "pageProps": {
+                    "fallback": {
+                        f"{prefix}?include=tag,event,event_session": camel_doc(self.lecture_doc(lecture)),
+                        f"{prefix}/related": camel_doc(self.related_doc(lecture)),
+                        f"{prefix}/next": camel_doc(self.next_doc(lecture)),
+                        f"{prefix}/similar": camel_doc(self.similar_doc(lecture)),
+                    }
+                },
+                "__N_SSG": True,
+            },
+            "page": "/lecture/[lectureSlug]",
+            "query": {"lectureSlug": f"{lecture.id}-{lecture.slug}"},
+            "buildId": "replica",
+            "isFallback": False,
+        }
+        return (
+            '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{title} | Underline</title>\n"
+            f'<meta name="description" content="{abstract}"><meta property="og:title" content="{title}">\n'
+            f'<link rel="canonical" href="{escape(self.canonical_url(lecture))}"></head>\n'
+            '<body><div id="__next">\n'
+            f"<header><div>{escape(event.country)}</div></header>\n"
+            "<main>\n"
+            f" <section><p>{abstract}</p><div>{escape(event.name)}</div><h1>{title}</h1>\n"
+            f"   <ul>{keywords}</ul><span>{escape(tag.name)}</span></section>\n"
+            f" <section>{welcome_html}</section>\n"
+            f" <section>{related_html}</section>\n"
+            f"{premium}"
+            " <div>Downloads</div>\n"
+            f" <div>Next from {escape(event.name)}</div>"
+            f'<a href="{escape(lecture.next.href)}">{escape(nxt.title)}</a>\n'
+            f"{similar_html}"
+            "</main>\n"
+            f"{FOOTER}</div>\n"
+            f'<script id="__NEXT_DATA__" type="application/json">{script_json(next_data)}</script>'
+            "</body></html>\n"
+        )
+
+    def _session_page(self, session: Session) -> str:
+        event = self.site.events[session.event_id]
+        next_data = {
+            "props": {
+                "pageProps": {
+                    "fallback": {
+                        f"/api/v1/thin_event_sessions/{session.id}": camel_doc(self.session_doc(session)),
+                    }
+                },
+                "__N_SSG": True,
+            },
+            "page": "/events/[eventId]/sessions",
+            "query": {"eventId": event.id, "eventSessionId": session.id},
+            "buildId": "replica",
+            "isFallback": False,
+        }
+        canonical = f"{self.web_base}/events/{event.id}/sessions?eventSessionId={session.id}"
+        return (
+            '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{escape(session.name)} | Underline</title>\n"
+            f'<link rel="canonical" href="{escape(canonical)}"></head>\n'
+            '<body><div id="__next">\n'
+            f"<header><div>{escape(event.country)}</div></header>\n"
+            "<main>\n"
+            f" <section><div>{escape(event.name)}</div><h1>{escape(session.name)}</h1>"
+            f"<p>{escape(session.description)}</p></section>\n"
+            "</main>\n"
+            f"{FOOTER}</div>\n"
+            f'<script id="__NEXT_DATA__" type="application/json">{script_json(next_data)}</script>'
+            "</body></html>\n"
+        )
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,324 @@
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.replica.layout import (
+    EVENTS,
+    KEYWORD_VOCABULARY,
+    SESSION_KIND_ORAL,
+    SESSION_KIND_POSTER,
+    ReplicaSite,
+    build_site,
+    ground_truth,
+    lecture_text,
+    load_records,
+    normalize_block,
+    page_links,
+    slugify,
+    write_ground_truth,
+)
+from crawler.schema import FIELD_NAMES, content_sha256, validate_record
+
+BASE = "http://replica.test"
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    return load_records()
+
+
+@pytest.fixture(scope="module")
+def full_site(records: list[dict[str, Any]]) -> ReplicaSite:
+    return build_site(records)
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def test_load_records_reads_the_bundled_data(records: list[dict[str, Any]]) -> None:
+    assert len(records) == 740
+    assert records[0]["id"] == "2025.emnlp-main.1"
+    assert records[0]["title"] == "Towards Automated Error Discovery: A Study in Conversational AI"
+    assert Counter(r["track"] for r in records) == {
+        "main": 496,
+        "findings": 132,
+        "demo": 78,
+        "industry": 27,
+        "tutorial": 7,
+    }
+
+
+@pytest.mark.parametrize(
+    ("title", "slug"),
+    [
+        (
+            "A Systematic Analysis of Base Model Choice for Reward Modeling",
+            "a-systematic-analysis-of-base-model-choice-for-reward-modeling",
+        ),
+        ("Café: naïve résumé!!", "cafe-naive-resume"),
+        ("Biased Tales: Children’s Stories", "biased-tales-childrens-stories"),
+        ("  --Router-Tuning:  A Simple   Approach-- ", "router-tuning-a-simple-approach"),
+        (
+            "SEA: Token-Level Visual–Textual Integration in MLLMs",
+            "sea-token-level-visualtextual-integration-in-mllms",
+        ),
+        ("中文标题", "lecture"),
+        ("word " * 30, "-".join(["word"] * 16)),
+    ],
+)
+def test_slugify(title: str, slug: str) -> None:
+    assert slugify(title) == slug
+    assert len(slug) <= 80
+    assert not slug.endswith("-")
+
+
+def test_same_seed_same_site_and_other_seed_other_site(records: list[dict[str, Any]]) -> None:
+    first = build_site(records, seed=3, lectures=120)
+    second = build_site(records, seed=3, lectures=120)
+    assert first == second
+    assert ground_truth(first, BASE) == ground_truth(second, BASE)
+    assert ground_truth(build_site(records, seed=4, lectures=120), BASE) != ground_truth(first, BASE)
+
+
+def test_layout_is_the_same_in_every_process(records: list[dict[str, Any]]) -> None:
+    # A pinned digest: no hash() or global random may leak into the layout.
+    truth = ground_truth(build_site(records, seed=0, lectures=40), BASE)
+    assert len(truth) == 39
+    assert _digest(truth) == "e8d9acf8852471dba19a8f5a1d3bbc32ad3bb01f822f8b655ef452b209f45649"
+    first = truth[0]
+    assert first["lecture_id"] == "129807"
+    assert first["title"] == "Generative Annotation for ASR Named Entity Correction"
+    assert first["url"] == f"{BASE}/lecture/129807-generative-annotation-for-asr-named-entity-correction"
+    assert first["session_id"] == "7002"
+    assert first["held_at"] == "2025-11-06T04:00:00Z"
+    assert first["doi"] == "10.48448/hiub-libv"
+    assert first["keywords"] == ["speech"]
+
+
+@pytest.mark.parametrize(
+    ("lectures", "main", "side", "main_sessions"),
+    [(0, 0, 0, 0), (1, 1, 0, 1), (9, 9, 0, 2), (10, 9, 1, 2), (100, 98, 2, 4), (None, 726, 14, 29)],
+)
+def test_event_sizes(
+    records: list[dict[str, Any]], lectures: int | None, main: int, side: int, main_sessions: int
+) -> None:
+    site = build_site(records, lectures=lectures)
+    assert len(site.event_lectures("502")) == main
+    assert len(site.event_lectures("469")) == side
+    assert len([s for s in site.sessions.values() if s.event_id == "502"]) == main_sessions
+    assert len(site.lectures) == main + side
+
+
+def test_lecture_ids(full_site: ReplicaSite) -> None:
+    ids = list(full_site.lectures)
+    assert len(set(ids)) == 740
+    for lec in full_site.lectures.values():
+        assert lec.id == str(int(lec.id))
+        low, high = EVENTS[lec.event_id].lecture_id_range
+        assert low <= int(lec.id) <= high
+    main_ids = sorted(int(lec.id) for lec in full_site.event_lectures("502"))
+    # Spread over the range, not packed at one end.
+    assert main_ids[0] < 129900 and main_ids[-1] > 132300
+
+
+def test_sessions_alternate_oral_and_poster(full_site: ReplicaSite) -> None:
+    main = [s for s in full_site.sessions.values() if s.event_id == "502"]
+    assert [s.id for s in main] == [str(7001 + i) for i in range(29)]
+    for i, session in enumerate(main):
+        if i % 2 == 0:
+            assert session.kind == SESSION_KIND_ORAL
+            assert re.fullmatch(rf"Oral Session {i // 2 + 1}: [A-Z][a-z]+", session.name)
+        else:
+            assert session.kind == SESSION_KIND_POSTER
+            assert session.name == f"Poster Session {i // 2 + 1}"
+    side = [s for s in full_site.sessions.values() if s.event_id == "469"]
+    assert [(s.id, s.kind) for s in side] == [("6001", SESSION_KIND_ORAL), ("6002", SESSION_KIND_POSTER)]
+    sizes = Counter(lec.session_id for lec in full_site.event_lectures("502"))
+    assert min(sizes.values()) == 25 and max(sizes.values()) == 26
+
+
+def test_presentation_types(full_site: ReplicaSite, records: list[dict[str, Any]]) -> None:
+    names = Counter(full_site.tags[lec.tag_id].name for lec in full_site.lectures.values())
+    assert names["tutorial"] == 7
+    assert names["demo"] == 78
+    assert names == {"technical paper": 342, "poster": 313, "demo": 78, "tutorial": 7}
+    for lec in full_site.lectures.values():
+        kind = full_site.sessions[lec.session_id].kind
+        assert lec.poster_lecture == (kind == SESSION_KIND_POSTER)
+        tag = full_site.tags[lec.tag_id].name
+        if lec.track in ("tutorial", "demo"):
+            assert tag == lec.track
+        else:
+            assert tag == ("poster" if kind == SESSION_KIND_POSTER else "technical paper")
+    assert {t.id: t.name for t in full_site.tags.values()} == {
+        "7": "technical paper",
+        "12": "poster",
+        "15": "demo",
+        "21": "tutorial",
+    }
+
+
+def test_keywords_come_from_the_lecture_and_the_vocabulary(full_site: ReplicaSite) -> None:
+    counts = Counter(len(lec.keywords) for lec in full_site.lectures.values())
+    assert counts == {0: 191, 1: 219, 2: 177, 3: 96, 4: 57}
+    for lec in full_site.lectures.values():
+        positions = [KEYWORD_VOCABULARY.index(k) for k in lec.keywords]
+        assert positions == sorted(set(positions))
+        for keyword in lec.keywords:
+            assert keyword in f"{lec.title} {lec.abstract}".lower()
+
+
+def test_times(full_site: ReplicaSite) -> None:
+    for lec in full_site.lectures.values():
+        event = EVENTS[lec.event_id]
+        start = datetime.combine(event.start_date, datetime.min.time(), tzinfo=UTC)
+        end = datetime.combine(event.end_date, datetime.max.time(), tzinfo=UTC)
+        assert start <= lec.held_at <= end
+        assert lec.held_at.tzinfo is UTC
+        assert timedelta(days=14) <= start - lec.published_at <= timedelta(days=43)
+        assert lec.published_at.microsecond == 0
+    by_session: dict[str, list[datetime]] = {}
+    for lec in full_site.event_lectures("502"):
+        by_session.setdefault(lec.session_id, []).append(lec.held_at)
+    for session_id, times in by_session.items():
+        assert times[0] == full_site.sessions[session_id].starts_at
+        assert all(b - a == timedelta(minutes=15) for a, b in itertools.pairwise(times))
+
+
+def test_package_and_dois(full_site: ReplicaSite) -> None:
+    lectures = list(full_site.lectures.values())
+    assert sum(lec.package == "free" for lec in lectures) == 559
+    assert {lec.package for lec in lectures} == {"free", "premium"}
+    dois = [lec.underline_doi for lec in lectures if lec.underline_doi is not None]
+    assert len(dois) == 740 - 63
+    videos = [lec.video_doi for lec in lectures if lec.video_doi is not None]
+    assert len(videos) == 740 - 383
+    assert len(set(dois + videos)) == len(dois) + len(videos)
+    for doi in dois + videos:
+        assert re.fullmatch(r"10\.48448/[a-z0-9]{4}-[a-z0-9]{4}", doi)
+    for lec in lectures:
+        assert lec.playlist is None or lec.playlist.startswith("https://assets.underline.io/lecture/")
+
+
+def test_related_next_and_similar(full_site: ReplicaSite) -> None:
+    main = full_site.event_lectures("502")
+    side_ids = {lec.id for lec in full_site.event_lectures("469")}
+    with_side = 0
+    poster_links = tabbed = 0
+    for pos, lec in enumerate(main):
+        assert len(lec.related) == 10
+        ids = [link.lecture_id for link in lec.related]
+        assert lec.id not in ids
+        foreign = [i for i in ids if i in side_ids]
+        assert len(foreign) <= 1
+        with_side += bool(foreign)
+        assert all(full_site.lectures[i].event_id == "502" for i in ids if i not in side_ids)
+        for link in lec.related:
+            target = full_site.lectures[link.lecture_id]
+            session = full_site.sessions[target.session_id]
+            stem = f"{target.id}-{target.slug}"
+            if session.kind == SESSION_KIND_POSTER:
+                poster_links += 1
+                tabbed += link.href.endswith("?tab=abstract")
+                assert link.href.removesuffix("?tab=abstract") == (
+                    f"/events/{target.event_id}/posters/{session.id}/poster/{stem}"
+                )
+            else:
+                assert link.href == f"/events/{target.event_id}/sessions/{session.id}/lecture/{stem}"
+        following = main[(pos + 1) % len(main)]
+        assert lec.next.lecture_id == following.id
+        assert lec.next.href == f"/lecture/{following.id}-{following.slug}"
+        assert lec.similar is not None
+        assert lec.similar.lecture_id != lec.id
+        assert full_site.lectures[lec.similar.lecture_id].event_id == "502"
+        assert lec.similar.href == f"/lecture/{lec.similar.lecture_id}"
+    assert with_side == 109
+    assert (poster_links, tabbed) == (3536, 1171)
+    for lec in full_site.event_lectures("469"):
+        assert len(lec.related) == 10
+        assert {full_site.lectures[link.lecture_id].event_id for link in lec.related} == {"469"}
+
+
+def test_small_events_have_fewer_related(records: list[dict[str, Any]]) -> None:
+    site = build_site(records, lectures=10)
+    side = site.event_lectures("469")
+    assert len(side) == 1
+    assert side[0].related == ()
+    assert side[0].similar is None
+    assert side[0].next.lecture_id == side[0].id
+    for lec in site.event_lectures("502"):
+        assert len(lec.related) == 8
+
+
+def test_normalize_block() -> None:
+    assert normalize_block("  Fish &amp; Chips<br>\n  and\tmore<BR/> ") == "Fish & Chips and more"
+    assert normalize_block("Cafe\u0301") == "Café"
+    assert normalize_block("a<br />b") == "ab"
+    assert normalize_block(" \n ") == ""
+
+
+def test_ground_truth_records(full_site: ReplicaSite) -> None:
+    truth = ground_truth(full_site, BASE + "/")
+    assert len(truth) == 726
+    assert [r["lecture_id"] for r in truth] == sorted((r["lecture_id"] for r in truth), key=int)
+    expected_fields = [name for name in FIELD_NAMES if name != "fetched_at"]
+    by_id = {r["lecture_id"]: r for r in truth}
+    for record in truth:
+        assert list(record) == expected_fields
+        assert validate_record({**record, "fetched_at": "2025-12-01T00:00:00Z"}) == []
+        assert record["content_sha256"] == content_sha256(record)
+        assert record["extraction"] == "next_data"
+        assert record["event_id"] == "502" and record["event_name"] == "EMNLP 2025"
+        assert record["url"] in record["source_urls"]
+        assert record["source_urls"] == sorted(set(record["source_urls"]))
+        lec = full_site.lectures[record["lecture_id"]]
+        assert record["url"] == f"{BASE}/lecture/{lec.id}-{lec.slug}"
+        assert record["abstract"] == lec.abstract
+        assert record["is_premium"] == (lec.package != "free")
+        assert record["doi"] == lec.underline_doi
+    # Every link on every page of the event shows up in its target's source_urls, and nothing else does.
+    expected: dict[str, set[str]] = {r["lecture_id"]: {r["url"]} for r in truth}
+    for lec in full_site.event_lectures("502"):
+        for link in page_links(lec):
+            if link.lecture_id in expected:
+                expected[link.lecture_id].add(BASE + link.href)
+    assert {i: set(r["source_urls"]) for i, r in by_id.items()} == expected
+    assert sum(len(r["source_urls"]) for r in truth) == 2245
+
+
+def test_text_is_the_lecture_blocks(full_site: ReplicaSite) -> None:
+    lec = next(x for x in full_site.event_lectures("502") if len(x.keywords) == 3)
+    blocks = [
+        " ".join(lec.abstract.split()),
+        "EMNLP 2025",
+        " ".join(lec.title.split()),
+        *lec.keywords,
+        full_site.tags[lec.tag_id].name,
+    ]
+    assert lecture_text(full_site, lec) == "\n\n".join(blocks)
+    truth = {r["lecture_id"]: r for r in ground_truth(full_site, BASE)}
+    assert truth[lec.id]["text"] == "\n\n".join(blocks)
+    assert truth[lec.id]["text"].count("\n\n") == 6
+
+
+def test_ground_truth_of_the_other_event(full_site: ReplicaSite) -> None:
+    truth = ground_truth(full_site, BASE, event_id="469")
+    assert len(truth) == 14
+    assert {r["event_name"] for r in truth} == {"EMNLP 2024"}
+
+
+def test_write_ground_truth(tmp_path: Path, records: list[dict[str, Any]]) -> None:
+    truth = ground_truth(build_site(records, lectures=30), BASE)
+    path = write_ground_truth(truth, tmp_path / "deep" / "truth.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == truth
