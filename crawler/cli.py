@@ -220,7 +220,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
         allow_partial=args.allow_partial,
         template=args.card_template,
     )
-    print(f"published {result.rows} lectures to {args.out} (version {result.version})")
+    print(f"published {result.row_counts['lectures']} lectures to {args.out} (version {result.version})")
     if args.push_to_hub:
         from crawler.publish.hub import push_to_hub
 
@@ -266,9 +266,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             shutil.rmtree(temp_state, ignore_errors=True)
     elapsed = time.monotonic() - started
     out = args.out.resolve()
-    print(f"published {result.rows} lectures to {out} in {elapsed:.1f} s")
+    print(f"published {result.row_counts['lectures']} lectures to {out} in {elapsed:.1f} s")
     print("load it with:")
-    print(f'  python -c "import datasets; print(datasets.load_dataset({str(out)!r})[\'train\'])"')
+    print(f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"")
     return 0
 
 
@@ -292,7 +292,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     cache_dir = args.state / "httpcache"
     if args.cache_command == "purge":
         result = purge_cache(cache_dir, args.max_age_days * 86400)
-        print(f"removed {result.removed} entries ({result.bytes_freed} bytes) from {cache_dir}")
+        print(f"removed {result.removed_entries} entries ({result.removed_bytes} bytes) from {cache_dir}")
     size = cache_size(cache_dir)
     print(f"{cache_dir}: {size.entries} entries, {size.bytes} bytes")
     return 0

@@ -21,8 +21,8 @@ ROBOTSTXT_OBEY = True
 CONCURRENT_REQUESTS = 8
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 DOWNLOAD_DELAY = 1.0
-# A randomized delay can fall to half the configured one; the floor must hold.
-RANDOMIZE_DOWNLOAD_DELAY = False
+# A jittered delay can fall below the configured one; the floor must hold.
+DOWNLOAD_DELAY_JITTER = 0
 AUTOTHROTTLE_ENABLED = True
 AUTOTHROTTLE_START_DELAY = 1.0
 AUTOTHROTTLE_MAX_DELAY = 60.0

@@ -173,8 +173,10 @@ def read_stage(state_dir: Path) -> StagedCrawl:
                 bad += 1
                 continue
             kind = payload.get("kind")
-            if kind == "alias" and isinstance(payload.get("lecture_id"), str) and isinstance(
-                payload.get("url"), str
+            if (
+                kind == "alias"
+                and isinstance(payload.get("lecture_id"), str)
+                and isinstance(payload.get("url"), str)
             ):
                 aliases.append((payload["lecture_id"], payload["url"]))
             elif kind == "lecture" and isinstance(payload.get("record"), dict):

@@ -14,12 +14,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler.schema import arrow_schema, hf_features, parse_timestamp
-from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
+from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 REPO = Path(__file__).resolve().parents[1]
 LABELS = ["Premium content", "Downloads", "Next from EMNLP 2025", "Similar lecture"]
-FOOTER = ["Stay up to date with the latest Underline news!", "PRESENTATIONS", "CONFERENCES", "COMPANY", "RESOURCES"]
+FOOTER = [
+    "Stay up to date with the latest Underline news!",
+    "PRESENTATIONS",
+    "CONFERENCES",
+    "COMPANY",
+    "RESOURCES",
+]
 # The seed text of the site's welcome markdown, as shown on the real pages.
 WELCOME_LINES = [
     "## Welcome!",
@@ -42,8 +48,9 @@ def seed_boilerplate_lines() -> list[str]:
         start = next(i for i, line in enumerate(text) if line.startswith("## Welcome"))
         for line in text[start:]:
             stripped = line.strip()
-            # The first related lecture's abstract ends the welcome part.
-            if len(stripped) > 250:
+            # The first related lecture's abstract ends the welcome part; the welcome's own long
+            # paragraph is the chair's quote.
+            if len(stripped) > 250 and not stripped.startswith('"'):
                 break
             if stripped and stripped not in {"poster", "technical paper"}:
                 lines.add(stripped)

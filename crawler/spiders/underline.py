@@ -43,6 +43,7 @@ CROSS_CHECKED = (
 
 class UnderlineSpider(scrapy.Spider):
     name = "underline"
+    allowed_domains: list[str] = []
 
     def __init__(self, event_id: str | int = "502", *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -173,9 +174,11 @@ def merge_fields(
     """The lecture's fields from its page, cross-checked with (and gaps filled from) the API listing."""
     if page is None and listed is None:
         return None
-    primary = (page or listed).as_record()  # type: ignore[union-attr]
+    source = page if page is not None else listed
+    assert source is not None
+    primary = {**source.to_item_fields(), "slug": source.slug}
     if page is not None and listed is not None:
-        secondary = listed.as_record()
+        secondary = {**listed.to_item_fields(), "slug": listed.slug}
         for name in CROSS_CHECKED:
             mine, theirs = primary.get(name), secondary.get(name)
             if mine in (None, "", []) and theirs not in (None, "", []):
