@@ -1,0 +1,102 @@
+"""Visible text of an HTML page as blocks: one block per run of text between block boundaries.
+
+A block boundary is the start or end of a block-level element or a ``<br>``; inline elements
+(``<a>``, ``<span>``, ``<em>`` ...) do not split text, so a link wrapping paragraphs yields the
+paragraphs' blocks. The parser is lxml's HTML parser, which never rejects markup.
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.etree
+import lxml.html
+from w3lib.encoding import html_to_unicode
+
+BLOCK_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "button", "caption", "center", "dd",
+        "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer",
+        "form", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html",
+        "legend", "li", "main", "menu", "nav", "ol", "optgroup", "option", "p", "pre", "section",
+        "select", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+    }
+)  # fmt: skip
+# Text inside these is never rendered as page text.
+SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title", "iframe", "object"})
+
+# Characters libxml2 cannot take (C0 controls but tab/LF/CR, lone surrogates, non-characters)
+# would make lxml raise or stop: the whitespace ones become spaces, the rest carry no text.
+_CONTROL_SPACE = re.compile("[\x0b\x0c\x1c-\x1f]")
+_UNPARSEABLE = re.compile("[\x00-\x08\x0e-\x1b\ud800-\udfff\ufffe\uffff]")
+_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=False)
+
+
+def decode_html(data: str | bytes, encoding: str | None = None) -> str:
+    """Page text from bytes: ``encoding`` (e.g. from the Content-Type header) wins, then a BOM or a
+    ``<meta charset>``, then UTF-8; undecodable bytes become U+FFFD. Text passes through."""
+    if isinstance(data, str):
+        return data
+    content_type = f"text/html; charset={encoding}" if encoding else None
+    try:
+        return html_to_unicode(content_type, data)[1]
+    except LookupError:
+        return html_to_unicode(None, data)[1]
+
+
+def parse_html(data: str | bytes, encoding: str | None = None) -> lxml.html.HtmlElement | None:
+    """The document's root element, or None when there is no markup or text at all."""
+    text = _UNPARSEABLE.sub("", _CONTROL_SPACE.sub(" ", decode_html(data, encoding)))
+    if not text.strip():
+        return None
+    try:
+        root = lxml.html.document_fromstring(text.encode("utf-8"), parser=_PARSER)
+    except (lxml.etree.LxmlError, ValueError):
+        return None
+    return root if isinstance(root, lxml.html.HtmlElement) else None
+
+
+def visible_blocks(html: str | bytes | lxml.html.HtmlElement, encoding: str | None = None) -> list[str]:
+    """Visible text blocks in page order, each whitespace-collapsed, empty ones dropped."""
+    root = html if isinstance(html, lxml.html.HtmlElement) else parse_html(html, encoding)
+    if root is None:
+        return []
+    blocks: list[str] = []
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            block = " ".join("".join(pending).split())
+            if block:
+                blocks.append(block)
+            pending.clear()
+
+    # An explicit stack instead of recursion: nesting depth is the document's choice, not ours.
+    stack: list[tuple[lxml.etree._Element, bool]] = [(root, False)]
+    while stack:
+        element, closing = stack.pop()
+        if closing:
+            if element.tag in BLOCK_TAGS:
+                flush()
+            if element.tail:
+                pending.append(element.tail)
+            continue
+        tag = element.tag
+        if not isinstance(tag, str) or tag in SKIP_TAGS or element.get("hidden") is not None:
+            # Comments and processing instructions: their tail is still page text.
+            if element.tail:
+                pending.append(element.tail)
+            continue
+        if tag == "br":
+            flush()
+            if element.tail:
+                pending.append(element.tail)
+            continue
+        if tag in BLOCK_TAGS:
+            flush()
+        if element.text:
+            pending.append(element.text)
+        stack.append((element, True))
+        stack.extend((child, False) for child in reversed(element))
+    flush()
+    return blocks

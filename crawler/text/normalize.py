@@ -1,0 +1,69 @@
+"""Normalization of visible text: one canonical form per line and per paragraph.
+
+Both functions are pure and idempotent, so text may be normalized again at any later step
+without changing it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+# Control characters that are not whitespace (whitespace becomes a space instead), zero-width and
+# other invisible format characters, bidi marks, embeddings, overrides and isolates, lone surrogates.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
+_BR = re.compile(r"<\s*/?\s*br\b[^<>]*>", re.IGNORECASE)
+_BLANK_LINE = re.compile(r"\n\s*\n")
+# Each round can reveal new markup only by unescaping nested entities (``&amp;lt;br&amp;gt;``);
+# real text needs one or two rounds, the cap only guards against adversarial nesting.
+_MAX_ROUNDS = 16
+
+
+def _strip_markup(text: str) -> str:
+    text = _INVISIBLE.sub("", text)
+    if "&" in text:
+        text = _INVISIBLE.sub("", html.unescape(text))
+    if "<" in text:
+        text = _BR.sub(" ", text)
+    return text
+
+
+def collapse_whitespace(text: str) -> str:
+    """Every run of whitespace (Unicode's definition) as one space, stripped at both ends."""
+    return " ".join(text.split())
+
+
+def nfc_collapsed(text: str) -> str:
+    """Unicode NFC with whitespace collapsed: the form of a record's ``title``."""
+    return collapse_whitespace(unicodedata.normalize("NFC", text))
+
+
+def normalize_line(text: str) -> str:
+    """One line of visible text in canonical form.
+
+    HTML entities unescaped (nested ones too), ``<br>`` tags (any spelling) replaced by a space,
+    control, zero-width and bidi control characters removed, Unicode NFC, whitespace runs collapsed
+    to one space, stripped.
+    """
+    for _ in range(_MAX_ROUNDS):
+        stripped = _strip_markup(text)
+        if stripped == text:
+            break
+        text = stripped
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
+    return " ".join(text.split())
+
+
+def normalize_text(text: str) -> str:
+    """Paragraphs (separated by blank lines) each normalized with :func:`normalize_line`.
+
+    Empty paragraphs are dropped; the others are joined with one blank line (``"\\n\\n"``).
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    paragraphs = (normalize_line(p) for p in _BLANK_LINE.split(text))
+    return "\n\n".join(p for p in paragraphs if p)
