@@ -1,0 +1,407 @@
+"""The dataset card: YAML metadata derived from the schema and the written files, a body rendered from
+the maintainers' Jinja template, and the maintainers' own sections carried over from the last card.
+
+Scraped text only ever reaches the body, and only through :func:`escape_text`; the YAML holds values
+this code computes. A title such as ``---`` or ``<b>|</b>`` therefore renders as text and can neither end
+the front matter nor break a table.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TableSpec, type_label
+from crawler.schema import format_timestamp
+
+DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "dataset_card" / "README.template.md"
+TOP = 20
+EXAMPLE_ROWS = 5
+
+LICENSE = "other"
+LICENSE_NAME = "mixed-rights-compilation"
+LICENSE_DETAILS = (
+    "Titles, abstracts and keywords remain the copyright of their authors and publishers and are"
+    " reproduced as published on Underline; the compilation (selection, structure, derived fields) is"
+    " the dataset maintainers'. Check the rights of the original works before reuse."
+)
+TASK_CATEGORIES = ("text-retrieval", "text-classification")
+TASK_IDS = ("document-retrieval", "topic-classification")
+TAGS = ("conference-talks", "scientific-abstracts", "underline", "web-crawl")
+SIZE_CATEGORIES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+    (10_000_000_000, "1B<n<10B"),
+    (100_000_000_000, "10B<n<100B"),
+    (1_000_000_000_000, "100B<n<1T"),
+)
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+_MARKER = re.compile(
+    r"<!-- maintainer:start (?P<name>[\w.-]+) -->(?P<body>.*?)<!-- maintainer:end (?P=name) -->", re.DOTALL
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~$#+!{}])")
+
+
+@dataclass(frozen=True)
+class ConfigFiles:
+    """What was written for one config: enough to declare it in the card and the manifest."""
+
+    spec: TableSpec
+    paths: tuple[str, ...]
+    num_rows: int
+    num_bytes: int  # Arrow size in memory, as datasets reports it
+    download_size: int  # Parquet bytes on disk
+    pattern: str
+
+
+@dataclass(frozen=True)
+class Changes:
+    previous_version: str | None
+    added: int
+    changed: int
+    removed: int
+
+
+def diff_lectures(
+    previous: Mapping[str, str], current: Mapping[str, str], previous_version: str | None
+) -> Changes:
+    """Counts of lecture ids added, changed (other content hash) and removed, from id -> content_sha256."""
+    return Changes(
+        previous_version=previous_version,
+        added=len(current.keys() - previous.keys()),
+        changed=sum(1 for k in current.keys() & previous.keys() if current[k] != previous[k]),
+        removed=len(previous.keys() - current.keys()),
+    )
+
+
+def size_category(num_rows: int) -> str:
+    for bound, label in SIZE_CATEGORIES:
+        if num_rows < bound:
+            return label
+    return "n>1T"
+
+
+def escape_text(value: Any, *, limit: int | None = None, empty: str = "(none)") -> str:
+    """Scraped text as inert inline markdown: one line, HTML and markdown syntax escaped, ``|`` safe."""
+    if value is None:
+        return empty
+    text = " ".join(_CONTROL.sub("", str(value)).split())
+    if not text:
+        return empty
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def table_cell(markdown: str) -> str:
+    """Our own markdown (e.g. a field description) made safe for one table cell."""
+    return " ".join(markdown.split()).replace("|", "\\|")
+
+
+def card_data(*, pretty_name: str, configs: Sequence[ConfigFiles]) -> Any:
+    """The card's YAML: every count, path and feature comes from the written files and the schema."""
+    from datasets.info import DatasetInfo, DatasetInfosDict
+    from datasets.splits import SplitDict, SplitInfo
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCardData
+
+    from crawler.publish.parquet import SPLIT
+
+    default_rows = next(c.num_rows for c in configs if c.spec.name == DEFAULT_CONFIG)
+    data = DatasetCardData(
+        pretty_name=pretty_name,
+        language=["en"],
+        license=LICENSE,
+        license_name=LICENSE_NAME,
+        license_details=LICENSE_DETAILS,
+        annotations_creators=["no-annotation"],
+        language_creators=["found"],
+        multilinguality=["monolingual"],
+        size_categories=[size_category(default_rows)],
+        source_datasets=["original"],
+        task_categories=list(TASK_CATEGORIES),
+        task_ids=list(TASK_IDS),
+        tags=list(TAGS),
+    )
+    MetadataConfigs(
+        {
+            c.spec.name: {
+                "data_files": [{"split": SPLIT, "path": c.pattern}],
+                **({"default": True} if c.spec.name == DEFAULT_CONFIG else {}),
+            }
+            for c in configs
+        }
+    ).to_dataset_card_data(data)
+    DatasetInfosDict(
+        {
+            c.spec.name: DatasetInfo(
+                features=c.spec.features(),
+                splits=SplitDict(
+                    {SPLIT: SplitInfo(name=SPLIT, num_bytes=c.num_bytes, num_examples=c.num_rows)}
+                ),
+                download_size=c.download_size,
+                dataset_size=c.num_bytes,
+            )
+            for c in configs
+        }
+    ).to_dataset_card_data(data)
+    return data
+
+
+def _counted(values: Iterable[Any], *, limit: int | None = None) -> list[tuple[Any, int]]:
+    counts = Counter(values)
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], "" if item[0] is None else str(item[0])))
+    return ranked[:limit] if limit is not None else ranked
+
+
+def _share(count: int, total: int) -> str:
+    return f"{100 * count / total:.1f}%" if total else "n/a"
+
+
+def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
+    """Escaped, template-ready statistics of the lectures table."""
+    rows = lectures.select(
+        ["keywords", "presentation_type", "session_id", "session_name", "is_premium", "doi", "held_at"]
+    ).to_pylist()
+    total = len(rows)
+    lengths = pc.utf8_length(lectures.column("abstract"))
+    held = [r["held_at"] for r in rows if r["held_at"] is not None]
+    session_names = {r["session_id"]: r["session_name"] for r in rows if r["session_id"] is not None}
+    examples = lectures.slice(0, EXAMPLE_ROWS).select(
+        ["lecture_id", "title", "presentation_type", "session_name"]
+    )
+    return {
+        "presentation_types": [
+            {"label": escape_text(k), "count": n, "share": _share(n, total)}
+            for k, n in _counted(r["presentation_type"] for r in rows)
+        ],
+        "sessions": [
+            {
+                "name": escape_text(session_names.get(k), limit=100),
+                "id": escape_text(k, limit=40),
+                "count": n,
+            }
+            for k, n in _counted((r["session_id"] for r in rows if r["session_id"] is not None), limit=TOP)
+        ],
+        "without_session": sum(1 for r in rows if r["session_id"] is None),
+        "keywords": [
+            {"keyword": escape_text(k, limit=80), "count": n}
+            for k, n in _counted((k for r in rows for k in dict.fromkeys(r["keywords"])), limit=TOP)
+        ],
+        "abstract_length": {
+            "min": pc.min(lengths).as_py() if total else "n/a",
+            "median": _number(statistics.median(lengths.to_pylist())) if total else "n/a",
+            "max": pc.max(lengths).as_py() if total else "n/a",
+        },
+        "premium": sum(1 for r in rows if r["is_premium"]),
+        "with_doi": sum(1 for r in rows if r["doi"]),
+        "first_held_at": format_timestamp(min(held)) if held else "n/a",
+        "last_held_at": format_timestamp(max(held)) if held else "n/a",
+        "examples": [
+            {
+                "lecture_id": escape_text(r["lecture_id"], limit=40),
+                "title": escape_text(r["title"], limit=100),
+                "presentation_type": escape_text(r["presentation_type"]),
+                "session_name": escape_text(r["session_name"], limit=60),
+            }
+            for r in examples.to_pylist()
+        ],
+    }
+
+
+def email_like_values(lectures: pa.Table) -> int:
+    """How many string values of the lectures table contain something shaped like an e-mail address."""
+    found = 0
+    for column in lectures.itercolumns():
+        values = column
+        if pa.types.is_list(values.type):
+            values = pc.list_flatten(values)
+        if pa.types.is_string(values.type):
+            # RE2 runs in linear time: Python's re backtracks badly on long texts without an '@'.
+            found += pc.sum(pc.match_substring_regex(values, EMAIL.pattern)).as_py() or 0
+    return found
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def json_safe(provenance: Mapping[str, Any]) -> dict[str, Any]:
+    """Provenance as JSON-able values (dates as ISO 8601, paths and others as text)."""
+    plain: dict[str, Any] = _plain(provenance)
+    return plain
+
+
+def _provenance_rows(provenance: Mapping[str, Any]) -> list[dict[str, str]]:
+    def show(value: Any) -> str:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return escape_text(text, limit=200, empty="(empty)")
+
+    return [{"key": escape_text(k), "value": show(v)} for k, v in sorted(json_safe(provenance).items())]
+
+
+def bibtex(*, key: str, pretty_name: str, version: str, year: str, url: str) -> str:
+    def clean(text: str) -> str:
+        return re.sub(r"[{}\\`@]", "", " ".join(text.split()))
+
+    return "\n".join(
+        [
+            f"@misc{{{re.sub(r'[^A-Za-z0-9_:-]', '_', key)},",
+            f"  title        = {{{clean(pretty_name)}}},",
+            "  author       = {{eventcrawl maintainers}},",
+            f"  year         = {{{clean(year)}}},",
+            f"  version      = {{{clean(version)}}},",
+            f"  howpublished = {{\\url{{{clean(url)}}}}},",
+            "  note         = {Lecture pages crawled from Underline;"
+            " abstracts and titles are their authors' work}",
+            "}",
+        ]
+    )
+
+
+def card_context(
+    *,
+    name: str,
+    repo_id: str,
+    pretty_name: str,
+    version: str,
+    created: datetime,
+    provenance: Mapping[str, Any],
+    configs: Sequence[ConfigFiles],
+    tables: Mapping[str, pa.Table],
+    changes: Changes,
+) -> dict[str, Any]:
+    """Everything the template may use; every string that came from outside is already escaped."""
+    lectures = tables[DEFAULT_CONFIG]
+    settings = provenance.get("settings") or {}
+    other = {k: v for k, v in provenance.items() if k != "settings"}
+    by_name = {c.spec.name: c for c in configs}
+    events = tables["events"].to_pylist()
+    return {
+        "name": escape_text(name),
+        "repo_id": repo_id,
+        "pretty_name": escape_text(pretty_name),
+        "version": escape_text(version),
+        "created": format_timestamp(created),
+        "crawl_date": escape_text(provenance.get("crawl_date"), empty="(date not recorded)"),
+        "crawler_version": escape_text(provenance.get("crawler_version"), empty="(version not recorded)"),
+        "web_base": escape_text(provenance.get("web_base"), empty="(site not recorded)"),
+        "counts": {c.spec.name: c.num_rows for c in configs},
+        "events": [
+            {
+                "id": escape_text(e["event_id"]),
+                "name": escape_text(e["event_name"], limit=100),
+                "count": e["lecture_count"],
+                "first": e["first_held_at"].date().isoformat() if e["first_held_at"] else "n/a",
+                "last": e["last_held_at"].date().isoformat() if e["last_held_at"] else "n/a",
+            }
+            for e in events
+        ],
+        "event_names": ", ".join(escape_text(e["event_name"] or e["event_id"], limit=100) for e in events)
+        or "no event",
+        "configs": [
+            {
+                "name": spec.name,
+                "description": table_cell(spec.description),
+                "rows": by_name[spec.name].num_rows,
+                "pattern": by_name[spec.name].pattern,
+                "paths": list(by_name[spec.name].paths),
+                "download_size": by_name[spec.name].download_size,
+                "default": spec.name == DEFAULT_CONFIG,
+                "fields": [
+                    {
+                        "name": column.name,
+                        "type": type_label(arrow.type),
+                        "nullable": "yes" if column.nullable else "no",
+                        "description": table_cell(column.description),
+                    }
+                    for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
+                ],
+            }
+            for spec in SPECS
+        ],
+        "stats": lecture_statistics(lectures),
+        "email_like": email_like_values(lectures),
+        "provenance": _provenance_rows(other),
+        "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],
+        "changes": changes,
+        "license_details": LICENSE_DETAILS,
+        "bibtex": bibtex(
+            key=f"{name}_{version}",
+            pretty_name=pretty_name,
+            version=version,
+            year=version[:4],
+            url=f"https://huggingface.co/datasets/{repo_id}",
+        ),
+    }
+
+
+def maintainer_sections(card_text: str) -> dict[str, str]:
+    """Maintainer-written sections of a card, by name (the text between the markers)."""
+    return {m.group("name"): m.group("body") for m in _MARKER.finditer(card_text)}
+
+
+def merge_maintainer_sections(card_text: str, previous: Mapping[str, str]) -> str:
+    """Put the previous card's maintainer sections into the new card; keep ones the template dropped."""
+    used: set[str] = set()
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in previous:
+            return match.group(0)
+        used.add(name)
+        return f"<!-- maintainer:start {name} -->{previous[name]}<!-- maintainer:end {name} -->"
+
+    merged = _MARKER.sub(replace, card_text)
+    orphans = [name for name in previous if name not in used]
+    for name in orphans:
+        merged = merged.rstrip("\n") + (
+            f"\n\n<!-- maintainer:start {name} -->{previous[name]}<!-- maintainer:end {name} -->\n"
+        )
+    return merged
+
+
+def render_card(
+    *,
+    template: Path,
+    data: Any,
+    context: Mapping[str, Any],
+    previous_card: str | None = None,
+) -> str:
+    """Render the template with ``DatasetCard.from_template`` and carry the maintainer sections over."""
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard.from_template(data, template_path=str(template), **context)
+    text = str(card)
+    if previous_card:
+        text = merge_maintainer_sections(text, maintainer_sections(previous_card))
+    return text if text.endswith("\n") else text + "\n"

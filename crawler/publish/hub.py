@@ -1,0 +1,268 @@
+"""Uploading a release directory to a Hugging Face dataset repository in one commit.
+
+Rate limits (429), server errors (5xx) and dropped connections are retried with exponential backoff and
+full jitter, waiting what ``Retry-After`` asks for (seconds or an HTTP date) when the Hub sends it. The
+token never reaches a log record or an exception message: both are scrubbed while a push runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx2
+import tenacity
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
+from huggingface_hub.errors import HfHubHTTPError
+
+from crawler.publish.release import CARD, MANIFEST, verify_files
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+REPO_TYPE = "dataset"
+_TOKEN_SHAPE = re.compile(r"\bhf_[A-Za-z0-9]{8,}")
+_BEARER = re.compile(r"(?i)(bearer\s+)[^\s'\",}]+")
+
+
+class HubPushError(RuntimeError):
+    """The push failed; the message is free of credentials."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 6
+    base_wait: float = 1.0
+    max_wait: float = 60.0
+    sleep: Callable[[float], None] = field(default=time.sleep)
+
+
+@dataclass(frozen=True)
+class PushResult:
+    repo_id: str
+    revision: str
+    commit_oid: str
+    commit_url: str
+    uploaded: tuple[str, ...]
+    deleted: tuple[str, ...]
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """``text`` without the given secrets, token-shaped strings or bearer credentials."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return _BEARER.sub(r"\1***", _TOKEN_SHAPE.sub("hf_***", text))
+
+
+@contextlib.contextmanager
+def scrubbed_logs(secrets: Sequence[str]) -> Iterator[None]:
+    """While active, every log record created in the process has the secrets removed."""
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        message = record.getMessage()
+        clean = scrub(message, secrets)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = scrub("".join(traceback.format_exception(*record.exc_info)), secrets).rstrip()
+        return record
+
+    logging.setLogRecordFactory(factory)
+    try:
+        yield
+    finally:
+        logging.setLogRecordFactory(previous)
+
+
+def retry_after_seconds(headers: Any, now: datetime | None = None) -> float | None:
+    """The wait a ``Retry-After`` header asks for: delay-seconds or an HTTP date; None when absent."""
+    value = headers.get("retry-after") if headers is not None else None
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _status(exc: BaseException) -> int | None:
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None) if response is not None else None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, HfHubHTTPError):
+        status = _status(exc)
+        return status is not None and (status == 429 or status >= 500)
+    return isinstance(exc, httpx2.TransportError | ConnectionError | TimeoutError)
+
+
+def _waiter(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
+    def wait(state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        response = getattr(exc, "response", None)
+        asked = retry_after_seconds(getattr(response, "headers", None))
+        if asked is not None:
+            return min(asked, policy.max_wait)
+        ceiling = min(policy.max_wait, policy.base_wait * 2 ** (state.attempt_number - 1))
+        return random.uniform(0, ceiling)
+
+    return wait
+
+
+def _with_retries(what: str, call: Callable[[], T], policy: RetryPolicy, secrets: Sequence[str]) -> T:
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        log.warning(
+            "%s failed (attempt %d of %d: %s); retrying in %.1fs",
+            what,
+            state.attempt_number,
+            policy.attempts,
+            scrub(_describe(exc), secrets),
+            wait,
+        )
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.attempts),
+        wait=_waiter(policy),
+        retry=tenacity.retry_if_exception(is_retryable),
+        sleep=policy.sleep,
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    return retrying(call)
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown error"
+    status = _status(exc)
+    head = f"HTTP {status}" if status is not None else type(exc).__name__
+    return f"{head}: {exc}"
+
+
+def resolve_token(token: str | None) -> str:
+    """The token argument, else ``HF_TOKEN``, else huggingface_hub's stored login."""
+    found = token or get_token()
+    if not found:
+        raise HubPushError("no Hugging Face token: pass token=, set HF_TOKEN or log in with `hf auth login`")
+    return found
+
+
+def push_to_hub(
+    release_dir: Path,
+    repo_id: str,
+    *,
+    private: bool = False,
+    revision: str | None = None,
+    token: str | None = None,
+    api: Any = None,
+    commit_message: str | None = None,
+    endpoint: str | None = None,
+    retry: RetryPolicy | None = None,
+) -> PushResult:
+    """Upload a release (card, manifest, data) to ``repo_id`` in one commit on ``revision`` (default main).
+
+    Creates the dataset repository (and the branch) when missing, and deletes data files a previous
+    release left that this one does not have, in the same commit.
+    """
+    release_dir = Path(release_dir)
+    secrets = [token or ""]
+    failure: str | None = None
+    with scrubbed_logs(secrets):
+        try:
+            manifest = json.loads((release_dir / MANIFEST).read_text(encoding="utf-8"))
+            verify_files(release_dir, manifest)
+            local = [CARD, MANIFEST, *sorted(p for p in manifest["files"] if p != CARD)]
+            token = resolve_token(token)
+            secrets.append(token)
+            hub = api if api is not None else HfApi(endpoint=endpoint, token=token)
+            message = commit_message or f"Release {manifest['version']}"
+            policy = retry or RetryPolicy()
+            return _push(hub, release_dir, repo_id, local, private, revision, token, message, policy, secrets)
+        except HubPushError as exc:
+            failure = scrub(str(exc), secrets)
+        except Exception as exc:
+            failure = scrub(f"pushing {release_dir} to {repo_id} failed: {_describe(exc)}", secrets)
+    # Raised outside the handler so that the original exception, which may hold the token, is not chained.
+    raise HubPushError(failure)
+
+
+def _push(
+    hub: Any,
+    release_dir: Path,
+    repo_id: str,
+    local: list[str],
+    private: bool,
+    revision: str | None,
+    token: str,
+    message: str,
+    policy: RetryPolicy,
+    secrets: Sequence[str],
+) -> PushResult:
+    _with_retries(
+        "create_repo",
+        lambda: hub.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True, token=token),
+        policy,
+        secrets,
+    )
+    if revision and revision != "main":
+        _with_retries(
+            "create_branch",
+            lambda: hub.create_branch(
+                repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True, token=token
+            ),
+            policy,
+            secrets,
+        )
+    remote = _with_retries(
+        "list_repo_files",
+        lambda: hub.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=revision, token=token),
+        policy,
+        secrets,
+    )
+    stale = sorted(p for p in remote if p.startswith("data/") and p not in local)
+
+    def commit() -> Any:
+        # Operations are built anew for each attempt: create_commit marks them as used.
+        operations: list[Any] = [
+            CommitOperationAdd(path_in_repo=p, path_or_fileobj=release_dir / p) for p in local
+        ]
+        operations += [CommitOperationDelete(path_in_repo=p) for p in stale]
+        return hub.create_commit(
+            repo_id,
+            operations=operations,
+            commit_message=message,
+            repo_type=REPO_TYPE,
+            revision=revision,
+            token=token,
+        )
+
+    info = _with_retries("create_commit", commit, policy, secrets)
+    return PushResult(
+        repo_id=repo_id,
+        revision=revision or "main",
+        commit_oid=str(getattr(info, "oid", "")),
+        commit_url=str(getattr(info, "commit_url", "")),
+        uploaded=tuple(local),
+        deleted=tuple(stale),
+    )

@@ -1,0 +1,118 @@
+"""Writing and reading a config's Parquet shards.
+
+The bytes depend only on the rows and the pyarrow version: no timestamps, no pandas metadata, rows in
+key order, fixed row groups and shard sizes. Re-publishing the same records gives identical files.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawler.publish.tables import TableSpec
+
+ROW_GROUP_ROWS = 10_000
+SHARD_ROWS = 100_000
+SPLIT = "train"
+
+
+@dataclass(frozen=True)
+class Shard:
+    path: str  # relative to the release root, POSIX separators
+    num_rows: int
+
+
+def config_dir(spec: TableSpec) -> str:
+    return f"data/{spec.name}"
+
+
+def data_files_pattern(spec: TableSpec) -> str:
+    return f"{config_dir(spec)}/{SPLIT}-*.parquet"
+
+
+def shard_name(index: int, count: int) -> str:
+    return f"{SPLIT}-{index:05d}-of-{count:05d}.parquet"
+
+
+def file_schema(spec: TableSpec) -> pa.Schema:
+    """The declared schema plus the ``huggingface`` metadata datasets reads its features from."""
+    declared = spec.arrow_schema()
+    features = spec.features()
+    hf = json.dumps({"info": {"features": features.to_dict()}}, sort_keys=True)
+    return declared.with_metadata({**(declared.metadata or {}), b"huggingface": hf.encode()})
+
+
+@cache
+def _writer_parameters() -> frozenset[str]:
+    return frozenset(inspect.signature(pq.ParquetWriter.__init__).parameters)
+
+
+def supports_content_defined_chunking() -> bool:
+    return "use_content_defined_chunking" in _writer_parameters()
+
+
+def writer_options(spec: TableSpec, num_rows: int) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "compression": "zstd",
+        "write_statistics": True,
+        "write_page_index": True,
+        "store_schema": True,
+        "sorting_columns": [pq.SortingColumn(spec.column_names.index(spec.key))],
+    }
+    parameters = _writer_parameters()
+    # Content-defined pages keep unchanged rows in identical pages from one release to the next,
+    # so the Hub's chunk-level deduplication uploads little more than what changed.
+    if "use_content_defined_chunking" in parameters:
+        options["use_content_defined_chunking"] = True
+    if "bloom_filter_options" in parameters and num_rows:
+        options["bloom_filter_options"] = {spec.key: {"ndv": num_rows, "fpp": 0.01}}
+    return options
+
+
+def write_shards(
+    table: pa.Table,
+    root: Path,
+    spec: TableSpec,
+    *,
+    shard_rows: int = SHARD_ROWS,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> list[Shard]:
+    """Write ``table`` (already in key order) as ``data/<config>/train-0000i-of-0000n.parquet``.
+
+    An empty table still gets one (empty) shard so that the config loads.
+    """
+    if shard_rows < 1 or row_group_rows < 1:
+        raise ValueError("shard_rows and row_group_rows must be positive")
+    target = root / config_dir(spec)
+    target.mkdir(parents=True, exist_ok=True)
+    schema = file_schema(spec)
+    table = table.cast(schema)
+    count = max(1, math.ceil(table.num_rows / shard_rows))
+    shards = []
+    for index in range(count):
+        part = table.slice(index * shard_rows, shard_rows)
+        name = shard_name(index, count)
+        with pq.ParquetWriter(target / name, schema, **writer_options(spec, part.num_rows)) as writer:
+            writer.write_table(part, row_group_size=row_group_rows)
+        shards.append(Shard(f"{config_dir(spec)}/{name}", part.num_rows))
+    return shards
+
+
+def read_shards(root: Path, spec: TableSpec, paths: list[str]) -> pa.Table:
+    """Read the shards back, refusing any whose schema differs from the declared one."""
+    declared = spec.arrow_schema()
+    tables = []
+    for path in paths:
+        found = pq.read_schema(root / path)
+        if not found.remove_metadata().equals(declared.remove_metadata()):
+            raise ValueError(f"{path}: schema differs from the declared {spec.name} schema:\n{found}")
+        tables.append(pq.read_table(root / path, schema=declared))
+    return pa.concat_tables(tables) if tables else declared.empty_table()

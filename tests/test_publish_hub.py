@@ -1,0 +1,402 @@
+"""push_to_hub against a stand-in for the Hub on 127.0.0.1, spoken to by huggingface_hub itself."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import re
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from huggingface_hub import HfApi
+
+from crawler.publish.hub import (
+    HubPushError,
+    RetryPolicy,
+    is_retryable,
+    push_to_hub,
+    retry_after_seconds,
+    scrub,
+    scrubbed_logs,
+)
+from crawler.publish.release import publish_release
+from tests.test_publish_parquet import PROVENANCE, make_records
+
+TOKEN = "hf_StandInSecretToken0123456789abcdef"
+REPO = "acl-archive/emnlp-2025"
+RELEASE_FILES = [
+    "README.md",
+    "manifest.json",
+    "data/events/train-00000-of-00001.parquet",
+    "data/lectures/train-00000-of-00001.parquet",
+    "data/sessions/train-00000-of-00001.parquet",
+]
+_REPO_PATH = r"/api/datasets/(?P<repo>[^/]+/[^/]+)"
+
+
+class StandIn:
+    """The few Hub endpoints a dataset upload uses, with scripted faults."""
+
+    def __init__(self) -> None:
+        self.repos: dict[str, dict[str, dict[str, bytes]]] = {}
+        self.requests: list[dict[str, Any]] = []
+        self.commits: list[dict[str, Any]] = []
+        self.faults: list[tuple[str, str, dict[str, Any]]] = []
+        self.lock = threading.Lock()
+
+    def fault(self, method: str, pattern: str, **action: Any) -> None:
+        self.faults.append((method, pattern, action))
+
+    def take_fault(self, method: str, path: str) -> dict[str, Any] | None:
+        with self.lock:
+            for i, (m, pattern, action) in enumerate(self.faults):
+                if m == method and re.search(pattern, path):
+                    del self.faults[i]
+                    return action
+        return None
+
+    def handle(self, method: str, base: str, path: str, body: bytes) -> tuple[int, dict[str, str], Any]:
+        if method == "POST" and path == "/api/repos/create":
+            data = json.loads(body)
+            repo = f"{data['organization']}/{data['name']}"
+            if repo in self.repos:
+                return (
+                    409,
+                    {},
+                    {"error": "You already created this dataset repo", "url": f"{base}/datasets/{repo}"},
+                )
+            self.repos[repo] = {"main": {}}
+            return 200, {}, {"url": f"{base}/datasets/{repo}"}
+        if method == "POST" and path == "/api/validate-yaml":
+            return 200, {}, {"errors": [], "warnings": []}
+        match = re.fullmatch(
+            _REPO_PATH + r"/(?P<verb>branch|tree|preupload|commit)/(?P<rev>[^/]+)(?P<rest>/.*)?", path
+        )
+        if match is None or match["repo"] not in self.repos:
+            return 404, {"X-Error-Code": "RepoNotFound"}, {"error": "Repository not found"}
+        branches = self.repos[match["repo"]]
+        revision = unquote(match["rev"])
+        if match["verb"] == "branch":
+            if revision in branches:
+                return 409, {}, {"error": "Reference already exists"}
+            branches[revision] = dict(branches["main"])
+            return 200, {}, {}
+        if revision not in branches:
+            return 404, {"X-Error-Code": "RevisionNotFound"}, {"error": "Invalid rev id"}
+        files = branches[revision]
+        if match["verb"] == "tree":
+            return (
+                200,
+                {},
+                [{"type": "file", "path": p, "size": len(b), "oid": "0" * 40} for p, b in files.items()],
+            )
+        if match["verb"] == "preupload":
+            asked = json.loads(body)["files"]
+            modes = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in asked]
+            return 200, {}, {"files": modes}
+        lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+        commit: dict[str, Any] = {"revision": revision, "added": {}, "deleted": []}
+        for line in lines:
+            if line["key"] == "header":
+                commit["summary"] = line["value"]["summary"]
+            elif line["key"] == "file":
+                commit["added"][line["value"]["path"]] = base64.b64decode(line["value"]["content"])
+            elif line["key"] == "deletedFile":
+                commit["deleted"].append(line["value"]["path"])
+        files.update(commit["added"])
+        for gone in commit["deleted"]:
+            files.pop(gone, None)
+        self.commits.append(commit)
+        oid = hashlib.sha1(body).hexdigest()
+        return 200, {}, {"commitUrl": f"{base}/datasets/{match['repo']}/commit/{oid}", "commitOid": oid}
+
+
+def make_handler(hub: StandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            url = urlsplit(self.path)
+            hub.requests.append(
+                {"method": self.command, "path": url.path, "auth": self.headers["Authorization"]}
+            )
+            action = hub.take_fault(self.command, url.path)
+            if action and action.get("drop"):
+                self.close_connection = True
+                return
+            if action:
+                status, headers, payload = action["status"], action.get("headers", {}), action.get("body", {})
+            else:
+                base = f"http://{self.headers['Host']}"
+                status, headers, payload = hub.handle(self.command, base, url.path, body)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = serve
+
+    return Handler
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[StandIn, str]]:
+    import huggingface_hub.constants
+
+    # Tests talk to the stand-in only: no user-agent look-ups at the real Hub.
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_TELEMETRY", True)
+    stand_in = StandIn()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stand_in))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield stand_in, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("hub") / "release"
+    publish_release(make_records(), out, name=REPO, provenance=PROVENANCE)
+    return out
+
+
+class Captured(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@pytest.fixture
+def logs() -> Iterator[Captured]:
+    handler = Captured()
+    loggers = [logging.getLogger(), logging.getLogger("huggingface_hub")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.removeHandler(handler)
+            lg.setLevel(level)
+
+
+def no_sleep(sleeps: list[float]) -> RetryPolicy:
+    return RetryPolicy(attempts=4, base_wait=0.01, max_wait=60.0, sleep=sleeps.append)
+
+
+def test_one_commit_with_every_file(hub: tuple[StandIn, str], release: Path, logs: Captured) -> None:
+    stand_in, endpoint = hub
+    result = push_to_hub(release, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=no_sleep([]))
+    assert len(stand_in.commits) == 1
+    commit = stand_in.commits[0]
+    assert commit["summary"] == "Release 2025-11-12"
+    assert commit["revision"] == "main"
+    assert sorted(commit["added"]) == sorted(RELEASE_FILES)
+    assert all(commit["added"][p] == (release / p).read_bytes() for p in RELEASE_FILES)
+    assert commit["deleted"] == []
+    assert result.uploaded == tuple(RELEASE_FILES) and result.deleted == ()
+    assert result.commit_url.endswith(result.commit_oid)
+    assert {r["auth"] for r in stand_in.requests} == {f"Bearer {TOKEN}"}
+    assert [(r["method"], r["path"]) for r in stand_in.requests if "commit" in r["path"]] == [
+        ("POST", f"/api/datasets/{REPO}/commit/main")
+    ]
+    assert TOKEN not in "\n".join(logs.lines)
+
+
+def test_retries_429_and_503_honouring_retry_after(
+    hub: tuple[StandIn, str], release: Path, logs: Captured
+) -> None:
+    stand_in, endpoint = hub
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    stand_in.fault("POST", "/api/repos/create", drop=True)
+    stand_in.fault(
+        "POST", "/commit/", status=429, headers={"Retry-After": "7"}, body={"error": f"slow down {TOKEN}"}
+    )
+    stand_in.fault(
+        "POST", "/commit/", status=503, headers={"Retry-After": when}, body={"error": "maintenance"}
+    )
+    sleeps: list[float] = []
+    push_to_hub(release, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=no_sleep(sleeps))
+    assert len(stand_in.commits) == 1
+    commit_posts = [r for r in stand_in.requests if r["path"].endswith("/commit/main")]
+    assert len(commit_posts) == 3
+    assert len(sleeps) == 3
+    assert 0 <= sleeps[0] <= 0.01  # the dropped connection: jittered backoff, no Retry-After
+    assert sleeps[1] == 7.0
+    assert 27.0 <= sleeps[2] <= 30.0
+    text = "\n".join(logs.lines)
+    assert "create_commit failed (attempt 1 of 4: HTTP 429" in text
+    assert "retrying in 7.0s" in text
+    assert TOKEN not in text
+
+
+def test_gives_up_after_bounded_attempts_without_leaking_the_token(
+    hub: tuple[StandIn, str], release: Path, logs: Captured
+) -> None:
+    stand_in, endpoint = hub
+    for _ in range(4):
+        stand_in.fault("POST", "/commit/", status=502, body={"error": f"upstream rejected Bearer {TOKEN}"})
+    sleeps: list[float] = []
+    with pytest.raises(HubPushError) as caught:
+        push_to_hub(release, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=no_sleep(sleeps))
+    assert len(sleeps) == 3
+    assert stand_in.commits == []
+    message = str(caught.value)
+    assert "HTTP 502" in message and "upstream rejected" in message
+    assert TOKEN not in message
+    assert caught.value.__cause__ is None and caught.value.__context__ is None
+    assert TOKEN not in "\n".join(logs.lines)
+
+
+def test_a_refusal_is_not_retried(hub: tuple[StandIn, str], release: Path, logs: Captured) -> None:
+    stand_in, endpoint = hub
+    stand_in.fault("POST", "/commit/", status=403, body={"error": f"token {TOKEN} may not write here"})
+    sleeps: list[float] = []
+    with pytest.raises(HubPushError, match="HTTP 403") as caught:
+        push_to_hub(release, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=no_sleep(sleeps))
+    assert sleeps == []
+    assert TOKEN not in str(caught.value)
+    assert TOKEN not in "\n".join(logs.lines)
+
+
+def test_stale_data_files_are_deleted_in_the_same_commit_on_a_branch(
+    hub: tuple[StandIn, str], release: Path
+) -> None:
+    stand_in, endpoint = hub
+    stand_in.repos[REPO] = {
+        "main": {
+            "data/lectures/train-00000-of-00002.parquet": b"old",
+            "data/lectures/train-00001-of-00002.parquet": b"old",
+            "notes.txt": b"kept",
+        }
+    }
+    result = push_to_hub(
+        release,
+        REPO,
+        token=TOKEN,
+        api=HfApi(endpoint=endpoint),
+        revision="v2025-11-12",
+        commit_message="Publish the November crawl",
+        retry=no_sleep([]),
+    )
+    assert result.revision == "v2025-11-12"
+    assert ("POST", f"/api/datasets/{REPO}/branch/v2025-11-12") in [
+        (r["method"], r["path"]) for r in stand_in.requests
+    ]
+    (commit,) = stand_in.commits
+    assert commit["revision"] == "v2025-11-12" and commit["summary"] == "Publish the November crawl"
+    assert commit["deleted"] == [
+        "data/lectures/train-00000-of-00002.parquet",
+        "data/lectures/train-00001-of-00002.parquet",
+    ]
+    assert sorted(stand_in.repos[REPO]["v2025-11-12"]) == sorted([*RELEASE_FILES, "notes.txt"])
+    assert len(stand_in.repos[REPO]["main"]) == 3
+
+
+def test_token_from_the_environment_and_endpoint_argument(
+    hub: tuple[StandIn, str], release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stand_in, endpoint = hub
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    push_to_hub(release, REPO, endpoint=endpoint, retry=no_sleep([]))
+    assert len(stand_in.commits) == 1
+    assert {r["auth"] for r in stand_in.requests} == {f"Bearer {TOKEN}"}
+
+
+def test_no_token_anywhere(tmp_path: Path, release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HUGGING_FACE_HUB_TOKEN", raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "none"))
+    with pytest.raises(HubPushError, match="no Hugging Face token"):
+        push_to_hub(release, REPO, endpoint="http://127.0.0.1:9", retry=no_sleep([]))
+
+
+def test_a_damaged_release_is_not_pushed(hub: tuple[StandIn, str], tmp_path: Path) -> None:
+    stand_in, endpoint = hub
+    out = tmp_path / "release"
+    publish_release(make_records(4), out, name=REPO, provenance=PROVENANCE)
+    (out / "README.md").write_text("edited by hand\n", encoding="utf-8")
+    with pytest.raises(HubPushError, match=r"README\.md: size or sha256 differs"):
+        push_to_hub(out, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=no_sleep([]))
+    assert stand_in.requests == []
+
+
+def test_scrubbing() -> None:
+    assert scrub(f"Authorization: Bearer {TOKEN} failed", [TOKEN]) == "Authorization: Bearer *** failed"
+    assert scrub("saw hf_abcdefghijklmnop in a body", []) == "saw hf_*** in a body"
+    assert scrub('{"authorization": "Bearer abc.def"}', []) == '{"authorization": "Bearer ***"}'
+    handler = Captured()
+    logger = logging.getLogger("eventcrawl.test.scrub")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        with scrubbed_logs([TOKEN]):
+            logger.warning("using %s", TOKEN)
+            try:
+                raise ValueError(f"bad {TOKEN}")
+            except ValueError:
+                logger.exception("failed")
+        logger.warning("after: %s", "plain")
+    finally:
+        logger.removeHandler(handler)
+    assert handler.lines[0] == "using ***"
+    assert handler.lines[1].startswith("failed\nTraceback") and "ValueError: bad ***" in handler.lines[1]
+    assert handler.lines[2] == "after: plain"
+    assert TOKEN not in "\n".join(handler.lines)
+
+
+def test_retry_after_parsing() -> None:
+    now = datetime(2025, 11, 12, 8, 0, 0, tzinfo=UTC)
+    assert retry_after_seconds({"retry-after": "12"}, now) == 12.0
+    assert retry_after_seconds({"retry-after": "Wed, 12 Nov 2025 08:00:45 GMT"}, now) == 45.0
+    assert retry_after_seconds({"retry-after": "Wed, 12 Nov 2025 07:00:00 GMT"}, now) == 0.0
+    assert retry_after_seconds({"retry-after": "soon"}, now) is None
+    assert retry_after_seconds({}, now) is None
+
+
+def test_what_is_retried() -> None:
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    def http_error(status: int) -> HfHubHTTPError:
+        request = httpx2.Request("POST", "http://127.0.0.1/x")
+        return HfHubHTTPError("failed", response=httpx2.Response(status, request=request))
+
+    assert [is_retryable(http_error(s)) for s in (429, 500, 503, 400, 401, 404, 409)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+    assert is_retryable(httpx2.RemoteProtocolError("Server disconnected")) is True
+    assert is_retryable(ConnectionResetError()) is True
+    assert is_retryable(ValueError("bad yaml")) is False

@@ -1,0 +1,280 @@
+"""publish_release: layout, manifest, load_dataset round trip, re-publishing, atomic swap, crash safety."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+
+from crawler import schema
+from crawler.publish import release
+from crawler.publish.card import DEFAULT_TEMPLATE
+from crawler.publish.release import ReleaseError, publish_release
+from crawler.publish.tables import EVENTS, SESSIONS, InvalidRecordsError
+from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
+
+REPO = Path(__file__).resolve().parents[1]
+LAYOUT = [
+    "README.md",
+    "data/events/train-00000-of-00001.parquet",
+    "data/lectures/train-00000-of-00001.parquet",
+    "data/sessions/train-00000-of-00001.parquet",
+    "manifest.json",
+]
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def publish(out: Path, records: list[dict[str, Any]] | None = None, **kwargs: Any) -> release.ReleaseResult:
+    provenance = kwargs.pop("provenance", PROVENANCE)
+    return publish_release(
+        make_records() if records is None else records,
+        out,
+        name="emnlp-2025",
+        provenance=provenance,
+        **kwargs,
+    )
+
+
+def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    result = publish(out)
+    assert sorted(files(out)) == LAYOUT
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
+    assert result.version == "2025-11-12"
+    assert result.previous_version is None
+    assert result.row_counts == {"lectures": 12, "events": 2, "sessions": 3}
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["version"] == "2025-11-12"
+    assert manifest["versions"] == ["2025-11-12"]
+    assert manifest["row_counts"] == {"lectures": 12, "events": 2, "sessions": 3}
+    assert manifest["changes"] == {"added": 12, "changed": 0, "removed": 0}
+    assert manifest["provenance"]["settings"]["DOWNLOAD_DELAY"] == 1.0
+    assert sorted(manifest["files"]) == [p for p in LAYOUT if p != "manifest.json"]
+    for path, entry in manifest["files"].items():
+        assert entry == {"size": (out / path).stat().st_size, "sha256": sha(out / path)}
+    assert manifest["files"] == result.files
+
+    expected = [schema.from_json_record(make_record(i)) for i in range(12)]
+    table = pq.read_table(out / "data" / "lectures")
+    assert table.schema.remove_metadata().equals(schema.arrow_schema().remove_metadata())
+    assert table.to_pylist() == expected
+
+    cache = str(tmp_path / "cache")
+    lectures = datasets.load_dataset(str(out), cache_dir=cache)
+    assert list(lectures) == ["train"]
+    assert lectures["train"].features == schema.hf_features()
+    assert lectures["train"].num_rows == 12
+    assert lectures["train"][0] == expected[0]
+    assert lectures["train"]["lecture_id"] == [str(130100 + i) for i in range(12)]
+    events = datasets.load_dataset(str(out), "events", split="train", cache_dir=cache)
+    assert events.features == EVENTS.features()
+    assert events["event_id"] == ["469", "502"]
+    assert events["lecture_count"] == [1, 11]
+    sessions = datasets.load_dataset(str(out), "sessions", split="train", cache_dir=cache)
+    assert sessions.features == SESSIONS.features()
+    assert sessions["session_id"] == ["9001", "9002", "9003"]
+
+
+def test_republishing_the_same_records_gives_identical_parquet(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    first = files(out)
+    second_result = publish(out)
+    second = files(out)
+    parquet_files = [p for p in LAYOUT if p.endswith(".parquet")]
+    assert {p: second[p] for p in parquet_files} == {p: first[p] for p in parquet_files}
+    assert second_result.version == "2025-11-12.2"
+    assert second_result.previous_version == "2025-11-12"
+    assert second_result.changes.added == second_result.changes.changed == second_result.changes.removed == 0
+    third = publish(out)
+    assert third.version == "2025-11-12.3"
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["versions"] == ["2025-11-12", "2025-11-12.2", "2025-11-12.3"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
+
+
+def test_changes_are_counted_against_the_previous_release(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    records = make_records()
+    records = [r for r in records if r["lecture_id"] != "130105"]  # removed
+    records = [
+        make_record(3, title="A Corrected Title") if r["lecture_id"] == "130103" else r for r in records
+    ]
+    records.append(make_record(40))  # added
+    result = publish(out, records, provenance={**PROVENANCE, "crawl_date": "2025-11-20"})
+    assert result.version == "2025-11-20"
+    assert (result.changes.added, result.changes.changed, result.changes.removed) == (1, 1, 1)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "Compared with release `2025-11-12`: 1 lecture(s) added,\n1 changed" in card
+    assert "1 removed." in card
+
+
+def test_invalid_records_write_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    before = files(out)
+    bad = make_records()
+    bad[3]["held_at"] = "next tuesday"
+    with pytest.raises(InvalidRecordsError, match="held_at is not an ISO 8601 timestamp"):
+        publish(out, bad)
+    assert files(out) == before
+    with pytest.raises(InvalidRecordsError):
+        publish(tmp_path / "never", bad)
+    assert not (tmp_path / "never").exists()
+
+
+def test_refuses_to_replace_a_directory_that_is_not_a_release(tmp_path: Path) -> None:
+    out = tmp_path / "somewhere"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious", encoding="utf-8")
+    with pytest.raises(ReleaseError, match="is not a release"):
+        publish(out)
+    assert files(out) == {"thesis.tex": b"precious"}
+
+
+def test_refuses_without_a_crawl_date_or_with_a_bad_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="crawl_date"):
+        publish(tmp_path / "a", provenance={"crawler_version": "0.1.0"})
+    with pytest.raises(ValueError, match="name"):
+        publish_release(make_records(), tmp_path / "b", name="bad name\n---", provenance=PROVENANCE)
+
+
+def test_maintainer_sections_survive_republishing(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    edited = (
+        card.replace(
+            "<!-- maintainer:start notes -->\n<!-- maintainer:end notes -->",
+            "<!-- maintainer:start notes -->\nContact: the data team.\n<!-- maintainer:end notes -->",
+        )
+        + "\n<!-- maintainer:start errata -->\nLecture 130101 has a wrong date."
+        + "\n<!-- maintainer:end errata -->\n"
+    )
+    (out / "README.md").write_text(edited, encoding="utf-8")
+    publish(out)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "<!-- maintainer:start notes -->\nContact: the data team.\n<!-- maintainer:end notes -->" in card
+    assert card.endswith(
+        "<!-- maintainer:start errata -->\nLecture 130101 has a wrong date.\n<!-- maintainer:end errata -->\n"
+    )
+
+
+def test_a_lint_error_in_the_template_stops_the_publish(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    before = files(out)
+    template = tmp_path / "bad.md"
+    text = DEFAULT_TEMPLATE.read_text(encoding="utf-8")
+    template.write_text(
+        text.replace("{{ card_data }}\n", "{{ card_data }}\nlicence: mit\n"), encoding="utf-8"
+    )
+    with pytest.raises(ReleaseError, match="unknown-key: top-level key 'licence'"):
+        publish(out, template=template)
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "bad.md", "release"]
+
+
+def test_a_failure_after_the_build_leaves_the_old_release(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    before = files(out)
+
+    def fail(stage: str, path: Path) -> None:
+        if stage == "checked":
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        publish(out, make_records(5), on_stage=fail)
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+from crawler.publish import release
+from crawler.publish.card import DEFAULT_TEMPLATE
+from tests.test_publish_parquet import PROVENANCE, make_records
+
+out, stop_at, exchange = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+if exchange == "off":
+    release._rename_exchange = lambda a, b: False
+
+def on_stage(stage, path):
+    if stage == stop_at:
+        print(stage, flush=True)
+        time.sleep(300)
+
+release.publish_release(make_records(5), out, name="emnlp-2025", provenance=PROVENANCE, on_stage=on_stage)
+"""
+
+
+def kill_publish_at(out: Path, stage: str, exchange: str) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(out), stage, exchange], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == stage
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+
+
+def test_killed_before_the_swap_leaves_the_old_release_unchanged(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    before = files(out)
+    kill_publish_at(out, "checked", "on")
+    assert files(out) == before
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".release.build-"))
+    assert len(leftovers) == 1
+    assert pq.read_table(out / "data" / "lectures").num_rows == 12
+    result = publish(out, make_records(5))
+    assert result.row_counts["lectures"] == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
+
+
+def test_killed_in_the_middle_of_a_two_step_swap_is_rolled_back(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish(out)
+    before = files(out)
+    kill_publish_at(out, "aside", "off")
+    # Between the two renames: the old release is aside, the checked new one still in its build dir.
+    assert not out.exists()
+    assert files(tmp_path / ".release.old") == before
+    release.recover(out)
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
+    assert publish(out, make_records(5)).row_counts["lectures"] == 5
+
+
+def test_the_two_step_swap_also_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(release, "_rename_exchange", lambda a, b: False)
+    out = tmp_path / "release"
+    publish(out)
+    stages: list[str] = []
+    publish(out, make_records(5), on_stage=lambda stage, path: stages.append(stage))
+    assert stages == ["built", "checked", "aside", "swapped"]
+    assert pq.read_table(out / "data" / "lectures").num_rows == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
+
+
+def test_next_version() -> None:
+    assert release.next_version("2025-11-12", []) == "2025-11-12"
+    assert release.next_version("2025-11-12", ["2025-11-11"]) == "2025-11-12"
+    assert release.next_version("2025-11-12", ["2025-11-12", "2025-11-12.2"]) == "2025-11-12.3"
