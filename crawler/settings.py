@@ -54,3 +54,9 @@ ITEM_PIPELINES = {
 
 LOG_LEVEL = "INFO"
 FEED_EXPORT_ENCODING = "utf-8"
+
+EXTENSIONS = {
+    "crawler.extensions.progress.ProgressLine": 500,
+}
+PROGRESS_ENABLED = True
+PROGRESS_INTERVAL = 10.0

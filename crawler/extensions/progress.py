@@ -1,0 +1,62 @@
+"""A progress line for unattended crawls: pages done and queued, items, rate and time left."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+
+logger = logging.getLogger("eventcrawl.progress")
+
+
+def format_progress(done: int, queued: int, items: int, elapsed: float) -> str:
+    """One human line; the time left assumes the rate so far holds for what is queued."""
+    rate = done / elapsed if elapsed > 0 else 0.0
+    left = f"{queued / rate:.0f} s" if rate > 0 else "unknown"
+    return f"{done} pages done, {queued} queued, {items} items, {rate:.1f} pages/s, about {left} left"
+
+
+class ProgressLine:
+    def __init__(self, crawler: Crawler, interval: float) -> None:
+        self.crawler = crawler
+        self.interval = interval
+        self.started = time.monotonic()
+        self.task: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ProgressLine:
+        interval = crawler.settings.getfloat("PROGRESS_INTERVAL", 10.0)
+        if not crawler.settings.getbool("PROGRESS_ENABLED", True) or interval <= 0:
+            raise NotConfigured("PROGRESS_ENABLED is off")
+        extension = cls(crawler, interval)
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.started = time.monotonic()
+        self.task = create_looping_call(self.report)
+        self.task.start(self.interval, now=False)
+
+    def snapshot(self) -> tuple[int, int, int]:
+        assert self.crawler.stats is not None
+        stats = self.crawler.stats
+        done = int(stats.get_value("response_received_count", 0) or 0)
+        items = int(stats.get_value("item_scraped_count", 0) or 0)
+        engine = self.crawler.engine
+        scheduler = engine.scheduler if engine is not None else None
+        queued = len(scheduler) if scheduler is not None and hasattr(scheduler, "__len__") else 0
+        return done, queued, items
+
+    def report(self) -> None:
+        done, queued, items = self.snapshot()
+        logger.info(format_progress(done, queued, items, time.monotonic() - self.started))
+
+    def spider_closed(self, spider: Spider) -> None:
+        if self.task is not None and self.task.running:
+            self.task.stop()

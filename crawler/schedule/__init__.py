@@ -1,0 +1,1 @@
+"""Unattended runs: one configuration, a lock, a quality gate, and crawl-then-publish."""
