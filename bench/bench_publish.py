@@ -92,6 +92,7 @@ def synthetic_records(n: int, seed: int = 0) -> Iterator[dict[str, Any]]:
             "related_lecture_ids": [str(100_000 + rng.randrange(n)) for _ in range(rng.randint(0, 6))],
             "text": f"{abstract}\n\nEMNLP 2025\n\n{title}",
             "extraction": "next_data",
+            "withdrawn": False,
             "fetched_at": start + timedelta(days=7, seconds=i),
         }
         record["content_sha256"] = schema.content_sha256(record)

@@ -65,6 +65,14 @@ FIELDS: tuple[Field, ...] = (
         False,
     ),
     Field(
+        "withdrawn",
+        "bool",
+        "True when the lecture was in an earlier release but is no longer on the site; the record"
+        " keeps its last published content.",
+        False,
+        in_content_hash=False,
+    ),
+    Field(
         "extraction",
         "string",
         "How the fields were extracted: `next_data` (the page's JSON) or `visible_text`.",

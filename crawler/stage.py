@@ -227,6 +227,21 @@ def read_stage(state_dir: Path) -> StagedCrawl:
     )
 
 
+def unfinished_lecture_ids(state_dir: Path) -> set[str]:
+    """Ids already staged by a crawl that did not finish: a resumed crawl need not fetch them again."""
+    directory = stage_dir(state_dir)
+    if not directory.is_dir() or (directory / COMPLETE_MARKER).exists():
+        return set()
+    ids: set[str] = set()
+    for path in directory.glob("*.jsonl"):
+        for payload, _ in _stage_lines(path):
+            if payload and payload.get("kind") == "lecture" and isinstance(payload.get("record"), dict):
+                lecture_id = payload["record"].get(SORT_KEY)
+                if isinstance(lecture_id, str):
+                    ids.add(lecture_id)
+    return ids
+
+
 def _fetched(record: Mapping[str, Any]) -> datetime:
     return parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
 

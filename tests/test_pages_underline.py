@@ -194,6 +194,7 @@ def test_item_fields_fit_the_schema() -> None:
         "source_urls": [f"{WEB}/lecture/130123-router-tuning"],
         "text": "x",
         "extraction": "next_data",
+        "withdrawn": False,
         "fetched_at": datetime(2025, 12, 1, tzinfo=UTC),
         "content_sha256": "0" * 64,
     }

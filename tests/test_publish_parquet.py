@@ -81,6 +81,7 @@ def make_record(index: int, **changes: Any) -> dict[str, Any]:
         "related_lecture_ids": [str(130100 + (index + k) % 12) for k in (1, 2)],
         "text": f"{abstract}\n\nEMNLP 2025\n\n{title}",
         "extraction": "next_data",
+        "withdrawn": False,
         "fetched_at": datetime(2025, 11, 12, 8, 0, index, tzinfo=UTC),
     }
     record.update(changes)

@@ -31,6 +31,7 @@ def record(lecture_id: str, fetched: str = "2026-01-01T00:00:00Z", **extra: Any)
         "related_lecture_ids": [],
         "text": "An abstract.",
         "extraction": "next_data",
+        "withdrawn": False,
         "fetched_at": fetched,
     }
     base.update(extra)

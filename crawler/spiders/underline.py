@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,6 +21,7 @@ from crawler.pages.underline import (
     parse_lecture_list,
     parse_lecture_page,
 )
+from crawler.stage import unfinished_lecture_ids
 from crawler.urls import canonical_lecture_url, lecture_ref
 
 API_ACCEPT = "application/vnd.api+json"
@@ -43,7 +45,6 @@ CROSS_CHECKED = (
 
 class UnderlineSpider(scrapy.Spider):
     name = "underline"
-    allowed_domains: list[str] = []
 
     def __init__(self, event_id: str | int = "502", *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -52,6 +53,8 @@ class UnderlineSpider(scrapy.Spider):
         self.api_base = "https://app.underline.io"
         self.page_size = MAX_PAGE_SIZE
         self.listed: dict[str, LectureFields] = {}
+        self.already_staged: set[str] = set()
+        self.allowed_domains: list[str] = []
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> UnderlineSpider:
@@ -60,6 +63,9 @@ class UnderlineSpider(scrapy.Spider):
         spider.web_base = settings.get("UNDERLINE_WEB_BASE", spider.web_base).rstrip("/")
         spider.api_base = settings.get("UNDERLINE_API_BASE", spider.api_base).rstrip("/")
         spider.page_size = max(1, min(MAX_PAGE_SIZE, settings.getint("UNDERLINE_PAGE_SIZE", MAX_PAGE_SIZE)))
+        state_dir = settings.get("STAGE_STATE_DIR")
+        if state_dir and settings.getbool("UNDERLINE_RESUME", True):
+            spider.already_staged = unfinished_lecture_ids(Path(state_dir))
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
         )
@@ -110,6 +116,9 @@ class UnderlineSpider(scrapy.Spider):
                 continue
             self.listed[fields.lecture_id] = fields
             stats.inc_value("underline/listed")
+            if fields.lecture_id in self.already_staged:
+                stats.inc_value("underline/resume_skipped")
+                continue
             url = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
             yield scrapy.Request(
                 url,
@@ -146,14 +155,16 @@ class UnderlineSpider(scrapy.Spider):
             url=canonical,
             source_urls=sorted(u for u in seen_at if lecture_ref(u)),
             extraction=page.extraction,
+            withdrawn=False,
             fetched_at=datetime.now(UTC),
         )
         item[PAGE_BLOCKS] = page.blocks
-        yield item
+        # Aliases go first: once the lecture itself is staged, a resumed crawl skips this page.
         for link in page.lecture_links:
             ref = lecture_ref(link)
             if ref is not None and ref.lecture_id != fields["lecture_id"]:
                 yield LectureAlias(lecture_id=ref.lecture_id, url=link)
+        yield item
 
     def fetch_failed(self, failure: Failure) -> None:
         assert self.crawler.stats is not None
