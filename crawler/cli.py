@@ -108,15 +108,15 @@ def write_report(state_dir: Path, outcome: CrawlOutcome, event_id: str) -> Path:
     return path
 
 
-def run_publish(
-    *,
-    state_dir: Path,
-    out_dir: Path,
-    name: str,
-    allow_partial: bool = False,
-    template: Path | None = None,
-) -> Any:
-    from crawler.publish.release import publish_release
+@dataclass
+class StagedForRelease:
+    """The staged crawl, merged into one record per lecture, with the provenance of the crawl."""
+
+    records: list[dict[str, Any]]
+    provenance: dict[str, Any]
+
+
+def load_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedForRelease:
     from crawler.stage import read_stage
 
     staged = read_stage(state_dir)
@@ -142,7 +142,32 @@ def run_publish(
         "staged_lines": staged.lines,
         "bad_lines": staged.bad_lines,
     }
-    return publish_release(staged.records, out_dir, name=name, provenance=provenance, template=template)
+    return StagedForRelease(staged.records, provenance)
+
+
+def publish_records(
+    records: list[dict[str, Any]],
+    provenance: dict[str, Any],
+    *,
+    out_dir: Path,
+    name: str,
+    template: Path | None = None,
+) -> Any:
+    from crawler.publish.release import publish_release
+
+    return publish_release(records, out_dir, name=name, provenance=provenance, template=template)
+
+
+def run_publish(
+    *,
+    state_dir: Path,
+    out_dir: Path,
+    name: str,
+    allow_partial: bool = False,
+    template: Path | None = None,
+) -> Any:
+    staged = load_staged(state_dir, allow_partial=allow_partial)
+    return publish_records(staged.records, staged.provenance, out_dir=out_dir, name=name, template=template)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -171,6 +196,28 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--push-to-hub", metavar="ORG/NAME", help="also upload the release to the Hub")
     publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
     publish.add_argument("--revision", help="Hub branch to push to (created when missing)")
+
+    run = sub.add_parser(
+        "run",
+        help="crawl, check and publish: the command a schedule calls",
+        description="Exit status: 0 published, 3 nothing changed, 4 the quality gate refused, "
+        "5 the crawl failed (the next run resumes it), 6 another run holds the state directory, "
+        "2 a usage or configuration error.",
+    )
+    run.add_argument("--config", type=Path, help="TOML configuration (see the README)")
+    run.add_argument("--event-id", help="Underline event id (default: 502)")
+    run.add_argument("--web-base", help="lecture pages' base URL")
+    run.add_argument("--api-base", help="JSON:API base URL")
+    run.add_argument("--state", type=Path, help="state directory (default: state)")
+    run.add_argument("--out", type=Path, help="the dataset repository folder (default: exports/emnlp-2025)")
+    run.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
+    run.add_argument("--push-to-hub", metavar="ORG/NAME", help="upload each release to the Hub")
+    run.add_argument("--private", action="store_true", default=None, help="create the Hub repository private")
+    run.add_argument("--revision", help="Hub branch to push to")
+    run.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
+    run.add_argument(
+        "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
+    )
 
     demo = sub.add_parser("demo", help="serve the bundled replica, crawl it and publish the dataset")
     demo.add_argument("--lectures", type=int, help="how many lectures the replica serves (default: all)")
@@ -227,6 +274,63 @@ def cmd_publish(args: argparse.Namespace) -> int:
         url = push_to_hub(args.out, args.push_to_hub, private=args.private, revision=args.revision)
         print(f"pushed to the Hub: {url}")
     return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from crawler.schedule.config import ConfigError, load_config
+    from crawler.schedule.lock import LockHeld
+    from crawler.schedule.run import RunStatus, execute
+
+    try:
+        config = load_config(args.config).with_overrides(
+            event_id=args.event_id,
+            web_base=args.web_base,
+            api_base=args.api_base,
+            state=args.state,
+            out=args.out,
+            name=args.name,
+            push_to_hub=args.push_to_hub,
+            private=args.private,
+            revision=args.revision,
+            settings=dict(parse_setting(s) for s in args.settings) or None,
+        )
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+    def crawl(cfg: Any) -> CrawlOutcome:
+        return run_crawl(
+            event_id=cfg.event_id,
+            state_dir=cfg.state,
+            web_base=cfg.web_base,
+            api_base=cfg.api_base,
+            overrides=list(cfg.settings.items()),
+        )
+
+    provenance: dict[str, Any] = {}
+
+    def read_records(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        staged = load_staged(state_dir)
+        provenance.update(staged.provenance)
+        return staged.records, {k: staged.provenance[k] for k in ("staged_lines", "bad_lines")}
+
+    def publish(cfg: Any, records: list[dict[str, Any]]) -> Any:
+        name = cfg.name or cfg.out.resolve().name
+        result = publish_records(records, provenance, out_dir=cfg.out, name=name)
+        if cfg.push_to_hub:
+            from crawler.publish.hub import push_to_hub
+
+            push_to_hub(cfg.out, cfg.push_to_hub, private=cfg.private, revision=cfg.revision)
+        return result
+
+    try:
+        outcome = execute(config, crawl=crawl, read_records=read_records, publish=publish, force=args.force)
+    except LockHeld as exc:
+        print(f"eventcrawl: {exc}", file=sys.stderr)
+        return int(RunStatus.LOCKED)
+    stream = sys.stdout if outcome.status == RunStatus.PUBLISHED else sys.stderr
+    print(outcome.message, file=stream)
+    print(f"report: {config.state / 'run-report.json'}", file=stream)
+    return int(outcome.status)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -301,6 +405,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 COMMANDS = {
     "crawl": cmd_crawl,
     "publish": cmd_publish,
+    "run": cmd_run,
     "demo": cmd_demo,
     "serve-replica": cmd_serve_replica,
     "cache": cmd_cache,

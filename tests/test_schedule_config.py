@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crawler.schedule.config import ConfigError, RunConfig, load_config
+from crawler.schedule.gate import GateThresholds
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "eventcrawl.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_without_a_file() -> None:
+    assert load_config(None) == RunConfig()
+
+
+def test_a_full_file_is_read_and_flags_override_it(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            """
+[crawl]
+event_id = 469
+state = "/var/lib/eventcrawl"
+[crawl.settings]
+DOWNLOAD_DELAY = 2.0
+[publish]
+out = "exports/emnlp-2024"
+push_to_hub = "org/emnlp-2024"
+private = true
+revision = ""
+[gate]
+max_drop = 0.2
+min_items = 500
+""",
+        )
+    )
+    assert config.event_id == "469"
+    assert config.state == Path("/var/lib/eventcrawl")
+    assert config.settings == {"DOWNLOAD_DELAY": 2.0}
+    assert (config.out, config.push_to_hub, config.private, config.revision) == (
+        Path("exports/emnlp-2024"),
+        "org/emnlp-2024",
+        True,
+        None,
+    )
+    assert config.gate == GateThresholds(max_drop=0.2, min_items=500)
+    overridden = config.with_overrides(event_id="502", settings={"LOG_LEVEL": "INFO"}, out=None)
+    assert overridden.event_id == "502"
+    assert overridden.out == Path("exports/emnlp-2024")
+    assert overridden.settings == {"DOWNLOAD_DELAY": 2.0, "LOG_LEVEL": "INFO"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[crawler]\n", "unknown section"),
+        ("[crawl]\nevent = 1\n", "unknown key [crawl] event"),
+        ("[publish]\nprivate = 'yes'\n", "[publish] private has the wrong type"),
+        ("[gate]\nmax_drop = true\n", "[gate] max_drop has the wrong type"),
+        ("[gate]\nmax_dorp = 0.1\n", "unknown key [gate] max_dorp"),
+        ("[crawl\n", "not valid TOML"),
+    ],
+)
+def test_mistakes_are_errors_not_ignored(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_config(write(tmp_path, text))
+
+
+def test_a_missing_file_says_so(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")

@@ -1,0 +1,182 @@
+"""`eventcrawl run` end to end against replicas that change between runs, as a nightly crawl sees."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
+from crawler.replica.server import ReplicaServer
+from crawler.schema import CONTENT_FIELDS
+from tests.support.replica import fast_crawl_settings
+from tests.support.sites import with_edit, without_lectures
+
+MAIN_EVENT = "502"
+
+
+@pytest.fixture(scope="module")
+def site() -> ReplicaSite:
+    return build_site(load_records(), seed=3, lectures=40)
+
+
+def main_event_ids(site: ReplicaSite) -> list[str]:
+    return sorted((i for i, lec in site.lectures.items() if lec.event_id == MAIN_EVENT), key=int)
+
+
+def run_command(server: ReplicaServer, work: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable, "-m", "crawler.cli", "run",
+        "--web-base", server.base_url, "--api-base", server.base_url,
+        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "emnlp-2025-test",
+        *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
+    ]  # fmt: skip
+
+
+def run(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        run_command(server, work, *extra), capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def report(work: Path) -> dict[str, Any]:
+    return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
+
+
+def published(work: Path) -> dict[str, dict[str, Any]]:
+    rows = pq.read_table(work / "out" / "data" / "lectures").to_pylist()
+    return {row["lecture_id"]: row for row in rows}
+
+
+def release_bytes(work: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(work / "out")): p.read_bytes() for p in (work / "out").rglob("*") if p.is_file()
+    }
+
+
+def test_an_unchanged_site_publishes_nothing_new_and_says_so(site: ReplicaSite, tmp_path: Path) -> None:
+    with ReplicaServer(site) as server:
+        first = run(server, tmp_path)
+        assert first.returncode == 0, first.stderr[-3000:]
+        assert report(tmp_path)["status"] == "published"
+        before = release_bytes(tmp_path)
+        second = run(server, tmp_path)
+    assert second.returncode == 3, second.stderr[-3000:]
+    assert "nothing changed" in second.stderr
+    assert report(tmp_path)["status"] == "nothing_changed"
+    assert report(tmp_path)["changes"] == {"added": [], "changed": {}, "gone": []}
+    assert release_bytes(tmp_path) == before
+
+
+def test_the_changelog_lists_added_changed_and_gone_exactly(site: ReplicaSite, tmp_path: Path) -> None:
+    ids = main_event_ids(site)
+    added, edited, gone = ids[3], ids[10], ids[20]
+    old_site = without_lectures(site, [added])
+    new_site = with_edit(without_lectures(site, [gone]), edited, title="A Revised Title for Testing")
+    with ReplicaServer(old_site) as server:
+        assert run(server, tmp_path).returncode == 0
+        old_truth = {t["lecture_id"]: t for t in ground_truth(old_site, server.base_url)}
+        port = int(server.base_url.rsplit(":", 1)[1])
+    # The same address, as a live site keeps between two nightly crawls.
+    with ReplicaServer(new_site, port=port) as server:
+        result = run(server, tmp_path, "-s", "HTTPCACHE_ENABLED=False")
+        new_truth = {t["lecture_id"]: t for t in ground_truth(new_site, server.base_url)}
+    assert result.returncode == 0, result.stderr[-3000:]
+    expected_changed = {
+        i: [f for f in CONTENT_FIELDS if old_truth[i][f] != new_truth[i][f]]
+        for i in sorted(old_truth.keys() & new_truth.keys(), key=int)
+    }
+    expected_changed = {i: f for i, f in expected_changed.items() if f}
+    assert edited in expected_changed and "title" in expected_changed[edited]
+    changes = report(tmp_path)["changes"]
+    assert changes["added"] == [added]
+    assert changes["gone"] == [gone]
+    assert changes["changed"] == expected_changed
+    rows = published(tmp_path)
+    assert rows[gone]["withdrawn"] is True
+    assert rows[gone]["title"] == old_truth[gone]["title"]
+    assert rows[edited]["title"] == "A Revised Title for Testing"
+    assert sum(not r["withdrawn"] for r in rows.values()) == len(new_truth)
+
+
+def test_the_gate_refuses_a_site_that_lost_half_its_lectures(site: ReplicaSite, tmp_path: Path) -> None:
+    with ReplicaServer(site) as server:
+        assert run(server, tmp_path).returncode == 0
+        port = int(server.base_url.rsplit(":", 1)[1])
+    before = release_bytes(tmp_path)
+    half = without_lectures(site, main_event_ids(site)[::2])
+    with ReplicaServer(half, port=port) as server:
+        refused = run(server, tmp_path, "-s", "HTTPCACHE_ENABLED=False")
+    assert refused.returncode == 4, refused.stderr[-3000:]
+    assert "FAIL max_drop" in refused.stderr
+    gate = report(tmp_path)["gate"]
+    assert not gate["passed"]
+    assert [c["name"] for c in gate["checks"] if not c["passed"]] == ["max_drop"]
+    assert release_bytes(tmp_path) == before
+    with ReplicaServer(half, port=port) as server:
+        forced = run(server, tmp_path, "-s", "HTTPCACHE_ENABLED=False", "--force")
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    assert report(tmp_path)["release"]["forced"] is True
+
+
+def staged_lectures(work: Path) -> int:
+    path = work / "state" / "stage" / "main.jsonl"
+    if not path.exists():
+        return 0
+    return path.read_text(encoding="utf-8").count('"kind":"lecture"')
+
+
+@pytest.mark.parametrize("kill_after", [3, 17])
+def test_a_run_killed_with_sigkill_resumes_to_the_same_dataset(
+    site: ReplicaSite, tmp_path: Path, kill_after: int
+) -> None:
+    with ReplicaServer(site) as server:
+        reference = tmp_path / "reference"
+        assert run(server, reference, "-s", "HTTPCACHE_ENABLED=False").returncode == 0
+        work = tmp_path / "killed"
+        slow = ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05"]
+        process = subprocess.Popen(
+            run_command(server, work, *slow), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + 120
+        while staged_lectures(work) < kill_after and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        assert kill_after <= staged_lectures(work) < len(main_event_ids(site))
+        resumed = run(server, work)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    stats = report(work)["crawl"]["stats"]
+    assert stats["underline/resume_skipped"] >= kill_after
+    expected = published(reference)
+    got = published(work)
+    assert got.keys() == expected.keys()
+    for lecture_id, row in expected.items():
+        for name in (*CONTENT_FIELDS, "source_urls", "withdrawn"):
+            assert got[lecture_id][name] == row[name], (lecture_id, name)
+
+
+def test_two_runs_cannot_share_a_state_directory(site: ReplicaSite, tmp_path: Path) -> None:
+    with ReplicaServer(site) as server:
+        slow = ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05"]
+        first = subprocess.Popen(
+            run_command(server, tmp_path, *slow), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "state" / "run.lock").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        second = run(server, tmp_path)
+        _out, err = first.communicate(timeout=300)
+    assert second.returncode == 6
+    assert "another run holds" in second.stderr
+    assert first.returncode == 0, err[-3000:]
+    assert report(tmp_path)["status"] == "published"
