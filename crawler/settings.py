@@ -35,11 +35,49 @@ REDIRECT_MAX_TIMES = 5
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
-# The HTTP cache lives in the state directory (the CLI points HTTPCACHE_DIR there).
+DOWNLOADER_MIDDLEWARES = {
+    # Scrapy's own lets concurrent first requests to a host skip the robots.txt check.
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "crawler.middlewares.robots_delay.SafeRobotsTxtMiddleware": 100,
+    "crawler.middlewares.robots_delay.RobotsCrawlDelayMiddleware": 110,
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "crawler.middlewares.backoff.BackoffMiddleware": 550,
+    # Between RedirectMiddleware (600) and the cache (900): a login redirect is never followed.
+    "crawler.middlewares.gated.GatedDownloadMiddleware": 650,
+    "scrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware": None,
+    "crawler.httpcache.RevalidatingCacheMiddleware": 900,
+}
+
+# Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After.
+BACKOFF_ENABLED = True
+BACKOFF_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
+BACKOFF_MAX_RETRIES = 5
+BACKOFF_MIN_DELAY = 1.0
+BACKOFF_DELAY_FACTOR = 2.0
+BACKOFF_MAX_DELAY = 300.0
+BACKOFF_WINDOW = 60.0
+BACKOFF_PRIORITY_ADJUST = -1
+
+# robots.txt Crawl-delay raises the per-host delay (the larger of it and DOWNLOAD_DELAY wins).
+ROBOTSTXT_CRAWLDELAY_ENABLED = True
+ROBOTSTXT_CRAWLDELAY_MAX = 60.0
+# A hard cap on requests per second per host, whatever AutoThrottle does (0 = off).
+HOST_MAX_RATE = 0
+
+# Paper downloads redirect to a login page: recorded as gated, never followed.
+GATED_ENABLED = True
+GATED_LOGIN_PATHS = ["/log-in", "/login", "/sign-in", "/signin"]
+GATED_ACTION = "ignore"
+
+# The HTTP cache lives in the state directory (the CLI points HTTPCACHE_DIR there). Every stored
+# page is revalidated with If-None-Match / If-Modified-Since; error responses are never stored.
 HTTPCACHE_ENABLED = True
 HTTPCACHE_DIR = "httpcache"
 HTTPCACHE_EXPIRATION_SECS = 0
-HTTPCACHE_IGNORE_HTTP_CODES = [401, 403, 407, 408, 429, 500, 502, 503, 504, 522, 524]
+HTTPCACHE_POLICY = "crawler.httpcache.RevalidatingPolicy"
+HTTPCACHE_STORAGE = "crawler.httpcache.BoundedFilesystemCacheStorage"
+HTTPCACHE_MAX_AGE_DAYS = 30
+HTTPCACHE_PURGE_ON_CLOSE = True
 
 # Staged items go to <state>/stage/<worker>.jsonl; the CLI sets the state directory.
 STAGE_STATE_DIR = "state"

@@ -1,0 +1,121 @@
+"""Downloader middlewares of the polite crawl, and the per-slot delay floors they share.
+
+Scrapy throttles per download slot (one slot per host by default): a slot sends its next request once
+``slot.delay`` has passed since it sent the previous one. Several components here want a *minimum* for that
+delay (robots.txt ``Crawl-delay``, ``HOST_MAX_RATE``, backoff after errors) while AutoThrottle moves the delay
+up and down with latency. :class:`SlotFloors` keeps every component's minimum and puts the slot delay back
+above the highest one whenever something may have lowered it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from scrapy import signals
+
+if TYPE_CHECKING:
+    from scrapy import Request, Spider
+    from scrapy.core.downloader import Downloader, Slot
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["SlotFloors"]
+
+_REGISTRY: WeakKeyDictionary[Crawler, SlotFloors] = WeakKeyDictionary()
+
+
+class SlotFloors:
+    """Minimum delays of download slots, each set by a named owner; the highest one wins.
+
+    Floors are applied when a request reaches the downloader (so a slot that Scrapy garbage-collected and
+    re-created gets its floor back before it sends anything) and after every downloaded response. AutoThrottle
+    adjusts delays in its own ``response_downloaded`` handler; it is an extension, and extensions are built
+    (and connect their handlers) before the engine builds the downloader middlewares that create this object,
+    so these handlers run after AutoThrottle's and before the downloader picks the next request of the slot.
+
+    A slot with a floor gets no random jitter (``DOWNLOAD_DELAY_JITTER``, formerly
+    ``RANDOMIZE_DOWNLOAD_DELAY``, which scales the delay by 0.5..1.5): the floor is a true minimum interval.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self._crawler = crawler
+        self._floors: dict[str, dict[str, float]] = {}
+        self._saved_jitter: dict[str, float] = {}
+        self._download_delay = crawler.settings.getfloat("DOWNLOAD_DELAY")
+        crawler.signals.connect(self._on_request_reached, signal=signals.request_reached_downloader)
+        crawler.signals.connect(self._on_response_downloaded, signal=signals.response_downloaded)
+
+    @classmethod
+    def of(cls, crawler: Crawler) -> SlotFloors:
+        """The one instance for *crawler*, created on first use."""
+        floors = _REGISTRY.get(crawler)
+        if floors is None:
+            floors = cls(crawler)
+            _REGISTRY[crawler] = floors
+        return floors
+
+    def floor(self, key: str, excluding: str | None = None) -> float:
+        """The highest floor of slot *key*, leaving out *excluding*'s."""
+        owners = self._floors.get(key, {})
+        return max((seconds for owner, seconds in owners.items() if owner != excluding), default=0.0)
+
+    def set(self, key: str, owner: str, seconds: float) -> None:
+        """Raise (or keep) the delay of slot *key* to at least *seconds* on behalf of *owner*."""
+        self._floors.setdefault(key, {})[owner] = seconds
+        self.apply(key)
+
+    def relax(self, key: str, owner: str, seconds: float) -> None:
+        """Lower *owner*'s floor of slot *key* to *seconds* and bring the slot delay down with it."""
+        self._floors.setdefault(key, {})[owner] = seconds
+        self._reset_delay(key)
+
+    def clear(self, key: str, owner: str) -> None:
+        """Drop *owner*'s floor of slot *key*; the slot goes back to its configured delay or other floors."""
+        owners = self._floors.get(key)
+        if not owners or owner not in owners:
+            return
+        del owners[owner]
+        self._reset_delay(key)
+        if not owners:
+            del self._floors[key]
+            slot = self._slot(key)
+            jitter = self._saved_jitter.pop(key, None)
+            if slot is not None and jitter is not None:
+                slot.jitter = jitter
+
+    def default_delay(self, key: str) -> float:
+        """The delay the slot has without floors: its ``DOWNLOAD_SLOTS`` entry or ``DOWNLOAD_DELAY``."""
+        per_slot = self._downloader().per_slot_settings.get(key, {})
+        return float(per_slot.get("delay", self._download_delay))
+
+    def apply(self, key: str) -> None:
+        slot = self._slot(key)
+        floor = self.floor(key)
+        if slot is None or floor <= 0:
+            return
+        if slot.jitter:
+            self._saved_jitter.setdefault(key, slot.jitter)
+            slot.jitter = 0.0
+        if slot.delay < floor:
+            slot.delay = floor
+
+    def _reset_delay(self, key: str) -> None:
+        slot = self._slot(key)
+        if slot is not None:
+            slot.delay = max(self.default_delay(key), self.floor(key))
+            self.apply(key)
+
+    def _downloader(self) -> Downloader:
+        return self._crawler.engine.downloader
+
+    def _slot(self, key: str) -> Slot | None:
+        return self._downloader().slots.get(key)
+
+    def _on_request_reached(self, request: Request, spider: Spider) -> None:
+        key = request.meta.get("download_slot")
+        if key is not None and key in self._floors:
+            self.apply(key)
+
+    def _on_response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
+        self._on_request_reached(request, spider)

@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import random
+from email.utils import formatdate
+from pathlib import Path
+
+import pytest
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.test import get_crawler
+
+from crawler.middlewares.backoff import BackoffMiddleware, full_jitter_wait, parse_retry_after
+from tests.support.polite_server import Logged, Reply, Routes, gaps, page, run_crawl, serve
+
+NOW = 1_762_329_600.0  # 2025-11-05 08:00:00 UTC
+
+
+def _after(log: list[Logged], entry: Logged) -> list[Logged]:
+    return [e for e in log if e.mono > entry.mono]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("3", 3.0),
+        (b" 120 ", 120.0),
+        ("0", 0.0),
+        ("1.5", 1.5),
+        (formatdate(NOW + 90, usegmt=True), 90.0),
+        (formatdate(NOW - 90, usegmt=True), 0.0),
+        ("Wed, 05 Nov 2025 08:00:30 -0000", 30.0),
+        ("-5", None),
+        ("inf", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_retry_after(value: str | bytes | None, expected: float | None) -> None:
+    assert parse_retry_after(value, now=NOW) == expected
+
+
+def test_full_jitter_wait_is_uniform_up_to_the_capped_exponential() -> None:
+    random.seed(7)
+    waits = [full_jitter_wait(n, 0.5, 2.0, 3.0) for n in range(1, 7)]
+    random.seed(7)
+    assert waits == [random.uniform(0, high) for high in (0.5, 1.0, 2.0, 3.0, 3.0, 3.0)]
+
+
+def test_disabled_or_misconfigured() -> None:
+    with pytest.raises(NotConfigured):
+        BackoffMiddleware.from_crawler(get_crawler(settings_dict={"BACKOFF_ENABLED": False}))
+    with pytest.raises(ValueError, match="BACKOFF_MIN_DELAY"):
+        BackoffMiddleware.from_crawler(get_crawler(settings_dict={"BACKOFF_MIN_DELAY": 0}))
+    middleware = BackoffMiddleware.from_crawler(get_crawler(settings_dict={}))
+    assert middleware.http_codes == {429, 500, 502, 503, 504, 522, 524, 408}
+    assert middleware.max_retries == 5
+
+
+def test_retry_after_seconds_holds_the_whole_host(tmp_path: Path) -> None:
+    routes: Routes = {
+        "/a": [Reply(429, headers={"Retry-After": "1"}), page("a")],
+        "/b": page("b"),
+        "/c": page("c"),
+        "/d": page("d"),
+    }
+    with serve(routes) as server:
+        result = run_crawl([server.url(p) for p in ("/a", "/b", "/c", "/d")], {}, tmp_path)
+    limited = server.requests_to("/a")[0]
+    assert limited.status == 429 and limited.retry_after_until is not None
+    later = _after(server.log, limited)
+    assert sorted(e.path for e in later) == ["/a", "/b", "/c", "/d"]
+    assert min(e.wall for e in later) >= limited.retry_after_until
+    assert sorted((i["url"].rsplit("/", 1)[1], i["retry_times"]) for i in result.items) == [
+        ("a", 1),
+        ("b", 0),
+        ("c", 0),
+        ("d", 0),
+    ]
+    stats = result.stats
+    assert stats["backoff/retry_count"] == 1
+    assert stats["backoff/retry_count/429"] == 1
+    assert stats["backoff/retry_after_honoured"] == 1
+    assert stats["backoff/delay_raised"] == 1
+    assert "backoff/max_reached" not in stats
+    assert "retry/count" not in stats
+
+
+def test_retry_after_http_date(tmp_path: Path) -> None:
+    routes: Routes = {"/a": [Reply(503, retry_after_date_in=1.5), page("a")], "/b": page("b")}
+    with serve(routes) as server:
+        result = run_crawl([server.url("/a"), server.url("/b")], {}, tmp_path)
+    limited = server.requests_to("/a")[0]
+    assert limited.retry_after_until is not None
+    later = _after(server.log, limited)
+    assert sorted(e.path for e in later) == ["/a", "/b"]
+    assert min(e.wall for e in later) >= limited.retry_after_until
+    assert result.stats["backoff/retry_after_honoured"] == 1
+    assert result.stats["backoff/retry_count/503"] == 1
+
+
+def test_retry_after_is_capped_by_max_delay(tmp_path: Path) -> None:
+    routes: Routes = {"/a": [Reply(429, headers={"Retry-After": "3600"}), page("a")]}
+    with serve(routes) as server:
+        result = run_crawl([server.url("/a")], {"BACKOFF_MAX_DELAY": 0.5}, tmp_path)
+    first, second = server.requests_to("/a")
+    assert 0.5 <= second.mono - first.mono < 3
+    assert result.stats["backoff/retry_after_capped"] == 1
+    assert [i["status"] for i in result.items] == [200]
+
+
+def test_gives_up_after_max_retries_with_per_request_overrides(tmp_path: Path) -> None:
+    routes: Routes = {"/x": Reply(503), "/y": Reply(500), "/z": Reply(502)}
+    with serve(routes) as server:
+        result = run_crawl(
+            [
+                server.url("/x"),
+                {"url": server.url("/y"), "meta": {"backoff_max_retries": 1}},
+                {"url": server.url("/z"), "meta": {"dont_retry": True}},
+            ],
+            {"BACKOFF_MAX_RETRIES": 2},
+            tmp_path,
+        )
+    assert [len(server.requests_to(p)) for p in ("/x", "/y", "/z")] == [3, 2, 1]
+    stats = result.stats
+    assert stats["backoff/retry_count"] == 3
+    assert stats["backoff/retry_count/503"] == 2
+    assert stats["backoff/retry_count/500"] == 1
+    assert stats["backoff/max_reached"] == 2
+    assert stats["backoff/delay_raised"] == 6
+    assert sorted((e["url"].rsplit("/", 1)[1], e["status"], e["retry_times"]) for e in result.errors) == [
+        ("x", 503, 2),
+        ("y", 500, 1),
+        ("z", 502, 0),
+    ]
+    assert result.items == []
+
+
+def test_connection_reset_and_truncated_body_are_retried(tmp_path: Path) -> None:
+    routes: Routes = {
+        "/r": [Reply(reset=True), page("r")],
+        "/t": [Reply(body=b"x" * 1000, truncate=True), page("t")],
+    }
+    with serve(routes) as server:
+        result = run_crawl([server.url("/r"), server.url("/t")], {}, tmp_path)
+    assert [e.status for e in server.requests_to("/r")] == [0, 200]
+    assert [e.status for e in server.requests_to("/t")] == [200, 200]
+    assert sorted((i["body"], i["retry_times"]) for i in result.items) == [("r", 1), ("t", 1)]
+    stats = result.stats
+    assert stats["backoff/retry_count"] == 2
+    assert stats["backoff/retry_count/scrapy.exceptions.DownloadFailedError"] == 1
+    assert stats["backoff/retry_count/scrapy.exceptions.ResponseDataLossError"] == 1
+    assert stats["backoff/delay_raised"] == 2
+
+
+def test_raised_delay_survives_autothrottle(tmp_path: Path) -> None:
+    routes: Routes = {"/p0": [Reply(503), page("p0")], **{f"/p{i}": page(f"p{i}") for i in range(1, 6)}}
+    settings = {
+        "DOWNLOAD_DELAY": 0.1,
+        "AUTOTHROTTLE_ENABLED": True,
+        "AUTOTHROTTLE_START_DELAY": 0,
+        "AUTOTHROTTLE_TARGET_CONCURRENCY": 8,
+        "BACKOFF_MIN_DELAY": 0.4,
+        "BACKOFF_WINDOW": 60,
+    }
+    with serve(routes) as server:
+        result = run_crawl([server.url(f"/p{i}") for i in range(6)], settings, tmp_path)
+    failed = server.requests_to("/p0")[0]
+    later = _after(server.log, failed)
+    assert len(later) == 6
+    assert min(gaps(later)) >= 0.4 * 0.95
+    assert {i["slot_delay"] for i in result.items} == {0.4}
+    assert "backoff/recovered" not in result.stats
+
+
+def test_delay_recovers_once_the_host_answers_well(tmp_path: Path) -> None:
+    routes: Routes = {"/p0": [Reply(503), page("p0")], **{f"/p{i}": page(f"p{i}") for i in range(1, 8)}}
+    settings = {"DOWNLOAD_DELAY": 0.1, "BACKOFF_MIN_DELAY": 0.2, "BACKOFF_WINDOW": 0.2}
+    with serve(routes) as server:
+        result = run_crawl([server.url(f"/p{i}") for i in range(8)], settings, tmp_path)
+    delays = [i["slot_delay"] for i in sorted(result.items, key=lambda i: i["url"])]
+    assert set(delays) <= {0.2, 0.1}
+    assert result.stats["backoff/delay_raised"] == 1
+    assert result.stats["backoff/recovered"] == 1
+    assert all(0.1 * 0.95 <= gap < 0.19 for gap in gaps(server.log[-3:]))
