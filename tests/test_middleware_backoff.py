@@ -5,9 +5,13 @@ from email.utils import formatdate
 from pathlib import Path
 
 import pytest
+from scrapy import Request
+from scrapy.core.downloader import Slot
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
+from twisted.internet.defer import Deferred
 
+from crawler.middlewares import count_dispatched_as_transferring
 from crawler.middlewares.backoff import BackoffMiddleware, full_jitter_wait, parse_retry_after
 from tests.support.polite_server import Logged, Reply, Routes, gaps, page, run_crawl, serve
 
@@ -182,3 +186,65 @@ def test_delay_recovers_once_the_host_answers_well(tmp_path: Path) -> None:
     assert result.stats["backoff/delay_raised"] == 1
     assert result.stats["backoff/recovered"] == 1
     assert all(0.1 * 0.95 <= gap < 0.19 for gap in gaps(server.log[-3:]))
+
+
+def test_a_request_taken_off_the_slot_queue_counts_against_the_concurrency_at_once() -> None:
+    slot = Slot(concurrency=1, delay=0, jitter=0)
+    slot.queue.extend((Request(f"http://example.org/{i}"), Deferred()) for i in range(2))
+    count_dispatched_as_transferring(slot)
+    assert [r.url for r, _ in slot.queue] == ["http://example.org/0", "http://example.org/1"]
+    request, _ = slot.queue.popleft()
+    assert slot.transferring == {request}
+    assert slot.free_transfer_slots() == 0
+    count_dispatched_as_transferring(slot)  # idempotent
+    assert len(slot.queue) == 1 and slot.transferring == {request}
+
+
+def _throttled_site(pages: int, throttled: tuple[int, ...]) -> Routes:
+    """Pages /p0.. of which the *throttled* ones answer 429 with ``Retry-After: 1`` the first time."""
+    limited = Reply(429, headers={"Retry-After": "1"})
+    return {f"/p{i}": [limited, page(f"p{i}")] if i in throttled else page(f"p{i}") for i in range(pages)}
+
+
+def _arrived_while_held(log: list[Logged], limited: Logged) -> list[Logged]:
+    """Requests that arrived after the server had sent *limited* and before its Retry-After had passed."""
+    assert limited.sent is not None and limited.retry_after_until is not None
+    return [e for e in log if e.mono > limited.sent and e.wall < limited.retry_after_until]
+
+
+def test_retry_after_holds_the_host_without_download_delay(tmp_path: Path) -> None:
+    # DOWNLOAD_DELAY = 0, one request at a time: nothing at all may reach the host during Retry-After.
+    # Scrapy 2.19 counts a request against the slot concurrency only once its download task has started, so
+    # a slot without delay used to send its whole queue at once (the requests held by a backoff, when the
+    # backoff had recovered), a 429 among them arriving with the others right behind it.
+    routes = _throttled_site(10, throttled=(0, 3, 6))
+    with serve(routes) as server:
+        result = run_crawl([server.url(p) for p in routes], {"DOWNLOAD_DELAY": 0}, tmp_path)
+    limited = [e for e in server.log if e.status == 429]
+    assert len(limited) == 3
+    for entry in limited:
+        later = _after(server.log, entry)
+        assert entry.retry_after_until is not None and later, entry
+        assert min(e.wall for e in later) >= entry.retry_after_until, entry
+    assert sorted(i["body"] for i in result.items) == sorted(f"p{i}" for i in range(10))
+    assert result.stats["backoff/retry_after_honoured"] == 3
+
+
+def test_retry_after_holds_the_host_at_concurrency_4_without_download_delay(tmp_path: Path) -> None:
+    # With 4 requests to the host at a time, the other 3 may still be on the wire when the 429 reaches the
+    # crawler, and each may have been answered and replaced in that very moment: up to 2 * 3 requests arrive
+    # just after the 429 has left the server. None may arrive later, until Retry-After has passed.
+    concurrency = 4
+    routes = _throttled_site(20, throttled=(0, 4, 8, 12, 16))
+    settings = {"DOWNLOAD_DELAY": 0, "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency}
+    with serve(routes) as server:
+        result = run_crawl([server.url(p) for p in routes], settings, tmp_path)
+    limited = [e for e in server.log if e.status == 429]
+    assert len(limited) == 5
+    for entry in limited:
+        assert entry.sent is not None
+        on_the_wire = _arrived_while_held(server.log, entry)
+        assert len(on_the_wire) <= 2 * (concurrency - 1), (entry, on_the_wire)
+        assert all(e.mono - entry.sent < 0.25 for e in on_the_wire), (entry, on_the_wire)
+    assert sorted(i["body"] for i in result.items) == sorted(f"p{i}" for i in range(20))
+    assert result.stats["backoff/retry_after_honoured"] == 5

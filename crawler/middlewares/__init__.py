@@ -5,24 +5,63 @@ Scrapy throttles per download slot (one slot per host by default): a slot sends 
 delay (robots.txt ``Crawl-delay``, ``HOST_MAX_RATE``, backoff after errors) while AutoThrottle moves the delay
 up and down with latency. :class:`SlotFloors` keeps every component's minimum and puts the slot delay back
 above the highest one whenever something may have lowered it.
+
+It also makes the downloader keep to the slot concurrency (``CONCURRENT_REQUESTS_PER_DOMAIN``) when the slot
+delay is 0. Scrapy 2.19 counts a request as transferring only once its download task has started, while the
+loop that takes requests off the slot queue checks the count right away: with a delay, it takes one request
+per pass and the count is up to date by the next one; without, it takes the whole queue at once. Requests that
+piled up behind a backoff hold (and were let go when it ended) all went out together, and a 429 among them
+came too late to stop the others. :func:`count_dispatched_as_transferring` closes that gap.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from scrapy import signals
+from scrapy import Request, signals
+from scrapy.http import Response
+from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
-    from scrapy import Request, Spider
+    from scrapy import Spider
     from scrapy.core.downloader import Downloader, Slot
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
 
-__all__ = ["SlotFloors"]
+__all__ = ["SlotFloors", "count_dispatched_as_transferring"]
 
 _REGISTRY: WeakKeyDictionary[Crawler, SlotFloors] = WeakKeyDictionary()
+
+
+_Queued = tuple[Request, Deferred[Response]]
+
+
+class _DispatchQueue(deque[_Queued]):
+    """A slot queue whose ``popleft`` (the downloader taking a request to send) counts it as transferring."""
+
+    def __init__(self, items: Iterable[_Queued], transferring: set[Request]) -> None:
+        super().__init__(items)
+        self.transferring = transferring
+
+    def popleft(self) -> _Queued:
+        item = super().popleft()
+        self.transferring.add(item[0])
+        return item
+
+
+def count_dispatched_as_transferring(slot: Slot) -> None:
+    """Make *slot* count a request against its concurrency as soon as the downloader takes it off the queue.
+
+    ``Downloader._process_queue`` pops requests while ``slot.free_transfer_slots() > 0``, but the request
+    only joins ``slot.transferring`` when its download task first runs, on a later turn of the event loop;
+    with a slot delay of 0 nothing breaks the loop, so the whole queue goes out whatever the concurrency.
+    Adding the request when it is popped makes the check exact; ``_download`` adds it again (a set, no
+    change) and removes it when the download is over, as before.
+    """
+    if not isinstance(slot.queue, _DispatchQueue):
+        slot.queue = _DispatchQueue(slot.queue, slot.transferring)
 
 
 class SlotFloors:
@@ -114,7 +153,13 @@ class SlotFloors:
 
     def _on_request_reached(self, request: Request, spider: Spider) -> None:
         key = request.meta.get("download_slot")
-        if key is not None and key in self._floors:
+        if key is None:
+            return
+        slot = self._slot(key)
+        if slot is not None:
+            # Sent before the request joins the queue: every slot, new or re-created, is covered in time.
+            count_dispatched_as_transferring(slot)
+        if key in self._floors:
             self.apply(key)
 
     def _on_response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:

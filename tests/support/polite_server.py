@@ -3,7 +3,7 @@
 The server answers each path with a script of replies (the last one repeats): plain replies, ``Retry-After``
 (seconds or an HTTP date computed when sent), pages with ``ETag`` / ``Last-Modified`` that answer conditional
 requests with 304, redirects, connection resets and truncated bodies. It logs every request (arrival times,
-headers) and what it answered.
+headers), what it answered and when the answer had left.
 
 ``run_crawl`` runs a real Scrapy crawl of given URLs in a subprocess (this file run as a script) and returns
 the crawl's stats, items and errback failures, read back from JSON.
@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -104,6 +104,7 @@ class Logged:
     headers: Mapping[str, str]
     status: int  # 0 for a reset connection
     retry_after_until: float | None  # wall time from which Retry-After allows the next request
+    sent: float | None = None  # time.monotonic() once the whole answer was written (None: reset)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -134,7 +135,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "if-none-match" not in headers and headers.get("if-modified-since") == LAST_MODIFIED
             ):
                 status, body = 304, b""
-        owner.record(Logged(self.path, mono, wall, headers, status, retry_after_until))
+        entry = Logged(self.path, mono, wall, headers, status, retry_after_until)
+        owner.record(entry)
         self.send_response(status)
         for name, value in out.items():
             self.send_header(name, value)
@@ -146,9 +148,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
+            owner.mark_sent(entry)
             return
         if status != 304:
             self.wfile.write(body)
+        owner.mark_sent(entry)
 
     def finish(self) -> None:
         with suppress(OSError, ValueError):
@@ -193,6 +197,15 @@ class PoliteServer:
     def record(self, entry: Logged) -> None:
         with self._lock:
             self.log.append(entry)
+
+    def mark_sent(self, entry: Logged) -> None:
+        """Note that the answer to *entry* has been written; the log keeps arrival order."""
+        sent = time.monotonic()
+        with self._lock:
+            for index in range(len(self.log) - 1, -1, -1):
+                if self.log[index] is entry:
+                    self.log[index] = replace(entry, sent=sent)
+                    return
 
     def requests_to(self, path: str) -> list[Logged]:
         return [entry for entry in self.log if entry.path == path]
