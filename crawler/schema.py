@@ -73,6 +73,19 @@ FIELDS: tuple[Field, ...] = (
         in_content_hash=False,
     ),
     Field(
+        "alternate_ids",
+        "string_list",
+        "Other lecture ids of the same talk (equal title and abstract, e.g. the paper in two sessions),"
+        " merged into this record; empty when none.",
+    ),
+    Field(
+        "near_duplicate_cluster",
+        "string",
+        "Lowest lecture id of the records whose title and abstract nearly match this one's (MinHash LSH,"
+        " word 3-shingle Jaccard >= 0.7); null when none.",
+        in_content_hash=False,
+    ),
+    Field(
         "extraction",
         "string",
         "How the fields were extracted: `next_data` (the page's JSON) or `visible_text`.",

@@ -98,3 +98,10 @@ EXTENSIONS = {
 }
 PROGRESS_ENABLED = True
 PROGRESS_INTERVAL = 10.0
+
+# Text cleaning: LaTeX and PDF hyphenation in `text`; the general boilerplate layer's template model
+# (kept in the state directory unless BOILERPLATE_MODEL_PATH says otherwise).
+NORMALIZE_LATEX = True
+BOILERPLATE_MIN_PAGES = 10
+BOILERPLATE_MAX_HASHES = 200_000
+BOILERPLATE_MAX_RECORDS = 400_000

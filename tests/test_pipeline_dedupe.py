@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
 
+from crawler.dedup import near
 from crawler.items import LectureAlias, LectureItem
 from crawler.pipelines.dedupe import DedupePipeline
 from crawler.schema import content_sha256
@@ -55,3 +57,33 @@ def test_each_alias_passes_once(pipeline: DedupePipeline) -> None:
         pipeline.process_item(LectureAlias(lecture_id="2", url="http://x/lecture/2-t"))
     assert pipeline.stats.get_value("dedupe/alias") == 1
     assert pipeline.stats.get_value("dedupe/alias_dropped") == 2
+
+
+ABSTRACT = (
+    "We present a simple method for aligning large language models with human preferences using a small"
+    " set of annotated comparisons and show that it improves helpfulness on three benchmarks."
+)
+
+
+def test_signatures_are_cached_in_the_state_directory(tmp_path: Path) -> None:
+    crawler = get_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path), "STAGE_WORKER": "w2"})
+    step = DedupePipeline.from_crawler(crawler)
+    step.process_item(item("1", abstract=ABSTRACT))
+    step.process_item(item("1", abstract=ABSTRACT, title="Changed"))
+    step.process_item(item("2", abstract=ABSTRACT))
+    step.close_spider()
+    cached = near.load_signatures(tmp_path)
+    assert sorted(cached) == sorted({near.text_key("Title 1", ABSTRACT), near.text_key("Changed", ABSTRACT),
+                                     near.text_key("Title 2", ABSTRACT)})  # fmt: skip
+    assert [p.name for p in (tmp_path / "minhash").iterdir()] == ["w2.jsonl"]
+    assert step.stats.get_value("dedupe/signatures") == 3
+
+
+def test_the_same_talk_and_near_duplicates_are_counted_as_they_come(pipeline: DedupePipeline) -> None:
+    pipeline.process_item(item("1", abstract=ABSTRACT, title="Alignment"))
+    pipeline.process_item(item("2", abstract=ABSTRACT, title="Alignment"))
+    pipeline.process_item(item("3", abstract=ABSTRACT.replace("simple", "robust"), title="Alignment"))
+    pipeline.process_item(item("4", abstract="Something else entirely, about speech and long audio files."))
+    assert pipeline.stats.get_value("dedupe/same_talk_seen") == 1
+    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == 1
+    assert pipeline.stats.get_value("dedupe/signatures") == 3

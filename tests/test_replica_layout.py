@@ -14,16 +14,21 @@ import pytest
 from crawler.replica.layout import (
     EVENTS,
     KEYWORD_VOCABULARY,
+    MAX_LECTURES,
     SESSION_KIND_ORAL,
     SESSION_KIND_POSTER,
     ReplicaSite,
     build_site,
+    copy_slug,
+    copy_title,
     ground_truth,
+    lecture_id_range,
     lecture_text,
     load_records,
     normalize_block,
     page_links,
     slugify,
+    synthesize_records,
     write_ground_truth,
 )
 from crawler.schema import FIELD_NAMES, content_sha256, validate_record
@@ -94,7 +99,7 @@ def test_layout_is_the_same_in_every_process(records: list[dict[str, Any]]) -> N
     # A pinned digest: no hash() or global random may leak into the layout.
     truth = ground_truth(build_site(records, seed=0, lectures=40), BASE)
     assert len(truth) == 39
-    assert _digest(truth) == "e8d9acf8852471dba19a8f5a1d3bbc32ad3bb01f822f8b655ef452b209f45649"
+    assert _digest(truth) == "203322978af459ca9ae3dd7666e9bfb41d5ab94d9c5251a9817d9c1719711d17"
     first = truth[0]
     assert first["lecture_id"] == "129807"
     assert first["title"] == "Generative Annotation for ASR Named Entity Correction"
@@ -322,3 +327,139 @@ def test_write_ground_truth(tmp_path: Path, records: list[dict[str, Any]]) -> No
     path = write_ground_truth(truth, tmp_path / "deep" / "truth.jsonl")
     lines = path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == truth
+
+
+# -- synthesized lectures beyond the real records ----------------------------------------------------
+
+
+def _layout_digest(site: ReplicaSite) -> str:
+    rows = [
+        [
+            *(lec.id, lec.event_id, lec.session_id, lec.slug, lec.title, lec.held_at.isoformat()),
+            [link.href for link in lec.related],
+            lec.next.href,
+            lec.similar.href if lec.similar else None,
+        ]
+        for lec in sorted(site.lectures.values(), key=lambda lec: int(lec.id))
+    ]
+    return _digest(rows)
+
+
+@pytest.fixture(scope="module")
+def site_10k(records: list[dict[str, Any]]) -> ReplicaSite:
+    return build_site(records, lectures=10_000)
+
+
+def test_copy_title_and_slug() -> None:
+    assert copy_title("Fish & Chips", 1) == "Fish & Chips"
+    assert copy_title("Fish & Chips", 2) == "Fish & Chips (replica copy 2)"
+    assert copy_slug("Fish & Chips", 1) == "fish-chips"
+    assert (
+        copy_slug("Fish & Chips", 2)
+        == slugify("Fish & Chips (replica copy 2)")
+        == "fish-chips-replica-copy-2"
+    )
+    long = "Alignment Quality Index (AQI) : Beyond Refusals: AQI as an Intrinsic Alignment Diagnostic"
+    assert slugify(copy_title(long, 3)) == slugify(long)  # the 80-character cut would lose the copy number
+    assert (
+        copy_slug(long, 3)
+        == "alignment-quality-index-aqi-beyond-refusals-aqi-as-an-intrinsic-a-replica-copy-3"
+    )
+    assert len(copy_slug(long, 3)) == 80
+    assert (
+        copy_slug(long, 12)
+        == "alignment-quality-index-aqi-beyond-refusals-aqi-as-an-intrinsic-replica-copy-12"
+    )
+
+
+def test_synthesize_records(records: list[dict[str, Any]]) -> None:
+    assert synthesize_records(records, 5) == records[:5]
+    assert synthesize_records(records, 740) == records
+    out = synthesize_records(records, 1600)
+    assert len(out) == 1600
+    assert out[:740] == records
+    assert out[740] == {**records[0], "title": records[0]["title"] + " (replica copy 2)", "replica_copy": 2}
+    assert out[1480]["title"] == records[0]["title"] + " (replica copy 3)"
+    assert out[1599]["abstract"] == records[119]["abstract"]
+    assert "replica_copy" not in records[0]
+    with pytest.raises(ValueError, match="no records"):
+        synthesize_records([], 3)
+
+
+@pytest.mark.parametrize(
+    ("lectures", "main", "side", "main_sessions", "side_sessions"),
+    [(741, 727, 14, 29, 2), (1000, 980, 20, 39, 2), (2500, 2450, 50, 98, 2)],
+)
+def test_synthesized_site_sizes(
+    records: list[dict[str, Any]], lectures: int, main: int, side: int, main_sessions: int, side_sessions: int
+) -> None:
+    site = build_site(records, seed=1, lectures=lectures)
+    assert len(site.lectures) == lectures
+    assert len(site.event_lectures("502")) == main
+    assert len(site.event_lectures("469")) == side
+    assert len([s for s in site.sessions.values() if s.event_id == "502"]) == main_sessions
+    assert len([s for s in site.sessions.values() if s.event_id == "469"]) == side_sessions
+    lectures_ = list(site.lectures.values())
+    assert len({lec.slug for lec in lectures_}) == lectures
+    assert len({lec.title for lec in lectures_}) == lectures
+    assert sum("(replica copy 2)" in lec.title for lec in lectures_) == min(lectures, 1480) - 740
+
+
+def test_synthesis_is_deterministic(records: list[dict[str, Any]]) -> None:
+    first = build_site(records, seed=0, lectures=1000)
+    assert first == build_site(records, seed=0, lectures=1000)
+    assert _layout_digest(first) == "a39235ca9643dcaac5e0e866bf35f42305046d78198708ef524572f071f6a950"
+    assert _layout_digest(build_site(records, seed=1, lectures=1000)) != _layout_digest(first)
+    copy = min(
+        (lec for lec in first.lectures.values() if "(replica copy" in lec.title), key=lambda x: int(x.id)
+    )
+    assert (copy.id, copy.event_id, copy.session_id) == ("118244", "469", "6002")
+    assert copy.title == (
+        "BAREC Demo: Resources and Tools for Sentence-level Arabic Readability Assessment (replica copy 2)"
+    )
+    assert copy.slug == "barec-demo-resources-and-tools-for-sentence-level-arabic-readabil-replica-copy-2"
+
+
+def test_lecture_id_ranges_widen_apart() -> None:
+    assert lecture_id_range(EVENTS["502"], 726) == (129800, 132400)
+    assert lecture_id_range(EVENTS["502"], 980) == (129800, 132739)
+    assert lecture_id_range(EVENTS["469"], 200) == (118000, 119999)
+    assert lecture_id_range(EVENTS["469"], 1000) == (117000, 119999)
+    with pytest.raises(ValueError, match="too many lectures"):
+        lecture_id_range(EVENTS["469"], 50_000)
+
+
+def test_ten_thousand_lectures(site_10k: ReplicaSite) -> None:
+    lectures = list(site_10k.lectures.values())
+    assert len(lectures) == 10_000
+    assert len({lec.id for lec in lectures}) == len({lec.slug for lec in lectures}) == 10_000
+    assert _layout_digest(site_10k) == "2cd9d5cd78ea3b47820dd44112ea0e433ca4f1a83b5d8baaa04c080e1f2114cb"
+    copies = Counter(
+        int(lec.title.rsplit("(replica copy ", 1)[1][:-1]) for lec in lectures if "(replica" in lec.title
+    )
+    assert copies == {n: 740 for n in range(2, 14)} | {14: 380}
+    main, side = site_10k.event_lectures("502"), site_10k.event_lectures("469")
+    assert (len(main), len(side)) == (9800, 200)
+    assert max(int(lec.id) for lec in side) < 120000 <= 129800 <= min(int(lec.id) for lec in main)
+    assert max(int(lec.id) for lec in main) <= 129800 + 3 * 9800 - 1
+    assert len([s for s in site_10k.sessions.values() if s.event_id == "502"]) == 392
+    ids = set(site_10k.lectures)
+    for lec in main:
+        assert len(lec.related) == 10 and {link.lecture_id for link in lec.related} <= ids
+        assert lec.id not in {link.lecture_id for link in lec.related}
+
+
+def test_ground_truth_of_a_synthesized_site(records: list[dict[str, Any]]) -> None:
+    truth = ground_truth(build_site(records, seed=0, lectures=1000), BASE)
+    assert len(truth) == 980
+    assert len({r["url"] for r in truth}) == 980
+    copy = next(r for r in truth if r["title"].endswith("(replica copy 2)"))
+    assert copy["url"].endswith("-replica-copy-2")
+    assert "(replica copy 2)" in copy["text"]
+    for record in truth:
+        assert validate_record({**record, "fetched_at": "2025-12-01T00:00:00Z"}) == []
+
+
+def test_too_many_lectures(records: list[dict[str, Any]]) -> None:
+    with pytest.raises(ValueError, match="at most"):
+        build_site(records, lectures=MAX_LECTURES + 1)

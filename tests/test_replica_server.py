@@ -31,6 +31,7 @@ from crawler.replica.layout import (
     normalize_block,
 )
 from crawler.replica.server import ReplicaServer, RequestRecord
+from crawler.text.latex import clean_latex
 
 REPO = Path(__file__).resolve().parents[1]
 ROBOTS = "User-agent: *\nDisallow: /log-in\nDisallow: /downloadable_materials/\n"
@@ -250,7 +251,7 @@ def test_every_page_agrees_with_the_ground_truth(server: ReplicaServer, site: Re
         assert [r["id"] for r in related["data"]] == expected["related_lecture_ids"]
         section = re.search(r"<main>\s*<section>(.*?)</section>", page, re.DOTALL)
         assert section is not None
-        blocks = [normalize_block(b) for b in visible_lines(section.group(1))]
+        blocks = [clean_latex(normalize_block(b)) for b in visible_lines(section.group(1))]
         assert "\n\n".join(b for b in blocks if b) == expected["text"]
         if "## Welcome to EMNLP 2024!" in visible_lines(page):
             with_2024 += 1

@@ -1,16 +1,39 @@
 """Keep only the lecture's own content in ``text``: the rest of the page is the site's template
-(welcome text, labels, footer) or other lectures' teasers."""
+(welcome text, labels, footer) or other lectures' teasers.
+
+Two layers. A page read from its ``__NEXT_DATA__`` (``extraction`` ``next_data``) knows the lecture's
+fields, and the structural layer (:mod:`crawler.text.boilerplate`) finds exactly those values among
+the page's blocks. A page without usable JSON (``visible_text``) goes to the general layer
+(:mod:`crawler.text.template`), which needs no JSON: it judges blocks by a template model learned from
+every page of the site, anchored on the page's own title and description. Every page updates the
+model, which is loaded from and saved to the state directory so a later crawl starts with it. While
+the model has seen too few pages of a site, the structural layer stands in.
+
+On pages with JSON the structural layer's answer also teaches the model which recurring blocks belong
+to the record (event name, keywords, type), so a first crawl's model is right from its first pages.
+
+``text`` is then cleaned of LaTeX markup and PDF hyphenation (:func:`crawler.text.latex.clean_latex`)
+unless ``NORMALIZE_LATEX`` is off; ``abstract`` is never touched.
+"""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
 from crawler.items import PAGE_BLOCKS, LectureItem
-from crawler.text.boilerplate import own_content_blocks, text_from_blocks
+from crawler.text.boilerplate import own_content_indices
+from crawler.text.latex import clean_latex
 from crawler.text.normalize import normalize_line
+from crawler.text.template import TemplateModel, TemplateParams
+
+MODEL_NAME = "boilerplate-model.json"
+logger = logging.getLogger(__name__)
 
 
 def fields_as_blocks(item: Any) -> list[str]:
@@ -22,26 +45,99 @@ def fields_as_blocks(item: Any) -> list[str]:
     return [b for b in blocks if b]
 
 
+def text_of(blocks: list[str], *, latex: bool) -> str:
+    """``text`` from the own blocks: each normalized (and LaTeX-cleaned), joined by a blank line."""
+    lines = (normalize_line(b) for b in blocks)
+    if latex:
+        lines = (clean_latex(line) for line in lines)
+    return "\n\n".join(line for line in lines if line)
+
+
+def site_of(item: Any) -> str:
+    return urlsplit(str(item.get("url") or "")).netloc.lower()
+
+
 class BoilerplatePipeline:
-    def __init__(self, stats: StatsCollector) -> None:
+    def __init__(
+        self,
+        stats: StatsCollector,
+        *,
+        model_path: Path | None = None,
+        params: TemplateParams | None = None,
+        latex: bool = True,
+    ) -> None:
         self.stats = stats
+        self.model_path = model_path
+        self.params = params or TemplateParams()
+        self.model = TemplateModel(self.params)
+        self.latex = latex
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> BoilerplatePipeline:
         assert crawler.stats is not None
-        return cls(crawler.stats)
+        settings = crawler.settings
+        path = settings.get("BOILERPLATE_MODEL_PATH")
+        if not path and settings.get("STAGE_STATE_DIR"):
+            path = str(Path(settings.get("STAGE_STATE_DIR")) / MODEL_NAME)
+        defaults = TemplateParams()
+        params = TemplateParams(
+            min_pages=settings.getint("BOILERPLATE_MIN_PAGES", defaults.min_pages),
+            max_hashes=settings.getint("BOILERPLATE_MAX_HASHES", defaults.max_hashes),
+            max_records=settings.getint("BOILERPLATE_MAX_RECORDS", defaults.max_records),
+        )
+        return cls(
+            crawler.stats,
+            model_path=Path(path) if path else None,
+            params=params,
+            latex=settings.getbool("NORMALIZE_LATEX", True),
+        )
+
+    def open_spider(self) -> None:
+        if self.model_path is not None:
+            self.model = TemplateModel.load(self.model_path, self.params)
+            pages = sum(m.pages for m in self.model.sites.values())
+            self.stats.set_value("boilerplate/model_pages_loaded", pages)
+
+    def close_spider(self) -> None:
+        sizes = self.model.sizes()
+        self.stats.set_value("boilerplate/model_pages", sum(m.pages for m in self.model.sites.values()))
+        self.stats.set_value("boilerplate/model_hashes", sizes["hashes"])
+        if self.model_path is not None:
+            try:
+                self.model.save(self.model_path)
+            except OSError as exc:
+                logger.warning("The boilerplate model could not be saved to %s: %s", self.model_path, exc)
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, LectureItem):
             return item
         blocks = item.pop(PAGE_BLOCKS, None) or []
-        own = own_content_blocks(blocks, dict(item))
+        site = site_of(item)
+        title, description = item.get("title"), item.get("abstract")
+        own: list[str] | None = None
+        taught: list[int] | None = None
+        if item.get("extraction") != "next_data":
+            own = self.model.own_blocks(site, blocks, title=title, description=description)
+            if own is None:
+                self.stats.inc_value("boilerplate/general_not_ready")
+            else:
+                self.stats.inc_value("boilerplate/layer/general")
+        if own is None:
+            indices = own_content_indices(blocks, dict(item))
+            own = [normalize_line(blocks[i]) for i in indices]
+            self.stats.inc_value("boilerplate/layer/structural")
+            if indices and item.get("extraction") == "next_data":
+                # The page's JSON named its own blocks: the model learns them as the record's.
+                taught = indices
+        self.model.observe(site, blocks, title=title, description=description, own=taught)
         if not own:
             # The page showed none of the lecture's fields: fall back to the fields themselves so the
             # record still carries its content, and count it for the quality report.
             own = fields_as_blocks(item)
             self.stats.inc_value("boilerplate/no_visible_content")
-        item["text"] = text_from_blocks(own)
+        item["text"] = text_of(own, latex=self.latex)
+        if self.latex and item["text"] != text_of(own, latex=False):
+            self.stats.inc_value("boilerplate/latex_cleaned")
         self.stats.inc_value("boilerplate/blocks_kept", len(own))
         self.stats.inc_value("boilerplate/blocks_removed", max(0, len(blocks) - len(own)))
         return item

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.schema import FIELD_NAMES, content_sha256, format_timestamp, to_json_record
+from crawler.text.latex import clean_latex
 from crawler.urls import canonical_lecture_url
 
 DATA_FILE = "emnlp2025_papers.jsonl.gz"
@@ -29,6 +30,13 @@ MAIN_EVENT_ID = "502"
 SIDE_EVENT_ID = "469"
 # The share of records that go to EMNLP 2024: its lectures appear among the related lectures of some pages.
 SIDE_EVENT_EVERY = 50
+# Beyond the real records, lectures are copies of them with this suffix on the title (n = 2, 3, ...).
+COPY_SUFFIX = " (replica copy {n})"
+# A site larger than this would run the two events' session ids into each other.
+MAX_LECTURES = 500_000
+# Lecture ids are drawn from at least this many times as many numbers as the event has lectures; a bigger
+# site widens the event's range away from the other event's (EMNLP 2025 upwards, EMNLP 2024 downwards).
+ID_SPREAD = 3
 
 _WELCOME_502 = (
     "## Welcome!\n"
@@ -275,6 +283,38 @@ def slugify(title: str) -> str:
     return slug or "lecture"
 
 
+def copy_title(title: str, copy: int) -> str:
+    """The title of the ``copy``-th appearance of a record (1 is the record itself)."""
+    return title if copy <= 1 else title + COPY_SUFFIX.format(n=copy)
+
+
+def copy_slug(title: str, copy: int) -> str:
+    """The slug of :func:`copy_title`: ``slugify`` of it, except that a long title keeps the copy
+    number at the end instead of losing it to the 80-character cut, so every copy's slug differs."""
+    if copy <= 1:
+        return slugify(title)
+    tail = f"-replica-copy-{copy}"
+    return slugify(title)[: 80 - len(tail)].rstrip("-") + tail
+
+
+def synthesize_records(records: Sequence[Mapping[str, Any]], count: int) -> list[Mapping[str, Any]]:
+    """``count`` records: the real ones, then copies of them in the same order, round after round.
+
+    Copy ``n`` of a record has ``COPY_SUFFIX`` on its title and ``replica_copy`` = n; nothing else
+    changes, so copies keep the real abstracts, tracks and keyword matches.
+    """
+    if count <= len(records):
+        return list(records[:count])
+    if not records:
+        raise ValueError("cannot synthesize lectures from no records")
+    out: list[Mapping[str, Any]] = list(records)
+    for index in range(len(records), count):
+        copy, position = divmod(index, len(records))
+        record = records[position]
+        out.append({**record, "title": copy_title(str(record["title"]), copy + 1), "replica_copy": copy + 1})
+    return out
+
+
 def pick_keywords(rng: random.Random, title: str, abstract: str) -> tuple[str, ...]:
     """0 to 4 vocabulary phrases that occur in the title or abstract, in vocabulary order."""
     haystack = f"{title}\n{abstract}".lower()
@@ -350,6 +390,43 @@ def _plan_sessions(rng: random.Random, event: Event, drafts: list[_Draft]) -> li
     return sessions
 
 
+def lecture_id_range(event: Event, count: int) -> tuple[int, int]:
+    """The numbers the event's ``count`` lecture ids are drawn from: its own range while that is at least
+    ``ID_SPREAD`` times ``count`` wide, else widened away from the other event's range."""
+    low, high = event.lecture_id_range
+    needed = ID_SPREAD * count
+    if needed <= high - low + 1:
+        return low, high
+    if event.id == SIDE_EVENT_ID:
+        low = high - needed + 1
+    else:
+        high = low + needed - 1
+    if low < 1:
+        raise ValueError(f"too many lectures for event {event.id}: {count}")
+    return low, high
+
+
+class _AllBut(Sequence[str]):
+    """``items`` without the one at ``skip``, as a view: ``random.sample`` and ``random.choice`` draw from
+    it exactly as from the list with that item removed, without building that list for every lecture."""
+
+    def __init__(self, items: Sequence[str], skip: int) -> None:
+        self.items = items
+        self.skip = skip
+
+    def __len__(self) -> int:
+        return len(self.items) - 1
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self.items[index if index < self.skip else index + 1]
+
+
 def _link(lecture_id: str, event_id: str, session: Session, slug: str, tab: bool) -> Link:
     if session.kind == SESSION_KIND_POSTER:
         href = f"/events/{event_id}/posters/{session.id}/poster/{lecture_id}-{slug}"
@@ -360,7 +437,15 @@ def _link(lecture_id: str, event_id: str, session: Session, slug: str, tab: bool
 def build_site(
     records: Sequence[Mapping[str, Any]], *, seed: int = 0, lectures: int | None = None
 ) -> ReplicaSite:
-    """A deterministic replica site: the same records, seed and size always give the same site."""
+    """A deterministic replica site: the same records, seed and size always give the same site.
+
+    ``lectures`` larger than ``len(records)`` synthesizes the extra lectures from copies of the records
+    (see :func:`synthesize_records`): new ids, titles and slugs, more sessions, same shape of site.
+    """
+    if lectures is not None and lectures > MAX_LECTURES:
+        raise ValueError(f"at most {MAX_LECTURES} lectures, not {lectures}")
+    if lectures is not None and lectures > len(records):
+        records = synthesize_records(records, lectures)
     rng = random.Random(seed)
     order = list(range(len(records)))
     rng.shuffle(order)
@@ -377,7 +462,7 @@ def build_site(
         event_id = SIDE_EVENT_ID if pos in side_positions else MAIN_EVENT_ID
         members[event_id].append(records[index])
     for event_id, recs in members.items():
-        low, high = EVENTS[event_id].lecture_id_range
+        low, high = lecture_id_range(EVENTS[event_id], len(recs))
         numbers = rng.sample(range(low, high + 1), len(recs))
         drafts_by_event[event_id] = [
             _Draft(rec, str(n), event_id) for rec, n in zip(recs, numbers, strict=True)
@@ -418,7 +503,7 @@ def build_site(
                 "tag_id": TAG_IDS[tag_name],
                 "title": title,
                 "abstract": abstract,
-                "slug": slugify(title),
+                "slug": _record_slug(d.record),
                 "track": track,
                 "held_at": d.held_at,
                 "published_at": published_at,
@@ -435,8 +520,9 @@ def build_site(
     for event_id in drafts_by_event:
         ids = sorted((d.id for d in drafts_by_event[event_id]), key=int)
         schedule = sorted(ids, key=lambda i: (base[i]["held_at"], int(i)))
+        index_of = {lecture_id: k for k, lecture_id in enumerate(ids)}
         for pos, lecture_id in enumerate(schedule):
-            others = [i for i in ids if i != lecture_id]
+            others = _AllBut(ids, index_of[lecture_id])
             related_ids = rng.sample(others, min(10, len(others)))
             if event_id != SIDE_EVENT_ID and side_ids and related_ids and rng.random() < 0.15:
                 related_ids[rng.randrange(len(related_ids))] = rng.choice(side_ids)
@@ -461,6 +547,14 @@ def build_site(
     return ReplicaSite(seed=seed, events=dict(EVENTS), tags=tags, sessions=sessions, lectures=built)
 
 
+def _record_slug(record: Mapping[str, Any]) -> str:
+    copy = int(record.get("replica_copy") or 1)
+    title = str(record["title"])
+    if copy > 1:
+        title = title.removesuffix(COPY_SUFFIX.format(n=copy))
+    return copy_slug(title, copy)
+
+
 def normalize_block(text: str) -> str:
     """A visible text block as the crawler normalizes it: NFC, entities unescaped, no ``<br>``, one space."""
     text = unicodedata.normalize("NFC", text)
@@ -478,7 +572,8 @@ def lecture_text(site: ReplicaSite, lecture: Lecture) -> str:
         *lecture.keywords,
         site.tags[lecture.tag_id].name,
     ]
-    normalized = (normalize_block(b) for b in blocks)
+    # ``text`` is read as the typeset paper shows it: LaTeX markup and PDF hyphenation cleaned.
+    normalized = (clean_latex(normalize_block(b)) for b in blocks)
     return "\n\n".join(b for b in normalized if b)
 
 
@@ -525,6 +620,7 @@ def ground_truth(site: ReplicaSite, web_base: str, event_id: str = MAIN_EVENT_ID
             "related_lecture_ids": [link.lecture_id for link in lec.related],
             "text": lecture_text(site, lec),
             "extraction": "next_data",
+            "withdrawn": False,
         }
         record["content_sha256"] = content_sha256(record)
         full = to_json_record(record)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 from typing import Any
@@ -31,6 +32,63 @@ LOGIN_PAGE = (
     '<body><div id="__next"><main><h1>Log in</h1><p>Log in to download the materials of this lecture.</p>'
     f"</main>\n{FOOTER}</div></body></html>\n"
 )
+
+
+# How a page's ``__NEXT_DATA__`` script is served (see :class:`PageVariant`).
+NEXT_DATA_OK = "ok"
+NEXT_DATA_MISSING = "missing"
+NEXT_DATA_TRUNCATED = "truncated"
+NEXT_DATA_NOT_JSON = "not_json"
+NEXT_DATA_KINDS = (NEXT_DATA_OK, NEXT_DATA_MISSING, NEXT_DATA_TRUNCATED, NEXT_DATA_NOT_JSON)
+# Where an extra banner block sits: before the lecture's section, or between the welcome text and
+# the related lectures.
+BANNER_TOP = "top"
+BANNER_MIDDLE = "middle"
+# What a Next.js page holds when its data could not be serialized: a JavaScript literal, not JSON.
+NOT_JSON_NEXT_DATA = '{"props":{"pageProps":undefined},"page":"/lecture/[lectureSlug]","err":NaN}'
+
+
+@dataclass(frozen=True)
+class PageVariant:
+    """A lecture page that differs from the site's usual page (planted cases of the replica).
+
+    A site object may carry ``page_variants``, a mapping from lecture id to its variant; pages of
+    lectures without one are rendered as usual.
+    """
+
+    next_data: str = NEXT_DATA_OK
+    banner: str | None = None
+    banner_position: str = BANNER_TOP
+
+    def __post_init__(self) -> None:
+        if self.next_data not in NEXT_DATA_KINDS:
+            raise ValueError(f"unknown __NEXT_DATA__ variant {self.next_data!r}")
+        if self.banner_position not in (BANNER_TOP, BANNER_MIDDLE):
+            raise ValueError(f"unknown banner position {self.banner_position!r}")
+
+
+def page_variant(site: Any, lecture_id: str) -> PageVariant | None:
+    variants = getattr(site, "page_variants", None)
+    if not isinstance(variants, Mapping):
+        return None
+    variant = variants.get(lecture_id)
+    return variant if isinstance(variant, PageVariant) else None
+
+
+def next_data_script(next_data: Any, kind: str = NEXT_DATA_OK) -> str:
+    """The ``__NEXT_DATA__`` script element as served for ``kind`` (empty when it is missing)."""
+    if kind == NEXT_DATA_MISSING:
+        return ""
+    body = script_json(next_data)
+    if kind == NEXT_DATA_TRUNCATED:
+        body = body[: len(body) // 2]
+    elif kind == NEXT_DATA_NOT_JSON:
+        body = NOT_JSON_NEXT_DATA
+    return f'<script id="__NEXT_DATA__" type="application/json">{body}</script>'
+
+
+def _banner(text: str) -> str:
+    return f' <div role="banner"><p>{escape(text)}</p></div>\n'
 
 
 def _camel(name: str) -> str:
@@ -235,6 +293,13 @@ class Renderer:
 
     def _lecture_page(self, lecture: Lecture) -> str:
         site = self.site
+        variant = page_variant(site, lecture.id) or PageVariant()
+        banner_top = banner_middle = ""
+        if variant.banner:
+            if variant.banner_position == BANNER_TOP:
+                banner_top = _banner(variant.banner)
+            else:
+                banner_middle = _banner(variant.banner)
         event = site.events[lecture.event_id]
         tag = site.tags[lecture.tag_id]
         title = escape(lecture.title)
@@ -284,9 +349,11 @@ class Renderer:
             '<body><div id="__next">\n'
             f"<header><div>{escape(event.country)}</div></header>\n"
             "<main>\n"
+            f"{banner_top}"
             f" <section><p>{abstract}</p><div>{escape(event.name)}</div><h1>{title}</h1>\n"
             f"   <ul>{keywords}</ul><span>{escape(tag.name)}</span></section>\n"
             f" <section>{welcome_html}</section>\n"
+            f"{banner_middle}"
             f" <section>{related_html}</section>\n"
             f"{premium}"
             " <div>Downloads</div>\n"
@@ -295,7 +362,7 @@ class Renderer:
             f"{similar_html}"
             "</main>\n"
             f"{FOOTER}</div>\n"
-            f'<script id="__NEXT_DATA__" type="application/json">{script_json(next_data)}</script>'
+            f"{next_data_script(next_data, variant.next_data)}"
             "</body></html>\n"
         )
 

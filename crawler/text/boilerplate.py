@@ -11,6 +11,7 @@ keywords or a type to show. Nothing that is not one of the lecture's own values 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -83,8 +84,12 @@ def _grow(
     return sorted(used), remaining
 
 
+# Template lines and teasers repeat on many pages of a crawl: most blocks were normalized before.
+_normalize_cached = functools.lru_cache(maxsize=1 << 16)(normalize_line)
+
+
 def _normalized(blocks: Sequence[str]) -> list[str]:
-    return [normalize_line(b) if isinstance(b, str) else "" for b in blocks]
+    return [_normalize_cached(b) if isinstance(b, str) else "" for b in blocks]
 
 
 def own_content_indices(blocks: Sequence[str], fields: Any) -> list[int]:

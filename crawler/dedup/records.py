@@ -1,0 +1,185 @@
+"""One record per talk, over the whole staged crawl: what publishing does before writing.
+
+Two decisions, each explained in the :class:`DedupReport` and logged:
+
+- the same talk under two ids (the same paper in two sessions or events: equal title and abstract
+  once normalized and case-folded, the abstract not empty) becomes one record. The record kept is
+  one that an earlier release already published, else the lowest id; it lists the others in
+  ``alternate_ids`` and unites their ``source_urls``. Its other fields stay its own.
+- near-duplicates (an abstract revised by a few words, a typo fixed) stay separate records and
+  share ``near_duplicate_cluster``, the lowest id of their cluster (see :mod:`crawler.dedup.near`).
+
+Both are about linear in the number of records: exact duplicates by a hash map, near-duplicates by
+LSH over signatures the crawl computed item by item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crawler.dedup import near
+from crawler.schema import content_sha256
+from crawler.text.normalize import normalize_line
+
+logger = logging.getLogger(__name__)
+
+# Abstracts shorter than this say too little to call two talks the same (a "TBA", a lone title).
+MIN_ABSTRACT_CHARS = 50
+SAME_TALK = "same title and abstract"
+
+
+def talk_key(record: Mapping[str, Any]) -> str | None:
+    """The key two records of one talk share; None when the abstract is too short to tell."""
+    title = normalize_line(str(record.get("title") or "")).casefold()
+    abstract = normalize_line(str(record.get("abstract") or "")).casefold()
+    if len(abstract) < MIN_ABSTRACT_CHARS:
+        return None
+    return hashlib.sha256(f"{title}\x1f{abstract}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Merge:
+    kept: str
+    merged: tuple[str, ...]
+    reason: str = SAME_TALK
+
+
+@dataclass(frozen=True)
+class Cluster:
+    cluster_id: str
+    members: tuple[str, ...]
+    pairs: tuple[near.NearPair, ...]
+
+
+@dataclass
+class DedupReport:
+    records_in: int = 0
+    records_out: int = 0
+    merges: list[Merge] = field(default_factory=list)
+    clusters: list[Cluster] = field(default_factory=list)
+    search: near.SearchStats = field(default_factory=near.SearchStats)
+
+    @property
+    def merged_ids(self) -> int:
+        return sum(len(m.merged) for m in self.merges)
+
+    def stats(self) -> dict[str, int]:
+        """Counts under the ``dedupe/`` prefix of the crawl's statistics."""
+        return {
+            "dedupe/records_in": self.records_in,
+            "dedupe/records_out": self.records_out,
+            "dedupe/same_talk_merges": len(self.merges),
+            "dedupe/same_talk_ids_merged": self.merged_ids,
+            "dedupe/near_duplicate_clusters": len(self.clusters),
+            "dedupe/near_duplicate_records": sum(len(c.members) for c in self.clusters),
+            "dedupe/near_candidate_pairs": self.search.candidate_pairs,
+            "dedupe/signatures_cached": self.search.signatures_cached,
+            "dedupe/signatures_computed": self.search.signatures_computed,
+        }
+
+    def summary(self) -> dict[str, int]:
+        """The counts for a dataset's provenance (short: the card shows it on one line)."""
+        return {
+            "records_in": self.records_in,
+            "records_out": self.records_out,
+            "same_talk_ids_merged": self.merged_ids,
+            "near_duplicate_clusters": len(self.clusters),
+            "near_duplicate_records": sum(len(c.members) for c in self.clusters),
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every decision, for a report file."""
+        return {
+            **self.stats(),
+            "merges": [{"kept": m.kept, "merged": list(m.merged), "reason": m.reason} for m in self.merges],
+            "clusters": [
+                {
+                    "cluster": c.cluster_id,
+                    "members": list(c.members),
+                    "pairs": [near.describe(p) for p in c.pairs],
+                }
+                for c in self.clusters
+            ],
+        }
+
+
+def _id_order(lecture_id: str) -> tuple[int, str]:
+    return (len(lecture_id), lecture_id)
+
+
+def merge_duplicates(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    state_dir: Path | None = None,
+    signatures: Mapping[str, near.Signature] | None = None,
+    published: Container[str] = (),
+    threshold: float = near.MATCH_THRESHOLD,
+) -> tuple[list[dict[str, Any]], DedupReport]:
+    """The records with each talk once and near-duplicates marked, in the input's order.
+
+    ``signatures`` (or the ones cached under ``state_dir`` by the crawl) spare computing MinHash
+    signatures again; ``published`` holds ids an earlier release published, which win when one
+    record of a talk must be kept. Records are copied, never changed in place; a record's
+    ``content_sha256`` is computed again when its ``alternate_ids`` change.
+    """
+    report = DedupReport(records_in=len(records))
+    if signatures is None and state_dir is not None:
+        signatures = near.load_signatures(state_dir)
+    groups: dict[str, list[int]] = {}
+    for position, record in enumerate(records):
+        key = talk_key(record)
+        if key is not None:
+            groups.setdefault(key, []).append(position)
+    dropped: set[int] = set()
+    replaced: dict[int, dict[str, Any]] = {}
+    for positions in groups.values():
+        if len(positions) < 2:
+            continue
+        ids = {p: str(records[p]["lecture_id"]) for p in positions}
+        keep = min(positions, key=lambda p: (ids[p] not in published, _id_order(ids[p])))
+        others = sorted((p for p in positions if p != keep), key=lambda p: _id_order(ids[p]))
+        kept = dict(records[keep])
+        alternates = set(kept.get("alternate_ids") or [])
+        urls = set(kept.get("source_urls") or [])
+        for p in others:
+            alternates.add(ids[p])
+            alternates.update(records[p].get("alternate_ids") or [])
+            urls.update(records[p].get("source_urls") or [])
+        alternates.discard(ids[keep])
+        kept["alternate_ids"] = sorted(alternates, key=_id_order)
+        kept["source_urls"] = sorted(urls)
+        replaced[keep] = kept
+        dropped.update(others)
+        merge = Merge(ids[keep], tuple(ids[p] for p in others))
+        report.merges.append(merge)
+        logger.info("lectures %s are lecture %s (%s): merged", ", ".join(merge.merged), merge.kept, SAME_TALK)
+    out = [replaced.get(p, dict(r)) for p, r in enumerate(records) if p not in dropped]
+    report.merges.sort(key=lambda m: _id_order(m.kept))
+
+    talks = [near.Talk(str(r["lecture_id"]), r.get("title"), r.get("abstract")) for r in out]
+    pairs = near.near_duplicate_pairs(talks, signatures, threshold=threshold, stats=report.search)
+    membership = near.clusters(pairs)
+    by_cluster: dict[str, list[str]] = {}
+    for member, cluster_id in membership.items():
+        by_cluster.setdefault(cluster_id, []).append(member)
+    for cluster_id in sorted(by_cluster, key=_id_order):
+        members = tuple(sorted(by_cluster[cluster_id], key=_id_order))
+        inside = tuple(p for p in pairs if membership.get(p.first) == cluster_id)
+        report.clusters.append(Cluster(cluster_id, members, inside))
+        logger.info(
+            "lectures %s are near-duplicates (Jaccard %s): cluster %s",
+            ", ".join(members),
+            ", ".join(f"{p.similarity:.2f}" for p in inside),
+            cluster_id,
+        )
+    for record in out:
+        record["alternate_ids"] = list(record.get("alternate_ids") or [])
+        record["near_duplicate_cluster"] = membership.get(str(record["lecture_id"]))
+        record["content_sha256"] = content_sha256(record)
+    report.records_out = len(out)
+    return out, report

@@ -1,0 +1,424 @@
+"""The general boilerplate layer: a site's template learned from the pages crawled, no JSON needed.
+
+In the spirit of CCNet's paragraph deduplication, every visible block of a page is normalized and
+hashed, and the model counts per site on how many pages each hash was seen. A block seen on at least
+``common_pages`` pages or on ``common_share`` of them is common. Common is not yet template: a
+lecture's own event name, keywords and presentation type recur on many pages as well. What tells
+them apart is where they sit. Each page is anchored on its own record, its title and abstract
+(``<title>``/``og:title`` and the meta description, which a page states about itself), and the model
+also counts how often a block sat *attached* to that record: between the page's own abstract and
+title, or in the run of blocks right after its title, before the first block found on nearly every
+page (``strong_share``). Template is then a common block that is mostly seen elsewhere. Where that
+run ends is only known from counts over several pages, so a site's first ``min_pages`` pages are
+counted again once the site has that many (a second pass, as CCNet hashes a shard before filtering
+it). When the structural layer knows a page's own blocks (the page had JSON), the crawl passes them
+in and the model counts those as attached instead.
+
+A page's own blocks are its anchored record (abstract ... title), the attached run after the title up
+to the first template block or another record's content, and, when the page shows no abstract, the
+attached blocks just before the title. Another record's content is recognized by the hashes of every
+page's own abstract and title the model has seen: a related lecture's teaser is the own content of
+another page. The page's own abstract recurs as a teaser on other pages too, but as an anchor it is
+always kept.
+
+Memory is bounded: the hash tables keep the ``max_hashes`` most frequent entries (pruned to half when
+full, so the cost is amortized constant per page) and the record hashes are a FIFO of ``max_records``.
+The model persists as JSON, written atomically.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crawler.text.normalize import normalize_line
+
+MODEL_VERSION = 1
+_ELLIPSIS = ("...", "…")
+
+
+def block_hash(text: str) -> int:
+    """64-bit hash of a block's normalized, case-folded text."""
+    return _normalized(text)[1]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalized(text: str) -> tuple[str, int]:
+    # Template lines and teasers repeat on many pages: most blocks are seen before.
+    norm = normalize_line(text)
+    digest = hashlib.blake2b(norm.casefold().encode("utf-8"), digest_size=8).digest()
+    return norm, int.from_bytes(digest, "big")
+
+
+def _prepare(blocks: Sequence[str]) -> tuple[list[str], list[int]]:
+    pairs = [_normalized(b) if isinstance(b, str) else ("", 0) for b in blocks]
+    return [p[0] for p in pairs], [p[1] if p[0] else 0 for p in pairs]
+
+
+@dataclass(frozen=True)
+class TemplateParams:
+    """Thresholds of the model; the defaults are the ones measured in ``bench/quality.py``."""
+
+    min_pages: int = 10  # pages of a site seen before the model judges that site
+    common_pages: int = 5  # K: a block on this many pages is common ...
+    common_share: float = 0.5  # X: ... and so is one on this share of the pages
+    strong_share: float = 0.8  # a block on this share of the pages ends the run after a title
+    attached_share: float = 0.5  # a common block attached this often is the record's, not template
+    max_gap: int = 3  # blocks allowed between a page's own abstract and its title
+    max_tail: int = 12  # blocks after the title that may belong to the record
+    max_lead: int = 2  # attached blocks before the title taken when there is no abstract
+    max_hashes: int = 200_000  # per site and table
+    max_records: int = 400_000  # record hashes per site
+
+
+@dataclass(frozen=True)
+class PendingPage:
+    """A page learned before its site had ``min_pages`` pages: block hashes (0 for an empty block)
+    and the positions of its own abstract and title."""
+
+    hashes: tuple[int, ...]
+    abstract: int | None
+    title: int | None
+
+
+@dataclass
+class SiteModel:
+    pages: int = 0
+    df: dict[int, int] = field(default_factory=dict)
+    attached: dict[int, int] = field(default_factory=dict)
+    records: dict[int, None] = field(default_factory=dict)
+    pending: list[PendingPage] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """Where a page's own record sits among its blocks (indices into the page's blocks). Both are set
+    only when they form a pair (at most ``max_gap`` blocks apart)."""
+
+    abstract: int | None
+    title: int | None
+
+    @property
+    def start(self) -> int | None:
+        found = [i for i in (self.abstract, self.title) if i is not None]
+        return min(found) if found else None
+
+    @property
+    def end(self) -> int | None:
+        found = [i for i in (self.abstract, self.title) if i is not None]
+        return max(found) if found else None
+
+
+def _matches_description(block: str, description: str) -> bool:
+    if block == description:
+        return True
+    # A meta description cut short by the site ("First words of the abstract ...").
+    for mark in _ELLIPSIS:
+        if description.endswith(mark):
+            head = description[: -len(mark)].rstrip()
+            return len(head) >= 40 and block.startswith(head)
+    return False
+
+
+def find_anchors(blocks: Sequence[str], title: str | None, description: str | None, max_gap: int) -> Anchors:
+    """The page's own abstract and title among its normalized ``blocks``.
+
+    A pair at most ``max_gap`` blocks apart is looked for: abstract first (a page shows its own record
+    as abstract, a few short lines, title), then the closest; without a pair, the first abstract alone,
+    else the first title alone.
+    """
+    want_title = normalize_line(title) if isinstance(title, str) else ""
+    want_abstract = normalize_line(description) if isinstance(description, str) else ""
+    titles = [i for i, b in enumerate(blocks) if want_title and b == want_title]
+    abstracts = [i for i, b in enumerate(blocks) if want_abstract and _matches_description(b, want_abstract)]
+    title_at = set(titles)
+    best: tuple[tuple[int, int, int], int, int] | None = None
+    for a in abstracts:
+        for t in range(a - max_gap - 1, a + max_gap + 2):
+            if t == a or t not in title_at:
+                continue
+            # Abstract first (as Underline shows it), then the closest pair, then the earliest.
+            rank = (0 if a < t else 1, abs(t - a), min(a, t))
+            if best is None or rank < best[0]:
+                best = (rank, a, t)
+    if best is not None:
+        return Anchors(best[1], best[2])
+    if abstracts:
+        return Anchors(abstracts[0], None)
+    return Anchors(None, titles[0] if titles else None)
+
+
+class TemplateModel:
+    """Per-site block statistics; :meth:`observe` learns a page, :meth:`own_blocks` judges one."""
+
+    def __init__(self, params: TemplateParams | None = None) -> None:
+        self.params = params or TemplateParams()
+        self.sites: dict[str, SiteModel] = {}
+
+    # -- judging ------------------------------------------------------------------------------
+
+    def ready(self, site: str) -> bool:
+        model = self.sites.get(site)
+        return model is not None and model.pages >= self.params.min_pages
+
+    def _common(self, model: SiteModel, h: int) -> bool:
+        count = model.df.get(h, 0)
+        return count >= self.params.common_pages or count >= self.params.common_share * model.pages
+
+    def _attached(self, model: SiteModel, h: int) -> bool:
+        count = model.df.get(h, 0)
+        return count > 0 and model.attached.get(h, 0) >= self.params.attached_share * count
+
+    def _strong(self, model: SiteModel, h: int) -> bool:
+        return model.df.get(h, 0) >= self.params.strong_share * model.pages
+
+    def is_template(self, site: str, block: str) -> bool:
+        """Whether ``block`` is part of the site's template (common and not a record's value)."""
+        model = self.sites.get(site)
+        if model is None:
+            return False
+        h = block_hash(block)
+        return self._common(model, h) and not self._attached(model, h)
+
+    def own_indices(
+        self, site: str, blocks: Sequence[str], *, title: str | None, description: str | None
+    ) -> list[int] | None:
+        """Indices (ascending) of the page's own blocks; None when the model cannot judge the page:
+        too few pages of the site seen yet, or neither the title nor the description is shown."""
+        model = self.sites.get(site)
+        if model is None or model.pages < self.params.min_pages:
+            return None
+        norm, hashes = _prepare(blocks)
+        anchors = find_anchors(norm, title, description, self.params.max_gap)
+        start, end = anchors.start, anchors.end
+        if start is None or end is None:
+            return None
+        own = {hashes[i] for i in (anchors.abstract, anchors.title) if i is not None}
+
+        def other_record(i: int) -> bool:
+            return hashes[i] in model.records and hashes[i] not in own
+
+        def template(i: int) -> bool:
+            return self._common(model, hashes[i]) and not self._attached(model, hashes[i])
+
+        kept = [i for i in range(start, end + 1) if norm[i] and not other_record(i)]
+        if anchors.abstract is None:
+            lead: list[int] = []
+            i = start - 1
+            while i >= 0 and len(lead) < self.params.max_lead:
+                if norm[i]:
+                    if other_record(i) or not self._attached(model, hashes[i]):
+                        break
+                    lead.append(i)
+                i -= 1
+            kept = sorted(lead) + kept
+        taken = 0
+        for i in range(end + 1, len(norm)):
+            if not norm[i]:
+                continue
+            if taken >= self.params.max_tail or template(i) or other_record(i):
+                break
+            kept.append(i)
+            taken += 1
+        return kept
+
+    def own_blocks(
+        self, site: str, blocks: Sequence[str], *, title: str | None, description: str | None
+    ) -> list[str] | None:
+        """The page's own blocks in page order, each normalized; None when it cannot judge."""
+        indices = self.own_indices(site, blocks, title=title, description=description)
+        if indices is None:
+            return None
+        return [_normalized(blocks[i])[0] for i in indices]
+
+    # -- learning ------------------------------------------------------------------------------
+
+    def observe(
+        self,
+        site: str,
+        blocks: Sequence[str],
+        *,
+        title: str | None,
+        description: str | None,
+        own: Sequence[int] | None = None,
+    ) -> None:
+        """Learn one page: count its blocks, remember its own record, count attached blocks.
+
+        ``own`` (indices into ``blocks``), when another layer knows the page's own blocks, says which
+        blocks are attached. Otherwise they are found around the page's anchors; as which blocks end
+        the run after a title is only known from page counts over several pages, the first
+        ``min_pages`` pages of a site are kept (as hashes) and counted in a second pass once the site
+        has that many, every later page at once.
+        """
+        model = self.sites.setdefault(site, SiteModel())
+        norm, hashes = _prepare(blocks)
+        anchors = find_anchors(norm, title, description, self.params.max_gap)
+        for i in (anchors.abstract, anchors.title):
+            if i is not None:
+                self._remember_record(model, hashes[i])
+        model.pages += 1
+        for h in {h for h in hashes if h}:
+            model.df[h] = model.df.get(h, 0) + 1
+        if own is not None:
+            anchor_hashes = {hashes[i] for i in (anchors.abstract, anchors.title) if i is not None}
+            taught = {hashes[i] for i in own if 0 <= i < len(hashes) and hashes[i]} - anchor_hashes
+            self._count_attached(model, taught)
+        else:
+            model.pending.append(PendingPage(tuple(hashes), anchors.abstract, anchors.title))
+        if model.pages >= self.params.min_pages and model.pending:
+            for earlier in model.pending:
+                self._count_attached(model, self._attached_on(model, earlier))
+            model.pending.clear()
+        if len(model.df) > self.params.max_hashes:
+            self._prune(model)
+
+    @staticmethod
+    def _count_attached(model: SiteModel, hashes: Iterable[int]) -> None:
+        for h in hashes:
+            model.attached[h] = model.attached.get(h, 0) + 1
+
+    def _attached_on(self, model: SiteModel, page: PendingPage) -> set[int]:
+        """Blocks of ``page`` that sat with its record: between its abstract and title, and the run
+        after its title up to a block on nearly every page, another record, or ``max_tail`` blocks."""
+        hashes, a, t = page.hashes, page.abstract, page.title
+        attached: set[int] = set()
+        if a is not None and t is not None:
+            attached.update(h for h in hashes[min(a, t) + 1 : max(a, t)] if h)
+        if t is None:
+            return attached
+        own = {hashes[i] for i in (a, t) if i is not None}
+        taken = 0
+        for h in hashes[max(t, a if a is not None else t) + 1 :]:
+            if not h:
+                continue
+            # The bound of the run is decided by page counts alone, never by the attachment being
+            # learned here, so that what is learned cannot feed on itself.
+            if taken >= self.params.max_tail or self._strong(model, h):
+                break
+            if h in model.records and h not in own:
+                break
+            attached.add(h)
+            taken += 1
+        return attached
+
+    def _remember_record(self, model: SiteModel, h: int) -> None:
+        model.records.pop(h, None)
+        model.records[h] = None
+        while len(model.records) > self.params.max_records:
+            model.records.pop(next(iter(model.records)))
+
+    def _prune(self, model: SiteModel) -> None:
+        keep = self.params.max_hashes // 2
+        top = sorted(model.df.items(), key=lambda kv: kv[1], reverse=True)[:keep]
+        model.df = dict(top)
+        model.attached = {h: c for h, c in model.attached.items() if h in model.df}
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": MODEL_VERSION,
+            "sites": {
+                site: {
+                    "pages": m.pages,
+                    "df": {f"{h:016x}": c for h, c in m.df.items()},
+                    "attached": {f"{h:016x}": c for h, c in m.attached.items()},
+                    "records": [f"{h:016x}" for h in m.records],
+                    "pending": [
+                        {"hashes": [f"{h:016x}" for h in p.hashes], "abstract": p.abstract, "title": p.title}
+                        for p in m.pending
+                    ],
+                }
+                for site, m in sorted(self.sites.items())
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], params: TemplateParams | None = None) -> TemplateModel:
+        """The model :meth:`to_json` wrote; raises ValueError for anything else."""
+        if not isinstance(data, Mapping) or data.get("version") != MODEL_VERSION:
+            raise ValueError("not a boilerplate model of this version")
+        model = cls(params)
+        sites = data.get("sites")
+        if not isinstance(sites, Mapping):
+            raise ValueError("the model has no sites")
+        try:
+            for site, raw in sites.items():
+                model.sites[str(site)] = SiteModel(
+                    pages=int(raw["pages"]),
+                    df={int(h, 16): int(c) for h, c in raw["df"].items()},
+                    attached={int(h, 16): int(c) for h, c in raw["attached"].items()},
+                    records=dict.fromkeys(int(h, 16) for h in raw["records"]),
+                    pending=[
+                        PendingPage(
+                            tuple(int(h, 16) for h in p["hashes"]),
+                            _index(p.get("abstract")),
+                            _index(p.get("title")),
+                        )
+                        for p in raw.get("pending", [])
+                    ],
+                )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"malformed boilerplate model: {exc}") from exc
+        for site_model in model.sites.values():
+            if len(site_model.df) > model.params.max_hashes:
+                model._prune(site_model)
+            while len(site_model.records) > model.params.max_records:
+                site_model.records.pop(next(iter(site_model.records)))
+        return model
+
+    def save(self, path: Path) -> Path:
+        """Write the model to ``path`` atomically (a temporary file beside it, then a rename)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.to_json(), fh, separators=(",", ":"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: Path, params: TemplateParams | None = None) -> TemplateModel:
+        """The model saved at ``path``; a new, empty one when there is none or it is unreadable."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            return cls.from_json(data, params)
+        except (OSError, ValueError):
+            return cls(params)
+
+    def sizes(self) -> dict[str, int]:
+        """Entries held, for the crawl's statistics."""
+        return {
+            "sites": len(self.sites),
+            "hashes": sum(len(m.df) + len(m.attached) for m in self.sites.values()),
+            "records": sum(len(m.records) for m in self.sites.values()),
+        }
+
+
+def _index(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ValueError(f"not a block position: {value!r}")
+
+
+def learn(
+    model: TemplateModel, site: str, pages: Iterable[tuple[Sequence[str], str | None, str | None]]
+) -> None:
+    """Observe many pages of one site: (blocks, title, description) each."""
+    for blocks, title, description in pages:
+        model.observe(site, blocks, title=title, description=description)

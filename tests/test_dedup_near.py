@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.dedup import near
+from crawler.dedup.near import NearPair, SearchStats, Talk
+
+ABSTRACT = (
+    "We present a simple method for aligning large language models with human preferences using a small"
+    " set of annotated comparisons and show that it improves helpfulness and harmlessness on three"
+    " benchmarks while keeping the cost of training low compared with reinforcement learning from human"
+    " feedback and direct preference optimization baselines that need far more data"
+)
+OTHER = (
+    "Speech translation systems struggle with long audio. We segment recordings with a voice activity"
+    " detector and translate each segment with a cascade of recognition and translation models, then"
+    " merge the outputs; on two test sets the approach improves BLEU by four points over a direct model"
+)
+
+
+def revised(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def test_shingles_and_keys_see_normalized_words() -> None:
+    assert near.shingles("A Title", "one two  three") == {"a title one", "title one two", "one two three"}
+    assert near.shingles("", "x") == {"x"}
+    assert near.shingles(None, None) == set()
+    assert near.text_key("Caf\u00e9 &amp; Co", "X") == near.text_key("cafe\u0301 & co", "x")
+    assert near.text_key("T", "a b") != near.text_key("T", "a c")
+
+
+def test_signature_is_deterministic_and_round_trips() -> None:
+    first = near.signature("T", ABSTRACT)
+    assert first.dtype == np.uint32 and first.shape == (near.NUM_PERM,)
+    assert np.array_equal(first, near.signature("T", ABSTRACT))
+    assert np.array_equal(near.decode_signature(near.encode_signature(first)), first)
+    assert len(near.encode_signature(first)) == 684
+
+
+def test_pairs_are_verified_with_the_exact_similarity() -> None:
+    talks = [
+        Talk("10", "Preference alignment", ABSTRACT),
+        Talk("2", "Preference alignment", revised(ABSTRACT, "simple", "robust")),
+        Talk("3", "Speech", OTHER),
+        Talk("4", "Preference alignment", revised(revised(ABSTRACT, "three", "four"), "low", "small")),
+    ]
+    stats = SearchStats()
+    pairs = near.near_duplicate_pairs(talks, stats=stats)
+    assert pairs == [NearPair("2", "4", 0.7188), NearPair("2", "10", 0.8966), NearPair("4", "10", 0.8033)]
+    assert (stats.signatures_computed, stats.signatures_cached, stats.candidate_pairs) == (4, 0, 3)
+    assert set(near.all_pairs(talks)) == set(pairs)
+    assert near.clusters(pairs) == {"2": "2", "4": "2", "10": "2"}
+
+
+def test_cached_signatures_are_used() -> None:
+    talks = [Talk("1", "T", ABSTRACT), Talk("2", "T", ABSTRACT + " Extra words here.")]
+    cache = {near.text_key("T", ABSTRACT): near.signature("T", ABSTRACT)}
+    stats = SearchStats()
+    assert [(p.first, p.second) for p in near.near_duplicate_pairs(talks, cache, stats=stats)] == [("1", "2")]
+    assert (stats.signatures_cached, stats.signatures_computed) == (1, 1)
+
+
+def test_a_crowded_bucket_is_capped() -> None:
+    talks = [Talk(str(i), "Same", "same words for everyone") for i in range(near.MAX_CANDIDATES + 5)]
+    stats = SearchStats()
+    pairs = near.near_duplicate_pairs(talks, stats=stats)
+    assert stats.capped_queries == near.MAX_CANDIDATES + 5
+    assert len(pairs) < len(talks) * (len(talks) - 1) // 2
+    assert set(near.clusters(pairs).values()) == {"0"}
+
+
+def test_clusters_join_chains_under_the_lowest_id() -> None:
+    pairs = [
+        NearPair("5", "9", 0.9),
+        NearPair("9", "12", 0.8),
+        NearPair("3", "4", 0.75),
+        NearPair("12", "100", 1),
+    ]
+    assert near.clusters(pairs) == {"5": "5", "9": "5", "12": "5", "100": "5", "3": "3", "4": "3"}
+    assert near.clusters([]) == {}
+
+
+def test_signature_cache_in_the_state_directory(tmp_path: Path) -> None:
+    cache = near.SignatureCache(tmp_path, "w1")
+    values = near.signature("T", ABSTRACT)
+    assert cache.add("k1", values)
+    assert not cache.add("k1", values)
+    assert cache.add("k2", near.signature("U", OTHER))
+    cache.close()
+    path = tmp_path / "minhash" / "w1.jsonl"
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 2
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('{"key": "bad", "sig": "AAAA"}\n{"key": "torn", "si')
+    loaded = near.load_signatures(tmp_path)
+    assert sorted(loaded) == ["k1", "k2"]
+    assert np.array_equal(loaded["k1"], values)
+    assert near.load_signatures(tmp_path / "nothing") == {}
+    memory_only = near.SignatureCache(None)
+    assert memory_only.add("k", values) and memory_only.path is None
+    memory_only.close()
+    assert json.loads(path.read_text(encoding="utf-8").splitlines()[0])["key"] == "k1"
+
+
+words = st.sampled_from(["model", "data", "we", "show", "language", "results", "task", "new", "method"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(words, min_size=1, max_size=30).map(" ".join), min_size=1, max_size=12))
+def test_lsh_finds_what_all_pairs_finds_at_high_similarity(abstracts: list[str]) -> None:
+    talks = [Talk(str(i), "T", a) for i, a in enumerate(abstracts)]
+    found = {(p.first, p.second) for p in near.near_duplicate_pairs(talks, threshold=0.95)}
+    exact = {(p.first, p.second) for p in near.all_pairs(talks, threshold=0.95)}
+    assert found <= exact
+    # Texts with equal shingles have equal signatures: LSH can never miss them.
+    identical = {(p.first, p.second) for p in near.all_pairs(talks, threshold=1.0)}
+    assert identical <= found
+    cluster = near.clusters(near.near_duplicate_pairs(talks, threshold=0.95))
+    for member, cluster_id in cluster.items():
+        assert near.id_order(cluster_id) <= near.id_order(member)

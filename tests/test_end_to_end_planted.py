@@ -1,0 +1,128 @@
+"""The planted replica over real HTTP: crawl with the CLI, publish, and compare with what was planted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from crawler.replica.layout import build_site, ground_truth, load_records
+from crawler.replica.planted import BANNERS, PlantedTruth, plant_cases
+from crawler.replica.server import ReplicaServer
+from crawler.schema import parse_timestamp
+from tests.support.replica import eventcrawl, fast_crawl_settings
+
+SEED = 7
+
+
+def crawl(server: ReplicaServer, state: Path) -> dict[str, Any]:
+    result = eventcrawl(
+        "crawl", "--event-id", "502", "--web-base", server.base_url, "--api-base", server.base_url,
+        "--state", str(state), *fast_crawl_settings(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    report: dict[str, Any] = json.loads((state / "crawl-report.json").read_text(encoding="utf-8"))
+    return report["stats"]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("planted")
+    site, truth = plant_cases(build_site(load_records()), SEED)
+    with ReplicaServer(site) as server:
+        first = crawl(server, work / "state")
+        expected = truth.expected_records(ground_truth(site, server.base_url))
+        # A second crawl of the same state starts with the boilerplate model the first one saved.
+        second = crawl(server, work / "state")
+    out = work / "dataset"
+    publish = eventcrawl("publish", "--state", str(work / "state"), "--out", str(out), "--name", "planted")
+    assert publish.returncode == 0, publish.stderr[-3000:]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    return {
+        "truth": truth,
+        "expected": expected,
+        "rows": pq.read_table(out / "data" / "lectures").to_pylist(),
+        "first": first,
+        "second": second,
+        "provenance": manifest["provenance"],
+    }
+
+
+def test_the_planted_cases_are_there(planted: dict[str, Any]) -> None:
+    truth: PlantedTruth = planted["truth"]
+    assert (len(truth.duplicates), len(truth.near_duplicates)) == (15, 22)
+    assert len(truth.fallback) == 29
+    assert len(truth.banners) == 38
+
+
+def test_every_record_is_the_expected_one(planted: dict[str, Any]) -> None:
+    rows = {row["lecture_id"]: row for row in planted["rows"]}
+    expected = {r["lecture_id"]: r for r in planted["expected"]}
+    assert sorted(rows) == sorted(expected)
+    mismatches = []
+    for lecture_id, record in expected.items():
+        for name, value in record.items():
+            got = rows[lecture_id][name]
+            if name in ("held_at", "published_at"):
+                value = parse_timestamp(value)
+            if got != value:
+                mismatches.append(f"{lecture_id}.{name}: {got!r} != {value!r}")
+    assert mismatches == []
+
+
+def test_duplicates_become_one_record_with_alternate_ids(planted: dict[str, Any]) -> None:
+    truth: PlantedTruth = planted["truth"]
+    rows = {row["lecture_id"]: row for row in planted["rows"]}
+    merged = {row["lecture_id"]: row["alternate_ids"] for row in planted["rows"] if row["alternate_ids"]}
+    wanted = {}
+    for pair in truth.duplicates:
+        keep, drop = sorted(pair, key=lambda i: (len(i), i))
+        wanted[keep] = [drop]
+        assert drop not in rows
+        assert any(f"/lecture/{drop}-" in url for url in rows[keep]["source_urls"])
+    assert merged == wanted
+    assert planted["provenance"]["dedupe"]["same_talk_ids_merged"] == 15
+
+
+def test_near_duplicates_share_a_cluster(planted: dict[str, Any]) -> None:
+    truth: PlantedTruth = planted["truth"]
+    clusters: dict[str, set[str]] = {}
+    for row in planted["rows"]:
+        if row["near_duplicate_cluster"] is not None:
+            clusters.setdefault(row["near_duplicate_cluster"], set()).add(row["lecture_id"])
+    assert {frozenset(m) for m in clusters.values()} == truth.near_duplicate_pairs()
+    assert all(cluster == min(m, key=lambda i: (len(i), i)) for cluster, m in clusters.items())
+    assert planted["provenance"]["dedupe"]["near_duplicate_clusters"] == 22
+
+
+def test_pages_without_json_are_read_from_the_visible_page(planted: dict[str, Any]) -> None:
+    truth: PlantedTruth = planted["truth"]
+    rows = {row["lecture_id"]: row for row in planted["rows"]}
+    fallback = {i for i, row in rows.items() if row["extraction"] == "visible_text"}
+    assert fallback == set(truth.fallback)
+    for lecture_id in fallback:
+        assert rows[lecture_id]["event_id"] == "502"
+        assert rows[lecture_id]["event_name"] == "EMNLP 2025"
+    first, second = planted["first"], planted["second"]
+    assert first["underline/extraction/visible_text"] == len(fallback)
+    assert first.get("boilerplate/layer/general", 0) + first.get("boilerplate/general_not_ready", 0) == len(
+        fallback
+    )
+    # The second crawl starts with the model the first one saved: every page goes to the general layer.
+    assert second["boilerplate/model_pages_loaded"] == first["boilerplate/model_pages"]
+    assert second["boilerplate/layer/general"] == len(fallback)
+    assert "boilerplate/general_not_ready" not in second
+
+
+def test_no_banner_and_no_other_lecture_in_text(planted: dict[str, Any]) -> None:
+    for row in planted["rows"]:
+        assert not any(banner in row["text"] for banner in BANNERS), row["lecture_id"]
+
+
+def test_dedupe_statistics_of_the_crawl(planted: dict[str, Any]) -> None:
+    stats = planted["first"]
+    assert stats["dedupe/same_talk_seen"] == 15
+    assert stats["dedupe/signatures"] == len(planted["expected"])
