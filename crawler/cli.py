@@ -17,6 +17,7 @@ from typing import Any
 
 from crawler import __version__
 from crawler.stage import StageError
+from crawler.urls import without_credentials
 
 DEFAULT_STATE = Path("state")
 DEFAULT_EVENT = "502"
@@ -127,6 +128,12 @@ def load_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedForRel
         )
     if not staged.records:
         raise UsageError(f"the crawl staged in {state_dir} holds no lectures; nothing to publish")
+    from crawler.dedup.index import load_index
+    from crawler.dedup.records import merge_duplicates
+
+    # Ids already published keep their place when a talk turns up under a second id.
+    published = load_index(state_dir).record_ids()
+    records, dedup = merge_duplicates(staged.records, state_dir=state_dir, published=published)
     report_path = state_dir / "crawl-report.json"
     report: dict[str, Any] = {}
     if report_path.exists():
@@ -137,12 +144,18 @@ def load_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedForRel
         "crawler_version": __version__,
         "event_id": first.get("event_id"),
         "event_name": first.get("event_name"),
-        "web_base": report.get("settings", {}).get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base"),
-        "settings": report.get("settings", {}),
+        "web_base": without_credentials(
+            str(report.get("settings", {}).get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base") or "")
+        ),
+        "settings": {
+            key: without_credentials(value) if isinstance(value, str) and "://" in value else value
+            for key, value in report.get("settings", {}).items()
+        },
         "staged_lines": staged.lines,
         "bad_lines": staged.bad_lines,
+        "dedupe": dedup.summary(),
     }
-    return StagedForRelease(staged.records, provenance)
+    return StagedForRelease(records, provenance)
 
 
 def publish_records(
@@ -151,11 +164,15 @@ def publish_records(
     *,
     out_dir: Path,
     name: str,
+    state_dir: Path,
     template: Path | None = None,
 ) -> Any:
+    from crawler.dedup.index import update_index
     from crawler.publish.release import publish_release
 
-    return publish_release(records, out_dir, name=name, provenance=provenance, template=template)
+    result = publish_release(records, out_dir, name=name, provenance=provenance, template=template)
+    update_index(records, state_dir)
+    return result
 
 
 def run_publish(
@@ -167,7 +184,9 @@ def run_publish(
     template: Path | None = None,
 ) -> Any:
     staged = load_staged(state_dir, allow_partial=allow_partial)
-    return publish_records(staged.records, staged.provenance, out_dir=out_dir, name=name, template=template)
+    return publish_records(
+        staged.records, staged.provenance, out_dir=out_dir, name=name, state_dir=state_dir, template=template
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,6 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--web-base", help="lecture pages' base URL (default: https://underline.io)")
     crawl.add_argument("--api-base", help="JSON:API base URL (default: https://app.underline.io)")
     crawl.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
+    crawl.add_argument(
+        "--frontier",
+        metavar="redis://HOST:PORT/DB",
+        help="crawl as one worker of a fleet sharing this Redis frontier (queue, seen-set, host pacing)",
+    )
+    crawl.add_argument(
+        "--worker", help="name to stage items under (default: main, or HOSTNAME-PID with --frontier)"
+    )
     crawl.add_argument(
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
     )
@@ -246,7 +273,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    overrides = [parse_setting(s) for s in args.settings]
+    overrides: list[tuple[str, Any]] = [parse_setting(s) for s in args.settings]
+    if args.frontier:
+        from crawler.frontier import frontier_settings
+
+        try:
+            fleet = frontier_settings(args.frontier, args.worker)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+        overrides = [*fleet.items(), *overrides]
+    elif args.worker:
+        from crawler.stage import check_worker_name
+
+        overrides = [("STAGE_WORKER", check_worker_name(args.worker)), *overrides]
     outcome = run_crawl(
         event_id=str(args.event_id),
         state_dir=args.state,
@@ -255,7 +294,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         overrides=overrides,
     )
     print(f"crawl {outcome.reason}: {outcome.lectures} lectures staged in {args.state / 'stage'}")
-    return 0 if outcome.reason == "finished" and outcome.lectures > 0 else 1
+    # A fleet worker that joined after the others took all the work has done its part too.
+    staged_enough = outcome.lectures > 0 or bool(args.frontier)
+    return 0 if outcome.reason == "finished" and staged_enough else 1
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -315,7 +356,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def publish(cfg: Any, records: list[dict[str, Any]]) -> Any:
         name = cfg.name or cfg.out.resolve().name
-        result = publish_records(records, provenance, out_dir=cfg.out, name=name)
+        result = publish_records(records, provenance, out_dir=cfg.out, name=name, state_dir=cfg.state)
         if cfg.push_to_hub:
             from crawler.publish.hub import push_to_hub
 

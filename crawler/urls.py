@@ -67,3 +67,15 @@ def absolute_url(url: str, web_base: str) -> str:
 def same_host(url: str, base: str) -> bool:
     """True when ``url`` is on the host (and port) of ``base``."""
     return urlsplit(url).netloc.lower() == urlsplit(base).netloc.lower()
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without a ``user:password@`` part, so that it can be shown or published."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return parts._replace(netloc=netloc).geturl()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -10,9 +11,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import scrapy
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
+from w3lib.encoding import http_content_type_encoding
 
 from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
 from crawler.pages.underline import (
@@ -21,8 +24,9 @@ from crawler.pages.underline import (
     parse_lecture_list,
     parse_lecture_page,
 )
+from crawler.schema import format_timestamp, parse_timestamp
 from crawler.stage import unfinished_lecture_ids
-from crawler.urls import canonical_lecture_url, lecture_ref
+from crawler.urls import canonical_lecture_url, lecture_ref, same_host
 
 API_ACCEPT = "application/vnd.api+json"
 MAX_PAGE_SIZE = 100
@@ -52,8 +56,11 @@ class UnderlineSpider(scrapy.Spider):
         self.web_base = "https://underline.io"
         self.api_base = "https://app.underline.io"
         self.page_size = MAX_PAGE_SIZE
-        self.listed: dict[str, LectureFields] = {}
+        # Ids only: each lecture request carries its listing fields, so the crawl keeps no copy of them.
+        self.listed: set[str] = set()
+        self.seen_links: set[str] = set()
         self.already_staged: set[str] = set()
+        self.event_name: str | None = None
         self.allowed_domains: list[str] = []
 
     @classmethod
@@ -69,6 +76,7 @@ class UnderlineSpider(scrapy.Spider):
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
         )
+        crawler.signals.connect(spider.request_dropped, signal=signals.request_dropped)
         return spider
 
     def listing_url(self, page: int) -> str:
@@ -101,12 +109,16 @@ class UnderlineSpider(scrapy.Spider):
         stats = self.crawler.stats
         try:
             document = json.loads(response.text)
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             stats.inc_value("underline/listing_not_json")
             self.logger.error("Listing page %d is not JSON: %s", page, response.url)
             return
         listing = parse_lecture_list(document)
         stats.inc_value("underline/listing_pages")
+        for problem in listing.problems:
+            stats.inc_value("underline/listing_problems")
+            self.logger.warning("Listing page %d: %s", page, problem)
+        new = 0
         for fields in listing.records:
             if fields.event_id and fields.event_id != self.event_id:
                 stats.inc_value("underline/listing_other_event")
@@ -114,7 +126,9 @@ class UnderlineSpider(scrapy.Spider):
             if fields.lecture_id in self.listed:
                 stats.inc_value("underline/listing_repeated")
                 continue
-            self.listed[fields.lecture_id] = fields
+            self.listed.add(fields.lecture_id)
+            self.event_name = self.event_name or fields.event_name
+            new += 1
             stats.inc_value("underline/listed")
             if fields.lecture_id in self.already_staged:
                 stats.inc_value("underline/resume_skipped")
@@ -124,16 +138,24 @@ class UnderlineSpider(scrapy.Spider):
                 url,
                 callback=self.parse_lecture,
                 errback=self.fetch_failed,
-                cb_kwargs={"lecture_id": fields.lecture_id},
+                cb_kwargs={"lecture_id": fields.lecture_id, "listing": listing_to_json(fields)},
             )
         total = listing.total_pages
-        if listing.records and (total is None or page < total):
+        # meta.total_pages may lie: a full page goes on even past it, and a page that brings no new
+        # lecture ends the listing whatever it claims.
+        full = len(listing.records) >= self.page_size
+        if new and (total is None or page < total or full):
+            if total is not None and page >= total:
+                stats.inc_value("underline/listing_past_total_pages")
             yield self.listing_request(page + 1)
 
-    def parse_lecture(self, response: Response, lecture_id: str) -> Iterator[Any]:
+    def parse_lecture(
+        self, response: Response, lecture_id: str, listing: dict[str, Any] | None = None
+    ) -> Iterator[Any]:
         assert self.crawler.stats is not None
         stats = self.crawler.stats
-        listed = self.listed.get(lecture_id)
+        # The request carries the listing's fields: another process (a crawl fleet) may have read it.
+        listed = listing_from_json(listing)
         try:
             page = parse_lecture_page(response.body, response.url, encoding=_encoding(response))
         except PageParseError as exc:
@@ -143,7 +165,18 @@ class UnderlineSpider(scrapy.Spider):
         for problem in page.problems:
             self.logger.info("Lecture page %s: %s", response.url, problem)
         stats.inc_value(f"underline/extraction/{page.extraction}")
-        fields = merge_fields(page.fields, listed, stats_inc=stats.inc_value)
+        if page.extraction == "visible_text" and listed is not None:
+            # Without the page's JSON the page tells only what its meta tags say (whitespace
+            # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
+            fields = merge_fields(listed, page.fields, stats_inc=stats.inc_value)
+            if fields is not None and page.fields is not None and not fields.get("related_lecture_ids"):
+                fields["related_lecture_ids"] = list(page.fields.related_lecture_ids)
+        else:
+            fields = merge_fields(page.fields, listed, stats_inc=stats.inc_value)
+        if fields is not None:
+            # A lecture page reached in this crawl belongs to the crawl's event.
+            fields["event_id"] = fields.get("event_id") or self.event_id
+            fields["event_name"] = fields.get("event_name") or self.event_name
         if fields is None:
             stats.inc_value("underline/page_without_lecture")
             self.logger.warning("Lecture page %s shows no lecture", response.url)
@@ -163,8 +196,24 @@ class UnderlineSpider(scrapy.Spider):
         for link in page.lecture_links:
             ref = lecture_ref(link)
             if ref is not None and ref.lecture_id != fields["lecture_id"]:
-                yield LectureAlias(lecture_id=ref.lecture_id, url=link)
+                if not same_host(link, self.web_base):
+                    stats.inc_value("underline/foreign_links")
+                    continue
+                # Most pages link the same lectures again: each alias is worth one item only.
+                if link not in self.seen_links:
+                    self.seen_links.add(link)
+                    yield LectureAlias(lecture_id=ref.lecture_id, url=link)
         yield item
+
+    def request_dropped(self, request: scrapy.Request) -> None:
+        # The scheduler drops a request for a URL this crawl already requested: for a lecture page that
+        # is a redirect loop (or a redirect onto another lecture), and the lecture is lost unless counted.
+        if "lecture_id" not in request.cb_kwargs:
+            return
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value("underline/fetch_failed")
+        self.crawler.stats.inc_value("underline/redirect_loop")
+        self.logger.warning("Giving up on %s: redirected to a URL already requested", request.url)
 
     def fetch_failed(self, failure: Failure) -> None:
         assert self.crawler.stats is not None
@@ -173,8 +222,42 @@ class UnderlineSpider(scrapy.Spider):
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
 
 
+def listing_to_json(fields: LectureFields) -> dict[str, Any]:
+    """A lecture's listing fields as JSON types, to travel in a request's ``cb_kwargs``."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(fields):
+        if f.name == "problems":
+            continue
+        value = getattr(fields, f.name)
+        out[f.name] = format_timestamp(value) if isinstance(value, datetime) else value
+    return out
+
+
+def listing_from_json(data: Any) -> LectureFields | None:
+    """The fields :func:`listing_to_json` wrote; None for anything else."""
+    if not isinstance(data, dict) or not isinstance(data.get("lecture_id"), str):
+        return None
+    names = {f.name for f in dataclasses.fields(LectureFields)} - {"problems"}
+    values = {k: v for k, v in data.items() if k in names}
+    try:
+        for name in ("held_at", "published_at"):
+            values[name] = parse_timestamp(values.get(name))
+        return LectureFields(**values)
+    except (TypeError, ValueError):
+        return None
+
+
 def _encoding(response: Response) -> str | None:
-    return getattr(response, "encoding", None)
+    """The charset the Content-Type header declares, None for none or an unknown one.
+
+    Not Scrapy's ``response.encoding``: for a page that declares nothing it guesses from the bytes, and
+    one invalid UTF-8 byte turns the guess into a single-byte code page for the whole page. The parser
+    falls back to a BOM, the page's meta charset, then UTF-8.
+    """
+    content_type = response.headers.get("Content-Type")
+    if not content_type:
+        return None
+    return http_content_type_encoding(content_type.decode("latin-1"))
 
 
 def merge_fields(
@@ -200,4 +283,6 @@ def merge_fields(
                 stats_inc(f"underline/api_mismatch/{name}")
         if not primary.get("slug"):
             primary["slug"] = secondary.get("slug")
+    # A page that does not say (no package, no label) and no listing to ask: not premium.
+    primary["is_premium"] = bool(primary.get("is_premium"))
     return primary

@@ -1,0 +1,405 @@
+"""Crawl workers on one Redis frontier: a real ``redis-server``, the replica over HTTP, subprocess workers."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+import scrapy
+from scrapy.utils.test import get_crawler
+
+from crawler.frontier import default_worker_name, frontier_settings
+from crawler.frontier.core import DONE, JOIN, SEED, Frontier
+from crawler.frontier.stage import RUN_FILE, prepare_stage
+from crawler.stage import COMPLETE_MARKER, StageError, read_stage
+from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
+from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
+
+# CI installs Redis, so there a missing server is a failure, not a reason to skip.
+pytestmark = pytest.mark.skipif(
+    not redis_server_available() and not os.environ.get("CI"),
+    reason="redis-server is not on PATH (apt-get install redis-server)",
+)
+
+REPO = Path(__file__).resolve().parents[1]
+LECTURES = "40"
+# Quick to notice a killed worker, quick to poll: the tests wait for both.
+FAST_FLEET = [
+    "-s", "FRONTIER_HEARTBEAT_TTL=2",
+    "-s", "FRONTIER_POLL_INTERVAL=0.2",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningRedis]:
+    with running_redis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Workers as a user starts them
+
+
+def start_worker(
+    replica: RunningReplica, frontier: str, state: Path, name: str, logs: Path, *settings: str
+) -> subprocess.Popen[str]:
+    logs.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable, "-m", "crawler.cli", "crawl",
+        "--web-base", replica.base_url, "--api-base", replica.base_url,
+        "--state", str(state), "--frontier", frontier, "--worker", name,
+        *settings,
+    ]  # fmt: skip
+    return subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stdout=(logs / f"{name}.out").open("w"),
+        stderr=(logs / f"{name}.err").open("w"),
+        text=True,
+    )
+
+
+def wait_all(procs: list[subprocess.Popen[str]], timeout: float = 120) -> list[int]:
+    deadline = time.monotonic() + timeout
+    codes = []
+    for proc in procs:
+        try:
+            codes.append(proc.wait(timeout=max(1.0, deadline - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            for other in procs:
+                other.kill()
+            raise
+    return codes
+
+
+def run_fleet(
+    replica: RunningReplica, frontier: str, state: Path, logs: Path, *settings: str, n: int = 3
+) -> list[int]:
+    procs = [start_worker(replica, frontier, state, f"w{i}", logs, *settings) for i in range(n)]
+    return wait_all(procs)
+
+
+def staged_lines(state: Path, worker: str) -> int:
+    path = state / "stage" / f"{worker}.jsonl"
+    if not path.exists():
+        return 0
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if '"kind":"lecture"' in line)
+
+
+def published_rows(state: Path, out: Path) -> list[dict[str, Any]]:
+    result = eventcrawl("publish", "--state", str(state), "--out", str(out), "--name", "emnlp-2025")
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = pq.read_table(out / "data" / "lectures").to_pylist()
+    for row in rows:
+        row.pop("fetched_at")
+    return sorted(rows, key=lambda r: r["lecture_id"])
+
+
+def lecture_paths(requests: list[dict[str, Any]]) -> list[str]:
+    return [r["path"] for r in requests if r["path"].startswith("/lecture/")]
+
+
+def logs_text(logs: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8") for p in sorted(logs.glob("*.err")))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fleet crawls
+
+
+def test_three_workers_publish_the_single_process_dataset(tmp_path: Path, redis: RunningRedis) -> None:
+    # A small delay keeps the crawl going while the three processes start, so that all of them take part.
+    fleet_settings = [*fast_crawl_settings(), "-s", "DOWNLOAD_DELAY=0.05", *FAST_FLEET]
+    with running_replica(tmp_path / "replica", "--lectures", LECTURES) as replica:
+        single = eventcrawl(
+            "crawl", "--web-base", replica.base_url, "--api-base", replica.base_url,
+            "--state", str(tmp_path / "single"), *fast_crawl_settings(),
+        )  # fmt: skip
+        assert single.returncode == 0, single.stderr[-3000:]
+        before = len(replica.requests())
+        codes = run_fleet(replica, redis.url(1), tmp_path / "fleet", tmp_path / "logs", *fleet_settings)
+        fleet_requests = replica.requests()[before:]
+        truth = replica.ground_truth()
+    assert codes == [0, 0, 0], logs_text(tmp_path / "logs")[-3000:]
+    pages = lecture_paths(fleet_requests)
+    assert len(pages) == len(set(pages)) == len(truth)
+
+    staged = read_stage(tmp_path / "fleet")
+    assert staged.complete
+    assert staged.workers == ["w0", "w1", "w2"]
+    # On a loaded machine one process may start after the others took all the work; two must share it.
+    assert sum(staged_lines(tmp_path / "fleet", w) > 0 for w in staged.workers) >= 2
+    assert staged.duplicate_lectures == 0
+    assert staged.summary["lectures"] == len(truth)
+    assert staged.summary["frontier"]["workers_joined"] == 3
+    assert staged.summary["frontier"]["namespace"] == "eventcrawl:underline:502"
+
+    single_rows = published_rows(tmp_path / "single", tmp_path / "single-out")
+    fleet_rows = published_rows(tmp_path / "fleet", tmp_path / "fleet-out")
+    assert len(fleet_rows) == len(truth)
+    assert fleet_rows == single_rows
+
+
+def test_the_fleet_keeps_the_single_process_pace_per_host(tmp_path: Path, redis: RunningRedis) -> None:
+    settings = [
+        "-s", "DOWNLOAD_DELAY=0.2", "-s", "AUTOTHROTTLE_ENABLED=False",
+        "-s", "CONCURRENT_REQUESTS=8", "-s", "LOG_LEVEL=WARNING", *FAST_FLEET,
+    ]  # fmt: skip
+    with running_replica(tmp_path / "replica", "--lectures", "20") as replica:
+        codes = run_fleet(replica, redis.url(2), tmp_path / "state", tmp_path / "logs", *settings)
+        requests = replica.requests()
+        truth = replica.ground_truth()
+    assert codes == [0, 0, 0], logs_text(tmp_path / "logs")[-3000:]
+    times = sorted(r["time"] for r in requests)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    # One host, three workers: still one request per DOWNLOAD_DELAY, never three.
+    assert min(gaps) >= 0.19, sorted(gaps)[:5]
+    assert len(requests) >= len(truth) + 2
+    pages = lecture_paths(requests)
+    assert len(pages) == len(set(pages)) == len(truth)
+    staged = read_stage(tmp_path / "state")
+    assert staged.complete
+    assert sorted(r["lecture_id"] for r in staged.records) == sorted(t["lecture_id"] for t in truth)
+    # The work was shared, not done by the first worker while the others waited.
+    assert sum(staged_lines(tmp_path / "state", w) > 0 for w in staged.workers) >= 2
+
+
+def test_a_killed_worker_loses_nothing(tmp_path: Path, redis: RunningRedis) -> None:
+    settings = [*fast_crawl_settings(), "-s", "DOWNLOAD_DELAY=0.05", *FAST_FLEET]
+    state, logs = tmp_path / "state", tmp_path / "logs"
+    names = ["w0", "w1", "w2"]
+    with running_replica(tmp_path / "replica", "--lectures", LECTURES) as replica:
+        procs = {n: start_worker(replica, redis.url(3), state, n, logs, *settings) for n in names}
+        deadline = time.monotonic() + 60
+        victim = None
+        while victim is None and time.monotonic() < deadline:
+            victim = next((n for n in names if staged_lines(state, n) >= 3 and procs[n].poll() is None), None)
+            time.sleep(0.02)
+        assert victim is not None, "no worker could be killed mid-crawl"
+        procs[victim].send_signal(signal.SIGKILL)
+        procs[victim].wait()
+        survivors = [n for n in names if n != victim]
+        codes = wait_all([procs[n] for n in survivors])
+        truth = replica.ground_truth()
+    # A worker that started after the others took all the work stages nothing and says so (status 1).
+    assert all(code == 0 or staged_lines(state, n) == 0 for n, code in zip(survivors, codes, strict=True)), (
+        codes
+    )
+    assert 0 in codes, logs_text(logs)[-3000:]
+    assert "Re-queued" in logs_text(logs)
+    staged = read_stage(state)
+    assert staged.complete
+    assert sorted(r["lecture_id"] for r in staged.records) == sorted(t["lecture_id"] for t in truth)
+    rows = published_rows(state, tmp_path / "out")
+    assert len(rows) == len(truth)
+
+
+def test_a_lone_worker_killed_and_restarted_finishes_the_crawl(tmp_path: Path, redis: RunningRedis) -> None:
+    settings = [*fast_crawl_settings(), "-s", "DOWNLOAD_DELAY=0.05", *FAST_FLEET]
+    state, logs = tmp_path / "state", tmp_path / "logs"
+    with running_replica(tmp_path / "replica", "--lectures", "40") as replica:
+        first = start_worker(replica, redis.url(4), state, "solo", logs, *settings)
+        deadline = time.monotonic() + 60
+        while staged_lines(state, "solo") < 5 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert first.poll() is None, "the worker finished before it could be killed"
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        killed_at = staged_lines(state, "solo")
+        again = start_worker(replica, redis.url(4), state, "solo", logs / "again", *settings)
+        codes = wait_all([again])
+        requests = replica.requests()
+        truth = replica.ground_truth()
+    assert codes == [0], logs_text(logs / "again")[-3000:]
+    assert killed_at < len(truth)
+    staged = read_stage(state)
+    assert staged.complete
+    assert sorted(r["lecture_id"] for r in staged.records) == sorted(t["lecture_id"] for t in truth)
+    # Only what the killed worker held in flight is fetched twice, not the crawl.
+    pages = lecture_paths(requests)
+    assert len(set(pages)) == len(truth)
+    assert len(pages) - len(truth) <= 17  # CONCURRENT_REQUESTS=16 in flight, plus a listing page
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The frontier's parts, in this process
+
+
+class _Spider(scrapy.Spider):
+    name = "underline"
+    event_id = "502"
+
+    def parse_lecture(self, response: Any, lecture_id: str, listing: Any = None) -> None:
+        """A named callback, as the queue needs."""
+
+
+def frontier_for(url: str, worker: str, **settings: Any) -> Frontier:
+    crawler = get_crawler(_Spider, {"FRONTIER_URL": url, "STAGE_WORKER": worker, **settings})
+    return Frontier(crawler)
+
+
+def test_one_worker_seeds_and_a_finished_crawl_stays_finished(redis: RunningRedis) -> None:
+    url = redis.url(5)
+    spider = _Spider()
+    first, second = frontier_for(url, "a"), frontier_for(url, "b")
+    assert first.open(spider) == SEED
+    assert second.open(spider) == JOIN
+    assert first.run == second.run
+    assert second.drain().status == "seeding"
+    first.mark_seeded()
+    assert second.drain().status == DONE
+    assert second.drained
+    late = frontier_for(url, "c", FRONTIER_RESET_AFTER=3600)
+    assert late.open(spider) == DONE
+    time.sleep(0.3)
+    next_night = frontier_for(url, "d", FRONTIER_RESET_AFTER=0.2)
+    assert next_night.open(spider) == SEED
+    assert next_night.run != first.run
+    assert frontier_for(url, "e", FRONTIER_RESET=True).open(spider) == JOIN
+    next_night.mark_seeded()
+    assert next_night.drain().flipped
+    again = frontier_for(url, "f", FRONTIER_RESET=True)
+    assert again.open(spider) == SEED
+    assert again.run not in (first.run, next_night.run)
+
+
+def test_leases_of_a_dead_worker_go_back_to_the_queue(redis: RunningRedis) -> None:
+    url = redis.url(6)
+    spider = _Spider()
+    alive = frontier_for(url, "alive")
+    doomed = frontier_for(url, "doomed", FRONTIER_HEARTBEAT_TTL=0.3)
+    alive.open(spider)
+    doomed.open(spider)
+    alive.mark_seeded()
+    assert alive.keys is not None
+    alive.client.zadd(alive.keys.queue, {b"page-1": 0, b"page-2": -10})
+    assert doomed.lease() == (1, b"page-2")
+    assert alive.drain().status == "queued"
+    assert alive.lease() == (2, b"page-1")
+    assert alive.heartbeat([2]) == 0
+    assert alive.drain().status == "busy"
+    time.sleep(0.4)
+    assert alive.drain().status == "requeued"
+    assert alive.queued() == 1
+    found = alive.lease()
+    assert found is not None and found[1] == b"page-2"
+    alive.heartbeat([found[0]])
+    assert alive.drain().flipped
+    assert alive.client.exists(alive.keys.queue, alive.keys.seen) == 0
+
+
+def test_one_request_per_host_and_an_interval_after_each_response(redis: RunningRedis) -> None:
+    url = redis.url(7)
+    spider = _Spider()
+    a, b, c = (frontier_for(url, name) for name in "abc")
+    for frontier in (a, b, c):
+        frontier.open(spider)
+    assert a.acquire("example.org", hold=10, poll=0.05) == 0.0
+    assert b.acquire("example.org", hold=10, poll=0.05) == pytest.approx(0.05)
+    assert b.acquire("other.example.org", hold=10, poll=0.05) == 0.0
+    a.release("example.org", 0.1)
+    assert b.acquire("example.org", hold=10, poll=0.05) == pytest.approx(0.1, abs=0.01)
+    time.sleep(0.1)
+    assert b.acquire("example.org", hold=10, poll=0.05) == 0.0
+    # b dies holding the token: it is taken over once b's heartbeat is gone.
+    assert c.acquire("example.org", hold=10, poll=0.05) == pytest.approx(0.05)
+    assert b.keys is not None
+    b.client.delete(b.keys.alive_prefix + b.session)
+    assert c.acquire("example.org", hold=10, poll=0.05) == 0.0
+
+
+def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
+    from scrapy_redis import picklecompat
+    from scrapy_redis.queue import PriorityQueue
+
+    from crawler.pages.underline import LectureFields
+    from crawler.schema import parse_timestamp
+    from crawler.spiders.underline import listing_from_json, listing_to_json
+
+    fields = LectureFields(
+        lecture_id="130123",
+        slug="a-title",
+        title="A title",
+        keywords=["nlp"],
+        held_at=parse_timestamp("2025-11-05T09:00:00Z"),
+        is_premium=True,
+        related_lecture_ids=["1", "2"],
+        problems=["not carried"],
+    )
+    listing = listing_to_json(fields)
+    assert json.loads(json.dumps(listing)) == listing
+    assert listing_from_json(listing) == fields
+    assert listing_from_json({"lecture_id": 5}) is None
+    spider = _Spider()
+    request = scrapy.Request(
+        "http://127.0.0.1/lecture/130123-a-title",
+        callback=spider.parse_lecture,
+        cb_kwargs={"lecture_id": "130123", "listing": listing},
+    )
+    import redis as redis_client
+
+    queue = PriorityQueue(redis_client.Redis.from_url(redis.url(8)), spider, "q", picklecompat)
+    queue.push(request)
+    back = queue.pop()
+    assert back.callback == spider.parse_lecture
+    assert back.cb_kwargs == {"lecture_id": "130123", "listing": listing}
+
+
+def test_a_finished_stage_is_moved_aside_once_per_run(tmp_path: Path) -> None:
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    (stage / "main.jsonl").write_text("", encoding="utf-8")
+    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
+    assert prepare_stage(tmp_path, "ns run-1")
+    assert (tmp_path / "stage.previous" / "main.jsonl").exists()
+    assert (stage / RUN_FILE).read_text(encoding="utf-8") == "ns run-1\n"
+    (stage / "w0.jsonl").write_text("", encoding="utf-8")
+    assert not prepare_stage(tmp_path, "ns run-1")
+    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
+    assert not prepare_stage(tmp_path, "ns run-1")
+    assert (stage / "w0.jsonl").exists()
+    assert prepare_stage(tmp_path, "ns run-2")
+    assert sorted(p.name for p in stage.iterdir()) == [RUN_FILE]
+
+
+def test_frontier_settings() -> None:
+    settings = frontier_settings("redis://127.0.0.1:6379/0", "w-1")
+    assert settings == {
+        "FRONTIER_URL": "redis://127.0.0.1:6379/0",
+        "STAGE_WORKER": "w-1",
+        "ADDONS": {"crawler.frontier.addon.FrontierAddon": 0},
+    }
+    assert frontier_settings("redis://h:1/2", None)["STAGE_WORKER"] == default_worker_name()
+    assert default_worker_name().endswith(f"-{os.getpid()}")
+    with pytest.raises(ValueError, match="redis://"):
+        frontier_settings("http://127.0.0.1:6379/0", None)
+    with pytest.raises(StageError):
+        frontier_settings("redis://127.0.0.1:6379/0", "../x")
+
+
+def test_a_single_machine_crawl_needs_no_redis() -> None:
+    code = (
+        "import sys, crawler.cli, crawler.frontier, crawler.frontier.addon; "
+        "crawler.frontier.addon.FrontierAddon().update_settings({}); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('redis', 'scrapy_redis')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_bad_frontier_url_is_a_usage_error(tmp_path: Path) -> None:
+    result = eventcrawl("crawl", "--state", str(tmp_path / "state"), "--frontier", "localhost:6379")
+    assert result.returncode == 2
+    assert "redis://" in result.stderr
