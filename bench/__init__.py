@@ -1,0 +1,1 @@
+"""Benchmarks of the crawler against the local replica: ``bench/run`` runs them all."""

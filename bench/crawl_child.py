@@ -1,0 +1,154 @@
+"""One crawl in this process, the crawler's spider or the baseline, with the same project settings.
+
+``python -m bench.crawl_child --spider underline|baseline --base URL --state DIR --out FILE
+[--urls FILE] [-s KEY=VALUE ...]`` writes the crawl's Scrapy stats and effective settings to FILE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+SPIDERS = ("underline", "baseline", "underline-no-pipelines", "underline-no-aliases")
+# Settings that must be equal for the two spiders to be compared (the baseline has no item pipelines).
+COMPARED_SETTINGS = (
+    "USER_AGENT",
+    "ROBOTSTXT_OBEY",
+    "DOWNLOAD_DELAY",
+    "CONCURRENT_REQUESTS",
+    "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "AUTOTHROTTLE_ENABLED",
+    "HTTPCACHE_ENABLED",
+    "HTTPCACHE_POLICY",
+    "HTTPCACHE_STORAGE",
+    "DOWNLOADER_MIDDLEWARES",
+    "SPIDER_MIDDLEWARES",
+    "EXTENSIONS",
+    "DOWNLOAD_HANDLERS",
+    "TWISTED_REACTOR",
+)
+
+
+def _without_aliases() -> type:
+    """The crawler's spider minus the alias items it yields for every lecture link on a page."""
+    from crawler.items import LectureAlias
+    from crawler.spiders.underline import UnderlineSpider
+
+    class NoAliasSpider(UnderlineSpider):
+        def parse_lecture(self, response: Any, *args: Any, **kwargs: Any) -> Any:
+            for out in super().parse_lecture(response, *args, **kwargs):
+                if not isinstance(out, LectureAlias):
+                    yield out
+
+    return NoAliasSpider
+
+
+def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Sequence[str]) -> dict[str, Any]:
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.utils.project import get_project_settings
+
+    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "crawler.settings")
+    settings = get_project_settings()
+    state = state.resolve()
+    state.mkdir(parents=True, exist_ok=True)
+    # The same settings as ``eventcrawl crawl`` (crawler.cli.run_crawl) gives the spider.
+    settings.set("STAGE_STATE_DIR", str(state), priority="cmdline")
+    settings.set("HTTPCACHE_DIR", str(state / "httpcache"), priority="cmdline")
+    settings.set("UNDERLINE_WEB_BASE", base, priority="cmdline")
+    settings.set("UNDERLINE_API_BASE", base, priority="cmdline")
+    for text in overrides:
+        key, _, value = text.partition("=")
+        settings.set(key.strip(), value, priority="cmdline")
+    if spider in ("underline-no-pipelines", "underline-no-aliases"):
+        # Diagnostics: where the crawler's time goes beyond the baseline's.
+        if spider == "underline-no-pipelines":
+            settings.set("ITEM_PIPELINES", {}, priority="cmdline")
+        process = CrawlerProcess(settings)
+        crawler = process.create_crawler(
+            _without_aliases() if spider == "underline-no-aliases" else "underline"
+        )
+        process.crawl(crawler, event_id="502")
+    elif spider == "baseline":
+        from bench.baseline_spider import BaselineSpider
+
+        if urls is None:
+            raise SystemExit("--urls is required for the baseline")
+        settings.set("ITEM_PIPELINES", {}, priority="cmdline")
+        process = CrawlerProcess(settings)
+        crawler = process.create_crawler(BaselineSpider)
+        process.crawl(crawler, urls_file=str(urls))
+    else:
+        process = CrawlerProcess(settings)
+        crawler = process.create_crawler("underline")
+        process.crawl(crawler, event_id="502")
+    # CPU seconds at the first lecture page and when the crawl goes idle (every page processed).
+    marks: dict[str, float] = {}
+    pages = [0]
+
+    def cpu_now() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    def received(response: Any, request: Any, spider: Any) -> None:
+        if "/lecture/" in response.url:
+            pages[0] += 1
+            marks.setdefault("first", cpu_now())
+
+    def idle(spider: Any) -> None:
+        if "first" in marks and "idle" not in marks:
+            marks["idle"] = cpu_now()
+            marks["pages"] = pages[0]
+
+    from scrapy import signals
+
+    crawler.signals.connect(received, signal=signals.response_received)
+    crawler.signals.connect(idle, signal=signals.spider_idle)
+    process.start()
+    assert crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    used = {key: _plain(crawler.settings, key) for key in COMPARED_SETTINGS}
+    steady = None
+    if "idle" in marks and marks["pages"] > 1:
+        # Start-up and shutdown left out; the first page's own processing is inside the window.
+        steady = (marks["idle"] - marks["first"]) * 1000 / marks["pages"]
+    return {
+        "spider": spider,
+        "stats": {k: (v if isinstance(v, int | float | str) else str(v)) for k, v in stats.items()},
+        "settings": used,
+        "steady_cpu_ms_per_page": steady,
+        "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _plain(settings: Any, key: str) -> Any:
+    """A setting as JSON: component dictionaries merged with their ``_BASE`` and sorted."""
+    from scrapy.settings import BaseSettings
+
+    value = settings.get(key)
+    if isinstance(value, BaseSettings):
+        items = sorted((str(k), v) for k, v in settings.getwithbase(key).copy_to_dict().items())
+        return json.loads(json.dumps(dict(items), default=str))
+    return json.loads(json.dumps(value, default=str))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.crawl_child")
+    parser.add_argument("--spider", choices=SPIDERS, required=True)
+    parser.add_argument("--base", required=True)
+    parser.add_argument("--state", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--urls", type=Path)
+    parser.add_argument("-s", dest="settings", action="append", default=[])
+    args = parser.parse_args(argv)
+    result = run(args.spider, args.base, args.state, args.urls, args.settings)
+    args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return 0 if result["stats"].get("finish_reason") == "finished" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,728 @@
+"""The benchmark suite behind ``bench/run``: every figure against a baseline measured in the same run.
+
+Sections (``--only`` picks some): ``throughput`` (crawler vs a fetch-only spider), ``cleaning`` (parse and
+pipelines vs trafilatura on stored pages), ``publish`` (``bench/bench_publish.py``, when present), ``scale``
+(1,000 vs 10,000 lectures), ``polite`` (default settings' request rate) and ``recrawl`` (a second crawl
+through the HTTP cache). Prints one table and writes it as JSON (``bench/results/latest.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import procs
+
+RESULTS = procs.REPO / "bench" / "results" / "latest.json"
+SECTIONS = ("throughput", "cleaning", "publish", "scale", "polite", "recrawl")
+# The replica stamps a request when it has read it: arrival jitter on loopback, not a shorter delay.
+GAP_TOLERANCE_S = 0.01
+# ABBA order: a drift of the machine's speed during the runs hits both spiders alike.
+ABBA = ("underline", "baseline", "baseline", "underline")
+
+
+@dataclass
+class Figure:
+    figure: str
+    value: float | str | None
+    unit: str = ""
+    baseline: float | str | None = None
+    baseline_label: str = ""
+    ratio: float | None = None
+    target: str = "-"
+    met: bool | None = None
+
+
+@dataclass
+class Section:
+    figures: list[Figure] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _ratio(value: float | None, baseline: float | None) -> float | None:
+    if value is None or not baseline:
+        return None
+    return value / baseline
+
+
+def _lecture_times(requests: Sequence[dict[str, Any]]) -> list[float]:
+    return sorted(r["time"] for r in requests if r["path"].startswith("/lecture/"))
+
+
+def steady_rate(times: Sequence[float]) -> float | None:
+    """Requests per second between the first and the last of ``times`` (start-up and shutdown excluded)."""
+    if len(times) < 2 or times[-1] <= times[0]:
+        return None
+    return (len(times) - 1) / (times[-1] - times[0])
+
+
+# -- 1. throughput -------------------------------------------------------------------------------
+
+
+def _listing_urls(base: str, lectures: int) -> list[str]:
+    from crawler.spiders.underline import UnderlineSpider
+
+    spider = UnderlineSpider(event_id="502")
+    spider.api_base = base
+    spider.page_size = 100
+    return [spider.listing_url(page) for page in range(1, max(1, math.ceil(lectures / 100)) + 1)]
+
+
+def throughput(work: Path, lectures: int, reps: int) -> Section:
+    section = Section()
+    runs: list[dict[str, Any]] = []
+    with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
+        truth = rep.ground_truth()
+        urls = work / "urls.txt"
+        urls.write_text("\n".join(_listing_urls(rep.base_url, len(truth)) + [t["url"] for t in truth]) + "\n")
+
+        def crawl(spider: str, index: int) -> dict[str, Any]:
+            before = len(rep.requests())
+            out = work / f"run{index}-{spider}.json"
+            cmd = [sys.executable, "-m", "bench.crawl_child", "--spider", spider, "--base", rep.base_url]
+            cmd += ["--state", str(work / f"state{index}"), "--out", str(out), "--urls", str(urls)]
+            measured = procs.measure([*cmd, *procs.fast_settings()], workdir=work, name=f"run{index}")
+            result = json.loads(out.read_text()) if out.exists() else {"stats": {}, "settings": {}}
+            times = _lecture_times(rep.requests()[before:])
+            stats = result["stats"]
+            elapsed = stats.get("elapsed_time_seconds")
+            return {
+                "spider": spider,
+                "returncode": measured.returncode,
+                "pages": len(times),
+                "pages_per_s": steady_rate(times),
+                "responses_per_elapsed_s": stats.get("response_received_count", 0) / elapsed
+                if elapsed
+                else None,
+                "cpu_ms_per_page": result.get("steady_cpu_ms_per_page"),
+                "process_cpu_ms_per_page": measured.cpu_s * 1000 / len(times) if times else None,
+                "wall_s": measured.wall_s,
+                "max_rss_mib": measured.max_rss_mib,
+                "staged": stats.get("stage/lectures"),
+                "settings": result["settings"],
+            }
+
+        crawl("baseline", 0)  # warms the replica's page cache; not counted
+        order = [ABBA[i % 4] for i in range(2 * reps)]
+        runs = [crawl(spider, i + 1) for i, spider in enumerate(order)]
+        diagnostics = [
+            crawl(s, 100 + i) for i, s in enumerate(("underline-no-pipelines", "underline-no-aliases"))
+        ]
+    ours = [r for r in runs if r["spider"] == "underline"]
+    base = [r for r in runs if r["spider"] == "baseline"]
+    failed = [
+        r
+        for r in runs + diagnostics
+        if r["returncode"] != 0
+        or r["pages"] != len(truth)
+        or (r["spider"] in ("underline", "underline-no-aliases") and r["staged"] != len(truth))
+    ]
+    if failed:
+        section.notes.append(f"{len(failed)} throughput run(s) failed or fetched a different page count")
+    best = max((r["pages_per_s"] or 0 for r in ours), default=0)
+    best_base = max((r["pages_per_s"] or 0 for r in base), default=0)
+    ratio = _ratio(best, best_base)
+    section.figures.append(
+        Figure(
+            f"crawl throughput, politeness off, {len(truth)} lecture pages (best of {reps})",
+            best,
+            "pages/s",
+            best_base,
+            "fetch-only spider",
+            ratio,
+            ">= 0.80",
+            ratio is not None and ratio >= 0.8,
+        )
+    )
+    cpu = statistics.median(r["cpu_ms_per_page"] for r in ours)
+    cpu_base = statistics.median(r["cpu_ms_per_page"] for r in base)
+    cpu_ratio = _ratio(cpu, cpu_base)
+    section.figures.append(
+        Figure(
+            "crawl process CPU per lecture page, steady state (median)",
+            cpu,
+            "ms",
+            cpu_base,
+            "fetch-only spider",
+            cpu_ratio,
+            "<= 1.25",
+            cpu_ratio is not None and cpu_ratio <= 1.25,
+        )
+    )
+    by_name = {r["spider"]: r["cpu_ms_per_page"] for r in diagnostics}
+    no_pipes, no_alias = by_name.get("underline-no-pipelines"), by_name.get("underline-no-aliases")
+    if no_pipes is not None and no_alias is not None:
+        section.details["cpu_breakdown_ms_per_page"] = {
+            "fetching (the fetch-only spider)": cpu_base,
+            "spider callbacks: parse, build items": no_pipes - cpu_base,
+            "item pipelines (all items)": cpu - no_pipes,
+            "crawler total": cpu,
+            "alias items (spider + pipelines, ~12/page)": cpu - no_alias,
+        }
+    compared = {k: v for k, v in ours[0]["settings"].items()} if ours else {}
+    differing = [k for k, v in compared.items() if base and base[0]["settings"].get(k) != v]
+    if differing:
+        section.notes.append(f"settings differ between the spiders: {', '.join(differing)}")
+    section.details["settings_compared"] = sorted(compared)
+    section.details["settings_differing"] = differing
+    for run in runs + diagnostics:
+        del run["settings"]
+    section.details.update(runs=runs, diagnostics=diagnostics, lectures=len(truth))
+    return section
+
+
+# -- 2. cleaning ----------------------------------------------------------------------------------
+
+
+def cleaning(work: Path, passes: int) -> Section:
+    from bench import cleaning as bench_cleaning
+
+    result = bench_cleaning.run(passes=passes)
+    section = Section(details=result)
+    ours, theirs = result["ours_ms_per_page"], result["trafilatura_ms_per_page"]
+    section.figures.append(
+        Figure(
+            f"cleaning alone, {result['pages']} stored pages (parse + normalize + boilerplate + hash)",
+            ours,
+            "ms/page",
+            theirs,
+            "trafilatura.extract",
+            _ratio(ours, theirs),
+        )
+    )
+    section.figures.append(
+        Figure(
+            "cleaned text equal to the ground truth",
+            f"{result['ours_text_exact']}/{result['pages']}",
+            baseline=f"{result['trafilatura_with_welcome_text']}/{result['pages']} keep welcome text",
+            baseline_label="trafilatura",
+            target="all",
+            met=result["ours_text_exact"] == result["pages"],
+        )
+    )
+    return section
+
+
+# -- 3. publish (someone else's script) --------------------------------------------------------
+
+
+def publish_script(work: Path) -> Section:
+    section = Section()
+    script = procs.REPO / "bench" / "bench_publish.py"
+    if not script.exists():
+        section.notes.append("bench/bench_publish.py is not there: publish benchmark skipped")
+        return section
+    measured = procs.measure([sys.executable, str(script)], workdir=work, name="bench_publish", timeout=900)
+    section.details = {
+        "returncode": measured.returncode,
+        "wall_s": measured.wall_s,
+        "output": measured.stdout,
+    }
+    if measured.returncode != 0:
+        section.notes.append(
+            f"bench/bench_publish.py failed ({measured.returncode}): {measured.stderr[-500:]}"
+        )
+        return section
+    publish = re.search(r"publish_release \(best of \d+\)\s+([\d.]+)s", measured.stdout)
+    bare = re.search(r"bare pq\.write_table\s+([\d.]+)s", measured.stdout)
+    records = re.search(r"^records\s+(\d+)", measured.stdout, re.MULTILINE)
+    if publish and bare:
+        value, baseline = float(publish[1]), float(bare[1])
+        count = f"{int(records[1]):,} synthetic records" if records else "synthetic records"
+        section.figures.append(
+            Figure(
+                f"publish_release, {count} (bench_publish.py)",
+                value,
+                "s",
+                baseline,
+                "bare pq.write_table",
+                _ratio(value, baseline),
+            )
+        )
+    else:
+        section.figures.append(Figure("bench_publish.py", "see its output below"))
+    return section
+
+
+# -- 4. scale --------------------------------------------------------------------------------------
+
+
+def _crawl_cmd(base: str, state: Path, *settings: str) -> list[str]:
+    return procs.eventcrawl_cmd(
+        "crawl", "--web-base", base, "--api-base", base, "--state", str(state), *settings
+    )
+
+
+def _report(state: Path) -> dict[str, Any]:
+    path = state / "crawl-report.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"stats": {}, "settings": {}}
+
+
+def scale_point(work: Path, lectures: int, startup_cpu_s: float = 0.0) -> dict[str, Any]:
+    state = work / f"state-{lectures}"
+    with procs.replica(work / f"replica-{lectures}", "--lectures", str(lectures)) as rep:
+        expected = len(rep.ground_truth())
+        crawl = procs.measure(
+            _crawl_cmd(rep.base_url, state, *procs.fast_settings()), workdir=work, name=f"crawl-{lectures}"
+        )
+        base_url = rep.base_url
+    stats = _report(state)["stats"]
+    staged = int(stats.get("stage/lectures", 0))
+    elapsed = float(stats.get("elapsed_time_seconds") or crawl.wall_s)
+    publish = procs.measure(
+        procs.eventcrawl_cmd(
+            "publish", "--state", str(state), "--out", str(work / f"out-{lectures}"), "--name", "bench"
+        ),
+        workdir=work,
+        name=f"publish-{lectures}",
+    )
+    published = re.search(r"published (\d+) lectures", publish.stdout)
+    return {
+        "lectures": lectures,
+        "expected": expected,
+        "staged": staged,
+        "crawl_returncode": crawl.returncode,
+        "crawl_elapsed_s": elapsed,
+        "crawl_wall_s": crawl.wall_s,
+        "crawl_cpu_s": crawl.cpu_s,
+        "crawl_ms_per_lecture": elapsed * 1000 / staged if staged else None,
+        "crawl_cpu_ms_per_lecture": (crawl.cpu_s - startup_cpu_s) * 1000 / staged if staged else None,
+        "crawl_max_rss_mib": crawl.max_rss_mib,
+        "near_duplicates_seen": stats.get("dedupe/near_duplicate_seen", 0),
+        "publish_returncode": publish.returncode,
+        "published": int(published[1]) if published else None,
+        "publish_wall_s": publish.wall_s,
+        "publish_max_rss_mib": publish.max_rss_mib,
+        "publish_error": publish.stderr[-800:] if publish.returncode else None,
+        "base_url": base_url,
+    }
+
+
+def memory_growth(work: Path, lectures: int) -> dict[str, Any]:
+    """The crawl's holders' deep sizes at the end of a crawl of ``lectures`` (``bench.memory_growth``)."""
+    out = work / f"memory-{lectures}.json"
+    with procs.replica(work / f"replica-mem-{lectures}", "--lectures", str(lectures)) as rep:
+        cmd = [sys.executable, "-m", "bench.memory_growth", "--base", rep.base_url]
+        cmd += ["--state", str(work / f"state-mem-{lectures}"), "--every", str(max(200, lectures // 5))]
+        procs.measure([*cmd, "--out", str(out)], workdir=work, name=f"memory-{lectures}")
+    return json.loads(out.read_text()) if out.exists() else {}
+
+
+def startup_cpu(work: Path) -> float:
+    """CPU seconds of ``eventcrawl crawl`` on a one-lecture site: start-up and shutdown, nearly no work."""
+    with procs.replica(work / "replica-1", "--lectures", "1") as rep:
+        crawl = procs.measure(
+            _crawl_cmd(rep.base_url, work / "state-1", *procs.fast_settings()), workdir=work, name="crawl-1"
+        )
+    return crawl.cpu_s
+
+
+def scale(work: Path, sizes: tuple[int, int], diagnose: bool, diagnose_sizes: tuple[int, int]) -> Section:
+    section = Section()
+    fixed = startup_cpu(work)
+    small, large = (scale_point(work, n, fixed) for n in sizes)
+    section.details = {"small": small, "large": large, "startup_cpu_s": fixed}
+    for point in (small, large):
+        if point["staged"] != point["expected"] or point["crawl_returncode"] != 0:
+            section.notes.append(
+                f"{point['lectures']:,} lectures: staged {point['staged']} of {point['expected']} "
+                f"(crawl exit {point['crawl_returncode']})"
+            )
+        if point["publish_returncode"] != 0:
+            section.notes.append(f"publish of {point['lectures']:,} failed: {point['publish_error']}")
+    if large["near_duplicates_seen"]:
+        section.notes.append(
+            f"{large['near_duplicates_seen']:,} of the {large['staged']:,} lectures were flagged as "
+            "near-duplicates: the synthesized lectures are copies of the real ones with a new title suffix"
+        )
+    n_small, n_large = (f"{n:,}" for n in sizes)
+    t_ratio = _ratio(large["crawl_ms_per_lecture"], small["crawl_ms_per_lecture"])
+    c_ratio = _ratio(large["crawl_cpu_ms_per_lecture"], small["crawl_cpu_ms_per_lecture"])
+    m_ratio = _ratio(large["crawl_max_rss_mib"], small["crawl_max_rss_mib"])
+    section.figures += [
+        Figure(
+            f"crawl CPU per lecture at {n_large} (vs {n_small}; start-up {fixed:.1f} s left out)",
+            large["crawl_cpu_ms_per_lecture"],
+            "ms",
+            small["crawl_cpu_ms_per_lecture"],
+            f"at {n_small}",
+            c_ratio,
+            "<= 1.20 (flat)",
+            c_ratio is not None and c_ratio <= 1.2,
+        ),
+        Figure(
+            f"crawl wall time per lecture at {n_large} (vs {n_small})",
+            large["crawl_ms_per_lecture"],
+            "ms",
+            small["crawl_ms_per_lecture"],
+            f"at {n_small}",
+            t_ratio,
+            "<= 1.20 (flat)",
+            t_ratio is not None and t_ratio <= 1.2,
+        ),
+        Figure(
+            f"crawl peak RSS at {n_large} (vs {n_small})",
+            large["crawl_max_rss_mib"],
+            "MiB",
+            small["crawl_max_rss_mib"],
+            f"at {n_small}",
+            m_ratio,
+            "<= 1.50",
+            m_ratio is not None and m_ratio <= 1.5,
+        ),
+        Figure(
+            f"lectures staged at {n_large}",
+            f"{large['staged']}/{large['expected']}",
+            target="all",
+            met=large["staged"] == large["expected"],
+        ),
+        Figure(
+            f"publish wall time at {n_large} (vs {n_small})",
+            large["publish_wall_s"],
+            "s",
+            small["publish_wall_s"],
+            f"at {n_small}",
+            _ratio(large["publish_wall_s"], small["publish_wall_s"]),
+        ),
+        Figure(
+            f"publish peak RSS at {n_large} (vs {n_small})",
+            large["publish_max_rss_mib"],
+            "MiB",
+            small["publish_max_rss_mib"],
+            f"at {n_small}",
+            _ratio(large["publish_max_rss_mib"], small["publish_max_rss_mib"]),
+        ),
+    ]
+    missed = (c_ratio or 0) > 1.2 or (m_ratio or 0) > 1.5
+    if diagnose or missed:
+        grown = {n: memory_growth(work, n) for n in diagnose_sizes}
+        section.details["what_grows_mib"] = _what_grows(grown, diagnose_sizes)
+        section.details["memory_growth_peak"] = {n: g.get("peak") for n, g in grown.items()}
+    return section
+
+
+def _what_grows(grown: dict[int, dict[str, Any]], sizes: tuple[int, int]) -> dict[str, Any]:
+    """Each holder's deep size at the end of both crawls, its largest during the larger one, and the
+    growth per lecture between the two ends."""
+    small, large = (grown.get(n, {}) for n in sizes)
+    end_small, end_large = (g.get("last") or {} for g in (small, large))
+    holders = sorted(set(end_small.get("deep_mib", {})) | set(end_large.get("deep_mib", {})))
+    out: dict[str, Any] = {}
+    for name in holders:
+        a = end_small.get("deep_mib", {}).get(name, 0.0)
+        b = end_large.get("deep_mib", {}).get(name, 0.0)
+        most = max((s["deep_mib"].get(name, 0.0) for s in large.get("samples", [])), default=b)
+        per = (b - a) * 1024 / (sizes[1] - sizes[0])
+        out[name] = {
+            f"end {sizes[0]}": a,
+            f"end {sizes[1]}": b,
+            f"max {sizes[1]}": most,
+            "KiB/lecture": round(per, 2),
+        }
+    out["RSS"] = {
+        f"end {sizes[0]}": end_small.get("rss_mib"),
+        f"end {sizes[1]}": end_large.get("rss_mib"),
+        f"max {sizes[1]}": max((s["rss_mib"] for s in large.get("samples", [])), default=None),
+    }
+    return out
+
+
+# -- 5. the polite default ------------------------------------------------------------------------
+
+
+def polite(work: Path, lectures: int, timeout_s: int) -> Section:
+    section = Section()
+    state = work / "state"
+    with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
+        crawl = procs.measure(
+            _crawl_cmd(
+                rep.base_url, state, "-s", f"CLOSESPIDER_TIMEOUT={timeout_s}", "-s", "LOG_LEVEL=WARNING"
+            ),
+            workdir=work,
+            name="crawl",
+        )
+        requests = rep.requests()
+    report = _report(state)
+    delay = float(report["settings"].get("DOWNLOAD_DELAY") or 1.0)
+    times = sorted(r["time"] for r in requests)
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    rate = steady_rate(times)
+    configured = 1 / delay
+    ratio = _ratio(rate, configured)
+    section.figures += [
+        Figure(
+            f"polite default: request rate over {timeout_s} s ({len(times)} requests)",
+            rate,
+            "req/s",
+            configured,
+            f"1 / DOWNLOAD_DELAY ({delay:g} s)",
+            ratio,
+            "0.90 - 1.00",
+            ratio is not None and 0.9 <= ratio <= 1.0,
+        ),
+        Figure(
+            "polite default: smallest gap between two requests (server clock)",
+            min(gaps) if gaps else None,
+            "s",
+            delay,
+            "DOWNLOAD_DELAY",
+            _ratio(min(gaps) if gaps else None, delay),
+            f">= 1.00 (-{GAP_TOLERANCE_S * 1000:g} ms)",
+            bool(gaps) and min(gaps) >= delay - GAP_TOLERANCE_S,
+        ),
+    ]
+    section.details = {
+        "requests": len(times),
+        "finish_reason": report.get("finish_reason"),
+        "crawl_returncode": crawl.returncode,
+        "median_gap_s": statistics.median(gaps) if gaps else None,
+        "settings": report.get("settings"),
+    }
+    return section
+
+
+# -- 6. re-crawl through the HTTP cache -----------------------------------------------------------
+
+
+def _body_bytes(requests: Sequence[dict[str, Any]], base_url: str, lectures: int | None) -> int:
+    """Body bytes the replica sent for ``requests``: the same site answers them again, in this process."""
+    from crawler.replica.layout import build_site, load_records
+    from crawler.replica.server import Router
+
+    router = Router(build_site(load_records(), seed=0, lectures=lectures), base_url)
+    total = 0
+    for r in requests:
+        if r["method"] != "GET" or r["status"] in (0, 304):
+            continue
+        answer = router.respond(
+            r["path"], {"if-none-match": r["if_none_match"], "if-modified-since": r["if_modified_since"]}
+        )
+        total += len(answer.body)
+    return total
+
+
+def recrawl(work: Path, lectures: int | None) -> Section:
+    section = Section()
+    state = work / "state"
+    extra = ("--lectures", str(lectures)) if lectures else ()
+    crawls: list[dict[str, Any]] = []
+    with procs.replica(work / "replica", *extra) as rep:
+        before = 0
+        for index in (1, 2):
+            measured = procs.measure(
+                _crawl_cmd(rep.base_url, state, *procs.fast_settings()), workdir=work, name=f"crawl{index}"
+            )
+            requests = rep.requests()[before:]
+            before += len(requests)
+            stats = _report(state)["stats"]
+            crawls.append(
+                {
+                    "returncode": measured.returncode,
+                    "requests": len(requests),
+                    "answered_304": sum(r["status"] == 304 for r in requests),
+                    "conditional": sum(bool(r["if_none_match"] or r["if_modified_since"]) for r in requests),
+                    "body_bytes": _body_bytes(requests, rep.base_url, lectures),
+                    "scrapy_response_bytes": stats.get("downloader/response_bytes"),
+                    "elapsed_s": stats.get("elapsed_time_seconds"),
+                    "wall_s": measured.wall_s,
+                    "staged": stats.get("stage/lectures"),
+                    "httpcache": {k: v for k, v in stats.items() if k.startswith("httpcache/")},
+                }
+            )
+    first, second = crawls
+    section.details = {"first": first, "second": second}
+    section.figures += [
+        Figure(
+            "re-crawl through the HTTP cache: requests to the site",
+            second["requests"],
+            "requests",
+            first["requests"],
+            "first crawl",
+            _ratio(second["requests"], first["requests"]),
+        ),
+        Figure(
+            "re-crawl through the HTTP cache: answered 304 Not Modified",
+            f"{second['answered_304']}/{second['requests']}",
+            baseline=f"{first['answered_304']}/{first['requests']}",
+            baseline_label="first crawl",
+        ),
+        Figure(
+            "re-crawl through the HTTP cache: body bytes sent by the site",
+            second["body_bytes"],
+            "B",
+            first["body_bytes"],
+            "first crawl",
+            _ratio(second["body_bytes"], first["body_bytes"]),
+        ),
+        Figure(
+            "re-crawl through the HTTP cache: crawl time",
+            second["elapsed_s"],
+            "s",
+            first["elapsed_s"],
+            "first crawl",
+            _ratio(second["elapsed_s"], first["elapsed_s"]),
+        ),
+    ]
+    if first["staged"] != second["staged"]:
+        section.notes.append(f"the re-crawl staged {second['staged']} lectures, the first {first['staged']}")
+    return section
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) or value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3f}" if value < 1.5 else f"{value:.2f}"
+
+
+def table(figures: Sequence[Figure]) -> str:
+    rows = [["figure", "value", "baseline", "ratio", "target", "met"]]
+    for f in figures:
+        value = f"{_num(f.value)} {f.unit}".strip()
+        baseline = f"{_num(f.baseline)} {f.unit if not isinstance(f.baseline, str) else ''}".strip()
+        if f.baseline_label and f.baseline is not None:
+            baseline += f" ({f.baseline_label})"
+        met = "-" if f.met is None else ("yes" if f.met else "NO")
+        rows.append([f.figure, value, baseline, _num(f.ratio), f.target, met])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def machine() -> dict[str, Any]:
+    import scrapy
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=procs.REPO, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=procs.REPO, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "cores": os.cpu_count(),
+        "cores_usable": len(os.sched_getaffinity(0)),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "scrapy": scrapy.__version__,
+        "commit": commit + ("+changes" if dirty else ""),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/run", description=__doc__)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repetition (a smoke run)")
+    parser.add_argument("--diagnose", action="store_true", help="measure what grows even when targets hold")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON results (default bench/results/)")
+    parser.add_argument("--keep", action="store_true", help="keep the working directory")
+    args = parser.parse_args(argv)
+    wanted = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(wanted) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(unknown)}")
+    quick = args.quick
+    work = Path(tempfile.mkdtemp(prefix="eventcrawl-bench-"))
+    runners: dict[str, Callable[[Path], Section]] = {
+        "throughput": lambda w: throughput(w, lectures=300 if quick else 1000, reps=1 if quick else 3),
+        "cleaning": lambda w: cleaning(w, passes=1 if quick else 3),
+        "publish": publish_script,
+        "scale": lambda w: scale(
+            w,
+            (100, 1000) if quick else (1000, 10000),
+            args.diagnose,
+            (100, 400) if quick else (1000, 4000),
+        ),
+        "polite": lambda w: polite(w, lectures=30, timeout_s=8 if quick else 30),
+        "recrawl": lambda w: recrawl(w, lectures=200 if quick else None),
+    }
+    info = machine()
+    print(f"eventcrawl benchmarks on {info['cores']} cores ({info['platform']}, Python {info['python']}, "
+          f"Scrapy {info['scrapy']}, {info['commit']})", flush=True)  # fmt: skip
+    results: dict[str, Any] = {}
+    figures: list[Figure] = []
+    started = time.monotonic()
+    try:
+        for name in [s for s in SECTIONS if s in wanted]:
+            t0 = time.monotonic()
+            print(f"  {name} ...", end="", flush=True)
+            directory = work / name
+            directory.mkdir()
+            section = runners[name](directory)
+            print(f" {time.monotonic() - t0:.0f} s", flush=True)
+            figures += section.figures
+            results[name] = asdict(section)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print()
+    info["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(
+        f"cores: {info['cores']}, total {time.monotonic() - started:.0f} s, load average (1, 5, 15 min) "
+        f"{info['load_average_at_start']} at the start, {info['load_average_at_end']} at the end"
+    )
+    print(table(figures))
+    _print_explanations(results)
+    payload = {"machine": info, "figures": [asdict(f) for f in figures], "sections": results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
+    print(f"\nresults: {args.out}")
+    return 0
+
+
+def _print_explanations(results: dict[str, Any]) -> None:
+    for name, section in results.items():
+        for note in section["notes"]:
+            print(f"note ({name}): {note}")
+    breakdown = results.get("throughput", {}).get("details", {}).get("cpu_breakdown_ms_per_page")
+    if breakdown:
+        print("\nWhere the crawl process's CPU goes, ms per lecture page (one run each of the variants):")
+        for part, ms in breakdown.items():
+            print(f"  {part:<45} {ms:6.2f}")
+    profile = results.get("cleaning", {}).get("details", {}).get("profile")
+    if profile:
+        print("\nCleaning, one pass under cProfile (own time):")
+        print("\n".join("  " + line for line in profile.strip().splitlines()[-14:]))
+    grows = results.get("scale", {}).get("details", {}).get("what_grows_mib")
+    if grows:
+        print("\nWhat the crawl keeps, deep size in MiB (end of crawl, and largest while it ran):")
+        for holder, sizes in grows.items():
+            if any(isinstance(v, float) and abs(v) >= 0.05 for v in sizes.values()):
+                print(f"  {holder:<40} {json.dumps(sizes)}")
+    output = results.get("publish", {}).get("details", {}).get("output")
+    if output:
+        print("\nbench/bench_publish.py:")
+        print("\n".join("  " + line for line in output.strip().splitlines()))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
