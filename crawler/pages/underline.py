@@ -31,19 +31,33 @@ from crawler.pages.jsonapi import (
     resource_key,
 )
 from crawler.schema import parse_timestamp
-from crawler.text.blocks import parse_html, visible_blocks
-from crawler.text.normalize import collapse_whitespace, nfc_collapsed, normalize_line
-from crawler.urls import lecture_ref
+from crawler.text.blocks import parse_page, visible_blocks
+from crawler.text.normalize import collapse_whitespace, nfc_collapsed, normalize_line, without_surrogates
+from crawler.text.privacy import scrub_emails
+from crawler.urls import LectureRef, lecture_ref
 
 LECTURE_TYPE = "thin_lectures"
 EVENT_TYPE = "thin_events"
 MAX_JSON_BYTES = 5_000_000
 PREMIUM_LABEL = "Premium content"
+# A list that claims more pages than this is not believed (the crawler then reads until a page brings
+# nothing new).
+MAX_TOTAL_PAGES = 1_000_000
+# Lecture links kept per page, and the longest link kept: more is a hostile page, not a lecture page.
+MAX_LECTURE_LINKS = 1_000
+MAX_LINK_LENGTH = 2_048
 
 Extraction = Literal["next_data", "visible_text"]
 
-_LEADING_ID = re.compile(r"^\s*0*(\d+)")
+_LEADING_ID = re.compile(r"^\s*0*(\d{1,18})(?!\d)")
+# Lecture ids are decimal numbers on Underline; anything else would end up in a request URL.
+_LECTURE_ID = re.compile(r"^[0-9]{1,18}$")
+# A slug goes into the canonical URL's path: one path segment, nothing a URL would read otherwise.
+_SLUG = re.compile(r"^[\w.~%-]{1,300}$")
 _TITLE_SUFFIX = re.compile(r"\s*\|\s*Underline\s*$")
+_RAW_NEXT_DATA = re.compile(
+    r"""<script\b[^>]*\bid\s*=\s*["']?__NEXT_DATA__["']?[^>]*>(.*?)</script\s*>""", re.IGNORECASE | re.DOTALL
+)
 
 
 class PageParseError(ValueError):
@@ -73,6 +87,9 @@ class LectureFields:
     doi: str | None = None
     package: str | None = None
     is_premium: bool = False
+    # False when nothing said whether the lecture is premium (no usable ``package`` and no label on the
+    # page, which a damaged page may simply have lost): ``is_premium`` is then a gap, not a "free".
+    premium_known: bool = field(default=True, compare=False)
     paper_url: str | None = None
     related_lecture_ids: list[str] = field(default_factory=list)
     # Values the source gave in a form that could not be used (they read as missing above).
@@ -98,7 +115,7 @@ class LectureFields:
             "held_at": self.held_at,
             "published_at": self.published_at,
             "doi": self.doi,
-            "is_premium": self.is_premium,
+            "is_premium": self.is_premium if self.premium_known else None,
             "related_lecture_ids": list(self.related_lecture_ids),
         }
 
@@ -133,7 +150,12 @@ class LecturePage:
 
 
 def _opt_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    """A string as given (lone surrogates, which no UTF-8 file can hold, dropped); None otherwise."""
+    return without_surrogates(value) if isinstance(value, str) else None
+
+
+def _has_surrogates(value: Any) -> bool:
+    return isinstance(value, str) and without_surrogates(value) != value
 
 
 def _count(value: Any) -> int | None:
@@ -149,9 +171,10 @@ def _count(value: Any) -> int | None:
 
 
 def _shown(value: Any) -> str:
-    """A short, safe rendering of a value for a problem message (never recurses into it)."""
+    """A short, safe rendering of a value for a problem message (never recurses into it; no e-mail
+    address or unprintable surrogate reaches a log)."""
     if isinstance(value, str):
-        return value[:80]
+        return scrub_emails(without_surrogates(value[:80]))[0]
     if isinstance(value, float) or (isinstance(value, int) and value.bit_length() < 256):
         return str(value)[:80]
     return f"<{type(value).__name__}>"
@@ -178,7 +201,9 @@ def _keywords(value: Any, problems: list[str]) -> list[str]:
     kept = [k for k in value if isinstance(k, str)]
     if len(kept) != len(value):
         problems.append(f"{len(value) - len(kept)} keyword(s) not strings")
-    return kept
+    if any(_has_surrogates(k) for k in kept):
+        problems.append("keywords hold lone surrogates (dropped)")
+    return [without_surrogates(k) for k in kept]
 
 
 def _is_premium(package: str | None) -> bool:
@@ -190,7 +215,17 @@ def _is_premium(package: str | None) -> bool:
 
 def _is_lecture(resource: Any) -> bool:
     key = resource_key(resource)
-    return key is not None and key[0] == LECTURE_TYPE
+    return key is not None and key[0] == LECTURE_TYPE and _LECTURE_ID.match(key[1]) is not None
+
+
+def _slug(value: Any, problems: list[str]) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and _SLUG.match(value):
+        return value
+    if isinstance(value, str):
+        problems.append(f"slug is not one URL path segment: {_shown(value)!r}")
+    return None
 
 
 def lecture_fields(resource: Resource, index: Mapping[ResourceKey, Resource]) -> LectureFields:
@@ -203,6 +238,8 @@ def lecture_fields(resource: Resource, index: Mapping[ResourceKey, Resource]) ->
         value = attr(resource, name)
         if value is not None and not isinstance(value, str):
             problems.append(f"{name} is not a string")
+        elif _has_surrogates(value):
+            problems.append(f"{name} holds lone surrogates (dropped)")
     event_id = id_text(attr(resource, "event_id")) or related_id(resource, "event")
     event = related(resource, "event", index)
     if event is None and event_id is not None:
@@ -211,7 +248,7 @@ def lecture_fields(resource: Resource, index: Mapping[ResourceKey, Resource]) ->
     package = _opt_str(attr(resource, "package"))
     return LectureFields(
         lecture_id=key[1],
-        slug=_opt_str(attr(resource, "slug")),
+        slug=_slug(attr(resource, "slug"), problems),
         title=_opt_str(attr(resource, "title")),
         abstract=_opt_str(attr(resource, "abstract")),
         keywords=_keywords(attr(resource, "keywords"), problems),
@@ -264,9 +301,16 @@ def parse_lecture_list(doc: Any) -> LectureListPage:
         else:
             skipped += 1
     meta = doc.get("meta")
+    claimed = member(meta, "total_pages")
+    total_pages = _count(claimed)
+    if claimed is not None and total_pages is None:
+        problems.append(f"meta.total_pages is not a page count: {_shown(claimed)!r}")
+    elif total_pages is not None and total_pages > MAX_TOTAL_PAGES:
+        problems.append(f"meta.total_pages {total_pages} is not believable (more than {MAX_TOTAL_PAGES})")
+        total_pages = None
     return LectureListPage(
         records=records,
-        total_pages=_count(member(meta, "total_pages")),
+        total_pages=total_pages,
         total_count=_count(member(meta, "total_count")),
         skipped=skipped,
         problems=problems,
@@ -287,12 +331,19 @@ def parse_lecture_document(doc: Any) -> LectureFields:
 # -- lecture pages -----------------------------------------------------------------------------
 
 
-def _next_data(root: Any, max_json_bytes: int) -> tuple[Any, str | None]:
-    """The ``__NEXT_DATA__`` JSON, or None and why not."""
+def _next_data(root: Any, page_text: str, max_json_bytes: int) -> tuple[Any, str | None]:
+    """The ``__NEXT_DATA__`` JSON, or None and why not.
+
+    The script is looked up in the parsed tree, and in the page's text when the tree lost it (markup
+    nested deeper than the parser follows drops the rest of the page).
+    """
     script = next((s for s in root.iter("script") if s.get("id") == "__NEXT_DATA__"), None)
-    if script is None:
+    if script is not None:
+        text = script.text or ""
+    elif "__NEXT_DATA__" in page_text and (found := _RAW_NEXT_DATA.search(page_text)) is not None:
+        text = found[1]
+    else:
         return None, "no __NEXT_DATA__ script"
-    text = script.text or ""
     if len(text) > max_json_bytes or len(text.encode("utf-8", "surrogatepass")) > max_json_bytes:
         return None, f"__NEXT_DATA__ larger than {max_json_bytes} bytes"
     candidates = [text]
@@ -359,6 +410,21 @@ def _fields_from_next_data(tree: Any, url_id: str | None) -> tuple[LectureFields
     return fields, None
 
 
+_HTML_START = re.compile(r"<html[\s>]", re.IGNORECASE)
+_HTML_END = re.compile(r"</html\s*>", re.IGNORECASE)
+
+
+def _cut_short(text: str) -> bool:
+    """A document that opens ``<html>`` and never closes it (what may follow ``</html>`` does not count)."""
+    return _HTML_START.search(text[:4096]) is not None and _HTML_END.search(text) is None
+
+
+def _premium_from_page(fields: LectureFields, blocks: list[str]) -> None:
+    """Without a usable ``package`` the page's own label tells whether the lecture is premium."""
+    if fields.package is None or not fields.package.strip():
+        fields.is_premium = fields.premium_known = PREMIUM_LABEL in blocks
+
+
 def _meta(root: Any, *names: str) -> str | None:
     for meta in root.iter("meta"):
         key = meta.get("property") or meta.get("name") or ""
@@ -408,24 +474,58 @@ def _absolute(base: str, href: str | None) -> str | None:
         return None
 
 
+def _safe_ref(url: str) -> LectureRef | None:
+    """``lecture_ref`` for a URL from the page: too long a URL is none, and nothing raises (an id of
+    thousands of digits is more than ``int`` converts)."""
+    if len(url) > MAX_LINK_LENGTH:
+        return None
+    try:
+        return lecture_ref(url)
+    except ValueError:
+        return None
+
+
 def _lecture_ref(url: str | None) -> str | None:
     if url is None:
         return None
-    ref = lecture_ref(url)
+    ref = _safe_ref(url)
     return ref.lecture_id if ref else None
 
 
-def _lecture_links(root: Any, page_url: str) -> list[str]:
+def _lecture_links(root: Any, page_url: str, problems: list[str]) -> list[str]:
+    """Absolute http(s) URLs of the lecture pages the page links to (``javascript:``, ``data:``,
+    ``mailto:`` and the like never are); at most :data:`MAX_LECTURE_LINKS`, none longer than
+    :data:`MAX_LINK_LENGTH`. Which host a link may point at is the crawler's decision."""
     base = page_url
     base_tag = next((b for b in root.iter("base") if b.get("href")), None)
     if base_tag is not None:
         base = _absolute(page_url, base_tag.get("href")) or page_url
-    links = []
+    links: list[str] = []
+    too_long = dropped = 0
     for anchor in root.iter("a"):
-        url = _absolute(base, anchor.get("href"))
-        if url is not None and lecture_ref(url) is not None:
-            links.append(url)
+        href = anchor.get("href")
+        if href is not None and len(href) > MAX_LINK_LENGTH:
+            too_long += 1
+            continue
+        url = _absolute(base, href)
+        if url is None or _safe_ref(url) is None:
+            continue
+        if _scheme(url) not in ("http", "https"):
+            continue
+        if len(links) >= MAX_LECTURE_LINKS:
+            dropped += 1
+            continue
+        links.append(url)
+    if too_long:
+        problems.append(f"{too_long} link(s) longer than {MAX_LINK_LENGTH} characters ignored")
+    if dropped:
+        problems.append(f"{dropped} lecture link(s) beyond the first {MAX_LECTURE_LINKS} ignored")
     return links
+
+
+def _scheme(url: str) -> str:
+    head, sep, _ = url.partition(":")
+    return head.strip().lower() if sep else ""
 
 
 def _fields_from_visible(
@@ -451,10 +551,11 @@ def _fields_from_visible(
             related_ids = []
     return LectureFields(
         lecture_id=lecture_id,
-        slug=(ref.slug if (ref := lecture_ref(page_url)) else None),
+        slug=_slug(ref.slug, []) if (ref := _safe_ref(page_url)) else None,
         title=title,
         abstract=_meta(root, "description", "og:description"),
         is_premium=PREMIUM_LABEL in blocks,
+        premium_known=PREMIUM_LABEL in blocks,
         related_lecture_ids=related_ids,
     ), None
 
@@ -491,23 +592,32 @@ def parse_lecture_page(
     ``"visible_text"`` and ``problems`` says why). Raises :class:`PageParseError`, and nothing
     else, when the page has neither a lecture id nor a title.
     """
-    root = parse_html(html, encoding)
+    parsed = parse_page(html, encoding)
+    root = parsed.root
     url_id = _lecture_ref(url)
     if root is None:
         if url_id is None:
-            raise PageParseError(f"empty page and no lecture id in {url[:200]!r}")
-        return LecturePage(LectureFields(url_id), [], [], "visible_text", ["the page is empty"])
+            raise PageParseError(f"empty page and no lecture id in {_shown(url)!r}")
+        return LecturePage(
+            LectureFields(url_id), [], [], "visible_text", ["the page is empty", *parsed.problems]
+        )
+    page_problems = list(parsed.problems)
     blocks = visible_blocks(root)
-    links = _lecture_links(root, url)
-    tree, why = _next_data(root, max_json_bytes)
+    if _cut_short(parsed.text) and blocks:
+        # The last block of a page that stops mid-document is a fragment, not text the page shows.
+        page_problems.append("the page ends before </html>: cut short, its last block dropped")
+        blocks = blocks[:-1]
+    links = _lecture_links(root, url, page_problems)
+    tree, why = _next_data(root, parsed.text, max_json_bytes)
     fields: LectureFields | None = None
     if tree is not None:
         fields, why = _fields_from_next_data(tree, url_id)
     if fields is not None:
-        problems = [*fields.problems, *_cross_check(fields, blocks)]
+        _premium_from_page(fields, blocks)
+        problems = [*fields.problems, *_cross_check(fields, blocks), *page_problems]
         return LecturePage(fields, blocks, links, "next_data", problems)
-    problems = [why or "no lecture in __NEXT_DATA__"]
+    problems = [why or "__NEXT_DATA__ holds no document of this lecture"]
     fields, missing = _fields_from_visible(root, url, url_id, tree, blocks)
     if missing:
         problems.append(missing)
-    return LecturePage(fields, blocks, links, "visible_text", problems)
+    return LecturePage(fields, blocks, links, "visible_text", [*problems, *page_problems])

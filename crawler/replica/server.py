@@ -1,4 +1,4 @@
-"""The replica's HTTP server: routes, caching headers, redirects, faults and the request log.
+"""The replica's HTTP server: routes, caching headers, redirects, faults, hostile pages and the request log.
 
 ``ThreadingHTTPServer`` from the standard library, HTTP/1.1 with keep-alive; every body comes from the
 ``Renderer`` cache, so one thread per connection easily serves a few hundred requests a second.
@@ -17,7 +17,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from email.utils import format_datetime, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +27,14 @@ from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
 from crawler.replica.faults import PROFILE_NAMES, RESET, SLOW, TRUNCATED, Fault, FaultProfile, named_profile
+from crawler.replica.hostile import (
+    DRIP_BYTES,
+    KNOWN_VARIANTS,
+    VARIANTS,
+    HostileSite,
+    claimed_total_pages,
+    plan,
+)
 from crawler.replica.layout import (
     MAIN_EVENT_ID,
     Lecture,
@@ -82,16 +90,25 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
     # Pages and API documents carry validators and may be answered with 304.
     cacheable: bool = False
+    # Seconds between small pieces of the body (a hostile page that trickles out).
+    drip_seconds: float = 0.0
 
 
 class Router:
     """Maps a request (method, target, headers) to a ``Response``; no sockets involved."""
 
-    def __init__(self, site: ReplicaSite, base_url: str, faults: FaultProfile | None = None) -> None:
+    def __init__(
+        self,
+        site: ReplicaSite,
+        base_url: str,
+        faults: FaultProfile | None = None,
+        hostile: HostileSite | None = None,
+    ) -> None:
         self.site = site
         self.base_url = base_url.rstrip("/")
         self.renderer = Renderer(site, self.base_url)
         self.faults = faults
+        self.hostile = hostile
         self.last_modified = site.last_modified().replace(microsecond=0)
         self.last_modified_header = format_datetime(self.last_modified, usegmt=True)
         self._lists: dict[tuple[str | None, str | None, str | None], list[Lecture]] = {}
@@ -144,6 +161,16 @@ class Router:
                 return _html_error(404, "Not Found")
             if match["id"] != lecture.id or match["slug"] != lecture.slug:
                 return self._redirect(301, self.renderer.canonical_url(lecture))
+            if self.hostile is not None:
+                answer = self.hostile.lecture_page(lecture, query)
+                if answer is not None:
+                    return Response(
+                        answer.status,
+                        answer.body,
+                        answer.content_type,
+                        list(answer.headers),
+                        drip_seconds=answer.drip_seconds,
+                    )
             return Response(200, self.renderer.lecture_page(lecture), HTML, cacheable=True)
         match = _SESSION_LIST.match(path)
         if match:
@@ -204,11 +231,21 @@ class Router:
             _first(query, "filter[poster_lecture]"),
         )
         lectures = self._filtered(key)
+        if self.hostile is not None:
+            return self._hostile_list(lectures, size, number)
         body = self.renderer.api_body(
             ("list", *(k or "" for k in key), str(size), str(number)),
             lambda: self.renderer.list_doc(lectures, size, number),
         )
         return Response(200, body, API, cacheable=True)
+
+    def _hostile_list(self, lectures: list[Lecture], size: int, number: int) -> Response:
+        """A list page whose ``meta.total_pages`` lies, and that never runs out: a page past the end
+        repeats the last one."""
+        last = max(1, (len(lectures) + size - 1) // size)
+        doc = self.renderer.list_doc(lectures, size, min(number, last))
+        doc["meta"]["total_pages"] = claimed_total_pages(number)
+        return Response(200, api_json(doc), API)
 
     def _filtered(self, key: tuple[str | None, str | None, str | None]) -> list[Lecture]:
         found = self._lists.get(key)
@@ -372,10 +409,24 @@ class _Handler(BaseHTTPRequestHandler):
         if head or response.status == 304:
             return
         body = response.body[: len(response.body) // 2] if truncated else response.body
-        self.wfile.write(body)
-        if truncated:
+        try:
+            if response.drip_seconds:
+                self._drip(body, response.drip_seconds)
+            else:
+                self.wfile.write(body)
+            if truncated:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_WR)
+        except OSError:
+            # The client hung up mid-body (it refused a body too large for it): nothing left to say.
+            self.close_connection = True
+
+    def _drip(self, body: bytes, seconds: float) -> None:
+        for start in range(0, len(body), DRIP_BYTES):
+            self.wfile.write(body[start : start + DRIP_BYTES])
             self.wfile.flush()
-            self.connection.shutdown(socket.SHUT_WR)
+            if self.server.app.stopping.wait(seconds):
+                raise ConnectionAbortedError("the replica is stopping")
 
     def _reset(self) -> None:
         """Drop the connection with a TCP reset and no answer."""
@@ -397,11 +448,15 @@ class ReplicaServer:
         port: int = 0,
         faults: FaultProfile | None = None,
         request_log_path: str | Path | None = None,
+        hostile: bool | Mapping[str, str] = False,
     ) -> None:
+        """``hostile``: True for the broken variants of :func:`crawler.replica.hostile.plan`, or an
+        explicit ``{lecture id: variant}``."""
         self.site = site
         self.host = host
         self.port = port
         self.faults = faults
+        self.hostile = hostile
         self.request_log_path = Path(request_log_path) if request_log_path is not None else None
         self._records: list[RequestRecord] = []
         self._records_lock = threading.Lock()
@@ -409,6 +464,7 @@ class ReplicaServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._router: Router | None = None
+        self.stopping = threading.Event()
 
     @property
     def base_url(self) -> str:
@@ -443,10 +499,15 @@ class ReplicaServer:
     def start(self) -> ReplicaServer:
         if self._httpd is not None:
             return self
+        self.stopping.clear()
         httpd = _HTTPServer((self.host, self.port), self)
         self.port = int(httpd.server_address[1])
         self._httpd = httpd
-        self._router = Router(self.site, self.base_url, self.faults)
+        hostile = None
+        if self.hostile is not False:
+            variants = None if self.hostile is True else self.hostile
+            hostile = HostileSite(self.site, self.base_url, variants)
+        self._router = Router(self.site, self.base_url, self.faults, hostile)
         if self.request_log_path is not None:
             self.request_log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = self.request_log_path.open("a", encoding="utf-8")
@@ -460,6 +521,7 @@ class ReplicaServer:
         httpd = self._httpd
         if httpd is None:
             return
+        self.stopping.set()
         httpd.shutdown()
         with httpd.connections_lock:
             connections = list(httpd.open_connections)
@@ -503,6 +565,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ground-truth", type=Path, default=None, help=f"write event {MAIN_EVENT_ID}'s expected records"
     )
+    parser.add_argument(
+        "--hostile",
+        action="store_true",
+        help="serve broken variants of a few lecture pages and a lecture list that lies about its size",
+    )
+    parser.add_argument(
+        "--hostile-only",
+        default=None,
+        metavar="VARIANT,...",
+        help=f"serve only these hostile variants (known: {', '.join(KNOWN_VARIANTS)})",
+    )
+    parser.add_argument(
+        "--hostile-plan", type=Path, default=None, help="write the hostile lectures' variants as JSON"
+    )
+    parser.add_argument(
+        "--planted",
+        action="store_true",
+        help="plant duplicate talks, near-duplicate abstracts, pages without JSON and extra template blocks",
+    )
     return parser
 
 
@@ -513,12 +594,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("--lectures must not be negative", file=sys.stderr)
         return 2
     site = build_site(load_records(), seed=args.seed, lectures=args.lectures)
+    planted = None
+    if args.planted:
+        from crawler.replica.planted import plant_cases
+
+        site, planted = plant_cases(site, args.seed)
+    hostile: bool | dict[str, str] = bool(args.hostile)
+    if args.hostile_only is not None:
+        chosen = tuple(v.strip() for v in args.hostile_only.split(",") if v.strip())
+        try:
+            hostile = plan(site, variants=chosen or VARIANTS)
+        except ValueError as exc:
+            print(str(exc), file=sys.stderr)
+            return 2
     server = ReplicaServer(
         site,
         host=args.host,
         port=args.port,
         faults=named_profile(args.faults, args.fault_seed),
         request_log_path=args.request_log,
+        hostile=hostile,
     )
     stopping = threading.Event()
 
@@ -534,10 +629,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     server.start()
     try:
         if args.ground_truth is not None:
-            write_ground_truth(ground_truth(site, server.base_url), args.ground_truth)
+            truth = ground_truth(site, server.base_url)
+            if planted is not None:
+                truth = planted.expected_records(truth)
+            write_ground_truth(truth, args.ground_truth)
+        if args.hostile_plan is not None:
+            variants = server.router.hostile.variants if server.router.hostile is not None else {}
+            args.hostile_plan.parent.mkdir(parents=True, exist_ok=True)
+            args.hostile_plan.write_text(
+                json.dumps(variants, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+            )
         print(server.base_url, flush=True)
         print(
-            f"serving {len(site.lectures)} lectures (seed {args.seed}, faults {args.faults})",
+            f"serving {len(site.lectures)} lectures (seed {args.seed}, faults {args.faults}"
+            + (", hostile" if hostile is not False else "")
+            + ")",
             file=sys.stderr,
             flush=True,
         )

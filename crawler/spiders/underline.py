@@ -206,9 +206,10 @@ class UnderlineSpider(scrapy.Spider):
         yield item
 
     def request_dropped(self, request: scrapy.Request) -> None:
-        # The scheduler drops a request for a URL this crawl already requested: for a lecture page that
-        # is a redirect loop (or a redirect onto another lecture), and the lecture is lost unless counted.
-        if "lecture_id" not in request.cb_kwargs:
+        # The scheduler drops a request for a URL this crawl already requested. When a lecture page's
+        # redirect leads there, that is a redirect loop (or a redirect onto another lecture), and the
+        # lecture is lost unless counted.
+        if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value("underline/fetch_failed")

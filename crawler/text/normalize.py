@@ -16,6 +16,7 @@ _INVISIBLE = re.compile(
     "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
 )
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _BR = re.compile(r"<\s*/?\s*br\b[^<>]*>", re.IGNORECASE)
 _BLANK_LINE = re.compile(r"\n\s*\n")
 # Each round can reveal new markup only by unescaping nested entities (``&amp;lt;br&amp;gt;``);
@@ -30,6 +31,11 @@ def _strip_markup(text: str) -> str:
     if "<" in text:
         text = _BR.sub(" ", text)
     return text
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` without lone surrogates: they are not characters, and no UTF-8 file can hold them."""
+    return _SURROGATE.sub("", text) if not text.isascii() else text
 
 
 def collapse_whitespace(text: str) -> str:

@@ -1,0 +1,49 @@
+"""No e-mail address is ever stored: every string field of a lecture or alias is scrubbed.
+
+Runs after normalize (so addresses hidden with invisible characters in normalized fields are already
+plain) and before boilerplate, whose ``text`` is built from the page blocks scrubbed here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.crawler import Crawler
+from scrapy.statscollectors import StatsCollector
+
+from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
+from crawler.text.privacy import PLACEHOLDER, URL_PLACEHOLDER, scrub_value
+
+URL_FIELDS = frozenset({"url", "source_urls"})
+
+
+class PrivacyPipeline:
+    def __init__(self, stats: StatsCollector) -> None:
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> PrivacyPipeline:
+        assert crawler.stats is not None
+        return cls(crawler.stats)
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, LectureItem | LectureAlias):
+            return item
+        stored = 0
+        for name in list(item.keys()):
+            is_url = name in URL_FIELDS
+            clean, count = scrub_value(item[name], URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
+            if not count:
+                continue
+            item[name] = clean
+            if name == PAGE_BLOCKS:
+                # Blocks are not stored, they only feed ``text``: counted apart, so the total counts each
+                # stored address once.
+                self.stats.inc_value("privacy/emails_scrubbed_page_blocks", count)
+                continue
+            stored += count
+            self.stats.inc_value(f"privacy/fields/{name}", count)
+        if stored:
+            self.stats.inc_value("privacy/emails_scrubbed", stored)
+            self.stats.inc_value("privacy/items_scrubbed")
+        return item

@@ -1,0 +1,187 @@
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crawler.text.privacy import (
+    PLACEHOLDER,
+    URL_PLACEHOLDER,
+    contains_email,
+    scrub_emails,
+    scrub_fields,
+    scrub_url,
+    scrub_value,
+)
+
+R = PLACEHOLDER
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "count"),
+    [
+        ("Contact jane.doe@example.org for data.", f"Contact {R} for data.", 1),
+        ("first.author+nlp@univ.example.edu.", f"{R}.", 1),
+        ("<jane_d-1@sub.mail.example.co.uk>", f"<{R}>", 1),
+        ("a@example.com, b@example.com;c@example.com", f"{R}, {R};{R}", 3),
+        ("mailto:jane@example.org", f"mailto:{R}", 1),
+        ("JANE@EXAMPLE.ORG", R, 1),
+        ("jane [at] example [dot] org", R, 1),
+        ("jane (at) example (dot) org", R, 1),
+        ("jane{at}example{dot}org", R, 1),
+        ("jane <AT> example <DOT> org", R, 1),
+        ("jane[at]example.org", R, 1),
+        ("ｊａｎｅ＠ｅｘａｍｐｌｅ．ｏｒｇ", R, 1),
+        ("jane\ufe6bexample.org", R, 1),
+        ("jane&#64;example.org", R, 1),
+        ("jane&#x40;example&#46;org", R, 1),
+        ("jane&commat;example.org", R, 1),
+        ("jane%40example.org", R, 1),
+        ("jane\u200b@\u200bexample.org", R, 1),
+        ("ja\u200dne@exa\u2060mple.org", R, 1),
+        # An invisible character glued to the address goes with it.
+        ("\u202ejane@example.org\u202c", f"{R}\u202c", 1),
+        ("müller@universität.de", R, 1),
+        ("王@例子.中国", R, 1),
+        ("x@xn--80ak6aa92e.xn--p1ai", R, 1),
+        ("Code at github.com/x and data@ 5.org", "Code at github.com/x and data@ 5.org", 0),
+    ],
+)
+def test_addresses_in_every_form_are_replaced(text: str, expected: str, count: int) -> None:
+    assert scrub_emails(text) == (expected, count)
+    assert contains_email(text) is bool(count)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We evaluate on @article{smith2020} and @inproceedings.",
+        "user@localhost",
+        "5@3.14 and 2@10.5",
+        "x@y.z1",
+        "a@b.c",
+        "look at results.in the table",
+        "scores at 5.2 and at 7.1",
+        "the [at] sign and [dot] product",
+        "@handle on social media",
+        "10.48448/7fqa-2p0c and arXiv:2301.12345",
+        "C++ & C# @ 50%",
+        "",
+    ],
+)
+def test_text_without_addresses_is_unchanged(text: str) -> None:
+    assert scrub_emails(text) == (text, 0)
+    assert not contains_email(text)
+
+
+def test_a_custom_placeholder_and_idempotence() -> None:
+    assert scrub_emails("see a.b@example.org", "<x>") == ("see <x>", 1)
+    once, _ = scrub_emails("a@example.org b [at] example [dot] org")
+    assert scrub_emails(once) == (once, 0)
+    assert scrub_emails(URL_PLACEHOLDER) == (URL_PLACEHOLDER, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 1_000_000 + "@" + "b" * 1_000_000,
+        "a@" * 500_000,
+        "a." * 500_000 + "@x",
+        "x@" + "a." * 500_000,
+        "x@" + "a-" * 500_000 + ".org",
+        " [at] " * 200_000,
+        "x (at) " * 200_000,
+        ("jane@example.org " * 60_000),
+    ],
+)
+def test_linear_time_on_a_megabyte(text: str) -> None:
+    started = time.monotonic()
+    scrub_emails(text)
+    assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    ("url", "expected", "count"),
+    [
+        ("http://x/lecture/12-jane@example.org", "http://x/lecture/12-email-removed", 1),
+        (
+            "http://x/lecture/12-jane%40example.org?tab=a@example.org",
+            "http://x/lecture/12-email-removed?tab=email-removed",
+            2,
+        ),
+        ("mailto:jane@example.org", "mailto:email-removed", 1),
+        ("http://x/lecture/12-plain-slug", "http://x/lecture/12-plain-slug", 0),
+    ],
+)
+def test_urls_keep_their_lecture_id(url: str, expected: str, count: int) -> None:
+    assert scrub_url(url) == (expected, count)
+
+
+def test_a_placeholder_never_forms_a_new_address_with_what_follows() -> None:
+    # Found by the fuzzer: "Ot@1.aOt" replaced by "email-removed" left "email-removed@1.at".
+    text = "\x00\x04Ot@1.aOt@1.at\udc98m?? zhou"
+    url, count = scrub_url(text)
+    assert (url, count) == ("\x00\x04email-removed\udc98m?? zhou", 2)
+    assert not contains_email(url)
+    assert scrub_emails("a@b.cc@d.ee", "x") == ("x", 2)
+
+
+def test_scrub_value_walks_lists_tuples_and_mappings() -> None:
+    value = ["ok", ("a@example.org", 3), {"k": ["b@example.org"], "n": None}]
+    clean, count = scrub_value(value)
+    assert clean == ["ok", (R, 3), {"k": [R], "n": None}]
+    assert count == 2
+    untouched = ["ok", ("x",)]
+    assert scrub_value(untouched)[0] is untouched
+    assert scrub_value(42) == (42, 0)
+
+
+def test_scrub_fields_counts_per_field_and_keeps_urls_urls() -> None:
+    record = {
+        "title": "T (a@example.org)",
+        "abstract": "b@example.org and c@example.org",
+        "keywords": ["k", "d@example.org"],
+        "url": "http://x/lecture/1-e%40example.org",
+        "source_urls": ["http://x/lecture/1-f@example.org"],
+        "is_premium": False,
+    }
+    clean, counts = scrub_fields(record, url_fields={"url", "source_urls"})
+    assert clean == {
+        "title": f"T ({R})",
+        "abstract": f"{R} and {R}",
+        "keywords": ["k", R],
+        "url": f"http://x/lecture/1-{URL_PLACEHOLDER}",
+        "source_urls": [f"http://x/lecture/1-{URL_PLACEHOLDER}"],
+        "is_premium": False,
+    }
+    assert counts == {"title": 1, "abstract": 2, "keywords": 1, "url": 1, "source_urls": 1}
+
+
+SIMPLE_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+local = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,20}", fullmatch=True)
+domain = st.from_regex(r"([A-Za-z0-9-]{1,12}\.){1,3}[A-Za-z]{2,8}", fullmatch=True)
+# Text around an address: anything but the characters an address is written with.
+filler = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="@\uff20\ufe6b&%"), max_size=30
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=filler, user=local, host=domain, after=filler)
+def test_generated_addresses_never_survive(before: str, user: str, host: str, after: str) -> None:
+    clean, count = scrub_emails(f"{before} {user}@{host} {after}")
+    assert count >= 1
+    assert not SIMPLE_EMAIL.search(clean)
+    assert scrub_emails(clean) == (clean, 0)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(max_size=200))
+def test_generated_text_is_scrubbed_for_good(text: str) -> None:
+    clean, count = scrub_emails(text)
+    assert (clean == text) is (count == 0)
+    assert not contains_email(clean)
+    assert scrub_emails(clean) == (clean, 0)
