@@ -16,6 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from crawler import __version__
+from crawler.paths import (
+    PathError,
+    check_dataset_name,
+    check_output_dir,
+    check_repo_id,
+    check_revision,
+    check_state_dir,
+)
 from crawler.stage import StageError
 from crawler.urls import without_credentials
 
@@ -261,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault-seed", type=int, default=0, help="seed of the fault profile")
     serve.add_argument("--request-log", type=Path, help="append every request to this JSONL file")
     serve.add_argument("--ground-truth", type=Path, help="write every lecture's true fields as JSONL")
+    serve.add_argument("--planted", action="store_true", help="plant duplicates and pages without JSON")
+    serve.add_argument("--hostile", action="store_true", help="serve broken variants of a few pages")
 
     cache = sub.add_parser("cache", help="inspect or purge the HTTP cache")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
@@ -273,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
+    args.state = check_state_dir(args.state)
     overrides: list[tuple[str, Any]] = [parse_setting(s) for s in args.settings]
     if args.frontier:
         from crawler.frontier import frontier_settings
@@ -300,7 +311,13 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    name = args.name or args.out.resolve().name
+    args.state = check_state_dir(args.state)
+    args.out = check_output_dir(args.out, state_dir=args.state)
+    name = check_dataset_name(args.name or args.out.name)
+    if args.push_to_hub:
+        check_repo_id(args.push_to_hub)
+    if args.revision:
+        check_revision(args.revision)
     result = run_publish(
         state_dir=args.state,
         out_dir=args.out,
@@ -337,6 +354,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    state = check_state_dir(config.state)
+    out = check_output_dir(config.out, state_dir=state)
+    check_dataset_name(config.name or out.name)
+    if config.push_to_hub:
+        check_repo_id(config.push_to_hub)
+    if config.revision:
+        check_revision(config.revision)
+    config = config.with_overrides(state=state, out=out)
 
     def crawl(cfg: Any) -> CrawlOutcome:
         return run_crawl(
@@ -378,6 +403,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from crawler.replica.layout import build_site, load_records
     from crawler.replica.server import ReplicaServer
 
+    check_output_dir(args.out, state_dir=args.state)
     started = time.monotonic()
     site = build_site(load_records(), seed=args.seed, lectures=args.lectures)
     temp_state = None
@@ -428,13 +454,15 @@ def cmd_serve_replica(args: argparse.Namespace) -> int:
         argv += ["--request-log", str(args.request_log)]
     if args.ground_truth is not None:
         argv += ["--ground-truth", str(args.ground_truth)]
+    argv += ["--planted"] if args.planted else []
+    argv += ["--hostile"] if args.hostile else []
     return replica_main(argv)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
     from crawler.httpcache import cache_size, purge_cache
 
-    cache_dir = args.state / "httpcache"
+    cache_dir = check_state_dir(args.state) / "httpcache"
     if args.cache_command == "purge":
         result = purge_cache(cache_dir, args.max_age_days * 86400)
         print(f"removed {result.removed_entries} entries ({result.removed_bytes} bytes) from {cache_dir}")
@@ -458,7 +486,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (UsageError, StageError) as exc:
+    except (UsageError, StageError, PathError) as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -85,6 +85,9 @@ STAGE_WORKER = "main"
 
 ITEM_PIPELINES = {
     "crawler.pipelines.normalize.NormalizePipeline": 100,
+    # Before boilerplate and dedupe: the page blocks that become `text` and the hashed content are
+    # both free of e-mail addresses.
+    "crawler.pipelines.privacy.PrivacyPipeline": 150,
     "crawler.pipelines.boilerplate.BoilerplatePipeline": 200,
     "crawler.pipelines.dedupe.DedupePipeline": 300,
     "crawler.pipelines.stage.StagePipeline": 900,
@@ -105,3 +108,10 @@ NORMALIZE_LATEX = True
 BOILERPLATE_MIN_PAGES = 10
 BOILERPLATE_MAX_HASHES = 200_000
 BOILERPLATE_MAX_RECORDS = 400_000
+
+# Bounds on one crawl; each closes it cleanly with its stage intact, and the next crawl resumes it.
+CLOSESPIDER_PAGECOUNT = 50_000
+MEMUSAGE_ENABLED = True
+MEMUSAGE_LIMIT_MB = 2048
+MEMUSAGE_WARNING_MB = 1536
+MEMUSAGE_CHECK_INTERVAL_SECONDS = 10.0

@@ -16,7 +16,7 @@ _LECTURE_PATH = re.compile(
         lecture
       | events/\d+/sessions/\d+/lecture
       | events/\d+/posters/\d+/poster
-    )/(?P<id>\d+)(?:-(?P<slug>[^/?#]+))?/?$""",
+    )/(?P<id>\d{1,18})(?:-(?P<slug>[^/?#]+))?/?$""",
     re.VERBOSE,
 )
 
@@ -71,11 +71,18 @@ def same_host(url: str, base: str) -> bool:
 
 def without_credentials(url: str) -> str:
     """``url`` without a ``user:password@`` part, so that it can be shown or published."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
+    try:
+        parts = urlsplit(url)
+        if parts.username is None and parts.password is None:
+            return url
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        # Not a URL urllib can take apart: drop everything up to the last "@" of its authority.
+        scheme, sep, rest = url.partition("://")
+        authority, slash, path = rest.partition("/")
+        return f"{scheme}{sep}{authority.rpartition('@')[2]}{slash}{path}"
     netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc += f":{parts.port}"
+    if port is not None:
+        netloc += f":{port}"
     return parts._replace(netloc=netloc).geturl()

@@ -33,6 +33,7 @@ from crawler.publish import card as cards
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import data_files_pattern, read_shards, write_shards
 from crawler.publish.tables import DEFAULT_CONFIG, LECTURES, SPECS, build_tables, lecture_rows
+from crawler.urls import without_credentials
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
@@ -76,6 +77,7 @@ def publish_release(
     if not _NAME.match(name):
         raise ValueError(f"name {name!r} must look like `name` or `owner/name`")
     crawl_date = _crawl_date(provenance)
+    provenance = public_provenance(provenance)
     template = template or cards.DEFAULT_TEMPLATE
     if not template.is_file():
         raise FileNotFoundError(f"card template not found: {template}")
@@ -106,6 +108,17 @@ def publish_release(
         changes=result.changes,
         warnings=tuple(result_warnings),
     )
+
+
+def public_provenance(value: Any) -> Any:
+    """``value`` with the ``user:password@`` part removed from every URL in it: it goes into the card."""
+    if isinstance(value, Mapping):
+        return {key: public_provenance(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [public_provenance(item) for item in value]
+    if isinstance(value, str) and "://" in value:
+        return without_credentials(value)
+    return value
 
 
 def _crawl_date(provenance: Mapping[str, Any]) -> str:
