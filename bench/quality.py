@@ -41,6 +41,7 @@ from crawler.pipelines.boilerplate import text_of
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
 from crawler.replica.pages import Renderer
 from crawler.replica.planted import BANNERS, plant_cases
+from crawler.replica.seeds import seed_boilerplate_lines as replica_seed_lines
 from crawler.text.blocks import visible_blocks
 from crawler.text.boilerplate import own_content_blocks, own_content_indices
 from crawler.text.latex import clean_latex, split_words
@@ -110,20 +111,7 @@ def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
 
 def seed_boilerplate_lines() -> list[str]:
     """Welcome markdown, labels and footer of the real seed pages (as the end-to-end test reads them)."""
-    labels = {"Premium content", "Downloads", "Similar lecture", "PRESENTATIONS", "CONFERENCES", "COMPANY"}
-    labels |= {"Stay up to date with the latest Underline news!", "RESOURCES"}
-    lines: set[str] = set()
-    for seed in sorted((SHARED / "seeds").glob("*.txt")):
-        text = seed.read_text(encoding="utf-8").splitlines()
-        start = next(i for i, line in enumerate(text) if line.startswith("## Welcome"))
-        for line in text[start:]:
-            stripped = line.strip()
-            if len(stripped) > 250 and not stripped.startswith('"'):
-                break
-            if stripped and stripped not in {"poster", "technical paper"}:
-                lines.add(stripped)
-        lines.update(line.strip() for line in text if line.strip() in labels or line.startswith("Next from"))
-    return sorted(lines)
+    return replica_seed_lines(SHARED / "seeds")
 
 
 def blocks_of(text: str) -> list[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler import __version__
+from crawler.fsutil import write_json_atomic
 from crawler.paths import (
     PathError,
     check_dataset_name,
@@ -110,11 +111,7 @@ def write_report(state_dir: Path, outcome: CrawlOutcome, event_id: str) -> Path:
         "settings": outcome.settings,
         "stats": outcome.stats,
     }
-    path = state_dir / "crawl-report.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_json_atomic(state_dir / "crawl-report.json", report, sort_keys=True)
 
 
 @dataclass

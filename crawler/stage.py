@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from crawler.fsutil import write_json_atomic
 from crawler.schema import SORT_KEY, from_json_record, parse_timestamp, to_json_record
 
 STAGE_DIRNAME = "stage"
@@ -120,12 +121,8 @@ class StageWriter:
 
 
 def mark_complete(state_dir: Path, summary: Mapping[str, Any]) -> None:
-    directory = stage_dir(state_dir)
-    directory.mkdir(parents=True, exist_ok=True)
     body = {"finished_at": datetime.now(UTC).isoformat(), **summary}
-    tmp = directory / (COMPLETE_MARKER + ".tmp")
-    tmp.write_text(json.dumps(body, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, directory / COMPLETE_MARKER)
+    write_json_atomic(stage_dir(state_dir) / COMPLETE_MARKER, body, sort_keys=True)
 
 
 @dataclass

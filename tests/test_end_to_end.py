@@ -13,6 +13,7 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
+from crawler.replica.seeds import seed_boilerplate_lines as replica_seed_lines
 from crawler.schema import arrow_schema, hf_features, parse_timestamp
 from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
 
@@ -41,22 +42,7 @@ WELCOME_LINES = [
 
 
 def seed_boilerplate_lines() -> list[str]:
-    """Parts 3 to 6 of the real seed pages: welcome markdown, labels and footer lines."""
-    lines: set[str] = set()
-    for seed in sorted(SEEDS.glob("*.txt")):
-        text = seed.read_text(encoding="utf-8").splitlines()
-        start = next(i for i, line in enumerate(text) if line.startswith("## Welcome"))
-        for line in text[start:]:
-            stripped = line.strip()
-            # The first related lecture's abstract ends the welcome part; the welcome's own long
-            # paragraph is the chair's quote.
-            if len(stripped) > 250 and not stripped.startswith('"'):
-                break
-            if stripped and stripped not in {"poster", "technical paper"}:
-                lines.add(stripped)
-        lines.update(line.strip() for line in text if line.strip() in LABELS + FOOTER)
-        lines.update(line.strip() for line in text if line.startswith("Next from"))
-    return sorted(lines)
+    return replica_seed_lines(SEEDS)
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,13 @@ and to keep the same record when a talk turns up under two ids again.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from crawler.fsutil import write_json_atomic
 
 INDEX_NAME = "published-index.json"
 INDEX_VERSION = 1
@@ -99,20 +99,7 @@ def load_index(state_dir: Path) -> PublishedIndex:
 
 def save_index(state_dir: Path, index: PublishedIndex) -> Path:
     """Write the index atomically (a temporary file beside it, fsync, rename)."""
-    path = index_path(state_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=INDEX_NAME + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(index.to_json(), fh, indent=1)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_json_atomic(index_path(state_dir), index.to_json(), indent=1)
 
 
 def apply_records(

@@ -6,7 +6,6 @@ The exit status says what happened, so cron, systemd and CI can act on it withou
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,6 +14,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from crawler.fsutil import write_json_atomic
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateVerdict, evaluate
 from crawler.schedule.lock import StateLock
@@ -187,8 +187,5 @@ def _finish(state: Path, report: dict[str, Any], status: RunStatus, message: str
     report["status"] = status.name.lower()
     report["exit_code"] = int(status)
     report["message"] = message
-    path = state / REPORT_NAME
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json_atomic(state / REPORT_NAME, report, sort_keys=True)
     return RunOutcome(status, message, report)

@@ -31,13 +31,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crawler.fsutil import write_json_atomic
 from crawler.text.normalize import normalize_line
 
 MODEL_VERSION = 1
@@ -376,19 +375,7 @@ class TemplateModel:
 
     def save(self, path: Path) -> Path:
         """Write the model to ``path`` atomically (a temporary file beside it, then a rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.to_json(), fh, separators=(",", ":"))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_json_atomic(Path(path), self.to_json(), indent=None)
 
     @classmethod
     def load(cls, path: Path, params: TemplateParams | None = None) -> TemplateModel:
