@@ -15,6 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
+from crawler.replica.pages import NEXT_DATA_MISSING, PageVariant
+from crawler.replica.planted import PlantedSite
 from crawler.replica.server import ReplicaServer
 from crawler.schema import CONTENT_FIELDS
 from tests.support.replica import fast_crawl_settings
@@ -180,3 +182,26 @@ def test_two_runs_cannot_share_a_state_directory(site: ReplicaSite, tmp_path: Pa
     assert "another run holds" in second.stderr
     assert first.returncode == 0, err[-3000:]
     assert report(tmp_path)["status"] == "published"
+
+
+def test_the_gate_refuses_a_redesign_that_dropped_the_page_json(site: ReplicaSite, tmp_path: Path) -> None:
+    with ReplicaServer(site) as server:
+        assert run(server, tmp_path).returncode == 0
+        port = int(server.base_url.rsplit(":", 1)[1])
+    before = release_bytes(tmp_path)
+    redesigned = PlantedSite(
+        seed=site.seed,
+        events=site.events,
+        tags=site.tags,
+        sessions=site.sessions,
+        lectures=site.lectures,
+        page_variants={i: PageVariant(next_data=NEXT_DATA_MISSING) for i in site.lectures},
+    )
+    with ReplicaServer(redesigned, port=port) as server:
+        refused = run(server, tmp_path, "-s", "HTTPCACHE_ENABLED=False")
+    assert refused.returncode == 4, refused.stderr[-3000:]
+    gate = report(tmp_path)["gate"]
+    assert [c["name"] for c in gate["checks"] if not c["passed"]] == ["fallback_rate"]
+    fallback = next(c for c in gate["checks"] if c["name"] == "fallback_rate")
+    assert fallback["value"] == 1.0
+    assert release_bytes(tmp_path) == before
