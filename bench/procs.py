@@ -3,17 +3,15 @@
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from crawler.replica.process import loopback_crawl_args, running_replica
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,56 +63,5 @@ def eventcrawl_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "crawler.cli", *args]
 
 
-def fast_settings() -> list[str]:
-    """Politeness off: loopback and our own server (the settings of ``eventcrawl demo``)."""
-    pairs = {
-        "DOWNLOAD_DELAY": "0",
-        "AUTOTHROTTLE_ENABLED": "False",
-        "CONCURRENT_REQUESTS": "16",
-        "CONCURRENT_REQUESTS_PER_DOMAIN": "16",
-        "LOG_LEVEL": "WARNING",
-    }
-    return [arg for key, value in pairs.items() for arg in ("-s", f"{key}={value}")]
-
-
-@dataclass
-class Replica:
-    base_url: str
-    process: subprocess.Popen[str]
-    request_log: Path
-    ground_truth_path: Path
-
-    def ground_truth(self) -> list[dict[str, Any]]:
-        with self.ground_truth_path.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
-
-    def requests(self) -> list[dict[str, Any]]:
-        if not self.request_log.exists():
-            return []
-        with self.request_log.open(encoding="utf-8") as fh:
-            return [json.loads(line) for line in fh if line.strip()]
-
-
-@contextmanager
-def replica(workdir: Path, *extra: str) -> Iterator[Replica]:
-    """``python -m crawler.replica`` on a free loopback port, stopped with SIGTERM on exit."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    log, truth = workdir / "requests.jsonl", workdir / "ground-truth.jsonl"
-    cmd = [sys.executable, "-m", "crawler.replica", "--port", "0", "--request-log", str(log)]
-    cmd += ["--ground-truth", str(truth), *extra]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(REPO)}
-    with (workdir / "replica.err").open("w") as err:
-        process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, cwd=REPO, env=env)
-    try:
-        assert process.stdout is not None
-        first = process.stdout.readline().strip()
-        if not first.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"the replica did not start: {first!r}")
-        yield Replica(first, process, log, truth)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+fast_settings = loopback_crawl_args
+replica = running_replica

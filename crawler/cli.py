@@ -398,6 +398,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from crawler.replica.layout import build_site, load_records
+    from crawler.replica.process import LOOPBACK_CRAWL_SETTINGS
     from crawler.replica.server import ReplicaServer
 
     check_output_dir(args.out, state_dir=args.state)
@@ -417,13 +418,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 state_dir=state_dir,
                 web_base=server.base_url,
                 api_base=server.base_url,
-                overrides=[
-                    ("DOWNLOAD_DELAY", 0),
-                    ("AUTOTHROTTLE_ENABLED", False),
-                    ("CONCURRENT_REQUESTS_PER_DOMAIN", 16),
-                    ("CONCURRENT_REQUESTS", 16),
-                    ("LOG_LEVEL", "WARNING"),
-                ],
+                overrides=list(LOOPBACK_CRAWL_SETTINGS.items()),
             )
         if outcome.reason != "finished":
             print(f"the crawl did not finish ({outcome.reason}); nothing published", file=sys.stderr)

@@ -1,0 +1,76 @@
+"""The replica in a subprocess on a free loopback port, as a user runs it; for tests, bench and demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Our own server on loopback: politeness delays would only slow a crawl of it down.
+LOOPBACK_CRAWL_SETTINGS: dict[str, Any] = {
+    "DOWNLOAD_DELAY": 0,
+    "AUTOTHROTTLE_ENABLED": False,
+    "CONCURRENT_REQUESTS": 16,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+    "LOG_LEVEL": "WARNING",
+}
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def loopback_crawl_args() -> list[str]:
+    """:data:`LOOPBACK_CRAWL_SETTINGS` as ``-s KEY=VALUE`` arguments of ``eventcrawl crawl``."""
+    return [arg for key, value in LOOPBACK_CRAWL_SETTINGS.items() for arg in ("-s", f"{key}={value}")]
+
+
+@dataclass
+class RunningReplica:
+    base_url: str
+    process: subprocess.Popen[str]
+    ground_truth_path: Path
+    request_log_path: Path
+
+    def ground_truth(self) -> list[dict[str, Any]]:
+        return _json_lines(self.ground_truth_path)
+
+    def requests(self) -> list[dict[str, Any]]:
+        return _json_lines(self.request_log_path)
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+@contextmanager
+def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
+    """``python -m crawler.replica`` with its ground truth and request log in ``workdir``; SIGTERM on exit."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    truth, log = workdir / "ground-truth.jsonl", workdir / "requests.jsonl"
+    cmd = [sys.executable, "-m", "crawler.replica", "--port", "0", "--ground-truth", str(truth)]
+    cmd += ["--request-log", str(log), *extra]
+    path = os.pathsep.join(p for p in (str(_SOURCE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
+    with (workdir / "replica.err").open("w") as err:
+        process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline().strip()
+        if not first.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"the replica did not start: {first!r}; see {workdir / 'replica.err'}")
+        yield RunningReplica(first, process, truth, log)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
