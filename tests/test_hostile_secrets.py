@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import traceback
 import warnings
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,29 +15,14 @@ from huggingface_hub import HfApi
 
 from crawler.publish.hub import HubPushError, push_to_hub, scrub
 from crawler.publish.release import publish_release
-from tests.test_publish_hub import REPO, TOKEN, Captured, StandIn, make_handler, no_sleep
+from tests.test_publish_hub import REPO, TOKEN, Captured, StandIn, hub, no_sleep
 from tests.test_publish_parquet import PROVENANCE, make_records
+
+__all__ = ["hub"]  # the Hub stand-in fixture of the upload tests
 
 # The token as the Hub writes it back in different shapes: plain, in a header, inside JSON.
 ECHOES = [TOKEN, f"Authorization: Bearer {TOKEN}", f'{{"token": "{TOKEN}"}}', f"bearer\t{TOKEN}"]
 TOKEN_SHAPED = re.compile(r"hf_[A-Za-z0-9]{8,}")
-
-
-@pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[StandIn, str]]:
-    """The Hub stand-in of the Hub upload tests, on a free loopback port."""
-    import huggingface_hub.constants
-
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_TELEMETRY", True)
-    stand_in = StandIn()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stand_in))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield stand_in, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
