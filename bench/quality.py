@@ -49,7 +49,6 @@ from crawler.text.normalize import normalize_line
 from crawler.text.template import TemplateModel
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
 BASE = "http://replica.test"
 SITE = "replica.test"
 _NEXT_DATA = re.compile(rb'<script id="__NEXT_DATA__".*?</script>', re.DOTALL)
@@ -111,7 +110,7 @@ def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
 
 def seed_boilerplate_lines() -> list[str]:
     """Welcome markdown, labels and footer of the real seed pages (as the end-to-end test reads them)."""
-    return replica_seed_lines(SHARED / "seeds")
+    return replica_seed_lines(ROOT / "tests" / "fixtures" / "seeds")
 
 
 def blocks_of(text: str) -> list[str]:
@@ -301,8 +300,7 @@ def closest_distinct_pair(records: Iterable[dict[str, Any]]) -> float:
 
 
 def dehyphenation_figures() -> dict[str, Any]:
-    path = SHARED / "data" / "emnlp2025_papers.jsonl"
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    records = load_records()
     texts = [f"{r['title']}\n{r['abstract']}" for r in records]
     words = Counter(w for t in texts for w in re.findall(r"[a-z]+", t.casefold()))
     compounds = Counter(c for t in texts for c in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", t.casefold()))

@@ -17,7 +17,8 @@ from crawler.replica.seeds import seed_boilerplate_lines as replica_seed_lines
 from crawler.schema import arrow_schema, hf_features, parse_timestamp
 from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+# The plain text of three real lecture pages, copied so that the tests run without the shared folder.
+SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 REPO = Path(__file__).resolve().parents[1]
 LABELS = ["Premium content", "Downloads", "Next from EMNLP 2025", "Similar lecture"]
 FOOTER = [

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from crawler.text.latex import clean_latex, dehyphenate, split_words
 from crawler.text.normalize import normalize_line
 
-SEED_002 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "002_5b976539fca03faf.txt"
+SEED_002 = Path(__file__).resolve().parent / "fixtures" / "seeds" / "002_5b976539fca03faf.txt"
 
 
 @pytest.mark.parametrize(
