@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -74,21 +73,12 @@ def run_crawl(
 ) -> CrawlOutcome:
     """Run the ``underline`` spider in this process (once: Twisted's reactor cannot restart)."""
     from scrapy.crawler import CrawlerProcess
-    from scrapy.utils.project import get_project_settings
 
-    # Outside a checkout there is no scrapy.cfg to name the settings module.
-    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "crawler.settings")
-    settings = get_project_settings()
+    from crawler.runner import crawl_settings
+
     state_dir = state_dir.resolve()
     state_dir.mkdir(parents=True, exist_ok=True)
-    settings.set("STAGE_STATE_DIR", str(state_dir), priority="cmdline")
-    settings.set("HTTPCACHE_DIR", str(state_dir / "httpcache"), priority="cmdline")
-    if web_base:
-        settings.set("UNDERLINE_WEB_BASE", web_base, priority="cmdline")
-    if api_base:
-        settings.set("UNDERLINE_API_BASE", api_base, priority="cmdline")
-    for key, value in overrides:
-        settings.set(key, value, priority="cmdline")
+    settings = crawl_settings(state_dir, web_base=web_base, api_base=api_base, overrides=overrides)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler("underline")
     process.crawl(crawler, event_id=event_id)
@@ -398,8 +388,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from crawler.replica.layout import build_site, load_records
-    from crawler.replica.process import LOOPBACK_CRAWL_SETTINGS
     from crawler.replica.server import ReplicaServer
+    from crawler.runner import LOOPBACK_CRAWL_SETTINGS
 
     check_output_dir(args.out, state_dir=args.state)
     started = time.monotonic()

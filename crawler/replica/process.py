@@ -13,14 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Our own server on loopback: politeness delays would only slow a crawl of it down.
-LOOPBACK_CRAWL_SETTINGS: dict[str, Any] = {
-    "DOWNLOAD_DELAY": 0,
-    "AUTOTHROTTLE_ENABLED": False,
-    "CONCURRENT_REQUESTS": 16,
-    "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
-    "LOG_LEVEL": "WARNING",
-}
+from crawler.runner import LOOPBACK_CRAWL_SETTINGS
+
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 
