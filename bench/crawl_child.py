@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,20 +49,14 @@ def _without_aliases() -> type:
 
 def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Sequence[str]) -> dict[str, Any]:
     from scrapy.crawler import CrawlerProcess
-    from scrapy.utils.project import get_project_settings
 
-    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "crawler.settings")
-    settings = get_project_settings()
+    from crawler.runner import crawl_settings
+
     state = state.resolve()
     state.mkdir(parents=True, exist_ok=True)
-    # The same settings as ``eventcrawl crawl`` (crawler.cli.run_crawl) gives the spider.
-    settings.set("STAGE_STATE_DIR", str(state), priority="cmdline")
-    settings.set("HTTPCACHE_DIR", str(state / "httpcache"), priority="cmdline")
-    settings.set("UNDERLINE_WEB_BASE", base, priority="cmdline")
-    settings.set("UNDERLINE_API_BASE", base, priority="cmdline")
-    for text in overrides:
-        key, _, value = text.partition("=")
-        settings.set(key.strip(), value, priority="cmdline")
+    # The same settings as ``eventcrawl crawl`` gives the spider.
+    pairs = [(k.strip(), v) for k, _, v in (text.partition("=") for text in overrides)]
+    settings = crawl_settings(state, web_base=base, api_base=base, overrides=pairs)
     if spider in ("underline-no-pipelines", "underline-no-aliases"):
         # Diagnostics: where the crawler's time goes beyond the baseline's.
         if spider == "underline-no-pipelines":

@@ -78,24 +78,12 @@ def _holders(crawler: Any) -> dict[str, tuple[list[Any], list[Any]]]:
 def run(base: str, state: Path, every: int, top: int, overrides: Sequence[str]) -> dict[str, Any]:
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
-    from scrapy.utils.project import get_project_settings
 
-    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "crawler.settings")
-    settings = get_project_settings()
+    from crawler.runner import LOOPBACK_CRAWL_SETTINGS, crawl_settings
+
     state = state.resolve()
     state.mkdir(parents=True, exist_ok=True)
-    for key, value in {
-        "STAGE_STATE_DIR": str(state),
-        "HTTPCACHE_DIR": str(state / "httpcache"),
-        "UNDERLINE_WEB_BASE": base,
-        "UNDERLINE_API_BASE": base,
-        "DOWNLOAD_DELAY": 0,
-        "AUTOTHROTTLE_ENABLED": False,
-        "CONCURRENT_REQUESTS": 16,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
-        "LOG_LEVEL": "WARNING",
-    }.items():
-        settings.set(key, value, priority="cmdline")
+    settings = crawl_settings(state, web_base=base, api_base=base, overrides=LOOPBACK_CRAWL_SETTINGS)
     for text in overrides:
         key, _, value = text.partition("=")
         settings.set(key.strip(), value, priority="cmdline")

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from crawler import __version__
-from crawler.fsutil import write_json_atomic
+from crawler import __version__, runner
+from crawler.frontier import frontier_settings
+from crawler.httpcache import cache_size, purge_cache
 from crawler.paths import (
     PathError,
     check_dataset_name,
@@ -24,36 +22,18 @@ from crawler.paths import (
     check_revision,
     check_state_dir,
 )
-from crawler.stage import StageError
-from crawler.urls import without_credentials
+from crawler.schedule.config import ConfigError, load_config
+from crawler.schedule.lock import LockHeld
+from crawler.schedule.run import RunStatus, execute
+from crawler.stage import StageError, check_worker_name
 
 DEFAULT_STATE = Path("state")
 DEFAULT_EVENT = "502"
 DEMO_NAME = "emnlp-2025-demo"
-# Settings a dataset's provenance records: the ones that change what or how politely was fetched.
-PROVENANCE_SETTINGS = (
-    "USER_AGENT",
-    "ROBOTSTXT_OBEY",
-    "DOWNLOAD_DELAY",
-    "CONCURRENT_REQUESTS_PER_DOMAIN",
-    "AUTOTHROTTLE_ENABLED",
-    "HTTPCACHE_ENABLED",
-)
 
 
 class UsageError(Exception):
     """A user error: printed without a traceback, exit status 2."""
-
-
-@dataclass
-class CrawlOutcome:
-    reason: str
-    stats: dict[str, Any]
-    settings: dict[str, Any]
-
-    @property
-    def lectures(self) -> int:
-        return int(self.stats.get("stage/lectures", 0))
 
 
 def parse_setting(text: str) -> tuple[str, str]:
@@ -61,127 +41,6 @@ def parse_setting(text: str) -> tuple[str, str]:
     if not sep or not key.strip():
         raise UsageError(f"-s expects KEY=VALUE, got {text!r}")
     return key.strip(), value
-
-
-def run_crawl(
-    *,
-    event_id: str,
-    state_dir: Path,
-    web_base: str | None = None,
-    api_base: str | None = None,
-    overrides: Sequence[tuple[str, Any]] = (),
-) -> CrawlOutcome:
-    """Run the ``underline`` spider in this process (once: Twisted's reactor cannot restart)."""
-    from scrapy.crawler import CrawlerProcess
-
-    from crawler.runner import crawl_settings
-
-    state_dir = state_dir.resolve()
-    state_dir.mkdir(parents=True, exist_ok=True)
-    settings = crawl_settings(state_dir, web_base=web_base, api_base=api_base, overrides=overrides)
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler("underline")
-    process.crawl(crawler, event_id=event_id)
-    process.start()
-    assert crawler.stats is not None
-    stats = dict(crawler.stats.get_stats())
-    used = {key: crawler.settings.get(key) for key in PROVENANCE_SETTINGS}
-    used["UNDERLINE_WEB_BASE"] = crawler.settings.get("UNDERLINE_WEB_BASE")
-    used["UNDERLINE_API_BASE"] = crawler.settings.get("UNDERLINE_API_BASE")
-    outcome = CrawlOutcome(reason=str(stats.get("finish_reason", "unknown")), stats=stats, settings=used)
-    write_report(state_dir, outcome, event_id)
-    return outcome
-
-
-def write_report(state_dir: Path, outcome: CrawlOutcome, event_id: str) -> Path:
-    report = {
-        "event_id": event_id,
-        "finish_reason": outcome.reason,
-        "crawler_version": __version__,
-        "settings": outcome.settings,
-        "stats": outcome.stats,
-    }
-    return write_json_atomic(state_dir / "crawl-report.json", report, sort_keys=True)
-
-
-@dataclass
-class StagedForRelease:
-    """The staged crawl, merged into one record per lecture, with the provenance of the crawl."""
-
-    records: list[dict[str, Any]]
-    provenance: dict[str, Any]
-
-
-def load_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedForRelease:
-    from crawler.stage import read_stage
-
-    staged = read_stage(state_dir)
-    if not staged.complete and not allow_partial:
-        raise UsageError(
-            f"the crawl staged in {state_dir} did not finish; resume it with `eventcrawl crawl --state "
-            f"{state_dir}` or publish it anyway with --allow-partial"
-        )
-    if not staged.records:
-        raise UsageError(f"the crawl staged in {state_dir} holds no lectures; nothing to publish")
-    from crawler.dedup.index import load_index
-    from crawler.dedup.records import merge_duplicates
-
-    # Ids already published keep their place when a talk turns up under a second id.
-    published = load_index(state_dir).record_ids()
-    records, dedup = merge_duplicates(staged.records, state_dir=state_dir, published=published)
-    report_path = state_dir / "crawl-report.json"
-    report: dict[str, Any] = {}
-    if report_path.exists():
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-    first = staged.records[0]
-    provenance = {
-        "crawl_date": str(staged.summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
-        "crawler_version": __version__,
-        "event_id": first.get("event_id"),
-        "event_name": first.get("event_name"),
-        "web_base": without_credentials(
-            str(report.get("settings", {}).get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base") or "")
-        ),
-        "settings": {
-            key: without_credentials(value) if isinstance(value, str) and "://" in value else value
-            for key, value in report.get("settings", {}).items()
-        },
-        "staged_lines": staged.lines,
-        "bad_lines": staged.bad_lines,
-        "dedupe": dedup.summary(),
-    }
-    return StagedForRelease(records, provenance)
-
-
-def publish_records(
-    records: list[dict[str, Any]],
-    provenance: dict[str, Any],
-    *,
-    out_dir: Path,
-    name: str,
-    state_dir: Path,
-    template: Path | None = None,
-) -> Any:
-    from crawler.dedup.index import update_index
-    from crawler.publish.release import publish_release
-
-    result = publish_release(records, out_dir, name=name, provenance=provenance, template=template)
-    update_index(records, state_dir)
-    return result
-
-
-def run_publish(
-    *,
-    state_dir: Path,
-    out_dir: Path,
-    name: str,
-    allow_partial: bool = False,
-    template: Path | None = None,
-) -> Any:
-    staged = load_staged(state_dir, allow_partial=allow_partial)
-    return publish_records(
-        staged.records, staged.provenance, out_dir=out_dir, name=name, state_dir=state_dir, template=template
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -273,28 +132,24 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     args.state = check_state_dir(args.state)
     overrides: list[tuple[str, Any]] = [parse_setting(s) for s in args.settings]
     if args.frontier:
-        from crawler.frontier import frontier_settings
-
         try:
             fleet = frontier_settings(args.frontier, args.worker)
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
         overrides = [*fleet.items(), *overrides]
     elif args.worker:
-        from crawler.stage import check_worker_name
-
         overrides = [("STAGE_WORKER", check_worker_name(args.worker)), *overrides]
-    outcome = run_crawl(
+    result = runner.crawl(
         event_id=str(args.event_id),
         state_dir=args.state,
         web_base=args.web_base,
         api_base=args.api_base,
         overrides=overrides,
     )
-    print(f"crawl {outcome.reason}: {outcome.lectures} lectures staged in {args.state / 'stage'}")
+    print(f"crawl {result.reason}: {result.lectures} lectures staged in {args.state / 'stage'}")
     # A fleet worker that joined after the others took all the work has done its part too.
-    staged_enough = outcome.lectures > 0 or bool(args.frontier)
-    return 0 if outcome.reason == "finished" and staged_enough else 1
+    staged_enough = result.lectures > 0 or bool(args.frontier)
+    return 0 if result.finished and staged_enough else 1
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -305,27 +160,23 @@ def cmd_publish(args: argparse.Namespace) -> int:
         check_repo_id(args.push_to_hub)
     if args.revision:
         check_revision(args.revision)
-    result = run_publish(
-        state_dir=args.state,
+    staged = runner.read_staged(args.state, allow_partial=args.allow_partial)
+    result = runner.publish(
+        staged.records,
+        staged.provenance,
         out_dir=args.out,
         name=name,
-        allow_partial=args.allow_partial,
+        state_dir=args.state,
         template=args.card_template,
     )
     print(f"published {result.row_counts['lectures']} lectures to {args.out} (version {result.version})")
     if args.push_to_hub:
-        from crawler.publish.hub import push_to_hub
-
-        url = push_to_hub(args.out, args.push_to_hub, private=args.private, revision=args.revision)
-        print(f"pushed to the Hub: {url}")
+        pushed = runner.push(args.out, args.push_to_hub, private=args.private, revision=args.revision)
+        print(f"pushed to the Hub: {pushed.commit_url}")
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from crawler.schedule.config import ConfigError, load_config
-    from crawler.schedule.lock import LockHeld
-    from crawler.schedule.run import RunStatus, execute
-
     try:
         config = load_config(args.config).with_overrides(
             event_id=args.event_id,
@@ -350,33 +201,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_revision(config.revision)
     config = config.with_overrides(state=state, out=out)
 
-    def crawl(cfg: Any) -> CrawlOutcome:
-        return run_crawl(
-            event_id=cfg.event_id,
-            state_dir=cfg.state,
-            web_base=cfg.web_base,
-            api_base=cfg.api_base,
-            overrides=list(cfg.settings.items()),
-        )
-
-    provenance: dict[str, Any] = {}
-
-    def read_records(state_dir: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        staged = load_staged(state_dir)
-        provenance.update(staged.provenance)
-        return staged.records, {k: staged.provenance[k] for k in ("staged_lines", "bad_lines")}
-
-    def publish(cfg: Any, records: list[dict[str, Any]]) -> Any:
-        name = cfg.name or cfg.out.resolve().name
-        result = publish_records(records, provenance, out_dir=cfg.out, name=name, state_dir=cfg.state)
-        if cfg.push_to_hub:
-            from crawler.publish.hub import push_to_hub
-
-            push_to_hub(cfg.out, cfg.push_to_hub, private=cfg.private, revision=cfg.revision)
-        return result
-
     try:
-        outcome = execute(config, crawl=crawl, read_records=read_records, publish=publish, force=args.force)
+        outcome = execute(config, force=args.force)
     except LockHeld as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return int(RunStatus.LOCKED)
@@ -387,9 +213,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    # The replica is a neighbour, not a dependency: only the commands that serve it load it.
     from crawler.replica.layout import build_site, load_records
     from crawler.replica.server import ReplicaServer
-    from crawler.runner import LOOPBACK_CRAWL_SETTINGS
 
     check_output_dir(args.out, state_dir=args.state)
     started = time.monotonic()
@@ -403,17 +229,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with ReplicaServer(site) as server:
             print(f"replica of Underline serving on {server.base_url}", flush=True)
             # Loopback and our own server: politeness delays would only slow the demo down.
-            outcome = run_crawl(
+            crawled = runner.crawl(
                 event_id=DEFAULT_EVENT,
                 state_dir=state_dir,
                 web_base=server.base_url,
                 api_base=server.base_url,
-                overrides=list(LOOPBACK_CRAWL_SETTINGS.items()),
+                overrides=runner.LOOPBACK_CRAWL_SETTINGS,
             )
-        if outcome.reason != "finished":
-            print(f"the crawl did not finish ({outcome.reason}); nothing published", file=sys.stderr)
+        if not crawled.finished:
+            print(f"the crawl did not finish ({crawled.reason}); nothing published", file=sys.stderr)
             return 1
-        result = run_publish(state_dir=state_dir, out_dir=args.out, name=DEMO_NAME)
+        staged = runner.read_staged(state_dir)
+        result = runner.publish(
+            staged.records, staged.provenance, out_dir=args.out, name=DEMO_NAME, state_dir=state_dir
+        )
     finally:
         if temp_state is not None:
             shutil.rmtree(temp_state, ignore_errors=True)
@@ -442,8 +271,6 @@ def cmd_serve_replica(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from crawler.httpcache import cache_size, purge_cache
-
     cache_dir = check_state_dir(args.state) / "httpcache"
     if args.cache_command == "purge":
         result = purge_cache(cache_dir, args.max_age_days * 86400)
@@ -468,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (UsageError, StageError, PathError) as exc:
+    except (UsageError, StageError, PathError, runner.NothingToPublish) as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

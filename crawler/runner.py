@@ -1,14 +1,43 @@
-"""The crawl -> stage -> publish flow as a library: every command and the scheduler call it."""
+"""The crawl -> stage -> publish flow as a library: every command and the scheduler call it.
+
+``crawl`` runs the spider once in this process and returns its statistics; ``read_staged`` merges what
+the crawl staged into one record per lecture; ``publish`` writes a checked release and records what it
+published; ``push`` uploads a release to the Hub. The command line only parses arguments and prints.
+"""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrapy.settings import Settings
 
+from crawler import __version__
+from crawler.fsutil import write_json_atomic
+from crawler.urls import without_credentials
+
+if TYPE_CHECKING:
+    from crawler.publish.hub import PushResult
+    from crawler.publish.release import ReleaseResult
+
+SPIDER_NAME = "underline"
+CRAWL_REPORT = "crawl-report.json"
+# Settings a dataset's provenance records: the ones that change what or how politely was fetched.
+PROVENANCE_SETTINGS = (
+    "USER_AGENT",
+    "ROBOTSTXT_OBEY",
+    "DOWNLOAD_DELAY",
+    "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "AUTOTHROTTLE_ENABLED",
+    "HTTPCACHE_ENABLED",
+    "UNDERLINE_WEB_BASE",
+    "UNDERLINE_API_BASE",
+)
 # Our own server on loopback: politeness delays would only slow a crawl of it down.
 LOOPBACK_CRAWL_SETTINGS: dict[str, Any] = {
     "DOWNLOAD_DELAY": 0,
@@ -18,13 +47,48 @@ LOOPBACK_CRAWL_SETTINGS: dict[str, Any] = {
     "LOG_LEVEL": "WARNING",
 }
 
+Overrides = Mapping[str, Any] | Iterable[tuple[str, Any]]
+
+
+class NothingToPublish(Exception):
+    """The stage holds nothing that may be published (unfinished or empty); the message says why."""
+
+
+@dataclass(frozen=True)
+class CrawlResult:
+    """How a crawl ended: Scrapy's finish reason, its statistics and the settings that shaped it."""
+
+    reason: str
+    stats: dict[str, Any]
+    settings: dict[str, Any]
+
+    @property
+    def finished(self) -> bool:
+        return self.reason == "finished"
+
+    @property
+    def lectures(self) -> int:
+        return int(self.stats.get("stage/lectures", 0))
+
+
+@dataclass(frozen=True)
+class StagedCrawl:
+    """The staged crawl merged into one record per lecture, with the provenance of the crawl."""
+
+    records: list[dict[str, Any]]
+    provenance: dict[str, Any]
+
+    @property
+    def stage_info(self) -> dict[str, int]:
+        return {k: int(self.provenance[k]) for k in ("staged_lines", "bad_lines")}
+
 
 def crawl_settings(
     state_dir: Path,
     *,
     web_base: str | None = None,
     api_base: str | None = None,
-    overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
+    overrides: Overrides = (),
 ) -> Settings:
     """The Scrapy settings of a crawl into ``state_dir``: the project's, then the caller's overrides."""
     from scrapy.utils.project import get_project_settings
@@ -43,3 +107,111 @@ def crawl_settings(
     for key, value in pairs:
         settings.set(key, value, priority="cmdline")
     return settings
+
+
+def crawl(
+    *,
+    event_id: str,
+    state_dir: Path,
+    web_base: str | None = None,
+    api_base: str | None = None,
+    overrides: Overrides = (),
+) -> CrawlResult:
+    """Run the spider in this process (once: Twisted's reactor cannot restart) and report on it."""
+    from scrapy.crawler import CrawlerProcess
+
+    state_dir = Path(state_dir).resolve()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    settings = crawl_settings(state_dir, web_base=web_base, api_base=api_base, overrides=overrides)
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(SPIDER_NAME)
+    process.crawl(crawler, event_id=event_id)
+    process.start()
+    assert crawler.stats is not None
+    stats = dict(crawler.stats.get_stats())
+    used = {key: crawler.settings.get(key) for key in PROVENANCE_SETTINGS}
+    result = CrawlResult(reason=str(stats.get("finish_reason", "unknown")), stats=stats, settings=used)
+    write_crawl_report(state_dir, result, event_id)
+    return result
+
+
+def write_crawl_report(state_dir: Path, result: CrawlResult, event_id: str) -> Path:
+    report = {
+        "event_id": event_id,
+        "finish_reason": result.reason,
+        "crawler_version": __version__,
+        "settings": result.settings,
+        "stats": result.stats,
+    }
+    return write_json_atomic(Path(state_dir) / CRAWL_REPORT, report, sort_keys=True)
+
+
+def read_crawl_report(state_dir: Path) -> dict[str, Any]:
+    path = Path(state_dir) / CRAWL_REPORT
+    if not path.exists():
+        return {}
+    report = json.loads(path.read_text(encoding="utf-8"))
+    return report if isinstance(report, dict) else {}
+
+
+def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
+    """The staged crawl, one record per lecture (duplicate talks merged), ready to publish."""
+    from crawler.dedup.index import load_index
+    from crawler.dedup.records import merge_duplicates
+    from crawler.stage import read_stage
+
+    staged = read_stage(state_dir)
+    if not staged.complete and not allow_partial:
+        raise NothingToPublish(
+            f"the crawl staged in {state_dir} did not finish; resume it with `eventcrawl crawl --state "
+            f"{state_dir}` or publish it anyway with --allow-partial"
+        )
+    if not staged.records:
+        raise NothingToPublish(f"the crawl staged in {state_dir} holds no lectures; nothing to publish")
+    # Ids already published keep their place when a talk turns up under a second id.
+    published = load_index(state_dir).record_ids()
+    records, dedup = merge_duplicates(staged.records, state_dir=state_dir, published=published)
+    settings = read_crawl_report(state_dir).get("settings", {})
+    first = staged.records[0]
+    provenance = {
+        "crawl_date": str(staged.summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
+        "crawler_version": __version__,
+        "event_id": first.get("event_id"),
+        "event_name": first.get("event_name"),
+        "web_base": without_credentials(
+            str(settings.get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base") or "")
+        ),
+        "settings": {
+            key: without_credentials(value) if isinstance(value, str) and "://" in value else value
+            for key, value in settings.items()
+        },
+        "staged_lines": staged.lines,
+        "bad_lines": staged.bad_lines,
+        "dedupe": dedup.summary(),
+    }
+    return StagedCrawl(records, provenance)
+
+
+def publish(
+    records: Sequence[Mapping[str, Any]],
+    provenance: Mapping[str, Any],
+    *,
+    out_dir: Path,
+    name: str,
+    state_dir: Path,
+    template: Path | None = None,
+) -> ReleaseResult:
+    """Write a checked release of ``records`` to ``out_dir`` and remember what it published."""
+    from crawler.dedup.index import update_index
+    from crawler.publish.release import publish_release
+
+    result = publish_release(records, out_dir, name=name, provenance=provenance, template=template)
+    update_index(records, state_dir)
+    return result
+
+
+def push(out_dir: Path, repo_id: str, *, private: bool = False, revision: str | None = None) -> PushResult:
+    """Upload the release in ``out_dir`` to the Hub in one commit."""
+    from crawler.publish.hub import push_to_hub
+
+    return push_to_hub(out_dir, repo_id, private=private, revision=revision)

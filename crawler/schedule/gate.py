@@ -1,14 +1,17 @@
 """The quality gate: checks on a finished crawl before it may replace the published release.
 
-Each check reads the crawl's own statistics or compares its records with the previous release,
-in the spirit of spidermon's close-time monitors. A failing check refuses the release and says why.
+Each check is a small function of the crawl (its records, its statistics, the previous release) and the
+thresholds, returning its result, in the spirit of spidermon's close-time monitors and datatrove's
+filters. A failing check refuses the release and says why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from crawler import stats_keys as keys
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,19 @@ class GateThresholds:
     max_error_rate: float = 0.02
     max_retry_exhausted_rate: float = 0.02
     max_fallback_rate: float = 0.05
+
+
+@dataclass(frozen=True)
+class GateInput:
+    """What the gate judges: the crawl's records and statistics, and the previous release's size."""
+
+    records: Sequence[Mapping[str, Any]]
+    stats: Mapping[str, Any]
+    previous_rows: int | None = None
+
+    def count(self, key: str) -> float:
+        value = self.stats.get(key, 0)
+        return float(value) if isinstance(value, int | float) else 0.0
 
 
 @dataclass(frozen=True)
@@ -47,114 +63,111 @@ class GateVerdict:
         return "\n".join(lines)
 
 
-ERROR_STATS = (
-    "underline/fetch_failed",
-    "underline/page_unparsable",
-    "underline/page_without_lecture",
-    "spider_exceptions/count",
-)
-
-
-def _count(stats: Mapping[str, Any], key: str) -> float:
-    value = stats.get(key, 0)
-    return float(value) if isinstance(value, int | float) else 0.0
+# A check returns None when it does not apply (the drop check on a first release).
+Check = Callable[[GateInput, GateThresholds], CheckResult | None]
 
 
 def _rate(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
 
 
-def evaluate(
-    records: Sequence[Mapping[str, Any]],
-    stats: Mapping[str, Any],
-    previous_rows: int | None,
-    thresholds: GateThresholds | None = None,
-) -> GateVerdict:
-    """Run every check; ``previous_rows`` is the live lecture count of the last release, if any."""
-    thresholds = thresholds or GateThresholds()
-    n = len(records)
-    checks: list[CheckResult] = []
+def min_items(crawl: GateInput, t: GateThresholds) -> CheckResult:
+    n = len(crawl.records)
+    return CheckResult(
+        "min_items", n >= t.min_items, n, t.min_items, f"{n} lectures (at least {t.min_items} required)"
+    )
 
-    checks.append(
-        CheckResult(
-            "min_items",
-            n >= thresholds.min_items,
-            n,
-            thresholds.min_items,
-            f"{n} lectures (at least {thresholds.min_items} required)",
-        )
+
+def max_drop(crawl: GateInput, t: GateThresholds) -> CheckResult | None:
+    if not crawl.previous_rows:
+        return None
+    n, before = len(crawl.records), crawl.previous_rows
+    drop = max(0.0, 1 - n / before)
+    return CheckResult(
+        "max_drop",
+        drop <= t.max_drop,
+        round(drop, 4),
+        t.max_drop,
+        f"{n} lectures against {before} in the previous release: a drop of {drop:.1%}"
+        f" (at most {t.max_drop:.0%} allowed)",
     )
-    if previous_rows:
-        drop = max(0.0, 1 - n / previous_rows)
-        checks.append(
-            CheckResult(
-                "max_drop",
-                drop <= thresholds.max_drop,
-                round(drop, 4),
-                thresholds.max_drop,
-                f"{n} lectures against {previous_rows} in the previous release: a drop of {drop:.1%}"
-                f" (at most {thresholds.max_drop:.0%} allowed)",
-            )
-        )
-    titled = sum(1 for r in records if (r.get("title") or "").strip())
-    share = _rate(titled, n)
-    checks.append(
-        CheckResult(
-            "title_share",
-            n == 0 or share >= thresholds.min_title_share,
+
+
+def _share_check(name: str, field: str, what: str, minimum: Callable[[GateThresholds], float]) -> Check:
+    def check(crawl: GateInput, t: GateThresholds) -> CheckResult:
+        n = len(crawl.records)
+        share = _rate(sum(1 for r in crawl.records if (r.get(field) or "").strip()), n)
+        least = minimum(t)
+        return CheckResult(
+            name,
+            n == 0 or share >= least,
             round(share, 4),
-            thresholds.min_title_share,
-            f"{share:.1%} of lectures have a title (at least {thresholds.min_title_share:.0%} required)",
+            least,
+            f"{share:.1%} of lectures have {what} (at least {least:.0%} required)",
         )
-    )
-    with_abstract = sum(1 for r in records if (r.get("abstract") or "").strip())
-    share = _rate(with_abstract, n)
-    checks.append(
-        CheckResult(
-            "abstract_share",
-            n == 0 or share >= thresholds.min_abstract_share,
-            round(share, 4),
-            thresholds.min_abstract_share,
-            f"{share:.1%} of lectures have an abstract (at least {thresholds.min_abstract_share:.0%})",
-        )
-    )
-    pages = _count(stats, "underline/listed") or float(n)
-    errors = float(sum(_count(stats, key) for key in ERROR_STATS))
+
+    check.__name__ = name
+    return check
+
+
+title_share = _share_check("title_share", "title", "a title", lambda t: t.min_title_share)
+abstract_share = _share_check("abstract_share", "abstract", "an abstract", lambda t: t.min_abstract_share)
+
+
+def error_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
+    pages = crawl.count(keys.LISTED) or float(len(crawl.records))
+    errors = sum(crawl.count(key) for key in keys.ERRORS)
     rate = _rate(errors, pages)
-    checks.append(
-        CheckResult(
-            "error_rate",
-            rate <= thresholds.max_error_rate,
-            round(rate, 4),
-            thresholds.max_error_rate,
-            f"{int(errors)} failed pages of {int(pages)}: {rate:.1%}"
-            f" (at most {thresholds.max_error_rate:.0%})",
-        )
+    return CheckResult(
+        "error_rate",
+        rate <= t.max_error_rate,
+        round(rate, 4),
+        t.max_error_rate,
+        f"{int(errors)} failed pages of {int(pages)}: {rate:.1%} (at most {t.max_error_rate:.0%})",
     )
-    requests = _count(stats, "downloader/request_count")
-    exhausted = _count(stats, "backoff/max_reached") + _count(stats, "retry/max_reached")
+
+
+def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
+    requests = crawl.count(keys.REQUESTS_SENT)
+    exhausted = crawl.count(keys.BACKOFF_GAVE_UP) + crawl.count(keys.RETRY_GAVE_UP)
     rate = _rate(exhausted, requests)
-    checks.append(
-        CheckResult(
-            "retry_exhausted_rate",
-            rate <= thresholds.max_retry_exhausted_rate,
-            round(rate, 4),
-            thresholds.max_retry_exhausted_rate,
-            f"{int(exhausted)} requests gave up after retries of {int(requests)}: {rate:.1%}"
-            f" (at most {thresholds.max_retry_exhausted_rate:.0%})",
-        )
+    return CheckResult(
+        "retry_exhausted_rate",
+        rate <= t.max_retry_exhausted_rate,
+        round(rate, 4),
+        t.max_retry_exhausted_rate,
+        f"{int(exhausted)} requests gave up after retries of {int(requests)}: {rate:.1%}"
+        f" (at most {t.max_retry_exhausted_rate:.0%})",
     )
-    fallback = _count(stats, "underline/extraction/visible_text")
-    extracted = fallback + _count(stats, "underline/extraction/next_data")
+
+
+def fallback_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
+    fallback = crawl.count(keys.EXTRACTION_VISIBLE_TEXT)
+    extracted = fallback + crawl.count(keys.EXTRACTION_NEXT_DATA)
     rate = _rate(fallback, extracted)
-    checks.append(
-        CheckResult(
-            "fallback_rate",
-            rate <= thresholds.max_fallback_rate,
-            round(rate, 4),
-            thresholds.max_fallback_rate,
-            f"{int(fallback)} of {int(extracted)} pages had no usable page JSON: {rate:.1%}"
-            f" (at most {thresholds.max_fallback_rate:.0%})",
-        )
+    return CheckResult(
+        "fallback_rate",
+        rate <= t.max_fallback_rate,
+        round(rate, 4),
+        t.max_fallback_rate,
+        f"{int(fallback)} of {int(extracted)} pages had no usable page JSON: {rate:.1%}"
+        f" (at most {t.max_fallback_rate:.0%})",
     )
-    return GateVerdict(all(c.passed for c in checks), tuple(checks))
+
+
+CHECKS: tuple[Check, ...] = (
+    min_items,
+    max_drop,
+    title_share,
+    abstract_share,
+    error_rate,
+    retry_exhausted_rate,
+    fallback_rate,
+)
+
+
+def evaluate(crawl: GateInput, thresholds: GateThresholds | None = None) -> GateVerdict:
+    """Run every check that applies; the release passes when all of them pass."""
+    thresholds = thresholds or GateThresholds()
+    results = [r for check in CHECKS if (r := check(crawl, thresholds)) is not None]
+    return GateVerdict(all(c.passed for c in results), tuple(results))

@@ -17,6 +17,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
+from crawler import stats_keys as keys
 from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
 from crawler.pages.underline import (
     LectureFields,
@@ -110,11 +111,11 @@ class UnderlineSpider(scrapy.Spider):
         try:
             document = json.loads(response.text)
         except (ValueError, AttributeError, RecursionError):
-            stats.inc_value("underline/listing_not_json")
+            stats.inc_value(keys.LISTING_NOT_JSON)
             self.logger.error("Listing page %d is not JSON: %s", page, response.url)
             return
         listing = parse_lecture_list(document)
-        stats.inc_value("underline/listing_pages")
+        stats.inc_value(keys.LISTING_PAGES)
         for problem in listing.problems:
             stats.inc_value("underline/listing_problems")
             self.logger.warning("Listing page %d: %s", page, problem)
@@ -129,7 +130,7 @@ class UnderlineSpider(scrapy.Spider):
             self.listed.add(fields.lecture_id)
             self.event_name = self.event_name or fields.event_name
             new += 1
-            stats.inc_value("underline/listed")
+            stats.inc_value(keys.LISTED)
             if fields.lecture_id in self.already_staged:
                 stats.inc_value("underline/resume_skipped")
                 continue
@@ -159,12 +160,12 @@ class UnderlineSpider(scrapy.Spider):
         try:
             page = parse_lecture_page(response.body, response.url, encoding=_encoding(response))
         except PageParseError as exc:
-            stats.inc_value("underline/page_unparsable")
+            stats.inc_value(keys.PAGE_UNPARSABLE)
             self.logger.warning("Lecture page %s could not be parsed: %s", response.url, exc)
             return
         for problem in page.problems:
             self.logger.info("Lecture page %s: %s", response.url, problem)
-        stats.inc_value(f"underline/extraction/{page.extraction}")
+        stats.inc_value(keys.extraction_key(page.extraction))
         if page.extraction == "visible_text" and listed is not None:
             # Without the page's JSON the page tells only what its meta tags say (whitespace
             # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
@@ -178,7 +179,7 @@ class UnderlineSpider(scrapy.Spider):
             fields["event_id"] = fields.get("event_id") or self.event_id
             fields["event_name"] = fields.get("event_name") or self.event_name
         if fields is None:
-            stats.inc_value("underline/page_without_lecture")
+            stats.inc_value(keys.PAGE_WITHOUT_LECTURE)
             self.logger.warning("Lecture page %s shows no lecture", response.url)
             return
         canonical = canonical_lecture_url(self.web_base, fields["lecture_id"], fields.pop("slug", None))
@@ -212,13 +213,13 @@ class UnderlineSpider(scrapy.Spider):
         if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
         assert self.crawler.stats is not None
-        self.crawler.stats.inc_value("underline/fetch_failed")
+        self.crawler.stats.inc_value(keys.FETCH_FAILED)
         self.crawler.stats.inc_value("underline/redirect_loop")
         self.logger.warning("Giving up on %s: redirected to a URL already requested", request.url)
 
     def fetch_failed(self, failure: Failure) -> None:
         assert self.crawler.stats is not None
-        self.crawler.stats.inc_value("underline/fetch_failed")
+        self.crawler.stats.inc_value(keys.FETCH_FAILED)
         request = getattr(failure, "request", None)
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
 

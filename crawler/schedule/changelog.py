@@ -1,0 +1,81 @@
+"""What a release changes against the previous one, lecture by lecture."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from crawler.schema import CONTENT_FIELDS
+
+
+@dataclass
+class Changelog:
+    """Added, changed (with the fields that changed) and gone lecture ids."""
+
+    added: list[str] = field(default_factory=list)
+    changed: dict[str, list[str]] = field(default_factory=dict)
+    gone: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.gone)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "changed": self.changed, "gone": self.gone}
+
+    def summary(self) -> str:
+        return f"{len(self.added)} added, {len(self.changed)} changed, {len(self.gone)} gone"
+
+
+def previous_lectures(out_dir: Path) -> list[dict[str, Any]]:
+    """The lecture rows of the release in ``out_dir`` (empty when there is none)."""
+    directory = out_dir / "data" / "lectures"
+    if not (out_dir / "manifest.json").is_file() or not directory.is_dir():
+        return []
+    return list(pq.read_table(directory).to_pylist())
+
+
+def compute_changelog(
+    previous: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
+) -> Changelog:
+    """Added, changed (with the names of the fields that changed) and gone lecture ids.
+
+    A lecture already marked withdrawn in ``previous`` is not gone again; if it is back, it is added.
+    """
+    before = {r["lecture_id"]: r for r in previous if not r.get("withdrawn")}
+    after = {r["lecture_id"]: r for r in current}
+    log = Changelog(added=sorted(after.keys() - before.keys(), key=_id_order))
+    for lecture_id in sorted(after.keys() & before.keys(), key=_id_order):
+        old, new = before[lecture_id], after[lecture_id]
+        if old.get("content_sha256") == new.get("content_sha256"):
+            continue
+        fields = [name for name in CONTENT_FIELDS if _comparable(old.get(name)) != _comparable(new.get(name))]
+        log.changed[lecture_id] = fields
+    log.gone = sorted(before.keys() - after.keys(), key=_id_order)
+    return log
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def _id_order(lecture_id: str) -> tuple[int, str]:
+    return (len(lecture_id), lecture_id)
+
+
+def with_withdrawn(
+    previous: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """``current`` plus every earlier lecture no longer on the site, kept and marked withdrawn."""
+    present = {r["lecture_id"] for r in current}
+    kept = [{**r, "withdrawn": True} for r in previous if r["lecture_id"] not in present]
+    return [dict(r) for r in current] + kept

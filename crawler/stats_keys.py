@@ -1,0 +1,38 @@
+"""Names of the crawl statistics that connect the crawl to the quality gate and the reports.
+
+The spider, the pipelines and the middlewares write them; the gate and the run report read them. Both
+sides import these names, so a renamed statistic cannot leave a check reading zero.
+"""
+
+from __future__ import annotations
+
+LISTED = "underline/listed"
+LISTING_PAGES = "underline/listing_pages"
+LISTING_NOT_JSON = "underline/listing_not_json"
+FETCH_FAILED = "underline/fetch_failed"
+PAGE_UNPARSABLE = "underline/page_unparsable"
+PAGE_WITHOUT_LECTURE = "underline/page_without_lecture"
+EXTRACTION_PREFIX = "underline/extraction/"
+EXTRACTION_NEXT_DATA = EXTRACTION_PREFIX + "next_data"
+EXTRACTION_VISIBLE_TEXT = EXTRACTION_PREFIX + "visible_text"
+STAGE_LECTURES = "stage/lectures"
+STAGE_INVALID = "stage/invalid"
+BACKOFF_GAVE_UP = "backoff/max_reached"
+# Scrapy's own names.
+RETRY_GAVE_UP = "retry/max_reached"
+SPIDER_EXCEPTIONS = "spider_exceptions/count"
+REQUESTS_SENT = "downloader/request_count"
+
+# A lecture the crawl meant to publish and could not: each counts against the gate's error rate.
+ERRORS = (
+    FETCH_FAILED,
+    PAGE_UNPARSABLE,
+    PAGE_WITHOUT_LECTURE,
+    LISTING_NOT_JSON,
+    STAGE_INVALID,
+    SPIDER_EXCEPTIONS,
+)
+
+
+def extraction_key(extraction: str) -> str:
+    return EXTRACTION_PREFIX + extraction
