@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -12,7 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from crawler import __version__, runner
+from crawler.arguments import (
+    ArgumentError,
+    check_api_base,
+    check_base_url,
+    check_setting,
+    check_writable,
+    parse_event_ids,
+)
 from crawler.frontier import frontier_settings
+from crawler.fsutil import DamagedFile
 from crawler.httpcache import cache_size, purge_cache
 from crawler.paths import (
     PathError,
@@ -23,13 +33,14 @@ from crawler.paths import (
     check_state_dir,
 )
 from crawler.schedule.config import ConfigError, load_config
-from crawler.schedule.lock import LockHeld
+from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
 from crawler.stage import StageError, check_worker_name
 
 DEFAULT_STATE = Path("state")
 DEFAULT_EVENT = "502"
 DEMO_NAME = "emnlp-2025-demo"
+EVENT_HELP = "Underline event id or event page URL; repeat for several events (default: 502)"
 
 
 class UsageError(Exception):
@@ -40,7 +51,15 @@ def parse_setting(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise UsageError(f"-s expects KEY=VALUE, got {text!r}")
-    return key.strip(), value
+    return key.strip(), check_setting(key.strip(), value)
+
+
+def crawl_arguments(args: argparse.Namespace) -> tuple[tuple[str, ...], str | None, str | None]:
+    """The events and base URLs of ``crawl`` and ``run``, checked."""
+    events = parse_event_ids(args.event_id or [DEFAULT_EVENT])
+    web_base = check_base_url(args.web_base, what="--web-base") if args.web_base else None
+    api_base = check_api_base(args.api_base) if args.api_base else None
+    return events, web_base, api_base
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,8 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"eventcrawl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    crawl = sub.add_parser("crawl", help="crawl one event into the state directory")
-    crawl.add_argument("--event-id", default=DEFAULT_EVENT, help="Underline event id (default: 502)")
+    crawl = sub.add_parser(
+        "crawl",
+        help="crawl events into the state directory",
+        description="Exit status: 0 the crawl finished, 5 it failed or stopped (the next crawl resumes it), "
+        "6 another command holds the state directory, 2 a usage error.",
+    )
+    crawl.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
     crawl.add_argument("--web-base", help="lecture pages' base URL (default: https://underline.io)")
     crawl.add_argument("--api-base", help="JSON:API base URL (default: https://app.underline.io)")
     crawl.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
@@ -83,10 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="crawl, check and publish: the command a schedule calls",
         description="Exit status: 0 published, 3 nothing changed, 4 the quality gate refused, "
         "5 the crawl failed (the next run resumes it), 6 another run holds the state directory, "
-        "2 a usage or configuration error.",
+        "7 published but the push to the Hub failed (the next run pushes it), "
+        "8 a state or release file is damaged, 2 a usage or configuration error.",
     )
     run.add_argument("--config", type=Path, help="TOML configuration (see the README)")
-    run.add_argument("--event-id", help="Underline event id (default: 502)")
+    run.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
     run.add_argument("--web-base", help="lecture pages' base URL")
     run.add_argument("--api-base", help="JSON:API base URL")
     run.add_argument("--state", type=Path, help="state directory (default: state)")
@@ -129,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    args.state = check_state_dir(args.state)
+    args.state = check_writable(check_state_dir(args.state), what="--state")
+    events, web_base, api_base = crawl_arguments(args)
     overrides: list[tuple[str, Any]] = [parse_setting(s) for s in args.settings]
     if args.frontier:
         try:
@@ -139,36 +165,35 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         overrides = [*fleet.items(), *overrides]
     elif args.worker:
         overrides = [("STAGE_WORKER", check_worker_name(args.worker)), *overrides]
-    result = runner.crawl(
-        event_id=str(args.event_id),
-        state_dir=args.state,
-        web_base=args.web_base,
-        api_base=args.api_base,
-        overrides=overrides,
-    )
+    # Fleet workers share one state directory, each staging under its own name; Redis coordinates them.
+    with contextlib.nullcontext() if args.frontier else StateLock(args.state):
+        result = runner.crawl(
+            event_ids=events, state_dir=args.state, web_base=web_base, api_base=api_base, overrides=overrides
+        )
     print(f"crawl {result.reason}: {result.lectures} lectures staged in {args.state / 'stage'}")
-    # A fleet worker that joined after the others took all the work has done its part too.
-    staged_enough = result.lectures > 0 or bool(args.frontier)
-    return 0 if result.finished and staged_enough else 1
+    if not result.finished:
+        print(f"eventcrawl: {result.explain()}", file=sys.stderr)
+    return int(RunStatus.PUBLISHED if result.finished else RunStatus.CRAWL_FAILED)
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
     args.state = check_state_dir(args.state)
-    args.out = check_output_dir(args.out, state_dir=args.state)
+    args.out = check_writable(check_output_dir(args.out, state_dir=args.state), what="--out")
     name = check_dataset_name(args.name or args.out.name)
     if args.push_to_hub:
         check_repo_id(args.push_to_hub)
     if args.revision:
         check_revision(args.revision)
-    staged = runner.read_staged(args.state, allow_partial=args.allow_partial)
-    result = runner.publish(
-        staged.records,
-        staged.provenance,
-        out_dir=args.out,
-        name=name,
-        state_dir=args.state,
-        template=args.card_template,
-    )
+    with StateLock(args.state):
+        staged = runner.read_staged(args.state, allow_partial=args.allow_partial)
+        result = runner.publish(
+            staged.records,
+            staged.provenance,
+            out_dir=args.out,
+            name=name,
+            state_dir=args.state,
+            template=args.card_template,
+        )
     print(f"published {result.row_counts['lectures']} lectures to {args.out} (version {result.version})")
     if args.push_to_hub:
         pushed = runner.push(args.out, args.push_to_hub, private=args.private, revision=args.revision)
@@ -179,7 +204,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config).with_overrides(
-            event_id=args.event_id,
+            event_ids=args.event_id,
             web_base=args.web_base,
             api_base=args.api_base,
             state=args.state,
@@ -192,8 +217,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    state = check_state_dir(config.state)
-    out = check_output_dir(config.out, state_dir=state)
+    state = check_writable(check_state_dir(config.state), what="--state")
+    out = check_writable(check_output_dir(config.out, state_dir=state), what="--out")
     check_dataset_name(config.name or out.name)
     if config.push_to_hub:
         check_repo_id(config.push_to_hub)
@@ -201,11 +226,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_revision(config.revision)
     config = config.with_overrides(state=state, out=out)
 
-    try:
-        outcome = execute(config, force=args.force)
-    except LockHeld as exc:
-        print(f"eventcrawl: {exc}", file=sys.stderr)
-        return int(RunStatus.LOCKED)
+    outcome = execute(config, force=args.force)
     stream = sys.stdout if outcome.status == RunStatus.PUBLISHED else sys.stderr
     print(outcome.message, file=stream)
     print(f"report: {config.state / 'run-report.json'}", file=stream)
@@ -230,7 +251,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"replica of Underline serving on {server.base_url}", flush=True)
             # Loopback and our own server: politeness delays would only slow the demo down.
             crawled = runner.crawl(
-                event_id=DEFAULT_EVENT,
+                event_ids=[DEFAULT_EVENT],
                 state_dir=state_dir,
                 web_base=server.base_url,
                 api_base=server.base_url,
@@ -295,9 +316,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (UsageError, StageError, PathError, runner.NothingToPublish) as exc:
+    except (UsageError, ArgumentError, StageError, PathError, runner.NothingToPublish) as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return 2
+    except LockHeld as exc:
+        print(f"eventcrawl: {exc}", file=sys.stderr)
+        return int(RunStatus.LOCKED)
+    except DamagedFile as exc:
+        print(f"eventcrawl: {exc}", file=sys.stderr)
+        return int(RunStatus.DAMAGED)
     except KeyboardInterrupt:
         return 130
 

@@ -29,3 +29,19 @@ def write_json_atomic(path: Path, payload: Any, *, indent: int | None = 2, sort_
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+class DamagedFile(RuntimeError):
+    """A state or release file cannot be read; the message names it and says how to recover."""
+
+    def __init__(self, path: Path, problem: str, recovery: str) -> None:
+        super().__init__(f"{path} is damaged ({problem}); {recovery}")
+        self.path = path
+
+
+def read_json_file(path: Path, *, recovery: str) -> Any:
+    """The JSON document in ``path``; :class:`DamagedFile` (naming it and ``recovery``) when unreadable."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise DamagedFile(path, f"not valid JSON: {exc}", recovery) from None

@@ -7,7 +7,6 @@ published; ``push`` uploads a release to the Hub. The command line only parses a
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy.settings import Settings
 
 from crawler import __version__
-from crawler.fsutil import write_json_atomic
+from crawler import stats_keys as keys
+from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.urls import without_credentials
 
 if TYPE_CHECKING:
@@ -68,7 +68,20 @@ class CrawlResult:
 
     @property
     def lectures(self) -> int:
-        return int(self.stats.get("stage/lectures", 0))
+        return int(self.stats.get(keys.STAGE_LECTURES, 0))
+
+    def explain(self) -> str:
+        """One line on why a crawl did not finish, for the operator."""
+        if self.reason == "finished":
+            return "the crawl finished"
+        if self.reason == keys.LISTING_INCOMPLETE_REASON:
+            return (
+                "the crawl could not read the whole lecture listing; nothing may be published from it, and "
+                "the next crawl resumes it"
+            )
+        if not self.stats.get("response_received_count") and self.stats.get("downloader/exception_count"):
+            return "the site could not be reached; the next crawl resumes where this one stopped"
+        return f"the crawl ended with {self.reason!r}; the next crawl resumes where this one stopped"
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ def crawl_settings(
 
 def crawl(
     *,
-    event_id: str,
+    event_ids: Sequence[str],
     state_dir: Path,
     web_base: str | None = None,
     api_base: str | None = None,
@@ -122,22 +135,56 @@ def crawl(
 
     state_dir = Path(state_dir).resolve()
     state_dir.mkdir(parents=True, exist_ok=True)
+    earlier = _unfinished_stats(state_dir)
     settings = crawl_settings(state_dir, web_base=web_base, api_base=api_base, overrides=overrides)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SPIDER_NAME)
-    process.crawl(crawler, event_id=event_id)
+    process.crawl(crawler, event_ids=",".join(event_ids))
     process.start()
     assert crawler.stats is not None
-    stats = dict(crawler.stats.get_stats())
+    # A resumed crawl is judged whole: the counters of the parts before the resume are added.
+    stats = add_counters(earlier, dict(crawler.stats.get_stats()))
     used = {key: crawler.settings.get(key) for key in PROVENANCE_SETTINGS}
     result = CrawlResult(reason=str(stats.get("finish_reason", "unknown")), stats=stats, settings=used)
-    write_crawl_report(state_dir, result, event_id)
+    write_crawl_report(state_dir, result, list(event_ids))
     return result
 
 
-def write_crawl_report(state_dir: Path, result: CrawlResult, event_id: str) -> Path:
+# Statistics that describe one process, not the crawl's work: never added across a resume.
+_PER_PROCESS = ("memusage/", "elapsed_time_seconds", "start_time", "finish_time", "finish_reason")
+
+
+def add_counters(earlier: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """``current`` with every numeric counter of ``earlier`` added in (times and memory are not)."""
+    merged = dict(current)
+    for key, value in earlier.items():
+        if key.startswith(_PER_PROCESS) or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        mine = merged.get(key, 0)
+        if isinstance(mine, int | float) and not isinstance(mine, bool):
+            merged[key] = mine + value
+    if earlier:
+        merged["crawl/resumed_parts"] = int(earlier.get("crawl/resumed_parts", 0)) + 1
+    return merged
+
+
+def _unfinished_stats(state_dir: Path) -> dict[str, Any]:
+    """The counters of the crawl this one resumes: the last report's, when its stage is unfinished."""
+    from crawler.stage import COMPLETE_MARKER, stage_dir
+
+    stage = stage_dir(state_dir)
+    if not stage.is_dir() or (stage / COMPLETE_MARKER).exists():
+        return {}
+    report = read_crawl_report(state_dir)
+    if report.get("finish_reason") == "finished":
+        return {}
+    stats = report.get("stats", {})
+    return stats if isinstance(stats, dict) else {}
+
+
+def write_crawl_report(state_dir: Path, result: CrawlResult, event_ids: list[str]) -> Path:
     report = {
-        "event_id": event_id,
+        "event_ids": event_ids,
         "finish_reason": result.reason,
         "crawler_version": __version__,
         "settings": result.settings,
@@ -150,7 +197,9 @@ def read_crawl_report(state_dir: Path) -> dict[str, Any]:
     path = Path(state_dir) / CRAWL_REPORT
     if not path.exists():
         return {}
-    report = json.loads(path.read_text(encoding="utf-8"))
+    report = read_json_file(
+        path, recovery=f"remove it and crawl again (`eventcrawl crawl --state {state_dir}`)"
+    )
     return report if isinstance(report, dict) else {}
 
 

@@ -18,6 +18,9 @@ EXTRACTION_VISIBLE_TEXT = EXTRACTION_PREFIX + "visible_text"
 STAGE_LECTURES = "stage/lectures"
 STAGE_INVALID = "stage/invalid"
 BACKOFF_GAVE_UP = "backoff/max_reached"
+LISTING_FAILED = "underline/listing_failed"
+# The finish reason of a crawl whose listing could not be read whole: never published, resumed next time.
+LISTING_INCOMPLETE_REASON = "listing_incomplete"
 # Scrapy's own names.
 RETRY_GAVE_UP = "retry/max_reached"
 SPIDER_EXCEPTIONS = "spider_exceptions/count"

@@ -49,7 +49,7 @@ min_items = 500
         None,
     )
     assert config.gate == GateThresholds(max_drop=0.2, min_items=500)
-    overridden = config.with_overrides(event_id="502", settings={"LOG_LEVEL": "INFO"}, out=None)
+    overridden = config.with_overrides(event_ids=["502"], settings={"LOG_LEVEL": "INFO"}, out=None)
     assert overridden.event_id == "502"
     assert overridden.out == Path("exports/emnlp-2024")
     assert overridden.settings == {"DOWNLOAD_DELAY": 2.0, "LOG_LEVEL": "INFO"}

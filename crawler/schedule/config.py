@@ -2,7 +2,7 @@
 
 ```toml
 [crawl]
-event_id = "502"
+event_ids = ["502", "469"]  # or event_id = "502"; an event page URL works too
 web_base = "https://underline.io"
 api_base = "https://app.underline.io"
 state = "state"
@@ -28,6 +28,13 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from crawler.arguments import (
+    ArgumentError,
+    check_api_base,
+    check_base_url,
+    check_settings,
+    parse_event_ids,
+)
 from crawler.schedule.gate import GateThresholds
 
 
@@ -37,7 +44,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class RunConfig:
-    event_id: str = "502"
+    event_ids: tuple[str, ...] = ("502",)
     web_base: str | None = None
     api_base: str | None = None
     state: Path = Path("state")
@@ -49,15 +56,37 @@ class RunConfig:
     revision: str | None = None
     gate: GateThresholds = field(default_factory=GateThresholds)
 
+    @property
+    def event_id(self) -> str:
+        """The first event: the one a single-event configuration names."""
+        return self.event_ids[0]
+
     def with_overrides(self, **overrides: Any) -> RunConfig:
-        given = {k: v for k, v in overrides.items() if v is not None}
-        if "settings" in given:
-            given["settings"] = {**self.settings, **given["settings"]}
+        """This configuration with every given (not None, not empty) value replaced; values are checked."""
+        given = {k: v for k, v in overrides.items() if v is not None and v != []}
+        try:
+            if "event_ids" in given:
+                given["event_ids"] = parse_event_ids(given["event_ids"])
+            if "web_base" in given:
+                given["web_base"] = check_base_url(given["web_base"], what="--web-base")
+            if "api_base" in given:
+                given["api_base"] = check_api_base(given["api_base"])
+            if "settings" in given:
+                given["settings"] = {**self.settings, **check_settings(given["settings"])}
+        except ArgumentError as exc:
+            raise ConfigError(str(exc)) from None
         return replace(self, **given)
 
 
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "crawl": {"event_id": (str, int), "web_base": str, "api_base": str, "state": str, "settings": dict},
+    "crawl": {
+        "event_id": (str, int),
+        "event_ids": list,
+        "web_base": str,
+        "api_base": str,
+        "state": str,
+        "settings": dict,
+    },
     "publish": {"out": str, "name": str, "push_to_hub": str, "private": bool, "revision": str},
 }
 
@@ -65,6 +94,14 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
 def _check(section: str, key: str, value: Any, expected: type | tuple[type, ...]) -> None:
     if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
         raise ConfigError(f"[{section}] {key} has the wrong type ({type(value).__name__})")
+
+
+def _check_gate_range(key: str, value: float, path: Path) -> None:
+    if key == "min_items":
+        if value < 0 or value != int(value):
+            raise ConfigError(f"[gate] min_items must be a whole number >= 0, got {value!r} (in {path})")
+    elif not 0 <= value <= 1:
+        raise ConfigError(f"[gate] {key} is a share between 0 and 1, got {value!r} (in {path})")
 
 
 def load_config(path: Path | None) -> RunConfig:
@@ -94,9 +131,21 @@ def load_config(path: Path | None) -> RunConfig:
         if key not in gate_fields:
             raise ConfigError(f"unknown key [gate] {key} in {path}")
         _check("gate", key, value, (int, float))
+        _check_gate_range(key, value, path)
         gate_values[key] = value
-    if "event_id" in values:
-        values["event_id"] = str(values["event_id"])
+    if "event_id" in values and "event_ids" in values:
+        raise ConfigError(f"[crawl] takes event_id or event_ids, not both, in {path}")
+    events = values.pop("event_ids", None) or [values.pop("event_id", "502")]
+    values.pop("event_id", None)
+    try:
+        values["event_ids"] = parse_event_ids(events)
+        for key in ("web_base", "api_base"):
+            if values.get(key):
+                check = check_api_base if key == "api_base" else check_base_url
+                values[key] = check(values[key], what=f"[crawl] {key}")
+        values["settings"] = check_settings(values.get("settings", {}))
+    except ArgumentError as exc:
+        raise ConfigError(f"{exc} (in {path})") from None
     for key in ("state", "out"):
         if key in values:
             values[key] = Path(values[key])

@@ -27,6 +27,8 @@ class RunStatus(enum.IntEnum):
     GATE_REFUSED = 4
     CRAWL_FAILED = 5
     LOCKED = 6
+    PUSH_FAILED = 7
+    DAMAGED = 8
 
 
 @dataclass
@@ -43,7 +45,7 @@ def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
     report: dict[str, Any] = {"started_at": datetime.now(UTC).isoformat(), "config": _config_dict(config)}
     with StateLock(state):
         crawled = runner.crawl(
-            event_id=config.event_id,
+            event_ids=config.event_ids,
             state_dir=state,
             web_base=config.web_base,
             api_base=config.api_base,
@@ -105,7 +107,7 @@ def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
 
 def _config_dict(config: RunConfig) -> dict[str, Any]:
     return {
-        "event_id": config.event_id,
+        "event_ids": list(config.event_ids),
         "state": str(config.state),
         "out": str(config.out),
         "push_to_hub": config.push_to_hub,

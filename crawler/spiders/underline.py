@@ -13,11 +13,13 @@ from urllib.parse import urlencode
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
+from crawler.arguments import parse_event_ids
 from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
 from crawler.pages.underline import (
     LectureFields,
@@ -51,9 +53,14 @@ CROSS_CHECKED = (
 class UnderlineSpider(scrapy.Spider):
     name = "underline"
 
-    def __init__(self, event_id: str | int = "502", *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, event_id: str | int | None = None, *args: Any, event_ids: str = "", **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self.event_id = str(int(str(event_id)))
+        # ``-a event_ids=502,469`` or ``-a event_id=502``; ids or event page URLs.
+        given = [e for e in str(event_ids).split(",") if e.strip()] or [str(event_id or "502")]
+        self.event_ids = parse_event_ids(given)
+        self.event_id = self.event_ids[0]
         self.web_base = "https://underline.io"
         self.api_base = "https://app.underline.io"
         self.page_size = MAX_PAGE_SIZE
@@ -103,7 +110,15 @@ class UnderlineSpider(scrapy.Spider):
         )
 
     async def start(self) -> AsyncIterator[Any]:
+        self.crawler.signals.connect(self.close_if_listing_incomplete, signal=signals.spider_idle)
         yield self.listing_request(1)
+
+    def close_if_listing_incomplete(self) -> None:
+        # A crawl that could not read its whole listing cannot tell a withdrawn lecture from an unread
+        # one: it must not end as "finished" (never published, and the next crawl resumes it).
+        assert self.crawler.stats is not None
+        if self.crawler.stats.get_value(keys.LISTING_FAILED):
+            raise CloseSpider(keys.LISTING_INCOMPLETE_REASON)
 
     def parse_listing(self, response: Response, page: int) -> Iterator[Any]:
         assert self.crawler.stats is not None
@@ -112,6 +127,7 @@ class UnderlineSpider(scrapy.Spider):
             document = json.loads(response.text)
         except (ValueError, AttributeError, RecursionError):
             stats.inc_value(keys.LISTING_NOT_JSON)
+            stats.inc_value(keys.LISTING_FAILED)
             self.logger.error("Listing page %d is not JSON: %s", page, response.url)
             return
         listing = parse_lecture_list(document)
@@ -219,8 +235,12 @@ class UnderlineSpider(scrapy.Spider):
 
     def fetch_failed(self, failure: Failure) -> None:
         assert self.crawler.stats is not None
-        self.crawler.stats.inc_value(keys.FETCH_FAILED)
         request = getattr(failure, "request", None)
+        if request is not None and request.callback == self.parse_listing:
+            self.crawler.stats.inc_value(keys.LISTING_FAILED)
+            self.logger.error("Listing page %s failed: %s", request.url, failure.getErrorMessage())
+            return
+        self.crawler.stats.inc_value(keys.FETCH_FAILED)
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
 
 
