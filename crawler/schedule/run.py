@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from crawler import runner
-from crawler.fsutil import write_json_atomic
+from crawler.fsutil import read_json_file, write_json_atomic
+from crawler.publish.hub import HubPushError
 from crawler.schedule.changelog import compute_changelog, previous_lectures, with_withdrawn
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateInput, evaluate
 from crawler.schedule.lock import StateLock
 
 REPORT_NAME = "run-report.json"
+# What the Hub holds: the last release version pushed per repository and branch.
+PUSH_STATE = "hub-push.json"
 
 
 class RunStatus(enum.IntEnum):
@@ -39,70 +42,116 @@ class RunOutcome:
 
 
 def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
-    """Crawl, read the stage, judge the crawl, publish (and push) when it passes."""
+    """Crawl, read the stage, judge the crawl, publish when it passes, and push what the Hub lacks."""
     state = config.state
     state.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"started_at": datetime.now(UTC).isoformat(), "config": _config_dict(config)}
     with StateLock(state):
-        crawled = runner.crawl(
-            event_ids=config.event_ids,
-            state_dir=state,
-            web_base=config.web_base,
-            api_base=config.api_base,
-            overrides=config.settings,
-        )
-        report["crawl"] = {"finish_reason": crawled.reason, "stats": crawled.stats}
-        if not crawled.finished:
-            return _finish(
-                state,
-                report,
-                RunStatus.CRAWL_FAILED,
-                f"the crawl ended with {crawled.reason!r}; the next run resumes it, the release is untouched",
-            )
-        staged = runner.read_staged(state)
-        report["stage"] = staged.stage_info
-        previous = previous_lectures(config.out)
-        changelog = compute_changelog(previous, staged.records)
-        report["changes"] = changelog.as_dict()
-        live_before = sum(1 for r in previous if not r.get("withdrawn"))
-        verdict = evaluate(GateInput(staged.records, crawled.stats, live_before or None), config.gate)
-        report["gate"] = verdict.as_dict()
-        if not verdict.passed and not force:
-            return _finish(
-                state,
-                report,
-                RunStatus.GATE_REFUSED,
-                "the quality gate refused to publish; the previous release is untouched:\n"
-                + verdict.explain(),
-            )
-        if previous and changelog.empty:
-            return _finish(
-                state,
-                report,
-                RunStatus.NOTHING_CHANGED,
-                f"nothing changed since the release in {config.out}; nothing published",
-            )
-        result = runner.publish(
-            with_withdrawn(previous, staged.records),
-            staged.provenance,
-            out_dir=config.out,
-            name=config.name or config.out.resolve().name,
-            state_dir=state,
-        )
+        status, message = _crawl_and_publish(config, report, force=force)
         if config.push_to_hub:
-            runner.push(config.out, config.push_to_hub, private=config.private, revision=config.revision)
-        report["release"] = {
-            "version": result.version,
-            "out": str(config.out),
-            "rows": result.row_counts,
-            "forced": force and not verdict.passed,
-        }
-        return _finish(
-            state,
-            report,
-            RunStatus.PUBLISHED,
-            f"published release {result.version} to {config.out}: {changelog.summary()}",
+            status, message = _push_pending(config, report, status, message)
+        return _finish(state, report, status, message)
+
+
+def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool) -> tuple[RunStatus, str]:
+    state = config.state
+    crawled = runner.crawl(
+        event_ids=config.event_ids,
+        state_dir=state,
+        web_base=config.web_base,
+        api_base=config.api_base,
+        overrides=config.settings,
+    )
+    report["crawl"] = {"finish_reason": crawled.reason, "stats": crawled.stats}
+    if not crawled.finished:
+        return (
+            RunStatus.CRAWL_FAILED,
+            f"{crawled.explain()}; the release is untouched",
         )
+    staged = runner.read_staged(state)
+    report["stage"] = staged.stage_info
+    previous = previous_lectures(config.out)
+    changelog = compute_changelog(previous, staged.records)
+    report["changes"] = changelog.as_dict()
+    live_before = sum(1 for r in previous if not r.get("withdrawn"))
+    verdict = evaluate(GateInput(staged.records, crawled.stats, live_before or None), config.gate)
+    report["gate"] = verdict.as_dict()
+    if not verdict.passed and not force:
+        return (
+            RunStatus.GATE_REFUSED,
+            "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
+        )
+    if previous and changelog.empty:
+        return (
+            RunStatus.NOTHING_CHANGED,
+            f"nothing changed since the release in {config.out}; nothing published",
+        )
+    result = runner.publish(
+        with_withdrawn(previous, staged.records),
+        staged.provenance,
+        out_dir=config.out,
+        name=config.name or config.out.resolve().name,
+        state_dir=state,
+    )
+    report["release"] = {
+        "version": result.version,
+        "out": str(config.out),
+        "rows": result.row_counts,
+        "forced": force and not verdict.passed,
+    }
+    return (
+        RunStatus.PUBLISHED,
+        f"published release {result.version} to {config.out}: {changelog.summary()}",
+    )
+
+
+def _push_pending(
+    config: RunConfig, report: dict[str, Any], status: RunStatus, message: str
+) -> tuple[RunStatus, str]:
+    """Push the local release when the Hub does not have it yet: this run's, or one a failed push left."""
+    assert config.push_to_hub
+    local = local_version(config.out)
+    pushed = _pushed_versions(config.state)
+    where = f"{config.push_to_hub}@{config.revision or 'main'}"
+    hub: dict[str, Any] = {"repo": where, "local_version": local, "hub_version": pushed.get(where)}
+    report["hub"] = hub
+    if local is None or pushed.get(where) == local:
+        return status, message
+    try:
+        result = runner.push(config.out, config.push_to_hub, private=config.private, revision=config.revision)
+    except HubPushError as exc:
+        hub["error"] = str(exc)
+        if status in (RunStatus.GATE_REFUSED, RunStatus.CRAWL_FAILED):
+            return status, f"{message}\nthe push of release {local} failed too; the next run retries it"
+        return (
+            RunStatus.PUSH_FAILED,
+            f"{message}\nrelease {local} is published locally but the push to {where} failed; the next run"
+            f" pushes it: {exc}",
+        )
+    pushed[where] = local
+    write_json_atomic(config.state / PUSH_STATE, pushed, sort_keys=True)
+    hub.update(hub_version=local, commit=result.commit_url)
+    if status == RunStatus.NOTHING_CHANGED:
+        return RunStatus.PUBLISHED, f"pushed release {local}, which an earlier run could not push, to {where}"
+    return status, f"{message}; pushed to {where}"
+
+
+def local_version(out_dir: Path) -> str | None:
+    """The version of the release in ``out_dir`` (None when there is none)."""
+    manifest = out_dir / "manifest.json"
+    if not manifest.is_file():
+        return None
+    data = read_json_file(manifest, recovery=f"remove {out_dir} and run again to publish a new release")
+    version = data.get("version") if isinstance(data, dict) else None
+    return str(version) if version else None
+
+
+def _pushed_versions(state: Path) -> dict[str, str]:
+    path = state / PUSH_STATE
+    if not path.is_file():
+        return {}
+    data = read_json_file(path, recovery="remove it; the next run pushes the local release again")
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def _config_dict(config: RunConfig) -> dict[str, Any]:
