@@ -251,9 +251,12 @@ def publish(
     template: Path | None = None,
 ) -> ReleaseResult:
     """Write a checked release of ``records`` to ``out_dir`` and remember what it published."""
+    from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
     from crawler.publish.release import publish_release
 
+    # The card shows each field's coverage per event: what a user can expect to find filled.
+    provenance = {"coverage": field_coverage(records), **provenance}
     result = publish_release(records, out_dir, name=name, provenance=provenance, template=template)
     update_index(records, state_dir)
     return result

@@ -21,6 +21,9 @@ BACKOFF_GAVE_UP = "backoff/max_reached"
 LISTING_FAILED = "underline/listing_failed"
 # The finish reason of a crawl whose listing could not be read whole: never published, resumed next time.
 LISTING_INCOMPLETE_REASON = "listing_incomplete"
+# Attributes of lecture resources the crawler does not map: a count per name, and one example value.
+UNMAPPED_ATTRIBUTE = "underline/unmapped_attribute/"
+UNMAPPED_EXAMPLE = "underline/unmapped_example/"
 # Scrapy's own names.
 RETRY_GAVE_UP = "retry/max_reached"
 SPIDER_EXCEPTIONS = "spider_exceptions/count"

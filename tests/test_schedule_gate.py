@@ -28,6 +28,7 @@ def test_a_healthy_crawl_passes_every_check() -> None:
         "error_rate",
         "retry_exhausted_rate",
         "fallback_rate",
+        "field_coverage",
     ]
 
 
@@ -69,4 +70,48 @@ def test_a_listing_that_is_not_json_and_invalid_staged_items_count_as_errors() -
     stats = {"underline/listed": 100, "underline/listing_not_json": 1, "stage/invalid": 2}
     verdict = evaluate(GateInput(records(100), stats))
     assert failed(verdict) == ["error_rate"]
-    assert verdict.checks[-3].value == 0.03
+    assert next(c for c in verdict.checks if c.name == "error_rate").value == 0.03
+
+
+def lecture(i: int, event: str = "502", **fields: Any) -> dict[str, Any]:
+    return {"lecture_id": str(1000 + i), "event_id": event, "title": f"T{i}", "abstract": "A",
+            "keywords": ["k"], **fields}  # fmt: skip
+
+
+def test_a_field_that_empties_fails_coverage_naming_field_event_figures_and_lectures() -> None:
+    before = [lecture(i) for i in range(20)]
+    after = [lecture(i, keywords=[]) if i < 19 else lecture(i) for i in range(20)]
+    verdict = evaluate(GateInput(after, {}, previous_rows=20, previous=before))
+    assert failed(verdict) == ["coverage:keywords"]
+    bad = verdict.failures()[0]
+    assert (bad.event, bad.field, bad.previous, bad.value) == ("502", "keywords", 1.0, 0.05)
+    assert bad.examples == ("1000", "1001", "1002", "1003", "1004")
+    assert "`keywords` coverage in event 502: 5.0% against 100% in the previous release" in bad.message
+
+
+def test_coverage_may_fall_by_the_allowed_points_and_not_one_lecture_more() -> None:
+    before = [lecture(i) for i in range(20)]
+    two_lost = [lecture(i, keywords=[]) if i < 2 else lecture(i) for i in range(20)]
+    three_lost = [lecture(i, keywords=[]) if i < 3 else lecture(i) for i in range(20)]
+    assert evaluate(GateInput(two_lost, {}, previous_rows=20, previous=before)).passed
+    assert failed(evaluate(GateInput(three_lost, {}, previous_rows=20, previous=before))) == [
+        "coverage:keywords"
+    ]
+
+
+def test_a_per_field_floor_applies_on_a_first_release() -> None:
+    records_ = [lecture(i, doi="10.48448/x" if i < 9 else None) for i in range(10)]
+    assert evaluate(GateInput(records_, {})).passed
+    floors = GateThresholds(min_coverage={"doi": 0.95})
+    verdict = evaluate(GateInput(records_, {}), floors)
+    assert failed(verdict) == ["coverage:doi"]
+    assert verdict.failures()[0].message.startswith("`doi` coverage in event 502: 90.0% against at least 95%")
+
+
+def test_a_drop_in_one_event_is_not_hidden_by_growth_in_another() -> None:
+    before = [lecture(i, "502") for i in range(50)] + [lecture(100 + i, "469") for i in range(50)]
+    after = [lecture(i, "502") for i in range(50)] + [lecture(100 + i, "469") for i in range(40)]
+    after += [lecture(200 + i, "502") for i in range(10)]
+    verdict = evaluate(GateInput(after, {}, previous_rows=100, previous=before))
+    assert failed(verdict) == ["max_drop:469"]
+    assert "40 lectures of event 469 against 50 in the previous release: a drop of 20.0%" in verdict.explain()

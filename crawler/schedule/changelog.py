@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from crawler.schema import CONTENT_FIELDS
+from crawler.schema import CONTENT_FIELDS, lecture_order
 
 
 @dataclass
@@ -49,14 +49,14 @@ def compute_changelog(
     """
     before = {r["lecture_id"]: r for r in previous if not r.get("withdrawn")}
     after = {r["lecture_id"]: r for r in current}
-    log = Changelog(added=sorted(after.keys() - before.keys(), key=_id_order))
-    for lecture_id in sorted(after.keys() & before.keys(), key=_id_order):
+    log = Changelog(added=sorted(after.keys() - before.keys(), key=lecture_order))
+    for lecture_id in sorted(after.keys() & before.keys(), key=lecture_order):
         old, new = before[lecture_id], after[lecture_id]
         if old.get("content_sha256") == new.get("content_sha256"):
             continue
         fields = [name for name in CONTENT_FIELDS if _comparable(old.get(name)) != _comparable(new.get(name))]
         log.changed[lecture_id] = fields
-    log.gone = sorted(before.keys() - after.keys(), key=_id_order)
+    log.gone = sorted(before.keys() - after.keys(), key=lecture_order)
     return log
 
 
@@ -66,10 +66,6 @@ def _comparable(value: Any) -> Any:
     if isinstance(value, tuple):
         return list(value)
     return value
-
-
-def _id_order(lecture_id: str) -> tuple[int, str]:
-    return (len(lecture_id), lecture_id)
 
 
 def with_withdrawn(

@@ -96,6 +96,19 @@ def _check(section: str, key: str, value: Any, expected: type | tuple[type, ...]
         raise ConfigError(f"[{section}] {key} has the wrong type ({type(value).__name__})")
 
 
+def _coverage_floors(table: Any, path: Path) -> dict[str, float]:
+    from crawler.coverage import MONITORED
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"[gate.min_coverage] must be a table of field = share (in {path})")
+    for name, share in table.items():
+        if name not in MONITORED:
+            raise ConfigError(f"[gate.min_coverage] {name}: not a monitored field ({', '.join(MONITORED)})")
+        _check("gate.min_coverage", name, share, (int, float))
+        _check_gate_range(name, share, path)
+    return {str(k): float(v) for k, v in table.items()}
+
+
 def _check_gate_range(key: str, value: float, path: Path) -> None:
     if key == "min_items":
         if value < 0 or value != int(value):
@@ -130,6 +143,9 @@ def load_config(path: Path | None) -> RunConfig:
     for key, value in data.get("gate", {}).items():
         if key not in gate_fields:
             raise ConfigError(f"unknown key [gate] {key} in {path}")
+        if key == "min_coverage":
+            gate_values[key] = _coverage_floors(value, path)
+            continue
         _check("gate", key, value, (int, float))
         _check_gate_range(key, value, path)
         gate_values[key] = value

@@ -7,11 +7,13 @@ filters. A failing check refuses the release and says why.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from crawler import stats_keys as keys
+from crawler.coverage import ALL_EVENTS, field_coverage, lectures_missing
 
 
 @dataclass(frozen=True)
@@ -23,19 +25,28 @@ class GateThresholds:
     max_error_rate: float = 0.02
     max_retry_exhausted_rate: float = 0.02
     max_fallback_rate: float = 0.05
+    # A field's coverage (share of lectures with a value) may fall this much against the previous release.
+    max_coverage_drop: float = 0.10
+    # Per-field floors of coverage, e.g. {"authors": 0.95}; fields not named have none.
+    min_coverage: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class GateInput:
-    """What the gate judges: the crawl's records and statistics, and the previous release's size."""
+    """What the gate judges: the crawl's records and statistics, and the previous release's live rows."""
 
     records: Sequence[Mapping[str, Any]]
     stats: Mapping[str, Any]
     previous_rows: int | None = None
+    previous: Sequence[Mapping[str, Any]] = ()
 
     def count(self, key: str) -> float:
         value = self.stats.get(key, 0)
         return float(value) if isinstance(value, int | float) else 0.0
+
+    def events(self) -> list[str]:
+        ids = {str(r.get("event_id") or "") for r in (*self.records, *self.previous)}
+        return sorted(ids)
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,10 @@ class CheckResult:
     value: float
     threshold: float
     message: str
+    event: str | None = None
+    field: str | None = None
+    previous: float | None = None
+    examples: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -63,42 +78,58 @@ class GateVerdict:
         return "\n".join(lines)
 
 
-# A check returns None when it does not apply (the drop check on a first release).
-Check = Callable[[GateInput, GateThresholds], CheckResult | None]
+# A check yields a result per thing it judges; none when it does not apply (a drop check on a first
+# release).
+Check = Callable[[GateInput, GateThresholds], Iterator[CheckResult]]
 
 
 def _rate(part: float, whole: float) -> float:
     return part / whole if whole else 0.0
 
 
-def min_items(crawl: GateInput, t: GateThresholds) -> CheckResult:
+def min_items(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     n = len(crawl.records)
-    return CheckResult(
+    yield CheckResult(
         "min_items", n >= t.min_items, n, t.min_items, f"{n} lectures (at least {t.min_items} required)"
     )
 
 
-def max_drop(crawl: GateInput, t: GateThresholds) -> CheckResult | None:
+def max_drop(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     if not crawl.previous_rows:
-        return None
+        return
     n, before = len(crawl.records), crawl.previous_rows
+    yield _drop_result("max_drop", n, before, t, None)
+    events = crawl.events()
+    if len(events) < 2:
+        return
+    # Growth in one event must not hide a drop in another.
+    now = Counter(str(r.get("event_id") or "") for r in crawl.records)
+    then = Counter(str(r.get("event_id") or "") for r in crawl.previous if not r.get("withdrawn"))
+    for event in events:
+        if then[event]:
+            yield _drop_result(f"max_drop:{event}", now[event], then[event], t, event)
+
+
+def _drop_result(name: str, n: int, before: int, t: GateThresholds, event: str | None) -> CheckResult:
     drop = max(0.0, 1 - n / before)
+    where = f" of event {event}" if event else ""
     return CheckResult(
-        "max_drop",
+        name,
         drop <= t.max_drop,
         round(drop, 4),
         t.max_drop,
-        f"{n} lectures against {before} in the previous release: a drop of {drop:.1%}"
+        f"{n} lectures{where} against {before} in the previous release: a drop of {drop:.1%}"
         f" (at most {t.max_drop:.0%} allowed)",
+        event=event,
     )
 
 
 def _share_check(name: str, field: str, what: str, minimum: Callable[[GateThresholds], float]) -> Check:
-    def check(crawl: GateInput, t: GateThresholds) -> CheckResult:
+    def check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
         n = len(crawl.records)
         share = _rate(sum(1 for r in crawl.records if (r.get(field) or "").strip()), n)
         least = minimum(t)
-        return CheckResult(
+        yield CheckResult(
             name,
             n == 0 or share >= least,
             round(share, 4),
@@ -114,11 +145,11 @@ title_share = _share_check("title_share", "title", "a title", lambda t: t.min_ti
 abstract_share = _share_check("abstract_share", "abstract", "an abstract", lambda t: t.min_abstract_share)
 
 
-def error_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
+def error_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     pages = crawl.count(keys.LISTED) or float(len(crawl.records))
     errors = sum(crawl.count(key) for key in keys.ERRORS)
     rate = _rate(errors, pages)
-    return CheckResult(
+    yield CheckResult(
         "error_rate",
         rate <= t.max_error_rate,
         round(rate, 4),
@@ -127,11 +158,11 @@ def error_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
     )
 
 
-def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
+def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     requests = crawl.count(keys.REQUESTS_SENT)
     exhausted = crawl.count(keys.BACKOFF_GAVE_UP) + crawl.count(keys.RETRY_GAVE_UP)
     rate = _rate(exhausted, requests)
-    return CheckResult(
+    yield CheckResult(
         "retry_exhausted_rate",
         rate <= t.max_retry_exhausted_rate,
         round(rate, 4),
@@ -141,17 +172,66 @@ def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
     )
 
 
-def fallback_rate(crawl: GateInput, t: GateThresholds) -> CheckResult:
+def fallback_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     fallback = crawl.count(keys.EXTRACTION_VISIBLE_TEXT)
     extracted = fallback + crawl.count(keys.EXTRACTION_NEXT_DATA)
     rate = _rate(fallback, extracted)
-    return CheckResult(
+    yield CheckResult(
         "fallback_rate",
         rate <= t.max_fallback_rate,
         round(rate, 4),
         t.max_fallback_rate,
         f"{int(fallback)} of {int(extracted)} pages had no usable page JSON: {rate:.1%}"
         f" (at most {t.max_fallback_rate:.0%})",
+    )
+
+
+def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
+    """Each field's coverage per event: not far below the previous release's, not below its floor.
+
+    One result for the whole crawl when every field holds; one failed result per field and event when
+    not, naming both figures and a few lectures without the field.
+    """
+    now = field_coverage(crawl.records)
+    then = field_coverage(crawl.previous)
+    failures: list[CheckResult] = []
+    for event, shares in now.items():
+        if event == ALL_EVENTS:
+            continue  # each event is judged on its own; the whole would only blur them
+        for name, share in shares.items():
+            before = then.get(event, {}).get(name)
+            floor = t.min_coverage.get(name)
+            fell = before is not None and before - share > t.max_coverage_drop + 1e-9
+            low = floor is not None and share < floor
+            if not (fell or low):
+                continue
+            where = f"event {event}"
+            limit = f"{before:.0%} in the previous release" if fell else f"at least {floor:.0%} required"
+            failures.append(
+                CheckResult(
+                    f"coverage:{name}",
+                    False,
+                    share,
+                    (before - t.max_coverage_drop) if fell and before is not None else float(floor or 0),
+                    f"`{name}` coverage in {where}: {share:.1%} against {limit}"
+                    f" (e.g. lectures {', '.join(lectures_missing(crawl.records, event, name, 3))})",
+                    event=event,
+                    field=name,
+                    previous=before,
+                    examples=tuple(lectures_missing(crawl.records, event, name)),
+                )
+            )
+    if failures:
+        yield from failures
+        return
+    monitored = len(next(iter(now.values()), {}))
+    yield CheckResult(
+        "field_coverage",
+        True,
+        1.0,
+        t.max_coverage_drop,
+        f"{monitored} fields hold their coverage in {max(1, len(now) - 1)} event(s)"
+        f" (at most {t.max_coverage_drop:.0%} points lost against the previous release)",
     )
 
 
@@ -163,11 +243,12 @@ CHECKS: tuple[Check, ...] = (
     error_rate,
     retry_exhausted_rate,
     fallback_rate,
+    field_coverage_check,
 )
 
 
 def evaluate(crawl: GateInput, thresholds: GateThresholds | None = None) -> GateVerdict:
-    """Run every check that applies; the release passes when all of them pass."""
+    """Run every check; the release passes when all of their results pass."""
     thresholds = thresholds or GateThresholds()
-    results = [r for check in CHECKS if (r := check(crawl, thresholds)) is not None]
+    results = [result for check in CHECKS for result in check(crawl, thresholds)]
     return GateVerdict(all(c.passed for c in results), tuple(results))

@@ -6,12 +6,15 @@ The exit status says what happened, so cron, systemd and CI can act on it withou
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from crawler import runner
+from crawler import stats_keys as keys
+from crawler.coverage import field_coverage
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.hub import HubPushError
 from crawler.schedule.changelog import compute_changelog, previous_lectures, with_withdrawn
@@ -74,8 +77,11 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     changelog = compute_changelog(previous, staged.records)
     report["changes"] = changelog.as_dict()
     live_before = sum(1 for r in previous if not r.get("withdrawn"))
-    verdict = evaluate(GateInput(staged.records, crawled.stats, live_before or None), config.gate)
+    live = [r for r in previous if not r.get("withdrawn")]
+    verdict = evaluate(GateInput(staged.records, crawled.stats, live_before or None, live), config.gate)
     report["gate"] = verdict.as_dict()
+    report["coverage"] = {"now": field_coverage(staged.records), "previous": field_coverage(live)}
+    report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
     if not verdict.passed and not force:
         return (
             RunStatus.GATE_REFUSED,
@@ -154,13 +160,25 @@ def _pushed_versions(state: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
+def unmapped_attributes(stats: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Attributes the site sent that the crawler does not map: how many lectures carried each, and an
+    example value (personal data scrubbed), so a renamed attribute shows up beside its emptied field."""
+    found: dict[str, dict[str, Any]] = {}
+    for key, value in stats.items():
+        if key.startswith(keys.UNMAPPED_ATTRIBUTE):
+            found.setdefault(key[len(keys.UNMAPPED_ATTRIBUTE) :], {})["lectures"] = value
+        elif key.startswith(keys.UNMAPPED_EXAMPLE):
+            found.setdefault(key[len(keys.UNMAPPED_EXAMPLE) :], {})["example"] = value
+    return dict(sorted(found.items()))
+
+
 def _config_dict(config: RunConfig) -> dict[str, Any]:
     return {
         "event_ids": list(config.event_ids),
         "state": str(config.state),
         "out": str(config.out),
         "push_to_hub": config.push_to_hub,
-        "gate": vars(config.gate),
+        "gate": {k: dict(v) if isinstance(v, Mapping) else v for k, v in vars(config.gate).items()},
     }
 
 
