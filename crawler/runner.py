@@ -135,51 +135,18 @@ def crawl(
 
     state_dir = Path(state_dir).resolve()
     state_dir.mkdir(parents=True, exist_ok=True)
-    earlier = _unfinished_stats(state_dir)
     settings = crawl_settings(state_dir, web_base=web_base, api_base=api_base, overrides=overrides)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SPIDER_NAME)
     process.crawl(crawler, event_ids=",".join(event_ids))
     process.start()
     assert crawler.stats is not None
-    # A resumed crawl is judged whole: the counters of the parts before the resume are added.
-    stats = add_counters(earlier, dict(crawler.stats.get_stats()))
+    # A resumed crawl's counters include the parts before the resume (extensions/crawl_stats.py).
+    stats = dict(crawler.stats.get_stats())
     used = {key: crawler.settings.get(key) for key in PROVENANCE_SETTINGS}
     result = CrawlResult(reason=str(stats.get("finish_reason", "unknown")), stats=stats, settings=used)
     write_crawl_report(state_dir, result, list(event_ids))
     return result
-
-
-# Statistics that describe one process, not the crawl's work: never added across a resume.
-_PER_PROCESS = ("memusage/", "elapsed_time_seconds", "start_time", "finish_time", "finish_reason")
-
-
-def add_counters(earlier: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
-    """``current`` with every numeric counter of ``earlier`` added in (times and memory are not)."""
-    merged = dict(current)
-    for key, value in earlier.items():
-        if key.startswith(_PER_PROCESS) or isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        mine = merged.get(key, 0)
-        if isinstance(mine, int | float) and not isinstance(mine, bool):
-            merged[key] = mine + value
-    if earlier:
-        merged["crawl/resumed_parts"] = int(earlier.get("crawl/resumed_parts", 0)) + 1
-    return merged
-
-
-def _unfinished_stats(state_dir: Path) -> dict[str, Any]:
-    """The counters of the crawl this one resumes: the last report's, when its stage is unfinished."""
-    from crawler.stage import COMPLETE_MARKER, stage_dir
-
-    stage = stage_dir(state_dir)
-    if not stage.is_dir() or (stage / COMPLETE_MARKER).exists():
-        return {}
-    report = read_crawl_report(state_dir)
-    if report.get("finish_reason") == "finished":
-        return {}
-    stats = report.get("stats", {})
-    return stats if isinstance(stats, dict) else {}
 
 
 def write_crawl_report(state_dir: Path, result: CrawlResult, event_ids: list[str]) -> Path:

@@ -98,7 +98,11 @@ FEED_EXPORT_ENCODING = "utf-8"
 
 EXTENSIONS = {
     "crawler.extensions.progress.ProgressLine": 500,
+    "crawler.extensions.crawl_stats.CrawlStatsSnapshot": 510,
 }
+# The crawl's counters are kept in the stage every N seconds, so a resumed crawl is judged whole.
+CRAWL_STATS_ENABLED = True
+CRAWL_STATS_INTERVAL = 5.0
 PROGRESS_ENABLED = True
 PROGRESS_INTERVAL = 10.0
 

@@ -209,3 +209,36 @@ def test_the_gate_refuses_a_redesign_that_dropped_the_page_json(site: ReplicaSit
     fallback = next(c for c in gate["checks"] if c["name"] == "fallback_rate")
     assert fallback["value"] == 1.0
     assert release_bytes(tmp_path) == before
+
+
+def test_a_resumed_crawl_is_judged_whole_not_by_its_last_part(site: ReplicaSite, tmp_path: Path) -> None:
+    # The first part of the crawl meets pages without their JSON, then stops; the part after the resume
+    # meets healthy pages. Judged by its last part alone, the crawl would pass the fallback check.
+    broken = PlantedSite(
+        seed=site.seed,
+        events=site.events,
+        tags=site.tags,
+        sessions=site.sessions,
+        lectures=site.lectures,
+        page_variants={i: PageVariant(next_data=NEXT_DATA_MISSING) for i in site.lectures},
+    )
+    with ReplicaServer(broken) as server:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        first = subprocess.run(
+            [sys.executable, "-m", "crawler.cli", "crawl", "--state", str(tmp_path / "state"),
+             "--web-base", server.base_url, "--api-base", server.base_url, *fast_crawl_settings(),
+             "-s", "PROGRESS_ENABLED=False", "-s", "CLOSESPIDER_PAGECOUNT=8", "-s", "CONCURRENT_REQUESTS=1"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert first.returncode == 5, first.stderr[-3000:]
+    with ReplicaServer(site, port=port) as server:
+        resumed = run(server, tmp_path, "-s", "HTTPCACHE_ENABLED=False")
+    assert resumed.returncode == 4, resumed.stderr[-3000:]
+    stats = report(tmp_path)["crawl"]["stats"]
+    assert stats["crawl/resumed_parts"] == 1
+    fallback = next(c for c in report(tmp_path)["gate"]["checks"] if c["name"] == "fallback_rate")
+    assert not fallback["passed"]
+    assert stats["underline/extraction/visible_text"] >= 3
+    assert stats["underline/extraction/visible_text"] + stats["underline/extraction/next_data"] == len(
+        main_event_ids(site)
+    )

@@ -1,0 +1,111 @@
+"""The crawl's counters, kept in the stage so that a resumed crawl is judged whole.
+
+A crawl killed near its end resumes where it stopped; without this the quality gate would compute its
+rates over the pages fetched after the resume alone. Every few seconds (and at close) the counters are
+written atomically to ``<stage>/stats-<worker>.json``; a crawl that opens an unfinished stage adds the
+counters found there to its own when it closes. The file moves aside with its finished stage.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.asyncio import create_looping_call
+
+from crawler.fsutil import write_json_atomic
+from crawler.stage import stage_dir
+
+logger = logging.getLogger(__name__)
+RESUMED_PARTS = "crawl/resumed_parts"
+# Statistics of one process, not of the crawl's work: never added across a resume.
+PER_PROCESS = (
+    "memusage/",
+    "elapsed_time_seconds",
+    "start_time",
+    "finish_time",
+    "finish_reason",
+    "log_count/",
+)
+
+
+def add_counters(earlier: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """``current`` with every numeric counter of ``earlier`` added in (times and memory are not)."""
+    merged = dict(current)
+    for key, value in earlier.items():
+        if key.startswith(PER_PROCESS) or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        mine = merged.get(key, 0)
+        if isinstance(mine, int | float) and not isinstance(mine, bool):
+            merged[key] = mine + value
+    return merged
+
+
+def _counters(stats: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: v
+        for k, v in stats.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and not k.startswith(PER_PROCESS)
+    }
+
+
+class CrawlStatsSnapshot:
+    def __init__(self, crawler: Crawler, path: Path, interval: float) -> None:
+        self.crawler = crawler
+        self.path = path
+        self.interval = interval
+        self.earlier: dict[str, Any] = {}
+        self.task: Any = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlStatsSnapshot:
+        settings = crawler.settings
+        interval = settings.getfloat("CRAWL_STATS_INTERVAL")
+        if not settings.getbool("CRAWL_STATS_ENABLED") or interval <= 0:
+            raise NotConfigured("CRAWL_STATS_ENABLED is off")
+        path = stage_dir(Path(settings["STAGE_STATE_DIR"])) / f"stats-{settings['STAGE_WORKER']}.json"
+        extension = cls(crawler, path, interval)
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def spider_opened(self) -> None:
+        # The stage pipeline has opened the stage by now: a finished one was moved aside, so a snapshot
+        # still here belongs to the unfinished crawl this one resumes.
+        if self.path.is_file():
+            try:
+                loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                self.earlier = _counters(loaded) if isinstance(loaded, dict) else {}
+            except (OSError, ValueError) as exc:
+                logger.warning("Ignoring unreadable crawl statistics %s: %s", self.path, exc)
+            if self.earlier:
+                self.earlier[RESUMED_PARTS] = int(self.earlier.get(RESUMED_PARTS, 0)) + 1
+        self.task = create_looping_call(self.write)
+        self.task.start(self.interval, now=False)
+
+    def write(self) -> None:
+        assert self.crawler.stats is not None
+        whole = add_counters(self.earlier, _counters(self.crawler.stats.get_stats()))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.path, whole, sort_keys=True)
+        except OSError as exc:
+            logger.warning("Could not keep the crawl statistics in %s: %s", self.path, exc)
+
+    def spider_closed(self) -> None:
+        if self.task is not None and self.task.running:
+            self.task.stop()
+        assert self.crawler.stats is not None
+        for key, value in self.earlier.items():
+            if key == RESUMED_PARTS:
+                self.crawler.stats.set_value(key, value)
+            else:
+                self.crawler.stats.inc_value(key, value)
+        self.earlier = {}
+        self.write()
