@@ -20,6 +20,8 @@ class Changelog:
     added: list[str] = field(default_factory=list)
     changed: dict[str, list[str]] = field(default_factory=dict)
     gone: list[str] = field(default_factory=list)
+    # lecture id -> event id, for every id above: the changes are also told per event.
+    events: dict[str, str] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -27,6 +29,22 @@ class Changelog:
 
     def as_dict(self) -> dict[str, Any]:
         return {"added": self.added, "changed": self.changed, "gone": self.gone}
+
+    def by_event(self) -> dict[str, dict[str, Any]]:
+        """The same changes, one changelog per event."""
+        out: dict[str, dict[str, Any]] = {}
+
+        def entry(lecture_id: str) -> dict[str, Any]:
+            event = self.events.get(lecture_id, "")
+            return out.setdefault(event, {"added": [], "changed": {}, "gone": []})
+
+        for lecture_id in self.added:
+            entry(lecture_id)["added"].append(lecture_id)
+        for lecture_id, fields in self.changed.items():
+            entry(lecture_id)["changed"][lecture_id] = fields
+        for lecture_id in self.gone:
+            entry(lecture_id)["gone"].append(lecture_id)
+        return dict(sorted(out.items()))
 
     def summary(self) -> str:
         return f"{len(self.added)} added, {len(self.changed)} changed, {len(self.gone)} gone"
@@ -57,6 +75,9 @@ def compute_changelog(
         fields = [name for name in CONTENT_FIELDS if _comparable(old.get(name)) != _comparable(new.get(name))]
         log.changed[lecture_id] = fields
     log.gone = sorted(before.keys() - after.keys(), key=lecture_order)
+    for lecture_id in (*log.added, *log.changed, *log.gone):
+        record = after.get(lecture_id) or before[lecture_id]
+        log.events[lecture_id] = str(record.get("event_id") or "")
     return log
 
 

@@ -76,6 +76,7 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     previous = previous_lectures(config.out)
     changelog = compute_changelog(previous, staged.records)
     report["changes"] = changelog.as_dict()
+    report["changes_by_event"] = changelog.by_event()
     live_before = sum(1 for r in previous if not r.get("withdrawn"))
     live = [r for r in previous if not r.get("withdrawn")]
     verdict = evaluate(GateInput(staged.records, crawled.stats, live_before or None, live), config.gate)

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from typing import Any
+
+from crawler.schedule.changelog import compute_changelog, with_withdrawn
+
+
+def row(lecture_id: str, event: str, sha: str, **fields: Any) -> dict[str, Any]:
+    return {"lecture_id": lecture_id, "event_id": event, "content_sha256": sha, "title": sha, **fields}
+
+
+def test_changes_are_told_in_lecture_order_and_per_event() -> None:
+    before = [row("90", "502", "a"), row("100", "502", "b"), row("7", "469", "c"), row("8", "469", "d")]
+    after = [row("100", "502", "B"), row("90", "502", "a"), row("7", "469", "c"), row("11", "469", "e")]
+    log = compute_changelog(before, after)
+    assert log.as_dict() == {"added": ["11"], "changed": {"100": ["title"]}, "gone": ["8"]}
+    assert log.by_event() == {
+        "469": {"added": ["11"], "changed": {}, "gone": ["8"]},
+        "502": {"added": [], "changed": {"100": ["title"]}, "gone": []},
+    }
+
+
+def test_a_withdrawn_lecture_is_not_gone_twice_and_comes_back_as_added() -> None:
+    before = [row("1", "502", "a", withdrawn=True), row("2", "502", "b")]
+    after = [row("1", "502", "a"), row("2", "502", "b")]
+    assert compute_changelog(before, after).as_dict() == {"added": ["1"], "changed": {}, "gone": []}
+    kept = with_withdrawn([row("3", "502", "z")], after)
+    assert [(r["lecture_id"], r.get("withdrawn")) for r in kept] == [("1", None), ("2", None), ("3", True)]
