@@ -42,7 +42,9 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.robots_delay.RobotsCrawlDelayMiddleware": 110,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
     "crawler.middlewares.backoff.BackoffMiddleware": 550,
-    # Between RedirectMiddleware (600) and the cache (900): a login redirect is never followed.
+    # Between RedirectMiddleware (600) and the cache (900): a login redirect is never followed, nor one
+    # that leaves the site's origin (scheme, host and port).
+    "crawler.middlewares.origin.OffOriginRedirectMiddleware": 640,
     "crawler.middlewares.gated.GatedDownloadMiddleware": 650,
     "scrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware": None,
     "crawler.httpcache.RevalidatingCacheMiddleware": 900,
@@ -63,6 +65,9 @@ ROBOTSTXT_CRAWLDELAY_ENABLED = True
 ROBOTSTXT_CRAWLDELAY_MAX = 60.0
 # A hard cap on requests per second per host, whatever AutoThrottle does (0 = off).
 HOST_MAX_RATE = 0
+
+# Redirects off the site's origin (another scheme, host or port) are refused and counted as failures.
+OFFORIGIN_ENABLED = True
 
 # Paper downloads redirect to a login page: recorded as gated, never followed.
 GATED_ENABLED = True

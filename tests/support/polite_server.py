@@ -29,20 +29,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from crawler import settings as project_settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LAST_MODIFIED = "Wed, 05 Nov 2025 08:00:00 GMT"
 PAGE_CACHE_CONTROL = "public, max-age=0, must-revalidate"
 
-COMPONENT_MIDDLEWARES: dict[str, int | None] = {
-    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "crawler.middlewares.robots_delay.SafeRobotsTxtMiddleware": 100,
-    "crawler.middlewares.robots_delay.RobotsCrawlDelayMiddleware": 110,
-    "crawler.middlewares.backoff.BackoffMiddleware": 550,
-    "crawler.middlewares.gated.GatedDownloadMiddleware": 650,
-    "scrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware": None,
-    "crawler.httpcache.RevalidatingCacheMiddleware": 900,
-}
+# The project's own downloader middlewares, as a crawl runs them.
+COMPONENT_MIDDLEWARES: dict[str, int | None] = dict(project_settings.DOWNLOADER_MIDDLEWARES)
 
 BASE_SETTINGS: dict[str, Any] = {
     "LOG_LEVEL": "INFO",
