@@ -18,7 +18,7 @@ from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
 from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
-from crawler.pages.underline import (
+from crawler.pages import (
     LectureFields,
     PageParseError,
     parse_lecture_list,
