@@ -73,3 +73,8 @@ def test_a_page_without_the_premium_label_or_package_leaves_premium_unsourced() 
     assert page.sources["is_premium"] == "none"
     assert page.sources["lecture_id"] == "visible_text"
     assert page.sources["title"] == "visible_text"
+
+
+def test_an_empty_page_names_its_lecture_from_the_url_only() -> None:
+    page = parse_lecture_page(b"", "http://127.0.0.1:8765/lecture/5-x")
+    assert page.sources == {**{name: "none" for name in SEED001_SOURCES}, "lecture_id": "visible_text"}

@@ -238,7 +238,8 @@ class UnderlineLecturePage:
             if lecture_id is None:
                 raise PageParseError(f"empty page and no lecture id in {shown(self.url)!r}")
             fields = LectureFields(lecture_id)
-            return LecturePage(fields, [], [], "visible_text", ["the page is empty", *self.page_problems])
+            problems = ["the page is empty", *self.page_problems]
+            return LecturePage(fields, [], [], "visible_text", problems, self._sources())
         if self.json is not None:
             fields = self.fields(self.json.lecture_id)
             problems = [*fields.problems, *visible.cross_check(fields, self.blocks), *self.page_problems]
