@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from crawler.items import PAGE_BLOCKS, LectureItem
-from crawler.pages.underline import parse_lecture_page
+from crawler.pages import parse_lecture_page
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records

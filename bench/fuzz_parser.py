@@ -42,7 +42,7 @@ def seed_pages() -> list[bytes]:
 
 
 def check_page(raw: bytes | str, url: str, encoding: str | None) -> None:
-    from crawler.pages.underline import PageParseError, parse_lecture_page
+    from crawler.pages import PageParseError, parse_lecture_page
     from crawler.text.boilerplate import own_content_blocks
     from crawler.text.normalize import normalize_line, without_surrogates
 
@@ -68,7 +68,7 @@ def check_page(raw: bytes | str, url: str, encoding: str | None) -> None:
 
 
 def check_api(raw: bytes) -> None:
-    from crawler.pages.underline import DocumentError, parse_lecture_document, parse_lecture_list
+    from crawler.pages import DocumentError, parse_lecture_document, parse_lecture_list
 
     try:
         doc = json.loads(raw)
@@ -127,8 +127,8 @@ def run_atheris(seconds: int, artifacts: Path, corpus: Path | None) -> int:
     import atheris
 
     with atheris.instrument_imports():
+        import crawler.pages
         import crawler.pages.jsonapi
-        import crawler.pages.underline
         import crawler.text.blocks
         import crawler.text.boilerplate
         import crawler.text.normalize

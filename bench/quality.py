@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawler.dedup import near
 from crawler.dedup.records import merge_duplicates
-from crawler.pages.underline import parse_lecture_document, parse_lecture_page
+from crawler.pages import parse_lecture_document, parse_lecture_page
 from crawler.pipelines.boilerplate import text_of
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
 from crawler.replica.pages import Renderer

@@ -322,7 +322,7 @@ def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
     from scrapy_redis import picklecompat
     from scrapy_redis.queue import PriorityQueue
 
-    from crawler.pages.underline import LectureFields
+    from crawler.pages import LectureFields
     from crawler.schema import parse_timestamp
     from crawler.spiders.underline import listing_from_json, listing_to_json
 

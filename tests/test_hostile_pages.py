@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crawler.pages.underline import (
+from crawler.pages import (
     MAX_LECTURE_LINKS,
     MAX_LINK_LENGTH,
     LectureFields,
@@ -160,6 +160,7 @@ def test_wrong_types_in_every_field_read_as_gaps() -> None:
     assert gaps == {
         "title", "abstract", "keywords", "presentation_type", "event_id", "event_name", "session_id",
         "session_name", "held_at", "published_at", "doi", "is_premium",
+        "authors", "video_url", "video_doi", "paper_url", "slides_url", "poster_url", "is_poster",
     }  # fmt: skip
     # The page shows no premium label and the package is unusable: a gap the API fills, not "free".
     assert parsed.fields.related_lecture_ids == FIELDS.related_lecture_ids

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scrapy.utils.test import get_crawler
 
 from crawler.items import PAGE_BLOCKS, LectureItem
-from crawler.pages.underline import LecturePage, PageParseError, parse_lecture_list, parse_lecture_page
+from crawler.pages import LecturePage, PageParseError, parse_lecture_list, parse_lecture_page
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import PrivacyPipeline
@@ -147,7 +147,8 @@ def run_pipelines(page: LecturePage, url: str) -> dict[str, Any]:
     crawler = get_crawler(settings_dict={"STAGE_STATE_DIR": "", "NORMALIZE_LATEX": False})
     steps = [NormalizePipeline, PrivacyPipeline, BoilerplatePipeline]
     assert page.fields is not None
-    fields = page.fields.to_item_fields()
+    # As the spider does: fields the item does not have yet are left out.
+    fields = {k: v for k, v in page.fields.to_item_fields().items() if k in LectureItem.fields}
     fields["is_premium"] = bool(fields["is_premium"])
     item = LectureItem(**fields, url=url, extraction=page.extraction)
     item[PAGE_BLOCKS] = list(page.blocks)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.pages.underline import parse_lecture_page
+from crawler.pages import parse_lecture_page
 from crawler.replica.layout import MAIN_EVENT_ID, ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.pages import (
     NEXT_DATA_MISSING,

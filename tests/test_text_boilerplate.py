@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.pages.underline import LectureFields
+from crawler.pages import LectureFields
 from crawler.text.blocks import visible_blocks
 from crawler.text.boilerplate import (
     TYPE_LOOKAHEAD,

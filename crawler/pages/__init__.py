@@ -1,1 +1,76 @@
-"""Pure parsing of Underline answers: JSON:API documents and lecture pages in, lecture fields out."""
+"""Pure parsing of Underline answers: JSON:API documents and lecture pages in, lecture fields out.
+
+One module per source: :mod:`.api` (the lecture list, one lecture, transcripts, sessions),
+:mod:`.profiles` (authors, read through an allow-list), :mod:`.next_data` (a page's ``__NEXT_DATA__``),
+:mod:`.visible` (what the page shows, the fallback), :mod:`.links` (the lectures a page links to), and
+:mod:`.lecture`, the page object that decides field by field which source to use. Every attribute name
+read is declared in :mod:`.attributes`; :mod:`.privacy` strips personal data from what is stored. No
+module here touches the network or Scrapy.
+"""
+
+from crawler.pages.api import (
+    LECTURE_TYPE,
+    MAX_TOTAL_PAGES,
+    SessionFields,
+    Transcript,
+    lecture_fields,
+    lecture_resources,
+    parse_lecture_document,
+    parse_lecture_list,
+    parse_session,
+    parse_sessions,
+    parse_transcripts,
+)
+from crawler.pages.attributes import LECTURE_ATTRIBUTES, UnknownAttribute, unknown_attributes
+from crawler.pages.fields import (
+    Author,
+    DocumentError,
+    Extraction,
+    FieldSource,
+    LectureFields,
+    LectureListPage,
+    LecturePage,
+    PageParseError,
+)
+from crawler.pages.lecture import UnderlineLecturePage, field_sources, parse_lecture_page
+from crawler.pages.links import MAX_LECTURE_LINKS, MAX_LINK_LENGTH
+from crawler.pages.next_data import MAX_JSON_BYTES
+from crawler.pages.privacy import strip_page_personal_data, strip_personal_data
+from crawler.pages.profiles import INVALID_ORCID, normalize_orcid
+from crawler.pages.visible import PREMIUM_LABEL
+
+__all__ = [
+    "INVALID_ORCID",
+    "LECTURE_ATTRIBUTES",
+    "LECTURE_TYPE",
+    "MAX_JSON_BYTES",
+    "MAX_LECTURE_LINKS",
+    "MAX_LINK_LENGTH",
+    "MAX_TOTAL_PAGES",
+    "PREMIUM_LABEL",
+    "Author",
+    "DocumentError",
+    "Extraction",
+    "FieldSource",
+    "LectureFields",
+    "LectureListPage",
+    "LecturePage",
+    "PageParseError",
+    "SessionFields",
+    "Transcript",
+    "UnderlineLecturePage",
+    "UnknownAttribute",
+    "field_sources",
+    "lecture_fields",
+    "lecture_resources",
+    "normalize_orcid",
+    "parse_lecture_document",
+    "parse_lecture_list",
+    "parse_lecture_page",
+    "parse_session",
+    "parse_sessions",
+    "parse_transcripts",
+    "strip_page_personal_data",
+    "strip_personal_data",
+    "unknown_attributes",
+]

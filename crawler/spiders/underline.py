@@ -21,7 +21,7 @@ from w3lib.encoding import http_content_type_encoding
 from crawler import stats_keys as keys
 from crawler.arguments import parse_event_ids
 from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
-from crawler.pages.underline import (
+from crawler.pages import (
     LectureFields,
     PageParseError,
     parse_lecture_list,

@@ -1,0 +1,305 @@
+"""Underline's JSON:API answers in, fields out: the lecture list, one lecture, its transcripts, a session.
+
+The same lecture resource is read here whether it came from the API (snake_case) or from a page's
+``__NEXT_DATA__`` (camelCase): :func:`lecture_fields` is the one reader of a lecture resource, and the
+names it tries are those of :mod:`crawler.pages.attributes`. Nothing here raises on bad input except
+where a function says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypedDict
+
+from crawler.pages import values
+from crawler.pages.attributes import (
+    EVENT_ATTRIBUTES,
+    LANGUAGE_ATTRIBUTES,
+    LECTURE_ATTRIBUTES,
+    LECTURE_RELATIONSHIPS,
+    LIST_META,
+    SESSION_ATTRIBUTES,
+    TAG_ATTRIBUTES,
+    TRANSCRIPT_ATTRIBUTES,
+    TRANSCRIPT_RELATIONSHIPS,
+    attribute,
+    lookup,
+    relationship_name,
+)
+from crawler.pages.fields import DocumentError, LectureFields, LectureListPage
+from crawler.pages.jsonapi import (
+    Resource,
+    ResourceKey,
+    id_text,
+    index_resources,
+    member,
+    primary_data,
+    related,
+    related_id,
+    resource_key,
+)
+from crawler.pages.profiles import lecture_authors
+
+LECTURE_TYPE = "thin_lectures"
+EVENT_TYPE = "thin_events"
+SESSION_TYPE = "thin_event_sessions"
+TRANSCRIPT_TYPE = "transcripts"
+# A list that claims more pages than this is not believed (the crawler then reads until a page brings
+# nothing new).
+MAX_TOTAL_PAGES = 1_000_000
+# Lecture ids are decimal numbers on Underline; anything else would end up in a request URL.
+_LECTURE_ID = re.compile(r"^[0-9]{1,18}$")
+
+# Lecture attributes read as text; a value of another type is a problem (and a gap).
+_TEXT_FIELDS = (
+    "title",
+    "abstract",
+    "slug",
+    "package",
+    "doi",
+    "paper_url",
+    "video_url",
+    "video_doi",
+    "slides_url",
+    "poster_url",
+)
+_URL_FIELDS = ("paper_url", "video_url", "slides_url", "poster_url")
+
+
+def is_lecture(resource: Any) -> bool:
+    """True for a ``thin_lectures`` resource whose id is a decimal number."""
+    key = resource_key(resource)
+    return key is not None and key[0] == LECTURE_TYPE and _LECTURE_ID.match(key[1]) is not None
+
+
+def _lecture_attribute(resource: Any, name: str) -> Any:
+    return attribute(resource, LECTURE_ATTRIBUTES[name])
+
+
+def _relationship(resource: Any, name: str) -> str:
+    return relationship_name(resource, LECTURE_RELATIONSHIPS[name])
+
+
+def is_premium_package(package: str | None) -> bool:
+    """A package other than ``free`` is premium content."""
+    return package is not None and package.strip().lower() not in ("", "free")
+
+
+def lecture_fields(
+    resource: Resource, index: Mapping[ResourceKey, Resource], base_url: str | None = None
+) -> LectureFields:
+    """Fields of one lecture resource; ``index`` resolves its event, tag, session and profiles.
+
+    Relative media and paper URLs are resolved against ``base_url`` (without one they are dropped
+    and reported in ``problems``).
+    """
+    key = resource_key(resource)
+    if key is None:
+        raise DocumentError("not a JSON:API resource (no type and id)")
+    problems: list[str] = []
+    for name in _TEXT_FIELDS:
+        value = _lecture_attribute(resource, name)
+        spelling = LECTURE_ATTRIBUTES[name][0]
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{spelling} is not a string")
+        elif values.has_surrogates(value):
+            problems.append(f"{spelling} holds lone surrogates (dropped)")
+    event_relationship = _relationship(resource, "event")
+    event_id = id_text(_lecture_attribute(resource, "event_id")) or related_id(resource, event_relationship)
+    event = related(resource, event_relationship, index)
+    if event is None and event_id is not None:
+        event = index.get((EVENT_TYPE, event_id))
+    session_relationship = _relationship(resource, "session")
+    session = related(resource, session_relationship, index)
+    tag = related(resource, _relationship(resource, "presentation_type"), index)
+    package = values.opt_str(_lecture_attribute(resource, "package"))
+    fields = LectureFields(
+        lecture_id=key[1],
+        slug=values.slug(_lecture_attribute(resource, "slug"), problems),
+        title=values.opt_str(_lecture_attribute(resource, "title")),
+        abstract=values.opt_str(_lecture_attribute(resource, "abstract")),
+        keywords=values.string_list(
+            _lecture_attribute(resource, "keywords"), "keywords", "keyword", problems
+        ),
+        presentation_type=values.opt_str(attribute(tag, TAG_ATTRIBUTES["name"])),
+        event_id=event_id,
+        event_name=values.opt_str(attribute(event, EVENT_ATTRIBUTES["name"])),
+        session_id=related_id(resource, session_relationship),
+        session_name=values.opt_str(attribute(session, SESSION_ATTRIBUTES["name"])),
+        held_at=values.timestamp(_lecture_attribute(resource, "held_at"), "held_at", problems),
+        published_at=values.timestamp(_lecture_attribute(resource, "published_at"), "published_at", problems),
+        doi=values.opt_str(_lecture_attribute(resource, "doi")),
+        package=package,
+        is_premium=is_premium_package(package),
+        video_doi=values.opt_str(_lecture_attribute(resource, "video_doi")),
+        is_poster=values.optional_bool(
+            _lecture_attribute(resource, "is_poster"), LECTURE_ATTRIBUTES["is_poster"][0], problems
+        ),
+        authors=lecture_authors(resource, index, problems),
+        problems=problems,
+    )
+    for name in _URL_FIELDS:
+        url = values.absolute_http_url(
+            _lecture_attribute(resource, name), LECTURE_ATTRIBUTES[name][0], base_url, problems
+        )
+        setattr(fields, name, url)
+    return fields
+
+
+def lecture_resources(docs: Iterable[Any]) -> list[Resource]:
+    """Every lecture resource in the documents' ``data`` and ``included``, once each (the first
+    occurrence of an id), for a report of the attributes they carry."""
+    return [r for key, r in index_resources(docs).items() if key[0] == LECTURE_TYPE]
+
+
+def error_summary(doc: Mapping[str, Any]) -> str | None:
+    """``API error: <status> <title> <detail>`` of an error document's first error; None for none."""
+    errors = doc.get("errors")
+    if not isinstance(errors, list) or not errors:
+        return None
+    first = errors[0]
+    parts = [values.shown(member(first, k)) for k in ("status", "title", "detail") if member(first, k)]
+    return "API error: " + (" ".join(parts) if parts else "unspecified")[:200]
+
+
+def parse_lecture_list(doc: Any, base_url: str | None = None) -> LectureListPage:
+    """A page of ``/api/v1/thin_lectures``: every lecture resource of ``data``, in order.
+
+    Entries that are not lecture resources are counted in ``skipped``; nothing raises. ``base_url``
+    (the API's) resolves relative paper and media URLs.
+    """
+    if not isinstance(doc, Mapping):
+        return LectureListPage([], None, problems=["answer is not a JSON object"])
+    problems: list[str] = []
+    error = error_summary(doc)
+    if error:
+        problems.append(error)
+    data = doc.get("data")
+    if not isinstance(data, list):
+        if "data" in doc or not error:
+            problems.append("data is not a list")
+        data = []
+    index = index_resources([doc])
+    records: list[LectureFields] = []
+    skipped = 0
+    for item in data:
+        if is_lecture(item):
+            records.append(lecture_fields(item, index, base_url))
+        else:
+            skipped += 1
+    meta = doc.get("meta")
+    claimed = lookup(meta, LIST_META["total_pages"])
+    total_pages = values.count(claimed)
+    if claimed is not None and total_pages is None:
+        problems.append(f"meta.total_pages is not a page count: {values.shown(claimed)!r}")
+    elif total_pages is not None and total_pages > MAX_TOTAL_PAGES:
+        problems.append(f"meta.total_pages {total_pages} is not believable (more than {MAX_TOTAL_PAGES})")
+        total_pages = None
+    return LectureListPage(
+        records=records,
+        total_pages=total_pages,
+        total_count=values.count(lookup(meta, LIST_META["total_count"])),
+        skipped=skipped,
+        problems=problems,
+    )
+
+
+def parse_lecture_document(doc: Any, base_url: str | None = None) -> LectureFields:
+    """The lecture of ``/api/v1/thin_lectures/<id>``; raises :class:`DocumentError` when the
+    answer holds none (an error document, a list, another resource type)."""
+    if not isinstance(doc, Mapping):
+        raise DocumentError("answer is not a JSON object")
+    data = doc.get("data")
+    if not isinstance(data, Mapping) or not is_lecture(data):
+        raise DocumentError(error_summary(doc) or f"data is not a {LECTURE_TYPE} resource")
+    return lecture_fields(data, index_resources([doc]), base_url)
+
+
+# -- transcripts ---------------------------------------------------------------------------------
+
+
+class Transcript(TypedDict):
+    """One subtitle track of a lecture."""
+
+    locale: str | None
+    name: str | None
+    auto_generated: bool | None
+    url: str
+
+
+def parse_transcripts(doc: Any, base_url: str | None = None) -> list[Transcript]:
+    """The subtitle tracks of ``/api/v1/transcripts?filter[lecture_id]=<id>&include=language``, in the
+    answer's order; a transcript without a usable subtitle URL is left out. Nothing raises."""
+    if not isinstance(doc, Mapping):
+        return []
+    index = index_resources([doc])
+    tracks: list[Transcript] = []
+    for resource in primary_data(doc):
+        key = resource_key(resource)
+        if key is None or key[0] != TRANSCRIPT_TYPE:
+            continue
+        ignored: list[str] = []
+        url = values.absolute_http_url(
+            attribute(resource, TRANSCRIPT_ATTRIBUTES["url"]), "subtitle_url", base_url, ignored
+        )
+        if url is None:
+            continue
+        language = related(resource, relationship_name(resource, TRANSCRIPT_RELATIONSHIPS["language"]), index)
+        auto = attribute(resource, TRANSCRIPT_ATTRIBUTES["auto_generated"])
+        tracks.append(
+            Transcript(
+                locale=values.opt_str(attribute(language, LANGUAGE_ATTRIBUTES["locale"])),
+                name=values.opt_str(attribute(language, LANGUAGE_ATTRIBUTES["name"])),
+                auto_generated=auto if isinstance(auto, bool) else None,
+                url=url,
+            )
+        )
+    return tracks
+
+
+# -- sessions ------------------------------------------------------------------------------------
+
+
+@dataclass
+class SessionFields:
+    """What the API tells of an event session."""
+
+    session_id: str
+    name: str | None = None
+    description: str | None = None
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    problems: list[str] = field(default_factory=list, compare=False)
+
+
+def session_fields(resource: Any) -> SessionFields | None:
+    """The fields of a ``thin_event_sessions`` resource; None for anything else."""
+    key = resource_key(resource)
+    if key is None or key[0] != SESSION_TYPE:
+        return None
+    problems: list[str] = []
+    return SessionFields(
+        session_id=key[1],
+        name=values.opt_str(attribute(resource, SESSION_ATTRIBUTES["name"])),
+        description=values.opt_str(attribute(resource, SESSION_ATTRIBUTES["description"])),
+        starts_at=values.timestamp(attribute(resource, SESSION_ATTRIBUTES["starts_at"]), "start", problems),
+        ends_at=values.timestamp(attribute(resource, SESSION_ATTRIBUTES["ends_at"]), "end", problems),
+        problems=problems,
+    )
+
+
+def parse_session(doc: Any) -> SessionFields | None:
+    """The session of ``/api/v1/thin_event_sessions/<sid>`` (or a session resource itself); None when
+    the answer holds none."""
+    data = member(doc, "data") if isinstance(doc, Mapping) and "data" in doc else doc
+    return session_fields(data)
+
+
+def parse_sessions(doc: Any) -> list[SessionFields]:
+    """Every session in a document's ``data`` and ``included`` (a listing includes them), in order of
+    first appearance."""
+    found = (session_fields(resource) for resource in index_resources([doc]).values())
+    return [session for session in found if session is not None]

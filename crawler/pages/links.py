@@ -1,0 +1,87 @@
+"""Links of a lecture page: the lecture pages it points at, and the lecture a URL names."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urljoin
+
+from crawler.urls import LectureRef, lecture_ref
+
+# Lecture links kept per page, and the longest link kept: more is a hostile page, not a lecture page.
+MAX_LECTURE_LINKS = 1_000
+MAX_LINK_LENGTH = 2_048
+
+
+def absolute(base: str, href: str | None) -> str | None:
+    """``href`` resolved against ``base``; None for a missing, blank or unparsable one."""
+    if href is None or not href.strip():
+        return None
+    try:
+        return urljoin(base, href.strip())
+    except ValueError:
+        return None
+
+
+def safe_lecture_ref(url: str) -> LectureRef | None:
+    """``lecture_ref`` for a URL from a page: too long a URL is none, and nothing raises (an id of
+    thousands of digits is more than ``int`` converts)."""
+    if len(url) > MAX_LINK_LENGTH:
+        return None
+    try:
+        return lecture_ref(url)
+    except ValueError:
+        return None
+
+
+def url_lecture_id(url: str | None) -> str | None:
+    """The lecture id a URL names; None for a URL that names none."""
+    if url is None:
+        return None
+    ref = safe_lecture_ref(url)
+    return ref.lecture_id if ref else None
+
+
+def link_lecture_id(root: Any, page_url: str, *rels: str) -> str | None:
+    """The lecture id of the first ``<link rel=...>`` (one of ``rels``) that names a lecture."""
+    for link in root.iter("link"):
+        if (link.get("rel") or "").strip().lower() in rels:
+            lecture_id = url_lecture_id(absolute(page_url, link.get("href")))
+            if lecture_id is not None:
+                return lecture_id
+    return None
+
+
+def _scheme(url: str) -> str:
+    head, sep, _ = url.partition(":")
+    return head.strip().lower() if sep else ""
+
+
+def lecture_links(root: Any, page_url: str, problems: list[str]) -> list[str]:
+    """Absolute http(s) URLs of the lecture pages the page links to (``javascript:``, ``data:``,
+    ``mailto:`` and the like never are); at most :data:`MAX_LECTURE_LINKS`, none longer than
+    :data:`MAX_LINK_LENGTH`. Which host a link may point at is the crawler's decision."""
+    base = page_url
+    base_tag = next((b for b in root.iter("base") if b.get("href")), None)
+    if base_tag is not None:
+        base = absolute(page_url, base_tag.get("href")) or page_url
+    links: list[str] = []
+    too_long = dropped = 0
+    for anchor in root.iter("a"):
+        href = anchor.get("href")
+        if href is not None and len(href) > MAX_LINK_LENGTH:
+            too_long += 1
+            continue
+        url = absolute(base, href)
+        if url is None or safe_lecture_ref(url) is None:
+            continue
+        if _scheme(url) not in ("http", "https"):
+            continue
+        if len(links) >= MAX_LECTURE_LINKS:
+            dropped += 1
+            continue
+        links.append(url)
+    if too_long:
+        problems.append(f"{too_long} link(s) longer than {MAX_LINK_LENGTH} characters ignored")
+    if dropped:
+        problems.append(f"{dropped} lecture link(s) beyond the first {MAX_LECTURE_LINKS} ignored")
+    return links

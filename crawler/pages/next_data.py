@@ -1,0 +1,119 @@
+"""A lecture page's ``__NEXT_DATA__``: the JSON:API documents the page was rendered from.
+
+The lecture's data sits in ``props.pageProps.fallback``, a map whose values are whole documents; its
+keys are not a stable contract, so documents are found by their shape and the lecture by its
+``(type, id)``. The resource is read by the API's own reader (:func:`crawler.pages.api.lecture_fields`):
+page JSON and API answers differ in spelling only.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from crawler.pages.api import LECTURE_TYPE, lecture_fields
+from crawler.pages.fields import LectureFields
+from crawler.pages.jsonapi import Resource, find_documents, index_resources, member, resource_key
+
+MAX_JSON_BYTES = 5_000_000
+# The script in a page's raw text, for when the parsed tree lost it (markup nested deeper than the
+# parser follows drops the rest of the page). Group 1 is the JSON.
+NEXT_DATA_SCRIPT = re.compile(
+    r"""<script\b[^>]*\bid\s*=\s*["']?__NEXT_DATA__["']?[^>]*>(.*?)</script\s*>""", re.IGNORECASE | re.DOTALL
+)
+_LEADING_ID = re.compile(r"^\s*0*(\d{1,18})(?!\d)")
+
+
+def decode_json(text: str, max_json_bytes: int = MAX_JSON_BYTES) -> tuple[Any, str | None]:
+    """The JSON of a ``__NEXT_DATA__`` script's text (HTML-escaped JSON too), or None and why not."""
+    if len(text) > max_json_bytes or len(text.encode("utf-8", "surrogatepass")) > max_json_bytes:
+        return None, f"__NEXT_DATA__ larger than {max_json_bytes} bytes"
+    candidates = [text]
+    if "&quot;" in text:
+        candidates.append(html_lib.unescape(text))
+    reason = "__NEXT_DATA__ is empty"
+    for candidate in candidates:
+        if not candidate.strip():
+            continue
+        try:
+            return json.loads(candidate), None
+        except RecursionError:
+            return None, "__NEXT_DATA__ nested too deeply"
+        except ValueError as exc:
+            reason = f"__NEXT_DATA__ is not JSON: {exc}"[:200]
+    return None, reason
+
+
+def read_next_data(root: Any, page_text: str, max_json_bytes: int = MAX_JSON_BYTES) -> tuple[Any, str | None]:
+    """The ``__NEXT_DATA__`` JSON of a parsed page, or None and why not.
+
+    The script is looked up in the parsed tree, and in the page's text when the tree lost it.
+    """
+    script = next((s for s in root.iter("script") if s.get("id") == "__NEXT_DATA__"), None)
+    if script is not None:
+        text = script.text or ""
+    elif "__NEXT_DATA__" in page_text and (found := NEXT_DATA_SCRIPT.search(page_text)) is not None:
+        text = found[1]
+    else:
+        return None, "no __NEXT_DATA__ script"
+    return decode_json(text, max_json_bytes)
+
+
+def slug_lecture_id(tree: Any) -> str | None:
+    """The lecture id that starts the page's ``query.lectureSlug`` (``"130412-router-tuning"``)."""
+    value = member(member(tree, "query"), "lectureSlug")
+    if not isinstance(value, str):
+        return None
+    match = _LEADING_ID.match(value)
+    return match[1] if match else None
+
+
+def find_lecture(docs: list[Mapping[str, Any]], wanted: Iterable[str | None]) -> Resource | None:
+    """The first document's lecture resource whose id is the first of ``wanted`` that has one."""
+    for lecture_id in dict.fromkeys(w for w in wanted if w):
+        for doc in docs:
+            data = doc.get("data")
+            key = resource_key(data)
+            if key == (LECTURE_TYPE, lecture_id) and isinstance(data, Mapping):
+                return data
+    return None
+
+
+def related_lecture_ids(docs: list[Mapping[str, Any]], own_id: str | None) -> list[str]:
+    """The ids of the first list of lectures in the page's documents (its related lectures), without
+    repeats and without the lecture's own id."""
+    for doc in docs:
+        data = doc.get("data")
+        if not isinstance(data, list):
+            continue
+        keys = [resource_key(item) for item in data]
+        ids = [key[1] for key in keys if key is not None and key[0] == LECTURE_TYPE]
+        if ids:
+            return [i for i in dict.fromkeys(ids) if i != own_id]
+    return []
+
+
+def documents(tree: Any) -> tuple[list[Mapping[str, Any]], str | None]:
+    """Every JSON:API document of the page JSON, or [] and why not."""
+    try:
+        return list(find_documents(tree)), None
+    except RecursionError:
+        return [], "__NEXT_DATA__ nested too deeply"
+
+
+def lecture_from_next_data(
+    docs: list[Mapping[str, Any]], wanted: Iterable[str | None], base_url: str | None = None
+) -> LectureFields | None:
+    """The fields of the lecture (the first of ``wanted`` ids found) in the page's documents, with its
+    related lectures; None when no document holds it."""
+    lecture = find_lecture(docs, wanted)
+    if lecture is None:
+        return None
+    # The lecture's own document first: its included resources are the ones meant for it.
+    own_doc = next(d for d in docs if d.get("data") is lecture)
+    fields = lecture_fields(lecture, index_resources([own_doc, *docs]), base_url)
+    fields.related_lecture_ids = related_lecture_ids(docs, fields.lecture_id)
+    return fields

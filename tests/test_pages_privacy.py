@@ -1,0 +1,125 @@
+"""API answers and lecture pages stripped of personal data before anything stores them."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from crawler.pages import (
+    parse_lecture_document,
+    parse_lecture_page,
+    strip_page_personal_data,
+    strip_personal_data,
+)
+from tests.test_pages_profiles import (
+    EMAILS,
+    EXPECTED_AUTHORS,
+    SHUFFLED,
+    lecture_with_authors,
+    no_personal_data,
+)
+from tests.test_pages_underline import INCLUDED, WEB, api_lecture
+
+
+def answer() -> dict[str, Any]:
+    lecture = lecture_with_authors()
+    lecture["attributes"]["abstract"] = "Questions to jane.doe@example.org, please."
+    return {"data": lecture, "included": [*SHUFFLED, *INCLUDED], "meta": {"contact": "ada@example.net"}}
+
+
+def test_profiles_keep_only_the_allowed_attributes() -> None:
+    original = answer()
+    kept = copy.deepcopy(original)
+    stripped = strip_personal_data(original)
+    assert original == kept  # the input is not changed
+    profiles = {r["id"]: r for r in stripped["included"] if r["type"] == "profiles"}
+    assert profiles["9001"] == {
+        "type": "profiles",
+        "id": "9001",
+        "attributes": {
+            "full_name": "Jane  Q.\tDoe ",
+            "first_name": "Jane",
+            "last_name": "Doe",
+            "affiliation": "University of Edinburgh",
+            "orcid": "0000-0002-1825-0097",
+        },
+    }
+    assert profiles["9004"] == {
+        "type": "profiles",
+        "id": "9004",
+        "attributes": {"first_name": "Ada", "last_name": "Lovelace", "affiliation": ""},
+    }
+    assert stripped["data"]["attributes"]["abstract"] == "Questions to [email removed], please."
+    assert stripped["meta"] == {"contact": "[email removed]"}
+    assert stripped["included"][4:] == INCLUDED
+    no_personal_data(json.dumps(stripped, ensure_ascii=False))
+
+
+def test_a_stripped_answer_reads_the_same_authors() -> None:
+    assert parse_lecture_document(strip_personal_data(answer())).authors == EXPECTED_AUTHORS
+
+
+def test_profiles_under_another_type_are_found_through_the_relationship() -> None:
+    lecture = api_lecture()
+    lecture["relationships"]["sorted_profiles"] = {"data": [{"type": "people", "id": "1"}]}
+    person = {"type": "people", "id": "1", "attributes": {"full_name": "A B", "phone": "+44 20 7946 0000"}}
+    stripped = strip_personal_data({"data": [lecture], "included": [person]})
+    assert stripped["included"] == [{"type": "people", "id": "1", "attributes": {"full_name": "A B"}}]
+
+
+def test_anything_else_only_loses_its_addresses() -> None:
+    assert strip_personal_data(["a@example.org", 5, None]) == ["[email removed]", 5, None]
+    assert strip_personal_data({"errors": [{"detail": "no"}]}) == {"errors": [{"detail": "no"}]}
+
+
+HEAD = (
+    "<!DOCTYPE html><html><head><title>Router-Tuning | Underline</title></head>"
+    "<body><main><p>Router-Tuning</p>"
+    "<p>Mail jane.doe@example.org for the code.</p></main>"
+    '<script id="__NEXT_DATA__" type="application/json">'
+)
+TAIL = "</script><footer>Stay up to date with the latest Underline news!</footer></body></html>"
+
+
+def page_with(doc: dict[str, Any]) -> str:
+    tree = {"props": {"pageProps": {"fallback": {"/api/v1/thin_lectures/130123": doc}}}, "page": "/lecture"}
+    return HEAD + json.dumps(tree).replace("<", "\\u003c") + TAIL
+
+
+def test_a_page_loses_profile_data_and_addresses_and_nothing_else() -> None:
+    doc = answer()
+    doc["data"]["attributes"]["title"] = "Router </script> Tuning"
+    original = page_with(doc)
+    stripped = strip_page_personal_data(original)
+    head, _, rest = stripped.partition('<script id="__NEXT_DATA__" type="application/json">')
+    assert head + '<script id="__NEXT_DATA__" type="application/json">' == HEAD.replace(
+        "jane.doe@example.org", "[email removed]"
+    )
+    assert rest.endswith(TAIL)
+    for address in EMAILS:
+        assert address not in stripped
+    assert "avatar" not in stripped
+    assert "</script>" not in rest[: -len(TAIL)]
+    before = parse_lecture_page(original, f"{WEB}/lecture/130123")
+    after = parse_lecture_page(stripped, f"{WEB}/lecture/130123")
+    assert after.fields is not None and before.fields is not None
+    assert after.fields.authors == EXPECTED_AUTHORS
+    assert after.fields.title == "Router </script> Tuning"
+    assert after.fields.abstract == "Questions to [email removed], please."
+    assert after.blocks == [b.replace("jane.doe@example.org", "[email removed]") for b in before.blocks]
+
+
+def test_a_page_as_bytes_keeps_bytes_that_are_not_utf8() -> None:
+    original = page_with(answer()).encode("utf-8").replace(b"for the code", b"for the c\xffde")
+    stripped = strip_page_personal_data(original)
+    assert isinstance(stripped, bytes)
+    assert b"for the c\xffde." in stripped
+    assert b"@" not in stripped
+
+
+def test_a_page_without_personal_data_is_unchanged() -> None:
+    clean = page_with({"data": api_lecture(), "included": INCLUDED}).replace("jane.doe@example.org", "us")
+    assert strip_page_personal_data(clean) == clean
+    unreadable = HEAD.replace("jane.doe@example.org", "us") + '{"props": ' + TAIL
+    assert strip_page_personal_data(unreadable) == unreadable
