@@ -108,6 +108,12 @@ CONTENT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.in_content_h
 # Rows are written in this order so that re-publishing the same data gives the same bytes.
 SORT_KEY = "lecture_id"
 
+
+def lecture_order(lecture_id: str) -> tuple[int, str]:
+    """Sort key of lecture ids: numeric ids in numeric order (shorter first), then as text."""
+    return (len(lecture_id), lecture_id)
+
+
 _ARROW_TYPES: dict[Kind, pa.DataType] = {
     "string": pa.string(),
     "string_list": pa.list_(pa.string()),

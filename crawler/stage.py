@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.fsutil import write_json_atomic
-from crawler.schema import SORT_KEY, from_json_record, parse_timestamp, to_json_record
+from crawler.schema import SORT_KEY, from_json_record, lecture_order, parse_timestamp, to_json_record
 
 STAGE_DIRNAME = "stage"
 COMPLETE_MARKER = "COMPLETE"
@@ -201,7 +201,7 @@ def read_stage(state_dir: Path) -> StagedCrawl:
         else:
             orphans += 1
     records = []
-    for lecture_id in sorted(latest, key=_id_order):
+    for lecture_id in sorted(latest, key=lecture_order):
         record = dict(latest[lecture_id])
         record["source_urls"] = sorted(urls[lecture_id])
         records.append(record)
@@ -241,7 +241,3 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
 
 def _fetched(record: Mapping[str, Any]) -> datetime:
     return parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
-
-
-def _id_order(lecture_id: str) -> tuple[int, str]:
-    return (len(lecture_id), lecture_id)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from crawler.dedup import near
 from crawler.dedup.near import NearPair, SearchStats, Talk
+from crawler.schema import lecture_order
 
 ABSTRACT = (
     "We present a simple method for aligning large language models with human preferences using a small"
@@ -123,4 +124,4 @@ def test_lsh_finds_what_all_pairs_finds_at_high_similarity(abstracts: list[str])
     assert identical <= found
     cluster = near.clusters(near.near_duplicate_pairs(talks, threshold=0.95))
     for member, cluster_id in cluster.items():
-        assert near.id_order(cluster_id) <= near.id_order(member)
+        assert lecture_order(cluster_id) <= lecture_order(member)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.fsutil import write_json_atomic
+from crawler.schema import lecture_order
 
 INDEX_NAME = "published-index.json"
 INDEX_VERSION = 1
@@ -47,7 +48,7 @@ class PublishedIndex:
             "version": INDEX_VERSION,
             "updated_at": self.updated_at,
             "lectures": {
-                i: asdict(e) for i, e in sorted(self.entries.items(), key=lambda kv: _id_order(kv[0]))
+                i: asdict(e) for i, e in sorted(self.entries.items(), key=lambda kv: lecture_order(kv[0]))
             },
         }
 
@@ -64,10 +65,6 @@ class IndexDelta:
 
 def index_path(state_dir: Path) -> Path:
     return Path(state_dir) / INDEX_NAME
-
-
-def _id_order(lecture_id: str) -> tuple[int, str]:
-    return (len(lecture_id), lecture_id)
 
 
 def load_index(state_dir: Path) -> PublishedIndex:
@@ -137,9 +134,9 @@ def apply_records(
                 cluster=None,
                 merged_into=lecture_id,
             )
-    delta.missing = sorted((i for i in index.record_ids() if i not in seen), key=_id_order)
+    delta.missing = sorted((i for i in index.record_ids() if i not in seen), key=lecture_order)
     for name in ("added", "changed", "unchanged"):
-        getattr(delta, name).sort(key=_id_order)
+        getattr(delta, name).sort(key=lecture_order)
     index.updated_at = stamp
     return delta
 

@@ -28,6 +28,7 @@ from typing import IO, Any
 import numpy as np
 from datasketch import MinHash, MinHashLSH
 
+from crawler.schema import lecture_order
 from crawler.text.normalize import normalize_line
 
 NUM_PERM = 128
@@ -184,10 +185,6 @@ class SearchStats:
     capped_queries: int = 0
 
 
-def id_order(lecture_id: str) -> tuple[int, str]:
-    return (len(lecture_id), lecture_id)
-
-
 def near_duplicate_pairs(
     talks: Sequence[Talk],
     signatures: Mapping[str, Signature] | None = None,
@@ -227,19 +224,19 @@ def near_duplicate_pairs(
     pairs: list[NearPair] = []
     for talk in talks:
         mates = sorted(
-            (m for m in lsh.query(minhashes[talk.lecture_id]) if m != talk.lecture_id), key=id_order
+            (m for m in lsh.query(minhashes[talk.lecture_id]) if m != talk.lecture_id), key=lecture_order
         )
         if len(mates) > MAX_CANDIDATES:
             stats.capped_queries += 1
             mates = mates[:MAX_CANDIDATES]
         for mate in mates:
-            if id_order(mate) <= id_order(talk.lecture_id):
+            if lecture_order(mate) <= lecture_order(talk.lecture_id):
                 continue
             stats.candidate_pairs += 1
             similarity = jaccard(grams_of(talk.lecture_id), grams_of(mate))
             if similarity >= threshold:
                 pairs.append(NearPair(talk.lecture_id, mate, round(similarity, 4)))
-    return sorted(pairs, key=lambda p: (id_order(p.first), id_order(p.second)))
+    return sorted(pairs, key=lambda p: (lecture_order(p.first), lecture_order(p.second)))
 
 
 def clusters(pairs: Iterable[NearPair]) -> dict[str, str]:
@@ -256,7 +253,7 @@ def clusters(pairs: Iterable[NearPair]) -> dict[str, str]:
     for pair in pairs:
         a, b = find(pair.first), find(pair.second)
         if a != b:
-            low, high = sorted((a, b), key=id_order)
+            low, high = sorted((a, b), key=lecture_order)
             parent[high] = low
     return {member: find(member) for member in parent}
 
@@ -268,7 +265,7 @@ def all_pairs(talks: Sequence[Talk], *, threshold: float = MATCH_THRESHOLD) -> I
         for b, gb in grams[i + 1 :]:
             similarity = jaccard(ga, gb)
             if similarity >= threshold:
-                first, second = sorted((a, b), key=id_order)
+                first, second = sorted((a, b), key=lecture_order)
                 yield NearPair(first, second, round(similarity, 4))
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.dedup import near
-from crawler.schema import content_sha256
+from crawler.schema import content_sha256, lecture_order
 from crawler.text.normalize import normalize_line
 
 logger = logging.getLogger(__name__)
@@ -108,10 +108,6 @@ class DedupReport:
         }
 
 
-def _id_order(lecture_id: str) -> tuple[int, str]:
-    return (len(lecture_id), lecture_id)
-
-
 def merge_duplicates(
     records: Sequence[Mapping[str, Any]],
     *,
@@ -141,8 +137,8 @@ def merge_duplicates(
         if len(positions) < 2:
             continue
         ids = {p: str(records[p]["lecture_id"]) for p in positions}
-        keep = min(positions, key=lambda p: (ids[p] not in published, _id_order(ids[p])))
-        others = sorted((p for p in positions if p != keep), key=lambda p: _id_order(ids[p]))
+        keep = min(positions, key=lambda p: (ids[p] not in published, lecture_order(ids[p])))
+        others = sorted((p for p in positions if p != keep), key=lambda p: lecture_order(ids[p]))
         kept = dict(records[keep])
         alternates = set(kept.get("alternate_ids") or [])
         urls = set(kept.get("source_urls") or [])
@@ -151,7 +147,7 @@ def merge_duplicates(
             alternates.update(records[p].get("alternate_ids") or [])
             urls.update(records[p].get("source_urls") or [])
         alternates.discard(ids[keep])
-        kept["alternate_ids"] = sorted(alternates, key=_id_order)
+        kept["alternate_ids"] = sorted(alternates, key=lecture_order)
         kept["source_urls"] = sorted(urls)
         replaced[keep] = kept
         dropped.update(others)
@@ -159,7 +155,7 @@ def merge_duplicates(
         report.merges.append(merge)
         logger.info("lectures %s are lecture %s (%s): merged", ", ".join(merge.merged), merge.kept, SAME_TALK)
     out = [replaced.get(p, dict(r)) for p, r in enumerate(records) if p not in dropped]
-    report.merges.sort(key=lambda m: _id_order(m.kept))
+    report.merges.sort(key=lambda m: lecture_order(m.kept))
 
     talks = [near.Talk(str(r["lecture_id"]), r.get("title"), r.get("abstract")) for r in out]
     pairs = near.near_duplicate_pairs(talks, signatures, threshold=threshold, stats=report.search)
@@ -167,8 +163,8 @@ def merge_duplicates(
     by_cluster: dict[str, list[str]] = {}
     for member, cluster_id in membership.items():
         by_cluster.setdefault(cluster_id, []).append(member)
-    for cluster_id in sorted(by_cluster, key=_id_order):
-        members = tuple(sorted(by_cluster[cluster_id], key=_id_order))
+    for cluster_id in sorted(by_cluster, key=lecture_order):
+        members = tuple(sorted(by_cluster[cluster_id], key=lecture_order))
         inside = tuple(p for p in pairs if membership.get(p.first) == cluster_id)
         report.clusters.append(Cluster(cluster_id, members, inside))
         logger.info(

@@ -23,7 +23,7 @@ from scrapy.statscollectors import StatsCollector
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
 from crawler.items import LectureAlias, LectureItem
-from crawler.schema import content_sha256
+from crawler.schema import content_sha256, lecture_order
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class DedupePipeline:
         minhash = near.as_minhash(values)
         mates = sorted(
             (m for m in self.lsh.query(minhash) if key is None or self.talk_of.get(m) != key),
-            key=near.id_order,
+            key=lecture_order,
         )
         if mates:
             # Proposed by the signatures alone; publishing checks the exact similarity and decides.
