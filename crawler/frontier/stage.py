@@ -11,11 +11,8 @@ Differences from :class:`crawler.pipelines.stage.StagePipeline`, which it replac
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +22,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 
 from crawler.frontier.core import DONE, Frontier
+from crawler.fsutil import exclusive_lock
 from crawler.items import LectureItem
 from crawler.pipelines.stage import StagePipeline
 from crawler.stage import COMPLETE_MARKER, STAGE_DIRNAME, StageWriter, _drop_torn_tail, stage_dir
@@ -35,24 +33,12 @@ RUN_FILE = "FRONTIER"
 LOCK_FILE = ".stage.lock"
 
 
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on *path* for the processes sharing this file system."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
 def prepare_stage(state_dir: Path, run: str) -> bool:
     """Make ``<state>/stage`` ready for *run*: a finished stage of another run is moved to
     ``stage.previous/``. Returns whether it was."""
     directory = stage_dir(state_dir)
     run_file = directory / RUN_FILE
-    with locked(Path(state_dir) / LOCK_FILE):
+    with exclusive_lock(Path(state_dir) / LOCK_FILE):
         current = run_file.read_text(encoding="utf-8").strip() if run_file.exists() else None
         moved = (directory / COMPLETE_MARKER).exists() and current != run
         if moved:
