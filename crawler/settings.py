@@ -82,6 +82,8 @@ HTTPCACHE_PURGE_ON_CLOSE = True
 # Staged items go to <state>/stage/<worker>.jsonl; the CLI sets the state directory.
 STAGE_STATE_DIR = "state"
 STAGE_WORKER = "main"
+# The class that speaks for a fleet sharing one stage; the frontier add-on sets it for a fleet worker.
+STAGE_FLEET = None
 
 ITEM_PIPELINES = {
     "crawler.pipelines.normalize.NormalizePipeline": 100,
