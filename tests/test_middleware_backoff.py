@@ -11,8 +11,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from crawler.middlewares import count_dispatched_as_transferring
 from crawler.middlewares.backoff import BackoffMiddleware, full_jitter_wait, parse_retry_after
+from crawler.middlewares.slots import count_dispatched_as_transferring
 from tests.support.polite_server import Logged, Reply, Routes, gaps, page, run_crawl, serve
 
 NOW = 1_762_329_600.0  # 2025-11-05 08:00:00 UTC

@@ -42,7 +42,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.python import global_object_name
 from tenacity import RetryCallState, Retrying, wait_random_exponential
 
-from crawler.middlewares import SlotFloors
+from crawler.middlewares.slots import SlotFloors
 
 if TYPE_CHECKING:
     from typing import Self

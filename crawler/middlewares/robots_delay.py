@@ -41,7 +41,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from crawler.middlewares import SlotFloors
+from crawler.middlewares.slots import SlotFloors, host_min_interval
 
 if TYPE_CHECKING:
     from typing import Self
@@ -78,10 +78,8 @@ class RobotsCrawlDelayMiddleware:
         self.obey_robots = settings.getbool("ROBOTSTXT_OBEY")
         self.crawl_delay_enabled = self.obey_robots and settings.getbool("ROBOTSTXT_CRAWLDELAY_ENABLED", True)
         self.crawl_delay_max = settings.getfloat("ROBOTSTXT_CRAWLDELAY_MAX", 60.0)
-        rate = settings.getfloat("HOST_MAX_RATE", 0.0)
-        self.rate_interval = 1.0 / rate if rate > 0 else 0.0
-        self.download_delay = settings.getfloat("DOWNLOAD_DELAY")
-        if not (self.obey_robots or self.rate_interval):
+        self.min_interval = host_min_interval(settings)
+        if not (self.obey_robots or settings.getfloat("HOST_MAX_RATE") > 0):
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
@@ -99,7 +97,7 @@ class RobotsCrawlDelayMiddleware:
 
     def host_floor(self, netloc: str) -> float:
         """Minimum seconds between two requests to *netloc*."""
-        return max(self.download_delay, self.crawl_delays.get(netloc, 0.0), self.rate_interval)
+        return max(self.min_interval, self.crawl_delays.get(netloc, 0.0))
 
     def _on_spider_opened(self, spider: Spider) -> None:
         if self.obey_robots and self.stats.get_value("robotstxt/forbidden") is None:
