@@ -87,11 +87,11 @@ STAGE_FLEET = None
 
 ITEM_PIPELINES = {
     "crawler.pipelines.normalize.NormalizePipeline": 100,
-    # Before boilerplate and dedupe: the page blocks that become `text` and the hashed content are
+    # Before boilerplate and dedup: the page blocks that become `text` and the hashed content are
     # both free of e-mail addresses.
     "crawler.pipelines.privacy.PrivacyPipeline": 150,
     "crawler.pipelines.boilerplate.BoilerplatePipeline": 200,
-    "crawler.pipelines.dedupe.DedupePipeline": 300,
+    "crawler.pipelines.dedup.DedupPipeline": 300,
     "crawler.pipelines.stage.StagePipeline": 900,
 }
 
