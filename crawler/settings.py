@@ -15,6 +15,8 @@ USER_AGENT = f"eventcrawl/{__version__} (+{CONTACT_URL})"
 UNDERLINE_WEB_BASE = "https://underline.io"
 UNDERLINE_API_BASE = "https://app.underline.io"
 UNDERLINE_PAGE_SIZE = 100
+# A crawl that resumes an unfinished stage skips the lectures already staged.
+UNDERLINE_RESUME = True
 
 # Politeness: one request at a time per host, about one a second, robots.txt obeyed.
 ROBOTSTXT_OBEY = True
@@ -51,6 +53,8 @@ DOWNLOADER_MIDDLEWARES = {
 # Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After.
 BACKOFF_ENABLED = True
 BACKOFF_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
+# None: the download exceptions Scrapy's RETRY_EXCEPTIONS names.
+BACKOFF_EXCEPTIONS = None
 BACKOFF_MAX_RETRIES = 5
 BACKOFF_MIN_DELAY = 1.0
 BACKOFF_DELAY_FACTOR = 2.0
@@ -106,7 +110,10 @@ PROGRESS_INTERVAL = 10.0
 
 # Text cleaning: LaTeX and PDF hyphenation in `text`; the general boilerplate layer's template model
 # (kept in the state directory unless BOILERPLATE_MODEL_PATH says otherwise).
+NORMALIZE_ENABLED = True
 NORMALIZE_LATEX = True
+# None: <state>/ next to the stage.
+BOILERPLATE_MODEL_PATH = None
 BOILERPLATE_MIN_PAGES = 10
 BOILERPLATE_MAX_HASHES = 200_000
 BOILERPLATE_MAX_RECORDS = 400_000

@@ -16,13 +16,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import scrapy
-from scrapy.utils.test import get_crawler
 
 from crawler.frontier import default_worker_name, frontier_settings
 from crawler.frontier.core import DONE, JOIN, SEED, Frontier
 from crawler.stage import StageError, read_stage
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
+from tests.support.settings import project_crawler
 
 # CI installs Redis, so there a missing server is a failure, not a reason to skip.
 pytestmark = pytest.mark.skipif(
@@ -243,7 +243,7 @@ class _Spider(scrapy.Spider):
 
 
 def frontier_for(url: str, worker: str, **settings: Any) -> Frontier:
-    crawler = get_crawler(_Spider, {"FRONTIER_URL": url, "STAGE_WORKER": worker, **settings})
+    crawler = project_crawler(_Spider, {**frontier_settings(url, worker), **settings})
     return Frontier(crawler)
 
 

@@ -5,12 +5,12 @@ from typing import Any
 
 import pytest
 from scrapy.exceptions import DropItem
-from scrapy.utils.test import get_crawler
 
 from crawler.dedup import near
 from crawler.items import LectureAlias, LectureItem
 from crawler.pipelines.dedup import DedupPipeline
 from crawler.schema import content_sha256
+from tests.support.settings import project_crawler
 from tests.test_stage import record
 
 
@@ -22,7 +22,7 @@ def item(lecture_id: str, **extra: Any) -> Any:
 
 @pytest.fixture
 def pipeline() -> DedupPipeline:
-    return DedupPipeline.from_crawler(get_crawler())
+    return DedupPipeline.from_crawler(project_crawler(settings_dict={"STAGE_STATE_DIR": ""}))
 
 
 def test_first_sighting_passes_with_its_content_hash(pipeline: DedupPipeline) -> None:
@@ -66,7 +66,7 @@ ABSTRACT = (
 
 
 def test_signatures_are_cached_in_the_state_directory(tmp_path: Path) -> None:
-    crawler = get_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path), "STAGE_WORKER": "w2"})
+    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path), "STAGE_WORKER": "w2"})
     step = DedupPipeline.from_crawler(crawler)
     step.process_item(item("1", abstract=ABSTRACT))
     step.process_item(item("1", abstract=ABSTRACT, title="Changed"))

@@ -43,7 +43,7 @@ class DedupPipeline:
     def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
         assert crawler.stats is not None
         state_dir = crawler.settings.get("STAGE_STATE_DIR")
-        worker = crawler.settings.get("STAGE_WORKER") or "main"
+        worker = crawler.settings.get("STAGE_WORKER")
         return cls(crawler.stats, Path(state_dir) if state_dir else None, str(worker))
 
     def close_spider(self) -> None:

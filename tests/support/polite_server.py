@@ -29,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.support.settings import project_defaults
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LAST_MODIFIED = "Wed, 05 Nov 2025 08:00:00 GMT"
 PAGE_CACHE_CONTROL = "public, max-age=0, must-revalidate"
@@ -44,7 +46,9 @@ COMPONENT_MIDDLEWARES: dict[str, int | None] = {
     "crawler.httpcache.RevalidatingCacheMiddleware": 900,
 }
 
+# The components under test read their settings without fallbacks: the project's defaults come first.
 BASE_SETTINGS: dict[str, Any] = {
+    **project_defaults(),
     "LOG_LEVEL": "INFO",
     "TELNETCONSOLE_ENABLED": False,
     "REMOTE_CONTROL_ENABLED": False,
