@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
                 stages[stage] = time.perf_counter() - began
 
             publish_release(
-                records, root / f"release-{attempt}", name="bench", provenance=provenance, on_stage=mark
+                records, root / f"release-{attempt}", name="bench", provenance=provenance, on_step=mark
             )
 
         def bare(attempt: int) -> None:

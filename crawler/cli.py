@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler import __version__, runner
+from crawler import settings as defaults
 from crawler.arguments import (
     ArgumentError,
     check_api_base,
@@ -77,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
         "6 another command holds the state directory, 2 a usage error.",
     )
     crawl.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
-    crawl.add_argument("--web-base", help="lecture pages' base URL (default: https://underline.io)")
-    crawl.add_argument("--api-base", help="JSON:API base URL (default: https://app.underline.io)")
+    crawl.add_argument("--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})")
+    crawl.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
     crawl.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
     crawl.add_argument(
         "--frontier",

@@ -1,12 +1,15 @@
-"""Files in the state and output directories are replaced whole, never left half-written."""
+"""Files in the state and output directories: replaced whole, never left half-written; shared under a lock."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 def write_json_atomic(path: Path, payload: Any, *, indent: int | None = 2, sort_keys: bool = False) -> Path:
@@ -29,6 +32,24 @@ def write_json_atomic(path: Path, payload: Any, *, indent: int | None = 2, sort_
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+@contextmanager
+def exclusive_lock(path: Path, *, wait: bool = True) -> Iterator[IO[str]]:
+    """Hold an exclusive ``flock`` on *path* (created if missing) for the processes sharing this file system.
+
+    The kernel releases the lock when the holder dies, so a killed process never leaves it held. With
+    ``wait=False`` a lock held elsewhere raises ``BlockingIOError`` at once. Yields the open lock file, in
+    which the holder may note who it is.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+", encoding="utf-8") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            yield fh
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 class DamagedFile(RuntimeError):

@@ -179,8 +179,8 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
 class BoundedFilesystemCacheStorage(FilesystemCacheStorage):
     def __init__(self, settings: BaseSettings) -> None:
         super().__init__(settings)
-        self.max_age_seconds = settings.getfloat("HTTPCACHE_MAX_AGE_DAYS", 0.0) * _SECONDS_PER_DAY
-        self.purge_on_close = settings.getbool("HTTPCACHE_PURGE_ON_CLOSE", False)
+        self.max_age_seconds = settings.getfloat("HTTPCACHE_MAX_AGE_DAYS") * _SECONDS_PER_DAY
+        self.purge_on_close = settings.getbool("HTTPCACHE_PURGE_ON_CLOSE")
 
     def spider_dir(self, spider: Spider) -> Path:
         return Path(self.cachedir, spider.name)

@@ -187,7 +187,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
     # Ids already published keep their place when a talk turns up under a second id.
     published = load_index(state_dir).record_ids()
     records, dedup = merge_duplicates(staged.records, state_dir=state_dir, published=published)
-    settings = read_crawl_report(state_dir).get("settings", {})
+    crawl_used = read_crawl_report(state_dir).get("settings", {})
     first = staged.records[0]
     provenance = {
         "crawl_date": str(staged.summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
@@ -195,11 +195,11 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         "event_id": first.get("event_id"),
         "event_name": first.get("event_name"),
         "web_base": without_credentials(
-            str(settings.get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base") or "")
+            str(crawl_used.get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base") or "")
         ),
         "settings": {
             key: without_credentials(value) if isinstance(value, str) and "://" in value else value
-            for key, value in settings.items()
+            for key, value in crawl_used.items()
         },
         "staged_lines": staged.lines,
         "bad_lines": staged.bad_lines,

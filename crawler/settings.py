@@ -15,6 +15,8 @@ USER_AGENT = f"eventcrawl/{__version__} (+{CONTACT_URL})"
 UNDERLINE_WEB_BASE = "https://underline.io"
 UNDERLINE_API_BASE = "https://app.underline.io"
 UNDERLINE_PAGE_SIZE = 100
+# A crawl that resumes an unfinished stage skips the lectures already staged.
+UNDERLINE_RESUME = True
 
 # Politeness: one request at a time per host, about one a second, robots.txt obeyed.
 ROBOTSTXT_OBEY = True
@@ -53,6 +55,8 @@ DOWNLOADER_MIDDLEWARES = {
 # Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After.
 BACKOFF_ENABLED = True
 BACKOFF_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
+# None: the download exceptions Scrapy's RETRY_EXCEPTIONS names.
+BACKOFF_EXCEPTIONS = None
 BACKOFF_MAX_RETRIES = 5
 BACKOFF_MIN_DELAY = 1.0
 BACKOFF_DELAY_FACTOR = 2.0
@@ -87,14 +91,16 @@ HTTPCACHE_PURGE_ON_CLOSE = True
 # Staged items go to <state>/stage/<worker>.jsonl; the CLI sets the state directory.
 STAGE_STATE_DIR = "state"
 STAGE_WORKER = "main"
+# The class that speaks for a fleet sharing one stage; the frontier add-on sets it for a fleet worker.
+STAGE_FLEET = None
 
 ITEM_PIPELINES = {
     "crawler.pipelines.normalize.NormalizePipeline": 100,
-    # Before boilerplate and dedupe: the page blocks that become `text` and the hashed content are
+    # Before boilerplate and dedup: the page blocks that become `text` and the hashed content are
     # both free of e-mail addresses.
     "crawler.pipelines.privacy.PrivacyPipeline": 150,
     "crawler.pipelines.boilerplate.BoilerplatePipeline": 200,
-    "crawler.pipelines.dedupe.DedupePipeline": 300,
+    "crawler.pipelines.dedup.DedupPipeline": 300,
     "crawler.pipelines.stage.StagePipeline": 900,
 }
 
@@ -113,7 +119,10 @@ PROGRESS_INTERVAL = 10.0
 
 # Text cleaning: LaTeX and PDF hyphenation in `text`; the general boilerplate layer's template model
 # (kept in the state directory unless BOILERPLATE_MODEL_PATH says otherwise).
+NORMALIZE_ENABLED = True
 NORMALIZE_LATEX = True
+# None: <state>/ next to the stage.
+BOILERPLATE_MODEL_PATH = None
 BOILERPLATE_MIN_PAGES = 10
 BOILERPLATE_MAX_HASHES = 200_000
 BOILERPLATE_MAX_RECORDS = 400_000

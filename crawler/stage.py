@@ -3,6 +3,11 @@
 Layout under ``<state>/stage/``: one ``<worker>.jsonl`` per crawl process and a ``COMPLETE`` marker
 written when a crawl finishes normally. A crawl that starts on a stage without the marker resumes it
 (appends); one that starts after a finished crawl moves that stage to ``stage.previous/`` first.
+
+The workers of a fleet share one stage: each appends to its own ``<worker>.jsonl``, and the stage belongs to
+one run of the fleet, named in ``stage/FRONTIER``. Only the first worker of a new run moves a finished stage
+aside (under a lock file, so that two workers starting together agree); a worker that joins later, or after
+the run finished, appends to the stage as it is.
 """
 
 from __future__ import annotations
@@ -17,11 +22,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from crawler.fsutil import write_json_atomic
+from crawler.fsutil import exclusive_lock, write_json_atomic
 from crawler.schema import SORT_KEY, from_json_record, lecture_order, parse_timestamp, to_json_record
 
 STAGE_DIRNAME = "stage"
+PREVIOUS_DIRNAME = STAGE_DIRNAME + ".previous"
 COMPLETE_MARKER = "COMPLETE"
+# The fleet run a shared stage belongs to, and the lock under which a worker decides to move the stage aside.
+RUN_FILE = "FRONTIER"
+LOCK_FILE = ".stage.lock"
 _WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -40,6 +49,39 @@ def check_worker_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+def start_stage(state_dir: Path, run: str | None = None) -> bool:
+    """Make ``<state>/stage`` ready to append to; returns whether a finished stage was moved aside.
+
+    A crawl alone (*run* None) moves a finished stage to ``stage.previous/``. The workers of a fleet pass
+    the run they belong to: a finished stage is moved only when it is not this run's, so that it happens
+    once per run, by the first worker that starts.
+    """
+    directory = stage_dir(state_dir)
+    if run is None:
+        moved = (directory / COMPLETE_MARKER).exists()
+        if moved:
+            _move_to_previous(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        return moved
+    run_file = directory / RUN_FILE
+    with exclusive_lock(Path(state_dir) / LOCK_FILE):
+        current = run_file.read_text(encoding="utf-8").strip() if run_file.exists() else None
+        moved = (directory / COMPLETE_MARKER).exists() and current != run
+        if moved:
+            _move_to_previous(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        if current != run or moved:
+            run_file.write_text(run + "\n", encoding="utf-8")
+    return moved
+
+
+def _move_to_previous(directory: Path) -> None:
+    previous = directory.with_name(PREVIOUS_DIRNAME)
+    if previous.exists():
+        shutil.rmtree(previous)
+    directory.rename(previous)
 
 
 def _drop_torn_tail(path: Path) -> int:
@@ -79,17 +121,14 @@ class StageWriter:
         self.fsync_every = max(1, fsync_every)
         self.torn_bytes_dropped = 0
         self.resumed = False
+        self.previous_moved = False
         self._fh: IO[str] | None = None
         self._since_fsync = 0
 
-    def open(self) -> None:
-        marker = self.directory / COMPLETE_MARKER
-        if marker.exists():
-            previous = self.directory.with_name(STAGE_DIRNAME + ".previous")
-            if previous.exists():
-                shutil.rmtree(previous)
-            self.directory.rename(previous)
-        self.directory.mkdir(parents=True, exist_ok=True)
+    def open(self, run: str | None = None) -> None:
+        """Start appending; *run* names the fleet run whose shared stage this worker writes to (see
+        :func:`start_stage`)."""
+        self.previous_moved = start_stage(self.directory.parent, run)
         self.resumed = self.path.exists() and self.path.stat().st_size > 0
         self.torn_bytes_dropped = _drop_torn_tail(self.path)
         self._fh = self.path.open("a", encoding="utf-8")

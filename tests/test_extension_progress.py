@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.test import get_crawler
 
 from crawler.extensions.progress import ProgressLine, format_progress
+from tests.support.settings import project_crawler
 
 
 def test_the_line_gives_done_queued_items_rate_and_time_left() -> None:
@@ -19,4 +19,4 @@ def test_before_any_page_the_time_left_is_unknown() -> None:
 
 def test_it_can_be_turned_off() -> None:
     with pytest.raises(NotConfigured):
-        ProgressLine.from_crawler(get_crawler(settings_dict={"PROGRESS_ENABLED": False}))
+        ProgressLine.from_crawler(project_crawler(settings_dict={"PROGRESS_ENABLED": False}))

@@ -16,14 +16,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import scrapy
-from scrapy.utils.test import get_crawler
 
 from crawler.frontier import default_worker_name, frontier_settings
 from crawler.frontier.core import DONE, JOIN, SEED, Frontier
-from crawler.frontier.stage import RUN_FILE, prepare_stage
-from crawler.stage import COMPLETE_MARKER, StageError, read_stage
+from crawler.stage import StageError, read_stage
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
+from tests.support.settings import project_crawler
 
 # CI installs Redis, so there a missing server is a failure, not a reason to skip.
 pytestmark = pytest.mark.skipif(
@@ -244,7 +243,7 @@ class _Spider(scrapy.Spider):
 
 
 def frontier_for(url: str, worker: str, **settings: Any) -> Frontier:
-    crawler = get_crawler(_Spider, {"FRONTIER_URL": url, "STAGE_WORKER": worker, **settings})
+    crawler = project_crawler(_Spider, {**frontier_settings(url, worker), **settings})
     return Frontier(crawler)
 
 
@@ -353,23 +352,6 @@ def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
     back = queue.pop()
     assert back.callback == spider.parse_lecture
     assert back.cb_kwargs == {"lecture_id": "130123", "listing": listing}
-
-
-def test_a_finished_stage_is_moved_aside_once_per_run(tmp_path: Path) -> None:
-    stage = tmp_path / "stage"
-    stage.mkdir()
-    (stage / "main.jsonl").write_text("", encoding="utf-8")
-    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
-    assert prepare_stage(tmp_path, "ns run-1")
-    assert (tmp_path / "stage.previous" / "main.jsonl").exists()
-    assert (stage / RUN_FILE).read_text(encoding="utf-8") == "ns run-1\n"
-    (stage / "w0.jsonl").write_text("", encoding="utf-8")
-    assert not prepare_stage(tmp_path, "ns run-1")
-    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
-    assert not prepare_stage(tmp_path, "ns run-1")
-    assert (stage / "w0.jsonl").exists()
-    assert prepare_stage(tmp_path, "ns run-2")
-    assert sorted(p.name for p in stage.iterdir()) == [RUN_FILE]
 
 
 def test_frontier_settings() -> None:

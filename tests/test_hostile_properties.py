@@ -12,7 +12,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scrapy.utils.test import get_crawler
 
 from crawler.items import PAGE_BLOCKS, LectureItem
 from crawler.pages import LecturePage, PageParseError, parse_lecture_list, parse_lecture_page
@@ -23,6 +22,7 @@ from crawler.text.blocks import parse_page
 from crawler.text.boilerplate import own_content_blocks
 from crawler.text.normalize import collapse_whitespace, normalize_line, normalize_text, without_surrogates
 from crawler.text.privacy import contains_email
+from tests.support.settings import project_crawler
 from tests.test_pages_underline import EXPECTED, fixture, html_pieces, json_values, next_data, urls
 
 SEED_PAGE = fixture("seed001_skeleton")
@@ -144,7 +144,7 @@ def check_from_the_page(page: LecturePage, sources: str) -> None:
 
 
 def run_pipelines(page: LecturePage, url: str) -> dict[str, Any]:
-    crawler = get_crawler(settings_dict={"STAGE_STATE_DIR": "", "NORMALIZE_LATEX": False})
+    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": "", "NORMALIZE_LATEX": False})
     steps = [NormalizePipeline, PrivacyPipeline, BoilerplatePipeline]
     assert page.fields is not None
     # As the spider does: fields the item does not have yet are left out.

@@ -8,12 +8,12 @@ import pytest
 from scrapy import Request
 from scrapy.core.downloader import Slot
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from crawler.middlewares import count_dispatched_as_transferring
 from crawler.middlewares.backoff import BackoffMiddleware, full_jitter_wait, parse_retry_after
+from crawler.middlewares.slots import count_dispatched_as_transferring
 from tests.support.polite_server import Logged, Reply, Routes, gaps, page, run_crawl, serve
+from tests.support.settings import project_crawler
 
 NOW = 1_762_329_600.0  # 2025-11-05 08:00:00 UTC
 
@@ -52,10 +52,10 @@ def test_full_jitter_wait_is_uniform_up_to_the_capped_exponential() -> None:
 
 def test_disabled_or_misconfigured() -> None:
     with pytest.raises(NotConfigured):
-        BackoffMiddleware.from_crawler(get_crawler(settings_dict={"BACKOFF_ENABLED": False}))
+        BackoffMiddleware.from_crawler(project_crawler(settings_dict={"BACKOFF_ENABLED": False}))
     with pytest.raises(ValueError, match="BACKOFF_MIN_DELAY"):
-        BackoffMiddleware.from_crawler(get_crawler(settings_dict={"BACKOFF_MIN_DELAY": 0}))
-    middleware = BackoffMiddleware.from_crawler(get_crawler(settings_dict={}))
+        BackoffMiddleware.from_crawler(project_crawler(settings_dict={"BACKOFF_MIN_DELAY": 0}))
+    middleware = BackoffMiddleware.from_crawler(project_crawler(settings_dict={}))
     assert middleware.http_codes == {429, 500, 502, 503, 504, 522, 524, 408}
     assert middleware.max_retries == 5
 

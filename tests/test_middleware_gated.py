@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.middlewares.gated import DEFAULT_LOGIN_PATHS, is_login_url
+from crawler.middlewares.gated import is_login_url
+from crawler.settings import GATED_LOGIN_PATHS
 from tests.support.polite_server import Reply, page, redirect, run_crawl, serve
 
 
@@ -21,7 +22,7 @@ from tests.support.polite_server import Reply, page, redirect, run_crawl, serve
     ],
 )
 def test_is_login_url(url: str, expected: bool) -> None:
-    assert is_login_url(url, DEFAULT_LOGIN_PATHS) is expected
+    assert is_login_url(url, GATED_LOGIN_PATHS) is expected
 
 
 def _routes() -> dict[str, Reply]:

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.test import get_crawler
 
 from crawler.middlewares.robots_delay import RobotsCrawlDelayMiddleware
 from tests.support.polite_server import Reply, gaps, page, run_crawl, serve
+from tests.support.settings import project_crawler
 
 PAGES = {f"/p{i}": page(f"p{i}") for i in range(5)}
 
@@ -18,9 +18,9 @@ def _robots(text: str) -> Reply:
 
 def test_not_configured_without_robots_or_rate() -> None:
     with pytest.raises(NotConfigured):
-        RobotsCrawlDelayMiddleware.from_crawler(get_crawler(settings_dict={"ROBOTSTXT_OBEY": False}))
+        RobotsCrawlDelayMiddleware.from_crawler(project_crawler(settings_dict={"ROBOTSTXT_OBEY": False}))
     middleware = RobotsCrawlDelayMiddleware.from_crawler(
-        get_crawler(settings_dict={"HOST_MAX_RATE": 4, "DOWNLOAD_DELAY": 0.1})
+        project_crawler(settings_dict={"HOST_MAX_RATE": 4, "DOWNLOAD_DELAY": 0.1})
     )
     assert middleware.host_floor("example.org") == 0.25
 

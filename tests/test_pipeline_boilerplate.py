@@ -4,10 +4,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scrapy.utils.test import get_crawler
-
 from crawler.items import PAGE_BLOCKS, LectureItem
 from crawler.pipelines.boilerplate import MODEL_NAME, BoilerplatePipeline
+from tests.support.settings import project_crawler
 
 WELCOME = ["## Welcome!", "Welcome text of the event.", "Celebrate!"]
 FOOTER = ["Downloads", "Stay up to date!", "COMPANY"]
@@ -38,8 +37,8 @@ def item(i: int, extraction: str = "next_data", **extra: Any) -> Any:
 
 
 def pipeline(tmp_path: Path | None = None, **settings: Any) -> BoilerplatePipeline:
-    values = {"STAGE_STATE_DIR": str(tmp_path)} if tmp_path is not None else {}
-    crawler = get_crawler(settings_dict={**values, **settings})
+    values = {"STAGE_STATE_DIR": str(tmp_path) if tmp_path is not None else ""}
+    crawler = project_crawler(settings_dict={**values, **settings})
     step = BoilerplatePipeline.from_crawler(crawler)
     step.open_spider()
     return step

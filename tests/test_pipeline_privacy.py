@@ -3,13 +3,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scrapy.utils.test import get_crawler
 
 from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import PrivacyPipeline
 from crawler.text.privacy import PLACEHOLDER, URL_PLACEHOLDER
+from tests.support.settings import project_crawler
 from tests.test_stage import record
 
 R = PLACEHOLDER
@@ -23,7 +23,7 @@ def lecture(**extra: Any) -> Any:
 
 @pytest.fixture
 def pipeline() -> PrivacyPipeline:
-    return PrivacyPipeline.from_crawler(get_crawler())
+    return PrivacyPipeline.from_crawler(project_crawler(settings_dict={"STAGE_STATE_DIR": ""}))
 
 
 def test_every_string_field_is_scrubbed_and_counted(pipeline: PrivacyPipeline) -> None:
@@ -78,7 +78,7 @@ def test_aliases_are_scrubbed_and_other_items_pass(pipeline: PrivacyPipeline) ->
 
 
 def test_between_normalize_and_boilerplate_the_text_comes_out_clean() -> None:
-    crawler = get_crawler(settings_dict={"STAGE_STATE_DIR": ""})
+    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": ""})
     steps = [
         NormalizePipeline.from_crawler(crawler),
         PrivacyPipeline.from_crawler(crawler),

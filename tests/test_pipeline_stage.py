@@ -5,16 +5,16 @@ from pathlib import Path
 import pytest
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.spiders import Spider
-from scrapy.utils.test import get_crawler
 
 from crawler.items import LectureAlias, LectureItem
 from crawler.pipelines.stage import StagePipeline
 from crawler.stage import read_stage
+from tests.support.settings import project_crawler
 from tests.test_stage import record
 
 
 def make(tmp_path: Path) -> StagePipeline:
-    return StagePipeline.from_crawler(get_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path)}))
+    return StagePipeline.from_crawler(project_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path)}))
 
 
 def test_items_are_staged_and_a_finished_crawl_is_marked(tmp_path: Path) -> None:
@@ -53,4 +53,4 @@ def test_an_invalid_record_is_counted_not_staged(tmp_path: Path) -> None:
 
 def test_without_a_state_directory_the_step_is_off() -> None:
     with pytest.raises(NotConfigured):
-        StagePipeline.from_crawler(get_crawler(settings_dict={"STAGE_STATE_DIR": ""}))
+        StagePipeline.from_crawler(project_crawler(settings_dict={"STAGE_STATE_DIR": ""}))

@@ -197,7 +197,7 @@ def test_a_failure_after_the_build_leaves_the_old_release(tmp_path: Path) -> Non
             raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError, match="disk full"):
-        publish(out, make_records(5), on_stage=fail)
+        publish(out, make_records(5), on_step=fail)
     assert files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
 
@@ -213,12 +213,12 @@ out, stop_at, exchange = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 if exchange == "off":
     release._rename_exchange = lambda a, b: False
 
-def on_stage(stage, path):
+def on_step(stage, path):
     if stage == stop_at:
         print(stage, flush=True)
         time.sleep(300)
 
-release.publish_release(make_records(5), out, name="emnlp-2025", provenance=PROVENANCE, on_stage=on_stage)
+release.publish_release(make_records(5), out, name="emnlp-2025", provenance=PROVENANCE, on_step=on_step)
 """
 
 
@@ -268,7 +268,7 @@ def test_the_two_step_swap_also_works(tmp_path: Path, monkeypatch: pytest.Monkey
     out = tmp_path / "release"
     publish(out)
     stages: list[str] = []
-    publish(out, make_records(5), on_stage=lambda stage, path: stages.append(stage))
+    publish(out, make_records(5), on_step=lambda stage, path: stages.append(stage))
     assert stages == ["built", "checked", "aside", "swapped"]
     assert pq.read_table(out / "data" / "lectures").num_rows == 5
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from crawler.schema import content_sha256
-from crawler.stage import COMPLETE_MARKER, StageError, StageWriter, read_stage
+from crawler.stage import COMPLETE_MARKER, RUN_FILE, StageError, StageWriter, read_stage, start_stage
 
 
 def record(lecture_id: str, fetched: str = "2026-01-01T00:00:00Z", **extra: Any) -> dict[str, Any]:
@@ -120,3 +120,20 @@ def test_bad_worker_names_are_refused(tmp_path: Path, name: str) -> None:
 def test_reading_a_missing_stage_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(StageError, match="run `eventcrawl crawl"):
         read_stage(tmp_path / "nothing")
+
+
+def test_a_finished_stage_is_moved_aside_once_per_run(tmp_path: Path) -> None:
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    (stage / "main.jsonl").write_text("", encoding="utf-8")
+    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
+    assert start_stage(tmp_path, "ns run-1")
+    assert (tmp_path / "stage.previous" / "main.jsonl").exists()
+    assert (stage / RUN_FILE).read_text(encoding="utf-8") == "ns run-1\n"
+    (stage / "w0.jsonl").write_text("", encoding="utf-8")
+    assert not start_stage(tmp_path, "ns run-1")
+    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
+    assert not start_stage(tmp_path, "ns run-1")
+    assert (stage / "w0.jsonl").exists()
+    assert start_stage(tmp_path, "ns run-2")
+    assert sorted(p.name for p in stage.iterdir()) == [RUN_FILE]

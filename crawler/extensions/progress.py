@@ -30,8 +30,8 @@ class ProgressLine:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ProgressLine:
-        interval = crawler.settings.getfloat("PROGRESS_INTERVAL", 10.0)
-        if not crawler.settings.getbool("PROGRESS_ENABLED", True) or interval <= 0:
+        interval = crawler.settings.getfloat("PROGRESS_INTERVAL")
+        if not crawler.settings.getbool("PROGRESS_ENABLED") or interval <= 0:
             raise NotConfigured("PROGRESS_ENABLED is off")
         extension = cls(crawler, interval)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)

@@ -9,7 +9,7 @@ fleet worker; :class:`crawler.frontier.addon.FrontierAddon` wires the components
 - ``core``: the Redis side (Lua scripts): joining, leases, heartbeats, the drain check, host pacing;
 - ``pacing``: a downloader middleware that reserves each request's send time per host in Redis;
 - ``extension``: heartbeat, lease acknowledgement, seeding, staying alive until the frontier is drained;
-- ``stage``: the stage pipeline for a fleet (one stage file per worker, ``COMPLETE`` once drained).
+- ``stage``: the fleet's side of the stage (one stage file per worker, ``COMPLETE`` once drained).
 """
 
 from __future__ import annotations

@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 from weakref import WeakKeyDictionary
 
-from crawler.frontier.settings import DEFAULTS
-
 if TYPE_CHECKING:
     from redis import Redis
     from scrapy import Request, Spider
@@ -275,14 +273,12 @@ class Frontier:
         if not url:
             raise FrontierUnavailable("FRONTIER_URL is not set")
         self.url: str = url
-        self.prefix: str = settings.get("FRONTIER_KEY_PREFIX") or DEFAULTS["FRONTIER_KEY_PREFIX"]
-        self.ttl = settings.getfloat("FRONTIER_HEARTBEAT_TTL", DEFAULTS["FRONTIER_HEARTBEAT_TTL"])
-        self.socket_timeout = settings.getfloat(
-            "FRONTIER_SOCKET_TIMEOUT", DEFAULTS["FRONTIER_SOCKET_TIMEOUT"]
-        )
-        self.reset = settings.getbool("FRONTIER_RESET", DEFAULTS["FRONTIER_RESET"])
-        self.reset_after = settings.getfloat("FRONTIER_RESET_AFTER", DEFAULTS["FRONTIER_RESET_AFTER"])
-        self.worker: str = settings.get("STAGE_WORKER") or "main"
+        self.prefix: str = settings.get("FRONTIER_KEY_PREFIX")
+        self.ttl = settings.getfloat("FRONTIER_HEARTBEAT_TTL")
+        self.socket_timeout = settings.getfloat("FRONTIER_SOCKET_TIMEOUT")
+        self.reset = settings.getbool("FRONTIER_RESET")
+        self.reset_after = settings.getfloat("FRONTIER_RESET_AFTER")
+        self.worker: str = settings.get("STAGE_WORKER")
         # The worker name may be reused by a restart; the session must not be.
         self.session = f"{self.worker}.{secrets.token_hex(4)}"
         self.keys: CrawlKeys | None = None

@@ -30,7 +30,6 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
 from crawler.frontier.core import DONE, SEED, Frontier
-from crawler.frontier.settings import DEFAULTS
 
 if TYPE_CHECKING:
     from typing import Self
@@ -63,8 +62,8 @@ class FrontierExtension:
         self.crawler = crawler
         self.frontier = frontier
         self.stats = crawler.stats
-        self.poll_interval = settings.getfloat("FRONTIER_POLL_INTERVAL", DEFAULTS["FRONTIER_POLL_INTERVAL"])
-        self.idle_timeout = settings.getfloat("FRONTIER_IDLE_TIMEOUT", DEFAULTS["FRONTIER_IDLE_TIMEOUT"])
+        self.poll_interval = settings.getfloat("FRONTIER_POLL_INTERVAL")
+        self.idle_timeout = settings.getfloat("FRONTIER_IDLE_TIMEOUT")
         self.waiting_since: float | None = None
         self.loop: Any = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)

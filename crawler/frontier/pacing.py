@@ -36,7 +36,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 
 from crawler.frontier.core import Frontier
-from crawler.frontier.settings import DEFAULTS
+from crawler.middlewares.slots import host_min_interval
 
 if TYPE_CHECKING:
     from typing import Self
@@ -63,10 +63,9 @@ def slot_wait(slot: Slot | None) -> float:
 class HostPacingMiddleware:
     def __init__(self, crawler: Crawler, frontier: Frontier) -> None:
         settings = crawler.settings
-        rate = settings.getfloat("HOST_MAX_RATE", 0.0)
-        self.floor = max(settings.getfloat("DOWNLOAD_DELAY"), 1.0 / rate if rate > 0 else 0.0)
+        self.floor = host_min_interval(settings)
         # A token outlives the slowest download it may cover; a dead holder loses it sooner (heartbeat).
-        self.hold = 2 * settings.getfloat("DOWNLOAD_TIMEOUT", 180.0) + 60.0
+        self.hold = 2 * settings.getfloat("DOWNLOAD_TIMEOUT") + 60.0
         self.crawler = crawler
         self.frontier = frontier
         self.stats = crawler.stats
@@ -80,7 +79,7 @@ class HostPacingMiddleware:
     def from_crawler(cls, crawler: Crawler) -> Self:
         if not crawler.settings.get("FRONTIER_URL"):
             raise NotConfigured("FRONTIER_URL is not set")
-        if not crawler.settings.getbool("FRONTIER_PACE_ENABLED", DEFAULTS["FRONTIER_PACE_ENABLED"]):
+        if not crawler.settings.getbool("FRONTIER_PACE_ENABLED"):
             raise NotConfigured("FRONTIER_PACE_ENABLED is off")
         return cls(crawler, Frontier.of(crawler))
 

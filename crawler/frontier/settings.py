@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from crawler.stage import check_worker_name
 
 DEFAULTS: dict[str, Any] = {
+    "FRONTIER_URL": None,
     "FRONTIER_KEY_PREFIX": "eventcrawl",
     "FRONTIER_HEARTBEAT_TTL": 30.0,
     "FRONTIER_POLL_INTERVAL": 0.5,

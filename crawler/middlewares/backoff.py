@@ -1,21 +1,21 @@
 """Retries with exponential backoff that slow down the whole host and honour ``Retry-After``.
 
-Replaces Scrapy's ``RetryMiddleware`` (disable that one). Settings (same vocabulary as Scrapy's own backoff):
+Replaces Scrapy's ``RetryMiddleware`` (disable that one). Settings (same vocabulary as Scrapy's own backoff;
+their defaults are in ``crawler/settings.py``):
 
-- ``BACKOFF_ENABLED`` (True): when false the middleware is not loaded.
-- ``BACKOFF_HTTP_CODES`` ([429, 500, 502, 503, 504, 522, 524, 408]): statuses that slow the host and are
-  retried.
-- ``BACKOFF_EXCEPTIONS`` (default: ``RETRY_EXCEPTIONS``): download exceptions that slow the host and are
+- ``BACKOFF_ENABLED``: when false the middleware is not loaded.
+- ``BACKOFF_HTTP_CODES``: statuses that slow the host and are retried.
+- ``BACKOFF_EXCEPTIONS`` (None: Scrapy's ``RETRY_EXCEPTIONS``): download exceptions that slow the host and are
   retried (timeouts, refused / lost / reset connections, responses never received or cut short).
-- ``BACKOFF_MAX_RETRIES`` (5): retries per request; ``request.meta["backoff_max_retries"]`` overrides it and
+- ``BACKOFF_MAX_RETRIES``: retries per request; ``request.meta["backoff_max_retries"]`` overrides it and
   ``request.meta["dont_retry"]`` turns retrying off for a request (its errors still slow the host).
-- ``BACKOFF_MIN_DELAY`` (1.0), ``BACKOFF_DELAY_FACTOR`` (2.0), ``BACKOFF_MAX_DELAY`` (300.0): on each error
+- ``BACKOFF_MIN_DELAY``, ``BACKOFF_DELAY_FACTOR``, ``BACKOFF_MAX_DELAY``: on each error
   the host's slot delay becomes ``min(MAX, max(MIN, delay * FACTOR))``, and the host is held for a full-jitter
   exponential wait, ``uniform(0, min(MAX, MIN * FACTOR ** (n - 1)))`` for the n-th error in a row, or for the
   ``Retry-After`` of the response when that is longer (capped at ``BACKOFF_MAX_DELAY``).
-- ``BACKOFF_WINDOW`` (60.0): recovery. Once the hold is over, every good answer that comes at least a window
+- ``BACKOFF_WINDOW``: recovery. Once the hold is over, every good answer that comes at least a window
   after the last change divides the raised delay by ``FACTOR``, until the configured delay is back.
-- ``BACKOFF_PRIORITY_ADJUST`` (-1): priority of a retry relative to the failed request.
+- ``BACKOFF_PRIORITY_ADJUST``: priority of a retry relative to the failed request.
 
 "Held" means no request to that host is sent before the time has passed: requests already waiting in the
 download slot are held by moving the slot's ``lastseen`` forward (the slot sends its next request at
@@ -42,7 +42,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.python import global_object_name
 from tenacity import RetryCallState, Retrying, wait_random_exponential
 
-from crawler.middlewares import SlotFloors
+from crawler.middlewares.slots import SlotFloors
 
 if TYPE_CHECKING:
     from typing import Self
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_HTTP_CODES = (429, 500, 502, 503, 504, 522, 524, 408)
 FLOOR_OWNER = "backoff"
 _DELTA_SECONDS = re.compile(r"\d+(\.\d+)?")
 
@@ -100,23 +99,23 @@ class HostBackoff:
 class BackoffMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not settings.getbool("BACKOFF_ENABLED", True):
+        if not settings.getbool("BACKOFF_ENABLED"):
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
-        self.http_codes = frozenset(
-            int(c) for c in settings.getlist("BACKOFF_HTTP_CODES", list(DEFAULT_HTTP_CODES))
-        )
-        exceptions = settings.getlist("BACKOFF_EXCEPTIONS", settings.getlist("RETRY_EXCEPTIONS"))
+        self.http_codes = frozenset(int(c) for c in settings.getlist("BACKOFF_HTTP_CODES"))
+        # Unset, the exceptions are Scrapy's, as its RetryMiddleware (which this one replaces) would retry.
+        own = settings.get("BACKOFF_EXCEPTIONS") is not None
+        exceptions = settings.getlist("BACKOFF_EXCEPTIONS" if own else "RETRY_EXCEPTIONS")
         self.exceptions: tuple[type[BaseException], ...] = tuple(
             load_object(e) if isinstance(e, str) else e for e in exceptions
         )
-        self.max_retries = settings.getint("BACKOFF_MAX_RETRIES", 5)
-        self.min_delay = settings.getfloat("BACKOFF_MIN_DELAY", 1.0)
-        self.factor = settings.getfloat("BACKOFF_DELAY_FACTOR", 2.0)
-        self.max_delay = settings.getfloat("BACKOFF_MAX_DELAY", 300.0)
-        self.window = settings.getfloat("BACKOFF_WINDOW", 60.0)
-        self.priority_adjust = settings.getint("BACKOFF_PRIORITY_ADJUST", -1)
+        self.max_retries = settings.getint("BACKOFF_MAX_RETRIES")
+        self.min_delay = settings.getfloat("BACKOFF_MIN_DELAY")
+        self.factor = settings.getfloat("BACKOFF_DELAY_FACTOR")
+        self.max_delay = settings.getfloat("BACKOFF_MAX_DELAY")
+        self.window = settings.getfloat("BACKOFF_WINDOW")
+        self.priority_adjust = settings.getint("BACKOFF_PRIORITY_ADJUST")
         if self.min_delay <= 0 or self.factor < 1 or self.max_delay < self.min_delay:
             raise ValueError(
                 "BACKOFF_* needs 0 < BACKOFF_MIN_DELAY <= BACKOFF_MAX_DELAY and BACKOFF_DELAY_FACTOR >= 1"

@@ -5,15 +5,15 @@ log-in page (which robots.txt may even forbid) and hand the spider a page that i
 middleware stops there, marks the request ``meta["gated"] = True`` (``response.meta`` is the same dict) and
 counts ``gated/count``. Then, by ``GATED_ACTION``:
 
-- ``"ignore"`` (default): raise ``IgnoreRequest``; the request's errback gets it and can read
+- ``"ignore"``: raise ``IgnoreRequest``; the request's errback gets it and can read
   ``failure.request.meta["gated"]``.
 - ``"flag"``: return the 3xx response itself to the spider's callback (``dont_redirect`` and
   ``handle_httpstatus_list`` are set on the request so that neither the redirect middleware nor the HTTP error
   middleware drops it); the response also gets the ``"gated"`` flag.
 
-``GATED_LOGIN_PATHS`` (default ``["/log-in", "/login", "/sign-in", "/signin"]``) are the log-in paths; a
-target matches a path when it is that path or below it (case-insensitive, query ignored). ``GATED_ENABLED``
-(True).
+``GATED_LOGIN_PATHS`` are the log-in paths; a target matches a path when it is that path or below it
+(case-insensitive, query ignored). ``GATED_ENABLED`` turns the middleware on. Their defaults are in
+``crawler/settings.py``.
 
 It must see responses before ``RedirectMiddleware`` (600) does: downloader middlewares with a higher order see
 responses first, so register it between 600 and ``HttpCacheMiddleware`` (900), e.g. at 650.
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-DEFAULT_LOGIN_PATHS = ("/log-in", "/login", "/sign-in", "/signin")
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 ACTIONS = ("ignore", "flag")
 
@@ -65,10 +64,10 @@ def redirect_target(request_url: str, response: Response) -> str | None:
 class GatedDownloadMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
-        if not settings.getbool("GATED_ENABLED", True):
+        if not settings.getbool("GATED_ENABLED"):
             raise NotConfigured
-        self.login_paths = tuple(settings.getlist("GATED_LOGIN_PATHS", list(DEFAULT_LOGIN_PATHS)))
-        self.action = settings.get("GATED_ACTION", "ignore")
+        self.login_paths = tuple(settings.getlist("GATED_LOGIN_PATHS"))
+        self.action = settings.get("GATED_ACTION")
         if self.action not in ACTIONS:
             raise ValueError(f"GATED_ACTION must be one of {ACTIONS}, not {self.action!r}")
         self.stats = crawler.stats

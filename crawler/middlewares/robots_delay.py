@@ -12,10 +12,10 @@ ignores ``Crawl-delay``. :class:`RobotsCrawlDelayMiddleware` reads it from the p
 request of that host go on; the slot delay is raised there, so the first request after robots.txt already
 waits the crawl delay (counted from the robots.txt request itself).
 
-Settings:
+Settings (their defaults are in ``crawler/settings.py``):
 
-- ``ROBOTSTXT_CRAWLDELAY_ENABLED`` (True; only with ``ROBOTSTXT_OBEY``): honour ``Crawl-delay``.
-- ``ROBOTSTXT_CRAWLDELAY_MAX`` (60.0): cap for a ``Crawl-delay``, in seconds.
+- ``ROBOTSTXT_CRAWLDELAY_ENABLED`` (only with ``ROBOTSTXT_OBEY``): honour ``Crawl-delay``.
+- ``ROBOTSTXT_CRAWLDELAY_MAX``: cap for a ``Crawl-delay``, in seconds.
 - ``HOST_MAX_RATE`` (0 = off): requests per second per host, i.e. a floor of ``1 / HOST_MAX_RATE`` seconds.
 
 The floor of a slot is ``max(DOWNLOAD_DELAY, Crawl-delay, 1 / HOST_MAX_RATE)``. AutoThrottle may raise the
@@ -41,7 +41,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from crawler.middlewares import SlotFloors
+from crawler.middlewares.slots import SlotFloors, host_min_interval
 
 if TYPE_CHECKING:
     from typing import Self
@@ -76,17 +76,15 @@ class RobotsCrawlDelayMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
         self.obey_robots = settings.getbool("ROBOTSTXT_OBEY")
-        self.crawl_delay_enabled = self.obey_robots and settings.getbool("ROBOTSTXT_CRAWLDELAY_ENABLED", True)
-        self.crawl_delay_max = settings.getfloat("ROBOTSTXT_CRAWLDELAY_MAX", 60.0)
-        rate = settings.getfloat("HOST_MAX_RATE", 0.0)
-        self.rate_interval = 1.0 / rate if rate > 0 else 0.0
-        self.download_delay = settings.getfloat("DOWNLOAD_DELAY")
-        if not (self.obey_robots or self.rate_interval):
+        self.crawl_delay_enabled = self.obey_robots and settings.getbool("ROBOTSTXT_CRAWLDELAY_ENABLED")
+        self.crawl_delay_max = settings.getfloat("ROBOTSTXT_CRAWLDELAY_MAX")
+        self.min_interval = host_min_interval(settings)
+        if not (self.obey_robots or settings.getfloat("HOST_MAX_RATE") > 0):
             raise NotConfigured
         self.crawler = crawler
         self.stats = crawler.stats
         self.robots_user_agent: str | None = settings.get("ROBOTSTXT_USER_AGENT")
-        self.default_user_agent: str = settings.get("USER_AGENT", "")
+        self.default_user_agent: str = settings.get("USER_AGENT")
         self.crawl_delays: dict[str, float] = {}
         self.floors = SlotFloors.of(crawler)
         crawler.signals.connect(self._on_spider_opened, signal=signals.spider_opened)
@@ -99,7 +97,7 @@ class RobotsCrawlDelayMiddleware:
 
     def host_floor(self, netloc: str) -> float:
         """Minimum seconds between two requests to *netloc*."""
-        return max(self.download_delay, self.crawl_delays.get(netloc, 0.0), self.rate_interval)
+        return max(self.min_interval, self.crawl_delays.get(netloc, 0.0))
 
     def _on_spider_opened(self, spider: Spider) -> None:
         if self.obey_robots and self.stats.get_value("robotstxt/forbidden") is None:

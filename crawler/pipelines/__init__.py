@@ -1,2 +1,2 @@
 """Item pipelines, one step per module, in the order ``settings.ITEM_PIPELINES`` runs them:
-normalize -> boilerplate -> dedupe -> stage."""
+normalize -> privacy -> boilerplate -> dedup -> stage."""

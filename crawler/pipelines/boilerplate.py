@@ -79,17 +79,16 @@ class BoilerplatePipeline:
         path = settings.get("BOILERPLATE_MODEL_PATH")
         if not path and settings.get("STAGE_STATE_DIR"):
             path = str(Path(settings.get("STAGE_STATE_DIR")) / MODEL_NAME)
-        defaults = TemplateParams()
         params = TemplateParams(
-            min_pages=settings.getint("BOILERPLATE_MIN_PAGES", defaults.min_pages),
-            max_hashes=settings.getint("BOILERPLATE_MAX_HASHES", defaults.max_hashes),
-            max_records=settings.getint("BOILERPLATE_MAX_RECORDS", defaults.max_records),
+            min_pages=settings.getint("BOILERPLATE_MIN_PAGES"),
+            max_hashes=settings.getint("BOILERPLATE_MAX_HASHES"),
+            max_records=settings.getint("BOILERPLATE_MAX_RECORDS"),
         )
         return cls(
             crawler.stats,
             model_path=Path(path) if path else None,
             params=params,
-            latex=settings.getbool("NORMALIZE_LATEX", True),
+            latex=settings.getbool("NORMALIZE_LATEX"),
         )
 
     def open_spider(self) -> None:

@@ -21,7 +21,7 @@ class NormalizePipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NormalizePipeline:
-        if not crawler.settings.getbool("NORMALIZE_ENABLED", True):
+        if not crawler.settings.getbool("NORMALIZE_ENABLED"):
             raise NotConfigured("NORMALIZE_ENABLED is off")
         assert crawler.stats is not None
         return cls(crawler.stats)

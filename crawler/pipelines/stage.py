@@ -1,37 +1,68 @@
-"""Append each lecture to the crawl's state directory, so that ``eventcrawl publish`` can run later."""
+"""Append each lecture to the crawl's state directory, so that ``eventcrawl publish`` can run later.
+
+A crawl alone marks the stage ``COMPLETE`` when it finishes. A fleet worker (``STAGE_FLEET`` names the class
+that speaks for the fleet; the frontier add-on sets it) writes to the stage of the fleet's run, counts what
+it stages toward the fleet's total, and only the close that completes the fleet's crawl marks the stage.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.statscollectors import StatsCollector
+from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler.items import LectureAlias, LectureItem
 from crawler.schema import validate_record
-from crawler.stage import StageWriter
+from crawler.stage import COMPLETE_MARKER, StageWriter
+
+
+class StageFleet(Protocol):
+    """The workers of a fleet sharing one stage, as the stage pipeline sees them."""
+
+    def join(self) -> str:
+        """Join the fleet's crawl; returns the run whose stage this worker appends to."""
+        ...
+
+    def count_staged(self) -> None:
+        """Count one lecture this worker staged toward the fleet's total."""
+        ...
+
+    def completion(self, reason: str, *, marked: bool) -> dict[str, Any] | None:
+        """The fleet's part of the ``COMPLETE`` summary when this worker's close completes the stage (the
+        stage already *marked* complete or not), else None."""
+        ...
 
 
 class StagePipeline:
-    def __init__(self, state_dir: Path, worker: str, stats: StatsCollector) -> None:
+    def __init__(
+        self, state_dir: Path, worker: str, stats: StatsCollector, fleet: StageFleet | None = None
+    ) -> None:
         self.writer = StageWriter(state_dir, worker)
         self.stats = stats
+        self.fleet = fleet
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StagePipeline:
-        state_dir = crawler.settings.get("STAGE_STATE_DIR")
+        settings = crawler.settings
+        state_dir = settings.get("STAGE_STATE_DIR")
         if not state_dir:
             raise NotConfigured("STAGE_STATE_DIR is not set")
         assert crawler.stats is not None
-        pipeline = cls(Path(state_dir), crawler.settings.get("STAGE_WORKER", "main"), crawler.stats)
+        fleet_class = settings.get("STAGE_FLEET")
+        fleet = build_from_crawler(load_object(fleet_class), crawler) if fleet_class else None
+        pipeline = cls(Path(state_dir), settings.get("STAGE_WORKER"), crawler.stats, fleet)
         crawler.signals.connect(pipeline.spider_closed, signal=signals.spider_closed)
         return pipeline
 
     def open_spider(self) -> None:
-        self.writer.open()
+        self.writer.open(self.fleet.join() if self.fleet is not None else None)
+        if self.writer.previous_moved:
+            self.stats.set_value("stage/previous_moved", True)
         if self.writer.resumed:
             self.stats.set_value("stage/resumed", True)
         if self.writer.torn_bytes_dropped:
@@ -51,15 +82,24 @@ class StagePipeline:
             raise DropItem(f"lecture {record.get('lecture_id')!r} not staged: {'; '.join(problems)}")
         self.writer.write_lecture(record)
         self.stats.inc_value("stage/lectures")
+        if self.fleet is not None:
+            self.fleet.count_staged()
         return item
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
-        stats = self.stats.get_stats()
-        summary = {
+        staged = self.stats.get_value("stage/lectures", 0)
+        summary: dict[str, Any] = {
             "reason": reason,
             "worker": self.writer.worker,
-            "lectures": stats.get("stage/lectures", 0),
             "event_id": getattr(spider, "event_id", None),
             "web_base": getattr(spider, "web_base", None),
         }
-        self.writer.close(complete=reason == "finished", summary=summary)
+        if self.fleet is None:
+            complete = reason == "finished"
+            summary["lectures"] = staged
+        else:
+            summary["worker_lectures"] = staged
+            fleet = self.fleet.completion(reason, marked=(self.writer.directory / COMPLETE_MARKER).exists())
+            complete = fleet is not None
+            summary.update(fleet or {})
+        self.writer.close(complete=complete, summary=summary)

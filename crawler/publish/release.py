@@ -9,10 +9,8 @@ old or the new release once the next call has cleaned up, and that call does the
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -20,7 +18,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from crawler import schema
+from crawler.fsutil import exclusive_lock
 from crawler.publish import card as cards
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import data_files_pattern, read_shards, write_shards
@@ -39,7 +38,8 @@ MANIFEST = "manifest.json"
 CARD = "README.md"
 MANIFEST_FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-Stage = Callable[[str, Path], None]
+# Progress callback: called with the step's name and the directory it concerns.
+ReleaseStep = Callable[[str, Path], None]
 
 
 class ReleaseError(RuntimeError):
@@ -65,13 +65,13 @@ def publish_release(
     provenance: Mapping[str, Any],
     template: Path | None = None,
     now: datetime | None = None,
-    on_stage: Stage | None = None,
+    on_step: ReleaseStep | None = None,
 ) -> ReleaseResult:
     """Write a checked dataset release of ``records`` to ``out_dir``, replacing the previous one atomically.
 
     ``name`` is the dataset's name or Hub repository id (``owner/name``); ``provenance`` must hold
     ``crawl_date`` and may hold ``crawler_version``, ``event_id``, ``event_name``, ``web_base``,
-    ``settings``, ``repo_id`` and ``pretty_name``. ``on_stage(stage, path)`` is called after each step
+    ``settings``, ``repo_id`` and ``pretty_name``. ``on_step(step, path)`` is called after each step
     (``built``, ``checked``, ``aside``, ``swapped``) for progress reports.
     """
     if not _NAME.match(name):
@@ -84,21 +84,21 @@ def publish_release(
     rows = lecture_rows(records)
     out_dir = Path(out_dir).absolute()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    stage = on_stage or (lambda _stage, _path: None)
-    with _locked(out_dir):
+    step = on_step or (lambda _step, _path: None)
+    with exclusive_lock(out_dir.parent / f".{out_dir.name}.lock"):
         recover(out_dir)
         previous = _previous_release(out_dir)
         build = out_dir.parent / f".{out_dir.name}.build-{uuid.uuid4().hex[:12]}"
         build.mkdir()
         try:
             result = _build(rows, build, name, provenance, template, crawl_date, now, previous)
-            stage("built", build)
+            step("built", build)
             result_warnings = verify_release(build, result.row_counts)
-            stage("checked", build)
-            _swap(build, out_dir, stage)
+            step("checked", build)
+            _swap(build, out_dir, step)
         finally:
             shutil.rmtree(build, ignore_errors=True)
-        stage("swapped", out_dir)
+        step("swapped", out_dir)
     return ReleaseResult(
         out_dir=out_dir,
         version=result.version,
@@ -318,17 +318,6 @@ def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
             datasets.enable_progress_bars()
 
 
-@contextlib.contextmanager
-def _locked(out_dir: Path) -> Iterator[None]:
-    lock = out_dir.parent / f".{out_dir.name}.lock"
-    with lock.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _aside(out_dir: Path) -> Path:
     return out_dir.parent / f".{out_dir.name}.old"
 
@@ -366,14 +355,14 @@ def _rename_exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def _swap(build: Path, out_dir: Path, stage: Stage) -> None:
+def _swap(build: Path, out_dir: Path, step: ReleaseStep) -> None:
     if not out_dir.exists():
         os.rename(build, out_dir)
     elif not _rename_exchange(build, out_dir):
         aside = _aside(out_dir)
         os.rename(out_dir, aside)
         _fsync_dir(out_dir.parent)
-        stage("aside", aside)
+        step("aside", aside)
         os.rename(build, out_dir)
         _fsync_dir(out_dir.parent)
         shutil.rmtree(aside)

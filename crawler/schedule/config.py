@@ -3,8 +3,8 @@
 ```toml
 [crawl]
 event_ids = ["502", "469"]  # or event_id = "502"; an event page URL works too
-web_base = "https://underline.io"
-api_base = "https://app.underline.io"
+web_base = "..."             # default: UNDERLINE_WEB_BASE in crawler/settings.py
+api_base = "..."             # default: UNDERLINE_API_BASE
 state = "state"
 [crawl.settings]          # any Scrapy setting
 DOWNLOAD_DELAY = 1.0

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+
+from crawler.fsutil import exclusive_lock
 
 LOCK_NAME = "run.lock"
 
@@ -19,30 +20,26 @@ class LockHeld(RuntimeError):
 class StateLock:
     def __init__(self, state_dir: Path) -> None:
         self.path = Path(state_dir) / LOCK_NAME
-        self._fh: IO[str] | None = None
+        self._held: ExitStack | None = None
 
     def acquire(self) -> StateLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = self.path.open("a+", encoding="utf-8")
+        held = ExitStack()
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fh = held.enter_context(exclusive_lock(self.path, wait=False))
         except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "unknown"
-            fh.close()
+            holder = self.path.read_text(encoding="utf-8").strip() or "unknown"
             raise LockHeld(f"another run holds {self.path} ({holder}); wait for it to end") from None
         fh.seek(0)
         fh.truncate()
         fh.write(json.dumps({"pid": os.getpid()}) + "\n")
         fh.flush()
-        self._fh = fh
+        self._held = held
         return self
 
     def release(self) -> None:
-        if self._fh is not None:
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
-            self._fh.close()
-            self._fh = None
+        if self._held is not None:
+            self._held.close()
+            self._held = None
 
     def __enter__(self) -> StateLock:
         return self.acquire()

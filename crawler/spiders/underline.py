@@ -61,8 +61,9 @@ class UnderlineSpider(scrapy.Spider):
         given = [e for e in str(event_ids).split(",") if e.strip()] or [str(event_id or "502")]
         self.event_ids = parse_event_ids(given)
         self.event_id = self.event_ids[0]
-        self.web_base = "https://underline.io"
-        self.api_base = "https://app.underline.io"
+        # The base URLs come from the settings (UNDERLINE_WEB_BASE, UNDERLINE_API_BASE) in from_crawler.
+        self.web_base = ""
+        self.api_base = ""
         self.page_size = MAX_PAGE_SIZE
         # Ids only: each lecture request carries its listing fields, so the crawl keeps no copy of them.
         self.listed: set[str] = set()
@@ -75,11 +76,11 @@ class UnderlineSpider(scrapy.Spider):
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> UnderlineSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
         settings = crawler.settings
-        spider.web_base = settings.get("UNDERLINE_WEB_BASE", spider.web_base).rstrip("/")
-        spider.api_base = settings.get("UNDERLINE_API_BASE", spider.api_base).rstrip("/")
-        spider.page_size = max(1, min(MAX_PAGE_SIZE, settings.getint("UNDERLINE_PAGE_SIZE", MAX_PAGE_SIZE)))
+        spider.web_base = settings.get("UNDERLINE_WEB_BASE").rstrip("/")
+        spider.api_base = settings.get("UNDERLINE_API_BASE").rstrip("/")
+        spider.page_size = max(1, min(MAX_PAGE_SIZE, settings.getint("UNDERLINE_PAGE_SIZE")))
         state_dir = settings.get("STAGE_STATE_DIR")
-        if state_dir and settings.getbool("UNDERLINE_RESUME", True):
+        if state_dir and settings.getbool("UNDERLINE_RESUME"):
             spider.already_staged = unfinished_lecture_ids(Path(state_dir))
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler import settings as project_settings
+from tests.support.settings import project_defaults
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LAST_MODIFIED = "Wed, 05 Nov 2025 08:00:00 GMT"
@@ -38,7 +39,9 @@ PAGE_CACHE_CONTROL = "public, max-age=0, must-revalidate"
 # The project's own downloader middlewares, as a crawl runs them.
 COMPONENT_MIDDLEWARES: dict[str, int | None] = dict(project_settings.DOWNLOADER_MIDDLEWARES)
 
+# The components under test read their settings without fallbacks: the project's defaults come first.
 BASE_SETTINGS: dict[str, Any] = {
+    **project_defaults(),
     "LOG_LEVEL": "INFO",
     "TELNETCONSOLE_ENABLED": False,
     "REMOTE_CONTROL_ENABLED": False,

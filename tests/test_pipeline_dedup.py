@@ -5,12 +5,12 @@ from typing import Any
 
 import pytest
 from scrapy.exceptions import DropItem
-from scrapy.utils.test import get_crawler
 
 from crawler.dedup import near
 from crawler.items import LectureAlias, LectureItem
-from crawler.pipelines.dedupe import DedupePipeline
+from crawler.pipelines.dedup import DedupPipeline
 from crawler.schema import content_sha256
+from tests.support.settings import project_crawler
 from tests.test_stage import record
 
 
@@ -21,24 +21,24 @@ def item(lecture_id: str, **extra: Any) -> Any:
 
 
 @pytest.fixture
-def pipeline() -> DedupePipeline:
-    return DedupePipeline.from_crawler(get_crawler())
+def pipeline() -> DedupPipeline:
+    return DedupPipeline.from_crawler(project_crawler(settings_dict={"STAGE_STATE_DIR": ""}))
 
 
-def test_first_sighting_passes_with_its_content_hash(pipeline: DedupePipeline) -> None:
+def test_first_sighting_passes_with_its_content_hash(pipeline: DedupPipeline) -> None:
     out = pipeline.process_item(item("1"))
     assert out["content_sha256"] == content_sha256(record("1"))
     assert pipeline.stats.get_value("dedupe/unique") == 1
 
 
-def test_same_content_again_is_dropped(pipeline: DedupePipeline) -> None:
+def test_same_content_again_is_dropped(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1"))
     with pytest.raises(DropItem, match="already staged"):
         pipeline.process_item(item("1", fetched="2026-02-02T00:00:00Z"))
     assert pipeline.stats.get_value("dedupe/dropped") == 1
 
 
-def test_a_new_url_or_new_content_passes(pipeline: DedupePipeline) -> None:
+def test_a_new_url_or_new_content_passes(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1"))
     assert pipeline.process_item(item("1", source_urls=["http://x/lecture/1"]))["lecture_id"] == "1"
     assert pipeline.process_item(item("1", title="Changed"))["title"] == "Changed"
@@ -46,7 +46,7 @@ def test_a_new_url_or_new_content_passes(pipeline: DedupePipeline) -> None:
     assert pipeline.stats.get_value("dedupe/changed_on_refetch") == 1
 
 
-def test_each_alias_passes_once(pipeline: DedupePipeline) -> None:
+def test_each_alias_passes_once(pipeline: DedupPipeline) -> None:
     alias = LectureAlias(lecture_id="1", url="http://x/events/1/posters/2/poster/1-t")
     assert pipeline.process_item(alias) is alias
     with pytest.raises(DropItem):
@@ -66,8 +66,8 @@ ABSTRACT = (
 
 
 def test_signatures_are_cached_in_the_state_directory(tmp_path: Path) -> None:
-    crawler = get_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path), "STAGE_WORKER": "w2"})
-    step = DedupePipeline.from_crawler(crawler)
+    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path), "STAGE_WORKER": "w2"})
+    step = DedupPipeline.from_crawler(crawler)
     step.process_item(item("1", abstract=ABSTRACT))
     step.process_item(item("1", abstract=ABSTRACT, title="Changed"))
     step.process_item(item("2", abstract=ABSTRACT))
@@ -79,7 +79,7 @@ def test_signatures_are_cached_in_the_state_directory(tmp_path: Path) -> None:
     assert step.stats.get_value("dedupe/signatures") == 3
 
 
-def test_the_same_talk_and_near_duplicates_are_counted_as_they_come(pipeline: DedupePipeline) -> None:
+def test_the_same_talk_and_near_duplicates_are_counted_as_they_come(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1", abstract=ABSTRACT, title="Alignment"))
     pipeline.process_item(item("2", abstract=ABSTRACT, title="Alignment"))
     pipeline.process_item(item("3", abstract=ABSTRACT.replace("simple", "robust"), title="Alignment"))

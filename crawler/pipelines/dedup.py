@@ -28,7 +28,7 @@ from crawler.schema import content_sha256, lecture_order
 logger = logging.getLogger(__name__)
 
 
-class DedupePipeline:
+class DedupPipeline:
     def __init__(self, stats: StatsCollector, state_dir: Path | None = None, worker: str = "main") -> None:
         self.stats = stats
         self.hashes: dict[str, str] = {}
@@ -40,10 +40,10 @@ class DedupePipeline:
         self.in_lsh: set[str] = set()
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> DedupePipeline:
+    def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
         assert crawler.stats is not None
         state_dir = crawler.settings.get("STAGE_STATE_DIR")
-        worker = crawler.settings.get("STAGE_WORKER") or "main"
+        worker = crawler.settings.get("STAGE_WORKER")
         return cls(crawler.stats, Path(state_dir) if state_dir else None, str(worker))
 
     def close_spider(self) -> None:

@@ -1,0 +1,194 @@
+"""Every setting a component reads has exactly one default, and no component repeats it as a fallback.
+
+The project's defaults live in ``crawler/settings.py``; the fleet's (``FRONTIER_*``) in
+``crawler/frontier/settings.py``'s ``DEFAULTS``, which the frontier add-on registers; Scrapy's own settings
+keep Scrapy's defaults. The package is read as source (``ast``), so a read added anywhere is checked.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from scrapy.settings import default_settings
+
+import crawler.settings
+from crawler.frontier.settings import DEFAULTS, frontier_settings
+from tests.support.settings import project_crawler
+
+PACKAGE = Path(crawler.settings.__file__).parent
+PROJECT_SETTINGS = PACKAGE / "settings.py"
+FLEET_SETTINGS = PACKAGE / "frontier" / "settings.py"
+READERS = frozenset(
+    {"get", "getbool", "getint", "getfloat", "getlist", "getdict", "getdictorlist", "getwithbase"}
+)
+
+
+@dataclass(frozen=True)
+class Read:
+    where: str
+    name: str | None  # None: the name is computed, not written in the call
+    fallback: bool
+
+
+def _is_settings(node: ast.expr) -> bool:
+    """``settings``, ``crawler.settings``, ``self.settings``: any expression that names the settings."""
+    return (isinstance(node, ast.Name) and node.id == "settings") or (
+        isinstance(node, ast.Attribute) and node.attr == "settings"
+    )
+
+
+def _name(node: ast.expr | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def settings_reads(source: str, filename: str = "<source>") -> list[Read]:
+    """The settings reads in *source*: ``settings.get*("NAME", ...)`` and ``settings["NAME"]``.
+
+    A read has a fallback when it passes a default argument, or when its value is ``or``-ed with another
+    (``settings.get("X") or "main"``).
+    """
+    tree = ast.parse(source, filename)
+    or_ed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            or_ed.update(id(value) for value in node.values[:-1])
+    reads = []
+    for node in ast.walk(tree):
+        where = f"{filename}:{getattr(node, 'lineno', 0)}"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in READERS
+            and _is_settings(node.func.value)
+        ):
+            first = node.args[0] if node.args else None
+            fallback = len(node.args) > 1 or any(k.arg == "default" for k in node.keywords)
+            reads.append(Read(where, _name(first), fallback or id(node) in or_ed))
+        elif isinstance(node, ast.Subscript) and _is_settings(node.value):
+            reads.append(Read(where, _name(node.slice), id(node) in or_ed))
+    return reads
+
+
+def package_reads() -> list[Read]:
+    return [
+        read
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for read in settings_reads(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))
+    ]
+
+
+def written_defaults() -> dict[str, list[str]]:
+    """Every place a default is written: module-level assignments of settings.py, keys of the fleet's
+    DEFAULTS literal."""
+    places: dict[str, list[str]] = {}
+    for node in ast.parse(PROJECT_SETTINGS.read_text(encoding="utf-8")).body:
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id.isupper():
+                places.setdefault(target.id, []).append(f"crawler/settings.py:{node.lineno}")
+    for node in ast.walk(ast.parse(FLEET_SETTINGS.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
+            names = [
+                t.id
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(t, ast.Name)
+            ]
+            if names == ["DEFAULTS"]:
+                for key in node.value.keys:
+                    name = _name(key)
+                    assert name is not None, "DEFAULTS keys are written out"
+                    places.setdefault(name, []).append(f"crawler/frontier/settings.py:{key.lineno}")
+    return places
+
+
+def test_the_scan_sees_reads_fallbacks_and_computed_names() -> None:
+    source = """
+def build(crawler, settings, key):
+    settings.getint("A")
+    crawler.settings.getfloat("B", 2.0)
+    self.settings.getlist("C", default=[])
+    settings.get("D") or "main"
+    settings["E"]
+    settings.getbool(key)
+    stats.get("not/a/setting", 0)
+    response.meta.get("download_slot")
+"""
+    assert sorted(settings_reads(source, "x.py"), key=lambda read: read.where) == [
+        Read("x.py:3", "A", False),
+        Read("x.py:4", "B", True),
+        Read("x.py:5", "C", True),
+        Read("x.py:6", "D", True),
+        Read("x.py:7", "E", False),
+        Read("x.py:8", None, False),
+    ]
+
+
+def test_the_package_is_scanned() -> None:
+    names = {read.name for read in package_reads()}
+    # One read of each kind of component: a middleware, the cache, a pipeline, the spider, the fleet.
+    assert {"BACKOFF_MAX_RETRIES", "HTTPCACHE_MAX_AGE_DAYS", "STAGE_WORKER", "UNDERLINE_WEB_BASE"} <= names
+    assert "FRONTIER_HEARTBEAT_TTL" in names
+
+
+def test_no_component_repeats_a_default_as_a_fallback() -> None:
+    assert [read.where for read in package_reads() if read.fallback] == []
+
+
+def test_every_setting_read_has_exactly_one_default() -> None:
+    written = written_defaults()
+    problems = []
+    for read in package_reads():
+        if read.name is None or hasattr(default_settings, read.name):
+            continue
+        places = written.get(read.name, [])
+        if len(places) != 1:
+            problems.append(
+                f"{read.where} reads {read.name}, whose default is written at {places or 'no place'}"
+            )
+    assert problems == []
+
+
+def test_no_default_is_written_twice() -> None:
+    assert {name: places for name, places in written_defaults().items() if len(places) > 1} == {}
+
+
+def test_the_fleet_defaults_reach_a_worker_through_its_add_on() -> None:
+    worker = project_crawler(settings_dict=frontier_settings("redis://127.0.0.1:1/0", "w-1")).settings
+    assert {name: worker[name] for name in DEFAULTS if name != "FRONTIER_URL"} == {
+        name: value for name, value in DEFAULTS.items() if name != "FRONTIER_URL"
+    }
+    assert worker["FRONTIER_URL"] == "redis://127.0.0.1:1/0"
+    assert worker["STAGE_FLEET"] == "crawler.frontier.stage.FleetStage"
+    alone = project_crawler().settings
+    assert alone["FRONTIER_HEARTBEAT_TTL"] is None
+    assert alone["STAGE_FLEET"] is None
+
+
+def test_the_site_is_named_once() -> None:
+    sites = {crawler.settings.UNDERLINE_WEB_BASE, crawler.settings.UNDERLINE_API_BASE}
+    named = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "replica" not in path.parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.rstrip("/") in sites
+    ]
+    assert named == ["crawler/settings.py:15", "crawler/settings.py:16"]
+
+
+def test_the_pipelines_docstring_follows_the_order_settings_run_them() -> None:
+    import crawler.pipelines
+
+    ordered = sorted(crawler.settings.ITEM_PIPELINES.items(), key=lambda kv: kv[1])
+    modules = [path.split(".")[-2] for path, _ in ordered]
+    assert modules == ["normalize", "privacy", "boilerplate", "dedup", "stage"]
+    assert crawler.pipelines.__doc__ is not None
+    assert " -> ".join(modules) in " ".join(crawler.pipelines.__doc__.split())
