@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 # The id is the leading digits of the last path segment; the slug is what follows the first hyphen.
 _LECTURE_PATH = re.compile(
@@ -86,3 +86,34 @@ def without_credentials(url: str) -> str:
     if port is not None:
         netloc += f":{port}"
     return parts._replace(netloc=netloc).geturl()
+
+
+# What public clients ask the lecture listing to include: the tag (presentation type), the event, the
+# session and the authors' profiles (in the ``sorted_profiles`` relationship's order).
+LISTING_INCLUDE = "sorted_profiles,event_session,tag,event"
+API_ACCEPT = "application/vnd.api+json"
+
+
+def listing_url(api_base: str, event_id: str, page: int, page_size: int) -> str:
+    """One page of an event's lecture listing, oldest first (``sort=held_at,id``)."""
+    query = {
+        "filter[event_id]": event_id,
+        "filter[published]": "all",
+        "filter[scope]": "all",
+        "sort": "held_at,id",
+        "include": LISTING_INCLUDE,
+        "page[size]": str(page_size),
+        "page[number]": str(page),
+    }
+    return f"{api_base.rstrip('/')}/api/v1/thin_lectures?{urlencode(query)}"
+
+
+def transcripts_url(api_base: str, lecture_id: str) -> str:
+    """A lecture's transcripts with their languages (one request per lecture)."""
+    query = {
+        "filter[lecture_id]": lecture_id,
+        "filter[scope]": "with_subtitles",
+        "include": "language",
+        "page[size]": "100",
+    }
+    return f"{api_base.rstrip('/')}/api/v1/transcripts?{urlencode(query)}"

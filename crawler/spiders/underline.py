@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import scrapy
 from scrapy import signals
@@ -29,9 +28,8 @@ from crawler.pages import (
 )
 from crawler.schema import format_timestamp, parse_timestamp
 from crawler.stage import unfinished_lecture_ids
-from crawler.urls import canonical_lecture_url, lecture_ref, same_host
+from crawler.urls import API_ACCEPT, canonical_lecture_url, lecture_ref, listing_url, same_host
 
-API_ACCEPT = "application/vnd.api+json"
 MAX_PAGE_SIZE = 100
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps.
 CROSS_CHECKED = (
@@ -89,16 +87,7 @@ class UnderlineSpider(scrapy.Spider):
         return spider
 
     def listing_url(self, page: int) -> str:
-        query = {
-            "filter[event_id]": self.event_id,
-            "filter[published]": "all",
-            "filter[scope]": "all",
-            "sort": "held_at,id",
-            "include": "tag,event,event_session",
-            "page[size]": str(self.page_size),
-            "page[number]": str(page),
-        }
-        return f"{self.api_base}/api/v1/thin_lectures?{urlencode(query)}"
+        return listing_url(self.api_base, self.event_id, page, self.page_size)
 
     def listing_request(self, page: int) -> scrapy.Request:
         return scrapy.Request(
