@@ -20,6 +20,7 @@ from crawler.arguments import (
     check_base_url,
     check_setting,
     check_writable,
+    parse_event_id,
     parse_event_ids,
 )
 from crawler.frontier import frontier_settings
@@ -28,6 +29,7 @@ from crawler.httpcache import cache_size, purge_cache
 from crawler.paths import (
     PathError,
     check_dataset_name,
+    check_directory,
     check_output_dir,
     check_repo_id,
     check_revision,
@@ -36,6 +38,7 @@ from crawler.paths import (
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
+from crawler.sitecheck import check_site, record_site
 from crawler.stage import StageError, check_worker_name
 
 DEFAULT_STATE = Path("state")
@@ -125,6 +128,35 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
     )
+
+    check = sub.add_parser(
+        "check-site",
+        help="look at a copy of the site before crawling it: which fields it gives, and from where",
+        description="Asks for robots.txt, one listing page and two lecture pages, one request at a time. "
+        "Exit status: 0 every required field was found, 1 not, 2 a usage error.",
+    )
+    record = sub.add_parser(
+        "record",
+        help="save a few of the site's answers, personal data removed, for the test suite",
+        description="Saves robots.txt, a listing page and a few lecture pages under --out; "
+        "tests/recordings/ holds recordings the tests crawl.",
+    )
+    for command in (check, record):
+        command.add_argument(
+            "--event-id", default=DEFAULT_EVENT, metavar="ID|URL", help="the event to look at"
+        )
+        command.add_argument(
+            "--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})"
+        )
+        command.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
+        command.add_argument(
+            "--delay",
+            type=float,
+            default=defaults.DOWNLOAD_DELAY,
+            help="seconds between requests (default: 1)",
+        )
+    record.add_argument("--out", type=Path, required=True, help="the folder to write the recording into")
+    record.add_argument("--lectures", type=int, default=3, help="lecture pages to record (default: 3)")
 
     demo = sub.add_parser("demo", help="serve the bundled replica, crawl it and publish the dataset")
     demo.add_argument("--lectures", type=int, help="how many lectures the replica serves (default: all)")
@@ -276,6 +308,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _site_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "event_id": parse_event_id(args.event_id),
+        "web_base": check_base_url(args.web_base or defaults.UNDERLINE_WEB_BASE, what="--web-base"),
+        "api_base": check_api_base(args.api_base or defaults.UNDERLINE_API_BASE),
+        "delay": max(0.0, args.delay),
+    }
+
+
+def cmd_check_site(args: argparse.Namespace) -> int:
+    report, _ = check_site(**_site_arguments(args))
+    print(report.render())
+    return 0 if report.passed else 1
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    out = check_writable(check_directory(args.out, what="--out"), what="--out")
+    index = record_site(out, lectures=max(1, args.lectures), **_site_arguments(args))
+    print(f"recorded {len(index['responses'])} answers ({len(index['lecture_ids'])} lectures) in {out}")
+    return 0
+
+
 def cmd_serve_replica(args: argparse.Namespace) -> int:
     from crawler.replica.server import main as replica_main
 
@@ -308,6 +362,8 @@ COMMANDS = {
     "run": cmd_run,
     "demo": cmd_demo,
     "serve-replica": cmd_serve_replica,
+    "check-site": cmd_check_site,
+    "record": cmd_record,
     "cache": cmd_cache,
 }
 
