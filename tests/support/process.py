@@ -1,4 +1,8 @@
-"""The replica in a subprocess on a free loopback port, as a user runs it; for tests, bench and demo."""
+"""The replica in a subprocess on a free loopback port, as a user runs it; for tests and benchmarks.
+
+It runs ``python -m tests.support.serve``: the replica's own command line plus the test scenarios
+(``--planted``, ``--hostile``, ``--hostile-only``, ``--hostile-plan``).
+"""
 
 from __future__ import annotations
 
@@ -46,10 +50,10 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
 
 @contextmanager
 def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
-    """``python -m crawler.replica`` with its ground truth and request log in ``workdir``; SIGTERM on exit."""
+    """``python -m tests.support.serve``, ground truth and request log in ``workdir``; SIGTERM on exit."""
     workdir.mkdir(parents=True, exist_ok=True)
     truth, log = workdir / "ground-truth.jsonl", workdir / "requests.jsonl"
-    cmd = [sys.executable, "-m", "crawler.replica", "--port", "0", "--ground-truth", str(truth)]
+    cmd = [sys.executable, "-m", "tests.support.serve", "--port", "0", "--ground-truth", str(truth)]
     cmd += ["--request-log", str(log), *extra]
     path = os.pathsep.join(p for p in (str(_SOURCE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
