@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.runner import LOOPBACK_CRAWL_SETTINGS
+from crawler.schema import FIELD_NAMES
 
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,6 +36,11 @@ class RunningReplica:
     request_log_path: Path
 
     def ground_truth(self) -> list[dict[str, Any]]:
+        """The expected records, each with the fields the dataset's schema publishes."""
+        return [{k: v for k, v in r.items() if k in FIELD_NAMES} for r in self.full_ground_truth()]
+
+    def full_ground_truth(self) -> list[dict[str, Any]]:
+        """The expected records with every field the replica knows (authors, media links, subtitles)."""
         return _json_lines(self.ground_truth_path)
 
     def requests(self) -> list[dict[str, Any]]:
