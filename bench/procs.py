@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.replica.process import loopback_crawl_args, running_replica
+from tests.support.process import loopback_crawl_args, running_replica
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -2,7 +2,7 @@
 
     python bench/quality.py [--seed 0] [--lectures N] [--json results.json]
 
-On the full replica with planted cases (``crawler.replica.planted``), every page of event 502 is
+On the full replica with planted cases (``tests.scenarios.planted``), every page of event 502 is
 rendered in process and read as the crawler reads it. Figures:
 
 - ``text`` against the ground truth, per block (micro-averaged precision, recall, F1 of the multiset
@@ -40,13 +40,13 @@ from crawler.pages import parse_lecture_document, parse_lecture_page
 from crawler.pipelines.boilerplate import text_of
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
 from crawler.replica.pages import Renderer
-from crawler.replica.planted import BANNERS, plant_cases
-from crawler.replica.seeds import seed_boilerplate_lines as replica_seed_lines
 from crawler.text.blocks import visible_blocks
 from crawler.text.boilerplate import own_content_blocks, own_content_indices
 from crawler.text.latex import clean_latex, split_words
 from crawler.text.normalize import normalize_line
 from crawler.text.template import TemplateModel
+from tests.scenarios.planted import BANNERS, plant_cases
+from tests.scenarios.seeds import seed_boilerplate_lines as replica_seed_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "http://replica.test"

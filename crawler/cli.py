@@ -173,8 +173,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault-seed", type=int, default=0, help="seed of the fault profile")
     serve.add_argument("--request-log", type=Path, help="append every request to this JSONL file")
     serve.add_argument("--ground-truth", type=Path, help="write every lecture's true fields as JSONL")
-    serve.add_argument("--planted", action="store_true", help="plant duplicates and pages without JSON")
-    serve.add_argument("--hostile", action="store_true", help="serve broken variants of a few pages")
 
     cache = sub.add_parser("cache", help="inspect or purge the HTTP cache")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
@@ -341,8 +339,6 @@ def cmd_serve_replica(args: argparse.Namespace) -> int:
         argv += ["--request-log", str(args.request_log)]
     if args.ground_truth is not None:
         argv += ["--ground-truth", str(args.ground_truth)]
-    argv += ["--planted"] if args.planted else []
-    argv += ["--hostile"] if args.hostile else []
     return replica_main(argv)
 
 

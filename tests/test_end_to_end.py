@@ -13,8 +13,8 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from crawler.replica.seeds import seed_boilerplate_lines as replica_seed_lines
 from crawler.schema import arrow_schema, hf_features, parse_timestamp
+from tests.scenarios.seeds import seed_boilerplate_lines as replica_seed_lines
 from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
 
 # The plain text of three real lecture pages, copied so that the tests run without the shared folder.

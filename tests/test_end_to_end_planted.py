@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler.replica.layout import build_site, ground_truth, load_records
-from crawler.replica.planted import BANNERS, PlantedTruth, plant_cases
 from crawler.replica.server import ReplicaServer
-from crawler.schema import parse_timestamp
+from crawler.schema import FIELD_NAMES, parse_timestamp
+from tests.scenarios.planted import BANNERS, PlantedTruth, plant_cases
 from tests.support.replica import eventcrawl, fast_crawl_settings
 
 SEED = 7
@@ -65,6 +65,9 @@ def test_every_record_is_the_expected_one(planted: dict[str, Any]) -> None:
     mismatches = []
     for lecture_id, record in expected.items():
         for name, value in record.items():
+            # Truth fields the schema does not publish yet (authors, media) are compared once it does.
+            if name not in FIELD_NAMES:
+                continue
             got = rows[lecture_id][name]
             if name in ("held_at", "published_at"):
                 value = parse_timestamp(value)

@@ -17,9 +17,9 @@ from crawler.pages import (
     parse_lecture_list,
     parse_lecture_page,
 )
-from crawler.replica import hostile
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.text.blocks import parse_page
+from tests.scenarios import hostile
 from tests.test_pages_underline import (
     EXPECTED,
     INCLUDED,

@@ -19,7 +19,8 @@ from crawler.replica.pages import (
     Renderer,
     next_data_script,
 )
-from crawler.replica.planted import (
+from crawler.replica.server import ReplicaServer
+from tests.scenarios.planted import (
     BANNERS,
     PlantedSite,
     PlantedTruth,
@@ -27,7 +28,6 @@ from crawler.replica.planted import (
     revise,
     word_edit_distance,
 )
-from crawler.replica.server import ReplicaServer
 
 BASE = "http://replica.test"
 

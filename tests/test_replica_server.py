@@ -12,6 +12,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from datetime import timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,8 @@ def test_next_data_documents(server: ReplicaServer, site: ReplicaSite) -> None:
             "eventId",
             "package",
             "posterLecture",
+            "slideshowUrl",
+            "posterDocumentUrl",
             "keywords",
         ]
     )
@@ -203,16 +206,22 @@ def test_next_data_documents(server: ReplicaServer, site: ReplicaSite) -> None:
         "event": {"data": {"type": "thin_events", "id": "502"}},
         "tag": {"data": {"type": "tags", "id": lec.tag_id}},
         "eventSession": {"data": {"type": "thin_event_sessions", "id": lec.session_id}},
+        "sortedProfiles": {"data": [{"type": "profiles", "id": p.id} for p in lec.profiles]},
     }
     included = {(r["type"], r["id"]): r for r in doc["included"]}
     assert set(included) == {
         ("thin_events", "502"),
         ("tags", lec.tag_id),
         ("thin_event_sessions", lec.session_id),
+        *(("profiles", p.id) for p in lec.profiles),
     }
     assert included[("thin_events", "502")]["attributes"]["startDate"] == "2025-11-05"
     assert included[("thin_event_sessions", lec.session_id)]["attributes"]["eventId"] == 502
-    related = [d for d in data["props"]["pageProps"]["fallback"].values() if isinstance(d.get("data"), list)]
+    related = [
+        d
+        for d in data["props"]["pageProps"]["fallback"].values()
+        if isinstance(d.get("data"), list) and d["data"] and d["data"][0]["type"] == "thin_lectures"
+    ]
     assert len(related) == 1
     assert [r["id"] for r in related[0]["data"]] == [link.lecture_id for link in lec.related]
     assert find_doc(data, "thin_lectures", lec.next.lecture_id)["data"]["id"] == lec.next.lecture_id
@@ -299,6 +308,8 @@ def test_redirects_to_the_canonical_url(server: ReplicaServer, site: ReplicaSite
 
 def test_session_listing_page(server: ReplicaServer, site: ReplicaSite) -> None:
     session = next(s for s in site.sessions.values() if s.event_id == "502")
+    # A session ends when its last lecture (15 minutes each) does.
+    n_lectures = sum(lec.session_id == session.id for lec in site.lectures.values())
     answer = fetch(server, f"/events/502/sessions?eventSessionId={session.id}")
     assert answer.status == 200
     assert answer.headers["content-type"] == "text/html; charset=utf-8"
@@ -309,6 +320,8 @@ def test_session_listing_page(server: ReplicaServer, site: ReplicaSite) -> None:
         "name": session.name,
         "description": session.description,
         "eventId": 502,
+        "startAt": session.starts_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "endAt": (session.starts_at + n_lectures * timedelta(minutes=15)).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     assert session.name in visible_lines(answer.text)
     assert not any(lec.title in answer.text for lec in site.lectures.values())
@@ -354,11 +367,14 @@ def test_api_not_found_is_a_jsonapi_error(server: ReplicaServer) -> None:
 
 def test_api_sessions_and_events(server: ReplicaServer, site: ReplicaSite) -> None:
     session = next(s for s in site.sessions.values() if s.kind == SESSION_KIND_POSTER)
+    n_lectures = sum(lec.session_id == session.id for lec in site.lectures.values())
     doc = fetch(server, f"/api/v1/thin_event_sessions/{session.id}").json()
     assert doc["data"]["attributes"] == {
         "name": session.name,
         "description": session.description,
         "event_id": int(session.event_id),
+        "start_at": session.starts_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "end_at": (session.starts_at + n_lectures * timedelta(minutes=15)).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     for event_id, name, location in (
         ("502", "EMNLP 2025", "Suzhou, China"),
@@ -485,6 +501,7 @@ def test_request_records_and_log(site: ReplicaSite, tmp_path: Path) -> None:
         user_agent="eventcrawl/test",
         status=200,
         fault=None,
+        kind="lecture_page",
     )
     assert before <= records[0].time <= records[1].time <= records[2].time <= time.time()
     logged = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]

@@ -16,9 +16,9 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.pages import NEXT_DATA_MISSING, PageVariant
-from crawler.replica.planted import PlantedSite
 from crawler.replica.server import ReplicaServer
 from crawler.schema import CONTENT_FIELDS
+from tests.scenarios.planted import PlantedSite
 from tests.support.replica import fast_crawl_settings
 from tests.support.sites import with_edit, without_lectures
 

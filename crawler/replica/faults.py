@@ -1,4 +1,5 @@
-"""Misbehaviour the replica can put on: throttling, server errors, resets, slow and truncated answers.
+"""Misbehaviour the replica can put on: throttling, server errors, resets, slow and truncated answers
+(:class:`FaultProfile`, drawn at random), and particular answers broken every time (:class:`SiteFaults`).
 
 A profile draws from its own seeded ``random.Random``, one decision per request in arrival order, so a
 fixed seed and a fixed request sequence give the same faults every time. No URL is faulted more than
@@ -7,11 +8,16 @@ fixed seed and a fixed request sequence give the same faults every time. No URL 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import formatdate
+from urllib.parse import urlsplit
+
+from crawler.replica.layout import Lecture
 
 # Fault kinds, also what the request log records.
 THROTTLED = "429"
@@ -171,3 +177,100 @@ def named_profile(name: str, seed: int = 0) -> FaultProfile | None:
     if name == "strict":
         return FaultProfile(name="strict", seed=seed, strict_rate=1.5)
     raise ValueError(f"unknown fault profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
+
+
+# -- breakage of particular answers, every time (no randomness) -----------------------------------
+
+# What ``meta`` an endless listing sends: the real event's page count and total, or none at all.
+ENDLESS_META_SMALL = "small"
+ENDLESS_META_ABSENT = "absent"
+ENDLESS_META_KINDS: tuple[str, ...] = (ENDLESS_META_SMALL, ENDLESS_META_ABSENT)
+# A made-up lecture of an endless listing has the id of the real lecture it copies plus this times its round.
+ENDLESS_ID_STEP = 10_000_000
+# Where an off-origin redirect of a lecture page points (see :func:`redirect_location`).
+REDIRECT_LOCALHOST = "localhost"
+REDIRECT_SCHEME = "https"
+REDIRECT_METADATA = "metadata"
+REDIRECT_PORT_PREFIX = "port:"
+METADATA_URL = "http://169.254.169.254/latest/meta-data/"
+
+
+@dataclass(frozen=True)
+class SiteFaults:
+    """Answers that break the same way every time, for the crawler's robustness tests.
+
+    - ``listing_errors``: listing page number -> how many requests for it answer 500 before it
+      answers normally (None: every request); counted across every filter and page size;
+    - ``failing_lectures``: lecture ids whose pages answer 503 every time;
+    - ``endless_listing``: every listing page past the end brings new lectures (copies of the real ones
+      under new ids, each with a page); ``meta`` is the real count (``"small"``) or missing (``"absent"``);
+    - ``redirects``: lecture id -> where its page redirects (302): ``"localhost"`` (same port, host
+      ``localhost``), ``"https"`` (same host and port, other scheme), ``"metadata"`` (the cloud metadata
+      address), ``"port:<n>"`` (``127.0.0.1:<n>``, same path) or an absolute URL;
+    - ``swapped_pages``: lecture id -> the id of the lecture whose whole page (JSON included) is served
+      at its URLs;
+    - ``renamed_attributes``: lecture attribute -> the name it is served under, in the API and (in
+      camelCase) in the page JSON, as a site that renamed a field overnight.
+    """
+
+    listing_errors: Mapping[int, int | None] = field(default_factory=dict)
+    failing_lectures: frozenset[str] = frozenset()
+    endless_listing: str | None = None
+    redirects: Mapping[str, str] = field(default_factory=dict)
+    swapped_pages: Mapping[str, str] = field(default_factory=dict)
+    renamed_attributes: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.endless_listing is not None and self.endless_listing not in ENDLESS_META_KINDS:
+            raise ValueError(f"endless_listing must be one of {', '.join(ENDLESS_META_KINDS)}")
+        for target in self.redirects.values():
+            if not _redirect_target_ok(target):
+                raise ValueError(f"unknown redirect target {target!r}")
+
+
+def _redirect_target_ok(target: str) -> bool:
+    if target in (REDIRECT_LOCALHOST, REDIRECT_SCHEME, REDIRECT_METADATA):
+        return True
+    if target.startswith(REDIRECT_PORT_PREFIX):
+        return target.removeprefix(REDIRECT_PORT_PREFIX).isdigit()
+    return target.startswith(("http://", "https://"))
+
+
+def redirect_location(target: str, base_url: str, path: str) -> str:
+    """The ``Location`` of an off-origin redirect ``target`` (see :class:`SiteFaults`) of ``path``."""
+    parts = urlsplit(base_url)
+    port = f":{parts.port}" if parts.port else ""
+    if target == REDIRECT_LOCALHOST:
+        return f"{parts.scheme}://localhost{port}{path}"
+    if target == REDIRECT_SCHEME:
+        return f"https://{parts.hostname}{port}{path}"
+    if target == REDIRECT_METADATA:
+        return METADATA_URL
+    if target.startswith(REDIRECT_PORT_PREFIX):
+        return f"http://127.0.0.1:{target.removeprefix(REDIRECT_PORT_PREFIX)}{path}"
+    return target
+
+
+def endless_chunk(lectures: Sequence[Lecture], size: int, number: int) -> list[Lecture]:
+    """Page ``number`` of an endless listing of ``lectures``: the real page while there is one, then
+    copies of the lectures in the same order under new ids, round after round."""
+    if not lectures:
+        return []
+    out = []
+    for position in range((number - 1) * size, number * size):
+        round_, index = divmod(position, len(lectures))
+        source = lectures[index]
+        if round_ == 0:
+            out.append(source)
+        else:
+            out.append(dataclasses.replace(source, id=str(int(source.id) + round_ * ENDLESS_ID_STEP)))
+    return out
+
+
+def endless_lecture(lectures: Mapping[str, Lecture], lecture_id: str) -> Lecture | None:
+    """The made-up lecture ``lecture_id`` of an endless listing (None when it is not one)."""
+    round_, source_id = divmod(int(lecture_id), ENDLESS_ID_STEP)
+    source = lectures.get(str(source_id))
+    if round_ == 0 or source is None:
+        return None
+    return dataclasses.replace(source, id=lecture_id)

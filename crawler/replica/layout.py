@@ -21,9 +21,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from crawler.schema import FIELD_NAMES, content_sha256, format_timestamp, to_json_record
-from crawler.text.latex import clean_latex
-from crawler.urls import canonical_lecture_url
+from crawler.replica.gold import (
+    UnknownText,
+    clean_text,
+    collapse,
+    content_hash,
+    lecture_url,
+    published_affiliation,
+    published_name,
+    timestamp,
+)
 
 DATA_FILE = "emnlp2025_papers.jsonl.gz"
 MAIN_EVENT_ID = "502"
@@ -210,6 +217,39 @@ class Session:
     description: str
     kind: str
     starts_at: datetime
+    ends_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One author of one lecture as the site serves it (the ``profiles`` documents of ``included``).
+
+    ``orcid`` is the value served (bare iD, its URL form, or None); ``orcid_id`` the bare iD behind it
+    and ``orcid_valid`` whether its check digit is right (a wrong one must not be published).
+    """
+
+    id: str
+    full_name: str | None
+    first_name: str
+    last_name: str
+    email: str
+    affiliation: str | None
+    orcid: str | None
+    orcid_id: str | None
+    orcid_valid: bool
+    avatar_url: str | None
+
+
+@dataclass(frozen=True)
+class Subtitle:
+    """One transcript of a lecture with subtitles in one language."""
+
+    id: str
+    locale: str
+    name: str
+    auto_generated: bool
+    subtitle_url: str
+    pdf_url: str
 
 
 @dataclass(frozen=True)
@@ -242,6 +282,13 @@ class Lecture:
     related: tuple[Link, ...]
     next: Link
     similar: Link | None
+    # The authors in order (the ``sorted_profiles`` relationship) and the order ``included`` lists
+    # them in (indexes into ``profiles``).
+    profiles: tuple[Profile, ...] = ()
+    included_order: tuple[int, ...] = ()
+    slideshow_url: str | None = None
+    poster_document_url: str | None = None
+    subtitles: tuple[Subtitle, ...] = ()
 
     @property
     def path(self) -> str:
@@ -383,7 +430,8 @@ def _plan_sessions(rng: random.Random, event: Event, drafts: list[_Draft]) -> li
             name = f"Poster Session {posters}"
             description = "Posters, in person and online."
             kind = SESSION_KIND_POSTER
-        sessions.append(Session(session_id, event.id, name, description, kind, starts_at))
+        ends_at = starts_at + len(chunk) * LECTURE_SPACING
+        sessions.append(Session(session_id, event.id, name, description, kind, starts_at, ends_at))
         for k, index in enumerate(chunk):
             drafts[index].session_id = session_id
             drafts[index].held_at = starts_at + k * LECTURE_SPACING
@@ -435,12 +483,21 @@ def _link(lecture_id: str, event_id: str, session: Session, slug: str, tab: bool
 
 
 def build_site(
-    records: Sequence[Mapping[str, Any]], *, seed: int = 0, lectures: int | None = None
+    records: Sequence[Mapping[str, Any]],
+    *,
+    seed: int = 0,
+    lectures: int | None = None,
+    side_event_every: int = SIDE_EVENT_EVERY,
 ) -> ReplicaSite:
     """A deterministic replica site: the same records, seed and size always give the same site.
 
     ``lectures`` larger than ``len(records)`` synthesizes the extra lectures from copies of the records
     (see :func:`synthesize_records`): new ids, titles and slugs, more sessions, same shape of site.
+    One record in ``side_event_every`` goes to EMNLP 2024 (469), the rest to EMNLP 2025 (502); both
+    are whole events with their own sessions, dates and welcome texts.
+
+    Authors, media links and transcripts come from random streams of their own (per person and per
+    lecture), so adding them left every other attribute of a seed's site as it was.
     """
     if lectures is not None and lectures > MAX_LECTURES:
         raise ValueError(f"at most {MAX_LECTURES} lectures, not {lectures}")
@@ -451,7 +508,7 @@ def build_site(
     rng.shuffle(order)
     if lectures is not None:
         order = order[: max(0, lectures)]
-    n_side = len(order) // SIDE_EVENT_EVERY
+    n_side = len(order) // side_event_every
     if n_side == 0 and len(order) >= 10:
         n_side = 1
     side_positions = set(rng.sample(range(len(order)), n_side))
@@ -514,6 +571,7 @@ def build_site(
                 "has_paper": bool(d.record.get("pdf_url")),
                 "poster_lecture": session.kind == SESSION_KIND_POSTER,
                 "keywords": pick_keywords(rng, title, abstract),
+                **lecture_extras(seed, d.id, d.record, session.kind == SESSION_KIND_POSTER),
             }
 
     side_ids = sorted((d.id for d in drafts_by_event[SIDE_EVENT_ID]), key=int)
@@ -547,6 +605,181 @@ def build_site(
     return ReplicaSite(seed=seed, events=dict(EVENTS), tags=tags, sessions=sessions, lectures=built)
 
 
+# Made-up affiliations for authors the data gives none for (real institutions, some non-ASCII).
+AFFILIATIONS: tuple[str, ...] = (
+    "Tsinghua University",
+    "Carnegie Mellon University",
+    "University of Edinburgh",
+    "Technische Universität Darmstadt",
+    "Peking University",
+    "Stanford University",
+    "University of Washington",
+    "Université Paris-Saclay",
+    "Universidad de Buenos Aires",
+    "National University of Singapore",
+    "The University of Tokyo",
+    "Allen Institute for AI",
+    "ETH Zürich",
+    "Mohamed bin Zayed University of Artificial Intelligence",
+    "Korea Advanced Institute of Science and Technology",
+    "Indian Institute of Technology Bombay",
+)
+EMAIL_DOMAINS = ("example.org", "mail.example.org", "univ.example")
+# Shares of persons (drawn per name) and of lectures (drawn per lecture id).
+ORCID_SHARE = 0.4
+ORCID_URL_SHARE = 0.15  # of the ORCID iDs: served as https://orcid.org/<iD>
+ORCID_WRONG_SHARE = 0.04  # of the ORCID iDs: served with a wrong check digit
+NAMES_ONLY_SHARE = 0.15  # profiles with first and last name but no full_name
+MESSY_NAME_SHARE = 0.06  # full_name served with doubled or trailing spaces
+DECOMPOSED_SHARE = 0.5  # non-ASCII full names served in NFD
+NO_AFFILIATION_SHARE = 0.2
+AVATAR_SHARE = 0.6
+SLIDES_SHARE = 0.35
+POSTER_DOCUMENT_SHARE = 0.85  # of poster lectures
+SUBTITLE_LANGUAGES: tuple[tuple[str, str], ...] = (
+    ("en", "English"),
+    ("zh", "Chinese"),
+    ("es", "Spanish"),
+    ("de", "German"),
+    ("fr", "French"),
+    ("ja", "Japanese"),
+)
+ONE_SUBTITLE_SHARE = 0.25
+TWO_SUBTITLES_SHARE = 0.1
+ORCID_URL_PREFIX = "https://orcid.org/"
+ASSETS = "https://assets.underline.io"
+
+
+def orcid_check_digit(base_digits: str) -> str:
+    """ISO 7064 MOD 11-2 check character of the first 15 digits of an ORCID iD."""
+    total = 0
+    for digit in base_digits:
+        total = (total + int(digit)) * 2
+    result = (12 - total % 11) % 11
+    return "X" if result == 10 else str(result)
+
+
+def _orcid(rng: random.Random) -> str:
+    digits = "0000000" + str(rng.randint(1, 3)) + "".join(str(rng.randint(0, 9)) for _ in range(7))
+    full = digits + orcid_check_digit(digits)
+    return "-".join(full[i : i + 4] for i in range(0, 16, 4))
+
+
+def _wrong_check(orcid_id: str) -> str:
+    right = orcid_id[-1]
+    wrong = "0" if right == "X" else str((int(right) + 1) % 10)
+    return orcid_id[:-1] + wrong
+
+
+def _email_part(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    return re.sub(r"[^a-z0-9]+", "", ascii_text)
+
+
+def _split_name(record: Mapping[str, Any], position: int, name: str) -> tuple[str, str]:
+    structured = record.get("authors_structured")
+    if isinstance(structured, list) and position < len(structured):
+        part = structured[position]
+        return str(part.get("first") or ""), str(part.get("last") or "")
+    first, _, last = name.rpartition(" ")
+    return first, last
+
+
+def _data_affiliation(record: Mapping[str, Any], position: int) -> tuple[bool, str | None]:
+    """(whether the data says, the affiliation): demo records list one per author, some unknown."""
+    listed = record.get("authors_affiliations")
+    if not isinstance(listed, list):
+        return False, None
+    value = listed[position] if position < len(listed) else None
+    if value is None or str(value).strip() in ("", "None"):
+        return True, None
+    return True, str(value)
+
+
+def _profile(seed: int, record: Mapping[str, Any], lecture_id: str, position: int, name: str) -> Profile:
+    # A person's own attributes are drawn from their name, so every lecture shows the same person alike.
+    person = random.Random(f"{seed}:person:{name}")
+    has_orcid = person.random() < ORCID_SHARE
+    orcid_id = _orcid(person)
+    url_form = person.random() < ORCID_URL_SHARE
+    wrong = person.random() < ORCID_WRONG_SHARE
+    names_only = person.random() < NAMES_ONLY_SHARE
+    messy = person.random() < MESSY_NAME_SHARE
+    decomposed = person.random() < DECOMPOSED_SHARE
+    no_affiliation = person.random() < NO_AFFILIATION_SHARE
+    made_up = person.choice(AFFILIATIONS)
+    has_avatar = person.random() < AVATAR_SHARE
+    domain = person.choice(EMAIL_DOMAINS)
+    first, last = _split_name(record, position, name)
+    full_name: str | None = None
+    if not names_only:
+        full_name = name
+        if messy:
+            full_name = " " + full_name.replace(" ", "  ", 1) + " "
+        if decomposed and not full_name.isascii():
+            full_name = unicodedata.normalize("NFD", full_name)
+    known, affiliation = _data_affiliation(record, position)
+    if not known:
+        affiliation = None if no_affiliation else made_up
+    served_orcid = None
+    if has_orcid:
+        served_orcid = _wrong_check(orcid_id) if wrong else orcid_id
+        if url_form:
+            served_orcid = ORCID_URL_PREFIX + served_orcid
+    profile_id = str(int(lecture_id) * 100 + position)
+    local = ".".join(p for p in (_email_part(first), _email_part(last)) if p) or f"author{profile_id}"
+    return Profile(
+        id=profile_id,
+        full_name=full_name,
+        first_name=first,
+        last_name=last,
+        email=f"{local}@{domain}",
+        affiliation=affiliation,
+        orcid=served_orcid,
+        orcid_id=orcid_id if has_orcid else None,
+        orcid_valid=has_orcid and not wrong,
+        avatar_url=f"{ASSETS}/profiles/{profile_id}/avatar.jpg" if has_avatar else None,
+    )
+
+
+def _included_order(rng: random.Random, count: int) -> tuple[int, ...]:
+    """A shuffle of ``range(count)`` that differs from it whenever it can (two or more authors)."""
+    order = list(range(count))
+    rng.shuffle(order)
+    if count > 1 and order == sorted(order):
+        order = order[1:] + order[:1]
+    return tuple(order)
+
+
+def lecture_extras(seed: int, lecture_id: str, record: Mapping[str, Any], poster: bool) -> dict[str, Any]:
+    """Authors, media links and transcripts of one lecture, drawn from streams of their own."""
+    rng = random.Random(f"{seed}:lecture:{lecture_id}")
+    names = [str(n) for n in record.get("authors") or []]
+    profiles = tuple(_profile(seed, record, lecture_id, i, n) for i, n in enumerate(names))
+    included_order = _included_order(rng, len(profiles))
+    token = f"{rng.getrandbits(48):012x}"
+    slides = f"{ASSETS}/lecture/{lecture_id}/slideshow/{token}.pdf" if rng.random() < SLIDES_SHARE else None
+    poster_document = None
+    if poster and rng.random() < POSTER_DOCUMENT_SHARE:
+        poster_document = f"{ASSETS}/lecture/{lecture_id}/poster_document/{token}.pdf"
+    roll = rng.random()
+    count = 1 if roll < ONE_SUBTITLE_SHARE else 2 if roll < ONE_SUBTITLE_SHARE + TWO_SUBTITLES_SHARE else 0
+    languages = [SUBTITLE_LANGUAGES[0], *rng.sample(SUBTITLE_LANGUAGES[1:], max(0, count - 1))][:count]
+    subtitles = []
+    for k, (locale, name) in enumerate(sorted(languages)):
+        transcript_id = str(int(lecture_id) * 10 + k)
+        stem = f"{ASSETS}/lecture/{lecture_id}/transcripts/{locale}-{token}"
+        auto = rng.random() < 0.6
+        subtitles.append(Subtitle(transcript_id, locale, name, auto, stem + ".vtt", stem + ".pdf"))
+    return {
+        "profiles": profiles,
+        "included_order": included_order,
+        "slideshow_url": slides,
+        "poster_document_url": poster_document,
+        "subtitles": tuple(subtitles),
+    }
+
+
 def _record_slug(record: Mapping[str, Any]) -> str:
     copy = int(record.get("replica_copy") or 1)
     title = str(record["title"])
@@ -563,6 +796,17 @@ def normalize_block(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _cleaned(site: ReplicaSite, block: str) -> str:
+    try:
+        return clean_text(block)
+    except UnknownText:
+        # A site that changes text (planted revisions) says what its new text reads as.
+        known = getattr(site, "clean_text_overrides", None)
+        if isinstance(known, Mapping) and block in known:
+            return str(known[block])
+        raise
+
+
 def lecture_text(site: ReplicaSite, lecture: Lecture) -> str:
     """The lecture's own visible blocks in page order, normalized and joined by a blank line."""
     blocks = [
@@ -573,7 +817,7 @@ def lecture_text(site: ReplicaSite, lecture: Lecture) -> str:
         site.tags[lecture.tag_id].name,
     ]
     # ``text`` is read as the typeset paper shows it: LaTeX markup and PDF hyphenation cleaned.
-    normalized = (clean_latex(normalize_block(b)) for b in blocks)
+    normalized = (_cleaned(site, normalize_block(b)) for b in blocks)
     return "\n\n".join(b for b in normalized if b)
 
 
@@ -585,13 +829,65 @@ def page_links(lecture: Lecture) -> list[Link]:
     return links
 
 
-def ground_truth(site: ReplicaSite, web_base: str, event_id: str = MAIN_EVENT_ID) -> list[dict[str, Any]]:
-    """The records a complete crawl of ``event_id`` must yield, sorted by lecture id (no ``fetched_at``).
+def paper_path(lecture: Lecture) -> str | None:
+    """Where the lecture's paper is downloaded (on the API host), None when it has none."""
+    return f"/downloadable_materials/lectures/{lecture.id}/paper" if lecture.has_paper else None
 
-    Timestamps are ISO 8601 strings with ``Z``, as in the staging format.
+
+def expected_authors(lecture: Lecture) -> list[dict[str, Any]]:
+    """The authors as a crawl must publish them: in order, names normalized, valid ORCID iDs only."""
+    return [
+        {
+            "name": published_name(p.full_name, p.first_name, p.last_name),
+            "affiliations": published_affiliation(p.affiliation),
+            "orcid": p.orcid_id if p.orcid_valid else None,
+        }
+        for p in lecture.profiles
+    ]
+
+
+def expected_subtitles(lecture: Lecture) -> list[dict[str, Any]]:
+    return [
+        {"locale": s.locale, "name": s.name, "auto_generated": s.auto_generated, "url": s.subtitle_url}
+        for s in lecture.subtitles
+    ]
+
+
+# The ground truth's fields beyond the published schema's, in this order after them.
+EXTRA_TRUTH_FIELDS: tuple[str, ...] = (
+    "authors",
+    "video_url",
+    "video_doi",
+    "paper_url",
+    "slides_url",
+    "poster_url",
+    "is_poster",
+    "subtitles",
+)
+
+
+def ground_truth(
+    site: ReplicaSite,
+    web_base: str,
+    event_id: str = MAIN_EVENT_ID,
+    *,
+    event_ids: Sequence[str] | None = None,
+    api_base: str | None = None,
+) -> list[dict[str, Any]]:
+    """The records a complete crawl of ``event_id`` (or of all ``event_ids``) must yield, sorted by
+    lecture id (no ``fetched_at``).
+
+    Timestamps are ISO 8601 strings with ``Z``, as in the staging format. Each record has the
+    published fields (lecture id to ``content_sha256``) and then :data:`EXTRA_TRUTH_FIELDS`: authors,
+    media links and subtitles as a crawl that reads them must publish them. A crawl of several
+    events sees every crawled page's links, so a lecture's ``source_urls`` may grow with the events.
     """
     base = web_base.rstrip("/")
-    lectures = sorted(site.event_lectures(event_id), key=lambda lec: int(lec.id))
+    api = (api_base or web_base).rstrip("/")
+    wanted = set(event_ids) if event_ids is not None else {event_id}
+    lectures = sorted(
+        (lec for lec in site.lectures.values() if lec.event_id in wanted), key=lambda lec: int(lec.id)
+    )
     seen_at: dict[str, set[str]] = {lec.id: set() for lec in lectures}
     for lec in lectures:
         for link in page_links(lec):
@@ -599,13 +895,13 @@ def ground_truth(site: ReplicaSite, web_base: str, event_id: str = MAIN_EVENT_ID
                 seen_at[link.lecture_id].add(base + link.href)
     out = []
     for lec in lectures:
-        url = canonical_lecture_url(base, lec.id, lec.slug)
+        url = lecture_url(base, lec.id, lec.slug)
         session = site.sessions[lec.session_id]
         record: dict[str, Any] = {
             "lecture_id": lec.id,
             "url": url,
             "source_urls": sorted(seen_at[lec.id] | {url}),
-            "title": " ".join(unicodedata.normalize("NFC", lec.title).split()),
+            "title": collapse(lec.title),
             "abstract": lec.abstract,
             "keywords": list(lec.keywords),
             "presentation_type": site.tags[lec.tag_id].name,
@@ -613,19 +909,51 @@ def ground_truth(site: ReplicaSite, web_base: str, event_id: str = MAIN_EVENT_ID
             "event_name": site.events[lec.event_id].name,
             "session_id": session.id,
             "session_name": session.name,
-            "held_at": format_timestamp(lec.held_at),
-            "published_at": format_timestamp(lec.published_at),
+            "held_at": timestamp(lec.held_at),
+            "published_at": timestamp(lec.published_at),
             "doi": lec.underline_doi,
             "is_premium": lec.package != "free",
             "related_lecture_ids": [link.lecture_id for link in lec.related],
             "text": lecture_text(site, lec),
-            "extraction": "next_data",
             "withdrawn": False,
+            "alternate_ids": [],
+            "near_duplicate_cluster": None,
+            "extraction": "next_data",
         }
-        record["content_sha256"] = content_sha256(record)
-        full = to_json_record(record)
-        out.append({name: full[name] for name in FIELD_NAMES if name != "fetched_at"})
+        record["content_sha256"] = content_hash(record)
+        paper = paper_path(lec)
+        record.update(
+            {
+                "authors": expected_authors(lec),
+                "video_url": lec.playlist,
+                "video_doi": lec.video_doi,
+                "paper_url": api + paper if paper else None,
+                "slides_url": lec.slideshow_url,
+                "poster_url": lec.poster_document_url,
+                "is_poster": lec.poster_lecture,
+                "subtitles": expected_subtitles(lec),
+            }
+        )
+        out.append(record)
     return out
+
+
+def sessions_truth(site: ReplicaSite, event_ids: Sequence[str] = (MAIN_EVENT_ID,)) -> list[dict[str, Any]]:
+    """Every session of the events as a crawl that reads sessions must publish it, by id."""
+    wanted = set(event_ids)
+    sessions = sorted((s for s in site.sessions.values() if s.event_id in wanted), key=lambda s: int(s.id))
+    return [
+        {
+            "session_id": s.id,
+            "event_id": s.event_id,
+            "name": s.name,
+            "description": s.description,
+            "start_at": timestamp(s.starts_at),
+            "end_at": timestamp(s.ends_at) if s.ends_at is not None else None,
+            "poster_session": s.kind == SESSION_KIND_POSTER,
+        }
+        for s in sessions
+    ]
 
 
 def write_ground_truth(records: Iterable[Mapping[str, Any]], path: str | Path) -> Path:

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
-from crawler.replica.layout import Event, Lecture, ReplicaSite, Session, Tag
-from crawler.urls import canonical_lecture_url
+from crawler.replica.gold import lecture_url
+from crawler.replica.layout import Event, Lecture, Profile, ReplicaSite, Session, Subtitle, Tag, paper_path
 
 JsonDoc = dict[str, Any]
 
@@ -141,10 +141,18 @@ def _markdown_paragraphs(markdown: str) -> str:
 class Renderer:
     """Every body of one site under one web base and API base, each rendered at most once."""
 
-    def __init__(self, site: ReplicaSite, web_base: str, api_base: str | None = None) -> None:
+    def __init__(
+        self,
+        site: ReplicaSite,
+        web_base: str,
+        api_base: str | None = None,
+        renamed: Mapping[str, str] | None = None,
+    ) -> None:
+        """``renamed``: lecture attributes served under another name (a site that changed)."""
         self.site = site
         self.web_base = web_base.rstrip("/")
         self.api_base = (api_base or web_base).rstrip("/")
+        self.renamed = dict(renamed or {})
         self._cache: dict[tuple[str, ...], bytes] = {}
         self._lock = threading.Lock()
 
@@ -159,37 +167,100 @@ class Renderer:
     # JSON:API resources (snake_case) ----------------------------------------------------------------
 
     def canonical_url(self, lecture: Lecture) -> str:
-        return canonical_lecture_url(self.web_base, lecture.id, lecture.slug)
+        return lecture_url(self.web_base, lecture.id, lecture.slug)
 
-    def lecture_resource(self, lecture: Lecture) -> JsonDoc:
+    def lecture_resource(self, lecture: Lecture, profiles: bool = False) -> JsonDoc:
+        """The lecture; ``profiles`` adds its ``sorted_profiles`` relationship (the authors in order)."""
+        paper = paper_path(lecture)
+        attributes = {
+            "title": lecture.title,
+            "abstract": lecture.abstract,
+            "slug": lecture.slug,
+            "held_at": _iso(lecture.held_at),
+            "published_at": _iso(lecture.published_at),
+            "playlist": lecture.playlist,
+            "paper_url": self.api_base + paper if paper else None,
+            "underline_doi": lecture.underline_doi,
+            "video_doi": lecture.video_doi,
+            "event_id": int(lecture.event_id),
+            "package": lecture.package,
+            "poster_lecture": lecture.poster_lecture,
+            "slideshow_url": lecture.slideshow_url,
+            "poster_document_url": lecture.poster_document_url,
+            "keywords": list(lecture.keywords),
+        }
+        if self.renamed:
+            attributes = {self.renamed.get(k, k): v for k, v in attributes.items()}
+        relationships: JsonDoc = {
+            "event": {"data": {"type": "thin_events", "id": lecture.event_id}},
+            "tag": {"data": {"type": "tags", "id": lecture.tag_id}},
+            "event_session": {"data": {"type": "thin_event_sessions", "id": lecture.session_id}},
+        }
+        if profiles:
+            relationships["sorted_profiles"] = {
+                "data": [{"type": "profiles", "id": p.id} for p in lecture.profiles]
+            }
         return {
             "type": "thin_lectures",
             "id": lecture.id,
-            "attributes": {
-                "title": lecture.title,
-                "abstract": lecture.abstract,
-                "slug": lecture.slug,
-                "held_at": _iso(lecture.held_at),
-                "published_at": _iso(lecture.published_at),
-                "playlist": lecture.playlist,
-                "paper_url": (
-                    f"{self.api_base}/downloadable_materials/lectures/{lecture.id}/paper"
-                    if lecture.has_paper
-                    else None
-                ),
-                "underline_doi": lecture.underline_doi,
-                "video_doi": lecture.video_doi,
-                "event_id": int(lecture.event_id),
-                "package": lecture.package,
-                "poster_lecture": lecture.poster_lecture,
-                "keywords": list(lecture.keywords),
-            },
-            "relationships": {
-                "event": {"data": {"type": "thin_events", "id": lecture.event_id}},
-                "tag": {"data": {"type": "tags", "id": lecture.tag_id}},
-                "event_session": {"data": {"type": "thin_event_sessions", "id": lecture.session_id}},
-            },
+            "attributes": attributes,
+            "relationships": relationships,
         }
+
+    @staticmethod
+    def profile_resource(profile: Profile, position: int) -> JsonDoc:
+        attributes: JsonDoc = {
+            "full_name": profile.full_name,
+            "first_name": profile.first_name,
+            "last_name": profile.last_name,
+            "email": profile.email,
+            "position": position,
+            "affiliation": profile.affiliation,
+            "orcid": profile.orcid,
+            "avatar_url": profile.avatar_url,
+        }
+        return {"type": "profiles", "id": profile.id, "attributes": attributes}
+
+    def profiles_included(self, lectures: Iterable[Lecture]) -> list[JsonDoc]:
+        """The lectures' profiles in ``included`` order: each lecture's shuffled, never the authors' order."""
+        out = []
+        for lec in lectures:
+            for index in lec.included_order:
+                out.append(self.profile_resource(lec.profiles[index], index))
+        return out
+
+    @staticmethod
+    def transcript_resource(lecture_id: str, subtitle: Subtitle) -> JsonDoc:
+        return {
+            "type": "transcripts",
+            "id": subtitle.id,
+            "attributes": {
+                "lecture_id": int(lecture_id),
+                "subtitle_url": subtitle.subtitle_url,
+                "pdf_url": subtitle.pdf_url,
+                "auto_generated": subtitle.auto_generated,
+            },
+            "relationships": {"language": {"data": {"type": "transcript_languages", "id": subtitle.locale}}},
+        }
+
+    def transcripts_doc(self, lecture: Lecture | None, with_language: bool) -> JsonDoc:
+        """``/api/v1/transcripts?filter[lecture_id]=..``: the lecture's transcripts (none for an unknown
+        lecture), and their languages in ``included`` when asked for."""
+        subtitles = lecture.subtitles if lecture is not None else ()
+        doc: JsonDoc = {
+            "data": [self.transcript_resource(lecture.id, s) for s in subtitles] if lecture else [],
+            "meta": {"total_pages": 1 if subtitles else 0, "total_count": len(subtitles)},
+        }
+        if with_language:
+            doc["included"] = [
+                {
+                    "type": "transcript_languages",
+                    "id": s.locale,
+                    "attributes": {"name": s.name, "locale": s.locale},
+                }
+                for s in subtitles
+            ]
+        return doc
 
     @staticmethod
     def event_resource(event: Event) -> JsonDoc:
@@ -218,6 +289,8 @@ class Renderer:
                 "name": session.name,
                 "description": session.description,
                 "event_id": int(session.event_id),
+                "start_at": _iso(session.starts_at),
+                "end_at": _iso(session.ends_at) if session.ends_at is not None else None,
             },
             "relationships": {"event": {"data": {"type": "thin_events", "id": session.event_id}}},
         }
@@ -245,8 +318,11 @@ class Renderer:
                     out.append(self.session_resource(obj))
         return out
 
-    def lecture_doc(self, lecture: Lecture) -> JsonDoc:
-        return {"data": self.lecture_resource(lecture), "included": self.included_for([lecture])}
+    def lecture_doc(self, lecture: Lecture, profiles: bool = False) -> JsonDoc:
+        included = self.included_for([lecture])
+        if profiles:
+            included += self.profiles_included([lecture])
+        return {"data": self.lecture_resource(lecture, profiles), "included": included}
 
     def related_doc(self, lecture: Lecture) -> JsonDoc:
         related = [self.site.lectures[link.lecture_id] for link in lecture.related]
@@ -268,14 +344,22 @@ class Renderer:
     def event_doc(self, event: Event) -> JsonDoc:
         return {"data": self.event_resource(event)}
 
-    def list_doc(self, lectures: list[Lecture], size: int, number: int) -> JsonDoc:
+    def list_doc(self, lectures: list[Lecture], size: int, number: int, profiles: bool = False) -> JsonDoc:
         """One page of a lecture list (``lectures`` already filtered and in order)."""
         pages = (len(lectures) + size - 1) // size
         chunk = lectures[(number - 1) * size : number * size]
+        return self.chunk_doc(chunk, pages, len(lectures), profiles)
+
+    def chunk_doc(self, chunk: list[Lecture], pages: int, count: int, profiles: bool = False) -> JsonDoc:
+        """A listing page of ``chunk`` whose ``meta`` claims ``pages`` pages and ``count`` lectures;
+        ``profiles`` (``include=...sorted_profiles``) adds the authors."""
+        included = self.included_for(chunk)
+        if profiles:
+            included += self.profiles_included(chunk)
         return {
-            "data": [self.lecture_resource(lec) for lec in chunk],
-            "included": self.included_for(chunk),
-            "meta": {"total_pages": pages, "total_count": len(lectures)},
+            "data": [self.lecture_resource(lec, profiles) for lec in chunk],
+            "included": included,
+            "meta": {"total_pages": pages, "total_count": count},
         }
 
     # Cached bodies ------------------------------------------------------------------------------------
@@ -284,7 +368,11 @@ class Renderer:
         return self._cached(("api", *key), lambda: api_json(build()))
 
     def lecture_page(self, lecture: Lecture) -> bytes:
-        return self._cached(("page", lecture.id), lambda: self._lecture_page(lecture).encode("utf-8"))
+        return self._cached(("page", lecture.id), lambda: self.render_lecture_page(lecture))
+
+    def render_lecture_page(self, lecture: Lecture) -> bytes:
+        """The lecture's page, rendered now and not kept."""
+        return self._lecture_page(lecture).encode("utf-8")
 
     def session_page(self, session: Session) -> bytes:
         return self._cached(("session", session.id), lambda: self._session_page(session).encode("utf-8"))
@@ -328,10 +416,14 @@ class Renderer:
             "props": {
                 "pageProps": {
                     "fallback": {
-                        f"{prefix}?include=tag,event,event_session": camel_doc(self.lecture_doc(lecture)),
+                        f"{prefix}?include=tag,event,event_session,sorted_profiles": camel_doc(
+                            self.lecture_doc(lecture, profiles=True)
+                        ),
                         f"{prefix}/related": camel_doc(self.related_doc(lecture)),
                         f"{prefix}/next": camel_doc(self.next_doc(lecture)),
                         f"{prefix}/similar": camel_doc(self.similar_doc(lecture)),
+                        f"/api/v1/transcripts?filter[lecture_id]={lecture.id}&filter[scope]=with_subtitles"
+                        "&include=language": camel_doc(self.transcripts_doc(lecture, with_language=True)),
                     }
                 },
                 "__N_SSG": True,

@@ -1,4 +1,4 @@
-"""The replica's HTTP server: routes, caching headers, redirects, faults, hostile pages and the request log.
+"""The replica's HTTP server: routes, caching headers, redirects, faults and the request log.
 
 ``ThreadingHTTPServer`` from the standard library, HTTP/1.1 with keep-alive; every body comes from the
 ``Renderer`` cache, so one thread per connection easily serves a few hundred requests a second.
@@ -23,25 +23,33 @@ from email.utils import format_datetime, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import IO, Any
+from typing import IO, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from crawler.replica.faults import PROFILE_NAMES, RESET, SLOW, TRUNCATED, Fault, FaultProfile, named_profile
-from crawler.replica.hostile import (
-    DRIP_BYTES,
-    KNOWN_VARIANTS,
-    VARIANTS,
-    HostileSite,
-    claimed_total_pages,
-    plan,
+from crawler.replica.faults import (
+    ENDLESS_META_ABSENT,
+    ENDLESS_META_KINDS,
+    PROFILE_NAMES,
+    RESET,
+    SLOW,
+    TRUNCATED,
+    Fault,
+    FaultProfile,
+    SiteFaults,
+    endless_chunk,
+    endless_lecture,
+    named_profile,
+    redirect_location,
 )
 from crawler.replica.layout import (
     MAIN_EVENT_ID,
+    SIDE_EVENT_EVERY,
     Lecture,
     ReplicaSite,
     build_site,
     ground_truth,
     load_records,
+    sessions_truth,
     write_ground_truth,
 )
 from crawler.replica.pages import LOGIN_PAGE, ROBOTS_TXT, JsonDoc, Renderer, api_json, error_doc
@@ -52,6 +60,8 @@ TEXT = "text/plain; charset=utf-8"
 CACHE_CONTROL = "public, max-age=0, must-revalidate"
 DEFAULT_PAGE_SIZE = 16
 MAX_PAGE_SIZE = 500
+# A body that trickles out is sent this many bytes at a time.
+DRIP_BYTES = 16
 
 _LECTURE_PAGE = re.compile(
     r"""^/(?:
@@ -67,6 +77,43 @@ _API_EVENT = re.compile(r"^/api/v1/thin_events/(?P<id>\d+)$")
 _PAPER = re.compile(r"^/downloadable_materials/lectures/(?P<id>\d+)/paper$")
 _SESSION_LIST = re.compile(r"^/events/(?P<eid>\d+)/sessions$")
 
+# What a request asked for, as the request log records it (``kind``): enough to count requests per kind.
+KIND_ROBOTS = "robots"
+KIND_LISTING = "listing"
+KIND_LECTURE_PAGE = "lecture_page"
+KIND_LECTURE_API = "lecture_api"
+KIND_TRANSCRIPTS = "transcripts"
+KIND_SESSION_PAGE = "session_page"
+KIND_SESSION_API = "session_api"
+KIND_EVENT_API = "event_api"
+KIND_PAPER = "paper"
+KIND_LOGIN = "login"
+KIND_OTHER = "other"
+
+
+def request_kind(target: str) -> str:
+    """What the request for ``target`` (path and query) asks for: one of the ``KIND_*`` names."""
+    path = urlsplit(target).path
+    if path == "/robots.txt":
+        return KIND_ROBOTS
+    if path == "/log-in":
+        return KIND_LOGIN
+    if path == "/api/v1/thin_lectures":
+        return KIND_LISTING
+    if path == "/api/v1/transcripts":
+        return KIND_TRANSCRIPTS
+    for pattern, kind in (
+        (_LECTURE_PAGE, KIND_LECTURE_PAGE),
+        (_API_LECTURE, KIND_LECTURE_API),
+        (_SESSION_LIST, KIND_SESSION_PAGE),
+        (_API_SESSION, KIND_SESSION_API),
+        (_API_EVENT, KIND_EVENT_API),
+        (_PAPER, KIND_PAPER),
+    ):
+        if pattern.match(path):
+            return kind
+    return KIND_OTHER
+
 
 @dataclass(frozen=True)
 class RequestRecord:
@@ -80,6 +127,8 @@ class RequestRecord:
     user_agent: str | None
     status: int
     fault: str | None = None
+    # What was asked for (see :func:`request_kind`).
+    kind: str = KIND_OTHER
 
 
 @dataclass
@@ -94,6 +143,41 @@ class Response:
     drip_seconds: float = 0.0
 
 
+class OverrideAnswer(Protocol):
+    """An answer given instead of the site's own (see :class:`PageOverrides`)."""
+
+    status: int
+    body: bytes
+    content_type: str | None
+    headers: list[tuple[str, str]]
+    drip_seconds: float
+
+
+class PageOverrides(Protocol):
+    """Answers that replace the site's own for some requests (test scenarios plug in here).
+
+    Either method returns None to let the site answer as usual.
+    """
+
+    def lecture_page(self, lecture: Lecture, query: Mapping[str, list[str]]) -> OverrideAnswer | None: ...
+
+    def listing(self, lectures: list[Lecture], size: int, number: int) -> OverrideAnswer | None: ...
+
+
+# Builds the overrides of a started server from its site and base URL.
+OverridesFactory = Callable[[ReplicaSite, str], PageOverrides]
+
+
+def _from_override(answer: OverrideAnswer) -> Response:
+    return Response(
+        answer.status,
+        answer.body,
+        answer.content_type,
+        list(answer.headers),
+        drip_seconds=answer.drip_seconds,
+    )
+
+
 class Router:
     """Maps a request (method, target, headers) to a ``Response``; no sockets involved."""
 
@@ -102,13 +186,17 @@ class Router:
         site: ReplicaSite,
         base_url: str,
         faults: FaultProfile | None = None,
-        hostile: HostileSite | None = None,
+        overrides: PageOverrides | None = None,
+        site_faults: SiteFaults | None = None,
     ) -> None:
         self.site = site
         self.base_url = base_url.rstrip("/")
-        self.renderer = Renderer(site, self.base_url)
+        self.site_faults = site_faults or SiteFaults()
+        self.renderer = Renderer(site, self.base_url, renamed=self.site_faults.renamed_attributes)
         self.faults = faults
-        self.hostile = hostile
+        self.overrides = overrides
+        self._listing_failures: dict[int, int] = {}
+        self._failures_lock = threading.Lock()
         self.last_modified = site.last_modified().replace(microsecond=0)
         self.last_modified_header = format_datetime(self.last_modified, usegmt=True)
         self._lists: dict[tuple[str | None, str | None, str | None], list[Lecture]] = {}
@@ -148,6 +236,13 @@ class Router:
             return self.last_modified <= since
         return False
 
+    def _lecture(self, lecture_id: str) -> Lecture | None:
+        """The site's lecture, or one of an endless listing's made-up lectures."""
+        lecture = self.site.lectures.get(lecture_id)
+        if lecture is None and self.site_faults.endless_listing is not None:
+            lecture = endless_lecture(self.site.lectures, lecture_id)
+        return lecture
+
     def _route(self, path: str, query: dict[str, list[str]]) -> Response:
         site = self.site
         if path == "/robots.txt":
@@ -156,22 +251,7 @@ class Router:
             return Response(200, LOGIN_PAGE.encode("utf-8"), HTML)
         match = _LECTURE_PAGE.match(path)
         if match:
-            lecture = site.lectures.get(str(int(match["id"])))
-            if lecture is None:
-                return _html_error(404, "Not Found")
-            if match["id"] != lecture.id or match["slug"] != lecture.slug:
-                return self._redirect(301, self.renderer.canonical_url(lecture))
-            if self.hostile is not None:
-                answer = self.hostile.lecture_page(lecture, query)
-                if answer is not None:
-                    return Response(
-                        answer.status,
-                        answer.body,
-                        answer.content_type,
-                        list(answer.headers),
-                        drip_seconds=answer.drip_seconds,
-                    )
-            return Response(200, self.renderer.lecture_page(lecture), HTML, cacheable=True)
+            return self._lecture_page(match, query)
         match = _SESSION_LIST.match(path)
         if match:
             session = site.sessions.get(_first(query, "eventSessionId") or "")
@@ -180,19 +260,22 @@ class Router:
             return Response(200, self.renderer.session_page(session), HTML, cacheable=True)
         if path == "/api/v1/thin_lectures":
             return self._list(query)
+        if path == "/api/v1/transcripts":
+            return self._transcripts(query)
         match = _API_LECTURE.match(path)
         if match:
-            lecture = site.lectures.get(match["id"])
+            lecture = self._lecture(match["id"])
             if lecture is None:
                 return _api_error(404, "Not Found", f"no lecture {match['id']}")
             part = match["part"] or "lecture"
             builders: dict[str, Callable[[Lecture], JsonDoc]] = {
-                "lecture": self.renderer.lecture_doc,
+                "lecture": lambda lec: self.renderer.lecture_doc(lec, profiles=_wants_profiles(query)),
                 "related": self.renderer.related_doc,
                 "next": self.renderer.next_doc,
                 "similar": self.renderer.similar_doc,
             }
-            body = self.renderer.api_body(("lecture", lecture.id, part), lambda: builders[part](lecture))
+            key = ("lecture", lecture.id, part, "profiles" if _wants_profiles(query) else "")
+            body = self.renderer.api_body(key, lambda: builders[part](lecture))
             return Response(200, body, API, cacheable=True)
         match = _API_SESSION.match(path)
         if match:
@@ -213,10 +296,49 @@ class Router:
             return self._redirect(302, f"{self.base_url}/log-in")
         return _html_error(404, "Not Found")
 
+    def _lecture_page(self, match: re.Match[str], query: dict[str, list[str]]) -> Response:
+        lecture = self._lecture(str(int(match["id"])))
+        if lecture is None:
+            return _html_error(404, "Not Found")
+        if match["id"] != lecture.id or match["slug"] != lecture.slug:
+            return self._redirect(301, self.renderer.canonical_url(lecture))
+        broken = self.site_faults
+        if lecture.id in broken.failing_lectures:
+            return Response(503, b"503 Service Unavailable\n", TEXT)
+        target = broken.redirects.get(lecture.id)
+        if target is not None:
+            return self._redirect(302, redirect_location(target, self.base_url, lecture.path))
+        if self.overrides is not None:
+            answer = self.overrides.lecture_page(lecture, query)
+            if answer is not None:
+                return _from_override(answer)
+        swapped = broken.swapped_pages.get(lecture.id)
+        if swapped is not None and swapped in self.site.lectures:
+            return Response(
+                200, self.renderer.lecture_page(self.site.lectures[swapped]), HTML, cacheable=True
+            )
+        if lecture.id not in self.site.lectures:
+            # A made-up lecture of an endless listing: rendered for this answer only, never kept.
+            return Response(200, self.renderer.render_lecture_page(lecture), HTML, cacheable=True)
+        return Response(200, self.renderer.lecture_page(lecture), HTML, cacheable=True)
+
     def _redirect(self, status: int, location: str) -> Response:
         reason = "Moved Permanently" if status == 301 else "Found"
         body = f'<!DOCTYPE html><html><body><a href="{location}">{reason}</a></body></html>\n'
         return Response(status, body.encode("utf-8"), HTML, headers=[("Location", location)])
+
+    def _listing_fails(self, number: int) -> bool:
+        """Whether this request for listing page ``number`` answers 500 (counts it when it does)."""
+        broken = self.site_faults.listing_errors
+        if number not in broken:
+            return False
+        limit = broken[number]
+        with self._failures_lock:
+            done = self._listing_failures.get(number, 0)
+            if limit is not None and done >= limit:
+                return False
+            self._listing_failures[number] = done + 1
+        return True
 
     def _list(self, query: dict[str, list[str]]) -> Response:
         size = _positive_int(_first(query, "page[size]"), DEFAULT_PAGE_SIZE)
@@ -225,27 +347,44 @@ class Router:
             return _api_error(400, "Bad Request", f"page[size] must be an integer from 1 to {MAX_PAGE_SIZE}")
         if number is None:
             return _api_error(400, "Bad Request", "page[number] must be a positive integer")
+        if self._listing_fails(number):
+            return _api_error(500, "Internal Server Error", f"listing page {number} failed")
         key = (
             _first(query, "filter[event_id]"),
             _first(query, "filter[event_session_id]"),
             _first(query, "filter[poster_lecture]"),
         )
         lectures = self._filtered(key)
-        if self.hostile is not None:
-            return self._hostile_list(lectures, size, number)
+        if self.overrides is not None:
+            answer = self.overrides.listing(lectures, size, number)
+            if answer is not None:
+                return _from_override(answer)
+        profiles = _wants_profiles(query)
+        endless = self.site_faults.endless_listing
+        if endless is not None:
+            chunk = endless_chunk(lectures, size, number)
+            pages = (len(lectures) + size - 1) // size
+            doc = self.renderer.chunk_doc(chunk, pages, len(lectures), profiles=profiles)
+            if endless == ENDLESS_META_ABSENT:
+                del doc["meta"]
+            return Response(200, api_json(doc), API)
         body = self.renderer.api_body(
-            ("list", *(k or "" for k in key), str(size), str(number)),
-            lambda: self.renderer.list_doc(lectures, size, number),
+            ("list", *(k or "" for k in key), str(size), str(number), "profiles" if profiles else ""),
+            lambda: self.renderer.list_doc(lectures, size, number, profiles=profiles),
         )
         return Response(200, body, API, cacheable=True)
 
-    def _hostile_list(self, lectures: list[Lecture], size: int, number: int) -> Response:
-        """A list page whose ``meta.total_pages`` lies, and that never runs out: a page past the end
-        repeats the last one."""
-        last = max(1, (len(lectures) + size - 1) // size)
-        doc = self.renderer.list_doc(lectures, size, min(number, last))
-        doc["meta"]["total_pages"] = claimed_total_pages(number)
-        return Response(200, api_json(doc), API)
+    def _transcripts(self, query: dict[str, list[str]]) -> Response:
+        lecture_id = _first(query, "filter[lecture_id]")
+        if lecture_id is None:
+            return _api_error(400, "Bad Request", "filter[lecture_id] is required")
+        lecture = self.site.lectures.get(lecture_id)
+        with_language = "language" in (_first(query, "include") or "").split(",")
+        body = self.renderer.api_body(
+            ("transcripts", lecture_id, "language" if with_language else ""),
+            lambda: self.renderer.transcripts_doc(lecture, with_language),
+        )
+        return Response(200, body, API, cacheable=True)
 
     def _filtered(self, key: tuple[str | None, str | None, str | None]) -> list[Lecture]:
         found = self._lists.get(key)
@@ -261,6 +400,10 @@ class Router:
             lectures = [lec for lec in lectures if lec.poster_lecture == (poster == "true")]
         with self._list_lock:
             return self._lists.setdefault(key, lectures)
+
+
+def _wants_profiles(query: dict[str, list[str]]) -> bool:
+    return "sorted_profiles" in (_first(query, "include") or "").split(",")
 
 
 def _first(query: dict[str, list[str]], name: str) -> str | None:
@@ -354,6 +497,7 @@ class _Handler(BaseHTTPRequestHandler):
                 user_agent=self.headers.get("User-Agent"),
                 status=status,
                 fault=fault,
+                kind=request_kind(self.path),
             )
         )
 
@@ -448,15 +592,18 @@ class ReplicaServer:
         port: int = 0,
         faults: FaultProfile | None = None,
         request_log_path: str | Path | None = None,
-        hostile: bool | Mapping[str, str] = False,
+        overrides: OverridesFactory | None = None,
+        site_faults: SiteFaults | None = None,
     ) -> None:
-        """``hostile``: True for the broken variants of :func:`crawler.replica.hostile.plan`, or an
-        explicit ``{lecture id: variant}``."""
+        """``faults``: random misbehaviour; ``site_faults``: answers broken every time (see
+        :class:`crawler.replica.faults.SiteFaults`); ``overrides``: builds, once the base URL is known,
+        answers that replace the site's own (test scenarios)."""
         self.site = site
         self.host = host
         self.port = port
         self.faults = faults
-        self.hostile = hostile
+        self.site_faults = site_faults
+        self.overrides = overrides
         self.request_log_path = Path(request_log_path) if request_log_path is not None else None
         self._records: list[RequestRecord] = []
         self._records_lock = threading.Lock()
@@ -503,11 +650,8 @@ class ReplicaServer:
         httpd = _HTTPServer((self.host, self.port), self)
         self.port = int(httpd.server_address[1])
         self._httpd = httpd
-        hostile = None
-        if self.hostile is not False:
-            variants = None if self.hostile is True else self.hostile
-            hostile = HostileSite(self.site, self.base_url, variants)
-        self._router = Router(self.site, self.base_url, self.faults, hostile)
+        overrides = self.overrides(self.site, self.base_url) if self.overrides is not None else None
+        self._router = Router(self.site, self.base_url, self.faults, overrides, self.site_faults)
         if self.request_log_path is not None:
             self.request_log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = self.request_log_path.open("a", encoding="utf-8")
@@ -550,70 +694,144 @@ class ReplicaServer:
         self.stop()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m crawler.replica",
+        prog=prog,
         description="Serve a local replica of the Underline site; prints the base URL first.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
     parser.add_argument("--lectures", type=int, default=None, help="how many lectures (default: all 740)")
     parser.add_argument("--seed", type=int, default=0, help="layout seed (default 0)")
+    parser.add_argument(
+        "--side-event-every",
+        type=int,
+        default=SIDE_EVENT_EVERY,
+        metavar="N",
+        help=f"one record in N belongs to EMNLP 2024 (default {SIDE_EVENT_EVERY})",
+    )
     parser.add_argument("--faults", choices=PROFILE_NAMES, default="none", help="fault profile")
     parser.add_argument("--fault-seed", type=int, default=0, help="seed of the fault profile (default 0)")
     parser.add_argument("--request-log", type=Path, default=None, help="append every request as JSON Lines")
     parser.add_argument(
-        "--ground-truth", type=Path, default=None, help=f"write event {MAIN_EVENT_ID}'s expected records"
+        "--ground-truth", type=Path, default=None, help="write the expected records of the events named"
     )
     parser.add_argument(
-        "--hostile",
-        action="store_true",
-        help="serve broken variants of a few lecture pages and a lecture list that lies about its size",
+        "--sessions-ground-truth", type=Path, default=None, help="write the expected sessions of the events"
     )
     parser.add_argument(
-        "--hostile-only",
+        "--event-id",
+        action="append",
         default=None,
-        metavar="VARIANT,...",
-        help=f"serve only these hostile variants (known: {', '.join(KNOWN_VARIANTS)})",
+        help=f"an event the ground truth covers (repeatable; default {MAIN_EVENT_ID})",
     )
-    parser.add_argument(
-        "--hostile-plan", type=Path, default=None, help="write the hostile lectures' variants as JSON"
+    broken = parser.add_argument_group("answers broken every time")
+    broken.add_argument(
+        "--fail-listing-page",
+        action="append",
+        default=[],
+        metavar="N[:COUNT]",
+        help="listing page N answers 500 (the first COUNT requests only, when given)",
     )
-    parser.add_argument(
-        "--planted",
-        action="store_true",
-        help="plant duplicate talks, near-duplicate abstracts, pages without JSON and extra template blocks",
+    broken.add_argument(
+        "--fail-lecture", action="append", default=[], metavar="ID", help="this lecture's page answers 503"
+    )
+    broken.add_argument(
+        "--endless-listing",
+        choices=ENDLESS_META_KINDS,
+        default=None,
+        help="every listing page past the end brings new lectures; meta is the real count or absent",
+    )
+    broken.add_argument(
+        "--redirect-lecture",
+        action="append",
+        default=[],
+        metavar="ID=TARGET",
+        help="this lecture's page redirects off origin: localhost, https, metadata, port:N or a URL",
+    )
+    broken.add_argument(
+        "--swap-page",
+        action="append",
+        default=[],
+        metavar="ID=OTHER",
+        help="serve lecture OTHER's page at lecture ID's URLs",
+    )
+    broken.add_argument(
+        "--rename-attribute",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="serve a lecture attribute under another name (API and page JSON)",
     )
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Serve until SIGTERM or SIGINT; the first line on stdout is the base URL."""
-    args = build_parser().parse_args(list(argv) if argv is not None else None)
-    if args.lectures is not None and args.lectures < 0:
-        print("--lectures must not be negative", file=sys.stderr)
-        return 2
-    site = build_site(load_records(), seed=args.seed, lectures=args.lectures)
-    planted = None
-    if args.planted:
-        from crawler.replica.planted import plant_cases
+def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
+    out = {}
+    for value in values:
+        key, sep, target = value.partition("=")
+        if not sep or not key or not target:
+            raise ValueError(f"{flag} takes KEY=VALUE, not {value!r}")
+        out[key] = target
+    return out
 
-        site, planted = plant_cases(site, args.seed)
-    hostile: bool | dict[str, str] = bool(args.hostile)
-    if args.hostile_only is not None:
-        chosen = tuple(v.strip() for v in args.hostile_only.split(",") if v.strip())
-        try:
-            hostile = plan(site, variants=chosen or VARIANTS)
-        except ValueError as exc:
-            print(str(exc), file=sys.stderr)
-            return 2
+
+def site_faults_from_args(args: argparse.Namespace) -> SiteFaults | None:
+    """The :class:`SiteFaults` the command line asks for (None when it asks for none)."""
+    listing: dict[int, int | None] = {}
+    for value in args.fail_listing_page:
+        page, _, count = value.partition(":")
+        if not page.isdigit() or (count and not count.isdigit()):
+            raise ValueError(f"--fail-listing-page takes N or N:COUNT, not {value!r}")
+        listing[int(page)] = int(count) if count else None
+    failing = frozenset(i.strip() for v in args.fail_lecture for i in v.split(",") if i.strip())
+    faults = SiteFaults(
+        listing_errors=listing,
+        failing_lectures=failing,
+        endless_listing=args.endless_listing,
+        redirects=_pairs(args.redirect_lecture, "--redirect-lecture"),
+        swapped_pages=_pairs(args.swap_page, "--swap-page"),
+        renamed_attributes=_pairs(args.rename_attribute, "--rename-attribute"),
+    )
+    return None if faults == SiteFaults() else faults
+
+
+def site_from_args(args: argparse.Namespace) -> ReplicaSite:
+    if args.lectures is not None and args.lectures < 0:
+        raise ValueError("--lectures must not be negative")
+    if args.side_event_every < 1:
+        raise ValueError("--side-event-every must be at least 1")
+    return build_site(
+        load_records(), seed=args.seed, lectures=args.lectures, side_event_every=args.side_event_every
+    )
+
+
+TruthTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def serve(
+    args: argparse.Namespace,
+    site: ReplicaSite,
+    *,
+    overrides: OverridesFactory | None = None,
+    truth_transform: TruthTransform | None = None,
+    on_started: Callable[[ReplicaServer], None] | None = None,
+    label: str = "",
+) -> int:
+    """Serve ``site`` as ``args`` say until SIGTERM or SIGINT; the first line on stdout is the base URL."""
+    try:
+        site_faults = site_faults_from_args(args)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     server = ReplicaServer(
         site,
         host=args.host,
         port=args.port,
         faults=named_profile(args.faults, args.fault_seed),
         request_log_path=args.request_log,
-        hostile=hostile,
+        overrides=overrides,
+        site_faults=site_faults,
     )
     stopping = threading.Event()
 
@@ -628,21 +846,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass  # not the main thread: the caller decides when to stop
     server.start()
     try:
+        event_ids = tuple(args.event_id or (MAIN_EVENT_ID,))
         if args.ground_truth is not None:
-            truth = ground_truth(site, server.base_url)
-            if planted is not None:
-                truth = planted.expected_records(truth)
+            truth = ground_truth(site, server.base_url, event_ids=event_ids)
+            if truth_transform is not None:
+                truth = truth_transform(truth)
             write_ground_truth(truth, args.ground_truth)
-        if args.hostile_plan is not None:
-            variants = server.router.hostile.variants if server.router.hostile is not None else {}
-            args.hostile_plan.parent.mkdir(parents=True, exist_ok=True)
-            args.hostile_plan.write_text(
-                json.dumps(variants, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-            )
+        if args.sessions_ground_truth is not None:
+            write_ground_truth(sessions_truth(site, event_ids), args.sessions_ground_truth)
+        if on_started is not None:
+            on_started(server)
         print(server.base_url, flush=True)
         print(
             f"serving {len(site.lectures)} lectures (seed {args.seed}, faults {args.faults}"
-            + (", hostile" if hostile is not False else "")
+            + (", broken answers" if site_faults is not None else "")
+            + label
             + ")",
             file=sys.stderr,
             flush=True,
@@ -654,3 +872,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until SIGTERM or SIGINT; the first line on stdout is the base URL."""
+    args = build_parser().parse_args(list(argv) if argv is not None else None)
+    try:
+        site = site_from_args(args)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    return serve(args, site)

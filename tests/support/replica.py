@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crawler.replica.process import RunningReplica, loopback_crawl_args, running_replica
+from tests.support.process import RunningReplica, loopback_crawl_args, running_replica
 
 __all__ = ["RunningReplica", "eventcrawl", "fast_crawl_settings", "running_replica"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Iterable
 
 from crawler.replica.layout import Lecture, ReplicaSite
@@ -26,3 +27,29 @@ def with_edit(site: ReplicaSite, lecture_id: str, **changes: object) -> ReplicaS
     lectures = dict(site.lectures)
     lectures[lecture_id] = dataclasses.replace(lectures[lecture_id], **changes)  # type: ignore[arg-type]
     return dataclasses.replace(site, lectures=lectures)
+
+
+EDIT_SUFFIX = " We also release our code."
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangedSite:
+    """A site after a night of changes, and which lectures changed."""
+
+    site: ReplicaSite
+    edited: tuple[str, ...]
+    removed: tuple[str, ...]
+
+
+def changed_site(
+    site: ReplicaSite, edits: int = 8, removals: int = 2, seed: int = 0, event_id: str = "502"
+) -> ChangedSite:
+    """``site`` with ``edits`` abstracts of the event edited (a sentence added) and ``removals`` of its
+    lectures removed, drawn from ``seed``; the ground truth of the result is the site's new truth."""
+    ids = sorted((i for i, lec in site.lectures.items() if lec.event_id == event_id), key=int)
+    picked = random.Random(f"changed-{seed}").sample(ids, edits + removals)
+    edited, removed = tuple(sorted(picked[:edits], key=int)), tuple(sorted(picked[edits:], key=int))
+    changed = site
+    for lecture_id in edited:
+        changed = with_edit(changed, lecture_id, abstract=site.lectures[lecture_id].abstract + EDIT_SUFFIX)
+    return ChangedSite(without_lectures(changed, removed), edited, removed)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
+from crawler.replica.gold import UnknownText, clean_text, content_hash
 from crawler.replica.layout import (
     MAIN_EVENT_ID,
     SESSION_KIND_POSTER,
@@ -35,6 +36,7 @@ from crawler.replica.layout import (
     Link,
     ReplicaSite,
     Session,
+    normalize_block,
 )
 from crawler.replica.pages import (
     BANNER_MIDDLE,
@@ -44,7 +46,7 @@ from crawler.replica.pages import (
     NEXT_DATA_TRUNCATED,
     PageVariant,
 )
-from crawler.schema import content_sha256
+from crawler.text.latex import clean_latex
 
 DUPLICATE_SHARE = 0.02
 NEAR_DUPLICATE_SHARE = 0.03
@@ -70,6 +72,9 @@ class PlantedSite(ReplicaSite):
     """A replica site with planted cases; ``page_variants`` is read by the page renderer."""
 
     page_variants: Mapping[str, PageVariant] = field(default_factory=dict)
+    # The cleaned text of revised abstracts the replica's literal table does not know: the crawler's
+    # cleaner names it here (only for the few revised abstracts with LaTeX in them).
+    clean_text_overrides: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ class PlantedTruth:
             record = by_id[lecture_id]
             record.setdefault("alternate_ids", [])
             record.setdefault("near_duplicate_cluster", None)
-            record["content_sha256"] = content_sha256(record)
+            record["content_sha256"] = content_hash(record)
             out.append(record)
         return out
 
@@ -307,7 +312,17 @@ def plant_cases(site: ReplicaSite, seed: int = 0) -> tuple[PlantedSite, PlantedT
             banner=banners.get(lecture_id),
             banner_position=positions.get(lecture_id, BANNER_TOP),
         )
+    overrides: dict[str, str] = {}
+    for lecture_id, lecture in lectures.items():
+        if lecture_id in site.lectures:
+            continue
+        block = normalize_block(lecture.abstract)
+        try:
+            clean_text(block)
+        except UnknownText:
+            overrides[block] = clean_latex(block)
     planted = PlantedSite(
+        clean_text_overrides=overrides,
         seed=site.seed,
         events=site.events,
         tags=site.tags,

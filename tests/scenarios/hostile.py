@@ -1,4 +1,4 @@
-"""Broken and hostile answers the replica can give on purpose (``--hostile``).
+"""Broken and hostile answers the replica gives on purpose (``python -m tests.support.serve --hostile``).
 
 A few lectures of the main event each get one broken variant of their page (bad or huge JSON, an empty
 200, invalid UTF-8, a wrong charset, a gzip bomb, a redirect loop, e-mail addresses in the fields...),
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crawler.replica.layout import MAIN_EVENT_ID, Lecture, ReplicaSite
-from crawler.replica.pages import Renderer, script_json
+from crawler.replica.pages import Renderer, api_json, script_json
+from crawler.replica.server import API, DRIP_BYTES
 
 HTML_UTF8 = "text/html; charset=utf-8"
 
@@ -48,8 +49,8 @@ BOMB_MEMBER_BYTES = 64 * 1024 * 1024
 BOMB_MEMBERS = 16
 HUGE_TITLE_CHARS = 1024 * 1024
 DEEP_JSON_LEVELS = 100_000
-DRIP_BYTES = 16
 DRIP_SECONDS = 0.5
+__all__ = ["DRIP_BYTES"]
 
 # What the e-mail variant adds to the page's fields.
 EMAIL_TITLE_SUFFIX = " (contact: jane.doe@example.org)"
@@ -279,7 +280,10 @@ def _gzip_bomb() -> bytes:
 
 
 class HostileSite:
-    """Answers for the hostile lectures of one site and base URL; None means "answer normally"."""
+    """Answers for the hostile lectures of one site and base URL; None means "answer normally".
+
+    Plugs into the replica as its page overrides: ``ReplicaServer(site, overrides=hostile_overrides())``.
+    """
 
     def __init__(self, site: ReplicaSite, base_url: str, variants: Mapping[str, str] | None = None) -> None:
         self.site = site
@@ -294,6 +298,14 @@ class HostileSite:
 
     def variant(self, lecture_id: str) -> str | None:
         return self.variants.get(lecture_id)
+
+    def listing(self, lectures: list[Lecture], size: int, number: int) -> Answer:
+        """A list page whose ``meta.total_pages`` lies, and that never runs out: a page past the end
+        repeats the last one."""
+        last = max(1, (len(lectures) + size - 1) // size)
+        doc = self.renderer.list_doc(lectures, size, min(number, last))
+        doc["meta"]["total_pages"] = claimed_total_pages(number)
+        return Answer(200, api_json(doc), API)
 
     def lecture_page(self, lecture: Lecture, query: Mapping[str, list[str]]) -> Answer | None:
         variant = self.variants.get(lecture.id)
@@ -402,3 +414,8 @@ def _int(values: list[str] | None) -> int:
         return max(0, int(values[0])) if values else 0
     except ValueError:
         return 0
+
+
+def hostile_overrides(variants: Mapping[str, str] | None = None) -> Callable[[ReplicaSite, str], HostileSite]:
+    """The replica's ``overrides`` factory for the hostile site (``variants`` None: :func:`plan`)."""
+    return lambda site, base_url: HostileSite(site, base_url, variants)

@@ -1,4 +1,8 @@
-"""The replica in a subprocess on a free loopback port, as a user runs it; for tests, bench and demo."""
+"""The replica in a subprocess on a free loopback port, as a user runs it; for tests and benchmarks.
+
+It runs ``python -m tests.support.serve``: the replica's own command line plus the test scenarios
+(``--planted``, ``--hostile``, ``--hostile-only``, ``--hostile-plan``).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.runner import LOOPBACK_CRAWL_SETTINGS
+from crawler.schema import FIELD_NAMES
 
 _SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,6 +36,11 @@ class RunningReplica:
     request_log_path: Path
 
     def ground_truth(self) -> list[dict[str, Any]]:
+        """The expected records, each with the fields the dataset's schema publishes."""
+        return [{k: v for k, v in r.items() if k in FIELD_NAMES} for r in self.full_ground_truth()]
+
+    def full_ground_truth(self) -> list[dict[str, Any]]:
+        """The expected records with every field the replica knows (authors, media links, subtitles)."""
         return _json_lines(self.ground_truth_path)
 
     def requests(self) -> list[dict[str, Any]]:
@@ -46,10 +56,10 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
 
 @contextmanager
 def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
-    """``python -m crawler.replica`` with its ground truth and request log in ``workdir``; SIGTERM on exit."""
+    """``python -m tests.support.serve``, ground truth and request log in ``workdir``; SIGTERM on exit."""
     workdir.mkdir(parents=True, exist_ok=True)
     truth, log = workdir / "ground-truth.jsonl", workdir / "requests.jsonl"
-    cmd = [sys.executable, "-m", "crawler.replica", "--port", "0", "--ground-truth", str(truth)]
+    cmd = [sys.executable, "-m", "tests.support.serve", "--port", "0", "--ground-truth", str(truth)]
     cmd += ["--request-log", str(log), *extra]
     path = os.pathsep.join(p for p in (str(_SOURCE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
