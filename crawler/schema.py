@@ -11,11 +11,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 
-Kind = Literal["string", "string_list", "timestamp", "bool"]
+ScalarKind = Literal["string", "string_list", "timestamp", "bool"]
+# A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``).
+Kind = Literal["string", "string_list", "timestamp", "bool", "struct_list"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,29 @@ class Field:
     # Fields that describe the fetch rather than the lecture stay out of the content hash, so an
     # unchanged lecture keeps its hash from one crawl to the next.
     in_content_hash: bool = True
+    # The members of a ``struct_list`` field, in order: (name, kind).
+    members: tuple[tuple[str, ScalarKind], ...] = ()
+    # A field added after records were first hashed enters the hash only when it holds a value (not null,
+    # not an empty list): records staged before the field existed keep their hash, so neither the
+    # stage's stored hashes nor the release history see every lecture as changed because of the schema.
+    hashed_when_empty: bool = True
 
+    def __post_init__(self) -> None:
+        if (self.kind == "struct_list") != bool(self.members):
+            raise ValueError(f"{self.name}: members are required for struct_list fields and only for them")
+
+
+AUTHOR_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
+    ("name", "string"),
+    ("affiliations", "string_list"),
+    ("orcid", "string"),
+)
+SUBTITLE_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
+    ("locale", "string"),
+    ("name", "string"),
+    ("auto_generated", "bool"),
+    ("url", "string"),
+)
 
 FIELDS: tuple[Field, ...] = (
     Field("lecture_id", "string", "Underline's lecture id (a JSON:API id, kept as a string).", False),
@@ -51,6 +75,48 @@ FIELDS: tuple[Field, ...] = (
     Field("published_at", "timestamp", "When the lecture was published on the site (UTC)."),
     Field("doi", "string", "Underline DOI of the lecture (prefix 10.48448), if any."),
     Field("is_premium", "bool", "True when the lecture's package is not free (`Premium content`).", False),
+    Field(
+        "authors",
+        "struct_list",
+        "The authors in the order the site lists them: `name` (NFC, whitespace collapsed), `affiliations`"
+        " (as published; empty when none) and `orcid` (the bare 16-character ORCID iD, null when unknown)."
+        " Empty when the site lists none or the crawl did not read them.",
+        False,
+        members=AUTHOR_MEMBERS,
+        hashed_when_empty=False,
+    ),
+    Field(
+        "video_url",
+        "string",
+        "The lecture's video (the site's playlist URL); null when none.",
+        hashed_when_empty=False,
+    ),
+    Field("video_doi", "string", "DOI of the lecture's video, if any.", hashed_when_empty=False),
+    Field(
+        "paper_url",
+        "string",
+        "Absolute URL of the paper download (the site may ask for a log-in); null when none.",
+        hashed_when_empty=False,
+    ),
+    Field("slides_url", "string", "URL of the slides (PDF); null when none.", hashed_when_empty=False),
+    Field("poster_url", "string", "URL of the poster (PDF); null when none.", hashed_when_empty=False),
+    Field(
+        "is_poster",
+        "bool",
+        "True when the lecture is a poster presentation, false when not, null when the site does not say.",
+        hashed_when_empty=False,
+    ),
+    # Subtitles are fetched (one request per lecture) only for lectures whose content changed since the
+    # last crawl, so an unchanged lecture has them null in one crawl and listed in another; in the hash
+    # they would make it look changed for a reason that is only the fetch plan.
+    Field(
+        "subtitles",
+        "struct_list",
+        "Subtitle tracks: `locale`, language `name`, `auto_generated` and the subtitle file `url`; null when"
+        " they were not fetched, empty when the lecture has none.",
+        members=SUBTITLE_MEMBERS,
+        in_content_hash=False,
+    ),
     Field(
         "related_lecture_ids",
         "string_list",
@@ -102,6 +168,57 @@ FIELDS: tuple[Field, ...] = (
     ),
 )
 
+
+class Author(TypedDict):
+    name: str
+    affiliations: list[str]
+    orcid: str | None
+
+
+class Subtitle(TypedDict):
+    locale: str | None
+    name: str | None
+    auto_generated: bool | None
+    url: str | None
+
+
+class LectureRecord(TypedDict, total=False):
+    """A lecture record as the stage and the publisher handle it (written by hand next to ``FIELDS``;
+    a test keeps the two equal). Timestamps are datetimes or ISO 8601 strings."""
+
+    lecture_id: str
+    url: str
+    source_urls: list[str]
+    title: str
+    abstract: str
+    keywords: list[str]
+    presentation_type: str | None
+    event_id: str
+    event_name: str | None
+    session_id: str | None
+    session_name: str | None
+    held_at: datetime | str | None
+    published_at: datetime | str | None
+    doi: str | None
+    is_premium: bool
+    authors: list[Author]
+    video_url: str | None
+    video_doi: str | None
+    paper_url: str | None
+    slides_url: str | None
+    poster_url: str | None
+    is_poster: bool | None
+    subtitles: list[Subtitle] | None
+    related_lecture_ids: list[str]
+    text: str
+    withdrawn: bool
+    alternate_ids: list[str] | None
+    near_duplicate_cluster: str | None
+    extraction: str
+    fetched_at: datetime | str
+    content_sha256: str
+
+
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 FIELDS_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 CONTENT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.in_content_hash)
@@ -114,7 +231,7 @@ def lecture_order(lecture_id: str) -> tuple[int, str]:
     return (len(lecture_id), lecture_id)
 
 
-_ARROW_TYPES: dict[Kind, pa.DataType] = {
+_ARROW_TYPES: dict[ScalarKind, pa.DataType] = {
     "string": pa.string(),
     "string_list": pa.list_(pa.string()),
     "timestamp": pa.timestamp("us", tz="UTC"),
@@ -122,28 +239,45 @@ _ARROW_TYPES: dict[Kind, pa.DataType] = {
 }
 
 
+def arrow_type(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> pa.DataType:
+    """The Arrow type of a kind (``members`` for a ``struct_list``)."""
+    if kind == "struct_list":
+        return pa.list_(pa.struct([pa.field(name, _ARROW_TYPES[k]) for name, k in members]))
+    return _ARROW_TYPES[kind]
+
+
+def field_arrow_type(f: Field) -> pa.DataType:
+    return arrow_type(f.kind, f.members)
+
+
 def arrow_schema() -> pa.Schema:
     """The pyarrow schema of the ``lectures`` table."""
     return pa.schema(
-        [pa.field(f.name, _ARROW_TYPES[f.kind], nullable=f.nullable) for f in FIELDS],
+        [pa.field(f.name, field_arrow_type(f), nullable=f.nullable) for f in FIELDS],
         metadata={"description": "eventcrawl lecture records"},
     )
 
 
-def hf_features() -> Any:
-    """The ``datasets.Features`` matching :func:`arrow_schema` (imported lazily: datasets is heavy)."""
+def hf_feature(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> Any:
+    """The ``datasets`` feature of a kind (imported lazily: datasets is heavy)."""
     import datasets
 
-    def feature(kind: Kind) -> Any:
-        if kind == "string_list":
-            return datasets.List(datasets.Value("string"))
-        if kind == "timestamp":
-            return datasets.Value("timestamp[us, tz=UTC]")
-        if kind == "bool":
-            return datasets.Value("bool")
-        return datasets.Value("string")
+    if kind == "struct_list":
+        return datasets.List({name: hf_feature(k) for name, k in members})
+    if kind == "string_list":
+        return datasets.List(datasets.Value("string"))
+    if kind == "timestamp":
+        return datasets.Value("timestamp[us, tz=UTC]")
+    if kind == "bool":
+        return datasets.Value("bool")
+    return datasets.Value("string")
 
-    return datasets.Features({f.name: feature(f.kind) for f in FIELDS})
+
+def hf_features() -> Any:
+    """The ``datasets.Features`` matching :func:`arrow_schema`."""
+    import datasets
+
+    return datasets.Features({f.name: hf_feature(f.kind, f.members) for f in FIELDS})
 
 
 def parse_timestamp(value: Any) -> datetime | None:
@@ -173,8 +307,25 @@ def format_timestamp(value: datetime | None) -> str | None:
     return text.replace("+00:00", "Z")
 
 
+def _struct_items(f: Field, value: Any) -> list[dict[str, Any]] | None:
+    """A struct list with every member present, in member order (missing lists become empty)."""
+    if value is None:
+        return None if f.nullable else []
+    items = []
+    for item in value:
+        entry: dict[str, Any] = {}
+        for name, kind in f.members:
+            member = item.get(name)
+            entry[name] = list(member or []) if kind == "string_list" else member
+        items.append(entry)
+    return items
+
+
 def to_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record with every schema field, timestamps as ISO strings: the staging format."""
+    """A record with every schema field, timestamps as ISO strings: the staging format.
+
+    A missing list field becomes an empty list; a missing nullable struct list (``subtitles``) stays null.
+    """
     out: dict[str, Any] = {}
     for f in FIELDS:
         value = record.get(f.name)
@@ -182,6 +333,8 @@ def to_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
             out[f.name] = format_timestamp(parse_timestamp(value))
         elif f.kind == "string_list":
             out[f.name] = list(value or [])
+        elif f.kind == "struct_list":
+            out[f.name] = _struct_items(f, value)
         else:
             out[f.name] = value
     return out
@@ -199,7 +352,11 @@ def from_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
 def content_sha256(record: Mapping[str, Any]) -> str:
     """SHA-256 hex digest of the content fields, stable across processes and crawls."""
     canonical = to_json_record(record)
-    payload = {name: canonical[name] for name in CONTENT_FIELDS}
+    payload = {
+        f.name: canonical[f.name]
+        for f in FIELDS
+        if f.in_content_hash and (f.hashed_when_empty or canonical[f.name] not in (None, []))
+    }
     blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -213,10 +370,13 @@ def validate_record(record: Mapping[str, Any]) -> list[str]:
     for f in FIELDS:
         value = record.get(f.name)
         if value is None:
-            if not f.nullable:
+            # A record staged before a list field existed has none: it publishes with an empty list.
+            if not f.nullable and f.hashed_when_empty:
                 problems.append(f"{f.name} is missing")
             continue
-        if f.kind == "string" and not isinstance(value, str):
+        if f.kind == "struct_list":
+            problems.extend(_struct_problems(f, value))
+        elif f.kind == "string" and not isinstance(value, str):
             problems.append(f"{f.name} is not a string")
         elif f.kind == "string_list" and not (
             isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
@@ -229,4 +389,38 @@ def validate_record(record: Mapping[str, Any]) -> list[str]:
                 parse_timestamp(value)
             except (TypeError, ValueError):
                 problems.append(f"{f.name} is not an ISO 8601 timestamp")
+    return problems
+
+
+def _member_problem(kind: ScalarKind, value: Any) -> bool:
+    if value is None:
+        return False
+    if kind == "string":
+        return not isinstance(value, str)
+    if kind == "bool":
+        return not isinstance(value, bool)
+    if kind == "string_list":
+        return not (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))
+    try:
+        parse_timestamp(value)
+    except (TypeError, ValueError):
+        return True
+    return False
+
+
+def _struct_problems(f: Field, value: Any) -> list[str]:
+    if not isinstance(value, list | tuple):
+        return [f"{f.name} is not a list"]
+    names = {name for name, _ in f.members}
+    problems = []
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            problems.append(f"{f.name}[{index}] is not a mapping")
+            continue
+        unknown = set(item) - names
+        if unknown:
+            problems.append(f"{f.name}[{index}] has unknown members: {sorted(unknown)}")
+        bad = [name for name, kind in f.members if _member_problem(kind, item.get(name))]
+        if bad:
+            problems.append(f"{f.name}[{index}] has members of the wrong type: {bad}")
     return problems

@@ -301,13 +301,13 @@ def test_request_and_memory_limits_stop_cleanly_and_the_crawl_resumes(tmp_path: 
             return result.returncode, report
 
         code, report = run("-s", "CLOSESPIDER_PAGECOUNT=10")
-        assert (code, report["finish_reason"]) == (1, "closespider_pagecount")
+        assert (code, report["finish_reason"]) == (5, "closespider_pagecount")
         first = read_stage(state)
         assert not first.complete and first.bad_lines == 0
         assert 0 < len(first.records) < 40
 
         code, report = run("-s", "MEMUSAGE_LIMIT_MB=1", "-s", "MEMUSAGE_CHECK_INTERVAL_SECONDS=0.5")
-        assert (code, report["finish_reason"]) == (1, "memusage_exceeded")
+        assert (code, report["finish_reason"]) == (5, "memusage_exceeded")
         assert report["stats"]["memusage/limit_reached"] == 1
         second = read_stage(state)
         assert not second.complete and second.bad_lines == 0

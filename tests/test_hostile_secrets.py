@@ -15,7 +15,8 @@ from huggingface_hub import HfApi
 
 from crawler.publish.hub import HubPushError, push_to_hub, scrub
 from crawler.publish.release import publish_release
-from tests.test_publish_hub import REPO, TOKEN, Captured, StandIn, hub, no_sleep
+from tests.support.hub import StandIn, hub
+from tests.test_publish_hub import REPO, TOKEN, Captured, no_sleep
 from tests.test_publish_parquet import PROVENANCE, make_records
 
 __all__ = ["hub"]  # the Hub stand-in fixture of the upload tests

@@ -69,10 +69,22 @@ def test_metadata_is_derived_from_schema_and_files(text: str) -> None:
     assert meta["task_categories"] == ["text-retrieval", "text-classification"]
     assert meta["pretty_name"] == "EMNLP 2024, EMNLP 2025 lectures on Underline"
     assert meta["configs"] == [
+        {
+            "config_name": "emnlp-2024",
+            "data_files": [
+                {"split": "train", "path": ["data/lectures/event-469/train-00000-of-00001.parquet"]}
+            ],
+        },
+        {
+            "config_name": "emnlp-2025",
+            "data_files": [
+                {"split": "train", "path": ["data/lectures/event-502/train-00000-of-00001.parquet"]}
+            ],
+        },
         {"config_name": "events", "data_files": [{"split": "train", "path": "data/events/train-*.parquet"}]},
         {
             "config_name": "lectures",
-            "data_files": [{"split": "train", "path": "data/lectures/train-*.parquet"}],
+            "data_files": [{"split": "train", "path": "data/lectures/*/train-*.parquet"}],
             "default": True,
         },
         {
@@ -81,10 +93,16 @@ def test_metadata_is_derived_from_schema_and_files(text: str) -> None:
         },
     ]
     infos = {info["config_name"]: info for info in meta["dataset_info"]}
-    assert sorted(infos) == ["events", "lectures", "sessions"]
+    # No record of this release lists authors: the empty `authors` table is not a config.
+    assert sorted(infos) == ["emnlp-2024", "emnlp-2025", "events", "lectures", "sessions"]
     for spec in SPECS:
-        assert Features._from_yaml_list(infos[spec.name]["features"]) == spec.features()
+        if spec.name != "authors":
+            assert Features._from_yaml_list(infos[spec.name]["features"]) == spec.features()
+    for event_config in ("emnlp-2024", "emnlp-2025"):
+        assert Features._from_yaml_list(infos[event_config]["features"]) == schema.hf_features()
     assert infos["lectures"]["splits"][0]["num_examples"] == 12
+    assert infos["emnlp-2024"]["splits"][0]["num_examples"] == 1
+    assert infos["emnlp-2025"]["splits"][0]["num_examples"] == 11
     assert infos["events"]["splits"][0]["num_examples"] == 2
     assert infos["sessions"]["splits"][0]["num_examples"] == 3
 
@@ -136,7 +154,8 @@ def table_blocks(body: str) -> list[list[str]]:
 def test_every_table_row_has_its_header_s_cells(text: str) -> None:
     _, body = meta_and_body(text)
     blocks = table_blocks(body)
-    assert len(blocks) == 13
+    # 13 tables before the per-event sections: + the event configs table, two per-event tables.
+    assert len(blocks) == 16
     for block in blocks:
         widths = {len(re.findall(r"(?<!\\)\|", line)) for line in block}
         assert len(widths) == 1, block
@@ -272,7 +291,10 @@ def test_merge_maintainer_sections() -> None:
 def test_card_counts_match_the_parquet(release: Path, text: str) -> None:
     meta, _ = meta_and_body(text)
     infos = {info["config_name"]: info for info in meta["dataset_info"]}
+    layout = {"lectures": "lectures/*/*.parquet", "emnlp-2024": "lectures/event-469/*.parquet"}
+    layout["emnlp-2025"] = "lectures/event-502/*.parquet"
     for name, info in infos.items():
-        paths = sorted((release / "data" / name).glob("*.parquet"))
+        paths = sorted((release / "data").glob(layout.get(name, f"{name}/*.parquet")))
+        assert paths
         assert info["download_size"] == sum(p.stat().st_size for p in paths)
         assert info["splits"][0]["num_examples"] == sum(pq.read_metadata(p).num_rows for p in paths)

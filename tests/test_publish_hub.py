@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import logging
-import re
-import threading
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit
 
+import httpx2
 import pytest
 from huggingface_hub import HfApi
 
@@ -29,147 +24,22 @@ from crawler.publish.hub import (
     scrubbed_logs,
 )
 from crawler.publish.release import publish_release
+from tests.support.hub import StandIn, hub
 from tests.test_publish_parquet import PROVENANCE, make_records
+
+__all__ = ["hub"]  # the Hub stand-in fixture
 
 TOKEN = "hf_StandInSecretToken0123456789abcdef"
 REPO = "acl-archive/emnlp-2025"
 RELEASE_FILES = [
     "README.md",
     "manifest.json",
+    "changes/2025-11-12.parquet",
     "data/events/train-00000-of-00001.parquet",
-    "data/lectures/train-00000-of-00001.parquet",
+    "data/lectures/event-469/train-00000-of-00001.parquet",
+    "data/lectures/event-502/train-00000-of-00001.parquet",
     "data/sessions/train-00000-of-00001.parquet",
 ]
-_REPO_PATH = r"/api/datasets/(?P<repo>[^/]+/[^/]+)"
-
-
-class StandIn:
-    """The few Hub endpoints a dataset upload uses, with scripted faults."""
-
-    def __init__(self) -> None:
-        self.repos: dict[str, dict[str, dict[str, bytes]]] = {}
-        self.requests: list[dict[str, Any]] = []
-        self.commits: list[dict[str, Any]] = []
-        self.faults: list[tuple[str, str, dict[str, Any]]] = []
-        self.lock = threading.Lock()
-
-    def fault(self, method: str, pattern: str, **action: Any) -> None:
-        self.faults.append((method, pattern, action))
-
-    def take_fault(self, method: str, path: str) -> dict[str, Any] | None:
-        with self.lock:
-            for i, (m, pattern, action) in enumerate(self.faults):
-                if m == method and re.search(pattern, path):
-                    del self.faults[i]
-                    return action
-        return None
-
-    def handle(self, method: str, base: str, path: str, body: bytes) -> tuple[int, dict[str, str], Any]:
-        if method == "POST" and path == "/api/repos/create":
-            data = json.loads(body)
-            repo = f"{data['organization']}/{data['name']}"
-            if repo in self.repos:
-                return (
-                    409,
-                    {},
-                    {"error": "You already created this dataset repo", "url": f"{base}/datasets/{repo}"},
-                )
-            self.repos[repo] = {"main": {}}
-            return 200, {}, {"url": f"{base}/datasets/{repo}"}
-        if method == "POST" and path == "/api/validate-yaml":
-            return 200, {}, {"errors": [], "warnings": []}
-        match = re.fullmatch(
-            _REPO_PATH + r"/(?P<verb>branch|tree|preupload|commit)/(?P<rev>[^/]+)(?P<rest>/.*)?", path
-        )
-        if match is None or match["repo"] not in self.repos:
-            return 404, {"X-Error-Code": "RepoNotFound"}, {"error": "Repository not found"}
-        branches = self.repos[match["repo"]]
-        revision = unquote(match["rev"])
-        if match["verb"] == "branch":
-            if revision in branches:
-                return 409, {}, {"error": "Reference already exists"}
-            branches[revision] = dict(branches["main"])
-            return 200, {}, {}
-        if revision not in branches:
-            return 404, {"X-Error-Code": "RevisionNotFound"}, {"error": "Invalid rev id"}
-        files = branches[revision]
-        if match["verb"] == "tree":
-            return (
-                200,
-                {},
-                [{"type": "file", "path": p, "size": len(b), "oid": "0" * 40} for p, b in files.items()],
-            )
-        if match["verb"] == "preupload":
-            asked = json.loads(body)["files"]
-            modes = [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in asked]
-            return 200, {}, {"files": modes}
-        lines = [json.loads(line) for line in body.splitlines() if line.strip()]
-        commit: dict[str, Any] = {"revision": revision, "added": {}, "deleted": []}
-        for line in lines:
-            if line["key"] == "header":
-                commit["summary"] = line["value"]["summary"]
-            elif line["key"] == "file":
-                commit["added"][line["value"]["path"]] = base64.b64decode(line["value"]["content"])
-            elif line["key"] == "deletedFile":
-                commit["deleted"].append(line["value"]["path"])
-        files.update(commit["added"])
-        for gone in commit["deleted"]:
-            files.pop(gone, None)
-        self.commits.append(commit)
-        oid = hashlib.sha1(body).hexdigest()
-        return 200, {}, {"commitUrl": f"{base}/datasets/{match['repo']}/commit/{oid}", "commitOid": oid}
-
-
-def make_handler(hub: StandIn) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            url = urlsplit(self.path)
-            hub.requests.append(
-                {"method": self.command, "path": url.path, "auth": self.headers["Authorization"]}
-            )
-            action = hub.take_fault(self.command, url.path)
-            if action and action.get("drop"):
-                self.close_connection = True
-                return
-            if action:
-                status, headers, payload = action["status"], action.get("headers", {}), action.get("body", {})
-            else:
-                base = f"http://{self.headers['Host']}"
-                status, headers, payload = hub.handle(self.command, base, url.path, body)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        do_GET = do_POST = serve
-
-    return Handler
-
-
-@pytest.fixture
-def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[StandIn, str]]:
-    import huggingface_hub.constants
-
-    # Tests talk to the stand-in only: no user-agent look-ups at the real Hub.
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_DISABLE_TELEMETRY", True)
-    stand_in = StandIn()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stand_in))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield stand_in, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -400,3 +270,69 @@ def test_what_is_retried() -> None:
     assert is_retryable(httpx2.RemoteProtocolError("Server disconnected")) is True
     assert is_retryable(ConnectionResetError()) is True
     assert is_retryable(ValueError("bad yaml")) is False
+
+
+def test_parquet_goes_through_lfs_and_text_inline(hub: tuple[StandIn, str], release: Path) -> None:
+    stand_in, endpoint = hub
+    push_to_hub(release, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=no_sleep([]))
+    parquet_files = sorted(p for p in RELEASE_FILES if p.endswith(".parquet"))
+    (commit,) = stand_in.commits
+    assert sorted(commit["lfs"]) == parquet_files
+    assert sorted(commit["inline"]) == ["README.md", "manifest.json"]
+    oids = {p: hashlib.sha256((release / p).read_bytes()).hexdigest() for p in parquet_files}
+    assert {oid: stand_in.lfs_objects[oid] for oid in oids.values()} == {
+        oids[p]: (release / p).read_bytes() for p in parquet_files
+    }
+    calls = [(r["method"], r["path"]) for r in stand_in.requests]
+    assert ("POST", f"/datasets/{REPO}.git/info/lfs/objects/batch") in calls
+    assert sorted(path for method, path in calls if path.startswith("/api/lfs-verify/")) == sorted(
+        f"/api/lfs-verify/{oid}" for oid in oids.values()
+    )
+    assert sorted((s["method"], s["path"]) for s in stand_in.storage) == sorted(
+        ("PUT", f"/storage/{oid}") for oid in oids.values()
+    )
+    # The storage URL is presigned: the token goes to the Hub only.
+    assert {s["auth"] for s in stand_in.storage} == {None}
+    assert stand_in.repos[REPO]["main"] == {p: (release / p).read_bytes() for p in RELEASE_FILES}
+
+
+def test_the_tag_keeps_the_release_s_files(hub: tuple[StandIn, str], release: Path, tmp_path: Path) -> None:
+    _, endpoint = hub
+    api = HfApi(endpoint=endpoint)
+    first = push_to_hub(release, REPO, token=TOKEN, api=api, retry=no_sleep([]))
+    assert first.tag == "2025-11-12"
+    later = tmp_path / "later"
+    shutil.copytree(release, later)
+    publish_release(make_records(5), later, name=REPO, provenance={**PROVENANCE, "crawl_date": "2025-11-20"})
+    second = push_to_hub(later, REPO, token=TOKEN, api=api, retry=no_sleep([]))
+    assert second.tag == "2025-11-20" and second.commit_oid != first.commit_oid
+    refs = api.list_repo_refs(REPO, repo_type="dataset", token=TOKEN)
+    assert {t.name: t.target_commit for t in refs.tags} == {
+        "2025-11-12": first.commit_oid,
+        "2025-11-20": second.commit_oid,
+    }
+    at_tag = api.list_repo_files(REPO, repo_type="dataset", revision="2025-11-12", token=TOKEN)
+    assert sorted(at_tag) == sorted(RELEASE_FILES)
+    for path in RELEASE_FILES:
+        answer = httpx2.get(
+            f"{endpoint}/datasets/{REPO}/resolve/2025-11-12/{path}",
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
+        assert answer.status_code == 200 and answer.content == (release / path).read_bytes()
+    main = api.list_repo_files(REPO, repo_type="dataset", token=TOKEN)
+    assert "changes/2025-11-20.parquet" in main and "changes/2025-11-20.parquet" not in at_tag
+
+
+def test_a_repeated_push_keeps_the_tag_and_a_foreign_tag_is_refused(
+    hub: tuple[StandIn, str], release: Path
+) -> None:
+    stand_in, endpoint = hub
+    api = HfApi(endpoint=endpoint)
+    first = push_to_hub(release, REPO, token=TOKEN, api=api, retry=no_sleep([]))
+    again = push_to_hub(release, REPO, token=TOKEN, api=api, retry=no_sleep([]))
+    assert again.commit_oid == first.commit_oid and again.tag == "2025-11-12"
+    stand_in.tags[REPO]["2025-11-12"] = "f" * 40
+    with pytest.raises(HubPushError, match=r"tag '2025-11-12' already names commit f{40}"):
+        push_to_hub(release, REPO, token=TOKEN, api=api, retry=no_sleep([]))
+    untagged = push_to_hub(release, REPO, token=TOKEN, api=api, retry=no_sleep([]), tag=False)
+    assert untagged.tag is None

@@ -112,7 +112,9 @@ def test_summary_tables_take_their_types_from_lecture_fields() -> None:
     assert events.field("first_held_at").type == lecture.field("held_at").type == pa.timestamp("us", tz="UTC")
     assert events.field("lecture_count").type == pa.int64()
     assert sessions.field("presentation_types").type == pa.list_(lecture.field("presentation_type").type)
-    assert [f.nullable for f in sessions] == [False, True, False, False, False]
+    assert [f.nullable for f in sessions] == [False, True, False, False, False, True, True, True]
+    assert sessions.field("starts_at").type == sessions.field("ends_at").type == pa.timestamp("us", tz="UTC")
+    assert sessions.field("description").type == pa.string()
     import datasets
 
     assert SESSIONS.features()["presentation_types"] == datasets.List(datasets.Value("string"))
@@ -147,6 +149,9 @@ def test_rows_are_validated_sorted_and_summarized() -> None:
             "event_id": "502",
             "lecture_count": 3,
             "presentation_types": ["poster"],
+            "description": None,
+            "starts_at": None,
+            "ends_at": None,
         },
         {
             "session_id": "9002",
@@ -154,6 +159,9 @@ def test_rows_are_validated_sorted_and_summarized() -> None:
             "event_id": "502",
             "lecture_count": 3,
             "presentation_types": ["oral"],
+            "description": None,
+            "starts_at": None,
+            "ends_at": None,
         },
         {
             "session_id": "9003",
@@ -161,6 +169,9 @@ def test_rows_are_validated_sorted_and_summarized() -> None:
             "event_id": "502",
             "lecture_count": 3,
             "presentation_types": ["poster"],
+            "description": None,
+            "starts_at": None,
+            "ends_at": None,
         },
     ]
 
@@ -230,6 +241,7 @@ def test_same_rows_give_the_same_bytes(tmp_path: Path) -> None:
         "data/lectures/train-00000-of-00001.parquet",
         "data/events/train-00000-of-00001.parquet",
         "data/sessions/train-00000-of-00001.parquet",
+        "data/authors/train-00000-of-00001.parquet",
     ]
 
 

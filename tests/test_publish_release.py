@@ -24,8 +24,10 @@ from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sh
 REPO = Path(__file__).resolve().parents[1]
 LAYOUT = [
     "README.md",
+    "changes/2025-11-12.parquet",
     "data/events/train-00000-of-00001.parquet",
-    "data/lectures/train-00000-of-00001.parquet",
+    "data/lectures/event-469/train-00000-of-00001.parquet",
+    "data/lectures/event-502/train-00000-of-00001.parquet",
     "data/sessions/train-00000-of-00001.parquet",
     "manifest.json",
 ]
@@ -66,17 +68,22 @@ def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
     assert manifest["files"] == result.files
 
     expected = [schema.from_json_record(make_record(i)) for i in range(12)]
+    # One folder per event, in event id order; rows sorted by lecture id inside each.
+    by_event = [r for r in expected if r["event_id"] == "469"] + [
+        r for r in expected if r["event_id"] == "502"
+    ]
     table = pq.read_table(out / "data" / "lectures")
     assert table.schema.remove_metadata().equals(schema.arrow_schema().remove_metadata())
-    assert table.to_pylist() == expected
+    assert table.to_pylist() == by_event
 
     cache = str(tmp_path / "cache")
     lectures = datasets.load_dataset(str(out), cache_dir=cache)
     assert list(lectures) == ["train"]
     assert lectures["train"].features == schema.hf_features()
     assert lectures["train"].num_rows == 12
-    assert lectures["train"][0] == expected[0]
-    assert lectures["train"]["lecture_id"] == [str(130100 + i) for i in range(12)]
+    assert lectures["train"][0] == by_event[0]
+    assert lectures["train"]["lecture_id"] == [r["lecture_id"] for r in by_event]
+    assert sorted(lectures["train"]["lecture_id"]) == [str(130100 + i) for i in range(12)]
     events = datasets.load_dataset(str(out), "events", split="train", cache_dir=cache)
     assert events.features == EVENTS.features()
     assert events["event_id"] == ["469", "502"]

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TableSpec, type_label
+from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, type_label
 from crawler.schema import format_timestamp
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "dataset_card" / "README.template.md"
@@ -61,14 +61,27 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~$#+!{}])")
 
 @dataclass(frozen=True)
 class ConfigFiles:
-    """What was written for one config: enough to declare it in the card and the manifest."""
+    """What was written for one config: enough to declare it in the card and the manifest.
+
+    An event's config has the ``lectures`` spec, its own ``name`` and, as ``pattern``, its files' paths.
+    """
 
     spec: TableSpec
     paths: tuple[str, ...]
     num_rows: int
     num_bytes: int  # Arrow size in memory, as datasets reports it
     download_size: int  # Parquet bytes on disk
-    pattern: str
+    pattern: str | tuple[str, ...]
+    name: str = ""
+    description: str = ""
+
+    @property
+    def config_name(self) -> str:
+        return self.name or self.spec.name
+
+    @property
+    def config_description(self) -> str:
+        return self.description or self.spec.description
 
 
 @dataclass(frozen=True)
@@ -142,16 +155,18 @@ def card_data(*, pretty_name: str, configs: Sequence[ConfigFiles]) -> Any:
     )
     MetadataConfigs(
         {
-            c.spec.name: {
-                "data_files": [{"split": SPLIT, "path": c.pattern}],
-                **({"default": True} if c.spec.name == DEFAULT_CONFIG else {}),
+            c.config_name: {
+                "data_files": [
+                    {"split": SPLIT, "path": c.pattern if isinstance(c.pattern, str) else list(c.pattern)}
+                ],
+                **({"default": True} if c.config_name == DEFAULT_CONFIG else {}),
             }
             for c in configs
         }
     ).to_dataset_card_data(data)
     DatasetInfosDict(
         {
-            c.spec.name: DatasetInfo(
+            c.config_name: DatasetInfo(
                 features=c.spec.features(),
                 splits=SplitDict(
                     {SPLIT: SplitInfo(name=SPLIT, num_bytes=c.num_bytes, num_examples=c.num_rows)}
@@ -226,17 +241,77 @@ def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
     }
 
 
+def event_statistics(
+    lectures: pa.Table, events: Sequence[EventConfig], coverage: Any = None
+) -> list[dict[str, Any]]:
+    """Per event: its config, lecture and session counts, presentation types, lectures per day and, when
+    the caller measured it, each field's coverage. Sizes are bounded (top entries only): the card does
+    not grow with the number of lectures."""
+    rows = lectures.select(["event_id", "session_id", "presentation_type", "held_at"]).to_pylist()
+    by_event: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_event.setdefault(row["event_id"], []).append(row)
+    coverage = coverage if isinstance(coverage, Mapping) else {}
+    out = []
+    for event in events:
+        group = by_event.get(event.event_id, [])
+        days = _counted(r["held_at"].date().isoformat() for r in group if r["held_at"] is not None)
+        days.sort(key=lambda item: item[0])
+        measured = coverage.get(event.event_id)
+        out.append(
+            {
+                "id": escape_text(event.event_id, limit=40),
+                "name": escape_text(event.event_name or event.event_id, limit=100),
+                "config": event.config_name,
+                "lectures": len(group),
+                "sessions": len({r["session_id"] for r in group if r["session_id"] is not None}),
+                "presentation_types": [
+                    {"label": escape_text(k, limit=60), "count": n}
+                    for k, n in _counted((r["presentation_type"] for r in group), limit=TOP)
+                ],
+                "days": [{"day": d, "count": n} for d, n in days[:TOP]],
+                "more_days": max(0, len(days) - TOP),
+                "without_day": sum(1 for r in group if r["held_at"] is None),
+                "coverage": _coverage_rows(measured),
+            }
+        )
+    return out
+
+
+def _coverage_rows(measured: Any) -> list[dict[str, str]]:
+    if not isinstance(measured, Mapping):
+        return []
+    out = []
+    for field_name, share in sorted(measured.items(), key=lambda item: str(item[0])):
+        if isinstance(share, int | float) and not isinstance(share, bool) and 0 <= share <= 1:
+            shown = f"{100 * share:.1f}%"
+        else:
+            shown = escape_text(share, limit=40)
+        out.append({"field": escape_text(field_name, limit=60), "share": shown})
+    return out
+
+
 def email_like_values(lectures: pa.Table) -> int:
     """How many string values of the lectures table contain something shaped like an e-mail address."""
     found = 0
     for column in lectures.itercolumns():
-        values = column
-        if pa.types.is_list(values.type):
-            values = pc.list_flatten(values)
-        if pa.types.is_string(values.type):
+        for values in _string_leaves(column):
             # RE2 runs in linear time: Python's re backtracks badly on long texts without an '@'.
             found += pc.sum(pc.match_substring_regex(values, EMAIL.pattern)).as_py() or 0
     return found
+
+
+def _string_leaves(values: Any) -> list[Any]:
+    """Every string array inside a column: lists flattened, struct members taken one by one."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+        return _string_leaves(pc.list_flatten(values))
+    if pa.types.is_struct(values.type):
+        return [leaf for i in range(values.type.num_fields) for leaf in _string_leaves(values.field(i))]
+    if pa.types.is_string(values.type):
+        return [values]
+    return []
 
 
 def _number(value: float) -> str:
@@ -259,6 +334,10 @@ def json_safe(provenance: Mapping[str, Any]) -> dict[str, Any]:
     """Provenance as JSON-able values (dates as ISO 8601, paths and others as text)."""
     plain: dict[str, Any] = _plain(provenance)
     return plain
+
+
+# Provenance keys shown in their own sections rather than in the provenance table.
+SECTION_KEYS = frozenset({"settings", "coverage", "sessions"})
 
 
 def _provenance_rows(provenance: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -299,12 +378,15 @@ def card_context(
     configs: Sequence[ConfigFiles],
     tables: Mapping[str, pa.Table],
     changes: Changes,
+    event_configs: Sequence[EventConfig] = (),
+    change_files: Sequence[str] = (),
+    change_counts: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """Everything the template may use; every string that came from outside is already escaped."""
     lectures = tables[DEFAULT_CONFIG]
     settings = provenance.get("settings") or {}
-    other = {k: v for k, v in provenance.items() if k != "settings"}
-    by_name = {c.spec.name: c for c in configs}
+    other = {k: v for k, v in provenance.items() if k not in SECTION_KEYS}
+    by_name = {c.config_name: c for c in configs}
     events = tables["events"].to_pylist()
     return {
         "name": escape_text(name),
@@ -315,7 +397,7 @@ def card_context(
         "crawl_date": escape_text(provenance.get("crawl_date"), empty="(date not recorded)"),
         "crawler_version": escape_text(provenance.get("crawler_version"), empty="(version not recorded)"),
         "web_base": escape_text(provenance.get("web_base"), empty="(site not recorded)"),
-        "counts": {c.spec.name: c.num_rows for c in configs},
+        "counts": {c.config_name: c.num_rows for c in configs},
         "events": [
             {
                 "id": escape_text(e["event_id"]),
@@ -348,8 +430,30 @@ def card_context(
                 ],
             }
             for spec in SPECS
+            if spec.name in by_name
         ],
         "stats": lecture_statistics(lectures),
+        "event_configs": [
+            {
+                "name": e.config_name,
+                "event_id": escape_text(e.event_id, limit=40),
+                "event_name": escape_text(e.event_name or e.event_id, limit=100),
+                "rows": by_name[e.config_name].num_rows,
+                "paths": list(by_name[e.config_name].paths),
+            }
+            for e in event_configs
+        ],
+        "per_event": event_statistics(lectures, event_configs, provenance.get("coverage")),
+        "authors": {
+            "rows": tables["authors"].num_rows,
+            "config": "authors" in by_name,
+            "with_orcid": sum(1 for o in tables["authors"].column("orcid").to_pylist() if o),
+            "lectures_with_authors": sum(1 for a in lectures.column("authors").to_pylist() if a),
+            "with_affiliation": sum(1 for a in tables["authors"].column("affiliations").to_pylist() if a),
+        },
+        "change_file": change_files[-1] if change_files else None,
+        "change_files": list(change_files),
+        "change_counts": dict(change_counts or {}),
         "email_like": email_like_values(lectures),
         "provenance": _provenance_rows(other),
         "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],

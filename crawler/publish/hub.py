@@ -1,4 +1,5 @@
-"""Uploading a release directory to a Hugging Face dataset repository in one commit.
+"""Uploading a release directory to a Hugging Face dataset repository in one commit, tagged with the
+release's version so that ``load_dataset(repo, revision="<version>")`` gives that release.
 
 Rate limits (429), server errors (5xx) and dropped connections are retried with exponential backoff and
 full jitter, waiting what ``Retry-After`` asks for (seconds or an HTTP date) when the Hub sends it. The
@@ -8,6 +9,7 @@ token never reaches a log record or an exception message: both are scrubbed whil
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import email.utils
 import json
 import logging
@@ -55,6 +57,7 @@ class PushResult:
     commit_url: str
     uploaded: tuple[str, ...]
     deleted: tuple[str, ...]
+    tag: str | None = None
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
@@ -179,11 +182,14 @@ def push_to_hub(
     commit_message: str | None = None,
     endpoint: str | None = None,
     retry: RetryPolicy | None = None,
+    tag: bool = True,
 ) -> PushResult:
-    """Upload a release (card, manifest, data) to ``repo_id`` in one commit on ``revision`` (default main).
+    """Upload a release (card, manifest, data, change files) to ``repo_id`` in one commit on ``revision``
+    (default main), then tag that commit with the release's version (``tag=False`` skips the tag).
 
     Creates the dataset repository (and the branch) when missing, and deletes data files a previous
-    release left that this one does not have, in the same commit.
+    release left that this one does not have, in the same commit. A tag that already exists is accepted
+    when it names this very commit (a repeated push), and refused when it names another.
     """
     release_dir = Path(release_dir)
     secrets = [token or ""]
@@ -198,7 +204,14 @@ def push_to_hub(
             hub = api if api is not None else HfApi(endpoint=endpoint, token=token)
             message = commit_message or f"Release {manifest['version']}"
             policy = retry or RetryPolicy()
-            return _push(hub, release_dir, repo_id, local, private, revision, token, message, policy, secrets)
+            result = _push(
+                hub, release_dir, repo_id, local, private, revision, token, message, policy, secrets
+            )
+            if tag:
+                version = str(manifest["version"])
+                _tag_release(hub, repo_id, version, result.commit_oid, token, policy, secrets)
+                result = dataclasses.replace(result, tag=version)
+            return result
         except HubPushError as exc:
             failure = scrub(str(exc), secrets)
         except Exception as exc:
@@ -258,6 +271,8 @@ def _push(
         )
 
     info = _with_retries("create_commit", commit, policy, secrets)
+    if not getattr(info, "oid", None):
+        raise HubPushError("the Hub answered the commit without a commit id")
     return PushResult(
         repo_id=repo_id,
         revision=revision or "main",
@@ -266,3 +281,45 @@ def _push(
         uploaded=tuple(local),
         deleted=tuple(stale),
     )
+
+
+def _tag_release(
+    hub: Any,
+    repo_id: str,
+    version: str,
+    commit_oid: str,
+    token: str,
+    policy: RetryPolicy,
+    secrets: Sequence[str],
+) -> None:
+    try:
+        _with_retries(
+            "create_tag",
+            lambda: hub.create_tag(
+                repo_id,
+                tag=version,
+                tag_message=f"Release {version}",
+                revision=commit_oid,
+                repo_type=REPO_TYPE,
+                token=token,
+            ),
+            policy,
+            secrets,
+        )
+        return
+    except HfHubHTTPError as exc:
+        if _status(exc) != 409:
+            raise
+    # The tag exists: fine if a lost answer or a repeated push made it on this commit, not otherwise.
+    refs = _with_retries(
+        "list_repo_refs",
+        lambda: hub.list_repo_refs(repo_id, repo_type=REPO_TYPE, token=token),
+        policy,
+        secrets,
+    )
+    target = next((t.target_commit for t in refs.tags if t.name == version), None)
+    if target != commit_oid:
+        raise HubPushError(
+            f"tag {version!r} already names commit {target} in {repo_id}, not this release's commit"
+            f" {commit_oid}; the files are pushed but the tag was left as it was"
+        )

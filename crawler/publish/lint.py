@@ -326,16 +326,22 @@ def _check_dataset_info(
         except (TypeError, ValueError, KeyError) as exc:
             problems.append(LintProblem("features-invalid", f"{name}: features do not parse: {exc}"))
             continue
+        # One problem per config: a config's files (e.g. one per event) share one writer and one schema.
+        mismatched = []
         for path in sorted({f for files in configs[name].values() for f in files}):
             found = Features.from_arrow_schema(pq.read_schema(path).remove_metadata())
             if found != declared:
-                problems.append(
-                    LintProblem(
-                        "features-mismatch",
-                        f"{name}: {path.relative_to(data_dir).as_posix()} has features {found},"
-                        f" declared {declared}",
-                    )
+                mismatched.append((path, found))
+        if mismatched:
+            path, found = mismatched[0]
+            more = f" (and {len(mismatched) - 1} more file(s))" if len(mismatched) > 1 else ""
+            problems.append(
+                LintProblem(
+                    "features-mismatch",
+                    f"{name}: {path.relative_to(data_dir).as_posix()}{more} has features {found},"
+                    f" declared {declared}",
                 )
+            )
         for split in info.get("splits") or []:
             split_name = split.get("name")
             if split_name not in configs[name]:

@@ -2,6 +2,10 @@
 
 The bytes depend only on the rows and the pyarrow version: no timestamps, no pandas metadata, rows in
 key order, fixed row groups and shard sizes. Re-publishing the same records gives identical files.
+
+The ``lectures`` table is written one folder per event (``data/lectures/event-<id>/train-*.parquet``):
+the ``lectures`` config globs every folder, each event's config lists its own folder's files, and no row
+is written twice.
 """
 
 from __future__ import annotations
@@ -30,11 +34,19 @@ class Shard:
     num_rows: int
 
 
-def config_dir(spec: TableSpec) -> str:
-    return f"data/{spec.name}"
+# Tables written in one folder per event; their config's pattern reaches one level down.
+PARTITIONED = frozenset({"lectures"})
+# The folder of a partitioned table with no rows at all, so that its config still loads.
+EMPTY_PARTITION = "no-event"
+
+
+def config_dir(spec: TableSpec, partition: str | None = None) -> str:
+    return f"data/{spec.name}" if partition is None else f"data/{spec.name}/{partition}"
 
 
 def data_files_pattern(spec: TableSpec) -> str:
+    if spec.name in PARTITIONED:
+        return f"{config_dir(spec)}/*/{SPLIT}-*.parquet"
     return f"{config_dir(spec)}/{SPLIT}-*.parquet"
 
 
@@ -84,14 +96,15 @@ def write_shards(
     *,
     shard_rows: int = SHARD_ROWS,
     row_group_rows: int = ROW_GROUP_ROWS,
+    partition: str | None = None,
 ) -> list[Shard]:
-    """Write ``table`` (already in key order) as ``data/<config>/train-0000i-of-0000n.parquet``.
+    """Write ``table`` (already in key order) as ``data/<config>[/<partition>]/train-0000i-of-0000n.parquet``.
 
     An empty table still gets one (empty) shard so that the config loads.
     """
     if shard_rows < 1 or row_group_rows < 1:
         raise ValueError("shard_rows and row_group_rows must be positive")
-    target = root / config_dir(spec)
+    target = root / config_dir(spec, partition)
     target.mkdir(parents=True, exist_ok=True)
     schema = file_schema(spec)
     table = table.cast(schema)
@@ -101,9 +114,55 @@ def write_shards(
         part = table.slice(index * shard_rows, shard_rows)
         name = shard_name(index, count)
         with pq.ParquetWriter(target / name, schema, **writer_options(spec, part.num_rows)) as writer:
-            writer.write_table(part, row_group_size=row_group_rows)
-        shards.append(Shard(f"{config_dir(spec)}/{name}", part.num_rows))
+            # An empty shard gets no row group at all: datasets cannot read a row group of zero rows.
+            if part.num_rows:
+                writer.write_table(part, row_group_size=row_group_rows)
+        shards.append(Shard(f"{config_dir(spec, partition)}/{name}", part.num_rows))
     return shards
+
+
+def write_partitions(
+    table: pa.Table,
+    root: Path,
+    spec: TableSpec,
+    partitions: dict[str, str],
+    *,
+    column: str = "event_id",
+    shard_rows: int = SHARD_ROWS,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> dict[str, list[Shard]]:
+    """Write ``table`` one folder per value of ``column`` (``partitions`` maps a value to its folder).
+
+    Rows keep their key order inside each folder. Returns the shards by value; a table without rows gets
+    one empty shard in :data:`EMPTY_PARTITION` under the value ``""``.
+    """
+    values = table.column(column).to_pylist()
+    missing = sorted(set(values) - set(partitions))
+    if missing:
+        raise ValueError(f"no partition folder for {column} {missing}")
+    if not values:
+        return {
+            "": write_shards(
+                table,
+                root,
+                spec,
+                shard_rows=shard_rows,
+                row_group_rows=row_group_rows,
+                partition=EMPTY_PARTITION,
+            )
+        }
+    out = {}
+    for value in sorted(set(values)):
+        mask = pa.array([v == value for v in values], pa.bool_())
+        out[value] = write_shards(
+            table.filter(mask),
+            root,
+            spec,
+            shard_rows=shard_rows,
+            row_group_rows=row_group_rows,
+            partition=partitions[value],
+        )
+    return out
 
 
 def read_shards(root: Path, spec: TableSpec, paths: list[str]) -> pa.Table:

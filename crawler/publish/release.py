@@ -18,7 +18,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -29,9 +29,21 @@ import pyarrow.parquet as pq
 from crawler import schema
 from crawler.fsutil import exclusive_lock
 from crawler.publish import card as cards
+from crawler.publish import changes as change_files
 from crawler.publish.lint import LintProblem, errors, lint_card
-from crawler.publish.parquet import data_files_pattern, read_shards, write_shards
-from crawler.publish.tables import DEFAULT_CONFIG, LECTURES, SPECS, build_tables, lecture_rows
+from crawler.publish.parquet import data_files_pattern, read_shards, write_partitions, write_shards
+from crawler.publish.removals import apply_removals
+from crawler.publish.tables import (
+    DEFAULT_CONFIG,
+    LECTURES,
+    SPECS,
+    SPECS_BY_NAME,
+    EventConfig,
+    build_tables,
+    event_configs,
+    lecture_rows,
+    session_details,
+)
 from crawler.urls import without_credentials
 
 MANIFEST = "manifest.json"
@@ -55,6 +67,8 @@ class ReleaseResult:
     files: dict[str, dict[str, Any]]  # path -> {"size", "sha256"}
     changes: cards.Changes
     warnings: tuple[LintProblem, ...] = field(default=())
+    change_file: str | None = None  # ``changes/<version>.parquet``
+    event_configs: dict[str, str] = field(default_factory=dict)  # event id -> config name
 
 
 def publish_release(
@@ -66,13 +80,21 @@ def publish_release(
     template: Path | None = None,
     now: datetime | None = None,
     on_step: ReleaseStep | None = None,
+    sessions: Iterable[Mapping[str, Any]] | None = None,
+    remove_lectures: Iterable[str] = (),
+    redact_authors: Iterable[str] = (),
 ) -> ReleaseResult:
     """Write a checked dataset release of ``records`` to ``out_dir``, replacing the previous one atomically.
 
     ``name`` is the dataset's name or Hub repository id (``owner/name``); ``provenance`` must hold
     ``crawl_date`` and may hold ``crawler_version``, ``event_id``, ``event_name``, ``web_base``,
-    ``settings``, ``repo_id`` and ``pretty_name``. ``on_step(step, path)`` is called after each step
-    (``built``, ``checked``, ``aside``, ``swapped``) for progress reports.
+    ``settings``, ``repo_id``, ``pretty_name`` and ``coverage`` (event id -> field -> share of lectures
+    with a value, shown in the card). ``sessions`` are what the caller knows about sessions
+    (``session_id``, ``event_id``, ``name``, ``description``, ``start``, ``end``): they fill the
+    ``sessions`` table's name, description and times. ``remove_lectures`` (lecture ids) and
+    ``redact_authors`` (names or ORCID iDs) are applied to the records and to the change files earlier
+    releases left. ``on_step(step, path)`` is called after each step (``built``, ``checked``,
+    ``aside``, ``swapped``) for progress reports.
     """
     if not _NAME.match(name):
         raise ValueError(f"name {name!r} must look like `name` or `owner/name`")
@@ -81,7 +103,11 @@ def publish_release(
     template = template or cards.DEFAULT_TEMPLATE
     if not template.is_file():
         raise FileNotFoundError(f"card template not found: {template}")
-    rows = lecture_rows(records)
+    details = session_details(sessions)
+    removals = _Removals(frozenset(str(i) for i in remove_lectures), tuple(redact_authors))
+    rows = lecture_rows(
+        apply_removals(records, remove_lectures=removals.lectures, redact_authors=removals.authors)
+    )
     out_dir = Path(out_dir).absolute()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     step = on_step or (lambda _step, _path: None)
@@ -91,7 +117,9 @@ def publish_release(
         build = out_dir.parent / f".{out_dir.name}.build-{uuid.uuid4().hex[:12]}"
         build.mkdir()
         try:
-            result = _build(rows, build, name, provenance, template, crawl_date, now, previous)
+            result = _build(
+                rows, build, name, provenance, template, crawl_date, now, previous, details, removals
+            )
             step("built", build)
             result_warnings = verify_release(build, result.row_counts)
             step("checked", build)
@@ -107,6 +135,8 @@ def publish_release(
         files=result.files,
         changes=result.changes,
         warnings=tuple(result_warnings),
+        change_file=result.change_file,
+        event_configs={e.event_id: e.config_name for e in result.event_configs},
     )
 
 
@@ -136,10 +166,21 @@ def _crawl_date(provenance: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class _Removals:
+    lectures: frozenset[str]
+    authors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class _Previous:
     manifest: dict[str, Any]
     card: str | None
-    hashes: dict[str, str]
+    rows: list[dict[str, Any]]
+    root: Path
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        return {r["lecture_id"]: r["content_sha256"] for r in self.rows}
 
 
 def _previous_release(out_dir: Path) -> _Previous | None:
@@ -153,12 +194,13 @@ def _previous_release(out_dir: Path) -> _Previous | None:
             )
         return None
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    hashes: dict[str, str] = {}
+    rows: list[dict[str, Any]] = []
     for path in manifest.get("configs", {}).get(DEFAULT_CONFIG, {}).get("files", []):
-        ids = pq.read_table(out_dir / path, columns=["lecture_id", "content_sha256"]).to_pydict()
-        hashes.update(zip(ids["lecture_id"], ids["content_sha256"], strict=True))
+        # An older release may lack columns added since: to_json_record gives them their empty value.
+        rows.extend(schema.from_json_record(r) for r in pq.read_table(out_dir / path).to_pylist())
     card_path = out_dir / CARD
-    return _Previous(manifest, card_path.read_text(encoding="utf-8") if card_path.is_file() else None, hashes)
+    card = card_path.read_text(encoding="utf-8") if card_path.is_file() else None
+    return _Previous(manifest, card, rows, out_dir)
 
 
 def next_version(crawl_date: str, taken: Iterable[str]) -> str:
@@ -179,6 +221,8 @@ class _Built:
     row_counts: dict[str, int]
     files: dict[str, dict[str, Any]]
     changes: cards.Changes
+    change_file: str
+    event_configs: list[EventConfig]
 
 
 def _build(
@@ -190,15 +234,28 @@ def _build(
     crawl_date: str,
     now: datetime | None,
     previous: _Previous | None,
+    sessions: Mapping[str, Mapping[str, Any]],
+    removals: _Removals,
 ) -> _Built:
     created = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     history = list(previous.manifest.get("versions", [])) if previous else []
     previous_version = previous.manifest.get("version") if previous else None
     version = next_version(crawl_date, history)
-    tables = build_tables(rows)
+    tables = build_tables(rows, sessions)
+    per_event = event_configs(tables["events"].to_pylist())
     configs = []
-    for spec in SPECS:
-        shards = write_shards(tables[spec.name], build, spec)
+    event_files: list[cards.ConfigFiles] = []
+    # datasets cannot load a split without rows: a table other than the default is left out while empty
+    # (e.g. ``authors`` until the crawl reads them).
+    for spec in (s for s in SPECS if s is LECTURES or tables[s.name].num_rows):
+        if spec is LECTURES:
+            partitions = write_partitions(
+                tables[spec.name], build, spec, {e.event_id: e.directory for e in per_event}
+            )
+            shards = [s for value in sorted(partitions) for s in partitions[value]]
+            event_files = [_event_config_files(build, e, partitions[e.event_id]) for e in per_event]
+        else:
+            shards = write_shards(tables[spec.name], build, spec)
         configs.append(
             cards.ConfigFiles(
                 spec=spec,
@@ -209,6 +266,11 @@ def _build(
                 pattern=data_files_pattern(spec),
             )
         )
+    history_files = _carry_change_files(previous, build, removals)
+    change_rows = change_files.compute_changes(previous.rows if previous else [], rows)
+    change_file = change_files.changes_path(version)
+    change_files.write_changes(change_rows, build / change_file)
+    all_change_files = [*history_files, change_file]
     changes = cards.diff_lectures(
         previous.hashes if previous else {},
         {r["lecture_id"]: r["content_sha256"] for r in rows},
@@ -223,19 +285,23 @@ def _build(
         version=version,
         created=created,
         provenance=provenance,
-        configs=configs,
+        configs=[*configs, *event_files],
         tables=tables,
         changes=changes,
+        event_configs=per_event,
+        change_files=all_change_files,
+        change_counts=change_files.counts(change_rows),
     )
     text = cards.render_card(
         template=template,
-        data=cards.card_data(pretty_name=" ".join(pretty_name.split()), configs=configs),
+        data=cards.card_data(pretty_name=" ".join(pretty_name.split()), configs=[*configs, *event_files]),
         context=context,
         previous_card=previous.card if previous else None,
     )
     (build / CARD).write_text(text, encoding="utf-8")
     row_counts = {c.spec.name: c.num_rows for c in configs}
-    files = {path: _file_entry(build / path) for path in [CARD, *(p for c in configs for p in c.paths)]}
+    written = [CARD, *(p for c in configs for p in c.paths), *all_change_files]
+    files = {path: _file_entry(build / path) for path in written}
     manifest = {
         "format": MANIFEST_FORMAT,
         "name": name,
@@ -244,8 +310,16 @@ def _build(
         "versions": [*history, version],
         "created": schema.format_timestamp(created),
         "row_counts": row_counts,
-        "configs": {c.spec.name: {"rows": c.num_rows, "files": list(c.paths)} for c in configs},
+        "configs": {
+            **{c.spec.name: {"rows": c.num_rows, "files": list(c.paths)} for c in configs},
+            **{
+                c.config_name: {"rows": c.num_rows, "files": list(c.paths), "event_id": e.event_id}
+                for c, e in zip(event_files, per_event, strict=True)
+            },
+        },
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
+        "change_files": all_change_files,
+        "change_rows": change_files.counts(change_rows),
         "provenance": cards.json_safe(provenance),
         "files": files,
     }
@@ -253,7 +327,45 @@ def _build(
         json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     _fsync_tree(build)
-    return _Built(version, previous_version, row_counts, files, changes)
+    return _Built(version, previous_version, row_counts, files, changes, change_file, per_event)
+
+
+def _event_config_files(build: Path, event: EventConfig, shards: Sequence[Any]) -> cards.ConfigFiles:
+    paths = tuple(s.path for s in shards)
+    return cards.ConfigFiles(
+        spec=LECTURES,
+        paths=paths,
+        num_rows=sum(s.num_rows for s in shards),
+        num_bytes=sum(pq.read_table(build / p).nbytes for p in paths),
+        download_size=sum((build / p).stat().st_size for p in paths),
+        pattern=paths,
+        name=event.config_name,
+        description=f"The lectures of {event.event_name or 'event ' + event.event_id} only.",
+    )
+
+
+def _carry_change_files(previous: _Previous | None, build: Path, removals: _Removals) -> list[str]:
+    """Copy the change files of earlier releases into the build, with the removals applied to them."""
+    if previous is None:
+        return []
+    carried = []
+    for path in previous.manifest.get("change_files", []):
+        source = previous.root / path
+        if not source.is_file():
+            raise ReleaseError(f"{path}: listed in the previous {MANIFEST} but missing")
+        target = build / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scrubbed = change_files.scrub_changes(
+            change_files.read_changes(source),
+            removed=removals.lectures,
+            redact=lambda lectures: apply_removals(lectures, redact_authors=removals.authors),
+        )
+        if scrubbed is None:
+            shutil.copyfile(source, target)
+        else:
+            change_files.write_changes(scrubbed, target)
+        carried.append(path)
+    return carried
 
 
 def _pretty_name(name: str, events: list[dict[str, Any]]) -> str:
@@ -282,15 +394,31 @@ def verify_release(root: Path, expected_rows: Mapping[str, int]) -> list[LintPro
     """Check a release directory; raise :class:`ReleaseError` on any failure, return lint warnings."""
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     verify_files(root, manifest)
-    for spec in SPECS:
+    for spec in (s for s in SPECS if s.name in manifest["configs"]):
         table = read_shards(root, spec, manifest["configs"][spec.name]["files"])
         if table.num_rows != expected_rows[spec.name]:
             raise ReleaseError(f"{spec.name}: {table.num_rows} rows read, {expected_rows[spec.name]} written")
-        if spec is LECTURES:
-            ids = table.column(LECTURES.key).to_pylist()
-            if ids != sorted(ids):
-                raise ReleaseError("lectures are not sorted by lecture_id")
-    _check_load_dataset(root, expected_rows)
+    lecture_files = set(manifest["configs"][LECTURES.name]["files"])
+    event_files: list[str] = []
+    for config_name, config in manifest["configs"].items():
+        if config_name in SPECS_BY_NAME:
+            continue
+        event_files += config["files"]
+        table = read_shards(root, LECTURES, config["files"])
+        if table.num_rows != config["rows"] or set(table.column("event_id").to_pylist()) - {
+            config["event_id"]
+        }:
+            raise ReleaseError(
+                f"{config_name}: its files do not hold exactly its event's {config['rows']} rows"
+            )
+        ids = table.column(LECTURES.key).to_pylist()
+        if ids != sorted(ids):
+            raise ReleaseError(f"{config_name}: lectures are not sorted by lecture_id")
+    if sorted(event_files) != sorted(lecture_files) and expected_rows[LECTURES.name]:
+        raise ReleaseError("the event configs' files are not exactly the lectures config's files")
+    for path in manifest.get("change_files", []):
+        pq.read_table(root / path, schema=change_files.arrow_schema())
+    _check_load_dataset(root, {name: config["rows"] for name, config in manifest["configs"].items()})
     problems = lint_card((root / CARD).read_text(encoding="utf-8"), root)
     bad = errors(problems)
     if bad:
@@ -299,19 +427,21 @@ def verify_release(root: Path, expected_rows: Mapping[str, int]) -> list[LintPro
 
 
 def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
+    """Every config (tables and events) loads with its declared features and row count."""
     import datasets
 
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
     try:
         with tempfile.TemporaryDirectory(prefix="eventcrawl-check-") as cache:
-            for spec in SPECS:
-                config = None if spec.name == DEFAULT_CONFIG else spec.name
+            for name, rows in expected_rows.items():
+                spec = SPECS_BY_NAME.get(name, LECTURES)
+                config = None if name == DEFAULT_CONFIG else name
                 loaded = datasets.load_dataset(str(root), config, split="train", cache_dir=cache)
                 if loaded.features != spec.features():
-                    raise ReleaseError(f"{spec.name}: load_dataset gives features {loaded.features}")
-                if loaded.num_rows != expected_rows[spec.name]:
-                    raise ReleaseError(f"{spec.name}: load_dataset gives {loaded.num_rows} rows")
+                    raise ReleaseError(f"{name}: load_dataset gives features {loaded.features}")
+                if loaded.num_rows != rows:
+                    raise ReleaseError(f"{name}: load_dataset gives {loaded.num_rows} rows")
                 del loaded
     finally:
         if bars:

@@ -1,12 +1,16 @@
-"""The three tables of a release (``lectures``, ``events``, ``sessions``), derived from lecture records.
+"""The tables of a release (``lectures``, ``events``, ``sessions``, ``authors``), derived from lecture
+records, and the per-event configs that share the ``lectures`` files.
 
-The ``lectures`` table is :data:`crawler.schema.FIELDS` as is. The ``events`` and ``sessions`` tables are
-summaries of it; their column types are taken from the lecture fields they summarize, so a change of a
-type in the schema reaches every table.
+The ``lectures`` table is :data:`crawler.schema.FIELDS` as is. The other tables are summaries of it; their
+column types are taken from the lecture fields they summarize (or from a schema kind for the few columns
+no lecture field holds), so a change of a type in the schema reaches every table.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,13 +26,15 @@ Shape = Literal["same", "list", "count"]
 
 @dataclass(frozen=True)
 class Column:
-    """A column: its type is the ``source`` lecture field's type, a list of it, or a count (int64)."""
+    """A column: its type is the ``source`` lecture field's type, a list of it, a count (int64), or, when
+    no lecture field holds it, the schema kind ``kind``."""
 
     name: str
     description: str
     nullable: bool
     source: str | None
     shape: Shape = "same"
+    kind: schema.Kind | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,9 @@ class TableSpec:
         def feature(column: Column) -> Any:
             if column.shape == "count":
                 return datasets.Value("int64")
+            if column.kind is not None:
+                base = schema.hf_feature(column.kind)
+                return datasets.List(base) if column.shape == "list" else base
             assert column.source is not None
             base = lecture_features[column.source]
             return datasets.List(base) if column.shape == "list" else base
@@ -69,15 +78,21 @@ class TableSpec:
 def _arrow_type(column: Column, lecture_schema: pa.Schema) -> pa.DataType:
     if column.shape == "count":
         return pa.int64()
-    assert column.source is not None
-    base = lecture_schema.field(column.source).type
+    if column.kind is not None:
+        base = schema.arrow_type(column.kind)
+    else:
+        assert column.source is not None
+        base = lecture_schema.field(column.source).type
     return pa.list_(base) if column.shape == "list" else base
 
 
 def type_label(data_type: pa.DataType) -> str:
-    """A short type name for the card, e.g. ``list<string>`` or ``timestamp[us, tz=UTC]``."""
+    """A short type name for the card, e.g. ``list<string>``, ``list<struct<name: string>>``."""
     if pa.types.is_list(data_type) or pa.types.is_large_list(data_type):
         return f"list<{type_label(data_type.value_type)}>"
+    if pa.types.is_struct(data_type):
+        members = ", ".join(f"{f.name}: {type_label(f.type)}" for f in data_type)
+        return f"struct<{members}>"
     return str(data_type)
 
 
@@ -128,12 +143,108 @@ SESSIONS = TableSpec(
             "presentation_type",
             "list",
         ),
+        Column(
+            "description",
+            "The session's description as the site publishes it; null when the crawl did not read it.",
+            True,
+            None,
+            kind="string",
+        ),
+        Column(
+            "starts_at", "When the session starts (UTC); null when unknown.", True, None, kind="timestamp"
+        ),
+        Column("ends_at", "When the session ends (UTC); null when unknown.", True, None, kind="timestamp"),
     ),
     key="session_id",
 )
-SPECS: tuple[TableSpec, ...] = (LECTURES, EVENTS, SESSIONS)
+AUTHORS = TableSpec(
+    name="authors",
+    description="One row per author as published (ORCID iD when known, else the name), with their lectures.",
+    columns=(
+        Column(
+            "author_key",
+            "`orcid:<ORCID iD>` when the site gives the author's ORCID iD, else `name:<name>`. Two"
+            " spellings of one name are two rows; a name with and without an ORCID iD is two rows too.",
+            False,
+            None,
+            kind="string",
+        ),
+        Column(
+            "name",
+            "The author's name (the most frequent spelling under this key).",
+            False,
+            None,
+            kind="string",
+        ),
+        Column("orcid", "The bare ORCID iD; null when the site gives none.", True, None, kind="string"),
+        Column(
+            "affiliations",
+            "Every affiliation listed with this author in any lecture, sorted.",
+            False,
+            None,
+            "list",
+            kind="string",
+        ),
+        Column("lecture_ids", "Ids of the author's lectures, sorted.", False, "lecture_id", "list"),
+        Column("event_ids", "Ids of the events of those lectures, sorted.", False, "event_id", "list"),
+        Column("lecture_count", "Number of the author's lectures in this release.", False, None, "count"),
+    ),
+    key="author_key",
+)
+SPECS: tuple[TableSpec, ...] = (LECTURES, EVENTS, SESSIONS, AUTHORS)
 SPECS_BY_NAME: dict[str, TableSpec] = {s.name: s for s in SPECS}
 DEFAULT_CONFIG = LECTURES.name
+# Names an event's config may not take: the tables' configs, and the name datasets gives an unnamed one.
+RESERVED_CONFIG_NAMES = frozenset([*SPECS_BY_NAME, "default"])
+
+
+@dataclass(frozen=True)
+class EventConfig:
+    """An event's own config: the ``lectures`` files of that event only."""
+
+    event_id: str
+    event_name: str | None
+    config_name: str
+    directory: str  # the event's folder under ``data/lectures``
+
+
+def slug(text: str) -> str:
+    """Lower-case ASCII words joined by ``-``: ``EMNLP 2025`` -> ``emnlp-2025``."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+
+
+def event_directory(event_id: str) -> str:
+    """The event's folder: ``event-<id>``, the id made path-safe (plus a digest if that changed it)."""
+    safe = re.sub(r"[^A-Za-z0-9_-]+", "_", event_id)
+    if safe != event_id or not safe:
+        safe = f"{safe}-{hashlib.sha256(event_id.encode()).hexdigest()[:8]}"
+    return f"event-{safe}"
+
+
+def event_configs(events: Sequence[Mapping[str, Any]]) -> list[EventConfig]:
+    """One config per event, named after the event (``emnlp-2025``), else ``event-<id>``; unique.
+
+    Events whose names give the same slug, or a slug taken by a table's config, all get ``-<id>``
+    appended, so a name does not depend on which event was seen first.
+    """
+    wanted = {e["event_id"]: slug(e.get("event_name") or "") for e in events}
+    counts = Counter(wanted.values())
+    out = []
+    taken: set[str] = set()
+    for event in sorted(events, key=lambda e: e["event_id"]):
+        event_id = event["event_id"]
+        directory = event_directory(event_id)
+        name = wanted[event_id]
+        if not name:
+            name = directory
+        elif counts[name] > 1 or name in RESERVED_CONFIG_NAMES:
+            name = f"{name}-{slug(event_id) or directory}"
+        while name in taken or name in RESERVED_CONFIG_NAMES:
+            name = f"{name}-{directory}"
+        taken.add(name)
+        out.append(EventConfig(event_id, event.get("event_name"), name, directory))
+    return out
 
 
 class InvalidRecordsError(ValueError):
@@ -208,7 +319,40 @@ def event_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def session_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+SESSION_KEYS = frozenset(["session_id", "event_id", "name", "description", "start", "end"])
+
+
+def session_details(sessions: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """What the caller knows about sessions (``session_id``, ``event_id``, ``name``, ``description``,
+    ``start``, ``end``), by session id, timestamps parsed. Raises ValueError naming a bad entry."""
+    out: dict[str, dict[str, Any]] = {}
+    for index, entry in enumerate(sessions or ()):
+        unknown = set(entry) - SESSION_KEYS
+        if unknown:
+            raise ValueError(
+                f"sessions[{index}]: unknown keys {sorted(unknown)}; allowed: {sorted(SESSION_KEYS)}"
+            )
+        session_id = entry.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            raise ValueError(f"sessions[{index}]: session_id must be a non-empty string")
+        for key in ("event_id", "name", "description"):
+            if entry.get(key) is not None and not isinstance(entry[key], str):
+                raise ValueError(f"sessions[{index}]: {key} must be a string or None")
+        try:
+            start = schema.parse_timestamp(entry.get("start"))
+            end = schema.parse_timestamp(entry.get("end"))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"sessions[{index}]: start/end must be ISO 8601: {exc}") from None
+        out[session_id] = {**entry, "start": start, "end": end}
+    return out
+
+
+def session_rows(
+    lectures: Sequence[Mapping[str, Any]], details: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """One row per session that has lectures in the release, completed by ``details`` (see
+    :func:`session_details`): the lectures' own session name wins, the caller's fills in."""
+    details = details or {}
     groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for row in lectures:
         if row["session_id"] is not None:
@@ -216,24 +360,69 @@ def session_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for session_id in sorted(groups):
         group = groups[session_id]
+        known = details.get(session_id, {})
         out.append(
             {
                 "session_id": session_id,
-                "session_name": _most_common(r["session_name"] for r in group),
+                "session_name": _most_common(r["session_name"] for r in group) or known.get("name"),
                 "event_id": _most_common(r["event_id"] for r in group),
                 "lecture_count": len(group),
                 "presentation_types": sorted({r["presentation_type"] for r in group} - {None}),
+                "description": known.get("description"),
+                "starts_at": known.get("start"),
+                "ends_at": known.get("end"),
             }
         )
     return out
 
 
-def build_tables(lectures: Sequence[Mapping[str, Any]]) -> dict[str, pa.Table]:
-    """The tables of a release, by config name, from rows made by :func:`lecture_rows`."""
+def author_key(author: Mapping[str, Any]) -> str:
+    """``orcid:<iD>`` when the author has an ORCID iD, else ``name:<name>``."""
+    orcid = author.get("orcid")
+    return f"orcid:{orcid}" if orcid else f"name:{author['name']}"
+
+
+def author_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per author key (see :func:`author_key`), sorted by key."""
+    names: dict[str, list[str]] = defaultdict(list)
+    affiliations: dict[str, set[str]] = defaultdict(set)
+    lecture_ids: dict[str, set[str]] = defaultdict(set)
+    event_ids: dict[str, set[str]] = defaultdict(set)
+    orcids: dict[str, str | None] = {}
+    for row in lectures:
+        for author in row.get("authors") or ():
+            if not author.get("name"):
+                continue
+            key = author_key(author)
+            names[key].append(author["name"])
+            affiliations[key].update(a for a in author.get("affiliations") or () if a)
+            lecture_ids[key].add(row["lecture_id"])
+            event_ids[key].add(row["event_id"])
+            orcids[key] = author.get("orcid") or None
+    return [
+        {
+            "author_key": key,
+            "name": _most_common(names[key]),
+            "orcid": orcids[key],
+            "affiliations": sorted(affiliations[key]),
+            "lecture_ids": sorted(lecture_ids[key]),
+            "event_ids": sorted(event_ids[key]),
+            "lecture_count": len(lecture_ids[key]),
+        }
+        for key in sorted(names)
+    ]
+
+
+def build_tables(
+    lectures: Sequence[Mapping[str, Any]], sessions: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, pa.Table]:
+    """The tables of a release, by config name, from rows made by :func:`lecture_rows` and the session
+    details made by :func:`session_details`."""
     rows: dict[str, Sequence[Mapping[str, Any]]] = {
         LECTURES.name: lectures,
         EVENTS.name: event_rows(lectures),
-        SESSIONS.name: session_rows(lectures),
+        SESSIONS.name: session_rows(lectures, sessions),
+        AUTHORS.name: author_rows(lectures),
     }
     return {spec.name: _table(rows[spec.name], spec) for spec in SPECS}
 

@@ -41,6 +41,17 @@ CONTENT_FIELDS: tuple[str, ...] = (
     "text",
     "alternate_ids",
 )
+# Fields added to the schema after records were first hashed: hashed only when they hold a value, so a
+# record without them keeps its old hash.
+CONTENT_FIELDS_WHEN_SET: tuple[str, ...] = (
+    "authors",
+    "video_url",
+    "video_doi",
+    "paper_url",
+    "slides_url",
+    "poster_url",
+    "is_poster",
+)
 _LIST_FIELDS = frozenset({"keywords", "related_lecture_ids", "alternate_ids"})
 # What LaTeX markup or a PDF line-end hyphenation looks like; text without any of it needs no cleaning.
 _LATEX_LIKE = re.compile(r"[\\$~]|--|[a-z]- [a-z]")
@@ -71,6 +82,10 @@ def content_hash(record: Mapping[str, Any]) -> str:
     for name in CONTENT_FIELDS:
         value = record.get(name)
         payload[name] = list(value or []) if name in _LIST_FIELDS else value
+    for name in CONTENT_FIELDS_WHEN_SET:
+        value = record.get(name)
+        if value is not None and value != []:
+            payload[name] = value
     blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

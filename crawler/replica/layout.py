@@ -920,7 +920,7 @@ def ground_truth(
             "near_duplicate_cluster": None,
             "extraction": "next_data",
         }
-        record["content_sha256"] = content_hash(record)
+        record["content_sha256"] = None  # computed below, once the record is whole; kept in this place
         paper = paper_path(lec)
         record.update(
             {
@@ -934,6 +934,7 @@ def ground_truth(
                 "subtitles": expected_subtitles(lec),
             }
         )
+        record["content_sha256"] = content_hash(record)
         out.append(record)
     return out
 

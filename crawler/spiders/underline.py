@@ -45,6 +45,13 @@ CROSS_CHECKED = (
     "published_at",
     "doi",
     "is_premium",
+    "authors",
+    "video_url",
+    "video_doi",
+    "paper_url",
+    "slides_url",
+    "poster_url",
+    "is_poster",
 )
 
 
@@ -120,7 +127,7 @@ class UnderlineSpider(scrapy.Spider):
             stats.inc_value(keys.LISTING_FAILED)
             self.logger.error("Listing page %d is not JSON: %s", page, response.url)
             return
-        listing = parse_lecture_list(document)
+        listing = parse_lecture_list(document, base_url=self.api_base)
         stats.inc_value(keys.LISTING_PAGES)
         for problem in listing.problems:
             stats.inc_value("underline/listing_problems")
@@ -164,7 +171,9 @@ class UnderlineSpider(scrapy.Spider):
         # The request carries the listing's fields: another process (a crawl fleet) may have read it.
         listed = listing_from_json(listing)
         try:
-            page = parse_lecture_page(response.body, response.url, encoding=_encoding(response))
+            page = parse_lecture_page(
+                response.body, response.url, encoding=_encoding(response), base_url=self.api_base
+            )
         except PageParseError as exc:
             stats.inc_value(keys.PAGE_UNPARSABLE)
             self.logger.warning("Lecture page %s could not be parsed: %s", response.url, exc)

@@ -303,7 +303,7 @@ class HostileSite:
         """A list page whose ``meta.total_pages`` lies, and that never runs out: a page past the end
         repeats the last one."""
         last = max(1, (len(lectures) + size - 1) // size)
-        doc = self.renderer.list_doc(lectures, size, min(number, last))
+        doc = self.renderer.list_doc(lectures, size, min(number, last), profiles=True)
         doc["meta"]["total_pages"] = claimed_total_pages(number)
         return Answer(200, api_json(doc), API)
 

@@ -35,9 +35,14 @@ class RunningReplica:
     ground_truth_path: Path
     request_log_path: Path
 
-    def ground_truth(self) -> list[dict[str, Any]]:
-        """The expected records, each with the fields the dataset's schema publishes."""
-        return [{k: v for k, v in r.items() if k in FIELD_NAMES} for r in self.full_ground_truth()]
+    def ground_truth(self, *, subtitles: bool = False) -> list[dict[str, Any]]:
+        """The expected records, each with the fields the dataset's schema publishes; ``subtitles`` are
+        null unless the crawl fetches them (``UNDERLINE_SUBTITLES``)."""
+        records = [{k: v for k, v in r.items() if k in FIELD_NAMES} for r in self.full_ground_truth()]
+        if not subtitles:
+            for record in records:
+                record["subtitles"] = None
+        return records
 
     def full_ground_truth(self) -> list[dict[str, Any]]:
         """The expected records with every field the replica knows (authors, media links, subtitles)."""

@@ -1,0 +1,113 @@
+"""Changes per release: compute_changes, changes/<version>.parquet, and the card's recipe to apply them."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawler import schema
+from crawler.publish.changes import compute_changes
+from crawler.publish.release import publish_release
+from tests.test_publish_parquet import PROVENANCE, make_record, make_records
+
+
+def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [schema.from_json_record(r) for r in records]
+
+
+def test_compute_changes() -> None:
+    before = rows([make_record(i) for i in range(5)])
+    later = datetime(2025, 12, 1, tzinfo=UTC)
+    after = rows(
+        [
+            make_record(0, fetched_at=later),  # only fetched_at: not a change
+            make_record(1, title="A New Title", source_urls=["https://underline.io/lecture/130101"]),
+            make_record(2, withdrawn=True),
+            make_record(3, authors=[{"name": "Ada Lovelace", "affiliations": [], "orcid": None}]),
+            make_record(7),
+        ]
+    )
+    found = compute_changes(before, after)
+    assert [(c["lecture_id"], c["change"], c["changed_fields"]) for c in found] == [
+        ("130101", "changed", ["source_urls", "title", "content_sha256"]),
+        ("130102", "withdrawn", ["withdrawn"]),
+        ("130103", "changed", ["authors", "content_sha256"]),
+        ("130104", "removed", []),
+        ("130107", "added", []),
+    ]
+    assert found[0]["lecture"] == after[1]
+    assert found[3]["lecture"] is None and found[3]["event_id"] == "502"
+    assert compute_changes(after, after) == []
+    assert [c["change"] for c in compute_changes([], before)] == ["added"] * 5
+
+
+def card_snippet(card: str) -> str:
+    match = re.search(r"```python\n(import pyarrow as pa\n.*?def apply_changes.*?)```", card, re.DOTALL)
+    assert match is not None
+    return match.group(1)
+
+
+def test_applying_a_release_s_changes_to_the_previous_release_gives_it(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    out = tmp_path / "release"
+    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    first = pq.read_table(out / "data" / "lectures")
+    second_records = [r for r in make_records() if r["lecture_id"] not in {"130105"}]
+    second_records = [
+        make_record(3, title="A Corrected Title")
+        if r["lecture_id"] == "130103"
+        else make_record(6, withdrawn=True)
+        if r["lecture_id"] == "130106"
+        else make_record(8, slides_url="https://assets.underline.io/s/8.pdf")
+        if r["lecture_id"] == "130108"
+        else r
+        for r in second_records
+    ]
+    second_records += [make_record(40), make_record(41, event_id="431", event_name="EMNLP 2023")]
+    result = publish_release(
+        second_records, out, name="emnlp", provenance={**PROVENANCE, "crawl_date": "2025-11-20"}
+    )
+    assert result.change_file == "changes/2025-11-20.parquet"
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["change_files"] == ["changes/2025-11-12.parquet", "changes/2025-11-20.parquet"]
+    assert manifest["change_rows"] == {"added": 2, "changed": 2, "withdrawn": 1, "removed": 1}
+    assert set(manifest["change_files"]) <= set(manifest["files"])
+    changes = pq.read_table(out / result.change_file)
+    assert changes.column("change").to_pylist() == [
+        "changed",
+        "removed",
+        "withdrawn",
+        "changed",
+        "added",
+        "added",
+    ]
+    assert changes.column("lecture_id").to_pylist() == [
+        "130103",
+        "130105",
+        "130106",
+        "130108",
+        "130140",
+        "130141",
+    ]
+
+    # Run the card's own recipe on a local copy of the first release.
+    pq.write_table(first, tmp_path / "lectures.parquet")
+    (tmp_path / "changes").mkdir()
+    (tmp_path / result.change_file).write_bytes((out / result.change_file).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(card_snippet((out / "README.md").read_text(encoding="utf-8")), namespace)
+    updated: pa.Table = namespace["lectures"]
+    second = pq.read_table(out / "data" / "lectures").sort_by("lecture_id")
+    assert updated.schema.remove_metadata().equals(second.schema.remove_metadata())
+    assert updated.num_rows == second.num_rows == 13
+    for mine, theirs in zip(updated.to_pylist(), second.to_pylist(), strict=True):
+        assert mine == theirs
+    assert first.num_rows == 12  # the first release itself was different

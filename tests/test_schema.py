@@ -1,0 +1,141 @@
+"""The lecture schema's struct-list fields: types, JSON round trip, content hash and validation."""
+
+from __future__ import annotations
+
+import typing
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawler import schema
+from tests.test_publish_parquet import make_record
+
+AUTHORS = [
+    {"name": "Zoë Ångström", "affiliations": ["Uppsala University", "KTH"], "orcid": "0000-0002-1825-0097"},
+    {"name": "Wei Zhang", "affiliations": [], "orcid": None},
+]
+SUBTITLES = [
+    {"locale": "en", "name": "English", "auto_generated": True, "url": "https://assets.example/1.vtt"},
+]
+
+
+def test_lecture_record_keys_are_the_field_names() -> None:
+    assert tuple(typing.get_type_hints(schema.LectureRecord)) == schema.FIELD_NAMES
+
+
+def test_struct_list_types() -> None:
+    declared = schema.arrow_schema()
+    assert declared.field("authors").type == pa.list_(
+        pa.struct(
+            [
+                pa.field("name", pa.string()),
+                pa.field("affiliations", pa.list_(pa.string())),
+                pa.field("orcid", pa.string()),
+            ]
+        )
+    )
+    assert declared.field("authors").nullable is False
+    assert declared.field("subtitles").type == pa.list_(
+        pa.struct(
+            [
+                pa.field("locale", pa.string()),
+                pa.field("name", pa.string()),
+                pa.field("auto_generated", pa.bool_()),
+                pa.field("url", pa.string()),
+            ]
+        )
+    )
+    assert declared.field("subtitles").nullable is True
+    for name in ("video_url", "video_doi", "paper_url", "slides_url", "poster_url"):
+        assert declared.field(name).type == pa.string() and declared.field(name).nullable
+    assert declared.field("is_poster").type == pa.bool_() and declared.field("is_poster").nullable
+    features = schema.hf_features()
+    assert features["authors"] == datasets.List(
+        {
+            "name": datasets.Value("string"),
+            "affiliations": datasets.List(datasets.Value("string")),
+            "orcid": datasets.Value("string"),
+        }
+    )
+    assert datasets.Features.from_arrow_schema(declared) == features
+
+
+def test_a_record_without_the_new_fields_keeps_its_hash_and_publishes() -> None:
+    record = make_record(1)
+    # The hash of this record before authors and media existed, written down at that time.
+    assert record["content_sha256"] == "73a0a38a2a784bfa3363b2c23735c7f60cdcc15a8521d4f0f027d72ac000922b"
+    assert schema.validate_record(record) == []
+    canonical = schema.to_json_record(record)
+    assert canonical["authors"] == []
+    assert canonical["subtitles"] is None
+    assert canonical["video_url"] is None and canonical["is_poster"] is None
+
+
+def test_authors_and_media_are_content_subtitles_are_not() -> None:
+    base = make_record(1)
+    with_authors = make_record(1, authors=AUTHORS)
+    assert with_authors["content_sha256"] != base["content_sha256"]
+    reordered = make_record(1, authors=list(reversed(AUTHORS)))
+    assert reordered["content_sha256"] != with_authors["content_sha256"]
+    assert (
+        make_record(1, slides_url="https://assets.example/s.pdf")["content_sha256"] != base["content_sha256"]
+    )
+    assert make_record(1, is_poster=False)["content_sha256"] != base["content_sha256"]
+    assert make_record(1, subtitles=SUBTITLES)["content_sha256"] == base["content_sha256"]
+    assert make_record(1, subtitles=[])["content_sha256"] == base["content_sha256"]
+
+
+def test_json_round_trip_fills_missing_members() -> None:
+    record = make_record(2, authors=[{"name": "Ada Lovelace"}], subtitles=[{"locale": "de"}])
+    canonical = schema.to_json_record(record)
+    assert canonical["authors"] == [{"name": "Ada Lovelace", "affiliations": [], "orcid": None}]
+    assert canonical["subtitles"] == [{"locale": "de", "name": None, "auto_generated": None, "url": None}]
+    back = schema.from_json_record(canonical)
+    assert back["authors"] == canonical["authors"]
+    assert back["fetched_at"] == datetime(2025, 11, 12, 8, 0, 2, tzinfo=UTC)
+
+
+def test_validation_of_struct_lists() -> None:
+    def problems(**changes: Any) -> list[str]:
+        record = make_record(3)
+        record.update(changes)
+        return schema.validate_record(record)
+
+    assert problems(authors=AUTHORS, subtitles=SUBTITLES) == []
+    assert problems(authors="Ada Lovelace") == ["authors is not a list"]
+    assert problems(authors=["Ada Lovelace"]) == ["authors[0] is not a mapping"]
+    assert problems(authors=[{"name": "A", "email": "a@example.org"}]) == [
+        "authors[0] has unknown members: ['email']"
+    ]
+    assert problems(authors=[{"name": "A", "affiliations": "KTH"}]) == [
+        "authors[0] has members of the wrong type: ['affiliations']"
+    ]
+    assert problems(subtitles=[{"auto_generated": "yes"}]) == [
+        "subtitles[0] has members of the wrong type: ['auto_generated']"
+    ]
+    assert problems(is_poster="true") == ["is_poster is not a bool"]
+    assert problems(title=None) == ["title is missing"]
+
+
+def test_struct_lists_survive_parquet_and_load_dataset(tmp_path: Path) -> None:
+    rows = [
+        schema.from_json_record(make_record(1, authors=AUTHORS, subtitles=SUBTITLES)),
+        schema.from_json_record(make_record(2)),
+    ]
+    table = pa.Table.from_pylist(rows, schema=schema.arrow_schema())
+    pq.write_table(table, tmp_path / "lectures.parquet")
+    assert pq.read_table(tmp_path / "lectures.parquet").to_pylist() == rows
+    loaded = datasets.load_dataset(
+        "parquet",
+        data_files=str(tmp_path / "lectures.parquet"),
+        split="train",
+        features=schema.hf_features(),
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert loaded[0]["authors"] == AUTHORS
+    assert loaded[0]["subtitles"] == SUBTITLES
+    assert loaded[1]["authors"] == [] and loaded[1]["subtitles"] is None
