@@ -19,10 +19,12 @@ from crawler.replica.pages import NEXT_DATA_MISSING, PageVariant
 from crawler.replica.server import ReplicaServer
 from crawler.schema import CONTENT_FIELDS
 from tests.scenarios.planted import PlantedSite
+from tests.support.hub import StandIn, hub  # noqa: F401 (a fixture)
 from tests.support.replica import fast_crawl_settings
 from tests.support.sites import with_edit, without_lectures
 
 MAIN_EVENT = "502"
+HUB_TOKEN = "hf_StandInSecretToken0123456789abcdef"
 
 
 @pytest.fixture(scope="module")
@@ -242,3 +244,40 @@ def test_a_resumed_crawl_is_judged_whole_not_by_its_last_part(site: ReplicaSite,
     assert stats["underline/extraction/visible_text"] + stats["underline/extraction/next_data"] == len(
         main_event_ids(site)
     )
+
+
+def test_a_release_the_hub_refused_is_pushed_by_the_next_run(
+    site: ReplicaSite,
+    tmp_path: Path,
+    hub: tuple[StandIn, str],  # noqa: F811 (the fixture)
+) -> None:
+    stand_in, endpoint = hub
+    env = {**os.environ, "HF_ENDPOINT": endpoint, "HF_TOKEN": HUB_TOKEN}
+    env.update(HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1")
+    stand_in.fault("POST", "/commit/", status=403, body={"error": "not now"})
+
+    def nightly(server: ReplicaServer) -> subprocess.CompletedProcess[str]:
+        command = run_command(server, tmp_path, "--push-to-hub", "acl-archive/emnlp")
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, env=env)
+
+    with ReplicaServer(site) as server:
+        refused = nightly(server)
+        assert refused.returncode == 7, refused.stderr[-3000:]
+        local = report(tmp_path)["hub"]["local_version"]
+        assert report(tmp_path)["hub"]["hub_version"] is None
+        assert "the next run pushes it" in refused.stderr
+        assert stand_in.files_at("acl-archive/emnlp", "main") in (None, {})
+        # Nothing changed on the site: the run still owes the Hub a release, and pays it.
+        retried = nightly(server)
+        assert retried.returncode == 0, retried.stderr[-3000:]
+        assert f"pushed release {local}, which an earlier run could not push" in retried.stdout
+        assert report(tmp_path)["hub"]["hub_version"] == local
+        on_hub = stand_in.files_at("acl-archive/emnlp", "main") or {}
+        assert json.loads(on_hub["manifest.json"])["version"] == local
+        settled = nightly(server)
+    assert settled.returncode == 3, settled.stderr[-3000:]
+    assert report(tmp_path)["hub"] == {
+        "repo": "acl-archive/emnlp@main",
+        "local_version": local,
+        "hub_version": local,
+    }
