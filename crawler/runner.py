@@ -216,15 +216,30 @@ def publish(
     name: str,
     state_dir: Path,
     template: Path | None = None,
+    sessions: Sequence[Mapping[str, Any]] | None = None,
+    remove_lectures: Sequence[str] = (),
+    redact_authors: Sequence[str] = (),
 ) -> ReleaseResult:
-    """Write a checked release of ``records`` to ``out_dir`` and remember what it published."""
+    """Write a checked release of ``records`` to ``out_dir`` and remember what it published.
+
+    ``remove_lectures`` and ``redact_authors`` are removals asked for (see the dataset card's "Personal
+    data"); ``sessions`` are what the crawl learned of the events' sessions."""
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
     from crawler.publish.release import publish_release
 
     # The card shows each field's coverage per event: what a user can expect to find filled.
     provenance = {"coverage": field_coverage(records), **provenance}
-    result = publish_release(records, out_dir, name=name, provenance=provenance, template=template)
+    result = publish_release(
+        records,
+        out_dir,
+        name=name,
+        provenance=provenance,
+        template=template,
+        sessions=sessions,
+        remove_lectures=remove_lectures,
+        redact_authors=redact_authors,
+    )
     update_index(records, state_dir)
     return result
 

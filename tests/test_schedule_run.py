@@ -281,3 +281,35 @@ def test_a_release_the_hub_refused_is_pushed_by_the_next_run(
         "local_version": local,
         "hub_version": local,
     }
+
+
+def test_a_removal_in_the_configuration_is_gone_from_the_next_release_and_its_changes(
+    site: ReplicaSite, tmp_path: Path
+) -> None:
+    with ReplicaServer(site) as server:
+        assert run(server, tmp_path).returncode == 0
+        first = published(tmp_path)
+        lecture_id = main_event_ids(site)[0]
+        victim_of = next(r for r in first.values() if r["authors"] and r["lecture_id"] != lecture_id)
+        author = victim_of["authors"][0]["name"]
+        config = tmp_path / "eventcrawl.toml"
+        config.write_text(
+            f'[publish]\nremove_lectures = ["{lecture_id}"]\nredact_authors = ["{author}"]\n',
+            encoding="utf-8",
+        )
+        second = run(server, tmp_path, "--config", str(config))
+        assert second.returncode == 0, second.stderr[-3000:]
+        third = run(server, tmp_path, "--config", str(config))
+    assert third.returncode == 3, third.stderr[-3000:]
+    rows = published(tmp_path)
+    assert lecture_id not in rows
+    assert all(author not in {a["name"] for a in r["authors"]} for r in rows.values())
+    assert len(rows) == len(first) - 1
+    # Nowhere in the release: not in a Parquet file, not in the changes, not in the card.
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert author.encode() not in path.read_bytes(), path
+            if path.suffix == ".parquet" and "changes" in path.parts:
+                # A change file may say that the lecture was removed; never what it held.
+                about = [c for c in pq.read_table(path).to_pylist() if c["lecture_id"] == lecture_id]
+                assert all((c["change"], c["lecture"]) == ("removed", None) for c in about), about

@@ -54,6 +54,10 @@ class RunConfig:
     push_to_hub: str | None = None
     private: bool = False
     revision: str | None = None
+    # Removal on request: lecture ids taken out, and authors (names or ORCID iDs) redacted, in every
+    # later release and in the change files kept from earlier ones.
+    remove_lectures: tuple[str, ...] = ()
+    redact_authors: tuple[str, ...] = ()
     gate: GateThresholds = field(default_factory=GateThresholds)
 
     @property
@@ -87,7 +91,15 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "state": str,
         "settings": dict,
     },
-    "publish": {"out": str, "name": str, "push_to_hub": str, "private": bool, "revision": str},
+    "publish": {
+        "out": str,
+        "name": str,
+        "push_to_hub": str,
+        "private": bool,
+        "revision": str,
+        "remove_lectures": list,
+        "redact_authors": list,
+    },
 }
 
 
@@ -162,6 +174,11 @@ def load_config(path: Path | None) -> RunConfig:
         values["settings"] = check_settings(values.get("settings", {}))
     except ArgumentError as exc:
         raise ConfigError(f"{exc} (in {path})") from None
+    for key in ("remove_lectures", "redact_authors"):
+        if key in values:
+            if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in values[key]):
+                raise ConfigError(f"[publish] {key} must be a list of strings (in {path})")
+            values[key] = tuple(str(v) for v in values[key])
     for key in ("state", "out"):
         if key in values:
             values[key] = Path(values[key])

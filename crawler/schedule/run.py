@@ -17,6 +17,7 @@ from crawler import stats_keys as keys
 from crawler.coverage import field_coverage
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.hub import HubPushError
+from crawler.publish.removals import apply_removals
 from crawler.schedule.changelog import compute_changelog, previous_lectures, with_withdrawn
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateInput, evaluate
@@ -73,15 +74,19 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
         )
     staged = runner.read_staged(state)
     report["stage"] = staged.stage_info
+    # Removals asked for apply before anything is compared: a removed lecture is not "added" each night.
+    records = apply_removals(
+        staged.records, remove_lectures=config.remove_lectures, redact_authors=config.redact_authors
+    )
     previous = previous_lectures(config.out)
-    changelog = compute_changelog(previous, staged.records)
+    changelog = compute_changelog(previous, records)
     report["changes"] = changelog.as_dict()
     report["changes_by_event"] = changelog.by_event()
     live_before = sum(1 for r in previous if not r.get("withdrawn"))
     live = [r for r in previous if not r.get("withdrawn")]
-    verdict = evaluate(GateInput(staged.records, crawled.stats, live_before or None, live), config.gate)
+    verdict = evaluate(GateInput(records, crawled.stats, live_before or None, live), config.gate)
     report["gate"] = verdict.as_dict()
-    report["coverage"] = {"now": field_coverage(staged.records), "previous": field_coverage(live)}
+    report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
     if not verdict.passed and not force:
         return (
@@ -94,11 +99,13 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
             f"nothing changed since the release in {config.out}; nothing published",
         )
     result = runner.publish(
-        with_withdrawn(previous, staged.records),
+        with_withdrawn(previous, records),
         staged.provenance,
         out_dir=config.out,
         name=config.name or config.out.resolve().name,
         state_dir=state,
+        remove_lectures=config.remove_lectures,
+        redact_authors=config.redact_authors,
     )
     report["release"] = {
         "version": result.version,
