@@ -52,7 +52,7 @@ def exclusive_lock(path: Path, *, wait: bool = True) -> Iterator[IO[str]]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-class DamagedFile(RuntimeError):
+class DamagedFile(ValueError):
     """A state or release file cannot be read; the message names it and says how to recover."""
 
     def __init__(self, path: Path, problem: str, recovery: str) -> None:

@@ -313,3 +313,44 @@ def test_a_removal_in_the_configuration_is_gone_from_the_next_release_and_its_ch
                 # A change file may say that the lecture was removed; never what it held.
                 about = [c for c in pq.read_table(path).to_pylist() if c["lecture_id"] == lecture_id]
                 assert all((c["change"], c["lecture"]) == ("removed", None) for c in about), about
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        "state/published-index.json",
+        "out/manifest.json",
+        "out/data/lectures/event-502/train-00000-of-00001.parquet",
+    ],
+)
+def test_a_damaged_state_or_release_file_is_named_with_a_way_out(
+    site: ReplicaSite, tmp_path: Path, damaged: str
+) -> None:
+    with ReplicaServer(site) as server:
+        assert run(server, tmp_path).returncode == 0
+        path = tmp_path / damaged
+        assert path.is_file()
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        before = release_bytes(tmp_path)
+        broken = run(server, tmp_path)
+    assert broken.returncode == 8, broken.stderr[-3000:]
+    assert "Traceback" not in broken.stderr
+    (line,) = [x for x in broken.stderr.splitlines() if x.startswith("eventcrawl:")]
+    assert line.startswith(f"eventcrawl: {path} is damaged (")
+    assert "move it aside" in line
+    assert release_bytes(tmp_path) == before
+
+
+def test_a_damaged_crawl_report_stops_publish_with_a_way_out(site: ReplicaSite, tmp_path: Path) -> None:
+    with ReplicaServer(site) as server:
+        assert run(server, tmp_path).returncode == 0
+    report_path = tmp_path / "state" / "crawl-report.json"
+    report_path.write_text('{"stats": {', encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "publish", "--state", str(tmp_path / "state"),
+         "--out", str(tmp_path / "again")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 8, result.stderr[-3000:]
+    assert f"{report_path} is damaged (not valid JSON" in result.stderr
+    assert "crawl again" in result.stderr

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from crawler.fsutil import write_json_atomic
+from crawler.fsutil import DamagedFile, write_json_atomic
 from crawler.schema import lecture_order
 
 INDEX_NAME = "published-index.json"
@@ -63,6 +63,13 @@ class IndexDelta:
     missing: list[str] = field(default_factory=list)  # indexed records absent from this publish
 
 
+# The index only remembers first-seen dates and merges: a new one is rebuilt from the next publish.
+_REBUILD = (
+    "move it aside and publish again: the next publish starts a new index from the records it publishes "
+    "(first-seen dates start again)"
+)
+
+
 def index_path(state_dir: Path) -> Path:
     return Path(state_dir) / INDEX_NAME
 
@@ -75,10 +82,10 @@ def load_index(state_dir: Path) -> PublishedIndex:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return PublishedIndex()
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not JSON: {exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DamagedFile(path, f"not JSON: {exc}", _REBUILD) from None
     if not isinstance(data, Mapping) or data.get("version") != INDEX_VERSION:
-        raise ValueError(f"{path} is not a published index of version {INDEX_VERSION}")
+        raise DamagedFile(path, f"not a published index of version {INDEX_VERSION}", _REBUILD)
     entries: dict[str, IndexEntry] = {}
     try:
         for lecture_id, raw in (data.get("lectures") or {}).items():
@@ -90,7 +97,7 @@ def load_index(state_dir: Path) -> PublishedIndex:
                 merged_into=raw.get("merged_into"),
             )
     except (KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{path} holds a malformed entry: {exc}") from exc
+        raise DamagedFile(path, f"a malformed entry: {exc}", _REBUILD) from None
     return PublishedIndex(entries, data.get("updated_at"))
 
 

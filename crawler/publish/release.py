@@ -24,10 +24,11 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler import schema
-from crawler.fsutil import exclusive_lock
+from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish.lint import LintProblem, errors, lint_card
@@ -193,11 +194,21 @@ def _previous_release(out_dir: Path) -> _Previous | None:
                 f"{out_dir} exists and is not a release (no {MANIFEST}); refusing to replace it"
             )
         return None
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    recovery = (
+        f"restore {out_dir} from the Hub (huggingface-cli download --repo-type dataset ...) or a backup, "
+        "or move it aside to publish a first release again"
+    )
+    manifest = read_json_file(manifest_path, recovery=recovery)
+    if not isinstance(manifest, dict):
+        raise DamagedFile(manifest_path, "not a manifest", recovery)
     rows: list[dict[str, Any]] = []
     for path in manifest.get("configs", {}).get(DEFAULT_CONFIG, {}).get("files", []):
         # An older release may lack columns added since: to_json_record gives them their empty value.
-        rows.extend(schema.from_json_record(r) for r in pq.read_table(out_dir / path).to_pylist())
+        try:
+            table = pq.read_table(out_dir / path)
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedFile(out_dir / path, f"unreadable Parquet: {exc}", recovery) from None
+        rows.extend(schema.from_json_record(r) for r in table.to_pylist())
     card_path = out_dir / CARD
     card = card_path.read_text(encoding="utf-8") if card_path.is_file() else None
     return _Previous(manifest, card, rows, out_dir)

@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from crawler.fsutil import DamagedFile, read_json_file
 from crawler.schema import CONTENT_FIELDS, lecture_order
 
 
@@ -53,9 +55,21 @@ class Changelog:
 def previous_lectures(out_dir: Path) -> list[dict[str, Any]]:
     """The lecture rows of the release in ``out_dir`` (empty when there is none)."""
     directory = out_dir / "data" / "lectures"
-    if not (out_dir / "manifest.json").is_file() or not directory.is_dir():
+    manifest = out_dir / "manifest.json"
+    if not manifest.is_file() or not directory.is_dir():
         return []
-    return list(pq.read_table(directory).to_pylist())
+    recovery = (
+        f"restore {out_dir} from the Hub or a backup, or move it aside to publish a first release again"
+    )
+    # The manifest is what the next publish builds on: a damaged one is found now, not then.
+    read_json_file(manifest, recovery=recovery)
+    rows: list[dict[str, Any]] = []
+    for path in sorted(directory.rglob("*.parquet")):
+        try:
+            rows.extend(pq.read_table(path).to_pylist())
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedFile(path, f"unreadable Parquet: {exc}", recovery) from None
+    return rows
 
 
 def compute_changelog(
