@@ -164,15 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--state", type=Path, help="state directory (default: a fresh temporary one)")
     demo.add_argument("--seed", type=int, default=0, help="the replica's layout seed")
 
-    serve = sub.add_parser("serve-replica", help="run the local Underline replica until interrupted")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
-    serve.add_argument("--lectures", type=int, help="how many lectures to serve (default: all)")
-    serve.add_argument("--seed", type=int, default=0, help="layout seed (default: 0)")
-    serve.add_argument("--faults", default="none", help="fault profile: none, flaky, robots, strict")
-    serve.add_argument("--fault-seed", type=int, default=0, help="seed of the fault profile")
-    serve.add_argument("--request-log", type=Path, help="append every request to this JSONL file")
-    serve.add_argument("--ground-truth", type=Path, help="write every lecture's true fields as JSONL")
+    # The replica parses its own options (`eventcrawl serve-replica --help` lists them): see main().
+    sub.add_parser(
+        "serve-replica",
+        help="run the local Underline replica until interrupted (its options: serve-replica --help)",
+        add_help=False,
+    )
 
     cache = sub.add_parser("cache", help="inspect or purge the HTTP cache")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
@@ -328,18 +325,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve_replica(args: argparse.Namespace) -> int:
+def serve_replica(argv: Sequence[str]) -> int:
     from crawler.replica.server import main as replica_main
 
-    argv = ["--host", args.host, "--port", str(args.port), "--seed", str(args.seed)]
-    argv += ["--faults", args.faults, "--fault-seed", str(args.fault_seed)]
-    if args.lectures is not None:
-        argv += ["--lectures", str(args.lectures)]
-    if args.request_log is not None:
-        argv += ["--request-log", str(args.request_log)]
-    if args.ground_truth is not None:
-        argv += ["--ground-truth", str(args.ground_truth)]
-    return replica_main(argv)
+    return replica_main(list(argv))
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -357,7 +346,6 @@ COMMANDS = {
     "publish": cmd_publish,
     "run": cmd_run,
     "demo": cmd_demo,
-    "serve-replica": cmd_serve_replica,
     "check-site": cmd_check_site,
     "record": cmd_record,
     "cache": cmd_cache,
@@ -365,8 +353,11 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["serve-replica"]:
+        return serve_replica(given[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(given)
     try:
         return COMMANDS[args.command](args)
     except (UsageError, ArgumentError, StageError, PathError, runner.NothingToPublish) as exc:
