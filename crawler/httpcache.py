@@ -22,7 +22,8 @@ Components for Scrapy's HTTP cache (``HTTPCACHE_ENABLED = True``):
   ``HTTPCACHE_PURGE_ON_CLOSE`` purge the spider's cache when it closes, and the stats
   ``httpcache/purged_entries``, ``httpcache/purged_bytes``, ``httpcache/entries``, ``httpcache/bytes``,
   ``httpcache/broken_entries`` (stored bodies found damaged and fetched again) and
-  ``httpcache/not_stored_encoding`` (answers in a content encoding the storage cannot strip) report it.
+  ``httpcache/not_stored_encoding`` (answers in a content encoding the storage cannot strip) and
+  ``httpcache/write_errors`` report it.
 
 Ages: an entry's age is the time since it was last stored or revalidated (its file's mtime).
 ``HTTPCACHE_EXPIRATION_SECS`` (Scrapy's, 0 = never) makes older entries invisible to the crawl, which then
@@ -43,7 +44,9 @@ import hashlib
 import json
 import logging
 import os
+import queue
 import shutil
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +83,8 @@ _BODY_HEADERS = (b"Content-Length", b"Content-Encoding", b"Transfer-Encoding")
 _DROPPED_HEADERS = frozenset({*(h.lower() for h in _BODY_HEADERS), b"set-cookie"})
 _IDENTITY = frozenset({b"", b"identity"})
 _JSON_TYPES = (b"application/json", b"application/vnd.api+json")
+# Entries encoded but not yet on disk, at most: the crawl waits rather than hold more in memory.
+_WRITE_QUEUE = 64
 
 
 @dataclass(frozen=True)
@@ -346,6 +351,9 @@ class BoundedFilesystemCacheStorage:
     request goes out without validators, ``httpcache/broken_entries`` counts it and the new answer
     replaces the entry.
 
+    Entries are written by a thread of their own (syncing waits on the disk) and every one is on disk when
+    the spider closes; a crash before that loses the entries not yet written, never a whole one.
+
     Personal data never reaches the disk (:func:`stripped_body`); ``ETag`` and ``Last-Modified`` are kept,
     so revalidation still works. A response that came from this cache (a 304 refreshing it) is stored as
     it is: its body was stripped when it was first stored.
@@ -358,10 +366,36 @@ class BoundedFilesystemCacheStorage:
         self.purge_on_close = settings.getbool("HTTPCACHE_PURGE_ON_CLOSE")
         self.max_size = settings.getint("DOWNLOAD_MAXSIZE")
         self.stats: StatsCollector | None = None
+        self._writes: queue.Queue[tuple[Path, bytes] | None] = queue.Queue(_WRITE_QUEUE)
+        self._writer: threading.Thread | None = None
+        self._write_errors = 0
 
     def open_spider(self, spider: Spider) -> None:
         self._fingerprinter = spider.crawler.request_fingerprinter
         self.stats = spider.crawler.stats
+        # Syncing a file waits on the disk for milliseconds: a thread of its own keeps the crawl going.
+        self._writer = threading.Thread(target=self._write_entries, name="httpcache-writer", daemon=True)
+        self._writer.start()
+
+    def _write_entries(self) -> None:
+        while True:
+            job = self._writes.get()
+            if job is None:
+                return
+            path, data = job
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_entry(path, data)
+            except OSError as exc:
+                self._write_errors += 1
+                logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
+
+    def flush(self) -> None:
+        """Wait until every entry handed to the writer is on disk."""
+        if self._writer is not None:
+            self._writes.put(None)
+            self._writer.join()
+            self._writer = None
 
     def spider_dir(self, spider: Spider) -> Path:
         return Path(self.cachedir, spider.name)
@@ -378,8 +412,11 @@ class BoundedFilesystemCacheStorage:
             self.stats.inc_value(key)
 
     def close_spider(self, spider: Spider) -> None:
+        self.flush()
         stats = spider.crawler.stats
         assert stats is not None
+        if self._write_errors:
+            stats.set_value("httpcache/write_errors", self._write_errors)
         if self.purge_on_close and self.max_age_seconds > 0:
             result = purge_cache(self.spider_dir(spider), self.max_age_seconds)
             stats.set_value("httpcache/purged_entries", result.removed_entries)
@@ -444,6 +481,9 @@ class BoundedFilesystemCacheStorage:
             "flags": [flag for flag in response.flags if flag != "cached"],
             "protocol": response.protocol,
         }
-        path = self.entry_path(spider, request)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_entry(path, encode_entry(header, body))
+        job = (self.entry_path(spider, request), encode_entry(header, body))
+        if self._writer is None:  # not opened for a spider: write in this thread
+            job[0].parent.mkdir(parents=True, exist_ok=True)
+            write_entry(*job)
+        else:
+            self._writes.put(job)
