@@ -1,5 +1,8 @@
-"""One crawl in this process, the crawler's spider or the baseline, with the same project settings.
+"""One crawl in this process, the crawler's spider or a baseline, with the same project settings.
 
+``baseline`` fetches the same URLs through the project's settings and middlewares; ``bare`` fetches them
+with Scrapy's defaults and stock filesystem HTTP cache (only identity, robots.txt, concurrency and delays
+taken from the project's settings): what a plain Scrapy spider costs.
 ``python -m bench.crawl_child --spider underline|baseline --base URL --state DIR --out FILE
 [--urls FILE] [-s KEY=VALUE ...]`` writes the crawl's Scrapy stats and effective settings to FILE.
 """
@@ -13,7 +16,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SPIDERS = ("underline", "baseline", "underline-no-pipelines", "underline-no-aliases")
+SPIDERS = ("underline", "baseline", "bare", "underline-no-pipelines", "underline-no-aliases")
+# The bare spider runs on Scrapy's defaults plus these, taken from the project's crawl settings: the same
+# identity, robots.txt, concurrency and delays, and Scrapy's stock filesystem HTTP cache.
+BARE_SETTINGS = (
+    "USER_AGENT",
+    "ROBOTSTXT_OBEY",
+    "DOWNLOAD_DELAY",
+    "CONCURRENT_REQUESTS",
+    "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "AUTOTHROTTLE_ENABLED",
+    "HTTPCACHE_ENABLED",
+    "HTTPCACHE_DIR",
+    "DOWNLOAD_TIMEOUT",
+    "LOG_LEVEL",
+)
 # Settings that must be equal for the two spiders to be compared (the baseline has no item pipelines).
 COMPARED_SETTINGS = (
     "USER_AGENT",
@@ -66,6 +83,17 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
             _without_aliases() if spider == "underline-no-aliases" else "underline"
         )
         process.crawl(crawler, event_id="502")
+    elif spider == "bare":
+        from scrapy.settings import Settings
+
+        from bench.baseline_spider import BaselineSpider
+
+        if urls is None:
+            raise SystemExit("--urls is required for the bare spider")
+        settings = Settings({key: settings[key] for key in BARE_SETTINGS}, priority="cmdline")
+        process = CrawlerProcess(settings)
+        crawler = process.create_crawler(BaselineSpider)
+        process.crawl(crawler, urls_file=str(urls))
     elif spider == "baseline":
         from bench.baseline_spider import BaselineSpider
 

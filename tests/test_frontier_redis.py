@@ -173,6 +173,45 @@ def test_the_fleet_keeps_the_single_process_pace_per_host(tmp_path: Path, redis:
     assert sum(staged_lines(tmp_path / "state", w) > 0 for w in staged.workers) >= 2
 
 
+def test_pacing_fails_closed_when_redis_goes_away(tmp_path: Path) -> None:
+    """Redis stops mid-crawl: the worker sends nothing more without a token, retries, then stops with a
+    clear reason once FRONTIER_PACE_FAIL_TIMEOUT has passed."""
+    settings = [
+        "-s", "DOWNLOAD_DELAY=0.1", "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "CONCURRENT_REQUESTS=8",
+        "-s", "FRONTIER_PACE_FAIL_TIMEOUT=3", "-s", "FRONTIER_SOCKET_TIMEOUT=0.5", *FAST_FLEET,
+    ]  # fmt: skip
+    state, logs = tmp_path / "state", tmp_path / "logs"
+    with (
+        running_redis(tmp_path / "redis") as server,
+        running_replica(tmp_path / "replica", "--lectures", LECTURES) as replica,
+    ):
+        worker = start_worker(replica, server.url(4), state, "w0", logs, *settings)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(lecture_paths(replica.requests())) < 5:
+            time.sleep(0.02)
+        assert len(lecture_paths(replica.requests())) >= 5, logs_text(logs)[-3000:]
+        server.process.kill()
+        server.process.wait()
+        gone_at = time.time()
+        started = time.monotonic()
+        code = worker.wait(timeout=60)
+        stopped_after = time.monotonic() - started
+        requests = replica.requests()
+        truth = replica.ground_truth()
+    log = logs_text(logs)
+    after = [r for r in requests if r["time"] > gone_at]
+    # One request per host in flight: at most the one that held its token when Redis went away.
+    assert len(after) <= 1, after
+    assert len(lecture_paths(requests)) < len(truth)
+    assert code != 0
+    assert 3 <= stopped_after < 30
+    assert "Stopping this worker: the frontier could not be asked for the pacing token" in log
+    report = json.loads((state / "crawl-report.json").read_text(encoding="utf-8"))
+    assert report["finish_reason"] == "frontier_pace_unavailable"
+    assert report["stats"]["frontier/pace/gave_up"] >= 1
+    assert report["stats"]["frontier/pace/retry_seconds"] >= 2.5
+
+
 def test_a_killed_worker_loses_nothing(tmp_path: Path, redis: RunningRedis) -> None:
     settings = [*fast_crawl_settings(), "-s", "DOWNLOAD_DELAY=0.05", *FAST_FLEET]
     state, logs = tmp_path / "state", tmp_path / "logs"

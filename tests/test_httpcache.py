@@ -1,16 +1,45 @@
 from __future__ import annotations
 
+import gzip
+import json
 import os
-import pickle
+import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scrapy import Request
 from scrapy.http import Response
 from scrapy.settings import Settings
 
-from crawler.httpcache import CacheSize, PurgeResult, RevalidatingPolicy, cache_size, purge_cache
-from tests.support.polite_server import CrawlResult, Reply, page, redirect, run_crawl, serve
+from crawler.httpcache import (
+    ENTRY_SUFFIX,
+    BrokenEntry,
+    CacheSize,
+    PurgeResult,
+    RevalidatingPolicy,
+    cache_size,
+    decode_entry,
+    encode_entry,
+    purge_cache,
+)
+from crawler.pages import parse_lecture_document, parse_lecture_page
+from tests.support.polite_server import (
+    BASE_SETTINGS,
+    REPO_ROOT,
+    CrawlResult,
+    Reply,
+    page,
+    redirect,
+    run_crawl,
+    serve,
+)
+from tests.test_pages_privacy import answer, page_with
+from tests.test_pages_profiles import EMAILS, EXPECTED_AUTHORS
 
 DAY = 86400.0
 NOW = 1_762_329_600.0
@@ -20,7 +49,8 @@ def _cache_settings(cache_dir: Path, **extra: object) -> dict[str, object]:
     return {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(cache_dir), **extra}
 
 
-def _entry(root: Path, name: str, body: bytes, mtime: float) -> Path:
+def _legacy_entry(root: Path, name: str, body: bytes, mtime: float) -> Path:
+    """An entry of the earlier layout: a directory of part files, ``pickled_meta`` written last."""
     entry = root / "probe" / name[:2] / name
     entry.mkdir(parents=True)
     (entry / "response_body").write_bytes(body)
@@ -28,6 +58,23 @@ def _entry(root: Path, name: str, body: bytes, mtime: float) -> Path:
     meta.write_bytes(b"0123456789")
     os.utime(meta, (mtime, mtime))
     return entry
+
+
+def _file_entry(root: Path, name: str, size: int, mtime: float, suffix: str = ENTRY_SUFFIX) -> Path:
+    path = root / "probe" / name[:2] / f"{name}{suffix}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"e" * size)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def _entries(cache_dir: Path) -> dict[str, tuple[Path, dict[str, Any], bytes]]:
+    """Every stored entry by its request URL: (file, header, body)."""
+    found = {}
+    for path in cache_dir.rglob(f"*{ENTRY_SUFFIX}"):
+        header, body = decode_entry(path.read_bytes())
+        found[header["url"]] = (path, header, body)
+    return found
 
 
 @pytest.mark.parametrize(
@@ -121,8 +168,9 @@ def test_second_crawl_revalidates_and_keeps_errors_out(tmp_path: Path) -> None:
     assert second.stats["httpcache/conditional"] == 3
     assert second.stats["httpcache/entries"] == 3
     assert cache_size(cache_dir).entries == 3
-    for data in cache_dir.rglob("response_data"):
-        assert pickle.loads(data.read_bytes())["flags"] == []
+    stored = _entries(cache_dir)
+    assert len(stored) == 3
+    assert [header["flags"] for _, header, _ in stored.values()] == [[], [], []]
 
 
 def test_failed_revalidation_is_retried_not_served_from_cache(tmp_path: Path) -> None:
@@ -150,9 +198,9 @@ def test_purge_on_close_removes_old_entries(tmp_path: Path) -> None:
     routes = {"/l/1": page("one"), "/l/2": page("two")}
     with serve(routes) as server:
         run_crawl([server.url("/l/1"), server.url("/l/2")], _cache_settings(cache_dir), tmp_path)
-        entries = {pickle.loads((m).read_bytes())["url"]: m.parent for m in cache_dir.rglob("pickled_meta")}
+        entries = {url: path for url, (path, _, _) in _entries(cache_dir).items()}
         old = entries[server.url("/l/2")]
-        os.utime(old / "pickled_meta", (NOW - 10 * DAY, NOW - 10 * DAY))
+        os.utime(old, (NOW - 10 * DAY, NOW - 10 * DAY))
         settings = _cache_settings(cache_dir, HTTPCACHE_MAX_AGE_DAYS=5, HTTPCACHE_PURGE_ON_CLOSE=True)
         result = run_crawl([server.url("/l/1")], settings, tmp_path)
     assert not old.exists()
@@ -164,23 +212,213 @@ def test_purge_on_close_removes_old_entries(tmp_path: Path) -> None:
 
 def test_purge_and_size(tmp_path: Path) -> None:
     root = tmp_path / "cache"
-    _entry(root, "aa01", b"x" * 100, NOW - 40 * DAY)
-    _entry(root, "aa02", b"y" * 50, NOW - 1 * DAY)
-    _entry(root, "bb01", b"z" * 20, NOW - 31 * DAY)
-    interrupted = _entry(root, "cc01", b"w" * 7, NOW - 50 * DAY)
+    _file_entry(root, "aa01", 100, NOW - 40 * DAY)
+    _file_entry(root, "aa02", 50, NOW - 1 * DAY)
+    _file_entry(root, "bb01", 20, NOW - 31 * DAY)
+    _file_entry(root, "cc01", 7, NOW - 50 * DAY, suffix=".entry.4242.tmp")  # a write cut short
+    _file_entry(root, "cc02", 3, NOW - 1 * DAY, suffix=".entry.4243.tmp")  # perhaps a write under way
+    legacy = _legacy_entry(root, "dd01", b"x" * 30, NOW - 40 * DAY)
+    interrupted = _legacy_entry(root, "dd02", b"w" * 5, NOW - 50 * DAY)
     (interrupted / "pickled_meta").unlink()
     os.utime(interrupted / "response_body", (NOW - 50 * DAY, NOW - 50 * DAY))
-    assert cache_size(root) == CacheSize(entries=3, bytes=170 + 3 * 10 + 7)
+    assert cache_size(root) == CacheSize(entries=4, bytes=170 + 7 + 3 + 40 + 5)
     assert purge_cache(root, 30 * DAY, now=NOW) == PurgeResult(
-        removed_entries=2, removed_bytes=120 + 2 * 10 + 7, kept_entries=1, kept_bytes=60, removed_partial=1
+        removed_entries=3,
+        removed_bytes=100 + 20 + 40 + 7 + 5,
+        kept_entries=1,
+        kept_bytes=50,
+        removed_partial=2,
     )
+    assert not legacy.exists()
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
         "probe",
         "probe/aa",
-        "probe/aa/aa02",
-        "probe/aa/aa02/pickled_meta",
-        "probe/aa/aa02/response_body",
+        "probe/aa/aa02.entry",
+        "probe/cc",
+        "probe/cc/cc02.entry.4243.tmp",
     ]
-    assert cache_size(root) == CacheSize(entries=1, bytes=60)
+    assert cache_size(root) == CacheSize(entries=1, bytes=53)
     assert purge_cache(tmp_path / "missing", 0) == PurgeResult(0, 0, 0, 0)
     assert cache_size(tmp_path / "missing") == CacheSize(0, 0)
+
+
+def test_an_entry_is_used_only_when_its_body_is_whole() -> None:
+    header = {"url": "http://example.org/", "status": 200}
+    data = encode_entry(header, b"<p>body</p>")
+    assert data.startswith(b'{"url":"http://example.org/","status":200,"format":"eventcrawl-httpcache/1"')
+    assert decode_entry(data) == ({**json.loads(data.partition(b"\n")[0])}, b"<p>body</p>")
+    for broken, why in [
+        (data[:-1], "body is 10 bytes, 11 were stored"),
+        (data[:-1] + b"X", "does not match its stored sha256"),
+        (data[:20], "no header line"),
+        (b"{" + data[20:], "unreadable header"),
+        (b'{"url": "x"}\nbody', "not an entry of this cache"),
+    ]:
+        with pytest.raises(BrokenEntry, match=why):
+            decode_entry(broken)
+
+
+API_PATH = "/api/v1/thin_lectures/130123"
+LECTURE_PATH = "/lecture/130123-router-tuning"
+
+
+def _api_reply(doc: dict[str, Any], *, gzipped: bool = False) -> Reply:
+    body = json.dumps(doc).encode()
+    headers = {"Content-Type": "application/vnd.api+json", "Cache-Control": "max-age=0, must-revalidate"}
+    if gzipped:
+        body = gzip.compress(body)
+        headers["Content-Encoding"] = "gzip"
+    return Reply(body=body, headers=headers, validators=True)
+
+
+ADDRESS = re.compile(rb"[\w.+-]+@[\w-]+\.[\w.-]+")
+
+
+def test_personal_data_never_reaches_the_cache_and_revalidation_still_works(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    doc = answer()
+    routes = {
+        API_PATH: _api_reply(doc),
+        "/api/gzipped": _api_reply(doc, gzipped=True),
+        LECTURE_PATH: page(page_with(doc)),
+    }
+    paths = [API_PATH, "/api/gzipped", LECTURE_PATH]
+    with serve(routes) as server:
+        urls = [server.url(p) for p in paths]
+        first = run_crawl(urls, _cache_settings(cache_dir), tmp_path)
+        served = len(server.log)
+        second = run_crawl(urls, _cache_settings(cache_dir), tmp_path)
+    # What the server sent did carry the addresses and avatars.
+    assert all(address in routes[API_PATH].body.decode() for address in EMAILS)
+    assert b"avatar" in routes[LECTURE_PATH].body
+    files = [p for p in cache_dir.rglob("*") if p.is_file()]
+    assert len(files) == 3
+    for path in files:
+        data = path.read_bytes()
+        assert ADDRESS.findall(data) == [], path
+        assert b"avatar" not in data
+    stored = _entries(cache_dir)
+    for path in paths:
+        _, header, _ = stored[server.url(path)]
+        names = {name.lower() for name, _ in header["headers"]}
+        assert {"etag", "last-modified"} <= names
+        assert "content-encoding" not in names
+    # The second crawl revalidates everything and reads the same fields.
+    assert [(e.path, e.status, e.headers.get("if-none-match")) for e in server.log[served:]] == [
+        (p, 304, routes[p].etag) for p in paths
+    ]
+    assert second.stats["httpcache/hit_304"] == 3
+
+    def fields(result: CrawlResult) -> list[Any]:
+        by_url = {item["request_url"]: item["body"] for item in result.items}
+        api = [parse_lecture_document(json.loads(by_url[server.url(p)])) for p in paths[:2]]
+        lecture = parse_lecture_page(by_url[server.url(LECTURE_PATH)], server.url(LECTURE_PATH)).fields
+        assert lecture is not None
+        return [(f.lecture_id, f.title, f.authors) for f in [*api, lecture]]
+
+    assert fields(second) == fields(first)
+    assert [authors for _, _, authors in fields(second)] == [EXPECTED_AUTHORS] * 3
+    assert all(not ADDRESS.findall(item["body"].encode()) for item in second.items)
+
+
+def test_a_broken_entry_is_fetched_again_without_validators_and_replaced(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    routes = {"/l/1": page("<p>lecture one</p>" * 50), "/l/2": page("<p>lecture two</p>" * 50)}
+    with serve(routes) as server:
+        urls = [server.url("/l/1"), server.url("/l/2")]
+        run_crawl(urls, _cache_settings(cache_dir), tmp_path)
+        path, _, body = _entries(cache_dir)[server.url("/l/1")]
+        whole = path.read_bytes()
+        path.write_bytes(whole[: len(whole) - len(body) // 2])  # the body cut in half
+        served = len(server.log)
+        second = run_crawl(urls, _cache_settings(cache_dir), tmp_path)
+        third_from = len(server.log)
+        third = run_crawl(urls, _cache_settings(cache_dir), tmp_path)
+    assert sorted(
+        (e.path, e.status, e.headers.get("if-none-match")) for e in server.log[served:third_from]
+    ) == [
+        ("/l/1", 200, None),
+        ("/l/2", 304, routes["/l/2"].etag),
+    ]
+    assert second.stats["httpcache/broken_entries"] == 1
+    assert "is broken (body is" in second.log
+    assert {i["request_url"]: i["body"] for i in second.items} == {
+        server.url(p): routes[p].body.decode() for p in ("/l/1", "/l/2")
+    }
+    assert path.read_bytes() != whole[: len(whole) - len(body) // 2]
+    assert _entries(cache_dir)[server.url("/l/1")][2] == routes["/l/1"].body
+    # Replaced: the next crawl revalidates it again.
+    assert [e.status for e in server.log[third_from:]] == [304, 304]
+    assert "httpcache/broken_entries" not in third.stats
+
+
+def test_a_crawl_killed_while_storing_leaves_only_whole_entries(tmp_path: Path) -> None:
+    """kill -9 mid-crawl, many times over large bodies: every entry left is whole, and the next crawl
+    revalidates exactly those and fetches the rest in full."""
+    cache_dir = tmp_path / "cache"
+    count = 120
+    routes = {f"/l/{i}": page(f"<p>lecture {i}</p>" + "x" * 400_000) for i in range(count)}
+    config = tmp_path / "killed.json"
+    with serve(routes) as server:
+        urls = [server.url(f"/l/{i}") for i in range(count)]
+        config.write_text(
+            json.dumps(
+                {
+                    "requests": [{"url": u} for u in urls],
+                    "settings": {**BASE_SETTINGS, **_cache_settings(cache_dir), "CONCURRENT_REQUESTS": 4},
+                    "output": str(tmp_path / "killed.out.json"),
+                }
+            )
+        )
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        script = REPO_ROOT / "tests" / "support" / "polite_server.py"
+        for share in (0.2, 0.4, 0.6):  # killed three times, each crawl further than the last
+            proc = subprocess.Popen([sys.executable, str(script), str(config)], cwd=tmp_path, env=env)
+            deadline = time.monotonic() + 60
+            while (
+                time.monotonic() < deadline and len(list(cache_dir.rglob(f"*{ENTRY_SUFFIX}"))) < share * count
+            ):
+                time.sleep(0.002)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            stored = _entries(cache_dir)  # raises if any entry is not whole
+            assert share * count <= len(stored) < count
+            assert all(
+                body == routes[url.split(str(server.port), 1)[1]].body for url, (_, _, body) in stored.items()
+            )
+        served = len(server.log)
+        second = run_crawl(urls, _cache_settings(cache_dir), tmp_path, timeout=120)
+    again = {e.path: (e.status, e.headers.get("if-none-match")) for e in server.log[served:]}
+    assert len(server.log) - served == count
+    assert again == {
+        path: (304, reply.etag) if server.url(path) in stored else (200, None)
+        for path, reply in routes.items()
+    }
+    assert "httpcache/broken_entries" not in second.stats
+    assert {i["request_url"]: i["body"] for i in second.items} == {
+        server.url(p): r.body.decode() for p, r in routes.items()
+    }
+
+
+def test_an_entry_killed_while_written_keeps_the_old_one_whole(tmp_path: Path) -> None:
+    """A process killed in the middle of writing a large entry leaves the entry it was replacing."""
+    path = tmp_path / "ab" / f"ab01{ENTRY_SUFFIX}"
+    path.parent.mkdir()
+    old = encode_entry({"url": "http://example.org/"}, b"old body")
+    path.write_bytes(old)
+    writer = (
+        "import sys; from pathlib import Path; from crawler.httpcache import encode_entry, write_entry; "
+        "write_entry(Path(sys.argv[1]), encode_entry({'url': 'http://example.org/'}, b'n' * 50_000_000))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", writer, str(path)], env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+        p.stat().st_size > 1_000_000 for p in path.parent.glob(f"*{ENTRY_SUFFIX}*")
+    ):
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert path.read_bytes() == old
+    assert decode_entry(path.read_bytes())[1] == b"old body"
+    assert [p.name for p in path.parent.iterdir() if p != path] == [f"ab01{ENTRY_SUFFIX}.{proc.pid}.tmp"]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -8,7 +9,7 @@ from scrapy.exceptions import DropItem
 
 from crawler.dedup import near
 from crawler.items import LectureAlias, LectureItem
-from crawler.pipelines.dedup import DedupPipeline
+from crawler.pipelines.dedup import MAX_REPORTED_MEMBERS, DedupPipeline
 from crawler.schema import content_sha256
 from tests.support.settings import project_crawler
 from tests.test_stage import record
@@ -79,11 +80,53 @@ def test_signatures_are_cached_in_the_state_directory(tmp_path: Path) -> None:
     assert step.stats.get_value("dedupe/signatures") == 3
 
 
-def test_the_same_talk_and_near_duplicates_are_counted_as_they_come(pipeline: DedupPipeline) -> None:
+def test_the_same_talk_and_near_duplicates_are_counted(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1", abstract=ABSTRACT, title="Alignment"))
     pipeline.process_item(item("2", abstract=ABSTRACT, title="Alignment"))
     pipeline.process_item(item("3", abstract=ABSTRACT.replace("simple", "robust"), title="Alignment"))
     pipeline.process_item(item("4", abstract="Something else entirely, about speech and long audio files."))
     assert pipeline.stats.get_value("dedupe/same_talk_seen") == 1
-    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == 1
     assert pipeline.stats.get_value("dedupe/signatures") == 3
+    pipeline.close_spider()
+    # 1 and 2 are one talk; 3 differs by a word: one group of three, two candidates beyond its first.
+    assert pipeline.stats.get_value("dedupe/near_duplicate_groups") == [["1", "2", "3"]]
+    assert pipeline.stats.get_value("dedupe/near_duplicate_groups_count") == 1
+    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == 2
+
+
+def test_one_talk_under_two_ids_alone_is_no_near_duplicate_group(pipeline: DedupPipeline) -> None:
+    pipeline.process_item(item("1", abstract=ABSTRACT, title="Alignment"))
+    pipeline.process_item(item("2", abstract=ABSTRACT, title="Alignment"))
+    pipeline.close_spider()
+    assert pipeline.stats.get_value("dedupe/near_duplicate_groups") is None
+    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == 0
+
+
+def test_many_near_duplicates_make_one_log_line(
+    pipeline: DedupPipeline, caplog: pytest.LogCaptureFixture
+) -> None:
+    words = ABSTRACT.split()
+    count = 400
+    with caplog.at_level(logging.DEBUG, logger="crawler.pipelines.dedup"):
+        for n in range(count):
+            # Each copy changes one word: every one is a candidate of every other.
+            edited = [*words[:-3], f"variant{n}", *words[-2:]]
+            pipeline.process_item(item(str(1000 + n), abstract=" ".join(edited), title="Alignment"))
+        pipeline.close_spider()
+    info = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert info == [
+        f"{count} lectures in 1 groups may be near-duplicates (publishing checks them); the groups are in "
+        "the crawl report under dedupe/near_duplicate_groups"
+    ]
+    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == count - 1
+    assert pipeline.stats.get_value("dedupe/near_duplicate_groups") == [
+        [str(1000 + n) for n in range(MAX_REPORTED_MEMBERS)]
+    ]
+
+
+def test_signatures_are_kept_in_a_compact_array_that_grows(pipeline: DedupPipeline) -> None:
+    for n in range(1500):
+        pipeline.process_item(item(str(n), abstract=f"{ABSTRACT} {n}"))
+    assert pipeline.matrix.shape == (2048, near.NUM_PERM)
+    assert pipeline.matrix.nbytes == 2048 * 512
+    assert (pipeline.matrix[1499] == near.signature("Title 1499", f"{ABSTRACT} 1499")).all()

@@ -92,7 +92,14 @@ def decode_signature(text: str) -> Signature:
 
 
 def as_minhash(values: Signature) -> MinHash:
-    return MinHash(num_perm=NUM_PERM, seed=SEED, hashvalues=values, scheme=_TEMPLATE.scheme)
+    # The template's permutations: without them datasketch draws them again for every MinHash.
+    return MinHash(
+        num_perm=NUM_PERM,
+        seed=SEED,
+        hashvalues=values,
+        permutations=_TEMPLATE.permutations,
+        scheme=_TEMPLATE.scheme,
+    )
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -267,6 +274,59 @@ def all_pairs(talks: Sequence[Talk], *, threshold: float = MATCH_THRESHOLD) -> I
             if similarity >= threshold:
                 first, second = sorted((a, b), key=lecture_order)
                 yield NearPair(first, second, round(similarity, 4))
+
+
+def lsh_bands(threshold: float = LSH_THRESHOLD) -> tuple[int, int]:
+    """The (bands, rows per band) datasketch's ``MinHashLSH`` chooses for ``threshold``."""
+    lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
+    return lsh.b, lsh.r
+
+
+def candidate_groups(
+    ids: Sequence[str], signatures: np.ndarray, talks: Sequence[str | None] | None = None
+) -> list[list[str]]:
+    """Groups of ids whose signatures share an LSH band (connected components), for a crawl's summary.
+
+    ``signatures`` is an ``(len(ids), NUM_PERM)`` array. Members of one talk (equal non-None ``talks``) do
+    not make a group by themselves: a group holds at least two talks. Memory is a few bytes per id and band
+    (no index of MinHash objects); publishing checks the exact similarity and decides. Groups and their
+    members come in lecture order.
+    """
+    count = len(ids)
+    if count < 2:
+        return []
+    bands, rows = lsh_bands()
+    parent = list(range(count))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    matrix = np.ascontiguousarray(signatures[:count, : bands * rows], dtype="<u4")
+    for band in range(bands):
+        keys = np.ascontiguousarray(matrix[:, band * rows : (band + 1) * rows]).view(
+            np.dtype((np.void, 4 * rows))
+        )[:, 0]
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        same = np.flatnonzero(ordered[1:] == ordered[:-1])
+        for at in same:
+            a, b = find(int(order[at])), find(int(order[at + 1]))
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    members: dict[int, list[int]] = {}
+    for index in range(count):
+        members.setdefault(find(index), []).append(index)
+    groups = []
+    for indices in members.values():
+        if len(indices) < 2:
+            continue
+        kinds = {talks[i] if talks is not None and talks[i] is not None else f"#{i}" for i in indices}
+        if len(kinds) >= 2:
+            groups.append(sorted((ids[i] for i in indices), key=lecture_order))
+    return sorted(groups, key=lambda g: lecture_order(g[0]))
 
 
 def describe(pair: NearPair) -> dict[str, Any]:

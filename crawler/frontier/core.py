@@ -373,6 +373,15 @@ class Frontier:
             del self.held[lease_id]
         return done
 
+    def keep_leased(self, request: Request) -> bool:
+        """Never acknowledge *request*: its lease stays in Redis and the request goes back to the queue
+        when this worker leaves or its heartbeat expires. False when no lease of this worker holds it."""
+        for lease_id, held in list(self.held.items()):
+            if held is request:
+                del self.held[lease_id]
+                return True
+        return False
+
     def heartbeat(self, acks: list[int]) -> int:
         """Refresh this worker's heartbeat, release *acks*; returns how many requests wait in the queue."""
         keys = self._keys()

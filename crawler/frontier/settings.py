@@ -14,6 +14,9 @@
 - ``FRONTIER_RESET_AFTER`` (0: never): start a new crawl when the finished one is at least this many seconds
   old; for scheduled crawls (a worker restarted just after the crawl finished still finds nothing to do).
 - ``FRONTIER_SOCKET_TIMEOUT`` (10 s): how long one Redis command may take.
+- ``FRONTIER_PACE_FAIL_TIMEOUT`` (60 s): how long a worker that cannot ask Redis for a host's pacing token
+  keeps retrying (with backoff, sending nothing to that host) before it stops with
+  ``frontier_pace_unavailable``; its requests go back to the queue.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "FRONTIER_RESET": False,
     "FRONTIER_RESET_AFTER": 0.0,
     "FRONTIER_SOCKET_TIMEOUT": 10.0,
+    "FRONTIER_PACE_FAIL_TIMEOUT": 60.0,
 }
 ADDON = "crawler.frontier.addon.FrontierAddon"
 URL_SCHEMES = ("redis", "rediss", "unix")

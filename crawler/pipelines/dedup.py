@@ -5,8 +5,11 @@ only when it brings something new: changed content or a URL not seen before.
 
 Record-level duplicates are prepared here item by item and decided at publish time, where the whole
 crawl is visible (:func:`crawler.dedup.records.merge_duplicates`): each lecture's MinHash signature
-is computed once and cached in the state directory, and the same talk under a second id or a
-candidate near-duplicate (from an LSH index of the signatures) is counted and logged as it shows up.
+is computed once and cached in the state directory, and the same talk under a second id is counted as
+it shows up. Candidate near-duplicates are found once, when the spider closes, from the signatures kept
+as one compact array (512 bytes a lecture; an LSH index of MinHash objects took about 4 KiB): one
+summary line in the log, and the groups in the crawl's statistics (``dedupe/near_duplicate_groups``, the
+first ``MAX_REPORTED_GROUPS`` of them), which the crawl report keeps.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from datasketch import MinHashLSH
+import numpy as np
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 from scrapy.statscollectors import StatsCollector
@@ -23,9 +26,14 @@ from scrapy.statscollectors import StatsCollector
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
 from crawler.items import LectureAlias, LectureItem
-from crawler.schema import content_sha256, lecture_order
+from crawler.schema import content_sha256
 
 logger = logging.getLogger(__name__)
+
+# The crawl report lists this many candidate groups, each cut to this many ids; the counts cover all.
+MAX_REPORTED_GROUPS = 200
+MAX_REPORTED_MEMBERS = 20
+_INITIAL_ROWS = 1024
 
 
 class DedupPipeline:
@@ -36,8 +44,9 @@ class DedupPipeline:
         self.talks: dict[str, str] = {}
         self.talk_of: dict[str, str | None] = {}
         self.signatures = near.SignatureCache(state_dir, worker)
-        self.lsh = MinHashLSH(threshold=near.LSH_THRESHOLD, num_perm=near.NUM_PERM)
-        self.in_lsh: set[str] = set()
+        # One row per lecture: its latest signature, for the near-duplicate summary at close.
+        self.rows: dict[str, int] = {}
+        self.matrix = np.zeros((_INITIAL_ROWS, near.NUM_PERM), dtype=np.uint32)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
@@ -48,6 +57,30 @@ class DedupPipeline:
 
     def close_spider(self) -> None:
         self.signatures.close()
+        self.summarize_near_duplicates()
+
+    def summarize_near_duplicates(self) -> list[list[str]]:
+        """Count and report the candidate near-duplicate groups among the lectures seen (one log line)."""
+        ids = list(self.rows)
+        groups = near.candidate_groups(ids, self.matrix[: len(ids)], [self.talk_of.get(i) for i in ids])
+        lectures = sum(len(g) for g in groups)
+        self.stats.set_value("dedupe/near_duplicate_candidates", lectures - len(groups))
+        self.stats.set_value("dedupe/near_duplicate_groups_count", len(groups))
+        if groups:
+            self.stats.set_value(
+                "dedupe/near_duplicate_groups",
+                [g[:MAX_REPORTED_MEMBERS] for g in groups[:MAX_REPORTED_GROUPS]],
+            )
+            logger.info(
+                "%d lectures in %d groups may be near-duplicates (publishing checks them); the groups are in "
+                "the crawl report under dedupe/near_duplicate_groups",
+                lectures,
+                len(groups),
+            )
+        same = self.stats.get_value("dedupe/same_talk_seen", 0)
+        if same:
+            logger.info("%d lectures repeat another lecture's title and abstract: merged at publish", same)
+        return groups
 
     def process_item(self, item: Any) -> Any:
         if isinstance(item, LectureAlias):
@@ -84,27 +117,16 @@ class DedupPipeline:
             first = self.talks.setdefault(key, lecture_id)
             if first != lecture_id:
                 self.stats.inc_value("dedupe/same_talk_seen")
-                logger.info(
-                    "lecture %s repeats lecture %s (same title and abstract): merged at publish",
-                    lecture_id,
-                    first,
-                )
+                logger.debug("lecture %s repeats lecture %s (same title and abstract)", lecture_id, first)
         values = near.signature(title, abstract)
         if self.signatures.add(near.text_key(title, abstract), values):
             self.stats.inc_value("dedupe/signatures")
-        if lecture_id in self.in_lsh:
-            return
-        minhash = near.as_minhash(values)
-        mates = sorted(
-            (m for m in self.lsh.query(minhash) if key is None or self.talk_of.get(m) != key),
-            key=lecture_order,
-        )
-        if mates:
-            # Proposed by the signatures alone; publishing checks the exact similarity and decides.
-            self.stats.inc_value("dedupe/near_duplicate_candidates")
-            logger.info("lecture %s may be a near-duplicate of %s", lecture_id, ", ".join(mates))
-        self.lsh.insert(lecture_id, minhash, check_duplication=False)
-        self.in_lsh.add(lecture_id)
+        row = self.rows.setdefault(lecture_id, len(self.rows))
+        if row >= len(self.matrix):
+            grown = np.zeros((2 * len(self.matrix), near.NUM_PERM), dtype=np.uint32)
+            grown[: len(self.matrix)] = self.matrix
+            self.matrix = grown
+        self.matrix[row] = values
 
     def _alias(self, item: Any) -> Any:
         urls = self.urls.setdefault(item["lecture_id"], set())

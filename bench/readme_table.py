@@ -1,0 +1,139 @@
+"""The README's table of figures, rendered from ``bench/results/latest.json``: no figure typed by hand.
+
+``python -m bench.readme_table --write`` puts the table between the README's markers
+``<!-- bench:begin -->`` and ``<!-- bench:end -->``; ``--check`` exits 1 with a diff when the README's
+table is not the one the results file gives (CI runs it), or when the markers are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+RESULTS = REPO / "bench" / "results" / "latest.json"
+BEGIN = "<!-- bench:begin -->"
+END = "<!-- bench:end -->"
+
+
+class MarkersMissing(ValueError):
+    pass
+
+
+def number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) or abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3f}" if abs(value) < 1.5 else f"{value:.2f}"
+
+
+def _with_unit(value: Any, unit: str) -> str:
+    return number(value) if isinstance(value, str) or not unit else f"{number(value)} {unit}"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(results: dict[str, Any]) -> str:
+    """The block between the markers: where and when the figures were taken, then one row per figure."""
+    info = results.get("machine", {})
+    load = info.get("load_average_at_start")
+    taken = (
+        f"Taken on {str(info.get('date', '?'))[:10]} at commit `{info.get('commit', '?')}` on "
+        f"{info.get('cores', '?')} cores (Python {info.get('python', '?')}, Scrapy {info.get('scrapy', '?')}"
+    )
+    taken += f", load average {load[0]:g} at the start):" if load else "):"
+    lines = [taken, "", "| figure | value | baseline | ratio | target | met |", "|---|---|---|---|---|---|"]
+    for f in results.get("figures", []):
+        unit = f.get("unit") or ""
+        baseline = f.get("baseline")
+        base = "" if baseline is None else _with_unit(baseline, unit)
+        if f.get("baseline_label") and baseline is not None:
+            base += f" ({f['baseline_label']})"
+        ratio = f.get("ratio")
+        target = f.get("target")
+        met = f.get("met")
+        cells = [
+            f["figure"],
+            _with_unit(f.get("value"), unit),
+            base,
+            "" if ratio is None else number(ratio),
+            "" if target in (None, "-") else str(target),
+            "" if met is None else ("yes" if met else "**no**"),
+        ]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def current_block(readme: str) -> str:
+    """What the README holds between the markers (from the line after ``BEGIN`` up to ``END``)."""
+    start, end = readme.find(BEGIN), readme.find(END)
+    if start < 0 or end < 0 or end < start:
+        raise MarkersMissing(f"no {BEGIN} ... {END} markers")
+    return readme[start + len(BEGIN) : end].removeprefix("\n")
+
+
+def with_block(readme: str, block: str) -> str:
+    current_block(readme)  # raises without the markers
+    start, end = readme.find(BEGIN) + len(BEGIN), readme.find(END)
+    return readme[:start] + "\n" + block + readme[end:]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.readme_table", description=__doc__.split("\n")[0])
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--write", action="store_true", help="render the table into the README")
+    action.add_argument("--check", action="store_true", help="exit 1 with a diff when the README differs")
+    parser.add_argument("--readme", type=Path, default=README)
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    try:
+        results = json.loads(args.results.read_text(encoding="utf-8"))
+        readme = args.readme.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:
+        print(f"bench.readme_table: {exc}", file=sys.stderr)
+        return 2
+    block = render(results)
+    try:
+        current = current_block(readme)
+    except MarkersMissing as exc:
+        print(f"bench.readme_table: {args.readme} has {exc}: put them where the table goes", file=sys.stderr)
+        return 1
+    if args.write:
+        if current == block:
+            print(f"{args.readme}: the table is up to date")
+        else:
+            args.readme.write_text(with_block(readme, block), encoding="utf-8")
+            print(f"{args.readme}: table written from {args.results}")
+        return 0
+    if current == block:
+        print(f"{args.readme}: the table matches {args.results}")
+        return 0
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            current.splitlines(keepends=True),
+            block.splitlines(keepends=True),
+            fromfile=f"{args.readme} (table)",
+            tofile=f"rendered from {args.results}",
+        )
+    )
+    print(f"{args.readme}: the table differs from {args.results}; run python -m bench.readme_table --write")
+    return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
