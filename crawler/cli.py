@@ -43,7 +43,9 @@ from crawler.stage import StageError, check_worker_name
 
 DEFAULT_STATE = Path("state")
 DEFAULT_EVENT = "502"
-DEMO_NAME = "emnlp-2025-demo"
+DEMO_NAME = "emnlp-demo"
+# The replica serves two full events, EMNLP 2025 and 2024; the demo crawls both.
+DEMO_EVENTS = ("502", "469")
 EVENT_HELP = "Underline event id or event page URL; repeat for several events (default: 502)"
 
 
@@ -268,7 +270,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     check_output_dir(args.out, state_dir=args.state)
     started = time.monotonic()
-    site = build_site(load_records(), seed=args.seed, lectures=args.lectures)
+    # One record in four goes to the second event, so that both are full events.
+    site = build_site(load_records(), seed=args.seed, lectures=args.lectures, side_event_every=4)
     temp_state = None
     state_dir = args.state
     if state_dir is None:
@@ -279,7 +282,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"replica of Underline serving on {server.base_url}", flush=True)
             # Loopback and our own server: politeness delays would only slow the demo down.
             crawled = runner.crawl(
-                event_ids=[DEFAULT_EVENT],
+                event_ids=DEMO_EVENTS,
                 state_dir=state_dir,
                 web_base=server.base_url,
                 api_base=server.base_url,
