@@ -733,19 +733,19 @@ def section(work: Path, quick: bool) -> Section:
     section = Section(details=figures)
     section.figures += [
         Figure(
-            f"text block F1, {HEADLINE_TASK} (learned template, {text['pages']} pages)",
+            f"text block F1, {HEADLINE_TASK}, learned template",
             ours["block_f1"],
             baseline=others,
             target=">= 0.99",
             met=ours["block_f1"] >= 0.99,
         ),
         Figure(
-            f"text exactly right, {HEADLINE_TASK}",
+            f"text exactly right, {HEADLINE_TASK}, learned template",
             f"{ours['exact_pages']}/{ours['pages']}",
             baseline=exact_others,
         ),
         Figure(
-            f"parse + clean from HTML without JSON, best of {text['passes']} passes each",
+            "parse + clean from HTML without JSON, per page (best pass, same passes for all)",
             ours["ms_per_page"],
             "ms/page",
             traf_ms,
@@ -753,24 +753,23 @@ def section(work: Path, quick: bool) -> Section:
             None if traf_ms is None else ours["ms_per_page"] / traf_ms,
         ),
         Figure(
-            "text block F1, learned template on pages it did not learn from (two halves, visible page alone)",
+            "text block F1, visible page alone, learned template on pages it did not learn from (two halves)",
             held["block_f1"],
             baseline=f"{held['exact_pages']}/{held['pages']} exact",
             target=">= 0.99",
             met=held["block_f1"] >= 0.99,
         ),
         Figure(
-            f"near-duplicates, hard set from real abstracts, precision / recall (threshold "
-            f"{chosen['threshold']:.2f} chosen on the other half)",
-            _pr(chosen),
+            "near-duplicates, hard set from real abstracts, precision / recall (threshold chosen on the "
+            "other half)",
+            f"{_pr(chosen)} at {chosen['threshold']:.2f}",
             baseline=f"{_pr(current)} at the current {current['threshold']:.2f}",
             target=">= 0.98 / 0.98",
             met=chosen["precision"] >= 0.98 and chosen["recall"] >= 0.98,
         ),
         Figure(
-            f"duplicates, replica's planted cases ({easy['pairs']} pairs: copies, 1-4 words edited), "
-            "precision / recall",
-            _pr(easy),
+            "duplicates, replica's planted cases (copies, 1-4 words edited), precision / recall",
+            f"{_pr(easy)} ({easy['pairs']} pairs)",
         ),
     ]
     stats = text["first_crawl_stats"]
