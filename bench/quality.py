@@ -1,47 +1,64 @@
-"""Quality of boilerplate removal, text normalization and duplicate detection, against known answers.
+"""Quality of boilerplate removal and duplicate detection, against answers the code under test did not make.
 
-    python bench/quality.py [--seed 0] [--lectures N] [--json results.json]
+    python -m bench.quality [--quick] [--seed 0] [--json results.json]
 
-On the full replica with planted cases (``tests.scenarios.planted``), every page of event 502 is
-rendered in process and read as the crawler reads it. Figures:
+Text. Every page of event 502 of the replica with planted cases (``tests.scenarios.planted``: banners,
+pages without JSON, duplicates) is rendered in process. The headline task is the visible page alone:
+each page's ``__NEXT_DATA__`` is removed before anything reads it, so the page parser sees only what
+a browser shows, and the boilerplate step gets only the title and abstract that the page itself
+states (``<title>``, meta description). The crawler's own normalize and boilerplate steps run over
+the pages in crawl order with an empty template model, as a first crawl of a new site does (its
+first pages go to the structural layer with those two fields). trafilatura and jusText get the same
+HTML, and all three are timed from that HTML with the same number of passes (best pass). Scores are
+per block (micro-averaged precision, recall, F1 of the multiset of blocks of ``text`` against the
+ground truth's), per word, and pages with exactly the true ``text``.
 
-- ``text`` against the ground truth, per block (micro-averaged precision, recall, F1 of the multiset
-  of blocks) and per word, for the structural layer (the page's JSON, or the API's fields when the
-  page has none), for the general layer run on every page with its JSON removed (model learned from
-  all pages first, as a later crawl has it; and streaming, as a first crawl sees it), and for
-  trafilatura and jusText on the same HTML (their lines LaTeX-cleaned like ours, for fairness);
-- time per page of each, from the HTML;
-- whether any seed boilerplate line or planted banner reaches a ``text``;
-- duplicate finding: same-talk merges and near-duplicate pairs against the planted pairs, with
-  MinHash LSH and with the exact all-pairs comparison it replaces;
-- the dehyphenation rule's precision on the real EMNLP 2025 records: a joined word is right when it
-  appears unhyphenated elsewhere in the corpus or in an English word list, a kept hyphen when the
-  hyphenated compound appears elsewhere in the corpus.
+The learned template is also scored on pages it did not learn from (two-fold: learned on one half of
+the pages, scored on the other, and the other way round). With the page's JSON the structural layer
+finds the blocks equal to the JSON's fields, which the ground truth is made of: its 1.000 says that the
+JSON was read, not that boilerplate was removed, and it is kept in the details only, as is the
+template learned and scored on the same pages.
+
+Duplicates. The replica's planted near-duplicates are 1 to 4 edited words and clear the threshold
+easily. A harder set is built here from the real EMNLP 2025 abstracts, deterministically and by rules:
+hard positives are rewrites of a paper (synonym swaps from a small hand list, sentences reordered,
+a changed title, sentences dropped or added, and all of these at once); hard negatives are different
+papers that carry the same template sentences or a workshop's description, and the closest pairs of
+distinct real papers (same topic). The papers are split in two halves: the threshold is chosen on one
+(best F1 of the exact shingle similarity) and precision and recall are measured on the other, with
+the crawler's own search (MinHash LSH, then the exact check), at the chosen and at the current
+threshold.
+
+:func:`section` returns the figures for ``bench/run``; ``main`` prints them.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cleaning import _Stats
+from bench.suite import Figure, Section, table
 from crawler.dedup import near
 from crawler.dedup.records import merge_duplicates
+from crawler.items import PAGE_BLOCKS, LectureItem
 from crawler.pages import parse_lecture_document, parse_lecture_page
-from crawler.pipelines.boilerplate import text_of
+from crawler.pipelines.boilerplate import STAT_TEXT_FROM_FIELDS, BoilerplatePipeline, text_of
+from crawler.pipelines.normalize import NormalizePipeline
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
 from crawler.replica.pages import Renderer
-from crawler.text.blocks import visible_blocks
-from crawler.text.boilerplate import own_content_blocks, own_content_indices
+from crawler.text.boilerplate import own_content_blocks
 from crawler.text.latex import clean_latex, split_words
 from crawler.text.normalize import normalize_line
 from crawler.text.template import TemplateModel
@@ -53,6 +70,10 @@ BASE = "http://replica.test"
 SITE = "replica.test"
 _NEXT_DATA = re.compile(rb'<script id="__NEXT_DATA__".*?</script>', re.DOTALL)
 _WORDS = re.compile(r"\w+")
+HEADLINE_TASK = "visible page alone (JSON removed), first crawl"
+
+
+# -- scoring ---------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -122,17 +143,30 @@ def lines_as_blocks(text: str | None) -> list[str]:
     return [line for line in lines if line]
 
 
+def leaks(text_blocks: Sequence[str], needles: Sequence[str]) -> list[str]:
+    text = "\n\n".join(text_blocks)
+    return [n for n in needles if n in text]
+
+
+def half_of(lecture_id: str) -> int:
+    """0 or 1: a split of pages or papers that does not follow their order on the site."""
+    return hashlib.blake2b(lecture_id.encode("utf-8"), digest_size=1).digest()[0] % 2
+
+
+# -- the pages ---------------------------------------------------------------------------------------
+
+
 @dataclass
 class Page:
     lecture_id: str
+    url: str
     html: bytes
+    bare_html: bytes  # the page without its __NEXT_DATA__: what a browser shows
     truth: list[str]
-    blocks: list[str]  # the page's visible blocks, as the parser hands them to the pipeline
-    bare_blocks: list[str]  # the same without the page's JSON (the general layer's input)
     json_fields: Any  # fields from the page's JSON, or the API's when the page has none
+    bare_blocks: list[str]
     visible_title: str | None
     visible_description: str | None
-    json_missing: bool
 
 
 def read_pages(site: Any, truth: dict[str, dict[str, Any]]) -> list[Page]:
@@ -142,101 +176,90 @@ def read_pages(site: Any, truth: dict[str, dict[str, Any]]) -> list[Page]:
         html = renderer.lecture_page(lecture)
         url = BASE + lecture.path
         parsed = parse_lecture_page(html, url)
-        blocks = [b for b in (normalize_line(x) for x in parsed.blocks) if b]
         fields = parsed.fields
         if parsed.extraction != "next_data":
             fields = parse_lecture_document(renderer.lecture_doc(lecture))
-        bare = parse_lecture_page(_NEXT_DATA.sub(b"", html), url)
-        assert bare.fields is not None
+        bare_html = _NEXT_DATA.sub(b"", html)
+        bare = parse_lecture_page(bare_html, url)
+        assert bare.fields is not None and bare.extraction == "visible_text"
         pages.append(
             Page(
                 lecture.id,
+                url,
                 html,
+                bare_html,
                 blocks_of(truth[lecture.id]["text"]),
-                blocks,
-                [b for b in (normalize_line(x) for x in bare.blocks) if b],
                 fields,
+                [b for b in (normalize_line(x) for x in bare.blocks) if b],
                 bare.fields.title,
                 bare.fields.abstract,
-                parsed.extraction != "next_data",
             )
         )
     return pages
 
 
-def leaks(text_blocks: Sequence[str], needles: Sequence[str]) -> list[str]:
-    text = "\n\n".join(text_blocks)
-    return [n for n in needles if n in text]
+# -- the headline task: the visible page alone, a first crawl ----------------------------------------
 
 
-def run_layer(pages: Sequence[Page], judge: Callable[[Page], list[str]], needles: Sequence[str]) -> Score:
-    score = Score()
-    for page in pages:
-        started = time.perf_counter()
-        got = judge(page)
-        score.seconds += time.perf_counter() - started
-        score.add(got, page.truth)
-        score.leaks += leaks(got, needles)
-    return score
+class FirstCrawl:
+    """The crawl's normalize and boilerplate steps with an empty template model, fed HTML without JSON.
 
+    Each call parses one page, builds the item the spider would from what the page shows, and returns
+    the blocks of the ``text`` the steps give it.
+    """
 
-def structural(page: Page) -> list[str]:
-    return blocks_of(text_of(own_content_blocks(page.blocks, page.json_fields), latex=True))
+    def __init__(self) -> None:
+        self.stats: Any = _Stats()
+        self.normalize = NormalizePipeline(self.stats)
+        self.boilerplate = BoilerplatePipeline(self.stats)
 
-
-def general_with(model: TemplateModel) -> Callable[[Page], list[str]]:
-    def judge(page: Page) -> list[str]:
-        own = model.own_blocks(
-            SITE, page.bare_blocks, title=page.visible_title, description=page.visible_description
+    def __call__(self, page: Page) -> list[str]:
+        parsed = parse_lecture_page(page.bare_html, page.url)
+        assert parsed.fields is not None
+        item = LectureItem(
+            lecture_id=page.lecture_id,
+            url=page.url,
+            title=parsed.fields.title,
+            abstract=parsed.fields.abstract,
+            extraction=parsed.extraction,
         )
-        return blocks_of(text_of(own or [], latex=True))
-
-    return judge
-
-
-def html_to_blocks_ms(pages: Sequence[Page]) -> float:
-    """What the page parser spends per page on the visible blocks our layers start from."""
-    started = time.perf_counter()
-    for page in pages:
-        [b for b in (normalize_line(x) for x in visible_blocks(page.html)) if b]
-    return 1000 * (time.perf_counter() - started) / max(1, len(pages))
+        item[PAGE_BLOCKS] = parsed.blocks
+        return blocks_of(self.boilerplate.process_item(self.normalize.process_item(item))["text"])
 
 
-def general_streaming(pages: Sequence[Page], needles: Sequence[str], *, taught: bool) -> tuple[Score, int]:
-    """The general layer as a first crawl sees it: each page judged by the pages before it. With
-    ``taught``, pages with JSON teach the model their own blocks, as the crawl's pipeline does."""
-    model = TemplateModel()
-    judge = general_with(model)
-    score = Score()
-    not_ready = 0
-    fallback = {p.lecture_id for p in pages if p.json_missing}
-    for page in pages:
+def best_of(
+    passes: int,
+    make: Callable[[], Callable[[Page], list[str]]],
+    pages: Sequence[Page],
+    needles: Sequence[str],
+) -> tuple[Score, Any]:
+    """Every page through a fresh ``make()`` per pass, timed from the HTML; the scores of the last pass
+    (every pass gives the same answers) with the time of the fastest."""
+    best = float("inf")
+    score, judge = Score(), None
+    for _ in range(passes):
+        judge, score = make(), Score()
         started = time.perf_counter()
-        if not model.ready(SITE):
-            not_ready += 1
-            got: list[str] = []
-        else:
-            got = judge(page)
-        own = None
-        if taught and page.lecture_id not in fallback:
-            own = own_content_indices(page.bare_blocks, page.json_fields) or None
-        model.observe(
-            SITE, page.bare_blocks, title=page.visible_title, description=page.visible_description, own=own
-        )
-        score.seconds += time.perf_counter() - started
-        score.add(got, page.truth)
-        score.leaks += leaks(got, needles)
-    return score, not_ready
+        answers = [judge(page) for page in pages]
+        best = min(best, time.perf_counter() - started)
+        for page, got in zip(pages, answers, strict=True):
+            score.add(got, page.truth)
+            score.leaks += leaks(got, needles)
+    score.seconds = best
+    return score, judge
 
 
-def baselines(pages: Sequence[Page], needles: Sequence[str]) -> dict[str, Score]:
+def baselines(pages: Sequence[Page], needles: Sequence[str], passes: int) -> dict[str, Score]:
+    """trafilatura and jusText on the same HTML without JSON, timed the same way; their lines are
+    LaTeX-cleaned as ``text`` is, for fairness."""
     out: dict[str, Score] = {}
     try:
         import trafilatura
 
-        out["trafilatura"] = run_layer(
-            pages, lambda p: lines_as_blocks(trafilatura.extract(p.html, include_comments=False)), needles
-        )
+        def traf() -> Callable[[Page], list[str]]:
+            return lambda p: lines_as_blocks(trafilatura.extract(p.bare_html, include_comments=False))
+
+        out["trafilatura"], _ = best_of(passes, traf, pages, needles)
     except ImportError:
         print("trafilatura is not installed: pip install '.[bench]'", file=sys.stderr)
     try:
@@ -244,59 +267,393 @@ def baselines(pages: Sequence[Page], needles: Sequence[str]) -> dict[str, Score]
 
         stoplist = justext.get_stoplist("English")
 
-        def jt(page: Page) -> list[str]:
-            paragraphs = justext.justext(page.html, stoplist)
-            return lines_as_blocks("\n".join(p.text for p in paragraphs if not p.is_boilerplate))
+        def jt() -> Callable[[Page], list[str]]:
+            def judge(page: Page) -> list[str]:
+                paragraphs = justext.justext(page.bare_html, stoplist)
+                return lines_as_blocks("\n".join(p.text for p in paragraphs if not p.is_boilerplate))
 
-        out["justext"] = run_layer(pages, jt, needles)
+            return judge
+
+        out["jusText"], _ = best_of(passes, jt, pages, needles)
     except ImportError:
         print("jusText is not installed: pip install '.[bench]'", file=sys.stderr)
     return out
 
 
-def duplicate_figures(records: list[dict[str, Any]], truth: Any) -> dict[str, Any]:
-    started = time.perf_counter()
-    _, report = merge_duplicates(records)
-    seconds = time.perf_counter() - started
-    found_same = {frozenset((m.kept, *m.merged)) for m in report.merges}
-    found_near = {frozenset((p.first, p.second)) for c in report.clusters for p in c.pairs}
-    planted_same, planted_near = truth.duplicate_pairs(), truth.near_duplicate_pairs()
-    hits = len(found_same & planted_same) + len(found_near & planted_near)
-    found = len(found_same) + len(found_near)
-    planted = len(planted_same) + len(planted_near)
-    talks = [near.Talk(r["lecture_id"], r["title"], r["abstract"]) for r in records]
-    started = time.perf_counter()
-    exact = {frozenset((p.first, p.second)) for p in near.all_pairs(talks)} - planted_same
-    all_pairs_seconds = time.perf_counter() - started
+# -- the learned template on pages it did not see -------------------------------------------------
+
+
+def judge_with(model: TemplateModel, page: Page) -> list[str]:
+    own = model.own_blocks(
+        SITE, page.bare_blocks, title=page.visible_title, description=page.visible_description
+    )
+    return blocks_of(text_of(own or [], latex=True))
+
+
+def learned_on(pages: Iterable[Page]) -> TemplateModel:
+    model = TemplateModel()
+    for page in pages:
+        model.observe(SITE, page.bare_blocks, title=page.visible_title, description=page.visible_description)
+    return model
+
+
+def held_out(pages: Sequence[Page], needles: Sequence[str]) -> Score:
+    """Two-fold: a template learned on one half of the pages judges the other half, and the other way
+    round, so that every page is scored by a model that never saw it."""
+    score = Score()
+    for test in (0, 1):
+        model = learned_on(p for p in pages if half_of(p.lecture_id) != test)
+        for page in (p for p in pages if half_of(p.lecture_id) == test):
+            started = time.perf_counter()
+            got = judge_with(model, page)
+            score.seconds += time.perf_counter() - started
+            score.add(got, page.truth)
+            score.leaks += leaks(got, needles)
+    return score
+
+
+def same_pages(pages: Sequence[Page], needles: Sequence[str]) -> Score:
+    """The template learned on every page and scored on the same pages (as a later crawl has it)."""
+    model, score = learned_on(pages), Score()
+    for page in pages:
+        got = judge_with(model, page)
+        score.add(got, page.truth)
+        score.leaks += leaks(got, needles)
+    return score
+
+
+def with_json(pages: Sequence[Page], needles: Sequence[str]) -> Score:
+    """The structural layer given the page's JSON fields: it selects the blocks equal to them."""
+    score = Score()
+    for page in pages:
+        got = blocks_of(text_of(own_content_blocks(page.bare_blocks, page.json_fields), latex=True))
+        score.add(got, page.truth)
+        score.leaks += leaks(got, needles)
+    return score
+
+
+def text_figures(pages: Sequence[Page], passes: int) -> dict[str, Any]:
+    needles = [*seed_boilerplate_lines(), *BANNERS]
+    first, crawl = best_of(passes, FirstCrawl, pages, needles)
+    scores = {"ours": first, **baselines(pages, needles, passes)}
     return {
-        "precision": hits / found if found else 1.0,
-        "recall": hits / planted if planted else 1.0,
-        "same_talk": {
-            "found": len(found_same),
-            "planted": len(planted_same),
-            "right": len(found_same & planted_same),
-        },
-        "near": {
-            "found": len(found_near),
-            "planted": len(planted_near),
-            "right": len(found_near & planted_near),
-        },
-        "near_edit_distances": dict(sorted(Counter(n.edit_distance for n in truth.near_duplicates).items())),
-        "lowest_planted_similarity": min(p.similarity for c in report.clusters for p in c.pairs),
-        "lsh_seconds": seconds,
-        "lsh_candidate_pairs": report.search.candidate_pairs,
-        "all_pairs": {
-            "seconds": all_pairs_seconds,
-            "pairs_compared": len(talks) * (len(talks) - 1) // 2,
-            "near_found": len(exact),
-            "near_right": len(exact & planted_near),
-        },
+        "task": HEADLINE_TASK,
+        "pages": len(pages),
+        "passes": passes,
+        "scores": {name: s.figures() for name, s in scores.items()},
+        "first_crawl_stats": dict(crawl.stats.values),
+        "held_out": held_out(pages, needles).figures(),
+        "same_pages": same_pages(pages, needles).figures(),
+        "with_json": with_json(pages, needles).figures(),
     }
 
 
-def closest_distinct_pair(records: Iterable[dict[str, Any]]) -> float:
-    talks = [near.Talk(str(i), r["title"], r["abstract"]) for i, r in enumerate(records)]
-    return max((p.similarity for p in near.all_pairs(talks, threshold=0.3)), default=0.0)
+# -- duplicates: a hard set from the real abstracts -------------------------------------------------
+
+# Words a rewrite swaps (both ways), as an author revising an abstract or a site editing it would.
+SYNONYMS = (
+    ("propose", "present"),
+    ("method", "approach"),
+    ("show", "demonstrate"),
+    ("improve", "enhance"),
+    ("results", "findings"),
+    ("novel", "new"),
+    ("significantly", "substantially"),
+    ("performance", "effectiveness"),
+    ("framework", "pipeline"),
+    ("existing", "prior"),
+    ("tasks", "problems"),
+    ("large language models", "LLMs"),
+    ("however", "yet"),
+    ("achieves", "attains"),
+    ("outperforms", "surpasses"),
+    ("address", "tackle"),
+    ("evaluate", "assess"),
+    ("leverage", "exploit"),
+    ("robust", "reliable"),
+    ("challenging", "difficult"),
+    ("dataset", "corpus"),
+    ("model", "system"),
+    ("various", "diverse"),
+    ("Furthermore", "Moreover"),
+    ("Specifically", "In particular"),
+)
+_SWAP = {a.casefold(): b for a, b in SYNONYMS} | {b.casefold(): a for a, b in SYNONYMS}
+_SWAP_RE = re.compile(
+    r"\b(" + "|".join(re.escape(w) for w in sorted(_SWAP, key=len, reverse=True)) + r")\b", re.I
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+ADDED_SENTENCE = "Our code and data are publicly available to support future research."
+# Sentences many abstracts end with: two papers sharing them are still two papers.
+TEMPLATE_SENTENCES = (
+    "Our code, data and models are publicly available on GitHub.",
+    "Extensive experiments on multiple benchmarks demonstrate the effectiveness of the proposed approach.",
+    "This paper was accepted to the Findings of the Association for Computational Linguistics: EMNLP 2025.",
+)
+# A workshop's description, as a session page may show it under every talk of the workshop.
+WORKSHOPS = (
+    "This talk is part of the Workshop on Efficient Natural Language and Speech Processing, which brings"
+    " together researchers working on efficient training and inference of language and speech models,"
+    " including model compression, quantization, distillation, sparse architectures and hardware-aware"
+    " methods. The workshop features invited talks, oral presentations and a poster session, and all"
+    " accepted papers appear in the workshop proceedings.",
+    "Presented at the Workshop on Trustworthy Language Technologies. The workshop invites work on"
+    " fairness, robustness, privacy, interpretability and the safe deployment of language technologies in"
+    " high-stakes settings, and encourages submissions from academia and industry alike. Papers were"
+    " reviewed by at least three members of the programme committee.",
+    "This presentation belongs to the Workshop on Multilingual Representation Learning. The workshop"
+    " focuses on methods that learn representations for many languages at once, low-resource language"
+    " technologies, cross-lingual transfer and evaluation across typologically diverse languages. Slides"
+    " and recordings of all talks are made available after the event.",
+)
+REWRITES = ("synonyms", "reordered", "new title", "dropped and added", "all at once")
+NEGATIVES = ("template sentences", "workshop description", "same topic")
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(" ".join(text.split())) if s]
+
+
+def swap_synonyms(text: str) -> str:
+    def swap(match: re.Match[str]) -> str:
+        word = match.group(0)
+        new = _SWAP[word.casefold()]
+        return new[0].upper() + new[1:] if word[0].isupper() else new
+
+    return _SWAP_RE.sub(swap, text)
+
+
+def new_title(title: str) -> str:
+    """A changed title: the part after a colon alone, else a different framing of the same title."""
+    _, sep, tail = title.partition(": ")
+    if sep and len(tail.split()) >= 3:
+        return tail[0].upper() + tail[1:]
+    return f"Towards {title[0].lower() + title[1:]}" if title else title
+
+
+def rewrite(title: str, abstract: str, kind: str) -> tuple[str, str]:
+    """A rule-based rewrite of one paper, as the same talk might be published a second time."""
+    parts = sentences(abstract)
+    if kind == "synonyms":
+        return title, swap_synonyms(abstract)
+    if kind == "reordered":
+        # The motivation moves to the end and two middle sentences change places.
+        order = parts[1:] + parts[:1]
+        if len(order) >= 4:
+            order[1], order[2] = order[2], order[1]
+        return title, " ".join(order)
+    if kind == "new title":
+        return new_title(title), " ".join([*parts[:-1], ADDED_SENTENCE, parts[-1]])
+    if kind == "dropped and added":
+        dropped = parts[:1] + parts[3:] if len(parts) >= 6 else parts[:1] + parts[2:]
+        return title, " ".join([*dropped, ADDED_SENTENCE])
+    if kind == "all at once":
+        order = parts[1:] + parts[:1]
+        middle = len(order) // 2
+        order = order[:middle] + order[middle + 1 :] if len(order) >= 4 else order
+        return new_title(title), swap_synonyms(" ".join(order))
+    raise ValueError(kind)
+
+
+@dataclass(frozen=True)
+class LabeledTalk:
+    talk: near.Talk
+    paper: str  # the source paper: two talks of one paper are duplicates, of two papers are not
+    kind: str  # the rewrite or negative kind this talk was made for, or "original"
+
+
+def hard_set(records: Sequence[dict[str, Any]]) -> list[LabeledTalk]:
+    """Talks made from ``records`` (one half of the papers): each paper, once as it is (or as the
+    negative its group makes of it) and, for the positive group, once rewritten."""
+    talks: list[LabeledTalk] = []
+    ordered = sorted(records, key=lambda r: hashlib.blake2b(r["id"].encode(), digest_size=8).digest())
+    for i, record in enumerate(ordered):
+        paper, title, abstract = record["id"], record["title"], " ".join(record["abstract"].split())
+        group = i % 3
+        if group == 0 or len(sentences(abstract)) < 4:
+            kind = REWRITES[(i // 3) % len(REWRITES)]
+            talks.append(LabeledTalk(near.Talk(f"{paper}#a", title, abstract), paper, "original"))
+            new_t, new_a = rewrite(title, abstract, kind)
+            talks.append(LabeledTalk(near.Talk(f"{paper}#b", new_t, new_a), paper, kind))
+        elif group == 1:
+            # Template sentences: the abstract with two of the shared sentences appended.
+            extra = " ".join(TEMPLATE_SENTENCES[k % 3] for k in (i, i + 1))
+            talks.append(
+                LabeledTalk(near.Talk(f"{paper}#a", title, f"{abstract} {extra}"), paper, NEGATIVES[0])
+            )
+        else:
+            # A short talk page: the abstract's first sentence and the workshop's description.
+            teaser = sentences(abstract)[0]
+            workshop = WORKSHOPS[(i // 3) % len(WORKSHOPS)]
+            talks.append(
+                LabeledTalk(near.Talk(f"{paper}#a", title, f"{teaser} {workshop}"), paper, NEGATIVES[1])
+            )
+    return talks
+
+
+def scored_pairs(talks: Sequence[LabeledTalk], floor: float) -> list[tuple[float, bool, str]]:
+    """(exact similarity, same paper, kind) of every pair at or above ``floor`` and of every positive."""
+    by_id = {t.talk.lecture_id: t for t in talks}
+    found = {
+        frozenset((p.first, p.second)): p.similarity
+        for p in near.all_pairs([t.talk for t in talks], threshold=floor)
+    }
+    out = []
+    for pair, similarity in found.items():
+        a, b = (by_id[i] for i in pair)
+        out.append((similarity, a.paper == b.paper, kind_of(a, b)))
+    for t in talks:
+        if t.kind in REWRITES:
+            pair = frozenset((f"{t.paper}#a", t.talk.lecture_id))
+            if pair not in found:
+                grams = [near.shingles(by_id[i].talk.title, by_id[i].talk.abstract) for i in pair]
+                out.append((round(near.jaccard(*grams), 4), True, t.kind))
+    return out
+
+
+def kind_of(a: LabeledTalk, b: LabeledTalk) -> str:
+    if a.paper == b.paper:
+        return b.kind if b.kind in REWRITES else a.kind
+    if a.kind == b.kind and a.kind in NEGATIVES[:2]:
+        return a.kind
+    return NEGATIVES[2]
+
+
+def choose_threshold(pairs: Sequence[tuple[float, bool, str]]) -> tuple[float, dict[str, float]]:
+    """The threshold (0.30 to 0.95, step 0.01) with the best F1 on ``pairs``; ties to the highest."""
+    positives = sum(1 for _, same, _ in pairs if same)
+    best: tuple[float, float] = (-1.0, 0.0)
+    for step in range(30, 96):
+        t = step / 100
+        tp = sum(1 for s, same, _ in pairs if same and s >= t)
+        fp = sum(1 for s, same, _ in pairs if not same and s >= t)
+        f1 = prf(tp, fp, positives - tp)[2]
+        if f1 >= best[0]:
+            best = (f1, t)
+    t = best[1]
+    tp = sum(1 for s, same, _ in pairs if same and s >= t)
+    fp = sum(1 for s, same, _ in pairs if not same and s >= t)
+    p, r, f = prf(tp, fp, positives - tp)
+    return t, {"precision": p, "recall": r, "f1": f}
+
+
+def search_scores(talks: Sequence[LabeledTalk], threshold: float) -> dict[str, Any]:
+    """Precision and recall of the crawler's search (LSH, then the exact check) on ``talks``."""
+    by_id = {t.talk.lecture_id: t for t in talks}
+    found = near.near_duplicate_pairs([t.talk for t in talks], threshold=threshold)
+    positives = {t.paper: t.kind for t in talks if t.kind in REWRITES}
+    right = {by_id[p.first].paper for p in found if by_id[p.first].paper == by_id[p.second].paper}
+    wrong = [
+        kind_of(by_id[p.first], by_id[p.second])
+        for p in found
+        if by_id[p.first].paper != by_id[p.second].paper
+    ]
+    p, r, _ = prf(len(right), len(wrong), len(positives) - len(right))
+    return {
+        "threshold": threshold,
+        "precision": p,
+        "recall": r,
+        "pairs_found": len(found),
+        "right": len(right),
+        "positives": len(positives),
+        "recall_by_rewrite": {
+            kind: round(
+                sum(1 for paper, k in positives.items() if k == kind and paper in right)
+                / max(1, sum(1 for k in positives.values() if k == kind)),
+                4,
+            )
+            for kind in REWRITES
+        },
+        "false_pairs_by_kind": dict(Counter(wrong)),
+    }
+
+
+def word_shingles(talk: near.Talk, size: int) -> set[str]:
+    words = near.talk_words(talk.title, talk.abstract)
+    if len(words) <= size:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def shingle_sizes(sets: Sequence[Sequence[LabeledTalk]]) -> dict[str, Any]:
+    """For a proposal: the exact all-pairs check with word 1-, 2- and 3-shingles, threshold chosen on
+    the first half and scored on the second (no LSH)."""
+    out: dict[str, Any] = {}
+    for size in (1, 2, 3):
+        halves = []
+        for talks in sets:
+            grams = [(t, word_shingles(t.talk, size)) for t in talks]
+            pairs = []
+            for i, (a, ga) in enumerate(grams):
+                for b, gb in grams[i + 1 :]:
+                    similarity = near.jaccard(ga, gb)
+                    if similarity >= 0.3 or a.paper == b.paper:
+                        pairs.append((similarity, a.paper == b.paper, kind_of(a, b)))
+            halves.append(pairs)
+        threshold, _ = choose_threshold(halves[0])
+        positives = sum(1 for _, same, _ in halves[1] if same)
+        tp = sum(1 for s, same, _ in halves[1] if same and s >= threshold)
+        fp = sum(1 for s, same, _ in halves[1] if not same and s >= threshold)
+        p, r, _ = prf(tp, fp, positives - tp)
+        out[f"word {size}-shingles"] = {"threshold": threshold, "precision": p, "recall": r}
+    return out
+
+
+def duplicate_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    halves = [[r for r in records if half_of(r["id"]) == h] for h in (0, 1)]
+    sets = [hard_set(h) for h in halves]
+    tune = scored_pairs(sets[0], floor=0.1)
+    threshold, on_tuning = choose_threshold(tune)
+
+    def spread(pairs: Sequence[tuple[float, bool, str]]) -> dict[str, Any]:
+        lowest = {k: min((s for s, same, kk in pairs if same and kk == k), default=None) for k in REWRITES}
+        highest = {
+            k: max((s for s, same, kk in pairs if not same and kk == k), default=None) for k in NEGATIVES
+        }
+        return {"lowest_positive": lowest, "highest_negative": highest}
+
+    return {
+        "papers": [len(h) for h in halves],
+        "talks": [len(s) for s in sets],
+        "positives": [sum(1 for t in s if t.kind in REWRITES) for s in sets],
+        "chosen_threshold": threshold,
+        "on_tuning_half": on_tuning,
+        "tuning_half_similarities": spread(tune),
+        "test_half_similarities": spread(scored_pairs(sets[1], floor=0.1)),
+        "test_half_chosen": search_scores(sets[1], threshold),
+        "test_half_current": search_scores(sets[1], near.MATCH_THRESHOLD),
+        "current_threshold": near.MATCH_THRESHOLD,
+        "shingle_sizes_exact": shingle_sizes(sets),
+        "closest_distinct_real_pair": max(
+            (
+                p.similarity
+                for p in near.all_pairs(
+                    [near.Talk(r["id"], r["title"], r["abstract"]) for r in records], threshold=0.3
+                )
+            ),
+            default=0.0,
+        ),
+    }
+
+
+def planted_figures(truth_records: list[dict[str, Any]], planted: Any) -> dict[str, Any]:
+    """The replica's planted cases (byte-identical copies, abstracts with 1 to 4 words edited)."""
+    _, report = merge_duplicates(truth_records)
+    found_same = {frozenset((m.kept, *m.merged)) for m in report.merges}
+    found_near = {frozenset((p.first, p.second)) for c in report.clusters for p in c.pairs}
+    planted_same, planted_near = planted.duplicate_pairs(), planted.near_duplicate_pairs()
+    hits = len(found_same & planted_same) + len(found_near & planted_near)
+    found = len(found_same) + len(found_near)
+    wanted = len(planted_same) + len(planted_near)
+    return {
+        "precision": hits / found if found else 1.0,
+        "recall": hits / wanted if wanted else 1.0,
+        "pairs": wanted,
+        "near_edit_distances": dict(
+            sorted(Counter(n.edit_distance for n in planted.near_duplicates).items())
+        ),
+        "lowest_similarity": min((p.similarity for c in report.clusters for p in c.pairs), default=None),
+    }
 
 
 def dehyphenation_figures() -> dict[str, Any]:
@@ -339,116 +696,135 @@ def dehyphenation_figures() -> dict[str, Any]:
     }
 
 
+# -- the section and the command ---------------------------------------------------------------
+
+
+def measure(quick: bool, seed: int = 0) -> dict[str, Any]:
+    records = load_records()
+    site, planted = plant_cases(build_site(records, lectures=200 if quick else None), seed)
+    truth_records = ground_truth(site, BASE)
+    pages = read_pages(site, {r["lecture_id"]: r for r in truth_records})
+    return {
+        "seed": seed,
+        "text": text_figures(pages, passes=1 if quick else 3),
+        "duplicates_hard": duplicate_figures(records),
+        "duplicates_planted": planted_figures(truth_records, planted),
+        "dehyphenation": dehyphenation_figures(),
+    }
+
+
+def _pr(scores: dict[str, Any]) -> str:
+    return f"{scores['precision']:.3f} / {scores['recall']:.3f}"
+
+
+def section(work: Path, quick: bool) -> Section:
+    """Text and duplicate quality for ``bench/run``; every figure names the task it measures."""
+    del work  # everything is rendered in process
+    figures = measure(quick)
+    text, hard, easy = figures["text"], figures["duplicates_hard"], figures["duplicates_planted"]
+    scores = text["scores"]
+    ours = scores["ours"]
+    names = [n for n in ("trafilatura", "jusText") if n in scores]
+    others = ", ".join(f"{scores[n]['block_f1']:.3f} ({n})" for n in names) or None
+    exact_others = ", ".join(f"{scores[n]['exact_pages']}/{scores[n]['pages']} ({n})" for n in names) or None
+    traf_ms = scores["trafilatura"]["ms_per_page"] if "trafilatura" in scores else None
+    held = text["held_out"]
+    chosen, current = hard["test_half_chosen"], hard["test_half_current"]
+    section = Section(details=figures)
+    section.figures += [
+        Figure(
+            f"text block F1, {HEADLINE_TASK}, learned template",
+            ours["block_f1"],
+            baseline=others,
+            target=">= 0.99",
+            met=ours["block_f1"] >= 0.99,
+        ),
+        Figure(
+            f"text exactly right, {HEADLINE_TASK}, learned template",
+            f"{ours['exact_pages']}/{ours['pages']}",
+            baseline=exact_others,
+        ),
+        Figure(
+            "parse + clean from HTML without JSON, per page (best pass, same passes for all)",
+            ours["ms_per_page"],
+            "ms/page",
+            traf_ms,
+            "trafilatura.extract, same HTML and passes",
+            None if traf_ms is None else ours["ms_per_page"] / traf_ms,
+        ),
+        Figure(
+            "text block F1, visible page alone, learned template on pages it did not learn from (two halves)",
+            held["block_f1"],
+            baseline=f"{held['exact_pages']}/{held['pages']} exact",
+            target=">= 0.99",
+            met=held["block_f1"] >= 0.99,
+        ),
+        Figure(
+            "near-duplicates, hard set from real abstracts, precision / recall (threshold chosen on the "
+            "other half)",
+            f"{_pr(chosen)} at {chosen['threshold']:.2f}",
+            baseline=f"{_pr(current)} at the current {current['threshold']:.2f}",
+            target=">= 0.98 / 0.98",
+            met=chosen["precision"] >= 0.98 and chosen["recall"] >= 0.98,
+        ),
+        Figure(
+            "duplicates, replica's planted cases (copies, 1-4 words edited), precision / recall",
+            f"{_pr(easy)} ({easy['pairs']} pairs)",
+        ),
+    ]
+    stats = text["first_crawl_stats"]
+    section.notes.append(
+        f"first crawl without JSON: {stats.get('boilerplate/general_not_ready', 0)} pages before the "
+        f"template was ready went to the structural layer with the page's title and abstract; "
+        f"{stats.get(STAT_TEXT_FROM_FIELDS, 0)} texts rebuilt from fields"
+    )
+    section.notes.append(
+        "with the page's JSON the structural layer scores "
+        f"{text['with_json']['block_f1']:.3f}, and the template learned and scored on the same pages "
+        f"{text['same_pages']['block_f1']:.3f}: the first reads the gold's own fields, the second saw "
+        "every page it is scored on (details only)"
+    )
+    return section
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seed", type=int, default=0, help="planting seed (default 0)")
-    parser.add_argument("--lectures", type=int, default=None, help="replica size (default: all records)")
+    parser.add_argument("--quick", action="store_true", help="200 lectures, one pass (a smoke run)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     args = parser.parse_args(argv)
-
-    records = load_records()
-    site, planted = plant_cases(build_site(records, lectures=args.lectures), args.seed)
-    truth_records = ground_truth(site, BASE)
-    truth = {r["lecture_id"]: r for r in truth_records}
-    pages = read_pages(site, truth)
-    needles = [*seed_boilerplate_lines(), *BANNERS]
+    result = section(Path("."), args.quick)
+    print(table(result.figures))
+    for note in result.notes:
+        print(f"note: {note}")
+    text = result.details["text"]
+    print(f"\ntext, {text['task']}, {text['pages']} pages")
     print(
-        f"{len(pages)} pages of event {MAIN_EVENT_ID}, planted seed {args.seed}: "
-        f"{len(planted.duplicates)} duplicates, {len(planted.near_duplicates)} near-duplicates, "
-        f"{len(planted.fallback)} pages without usable JSON, {len(planted.banners)} banners"
+        f"{'method':14} {'block P':>8} {'block R':>8} {'block F1':>8} {'word F1':>8} {'exact':>9} "
+        f"{'ms/page':>8}"
     )
-
-    figures: dict[str, Any] = {"pages": len(pages)}
-    scores: dict[str, Score] = {"structural": run_layer(pages, structural, needles)}
-    warm = TemplateModel()
-    for page in pages:
-        warm.observe(SITE, page.bare_blocks, title=page.visible_title, description=page.visible_description)
-    scores["general (learned model)"] = run_layer(pages, general_with(warm), needles)
-    streaming, not_ready = general_streaming(pages, needles, taught=False)
-    scores["general (1st crawl, alone)"] = streaming
-    scores["general (1st crawl, taught)"], _ = general_streaming(pages, needles, taught=True)
-    scores.update(baselines(pages, needles))
-    figures["text"] = {name: s.figures() for name, s in scores.items()}
-    for name in ("general (1st crawl, alone)", "general (1st crawl, taught)"):
-        figures["text"][name]["pages_before_model_ready"] = not_ready
-    figures["model_size"] = warm.sizes()
-
-    print("\ntext against the ground truth (micro-averaged over pages)")
-    print(
-        f"{'method':28} {'block P':>8} {'block R':>8} {'block F1':>8} {'word F1':>8} {'exact':>9} "
-        f"{'ms/page':>8} {'leaks':>6}"
-    )
-    for name, s in scores.items():
-        f = s.figures()
+    for name, f in [
+        *text["scores"].items(),
+        ("held out", text["held_out"]),
+        ("with JSON", text["with_json"]),
+    ]:
         print(
-            f"{name:28} {f['block_precision']:8.4f} {f['block_recall']:8.4f} {f['block_f1']:8.4f} "
-            f"{f['word_f1']:8.4f} {f['exact_pages']:4}/{f['pages']:<4} {f['ms_per_page']:8.3f} "
-            f"{f['boilerplate_leaks']:6}"
+            f"{name:14} {f['block_precision']:8.4f} {f['block_recall']:8.4f} {f['block_f1']:8.4f} "
+            f"{f['word_f1']:8.4f} {f['exact_pages']:4}/{f['pages']:<4} {f['ms_per_page']:8.3f}"
         )
-    parse_ms = html_to_blocks_ms(pages)
-    figures["html_to_blocks_ms_per_page"] = parse_ms
+    hard = result.details["duplicates_hard"]
     print(
-        "(ours: ms/page of the cleaning step, from the page's blocks; the parser spends "
-        f"{parse_ms:.3f} ms/page "
-        "on those blocks, which it reads anyway for the fields and links; trafilatura and jusText: from HTML)"
+        f"\nnear-duplicates, hard set: {json.dumps({k: v for k, v in hard.items()}, indent=1, default=str)}"
     )
-    if "trafilatura" in scores:
-        traf = scores["trafilatura"].figures()["ms_per_page"]
-        for name in ("structural", "general (learned model)"):
-            ours = scores[name].figures()["ms_per_page"]
-            figures["text"][name]["speedup_vs_trafilatura"] = traf / max(ours, 1e-9)
-            figures["text"][name]["speedup_vs_trafilatura_from_html"] = traf / (ours + parse_ms)
-            print(
-                f"{name}: cleaning {traf / max(ours, 1e-9):.1f}x faster than trafilatura per page; "
-                f"{traf / (ours + parse_ms):.1f}x counting the HTML to blocks as well"
-            )
-    print(
-        f"general (1st crawl, ...): each page judged by the pages before it; {not_ready} pages came before "
-        "the model was ready and are scored as empty (the crawl gives those to the structural layer); "
-        "'taught': "
-        "pages with JSON teach the model their own blocks, as the crawl's pipeline does"
-    )
-
-    dup = duplicate_figures(truth_records, planted)
-    dup["closest_distinct_real_pair"] = closest_distinct_pair(records)
-    figures["duplicates"] = dup
-    print("\nduplicates (same talk merged + near-duplicate pairs) against the planted pairs")
-    print(
-        f"  precision {dup['precision']:.4f}  recall {dup['recall']:.4f}  "
-        f"same talk {dup['same_talk']}  near {dup['near']}"
-    )
-    print(
-        f"  planted edit distances (words: pairs) {dup['near_edit_distances']}; lowest planted similarity "
-        f"{dup['lowest_planted_similarity']:.3f}; closest distinct real pair "
-        f"{dup['closest_distinct_real_pair']:.3f}; "
-        f"threshold {near.MATCH_THRESHOLD}"
-    )
-    ap = dup["all_pairs"]
-    print(
-        f"  MinHash LSH {1000 * dup['lsh_seconds']:.0f} ms ({dup['lsh_candidate_pairs']} candidate pairs "
-        "checked) vs "
-        f"all pairs {1000 * ap['seconds']:.0f} ms ({ap['pairs_compared']} pairs): same near pairs found: "
-        f"{ap['near_right']}/{ap['near_found']}"
-    )
-
-    hyph = dehyphenation_figures()
-    figures["dehyphenation"] = {k: v for k, v in hyph.items()}
+    hyph = result.details["dehyphenation"]
     print(
         f"\ndehyphenation on the real records: {hyph['right']}/{hyph['rewrites']} rewrites right "
-        f"(precision {hyph['precision']:.3f}; word list {hyph['word_list']}); "
-        f"{hyph['suspended_hyphens_kept']} suspended hyphens left as they are"
-    )
-    for d in hyph["decisions"]:
-        if d["kind"] != "kept":
-            print(f"  {d['found']!r:22} -> {d['rewritten']!r:18} {'right' if d['right'] else 'WRONG'}")
-    print(
-        f"LaTeX: {hyph['latex_records']} abstracts with commands; commands left after cleaning: "
-        f"{hyph['latex_commands_left']}"
+        f"(word list {hyph['word_list']}); LaTeX commands left {hyph['latex_commands_left']}"
     )
     if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2, default=str) + "\n", encoding="utf-8")
+        payload = {"figures": [asdict(f) for f in result.figures], "details": result.details}
+        args.json.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
     return 0
 
 

@@ -154,7 +154,9 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "extraction",
         "string",
-        "How the fields were extracted: `next_data` (the page's JSON) or `visible_text`.",
+        "How the fields were extracted: `next_data` (the page's JSON) or `visible_text`;"
+        " `+text_from_fields` is appended when the page showed none of the lecture's blocks and `text`"
+        " was rebuilt from the extracted fields.",
         False,
         in_content_hash=False,
     ),

@@ -54,10 +54,13 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_the_planted_cases_are_there(planted: dict[str, Any]) -> None:
+    # The counts are the replica's to choose; the checks below read them from its truth.
     truth: PlantedTruth = planted["truth"]
-    assert (len(truth.duplicates), len(truth.near_duplicates)) == (15, 22)
-    assert len(truth.fallback) == 29
-    assert len(truth.banners) == 38
+    assert min(len(truth.duplicates), len(truth.near_duplicates), len(truth.fallback), len(truth.banners)) > 0
+    planted_ids = [i for pair in truth.duplicates for i in pair] + [
+        i for n in truth.near_duplicates for i in (n.original, n.copy)
+    ]
+    assert len(planted_ids) == len(set(planted_ids))
 
 
 def test_every_record_is_the_expected_one(planted: dict[str, Any]) -> None:
@@ -89,7 +92,7 @@ def test_duplicates_become_one_record_with_alternate_ids(planted: dict[str, Any]
         assert drop not in rows
         assert any(f"/lecture/{drop}-" in url for url in rows[keep]["source_urls"])
     assert merged == wanted
-    assert planted["provenance"]["dedupe"]["same_talk_ids_merged"] == 15
+    assert planted["provenance"]["dedupe"]["same_talk_ids_merged"] == len(truth.duplicates)
 
 
 def test_near_duplicates_share_a_cluster(planted: dict[str, Any]) -> None:
@@ -100,7 +103,7 @@ def test_near_duplicates_share_a_cluster(planted: dict[str, Any]) -> None:
             clusters.setdefault(row["near_duplicate_cluster"], set()).add(row["lecture_id"])
     assert {frozenset(m) for m in clusters.values()} == truth.near_duplicate_pairs()
     assert all(cluster == min(m, key=lambda i: (len(i), i)) for cluster, m in clusters.items())
-    assert planted["provenance"]["dedupe"]["near_duplicate_clusters"] == 22
+    assert planted["provenance"]["dedupe"]["near_duplicate_clusters"] == len(truth.near_duplicates)
 
 
 def test_pages_without_json_are_read_from_the_visible_page(planted: dict[str, Any]) -> None:
@@ -120,6 +123,9 @@ def test_pages_without_json_are_read_from_the_visible_page(planted: dict[str, An
     assert second["boilerplate/model_pages_loaded"] == first["boilerplate/model_pages"]
     assert second["boilerplate/layer/general"] == len(fallback)
     assert "boilerplate/general_not_ready" not in second
+    # Every text was read off its page (the general or the structural layer), never rebuilt from fields.
+    assert "boilerplate/text_from_fields" not in first and "boilerplate/text_from_fields" not in second
+    assert {row["extraction"] for row in rows.values()} == {"next_data", "visible_text"}
 
 
 def test_no_banner_and_no_other_lecture_in_text(planted: dict[str, Any]) -> None:
@@ -129,5 +135,5 @@ def test_no_banner_and_no_other_lecture_in_text(planted: dict[str, Any]) -> None
 
 def test_dedupe_statistics_of_the_crawl(planted: dict[str, Any]) -> None:
     stats = planted["first"]
-    assert stats["dedupe/same_talk_seen"] == 15
+    assert stats["dedupe/same_talk_seen"] == len(planted["truth"].duplicates)
     assert stats["dedupe/signatures"] == len(planted["expected"])

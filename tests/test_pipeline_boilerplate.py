@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.items import PAGE_BLOCKS, LectureItem
-from crawler.pipelines.boilerplate import MODEL_NAME, BoilerplatePipeline
+from crawler.pipelines.boilerplate import MODEL_NAME, BoilerplatePipeline, text_rebuilt_from_fields
 from tests.support.settings import project_crawler
 
 WELCOME = ["## Welcome!", "Welcome text of the event.", "Celebrate!"]
@@ -97,10 +97,39 @@ def test_the_model_is_saved_at_close_and_loaded_at_open(tmp_path: Path) -> None:
     assert again.stats.get_value("boilerplate/layer/general") == 1
 
 
-def test_a_page_without_its_fields_falls_back_to_them() -> None:
+def test_a_page_without_its_fields_falls_back_to_them_and_says_so() -> None:
     step = pipeline()
     lecture = item(3)
     lecture[PAGE_BLOCKS] = ["Country", *FOOTER]
-    assert step.process_item(lecture)["text"] == EXPECTED_1.replace("1", "3")
-    assert step.stats.get_value("boilerplate/no_visible_content") == 1
+    out = step.process_item(lecture)
+    assert out["text"] == EXPECTED_1.replace("1", "3")
+    assert out["extraction"] == "next_data+text_from_fields"
+    assert step.stats.get_value("boilerplate/text_from_fields") == 1
+    # A page read without JSON that shows nothing of its lecture is marked the same way, once.
+    bare = item(5, "visible_text")
+    bare[PAGE_BLOCKS] = []
+    assert step.process_item(bare)["extraction"] == "visible_text+text_from_fields"
+    assert step.stats.get_value("boilerplate/text_from_fields") == 2
+    assert text_rebuilt_from_fields("visible_text+text_from_fields") == "visible_text+text_from_fields"
     assert step.process_item({"not": "a lecture"}) == {"not": "a lecture"}
+
+
+def test_text_read_off_the_page_is_not_marked() -> None:
+    step = pipeline()
+    for i in range(1, 14):
+        out = step.process_item(item(i, "visible_text" if i > 11 else "next_data"))
+        assert out["extraction"] == ("visible_text" if i > 11 else "next_data")
+    assert step.stats.get_value("boilerplate/text_from_fields") is None
+    assert step.stats.get_value("boilerplate/layer/general") == 2
+
+
+def test_the_page_not_the_fields_decides_what_text_holds() -> None:
+    # The page shows a shortened record (no keywords, no type): ``text`` is what the page shows, not the
+    # fields rebuilt, so a stripper that stopped reading the page would be caught here.
+    step = pipeline()
+    lecture = item(1)
+    shown = fields(1)
+    lecture[PAGE_BLOCKS] = ["Country", shown["abstract"], "EVENT", shown["title"], *WELCOME, *FOOTER]
+    out = step.process_item(lecture)
+    assert out["text"] == "Abstract 1 with bold words and a reranking step.\n\nEVENT\n\nTitle 1"
+    assert out["extraction"] == "next_data"

@@ -12,6 +12,12 @@ the model has seen too few pages of a site, the structural layer stands in.
 On pages with JSON the structural layer's answer also teaches the model which recurring blocks belong
 to the record (event name, keywords, type), so a first crawl's model is right from its first pages.
 
+When neither layer finds any of the lecture's blocks on the page (an empty page read with the API's
+fields, say), ``text`` is rebuilt from the extracted fields so the record keeps its content. Such a
+``text`` was not read off the page, and it says so: ``extraction`` gets :data:`TEXT_FROM_FIELDS`
+appended (``next_data+text_from_fields``) and the crawl counts it in ``boilerplate/text_from_fields``.
+A crawl whose pages show their lectures never needs it, which is what the end-to-end tests check.
+
 ``text`` is then cleaned of LaTeX markup and PDF hyphenation (:func:`crawler.text.latex.clean_latex`)
 unless ``NORMALIZE_LATEX`` is off; ``abstract`` is never touched.
 """
@@ -33,6 +39,9 @@ from crawler.text.normalize import normalize_line
 from crawler.text.template import TemplateModel, TemplateParams
 
 MODEL_NAME = "boilerplate-model.json"
+# Appended to ``extraction`` when ``text`` was rebuilt from the fields rather than found on the page.
+TEXT_FROM_FIELDS = "+text_from_fields"
+STAT_TEXT_FROM_FIELDS = "boilerplate/text_from_fields"
 logger = logging.getLogger(__name__)
 
 
@@ -43,6 +52,12 @@ def fields_as_blocks(item: Any) -> list[str]:
     parts.append(item.get("presentation_type"))
     blocks = [normalize_line(p) for p in parts if isinstance(p, str)]
     return [b for b in blocks if b]
+
+
+def text_rebuilt_from_fields(extraction: Any) -> str:
+    """The ``extraction`` of a record whose ``text`` was rebuilt from its fields."""
+    base = str(extraction or "")
+    return base if base.endswith(TEXT_FROM_FIELDS) else base + TEXT_FROM_FIELDS
 
 
 def text_of(blocks: list[str], *, latex: bool) -> str:
@@ -131,9 +146,11 @@ class BoilerplatePipeline:
         self.model.observe(site, blocks, title=title, description=description, own=taught)
         if not own:
             # The page showed none of the lecture's fields: fall back to the fields themselves so the
-            # record still carries its content, and count it for the quality report.
+            # record still carries its content, and mark the record and the crawl so that a ``text``
+            # not read off the page can never pass for one that was.
             own = fields_as_blocks(item)
-            self.stats.inc_value("boilerplate/no_visible_content")
+            item["extraction"] = text_rebuilt_from_fields(item.get("extraction"))
+            self.stats.inc_value(STAT_TEXT_FROM_FIELDS)
         item["text"] = text_of(own, latex=self.latex)
         if self.latex and item["text"] != text_of(own, latex=False):
             self.stats.inc_value("boilerplate/latex_cleaned")
