@@ -44,12 +44,19 @@ _EMAIL = re.compile(
     re.IGNORECASE,
 )
 # Cheap test first: most text has none of these, and then the expression never runs.
-_MARKERS = ("@", "\uff20", "\ufe6b", "&#", "&commat;", "%40")
+_MARKERS = ("@", "\uff20", "\ufe6b", "&commat;", "%40")
+# Only the references that spell an "@": every page carries other character references (&#39;), and
+# a marker they all match would run the full expression over every page.
+_REFERENCE_AT = re.compile(r"&#(?:0*64|x0*40);", re.IGNORECASE)
 _BRACKETED_AT = re.compile(rf"{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE)
 
 
 def _may_hold_address(text: str) -> bool:
-    return any(marker in text for marker in _MARKERS) or _BRACKETED_AT.search(text) is not None
+    return (
+        any(marker in text for marker in _MARKERS)
+        or _REFERENCE_AT.search(text) is not None
+        or _BRACKETED_AT.search(text) is not None
+    )
 
 
 def scrub_emails(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
