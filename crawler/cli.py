@@ -201,6 +201,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
             event_ids=events, state_dir=args.state, web_base=web_base, api_base=api_base, overrides=overrides
         )
     print(f"crawl {result.reason}: {result.lectures} lectures staged in {args.state / 'stage'}")
+    print(result.pages())
+    for line in result.empty_events() if result.finished else ():
+        print(f"eventcrawl: {line}", file=sys.stderr)
     if not result.finished:
         print(f"eventcrawl: {result.explain()}", file=sys.stderr)
     return int(RunStatus.PUBLISHED if result.finished else RunStatus.CRAWL_FAILED)
@@ -223,6 +226,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             name=name,
             state_dir=args.state,
             template=args.card_template,
+            sessions=staged.sessions,
         )
     print(f"published {result.row_counts['lectures']} lectures to {args.out} (version {result.version})")
     if args.push_to_hub:
@@ -293,7 +297,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return 1
         staged = runner.read_staged(state_dir)
         result = runner.publish(
-            staged.records, staged.provenance, out_dir=args.out, name=DEMO_NAME, state_dir=state_dir
+            staged.records,
+            staged.provenance,
+            out_dir=args.out,
+            name=DEMO_NAME,
+            state_dir=state_dir,
+            sessions=staged.sessions,
         )
     finally:
         if temp_state is not None:

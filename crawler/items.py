@@ -11,11 +11,14 @@ from crawler.schema import FIELDS
 # Visible text blocks of the whole page: the boilerplate step turns them into ``text`` and drops them,
 # so they never reach the stage.
 PAGE_BLOCKS = "page_blocks"
+# The hash of the lecture's listing fields: staged beside the record, for the next crawl to compare.
+LISTING_SHA = "listing_sha256"
 
 
 def _lecture_item_class() -> type[scrapy.Item]:
     fields: dict[str, Any] = {f.name: scrapy.Field(description=f.description) for f in FIELDS}
     fields[PAGE_BLOCKS] = scrapy.Field(description="Transient: the page's visible text blocks.")
+    fields[LISTING_SHA] = scrapy.Field(description="Staged beside the record: its listing fields' hash.")
     fields["__doc__"] = "One lecture as the spider saw it; its fields are the schema's."
     return type("LectureItem", (scrapy.Item,), fields)
 
@@ -28,3 +31,22 @@ class LectureAlias(scrapy.Item):
 
     lecture_id = scrapy.Field()
     url = scrapy.Field()
+
+
+class CarriedLecture(scrapy.Item):
+    """A lecture whose listing has not changed since the last crawl (or whose page failed this time):
+    its previous record is staged again as it was, without fetching its page."""
+
+    record = scrapy.Field()
+    listing_sha256 = scrapy.Field()
+
+
+class SessionItem(scrapy.Item):
+    """What an event's listing says of one of its sessions."""
+
+    session_id = scrapy.Field()
+    event_id = scrapy.Field()
+    name = scrapy.Field()
+    description = scrapy.Field()
+    start = scrapy.Field()
+    end = scrapy.Field()

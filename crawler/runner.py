@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,7 @@ PROVENANCE_SETTINGS = (
     "HTTPCACHE_ENABLED",
     "UNDERLINE_WEB_BASE",
     "UNDERLINE_API_BASE",
+    "UNDERLINE_REFRESH",
 )
 # Our own server on loopback: politeness delays would only slow a crawl of it down.
 LOOPBACK_CRAWL_SETTINGS: dict[str, Any] = {
@@ -70,10 +71,43 @@ class CrawlResult:
     def lectures(self) -> int:
         return int(self.stats.get(keys.STAGE_LECTURES, 0))
 
+    def empty_events(self) -> list[str]:
+        """One line per crawled event whose listing named no lecture, with the HTTP status it gave."""
+        lines = []
+        for key, status in sorted(self.stats.items()):
+            if key.startswith(keys.LISTING_STATUS_PREFIX):
+                event = key[len(keys.LISTING_STATUS_PREFIX) :]
+                if not self.stats.get(keys.LISTED_PREFIX + event):
+                    lines.append(f"event {event} lists no lectures (the API answered HTTP {status})")
+        return lines
+
+    def pages(self) -> str:
+        """What the crawl asked of the site, and what its pace means in wall time for the host."""
+        fetched = int(self.stats.get(keys.PAGES_FETCHED, 0))
+        revalidated = int(self.stats.get(keys.PAGES_REVALIDATED, 0))
+        carried = int(self.stats.get(keys.PAGES_CARRIED, 0))
+        requests = int(self.stats.get(keys.REQUESTS_SENT, 0))
+        # The delay the crawl ran with (a report's value, not a Scrapy setting read).
+        configured = self.settings
+        delay = float(configured.get("DOWNLOAD_DELAY") or 0)
+        pace = f", ~{requests * delay / 60:.0f} min at {1 / delay:g} req/s" if delay > 0 else ""
+        return (
+            f"{fetched} pages fetched, {revalidated} revalidated, {carried} carried over; "
+            f"{requests} requests{pace}"
+        )
+
     def explain(self) -> str:
         """One line on why a crawl did not finish, for the operator."""
         if self.reason == "finished":
             return "the crawl finished"
+        empty = self.empty_events()
+        if empty:
+            return "; ".join(empty)
+        if self.reason == keys.LISTING_UNBOUNDED_REASON:
+            return (
+                "an event's listing did not end (see the log); nothing may be published from this crawl. "
+                "If the event really has that many lectures, raise UNDERLINE_MAX_LISTING_PAGES"
+            )
         if self.reason == keys.LISTING_INCOMPLETE_REASON:
             return (
                 "the crawl could not read the whole lecture listing; nothing may be published from it, and "
@@ -86,10 +120,12 @@ class CrawlResult:
 
 @dataclass(frozen=True)
 class StagedCrawl:
-    """The staged crawl merged into one record per lecture, with the provenance of the crawl."""
+    """The staged crawl merged into one record per lecture, with the provenance of the crawl and what
+    the listings said of the events' sessions."""
 
     records: list[dict[str, Any]]
     provenance: dict[str, Any]
+    sessions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def stage_info(self) -> dict[str, int]:
@@ -205,7 +241,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         "bad_lines": staged.bad_lines,
         "dedupe": dedup.summary(),
     }
-    return StagedCrawl(records, provenance)
+    return StagedCrawl(records, provenance, staged.sessions)
 
 
 def publish(

@@ -17,6 +17,18 @@ UNDERLINE_API_BASE = "https://app.underline.io"
 UNDERLINE_PAGE_SIZE = 100
 # A crawl that resumes an unfinished stage skips the lectures already staged.
 UNDERLINE_RESUME = True
+# The nightly refresh: a lecture's page is fetched when the lecture is new or its listing changed; an
+# unchanged one is carried over from the last finished crawl, unless its page is older than
+# UNDERLINE_REVALIDATE_AFTER_DAYS, and then at most UNDERLINE_REVALIDATE_SHARE of a listing page's
+# lectures a night (the oldest first). UNDERLINE_REFRESH = False fetches every page.
+UNDERLINE_REFRESH = True
+UNDERLINE_REVALIDATE_AFTER_DAYS = 30.0
+UNDERLINE_REVALIDATE_SHARE = 0.02
+# A listing that brings new lectures page after page is not believed past its own meta (plus one page)
+# nor past this many pages of an event: the crawl stops as listing_unbounded.
+UNDERLINE_MAX_LISTING_PAGES = 100
+# Subtitles cost one request per fetched lecture (the transcripts endpoint): off unless asked for.
+UNDERLINE_SUBTITLES = False
 
 # Politeness: one request at a time per host, about one a second, robots.txt obeyed.
 ROBOTSTXT_OBEY = True

@@ -143,8 +143,20 @@ class StageWriter:
             os.fsync(self._fh.fileno())
             self._since_fsync = 0
 
-    def write_lecture(self, record: Mapping[str, Any]) -> None:
-        self._write({"kind": "lecture", "record": to_json_record(record)})
+    def write_lecture(
+        self, record: Mapping[str, Any], *, listing_sha256: str | None = None, carried: bool = False
+    ) -> None:
+        """A lecture, with the hash of its listing fields (what the next crawl compares) and whether it
+        was carried over from the previous crawl rather than fetched."""
+        payload: dict[str, Any] = {"kind": "lecture", "record": to_json_record(record)}
+        if listing_sha256:
+            payload["listing_sha256"] = listing_sha256
+        if carried:
+            payload["carried"] = True
+        self._write(payload)
+
+    def write_session(self, session: Mapping[str, Any]) -> None:
+        self._write({"kind": "session", "session": dict(session)})
 
     def write_alias(self, lecture_id: str, url: str) -> None:
         self._write({"kind": "alias", "lecture_id": lecture_id, "url": url})
@@ -176,6 +188,9 @@ class StagedCrawl:
     duplicate_lectures: int = 0
     orphan_aliases: int = 0
     summary: dict[str, Any] = field(default_factory=dict)
+    # What the listings said of the events' sessions, by session id: session_id, event_id, name,
+    # description, start, end.
+    sessions: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _stage_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, str]]:
@@ -200,6 +215,7 @@ def read_stage(state_dir: Path) -> StagedCrawl:
     latest: dict[str, dict[str, Any]] = {}
     urls: dict[str, set[str]] = {}
     aliases: list[tuple[str, str]] = []
+    sessions: dict[str, dict[str, Any]] = {}
     lines = bad = duplicates = 0
     workers = sorted(p.stem for p in directory.glob("*.jsonl"))
     for worker in workers:
@@ -215,6 +231,10 @@ def read_stage(state_dir: Path) -> StagedCrawl:
                 and isinstance(payload.get("url"), str)
             ):
                 aliases.append((payload["lecture_id"], payload["url"]))
+            elif kind == "session" and isinstance(payload.get("session"), dict):
+                session = payload["session"]
+                if isinstance(session.get("session_id"), str):
+                    sessions[session["session_id"]] = session
             elif kind == "lecture" and isinstance(payload.get("record"), dict):
                 try:
                     record = from_json_record(payload["record"])
@@ -260,7 +280,84 @@ def read_stage(state_dir: Path) -> StagedCrawl:
         duplicate_lectures=duplicates,
         orphan_aliases=orphans,
         summary=summary,
+        sessions=[sessions[k] for k in sorted(sessions, key=lecture_order)],
     )
+
+
+@dataclass(frozen=True)
+class PreviousLecture:
+    """Where the last finished crawl staged a lecture, and what the next crawl compares it by."""
+
+    path: Path
+    offset: int
+    listing_sha256: str | None
+    fetched_at: datetime
+
+
+class PreviousStage:
+    """The last finished stage (``stage.previous/``) indexed by lecture id, for a refresh to carry
+    unchanged lectures over. Only offsets are kept in memory; a record is read when it is carried."""
+
+    def __init__(self, state_dir: Path | None) -> None:
+        self.entries: dict[str, PreviousLecture] = {}
+        # URLs the previous crawl saw linking to each lecture: a carried lecture keeps them.
+        self.alias_urls: dict[str, set[str]] = {}
+        directory = Path(state_dir or ".") / PREVIOUS_DIRNAME
+        if state_dir is not None and directory.is_dir() and (directory / COMPLETE_MARKER).exists():
+            for path in sorted(directory.glob("*.jsonl")):
+                self._index(path)
+
+    def _index(self, path: Path) -> None:
+        with path.open("rb") as fh:
+            offset = 0
+            for raw in fh:
+                start, offset = offset, offset + len(raw)
+                if not raw.endswith(b"\n"):
+                    break
+                try:
+                    payload = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    continue
+                if not isinstance(payload, dict):
+                    continue
+                if payload.get("kind") == "alias" and isinstance(payload.get("lecture_id"), str):
+                    self.alias_urls.setdefault(payload["lecture_id"], set()).add(str(payload.get("url")))
+                    continue
+                record = payload.get("record")
+                if payload.get("kind") != "lecture" or not isinstance(record, dict):
+                    continue
+                lecture_id = record.get(SORT_KEY)
+                if not isinstance(lecture_id, str):
+                    continue
+                try:
+                    fetched = parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
+                except ValueError:
+                    continue
+                held = self.entries.get(lecture_id)
+                if held is None or fetched >= held.fetched_at:
+                    sha = payload.get("listing_sha256")
+                    self.entries[lecture_id] = PreviousLecture(
+                        path, start, sha if isinstance(sha, str) else None, fetched
+                    )
+
+    def __contains__(self, lecture_id: object) -> bool:
+        return lecture_id in self.entries
+
+    def get(self, lecture_id: str) -> PreviousLecture | None:
+        return self.entries.get(lecture_id)
+
+    def record(self, lecture_id: str) -> dict[str, Any] | None:
+        """The lecture's record as the previous crawl staged it, with the URLs seen linking to it."""
+        entry = self.entries.get(lecture_id)
+        if entry is None:
+            return None
+        with entry.path.open("rb") as fh:
+            fh.seek(entry.offset)
+            payload = json.loads(fh.readline())
+        record = from_json_record(payload["record"])
+        urls = {*(record.get("source_urls") or []), *self.alias_urls.get(lecture_id, ())}
+        record["source_urls"] = sorted(urls)
+        return record
 
 
 def unfinished_lecture_ids(state_dir: Path) -> set[str]:

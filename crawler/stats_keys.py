@@ -16,11 +16,26 @@ EXTRACTION_PREFIX = "underline/extraction/"
 EXTRACTION_NEXT_DATA = EXTRACTION_PREFIX + "next_data"
 EXTRACTION_VISIBLE_TEXT = EXTRACTION_PREFIX + "visible_text"
 STAGE_LECTURES = "stage/lectures"
+STAGE_CARRIED = "stage/carried"
 STAGE_INVALID = "stage/invalid"
 BACKOFF_GAVE_UP = "backoff/max_reached"
 LISTING_FAILED = "underline/listing_failed"
 # The finish reason of a crawl whose listing could not be read whole: never published, resumed next time.
 LISTING_INCOMPLETE_REASON = "listing_incomplete"
+# A refresh: lecture pages fetched because new or changed, revalidated because old, or carried over
+# unchanged from the last crawl without a request.
+PAGES_FETCHED = "underline/pages/fetched"
+PAGES_REVALIDATED = "underline/pages/revalidated"
+PAGES_CARRIED = "underline/pages/carried"
+# A listed lecture whose page failed (or showed another lecture) keeps its last record, or the listing's.
+PAGE_FAILED_KEPT = "underline/page_failed_kept"
+PAGE_LECTURE_MISMATCH = "underline/page_lecture_mismatch"
+LISTING_UNBOUNDED = "underline/listing_unbounded"
+# The finish reason of a crawl whose listing would not end: never published.
+LISTING_UNBOUNDED_REASON = "listing_unbounded"
+LISTING_STATUS_PREFIX = "underline/listing_status/"
+LISTED_PREFIX = "underline/listed/"
+ORCID_INVALID = "underline/orcid_invalid"
 # Attributes of lecture resources the crawler does not map: a count per name, and one example value.
 UNMAPPED_ATTRIBUTE = "underline/unmapped_attribute/"
 UNMAPPED_EXAMPLE = "underline/unmapped_example/"

@@ -200,12 +200,24 @@ def test_pages_without_usable_json_fall_back_to_the_visible_page(crawl: dict[str
     assert record == want
 
 
-def test_pages_that_cannot_be_fetched_are_counted_not_staged(crawl: dict[str, Any]) -> None:
+def test_pages_that_cannot_be_fetched_are_counted_and_kept_from_the_listing(crawl: dict[str, Any]) -> None:
     failing = variant_ids(crawl, *hostile.FAILING)
-    assert not set(failing) & set(crawl["records"])
-    assert set(crawl["records"]) == set(crawl["truth"]) - set(failing)
+    # Still listed, so not withdrawn: a first crawl has no earlier record, so the listing's fields stand
+    # in. A redirect loop is dropped by the scheduler itself and only counted.
+    (looping,) = variant_ids(crawl, "redirect_loop")
+    kept = sorted(set(failing) - {looping})
+    assert set(crawl["records"]) == set(crawl["truth"]) - {looping}
+    for lecture_id in kept:
+        record, truth = crawl["records"][lecture_id], crawl["truth"][lecture_id]
+        assert record["extraction"] == "api_listing+text_from_fields"
+        assert (record["title"], record["abstract"], record["authors"]) == (
+            truth["title"],
+            truth["abstract"],
+            truth["authors"],
+        )
     stats = crawl["stats"]
     assert stats["underline/fetch_failed"] == len(hostile.FAILING)
+    assert stats["underline/page_failed_kept"] == len(kept)
     stderr = crawl["stderr"]
     site = crawl["site"]
     for variant, message in [
@@ -352,4 +364,6 @@ def test_a_page_that_trickles_out_is_cut_at_the_download_timeout(tmp_path: Path)
     report = json.loads((tmp_path / "state" / "crawl-report.json").read_text(encoding="utf-8"))
     assert report["stats"]["underline/fetch_failed"] == 1
     staged = read_stage(tmp_path / "state")
-    assert sorted(r["lecture_id"] for r in staged.records) == sorted(set(truth) - {slow})
+    assert sorted(r["lecture_id"] for r in staged.records) == sorted(truth)
+    (kept,) = [r for r in staged.records if r["lecture_id"] == slow]
+    assert kept["extraction"] == "api_listing+text_from_fields"

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
+
+from crawler import stats_keys as keys
 
 logger = logging.getLogger("eventcrawl.progress")
 
@@ -19,6 +22,14 @@ def format_progress(done: int, queued: int, items: int, elapsed: float) -> str:
     rate = done / elapsed if elapsed > 0 else 0.0
     left = f"{queued / rate:.0f} s" if rate > 0 else "unknown"
     return f"{done} pages done, {queued} queued, {items} items, {rate:.1f} pages/s, about {left} left"
+
+
+def format_refresh(stats: Mapping[str, Any]) -> str:
+    """What the listing decided so far: pages fetched (new or changed), revalidated, carried over."""
+    fetched = int(stats.get(keys.PAGES_FETCHED, 0))
+    revalidated = int(stats.get(keys.PAGES_REVALIDATED, 0))
+    carried = int(stats.get(keys.PAGES_CARRIED, 0))
+    return f"lecture pages: {fetched} fetched, {revalidated} revalidated, {carried} carried over"
 
 
 class ProgressLine:
@@ -55,7 +66,8 @@ class ProgressLine:
 
     def report(self) -> None:
         done, queued, items = self.snapshot()
-        logger.info(format_progress(done, queued, items, time.monotonic() - self.started))
+        line = format_progress(done, queued, items, time.monotonic() - self.started)
+        logger.info(f"{line}; {format_refresh(self.crawler.stats.get_stats() if self.crawler.stats else {})}")
 
     def spider_closed(self, spider: Spider) -> None:
         if self.task is not None and self.task.running:

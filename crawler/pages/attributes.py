@@ -67,8 +67,17 @@ TAG_ATTRIBUTES: Mapping[str, Spellings] = {"name": ("name",)}
 SESSION_ATTRIBUTES: Mapping[str, Spellings] = {
     "name": ("name",),
     "description": ("description",),
-    "starts_at": ("start_time", "startTime", "starts_at", "startsAt", "start_date", "startDate"),
-    "ends_at": ("end_time", "endTime", "ends_at", "endsAt", "end_date", "endDate"),
+    "starts_at": (
+        "start_at",
+        "startAt",
+        "start_time",
+        "startTime",
+        "starts_at",
+        "startsAt",
+        "start_date",
+        "startDate",
+    ),
+    "ends_at": ("end_at", "endAt", "end_time", "endTime", "ends_at", "endsAt", "end_date", "endDate"),
 }
 
 # A transcript (``transcripts``) and its language (``transcript_languages``).

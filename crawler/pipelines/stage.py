@@ -16,7 +16,8 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 
-from crawler.items import LectureAlias, LectureItem
+from crawler import stats_keys as keys
+from crawler.items import LISTING_SHA, CarriedLecture, LectureAlias, LectureItem, SessionItem
 from crawler.schema import validate_record
 from crawler.stage import COMPLETE_MARKER, StageWriter
 
@@ -73,25 +74,33 @@ class StagePipeline:
             self.writer.write_alias(item["lecture_id"], item["url"])
             self.stats.inc_value("stage/aliases")
             return item
-        if not isinstance(item, LectureItem):
+        if isinstance(item, SessionItem):
+            self.writer.write_session(dict(item))
+            self.stats.inc_value("stage/sessions")
             return item
-        record = dict(item)
+        carried = isinstance(item, CarriedLecture)
+        if not carried and not isinstance(item, LectureItem):
+            return item
+        record = dict(item["record"]) if carried else dict(item)
+        listing_sha = item.get(LISTING_SHA) if carried else record.pop(LISTING_SHA, None)
         problems = validate_record(record)
         if problems:
-            self.stats.inc_value("stage/invalid")
+            self.stats.inc_value(keys.STAGE_INVALID)
             raise DropItem(f"lecture {record.get('lecture_id')!r} not staged: {'; '.join(problems)}")
-        self.writer.write_lecture(record)
-        self.stats.inc_value("stage/lectures")
+        self.writer.write_lecture(record, listing_sha256=listing_sha, carried=carried)
+        self.stats.inc_value(keys.STAGE_LECTURES)
+        if carried:
+            self.stats.inc_value(keys.STAGE_CARRIED)
         if self.fleet is not None:
             self.fleet.count_staged()
         return item
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
-        staged = self.stats.get_value("stage/lectures", 0)
+        staged = self.stats.get_value(keys.STAGE_LECTURES, 0)
         summary: dict[str, Any] = {
             "reason": reason,
             "worker": self.writer.worker,
-            "event_id": getattr(spider, "event_id", None),
+            "event_ids": list(getattr(spider, "event_ids", ())),
             "web_base": getattr(spider, "web_base", None),
         }
         if self.fleet is None:

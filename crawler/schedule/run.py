@@ -66,7 +66,12 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
         api_base=config.api_base,
         overrides=config.settings,
     )
-    report["crawl"] = {"finish_reason": crawled.reason, "stats": crawled.stats}
+    report["crawl"] = {
+        "finish_reason": crawled.reason,
+        "pages": crawled.pages(),
+        "empty_events": crawled.empty_events(),
+        "stats": crawled.stats,
+    }
     if not crawled.finished:
         return (
             RunStatus.CRAWL_FAILED,
@@ -96,7 +101,7 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     if previous and changelog.empty:
         return (
             RunStatus.NOTHING_CHANGED,
-            f"nothing changed since the release in {config.out}; nothing published",
+            f"nothing changed since the release in {config.out}; nothing published ({crawled.pages()})",
         )
     result = runner.publish(
         with_withdrawn(previous, records),
@@ -106,6 +111,7 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
         state_dir=state,
         remove_lectures=config.remove_lectures,
         redact_authors=config.redact_authors,
+        sessions=staged.sessions,
     )
     report["release"] = {
         "version": result.version,
@@ -115,7 +121,7 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     }
     return (
         RunStatus.PUBLISHED,
-        f"published release {result.version} to {config.out}: {changelog.summary()}",
+        f"published release {result.version} to {config.out}: {changelog.summary()} ({crawled.pages()})",
     )
 
 

@@ -1,11 +1,14 @@
-"""Crawl one Underline event: enumerate its lectures through the JSON:API, then fetch each page."""
+"""Crawl Underline events: read each event's lecture listing through the JSON:API, and fetch a lecture's
+page only where the listing says it is new or changed."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import math
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +22,28 @@ from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
 from crawler.arguments import parse_event_ids
-from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
+from crawler.items import LISTING_SHA, PAGE_BLOCKS, CarriedLecture, LectureAlias, LectureItem, SessionItem
 from crawler.pages import (
+    INVALID_ORCID,
     LectureFields,
     PageParseError,
+    lecture_resources,
     parse_lecture_list,
     parse_lecture_page,
+    parse_sessions,
+    parse_transcripts,
+    unknown_attributes,
 )
 from crawler.schema import format_timestamp, parse_timestamp
-from crawler.stage import unfinished_lecture_ids
-from crawler.urls import API_ACCEPT, canonical_lecture_url, lecture_ref, listing_url, same_host
+from crawler.stage import PreviousLecture, PreviousStage, unfinished_lecture_ids
+from crawler.urls import (
+    API_ACCEPT,
+    canonical_lecture_url,
+    lecture_ref,
+    listing_url,
+    same_host,
+    transcripts_url,
+)
 
 MAX_PAGE_SIZE = 100
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps.
@@ -56,6 +71,10 @@ CROSS_CHECKED = (
 
 
 class UnderlineSpider(scrapy.Spider):
+    """Crawls events' lectures: each event's listing is read through the API, and a lecture's page is
+    fetched only when the lecture is new, its listing changed since the last crawl, or its stored page
+    is old; every other lecture is carried over from the last finished crawl without a request."""
+
     name = "underline"
 
     def __init__(
@@ -73,9 +92,17 @@ class UnderlineSpider(scrapy.Spider):
         # Ids only: each lecture request carries its listing fields, so the crawl keeps no copy of them.
         self.listed: set[str] = set()
         self.seen_links: set[str] = set()
+        self.seen_sessions: set[str] = set()
         self.already_staged: set[str] = set()
-        self.event_name: str | None = None
         self.allowed_domains: list[str] = []
+        self.state_dir: Path | None = None
+        self.refresh = True
+        self.revalidate_after = timedelta(days=30)
+        self.revalidate_share = 0.0
+        self.max_listing_pages = 1
+        self.subtitles = False
+        self._previous: PreviousStage | None = None
+        self.close_reason: str | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> UnderlineSpider:
@@ -85,89 +112,201 @@ class UnderlineSpider(scrapy.Spider):
         spider.api_base = settings.get("UNDERLINE_API_BASE").rstrip("/")
         spider.page_size = max(1, min(MAX_PAGE_SIZE, settings.getint("UNDERLINE_PAGE_SIZE")))
         state_dir = settings.get("STAGE_STATE_DIR")
-        if state_dir and settings.getbool("UNDERLINE_RESUME"):
-            spider.already_staged = unfinished_lecture_ids(Path(state_dir))
+        spider.state_dir = Path(state_dir) if state_dir else None
+        if spider.state_dir and settings.getbool("UNDERLINE_RESUME"):
+            spider.already_staged = unfinished_lecture_ids(spider.state_dir)
+        spider.refresh = settings.getbool("UNDERLINE_REFRESH")
+        spider.revalidate_after = timedelta(days=settings.getfloat("UNDERLINE_REVALIDATE_AFTER_DAYS"))
+        spider.revalidate_share = max(0.0, settings.getfloat("UNDERLINE_REVALIDATE_SHARE"))
+        spider.max_listing_pages = max(1, settings.getint("UNDERLINE_MAX_LISTING_PAGES"))
+        spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
         )
         crawler.signals.connect(spider.request_dropped, signal=signals.request_dropped)
         return spider
 
-    def listing_url(self, page: int) -> str:
-        return listing_url(self.api_base, self.event_id, page, self.page_size)
+    @property
+    def stats(self) -> Any:
+        assert self.crawler.stats is not None
+        return self.crawler.stats
 
-    def listing_request(self, page: int) -> scrapy.Request:
+    @property
+    def previous(self) -> PreviousStage:
+        # Read when first needed: by then the stage pipeline has moved a finished stage aside.
+        if self._previous is None:
+            self._previous = PreviousStage(self.state_dir)
+        return self._previous
+
+    def listing_url(self, page: int, event_id: str | None = None) -> str:
+        return listing_url(self.api_base, event_id or self.event_id, page, self.page_size)
+
+    def listing_request(self, page: int, event_id: str | None = None) -> scrapy.Request:
+        event = event_id or self.event_id
         return scrapy.Request(
-            self.listing_url(page),
+            self.listing_url(page, event),
             headers={"Accept": API_ACCEPT},
             callback=self.parse_listing,
             errback=self.fetch_failed,
-            cb_kwargs={"page": page},
-            priority=10,
+            cb_kwargs={"page": page, "event_id": event},
+            # Below the lecture pages: the scheduler holds about one listing page of lectures at a
+            # time instead of the whole event.
+            priority=-10,
         )
 
     async def start(self) -> AsyncIterator[Any]:
-        self.crawler.signals.connect(self.close_if_listing_incomplete, signal=signals.spider_idle)
-        yield self.listing_request(1)
+        self.crawler.signals.connect(self.close_if_incomplete, signal=signals.spider_idle)
+        for event_id in self.event_ids:
+            yield self.listing_request(1, event_id)
 
-    def close_if_listing_incomplete(self) -> None:
+    def close_if_incomplete(self) -> None:
         # A crawl that could not read its whole listing cannot tell a withdrawn lecture from an unread
         # one: it must not end as "finished" (never published, and the next crawl resumes it).
-        assert self.crawler.stats is not None
-        if self.crawler.stats.get_value(keys.LISTING_FAILED):
+        if self.stats.get_value(keys.LISTING_FAILED):
             raise CloseSpider(keys.LISTING_INCOMPLETE_REASON)
+        if self.stats.get_value(keys.LISTING_UNBOUNDED):
+            raise CloseSpider(keys.LISTING_UNBOUNDED_REASON)
 
-    def parse_listing(self, response: Response, page: int) -> Iterator[Any]:
-        assert self.crawler.stats is not None
-        stats = self.crawler.stats
+    def parse_listing(self, response: Response, page: int, event_id: str | None = None) -> Iterator[Any]:
+        stats = self.stats
+        event = event_id or self.event_id
+        if page == 1:
+            stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
         try:
             document = json.loads(response.text)
         except (ValueError, AttributeError, RecursionError):
             stats.inc_value(keys.LISTING_NOT_JSON)
             stats.inc_value(keys.LISTING_FAILED)
-            self.logger.error("Listing page %d is not JSON: %s", page, response.url)
+            self.logger.error("Listing page %d of event %s is not JSON: %s", page, event, response.url)
             return
         listing = parse_lecture_list(document, base_url=self.api_base)
         stats.inc_value(keys.LISTING_PAGES)
         for problem in listing.problems:
             stats.inc_value("underline/listing_problems")
-            self.logger.warning("Listing page %d: %s", page, problem)
+            self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
+        self.count_unmapped(document)
+        yield from self.sessions(document, event)
         new = 0
+        decisions: list[tuple[LectureFields, dict[str, Any], str, PreviousLecture | None]] = []
         for fields in listing.records:
-            if fields.event_id and fields.event_id != self.event_id:
+            if fields.event_id and fields.event_id != event:
                 stats.inc_value("underline/listing_other_event")
                 continue
             if fields.lecture_id in self.listed:
                 stats.inc_value("underline/listing_repeated")
                 continue
             self.listed.add(fields.lecture_id)
-            self.event_name = self.event_name or fields.event_name
             new += 1
             stats.inc_value(keys.LISTED)
+            stats.inc_value(keys.LISTED_PREFIX + event)
+            for problem in fields.problems:
+                if problem.startswith(INVALID_ORCID):
+                    stats.inc_value(keys.ORCID_INVALID)
             if fields.lecture_id in self.already_staged:
                 stats.inc_value("underline/resume_skipped")
                 continue
-            url = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
+            listed = listing_to_json(fields)
+            decisions.append((fields, listed, listing_sha256(listed), self.previous.get(fields.lecture_id)))
+        yield from self.fetch_or_carry(decisions, event)
+        total, size = listing.total_pages, len(listing.records)
+        if (
+            new
+            and not stats.get_value(keys.LISTING_UNBOUNDED)
+            and self.listing_goes_on(total, size, page, event)
+        ):
+            yield self.listing_request(page + 1, event)
+
+    def listing_goes_on(self, total: int | None, size: int, page: int, event: str) -> bool:
+        """Whether to ask for the next listing page. ``meta.total_pages`` may lie: a full page goes on
+        even past it, but not more than one page past it, nor past UNDERLINE_MAX_LISTING_PAGES."""
+        if not (total is None or page < total or size >= self.page_size):
+            return False
+        if total is not None and page >= total:
+            self.stats.inc_value("underline/listing_past_total_pages")
+        cap = self.max_listing_pages if total is None else min(self.max_listing_pages, total + 1)
+        if page < cap:
+            return True
+        self.stats.inc_value(keys.LISTING_UNBOUNDED)
+        self.logger.error(
+            "The listing of event %s did not end after %d pages (its meta says %s); nothing will be "
+            "published from this crawl. If the event really has more lectures, raise "
+            "UNDERLINE_MAX_LISTING_PAGES (now %d).",
+            event,
+            page,
+            total if total is not None else "nothing",
+            self.max_listing_pages,
+        )
+        return False
+
+    def fetch_or_carry(
+        self, decisions: list[tuple[LectureFields, dict[str, Any], str, PreviousLecture | None]], event: str
+    ) -> Iterator[Any]:
+        """A request for each lecture that is new, changed or due for revalidation (the oldest first, at
+        most UNDERLINE_REVALIDATE_SHARE of a listing page); the previous record for every other one."""
+        now = datetime.now(UTC)
+        stale = sorted(
+            (d for d in decisions if self.refresh and d[3] is not None and d[3].listing_sha256 == d[2]),
+            key=lambda d: d[3].fetched_at if d[3] is not None else now,
+        )
+        due = {
+            d[0].lecture_id
+            for d in stale[: math.ceil(self.revalidate_share * len(decisions))]
+            if d[3] is not None and now - d[3].fetched_at > self.revalidate_after
+        }
+        for fields, listed, sha, previous in decisions:
+            # UNDERLINE_REFRESH off: every page is fetched (the previous crawl still stands in for a
+            # page that fails).
+            unchanged = self.refresh and previous is not None and previous.listing_sha256 == sha
+            if unchanged and fields.lecture_id not in due:
+                record = self.previous.record(fields.lecture_id)
+                if record is not None:
+                    self.stats.inc_value(keys.PAGES_CARRIED)
+                    yield CarriedLecture(record=record, listing_sha256=sha)
+                    continue
+            self.stats.inc_value(keys.PAGES_REVALIDATED if unchanged else keys.PAGES_FETCHED)
             yield scrapy.Request(
-                url,
+                canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug),
                 callback=self.parse_lecture,
                 errback=self.fetch_failed,
-                cb_kwargs={"lecture_id": fields.lecture_id, "listing": listing_to_json(fields)},
+                cb_kwargs={
+                    "lecture_id": fields.lecture_id,
+                    "listing": listed,
+                    "listing_sha": sha,
+                    "event_id": event,
+                },
             )
-        total = listing.total_pages
-        # meta.total_pages may lie: a full page goes on even past it, and a page that brings no new
-        # lecture ends the listing whatever it claims.
-        full = len(listing.records) >= self.page_size
-        if new and (total is None or page < total or full):
-            if total is not None and page >= total:
-                stats.inc_value("underline/listing_past_total_pages")
-            yield self.listing_request(page + 1)
+
+    def count_unmapped(self, document: Any) -> None:
+        """Count the lecture attributes the crawler does not map, with one example each: a renamed
+        attribute shows up as a new one beside the field that emptied."""
+        for name, unknown in unknown_attributes(lecture_resources([document])).items():
+            self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
+            if self.stats.get_value(keys.UNMAPPED_EXAMPLE + name) is None:
+                self.stats.set_value(keys.UNMAPPED_EXAMPLE + name, unknown.example)
+
+    def sessions(self, document: Any, event: str) -> Iterator[SessionItem]:
+        for session in parse_sessions(document):
+            if session.session_id in self.seen_sessions:
+                continue
+            self.seen_sessions.add(session.session_id)
+            yield SessionItem(
+                session_id=session.session_id,
+                event_id=event,
+                name=session.name,
+                description=session.description,
+                start=format_timestamp(session.starts_at),
+                end=format_timestamp(session.ends_at),
+            )
 
     def parse_lecture(
-        self, response: Response, lecture_id: str, listing: dict[str, Any] | None = None
+        self,
+        response: Response,
+        lecture_id: str,
+        listing: dict[str, Any] | None = None,
+        listing_sha: str | None = None,
+        event_id: str | None = None,
     ) -> Iterator[Any]:
-        assert self.crawler.stats is not None
-        stats = self.crawler.stats
+        stats = self.stats
         # The request carries the listing's fields: another process (a crawl fleet) may have read it.
         listed = listing_from_json(listing)
         try:
@@ -177,9 +316,19 @@ class UnderlineSpider(scrapy.Spider):
         except PageParseError as exc:
             stats.inc_value(keys.PAGE_UNPARSABLE)
             self.logger.warning("Lecture page %s could not be parsed: %s", response.url, exc)
+            yield from self.keep_listed(lecture_id, listing, listing_sha, event_id)
             return
         for problem in page.problems:
             self.logger.info("Lecture page %s: %s", response.url, problem)
+        if page.fields is not None and page.fields.lecture_id != lecture_id:
+            # The page describes another lecture: neither its fields nor this URL belong to that one.
+            stats.inc_value(keys.PAGE_LECTURE_MISMATCH)
+            stats.inc_value(keys.FETCH_FAILED)
+            self.logger.warning(
+                "Lecture page %s shows lecture %s, not %s", response.url, page.fields.lecture_id, lecture_id
+            )
+            yield from self.keep_listed(lecture_id, listing, listing_sha, event_id)
+            return
         stats.inc_value(keys.extraction_key(page.extraction))
         if page.extraction == "visible_text" and listed is not None:
             # Without the page's JSON the page tells only what its meta tags say (whitespace
@@ -189,24 +338,15 @@ class UnderlineSpider(scrapy.Spider):
                 fields["related_lecture_ids"] = list(page.fields.related_lecture_ids)
         else:
             fields = merge_fields(page.fields, listed, stats_inc=stats.inc_value)
-        if fields is not None:
-            # A lecture page reached in this crawl belongs to the crawl's event.
-            fields["event_id"] = fields.get("event_id") or self.event_id
-            fields["event_name"] = fields.get("event_name") or self.event_name
         if fields is None:
             stats.inc_value(keys.PAGE_WITHOUT_LECTURE)
             self.logger.warning("Lecture page %s shows no lecture", response.url)
+            yield from self.keep_listed(lecture_id, listing, listing_sha, event_id)
             return
-        canonical = canonical_lecture_url(self.web_base, fields["lecture_id"], fields.pop("slug", None))
-        seen_at = {canonical, response.url, *response.meta.get("redirect_urls", [])}
-        item = LectureItem(
-            **{k: v for k, v in fields.items() if k in LectureItem.fields},
-            url=canonical,
-            source_urls=sorted(u for u in seen_at if lecture_ref(u)),
-            extraction=page.extraction,
-            withdrawn=False,
-            fetched_at=datetime.now(UTC),
-        )
+        # A lecture page reached through an event's listing belongs to that event unless it says.
+        fields["event_id"] = fields.get("event_id") or event_id or self.event_id
+        seen_at = {response.url, *response.meta.get("redirect_urls", [])}
+        item = self.lecture_item(fields, page.extraction, listing_sha, seen_at)
         item[PAGE_BLOCKS] = page.blocks
         # Aliases go first: once the lecture itself is staged, a resumed crawl skips this page.
         for link in page.lecture_links:
@@ -219,7 +359,72 @@ class UnderlineSpider(scrapy.Spider):
                 if link not in self.seen_links:
                     self.seen_links.add(link)
                     yield LectureAlias(lecture_id=ref.lecture_id, url=link)
+        yield from self.with_subtitles(item)
+
+    def lecture_item(
+        self, fields: dict[str, Any], extraction: str, listing_sha: str | None, seen_at: set[str]
+    ) -> Any:
+        canonical = canonical_lecture_url(self.web_base, fields["lecture_id"], fields.pop("slug", None))
+        item = LectureItem(
+            **{k: v for k, v in fields.items() if k in LectureItem.fields},
+            url=canonical,
+            source_urls=sorted(u for u in {canonical, *seen_at} if lecture_ref(u)),
+            extraction=extraction,
+            withdrawn=False,
+            fetched_at=datetime.now(UTC),
+        )
+        if listing_sha:
+            item[LISTING_SHA] = listing_sha
+        return item
+
+    def keep_listed(
+        self,
+        lecture_id: str,
+        listing: dict[str, Any] | None,
+        listing_sha: str | None,
+        event_id: str | None,
+    ) -> Iterator[Any]:
+        """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
+        is still on the site, and is never published as withdrawn for a page that did not answer."""
+        record = self.previous.record(lecture_id)
+        if record is not None:
+            self.stats.inc_value(keys.PAGE_FAILED_KEPT)
+            # The previous listing hash: the next crawl fetches the page again.
+            yield CarriedLecture(record=record, listing_sha256=None)
+            return
+        fields = merge_fields(listing_from_json(listing), None)
+        if fields is None:
+            return
+        self.stats.inc_value(keys.PAGE_FAILED_KEPT)
+        fields["event_id"] = fields.get("event_id") or event_id or self.event_id
+        item = self.lecture_item(fields, "api_listing", None, set())
+        item[PAGE_BLOCKS] = []
         yield item
+
+    def with_subtitles(self, item: Any) -> Iterator[Any]:
+        """The item, with its subtitles first when UNDERLINE_SUBTITLES asks for them (one request)."""
+        if not self.subtitles:
+            yield item
+            return
+        yield scrapy.Request(
+            transcripts_url(self.api_base, item["lecture_id"]),
+            headers={"Accept": API_ACCEPT},
+            callback=self.parse_transcripts,
+            errback=self.transcripts_failed,
+            cb_kwargs={"item": item},
+            dont_filter=True,
+        )
+
+    def parse_transcripts(self, response: Response, item: Any) -> Iterator[Any]:
+        try:
+            item["subtitles"] = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
+        except (ValueError, AttributeError, RecursionError):
+            self.stats.inc_value("underline/transcripts_unreadable")
+        yield item
+
+    def transcripts_failed(self, failure: Failure) -> Iterator[Any]:
+        self.stats.inc_value("underline/transcripts_failed")
+        yield failure.request.cb_kwargs["item"]  # type: ignore[attr-defined]
 
     def request_dropped(self, request: scrapy.Request) -> None:
         # The scheduler drops a request for a URL this crawl already requested. When a lecture page's
@@ -227,20 +432,34 @@ class UnderlineSpider(scrapy.Spider):
         # lecture is lost unless counted.
         if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
-        assert self.crawler.stats is not None
-        self.crawler.stats.inc_value(keys.FETCH_FAILED)
-        self.crawler.stats.inc_value("underline/redirect_loop")
+        self.stats.inc_value(keys.FETCH_FAILED)
+        self.stats.inc_value("underline/redirect_loop")
         self.logger.warning("Giving up on %s: redirected to a URL already requested", request.url)
 
-    def fetch_failed(self, failure: Failure) -> None:
-        assert self.crawler.stats is not None
+    def fetch_failed(self, failure: Failure) -> Iterator[Any]:
         request = getattr(failure, "request", None)
         if request is not None and request.callback == self.parse_listing:
-            self.crawler.stats.inc_value(keys.LISTING_FAILED)
+            self.stats.inc_value(keys.LISTING_FAILED)
+            response = getattr(failure.value, "response", None)
+            if request.cb_kwargs.get("page") == 1 and response is not None:
+                self.stats.set_value(
+                    keys.LISTING_STATUS_PREFIX + str(request.cb_kwargs.get("event_id")), response.status
+                )
             self.logger.error("Listing page %s failed: %s", request.url, failure.getErrorMessage())
             return
-        self.crawler.stats.inc_value(keys.FETCH_FAILED)
+        self.stats.inc_value(keys.FETCH_FAILED)
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
+        if request is not None and "lecture_id" in request.cb_kwargs:
+            kwargs = request.cb_kwargs
+            yield from self.keep_listed(
+                kwargs["lecture_id"], kwargs.get("listing"), kwargs.get("listing_sha"), kwargs.get("event_id")
+            )
+
+
+def listing_sha256(listed: dict[str, Any]) -> str:
+    """A hash of a lecture's listing fields: when it changes, the lecture's page is fetched again."""
+    blob = json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def listing_to_json(fields: LectureFields) -> dict[str, Any]:
