@@ -154,7 +154,8 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "extraction",
         "string",
-        "How the fields were extracted: `next_data` (the page's JSON) or `visible_text`;"
+        "How the fields were extracted: `next_data` (the page's JSON), `visible_text`, or `api_listing`"
+        " (the page could not be read: the listing's fields);"
         " `+text_from_fields` is appended when the page showed none of the lecture's blocks and `text`"
         " was rebuilt from the extracted fields.",
         False,

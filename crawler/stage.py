@@ -369,7 +369,13 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
     for path in directory.glob("*.jsonl"):
         for payload, _ in _stage_lines(path):
             if payload and payload.get("kind") == "lecture" and isinstance(payload.get("record"), dict):
-                lecture_id = payload["record"].get(SORT_KEY)
+                # Only a record the stage can read back counts as staged: one read_stage would reject
+                # is fetched again, not lost.
+                try:
+                    record = from_json_record(payload["record"])
+                except (TypeError, ValueError):
+                    continue
+                lecture_id = record.get(SORT_KEY)
                 if isinstance(lecture_id, str):
                     ids.add(lecture_id)
     return ids

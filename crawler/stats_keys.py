@@ -18,6 +18,8 @@ EXTRACTION_VISIBLE_TEXT = EXTRACTION_PREFIX + "visible_text"
 STAGE_LECTURES = "stage/lectures"
 STAGE_CARRIED = "stage/carried"
 STAGE_INVALID = "stage/invalid"
+# Staged lines the stage could not read back (torn, malformed, or a record the schema refuses).
+STAGE_BAD_LINES = "stage/bad_lines"
 BACKOFF_GAVE_UP = "backoff/max_reached"
 LISTING_FAILED = "underline/listing_failed"
 # The finish reason of a crawl whose listing could not be read whole: never published, resumed next time.
@@ -46,6 +48,7 @@ REQUESTS_SENT = "downloader/request_count"
 
 # A lecture the crawl meant to publish and could not: each counts against the gate's error rate.
 ERRORS = (
+    STAGE_BAD_LINES,
     FETCH_FAILED,
     PAGE_UNPARSABLE,
     PAGE_WITHOUT_LECTURE,

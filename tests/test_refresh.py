@@ -161,6 +161,11 @@ def test_a_failing_listing_page_publishes_nothing(site: ReplicaSite, tmp_path: P
     assert "could not read the whole lecture listing" in night.stderr
     after = {p: p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
     assert after == before
+    if previous:
+        # The next, healthy night resumes the stopped crawl and finds nothing changed.
+        with ReplicaServer(site, port=port or 0) as server:
+            healthy = nightly(server, tmp_path)
+        assert healthy.returncode == 3, healthy.stderr[-3000:]
 
 
 def test_a_page_that_shows_another_lecture_never_lends_it_its_url(site: ReplicaSite, tmp_path: Path) -> None:

@@ -115,3 +115,10 @@ def test_a_drop_in_one_event_is_not_hidden_by_growth_in_another() -> None:
     verdict = evaluate(GateInput(after, {}, previous_rows=100, previous=before))
     assert failed(verdict) == ["max_drop:469"]
     assert "40 lectures of event 469 against 50 in the previous release: a drop of 20.0%" in verdict.explain()
+
+
+def test_staged_lines_that_cannot_be_read_back_count_as_errors() -> None:
+    stats = {"underline/listed": 100, "stage/bad_lines": 3}
+    verdict = evaluate(GateInput(records(100), stats))
+    assert failed(verdict) == ["error_rate"]
+    assert "3 failed pages of 100" in verdict.explain()

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.pages import NEXT_DATA_MISSING, PageVariant
 from crawler.replica.server import ReplicaServer
@@ -357,3 +358,30 @@ def test_a_damaged_crawl_report_stops_publish_with_a_way_out(site: ReplicaSite, 
     assert result.returncode == 8, result.stderr[-3000:]
     assert f"{report_path} is damaged (not valid JSON" in result.stderr
     assert "crawl again" in result.stderr
+
+
+def test_a_renamed_attribute_is_refused_and_named_and_the_release_stays(
+    site: ReplicaSite, tmp_path: Path
+) -> None:
+    with ReplicaServer(site) as server:
+        assert run(server, tmp_path).returncode == 0
+        port = int(server.base_url.rsplit(":", 1)[1])
+    before = release_bytes(tmp_path)
+    first = published(tmp_path).values()
+    with_keywords = round(sum(1 for r in first if r["keywords"]) / len(first), 4)
+    renamed = SiteFaults(renamed_attributes={"keywords": "topics"})
+    with ReplicaServer(site, port=port, site_faults=renamed) as server:
+        night = run(server, tmp_path)
+    assert night.returncode == 4, night.stderr[-3000:]
+    assert release_bytes(tmp_path) == before
+    gate = report(tmp_path)["gate"]
+    (failure,) = [c for c in gate["checks"] if not c["passed"]]
+    assert (failure["name"], failure["event"], failure["field"]) == (
+        "coverage:keywords",
+        MAIN_EVENT,
+        "keywords",
+    )
+    assert (failure["previous"], failure["value"]) == (with_keywords, 0.0)
+    unmapped = report(tmp_path)["unmapped_attributes"]
+    assert unmapped["topics"]["lectures"] == len(main_event_ids(site))
+    assert f"`keywords` coverage in event 502: 0.0% against {with_keywords:.0%}" in night.stderr

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from crawler.schema import content_sha256
-from crawler.stage import COMPLETE_MARKER, RUN_FILE, StageError, StageWriter, read_stage, start_stage
+from crawler.stage import (
+    COMPLETE_MARKER,
+    RUN_FILE,
+    StageError,
+    StageWriter,
+    read_stage,
+    start_stage,
+    unfinished_lecture_ids,
+)
 
 
 def record(lecture_id: str, fetched: str = "2026-01-01T00:00:00Z", **extra: Any) -> dict[str, Any]:
@@ -137,3 +145,16 @@ def test_a_finished_stage_is_moved_aside_once_per_run(tmp_path: Path) -> None:
     assert (stage / "w0.jsonl").exists()
     assert start_stage(tmp_path, "ns run-2")
     assert sorted(p.name for p in stage.iterdir()) == [RUN_FILE]
+
+
+def test_a_record_the_stage_cannot_read_back_is_fetched_again_not_lost(tmp_path: Path) -> None:
+    writer = StageWriter(tmp_path)
+    writer.open()
+    writer.write_lecture(record("1"))
+    writer.close(complete=False)
+    broken = {"kind": "lecture", "record": {**record("2"), "held_at": "the day after tomorrow"}}
+    with writer.path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(broken) + "\n")
+    staged = read_stage(tmp_path)
+    assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1"], 1)
+    assert unfinished_lecture_ids(tmp_path) == {"1"}

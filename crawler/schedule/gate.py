@@ -159,7 +159,9 @@ def error_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
 
 
 def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
-    requests = crawl.count(keys.REQUESTS_SENT)
+    # Of the requests, or of the lectures listed when more: a refresh that carries most lectures over
+    # sends few requests, and one give-up among them says little of the crawl's health.
+    requests = max(crawl.count(keys.REQUESTS_SENT), crawl.count(keys.LISTED))
     exhausted = crawl.count(keys.BACKOFF_GAVE_UP) + crawl.count(keys.RETRY_GAVE_UP)
     rate = _rate(exhausted, requests)
     yield CheckResult(

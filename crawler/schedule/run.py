@@ -89,7 +89,9 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     report["changes_by_event"] = changelog.by_event()
     live_before = sum(1 for r in previous if not r.get("withdrawn"))
     live = [r for r in previous if not r.get("withdrawn")]
-    verdict = evaluate(GateInput(records, crawled.stats, live_before or None, live), config.gate)
+    # A staged line that cannot be read back is a lecture lost: it counts against the error rate.
+    stats = {**crawled.stats, keys.STAGE_BAD_LINES: staged.stage_info["bad_lines"]}
+    verdict = evaluate(GateInput(records, stats, live_before or None, live), config.gate)
     report["gate"] = verdict.as_dict()
     report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
