@@ -19,6 +19,7 @@ from scrapy.settings import Settings
 from crawler import __version__
 from crawler import stats_keys as keys
 from crawler.fsutil import read_json_file, write_json_atomic
+from crawler.schema import lecture_order
 from crawler.urls import without_credentials
 
 if TYPE_CHECKING:
@@ -224,12 +225,14 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
     published = load_index(state_dir).record_ids()
     records, dedup = merge_duplicates(staged.records, state_dir=state_dir, published=published)
     crawl_used = read_crawl_report(state_dir).get("settings", {})
-    first = staged.records[0]
     provenance = {
         "crawl_date": str(staged.summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
         "crawler_version": __version__,
-        "event_id": first.get("event_id"),
-        "event_name": first.get("event_name"),
+        # Every event the crawl covered, as "<id> <name>", in id order.
+        "events": sorted(
+            {f"{r.get('event_id')} {r.get('event_name') or ''}".strip() for r in staged.records},
+            key=lambda text: lecture_order(text.split(" ", 1)[0]),
+        ),
         "web_base": without_credentials(
             str(crawl_used.get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base") or "")
         ),
