@@ -93,22 +93,36 @@ def _listing_urls(base: str, lectures: int) -> list[str]:
     return [spider.listing_url(page) for page in range(1, max(1, math.ceil(lectures / 100)) + 1)]
 
 
+def _urls_file(base: str, work: Path, truth: Sequence[dict[str, Any]]) -> Path:
+    """The listing and lecture URLs a fetch-only spider asks for: what the crawler's spider fetches."""
+    urls = work / "urls.txt"
+    urls.write_text("\n".join(_listing_urls(base, len(truth)) + [t["url"] for t in truth]) + "\n")
+    return urls
+
+
+def _child_crawl(
+    rep: Any, work: Path, urls: Path, spider: str, index: int
+) -> tuple[procs.Measured, dict[str, Any], list[float]]:
+    """One crawl in a child process (``bench.crawl_child``): how it ran, what it reported, and the times
+    of the lecture pages the replica answered during it."""
+    before = len(rep.requests())
+    out = work / f"run{index}-{spider}.json"
+    cmd = [sys.executable, "-m", "bench.crawl_child", "--spider", spider, "--base", rep.base_url]
+    cmd += ["--state", str(work / f"state{index}"), "--out", str(out), "--urls", str(urls)]
+    measured = procs.measure([*cmd, *procs.fast_settings()], workdir=work, name=f"run{index}")
+    result = json.loads(out.read_text()) if out.exists() else {"stats": {}, "settings": {}}
+    return measured, result, _lecture_times(rep.requests()[before:])
+
+
 def throughput(work: Path, lectures: int, reps: int) -> Section:
     section = Section()
     runs: list[dict[str, Any]] = []
     with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
         truth = rep.ground_truth()
-        urls = work / "urls.txt"
-        urls.write_text("\n".join(_listing_urls(rep.base_url, len(truth)) + [t["url"] for t in truth]) + "\n")
+        urls = _urls_file(rep.base_url, work, truth)
 
         def crawl(spider: str, index: int) -> dict[str, Any]:
-            before = len(rep.requests())
-            out = work / f"run{index}-{spider}.json"
-            cmd = [sys.executable, "-m", "bench.crawl_child", "--spider", spider, "--base", rep.base_url]
-            cmd += ["--state", str(work / f"state{index}"), "--out", str(out), "--urls", str(urls)]
-            measured = procs.measure([*cmd, *procs.fast_settings()], workdir=work, name=f"run{index}")
-            result = json.loads(out.read_text()) if out.exists() else {"stats": {}, "settings": {}}
-            times = _lecture_times(rep.requests()[before:])
+            measured, result, times = _child_crawl(rep, work, urls, spider, index)
             stats = result["stats"]
             elapsed = stats.get("elapsed_time_seconds")
             return {
@@ -206,21 +220,15 @@ def crawl_cost(work: Path, lectures: int, reps: int) -> Section:
     section = Section()
     with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
         truth = rep.ground_truth()
-        urls = work / "urls.txt"
-        urls.write_text("\n".join(_listing_urls(rep.base_url, len(truth)) + [t["url"] for t in truth]) + "\n")
+        urls = _urls_file(rep.base_url, work, truth)
 
         def crawl(spider: str, index: int) -> dict[str, Any]:
-            before = len(rep.requests())
-            out = work / f"run{index}-{spider}.json"
-            cmd = [sys.executable, "-m", "bench.crawl_child", "--spider", spider, "--base", rep.base_url]
-            cmd += ["--state", str(work / f"state{index}"), "--out", str(out), "--urls", str(urls)]
-            measured = procs.measure([*cmd, *procs.fast_settings()], workdir=work, name=f"run{index}")
-            result = json.loads(out.read_text()) if out.exists() else {"stats": {}}
+            measured, result, times = _child_crawl(rep, work, urls, spider, index)
             shutil.rmtree(work / f"state{index}", ignore_errors=True)
             return {
                 "spider": spider,
                 "returncode": measured.returncode,
-                "pages": len(_lecture_times(rep.requests()[before:])),
+                "pages": len(times),
                 "wall_s": measured.wall_s,
                 "cpu_s": measured.cpu_s,
                 "max_rss_mib": measured.max_rss_mib,
