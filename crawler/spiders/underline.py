@@ -34,7 +34,7 @@ from crawler.pages import (
     parse_transcripts,
     unknown_attributes,
 )
-from crawler.schema import format_timestamp, parse_timestamp
+from crawler.schema import FIELDS, format_timestamp, parse_timestamp
 from crawler.stage import PreviousLecture, PreviousStage, unfinished_lecture_ids
 from crawler.urls import (
     API_ACCEPT,
@@ -46,28 +46,25 @@ from crawler.urls import (
 )
 
 MAX_PAGE_SIZE = 100
-# Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps.
-CROSS_CHECKED = (
-    "title",
-    "abstract",
-    "keywords",
-    "presentation_type",
-    "event_id",
-    "event_name",
-    "session_id",
-    "session_name",
-    "held_at",
-    "published_at",
-    "doi",
-    "is_premium",
-    "authors",
-    "video_url",
-    "video_doi",
-    "paper_url",
-    "slides_url",
-    "poster_url",
-    "is_poster",
+# Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every schema
+# field both describe: not what only the page shows, nor what the crawl itself decides.
+NOT_CROSS_CHECKED = frozenset(
+    {
+        "lecture_id",
+        "url",
+        "source_urls",
+        "related_lecture_ids",
+        "text",
+        "withdrawn",
+        "alternate_ids",
+        "near_duplicate_cluster",
+        "extraction",
+        "fetched_at",
+        "content_sha256",
+        "subtitles",
+    }
 )
+CROSS_CHECKED = tuple(f.name for f in FIELDS if f.name not in NOT_CROSS_CHECKED)
 
 
 class UnderlineSpider(scrapy.Spider):
