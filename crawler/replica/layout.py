@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.replica.gold import (
+    CONTENT_FIELDS_WHEN_SET,
     UnknownText,
     clean_text,
     collapse,
@@ -853,17 +854,9 @@ def expected_subtitles(lecture: Lecture) -> list[dict[str, Any]]:
     ]
 
 
-# The ground truth's fields beyond the published schema's, in this order after them.
-EXTRA_TRUTH_FIELDS: tuple[str, ...] = (
-    "authors",
-    "video_url",
-    "video_doi",
-    "paper_url",
-    "slides_url",
-    "poster_url",
-    "is_poster",
-    "subtitles",
-)
+# The ground truth's fields beyond the first published schema's, in this order after them: the fields
+# hashed only when set, then the subtitles (never hashed).
+EXTRA_TRUTH_FIELDS: tuple[str, ...] = (*CONTENT_FIELDS_WHEN_SET, "subtitles")
 
 
 def ground_truth(
