@@ -51,15 +51,16 @@ COMPARED_SETTINGS = (
 
 
 def _without_aliases() -> type:
-    """The crawler's spider minus the alias items it yields for every lecture link on a page."""
-    from crawler.items import LectureAlias
+    """The crawler's spider minus the aliases it stages for the lecture links on each page."""
+    from crawler.items import PAGE_ALIASES
     from crawler.spiders.underline import UnderlineSpider
 
     class NoAliasSpider(UnderlineSpider):
         def parse_lecture(self, response: Any, *args: Any, **kwargs: Any) -> Any:
             for out in super().parse_lecture(response, *args, **kwargs):
-                if not isinstance(out, LectureAlias):
-                    yield out
+                if PAGE_ALIASES in getattr(out, "fields", {}):
+                    out[PAGE_ALIASES] = []
+                yield out
 
     return NoAliasSpider
 

@@ -196,7 +196,7 @@ def throughput(work: Path, lectures: int, reps: int) -> Section:
             "spider callbacks: parse, build items": no_pipes - cpu_base,
             "item pipelines (all items)": cpu - no_pipes,
             "crawler total": cpu,
-            "alias items (spider + pipelines, ~12/page)": cpu - no_alias,
+            "aliases staged from page links (spider + pipelines)": cpu - no_alias,
         }
     compared = {k: v for k, v in ours[0]["settings"].items()} if ours else {}
     differing = [k for k, v in compared.items() if base and base[0]["settings"].get(k) != v]

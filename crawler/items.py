@@ -11,6 +11,9 @@ from crawler.schema import FIELDS
 # Visible text blocks of the whole page: the boilerplate step turns them into ``text`` and drops them,
 # so they never reach the stage.
 PAGE_BLOCKS = "page_blocks"
+# The other lectures a page links, as ``[lecture_id, url]`` pairs: staged as aliases (URLs merged into those
+# lectures' ``source_urls``) just before the lecture itself, never as part of its record.
+PAGE_ALIASES = "page_aliases"
 # The hash of the lecture's listing fields: staged beside the record, for the next crawl to compare.
 LISTING_SHA = "listing_sha256"
 
@@ -18,19 +21,13 @@ LISTING_SHA = "listing_sha256"
 def _lecture_item_class() -> type[scrapy.Item]:
     fields: dict[str, Any] = {f.name: scrapy.Field(description=f.description) for f in FIELDS}
     fields[PAGE_BLOCKS] = scrapy.Field(description="Transient: the page's visible text blocks.")
+    fields[PAGE_ALIASES] = scrapy.Field(description="Transient: [lecture_id, url] of the lectures it links.")
     fields[LISTING_SHA] = scrapy.Field(description="Staged beside the record: its listing fields' hash.")
     fields["__doc__"] = "One lecture as the spider saw it; its fields are the schema's."
     return type("LectureItem", (scrapy.Item,), fields)
 
 
 LectureItem = _lecture_item_class()
-
-
-class LectureAlias(scrapy.Item):
-    """A URL seen linking to a lecture page: merged into that lecture's ``source_urls``."""
-
-    lecture_id = scrapy.Field()
-    url = scrapy.Field()
 
 
 class CarriedLecture(scrapy.Item):

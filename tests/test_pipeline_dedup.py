@@ -8,7 +8,7 @@ import pytest
 from scrapy.exceptions import DropItem
 
 from crawler.dedup import near
-from crawler.items import LectureAlias, LectureItem
+from crawler.items import PAGE_ALIASES, LectureItem
 from crawler.pipelines.dedup import MAX_REPORTED_MEMBERS, DedupPipeline
 from crawler.schema import content_sha256
 from tests.support.settings import project_crawler
@@ -48,16 +48,28 @@ def test_a_new_url_or_new_content_passes(pipeline: DedupPipeline) -> None:
 
 
 def test_each_alias_passes_once(pipeline: DedupPipeline) -> None:
-    alias = LectureAlias(lecture_id="1", url="http://x/events/1/posters/2/poster/1-t")
-    assert pipeline.process_item(alias) is alias
-    with pytest.raises(DropItem):
-        pipeline.process_item(LectureAlias(lecture_id="1", url=alias["url"]))
+    url = "http://x/events/1/posters/2/poster/1-t"
+    first = item("3")
+    first[PAGE_ALIASES] = [["1", url], ["1", url]]
+    assert pipeline.process_item(first)[PAGE_ALIASES] == [["1", url]]
     # A URL the lecture itself was fetched at is not staged again as an alias.
     pipeline.process_item(item("2"))
-    with pytest.raises(DropItem):
-        pipeline.process_item(LectureAlias(lecture_id="2", url="http://x/lecture/2-t"))
-    assert pipeline.stats.get_value("dedupe/alias") == 1
-    assert pipeline.stats.get_value("dedupe/alias_dropped") == 2
+    second = item("4")
+    second[PAGE_ALIASES] = [["1", url], ["2", "http://x/lecture/2-t"], ["2", "http://x/lecture/2"]]
+    assert pipeline.process_item(second)[PAGE_ALIASES] == [["2", "http://x/lecture/2"]]
+    assert pipeline.stats.get_value("dedupe/alias") == 2
+    assert pipeline.stats.get_value("dedupe/alias_dropped") == 3
+
+
+def test_a_repeated_page_passes_again_only_for_new_aliases(pipeline: DedupPipeline) -> None:
+    pipeline.process_item(item("1"))
+    again = item("1")
+    again[PAGE_ALIASES] = [["2", "http://x/lecture/2"]]
+    assert pipeline.process_item(again)[PAGE_ALIASES] == [["2", "http://x/lecture/2"]]
+    once_more = item("1")
+    once_more[PAGE_ALIASES] = [["2", "http://x/lecture/2"]]
+    with pytest.raises(DropItem, match="already staged"):
+        pipeline.process_item(once_more)
 
 
 ABSTRACT = (

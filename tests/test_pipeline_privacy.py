@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
+from crawler.items import PAGE_ALIASES, PAGE_BLOCKS, LectureItem
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import PrivacyPipeline
@@ -70,8 +70,13 @@ def test_a_clean_item_passes_unchanged_and_uncounted(pipeline: PrivacyPipeline) 
 
 
 def test_aliases_are_scrubbed_and_other_items_pass(pipeline: PrivacyPipeline) -> None:
-    alias = pipeline.process_item(LectureAlias(lecture_id="5", url="http://x/lecture/5-a%40example.org"))
-    assert alias["url"] == f"http://x/lecture/5-{URL_PLACEHOLDER}"
+    item = lecture()
+    item[PAGE_ALIASES] = [["6", "http://x/lecture/6-a%40example.org"], ["7", "http://x/lecture/7-t"]]
+    out = pipeline.process_item(item)
+    assert out[PAGE_ALIASES] == [
+        ["6", f"http://x/lecture/6-{URL_PLACEHOLDER}"],
+        ["7", "http://x/lecture/7-t"],
+    ]
     other = {"note": "x@example.org"}
     assert pipeline.process_item(other) is other
     assert pipeline.stats.get_value("privacy/emails_scrubbed") == 1

@@ -6,7 +6,7 @@ import pytest
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.spiders import Spider
 
-from crawler.items import LectureAlias, LectureItem
+from crawler.items import PAGE_ALIASES, LectureItem
 from crawler.pipelines.stage import StagePipeline
 from crawler.stage import read_stage
 from tests.support.settings import project_crawler
@@ -20,14 +20,18 @@ def make(tmp_path: Path) -> StagePipeline:
 def test_items_are_staged_and_a_finished_crawl_is_marked(tmp_path: Path) -> None:
     pipeline = make(tmp_path)
     pipeline.open_spider()
+    linking = LectureItem(**record("6"))
+    linking[PAGE_ALIASES] = [["5", "http://x/lecture/5"]]
     pipeline.process_item(LectureItem(**record("5")))
-    pipeline.process_item(LectureAlias(lecture_id="5", url="http://x/lecture/5"))
+    pipeline.process_item(linking)
     pipeline.spider_closed(Spider("underline"), "finished")
     staged = read_stage(tmp_path)
     assert staged.complete
     assert staged.records[0]["source_urls"] == ["http://x/lecture/5", "http://x/lecture/5-t"]
-    assert staged.summary["lectures"] == 1
-    assert pipeline.stats.get_value("stage/lectures") == 1
+    assert staged.records[1]["source_urls"] == ["http://x/lecture/6-t"]
+    assert PAGE_ALIASES not in staged.records[1]
+    assert staged.summary["lectures"] == 2
+    assert pipeline.stats.get_value("stage/lectures") == 2
     assert pipeline.stats.get_value("stage/aliases") == 1
 
 

@@ -25,7 +25,7 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
-from crawler.items import LectureAlias, LectureItem
+from crawler.items import PAGE_ALIASES, LectureItem
 from crawler.schema import content_sha256
 
 logger = logging.getLogger(__name__)
@@ -83,10 +83,10 @@ class DedupPipeline:
         return groups
 
     def process_item(self, item: Any) -> Any:
-        if isinstance(item, LectureAlias):
-            return self._alias(item)
         if not isinstance(item, LectureItem):
             return item
+        if item.get(PAGE_ALIASES):
+            item[PAGE_ALIASES] = self._new_aliases(item[PAGE_ALIASES])
         lecture_id = item["lecture_id"]
         item["content_sha256"] = content_sha256(item)
         known_urls = self.urls.setdefault(lecture_id, set())
@@ -102,7 +102,8 @@ class DedupPipeline:
             self.stats.inc_value("dedupe/changed_on_refetch")
             self._prepare_record_dedup(item)
             return item
-        if new_urls:
+        if new_urls or item.get(PAGE_ALIASES):
+            # The lecture is staged again only for what is new about it: its URLs, or what it links.
             self.stats.inc_value("dedupe/merged_urls")
             return item
         self.stats.inc_value("dedupe/dropped")
@@ -128,11 +129,17 @@ class DedupPipeline:
             self.matrix = grown
         self.matrix[row] = values
 
-    def _alias(self, item: Any) -> Any:
-        urls = self.urls.setdefault(item["lecture_id"], set())
-        if item["url"] in urls:
-            self.stats.inc_value("dedupe/alias_dropped")
-            raise DropItem(f"alias {item['url']} already staged", log_level="DEBUG")
-        urls.add(item["url"])
-        self.stats.inc_value("dedupe/alias")
-        return item
+    def _new_aliases(self, aliases: list[list[str]]) -> list[list[str]]:
+        """The ``[lecture_id, url]`` pairs whose URL is not yet known for that lecture (as one of its
+        URLs or an alias already staged)."""
+        kept = []
+        for lecture_id, url in aliases:
+            urls = self.urls.setdefault(lecture_id, set())
+            if url in urls:
+                self.stats.inc_value("dedupe/alias_dropped")
+                continue
+            urls.add(url)
+            kept.append([lecture_id, url])
+        if kept:
+            self.stats.inc_value("dedupe/alias", len(kept))
+        return kept

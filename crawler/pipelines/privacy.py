@@ -1,4 +1,4 @@
-"""No e-mail address is ever stored: every string field of a lecture or alias is scrubbed.
+"""No e-mail address is ever stored: every string field of a lecture (its aliases included) is scrubbed.
 
 Runs after normalize (so addresses hidden with invisible characters in normalized fields are already
 plain) and before boilerplate, whose ``text`` is built from the page blocks scrubbed here.
@@ -11,10 +11,10 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
-from crawler.items import PAGE_BLOCKS, LectureAlias, LectureItem
+from crawler.items import PAGE_ALIASES, PAGE_BLOCKS, LectureItem
 from crawler.text.privacy import PLACEHOLDER, URL_PLACEHOLDER, scrub_value
 
-URL_FIELDS = frozenset({"url", "source_urls"})
+URL_FIELDS = frozenset({"url", "source_urls", PAGE_ALIASES})
 
 
 class PrivacyPipeline:
@@ -27,7 +27,7 @@ class PrivacyPipeline:
         return cls(crawler.stats)
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, LectureItem | LectureAlias):
+        if not isinstance(item, LectureItem):
             return item
         stored = 0
         for name in list(item.keys()):

@@ -17,7 +17,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
-from crawler.items import LISTING_SHA, CarriedLecture, LectureAlias, LectureItem, SessionItem
+from crawler.items import LISTING_SHA, PAGE_ALIASES, CarriedLecture, LectureItem, SessionItem
 from crawler.schema import validate_record
 from crawler.stage import COMPLETE_MARKER, StageWriter
 
@@ -70,10 +70,6 @@ class StagePipeline:
             self.stats.set_value("stage/torn_bytes_dropped", self.writer.torn_bytes_dropped)
 
     def process_item(self, item: Any) -> Any:
-        if isinstance(item, LectureAlias):
-            self.writer.write_alias(item["lecture_id"], item["url"])
-            self.stats.inc_value("stage/aliases")
-            return item
         if isinstance(item, SessionItem):
             self.writer.write_session(dict(item))
             self.stats.inc_value("stage/sessions")
@@ -83,6 +79,12 @@ class StagePipeline:
             return item
         record = dict(item["record"]) if carried else dict(item)
         listing_sha = item.get(LISTING_SHA) if carried else record.pop(LISTING_SHA, None)
+        aliases = [] if carried else record.pop(PAGE_ALIASES, None) or []
+        # Before the lecture: once it is staged, a resumed crawl does not come back to its page.
+        for lecture_id, url in aliases:
+            self.writer.write_alias(lecture_id, url)
+        if aliases:
+            self.stats.inc_value("stage/aliases", len(aliases))
         problems = validate_record(record)
         if problems:
             self.stats.inc_value(keys.STAGE_INVALID)

@@ -22,7 +22,7 @@ from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
 from crawler.arguments import parse_event_ids
-from crawler.items import LISTING_SHA, PAGE_BLOCKS, CarriedLecture, LectureAlias, LectureItem, SessionItem
+from crawler.items import LISTING_SHA, PAGE_ALIASES, PAGE_BLOCKS, CarriedLecture, LectureItem, SessionItem
 from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
@@ -345,17 +345,20 @@ class UnderlineSpider(scrapy.Spider):
         seen_at = {response.url, *response.meta.get("redirect_urls", [])}
         item = self.lecture_item(fields, page.extraction, listing_sha, seen_at)
         item[PAGE_BLOCKS] = page.blocks
-        # Aliases go first: once the lecture itself is staged, a resumed crawl skips this page.
+        # The linked lectures ride with the item (one item a page, not one per link); the stage writes
+        # them before the lecture, so a resumed crawl that skips this page has them already.
+        aliases = []
         for link in page.lecture_links:
             ref = lecture_ref(link)
             if ref is not None and ref.lecture_id != fields["lecture_id"]:
                 if not same_host(link, self.web_base):
                     stats.inc_value("underline/foreign_links")
                     continue
-                # Most pages link the same lectures again: each alias is worth one item only.
+                # Most pages link the same lectures again: each alias is staged once.
                 if link not in self.seen_links:
                     self.seen_links.add(link)
-                    yield LectureAlias(lecture_id=ref.lecture_id, url=link)
+                    aliases.append([ref.lecture_id, link])
+        item[PAGE_ALIASES] = aliases
         yield from self.with_subtitles(item)
 
     def lecture_item(
