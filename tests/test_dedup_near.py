@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -154,3 +155,32 @@ def test_similarity_is_the_exact_shingle_jaccard() -> None:
     assert list(near.all_pairs(talks, threshold=0.7)) == [NearPair("1", "2", expected)]
     assert near.near_duplicate_pairs(talks, threshold=0.7) == [NearPair("1", "2", expected)]
     assert near.near_duplicate_pairs(talks, threshold=0.72) == []
+
+
+def datasketch_signature(grams: set[str]) -> np.ndarray:
+    """The signature datasketch itself gives the shingles, with its default scheme."""
+    from datasketch import MinHash
+
+    minhash = MinHash(num_perm=near.NUM_PERM, seed=near.SEED)
+    minhash.update_batch([g.encode("utf-8") for g in grams])
+    return np.asarray(minhash.hashvalues)
+
+
+@pytest.mark.parametrize(
+    ("title", "abstract", "count"),
+    [
+        (None, None, 0),
+        ("", "one", 1),
+        ("Two words", "", 1),
+        ("Caf\u00e9 \u00fcber na\u00efve", "\u65e5\u672c\u8a9e \u3068 English words together", 6),
+        ("T", ABSTRACT, 54),
+        ("Speech", OTHER, 45),
+    ],
+)
+def test_signatures_are_datasketchs(title: str | None, abstract: str | None, count: int) -> None:
+    grams = near.shingles(title, abstract)
+    assert len(grams) == count
+    got = near.signature(title, abstract)
+    assert got.dtype == np.uint32 and got.shape == (near.NUM_PERM,)
+    assert np.array_equal(got, datasketch_signature(grams))
+    assert np.array_equal(near.as_minhash(got).hashvalues, got)
