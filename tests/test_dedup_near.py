@@ -184,3 +184,11 @@ def test_signatures_are_datasketchs(title: str | None, abstract: str | None, cou
     assert got.dtype == np.uint32 and got.shape == (near.NUM_PERM,)
     assert np.array_equal(got, datasketch_signature(grams))
     assert np.array_equal(near.as_minhash(got).hashvalues, got)
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.61, 0.7, 0.9])
+def test_lsh_bands_are_what_datasketch_picks(threshold: float) -> None:
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=near.NUM_PERM)
+    assert near.lsh_bands(threshold) == (lsh.b, lsh.r)

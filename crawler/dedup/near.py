@@ -4,10 +4,11 @@ A talk's text is its normalized, case-folded title and abstract as word 3-shingl
 signature (128 permutations) is computed once per item while crawling and cached in the state
 directory under the text's key, so publishing only reads signatures. The crawl computes it with numpy,
 bit for bit what datasketch's ``MinHash(num_perm=128, seed=1)`` gives with its default "affine32"
-scheme, without building a MinHash object per item. At publish time an LSH index (``MinHashLSH``)
-proposes candidate pairs in about linear time, and each candidate is verified with the exact Jaccard
-similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a near-duplicate. No step
-compares every record with every other.
+scheme, without building a MinHash object per item, and without importing datasketch, which pulls in
+scipy (about 0.3 s of a crawl's start-up): only publishing imports it. At publish time an LSH index
+(``MinHashLSH``) proposes candidate pairs in about linear time, and each candidate is verified with the
+exact Jaccard similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a
+near-duplicate. No step compares every record with every other.
 
 Thresholds, measured on the replica's planted cases and the real EMNLP 2025 records
 (``bench/quality.py``): abstracts revised by one to four words score 0.83 and more, while the
@@ -24,6 +25,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -318,12 +320,31 @@ def all_pairs(talks: Sequence[Talk], *, threshold: float = MATCH_THRESHOLD) -> I
                 yield NearPair(first, second, round(similarity, 4))
 
 
+@cache
 def lsh_bands(threshold: float = LSH_THRESHOLD) -> tuple[int, int]:
-    """The (bands, rows per band) datasketch's ``MinHashLSH`` chooses for ``threshold``."""
-    from datasketch import MinHashLSH
+    """The (bands, rows per band) datasketch's ``MinHashLSH`` chooses for ``threshold``.
 
-    lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
-    return lsh.b, lsh.r
+    The same choice without scipy: of every ``bands * rows <= NUM_PERM``, the first (bands, then rows,
+    ascending) minimizing the equally weighted areas of false positives (the chance
+    ``1 - (1 - s**r)**b`` of sharing a band, below ``threshold``) and of false negatives (its complement,
+    above). The integrands are polynomials of degree at most ``NUM_PERM``, which Gauss-Legendre
+    quadrature with ``NUM_PERM // 2 + 1`` nodes integrates exactly (up to rounding).
+    """
+    # Imported here: only the close of a crawl needs it, once.
+    from numpy.polynomial.legendre import leggauss
+
+    pairs = [(b, r) for b in range(1, NUM_PERM + 1) for r in range(1, NUM_PERM // b + 1)]
+    bands = np.array([b for b, _ in pairs], dtype=np.float64)[:, None]
+    rows = np.array([r for _, r in pairs], dtype=np.float64)[:, None]
+    nodes, weights = leggauss(NUM_PERM // 2 + 1)
+
+    def area(low: float, high: float, false_positive: bool) -> np.ndarray:
+        s = (high - low) / 2 * nodes + (high + low) / 2
+        miss = (1 - s**rows) ** bands
+        return ((1 - miss) if false_positive else miss) @ weights * ((high - low) / 2)
+
+    error = 0.5 * area(0.0, threshold, True) + 0.5 * area(threshold, 1.0, False)
+    return pairs[int(np.argmin(error))]
 
 
 def candidate_groups(
