@@ -38,6 +38,13 @@ def test_shingles_and_keys_see_normalized_words() -> None:
     assert near.text_key("T", "a b") != near.text_key("T", "a c")
 
 
+@pytest.mark.parametrize(("title", "abstract"), [(None, None), ("", "one"), ("T", ABSTRACT)])
+def test_keyed_signature_is_the_key_and_the_signature(title: str | None, abstract: str | None) -> None:
+    key, values = near.keyed_signature(title, abstract)
+    assert key == near.text_key(title, abstract)
+    assert np.array_equal(values, near.signature(title, abstract))
+
+
 def test_signature_is_deterministic_and_round_trips() -> None:
     first = near.signature("T", ABSTRACT)
     assert first.dtype == np.uint32 and first.shape == (near.NUM_PERM,)

@@ -78,7 +78,10 @@ def talk_words(title: str | None, abstract: str | None) -> list[str]:
 
 def shingles(title: str | None, abstract: str | None) -> set[str]:
     """Word 3-shingles of the normalized, case-folded title and abstract (fewer words: one shingle)."""
-    words = talk_words(title, abstract)
+    return shingles_of_words(talk_words(title, abstract))
+
+
+def shingles_of_words(words: Sequence[str]) -> set[str]:
     if len(words) <= SHINGLE_WORDS:
         return {" ".join(words)} if words else set()
     return {" ".join(words[i : i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)}
@@ -86,7 +89,11 @@ def shingles(title: str | None, abstract: str | None) -> set[str]:
 
 def text_key(title: str | None, abstract: str | None) -> str:
     """A key of the talk's text as the signature sees it (equal words, equal key)."""
-    return hashlib.sha1(" ".join(talk_words(title, abstract)).encode("utf-8")).hexdigest()
+    return key_of_words(talk_words(title, abstract))
+
+
+def key_of_words(words: Sequence[str]) -> str:
+    return hashlib.sha1(" ".join(words).encode("utf-8")).hexdigest()
 
 
 def shingle_hashes(grams: Iterable[str]) -> np.ndarray:
@@ -121,6 +128,12 @@ def signature_of_shingles(grams: Iterable[str]) -> Signature:
 def signature(title: str | None, abstract: str | None) -> Signature:
     """The talk's MinHash signature: ``NUM_PERM`` unsigned 32-bit values."""
     return signature_of_shingles(shingles(title, abstract))
+
+
+def keyed_signature(title: str | None, abstract: str | None) -> tuple[str, Signature]:
+    """:func:`text_key` and :func:`signature` of a talk, normalizing and splitting its text once."""
+    words = talk_words(title, abstract)
+    return key_of_words(words), signature_of_shingles(shingles_of_words(words))
 
 
 def encode_signature(values: Signature) -> str:
