@@ -193,6 +193,13 @@ def test_signatures_are_datasketchs(title: str | None, abstract: str | None, cou
     assert np.array_equal(near.as_minhash(got).hashvalues, got)
 
 
+def test_a_text_longer_than_one_slice_of_hashes_has_datasketchs_signature() -> None:
+    abstract = " ".join(f"w{i}" for i in range(2 * near._HASHES_AT_ONCE + 7))
+    grams = near.shingles("Long", abstract)
+    assert len(grams) > 2 * near._HASHES_AT_ONCE
+    assert np.array_equal(near.signature("Long", abstract), datasketch_signature(grams))
+
+
 @pytest.mark.parametrize("threshold", [0.3, 0.5, 0.61, 0.7, 0.9])
 def test_lsh_bands_are_what_datasketch_picks(threshold: float) -> None:
     from datasketch import MinHashLSH

@@ -69,6 +69,8 @@ _PERMUTATIONS = np.array(_affine32_permutations(NUM_PERM, SEED))
 _PERM_A, _PERM_B = _PERMUTATIONS
 _EMPTY_SIGNATURE = np.full(NUM_PERM, np.iinfo(np.uint32).max, dtype=np.uint32)
 _SHA1_SIZE = hashlib.sha1().digest_size
+# 1 MiB of permuted values at a time, more than a usual abstract needs.
+_HASHES_AT_ONCE = 2048
 
 
 def talk_words(title: str | None, abstract: str | None) -> list[str]:
@@ -114,11 +116,13 @@ def shingle_hashes(grams: Iterable[str]) -> np.ndarray:
 def signature_of_hashes(hashes: np.ndarray) -> Signature:
     """The MinHash signature of :func:`shingle_hashes`' values: per permutation, the least ``a * h + b``
     modulo 2**32 (uint32 arithmetic wraps around, which is that modulo); no hashes, all values maximal."""
-    if not len(hashes):
-        return _EMPTY_SIGNATURE.copy()
-    permuted = np.multiply.outer(hashes, _PERM_A)
-    permuted += _PERM_B
-    return permuted.min(axis=0)
+    values = _EMPTY_SIGNATURE.copy()
+    # In slices: a page with an enormous abstract must not need shingles x NUM_PERM values at once.
+    for start in range(0, len(hashes), _HASHES_AT_ONCE):
+        permuted = np.multiply.outer(hashes[start : start + _HASHES_AT_ONCE], _PERM_A)
+        permuted += _PERM_B
+        np.minimum(values, permuted.min(axis=0), out=values)
+    return values
 
 
 def signature_of_shingles(grams: Iterable[str]) -> Signature:
