@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,13 @@ def test_shingles_and_keys_see_normalized_words() -> None:
     assert near.shingles(None, None) == set()
     assert near.text_key("Caf\u00e9 &amp; Co", "X") == near.text_key("cafe\u0301 & co", "x")
     assert near.text_key("T", "a b") != near.text_key("T", "a c")
+
+
+@pytest.mark.parametrize(("title", "abstract"), [(None, None), ("", "one"), ("T", ABSTRACT)])
+def test_keyed_signature_is_the_key_and_the_signature(title: str | None, abstract: str | None) -> None:
+    key, values = near.keyed_signature(title, abstract)
+    assert key == near.text_key(title, abstract)
+    assert np.array_equal(values, near.signature(title, abstract))
 
 
 def test_signature_is_deterministic_and_round_trips() -> None:
@@ -154,3 +162,47 @@ def test_similarity_is_the_exact_shingle_jaccard() -> None:
     assert list(near.all_pairs(talks, threshold=0.7)) == [NearPair("1", "2", expected)]
     assert near.near_duplicate_pairs(talks, threshold=0.7) == [NearPair("1", "2", expected)]
     assert near.near_duplicate_pairs(talks, threshold=0.72) == []
+
+
+def datasketch_signature(grams: set[str]) -> np.ndarray:
+    """The signature datasketch itself gives the shingles, with its default scheme."""
+    from datasketch import MinHash
+
+    minhash = MinHash(num_perm=near.NUM_PERM, seed=near.SEED)
+    minhash.update_batch([g.encode("utf-8") for g in grams])
+    return np.asarray(minhash.hashvalues)
+
+
+@pytest.mark.parametrize(
+    ("title", "abstract", "count"),
+    [
+        (None, None, 0),
+        ("", "one", 1),
+        ("Two words", "", 1),
+        ("Caf\u00e9 \u00fcber na\u00efve", "\u65e5\u672c\u8a9e \u3068 English words together", 6),
+        ("T", ABSTRACT, 54),
+        ("Speech", OTHER, 45),
+    ],
+)
+def test_signatures_are_datasketchs(title: str | None, abstract: str | None, count: int) -> None:
+    grams = near.shingles(title, abstract)
+    assert len(grams) == count
+    got = near.signature(title, abstract)
+    assert got.dtype == np.uint32 and got.shape == (near.NUM_PERM,)
+    assert np.array_equal(got, datasketch_signature(grams))
+    assert np.array_equal(near.as_minhash(got).hashvalues, got)
+
+
+def test_a_text_longer_than_one_slice_of_hashes_has_datasketchs_signature() -> None:
+    abstract = " ".join(f"w{i}" for i in range(2 * near._HASHES_AT_ONCE + 7))
+    grams = near.shingles("Long", abstract)
+    assert len(grams) > 2 * near._HASHES_AT_ONCE
+    assert np.array_equal(near.signature("Long", abstract), datasketch_signature(grams))
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.61, 0.7, 0.9])
+def test_lsh_bands_are_what_datasketch_picks(threshold: float) -> None:
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=near.NUM_PERM)
+    assert near.lsh_bands(threshold) == (lsh.b, lsh.r)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +145,20 @@ def test_signatures_are_kept_in_a_compact_array_that_grows(pipeline: DedupPipeli
     assert pipeline.matrix.shape == (2048, near.NUM_PERM)
     assert pipeline.matrix.nbytes == 2048 * 512
     assert (pipeline.matrix[1499] == near.signature("Title 1499", f"{ABSTRACT} 1499")).all()
+
+
+def test_crawling_imports_neither_datasketch_nor_scipy() -> None:
+    # A fresh interpreter: this one has imported them for other tests.
+    probe = (
+        "import json, sys\n"
+        "import crawler.pipelines.dedup, crawler.spiders.underline\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('datasketch', 'scipy'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert json.loads(result.stdout) == []

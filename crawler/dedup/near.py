@@ -1,10 +1,13 @@
 """Near-duplicate talks: MinHash signatures of title + abstract and an LSH search over them.
 
 A talk's text is its normalized, case-folded title and abstract as word 3-shingles. Its MinHash
-signature (datasketch, 128 permutations) is computed once per item while crawling and cached in the
-state directory under the text's key, so publishing only reads signatures. At publish time an LSH
-index (``MinHashLSH``) proposes candidate pairs in about linear time, and each candidate is verified
-with the exact Jaccard similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a
+signature (128 permutations) is computed once per item while crawling and cached in the state
+directory under the text's key, so publishing only reads signatures. The crawl computes it with numpy,
+bit for bit what datasketch's ``MinHash(num_perm=128, seed=1)`` gives with its default "affine32"
+scheme, without building a MinHash object per item, and without importing datasketch, which pulls in
+scipy (about 0.3 s of a crawl's start-up): only publishing imports it. At publish time an LSH index
+(``MinHashLSH``) proposes candidate pairs in about linear time, and each candidate is verified with the
+exact Jaccard similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a
 near-duplicate. No step compares every record with every other.
 
 Thresholds, measured on the replica's planted cases and the real EMNLP 2025 records
@@ -22,14 +25,17 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
 from crawler.schema import lecture_order
 from crawler.text.normalize import normalize_line
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 NUM_PERM = 128
 SEED = 1
@@ -43,9 +49,28 @@ MAX_CANDIDATES = 50
 CACHE_DIRNAME = "minhash"
 
 _WORD = re.compile(r"\w+")
-_TEMPLATE = MinHash(num_perm=NUM_PERM, seed=SEED)
 
 Signature = np.ndarray
+
+
+def _affine32_permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (a, b) of datasketch's affine32 permutations ``h -> a * h + b mod 2**32``.
+
+    Drawn in datasketch's order from ``RandomState(seed)``: every ``a`` first (odd, so that the map is a
+    bijection), then every ``b``.
+    """
+    gen = np.random.RandomState(seed)
+    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+    return a, b
+
+
+_PERMUTATIONS = np.array(_affine32_permutations(NUM_PERM, SEED))
+_PERM_A, _PERM_B = _PERMUTATIONS
+_EMPTY_SIGNATURE = np.full(NUM_PERM, np.iinfo(np.uint32).max, dtype=np.uint32)
+_SHA1_SIZE = hashlib.sha1().digest_size
+# 1 MiB of permuted values at a time, more than a usual abstract needs.
+_HASHES_AT_ONCE = 2048
 
 
 def talk_words(title: str | None, abstract: str | None) -> list[str]:
@@ -55,7 +80,10 @@ def talk_words(title: str | None, abstract: str | None) -> list[str]:
 
 def shingles(title: str | None, abstract: str | None) -> set[str]:
     """Word 3-shingles of the normalized, case-folded title and abstract (fewer words: one shingle)."""
-    words = talk_words(title, abstract)
+    return shingles_of_words(talk_words(title, abstract))
+
+
+def shingles_of_words(words: Sequence[str]) -> set[str]:
     if len(words) <= SHINGLE_WORDS:
         return {" ".join(words)} if words else set()
     return {" ".join(words[i : i + SHINGLE_WORDS]) for i in range(len(words) - SHINGLE_WORDS + 1)}
@@ -63,20 +91,53 @@ def shingles(title: str | None, abstract: str | None) -> set[str]:
 
 def text_key(title: str | None, abstract: str | None) -> str:
     """A key of the talk's text as the signature sees it (equal words, equal key)."""
-    return hashlib.sha1(" ".join(talk_words(title, abstract)).encode("utf-8")).hexdigest()
+    return key_of_words(talk_words(title, abstract))
+
+
+def key_of_words(words: Sequence[str]) -> str:
+    return hashlib.sha1(" ".join(words).encode("utf-8")).hexdigest()
+
+
+def shingle_hashes(grams: Iterable[str]) -> np.ndarray:
+    """Each shingle's 32-bit hash as the permutations take it: SHA-1's first four bytes read as a
+    little-endian integer (datasketch's ``sha1_hash32``), then the MurmurHash3 32-bit finalizer."""
+    digests = b"".join([hashlib.sha1(g.encode("utf-8")).digest() for g in grams])
+    count = len(digests) // _SHA1_SIZE
+    # The first four bytes of every 20-byte digest, read in place rather than sliced one by one.
+    hashes = np.ndarray((count,), dtype="<u4", buffer=digests, strides=(_SHA1_SIZE,)).astype(np.uint32)
+    hashes ^= hashes >> np.uint32(16)
+    hashes *= np.uint32(0x85EBCA6B)
+    hashes ^= hashes >> np.uint32(13)
+    hashes *= np.uint32(0xC2B2AE35)
+    hashes ^= hashes >> np.uint32(16)
+    return hashes
+
+
+def signature_of_hashes(hashes: np.ndarray) -> Signature:
+    """The MinHash signature of :func:`shingle_hashes`' values: per permutation, the least ``a * h + b``
+    modulo 2**32 (uint32 arithmetic wraps around, which is that modulo); no hashes, all values maximal."""
+    values = _EMPTY_SIGNATURE.copy()
+    # In slices: a page with an enormous abstract must not need shingles x NUM_PERM values at once.
+    for start in range(0, len(hashes), _HASHES_AT_ONCE):
+        permuted = np.multiply.outer(hashes[start : start + _HASHES_AT_ONCE], _PERM_A)
+        permuted += _PERM_B
+        np.minimum(values, permuted.min(axis=0), out=values)
+    return values
 
 
 def signature_of_shingles(grams: Iterable[str]) -> Signature:
-    minhash = MinHash(
-        num_perm=NUM_PERM, seed=SEED, permutations=_TEMPLATE.permutations, scheme=_TEMPLATE.scheme
-    )
-    minhash.update_batch([g.encode("utf-8") for g in sorted(grams)])
-    return np.asarray(minhash.hashvalues, dtype=np.uint32).copy()
+    return signature_of_hashes(shingle_hashes(grams))
 
 
 def signature(title: str | None, abstract: str | None) -> Signature:
     """The talk's MinHash signature: ``NUM_PERM`` unsigned 32-bit values."""
     return signature_of_shingles(shingles(title, abstract))
+
+
+def keyed_signature(title: str | None, abstract: str | None) -> tuple[str, Signature]:
+    """:func:`text_key` and :func:`signature` of a talk, normalizing and splitting its text once."""
+    words = talk_words(title, abstract)
+    return key_of_words(words), signature_of_shingles(shingles_of_words(words))
 
 
 def encode_signature(values: Signature) -> str:
@@ -92,13 +153,11 @@ def decode_signature(text: str) -> Signature:
 
 
 def as_minhash(values: Signature) -> MinHash:
-    # The template's permutations: without them datasketch draws them again for every MinHash.
+    from datasketch import MinHash
+
+    # The permutations drawn once: without them datasketch draws them again for every MinHash.
     return MinHash(
-        num_perm=NUM_PERM,
-        seed=SEED,
-        hashvalues=values,
-        permutations=_TEMPLATE.permutations,
-        scheme=_TEMPLATE.scheme,
+        num_perm=NUM_PERM, seed=SEED, hashvalues=values, permutations=_PERMUTATIONS, scheme="affine32"
     )
 
 
@@ -204,6 +263,8 @@ def near_duplicate_pairs(
     ``signatures`` (by :func:`text_key`) spares computing them again; missing ones are computed.
     Pairs come sorted by their ids.
     """
+    from datasketch import MinHashLSH
+
     stats = stats if stats is not None else SearchStats()
     signatures = signatures or {}
     lsh = MinHashLSH(threshold=min(LSH_THRESHOLD, threshold), num_perm=NUM_PERM)
@@ -276,10 +337,31 @@ def all_pairs(talks: Sequence[Talk], *, threshold: float = MATCH_THRESHOLD) -> I
                 yield NearPair(first, second, round(similarity, 4))
 
 
+@cache
 def lsh_bands(threshold: float = LSH_THRESHOLD) -> tuple[int, int]:
-    """The (bands, rows per band) datasketch's ``MinHashLSH`` chooses for ``threshold``."""
-    lsh = MinHashLSH(threshold=threshold, num_perm=NUM_PERM)
-    return lsh.b, lsh.r
+    """The (bands, rows per band) datasketch's ``MinHashLSH`` chooses for ``threshold``.
+
+    The same choice without scipy: of every ``bands * rows <= NUM_PERM``, the first (bands, then rows,
+    ascending) minimizing the equally weighted areas of false positives (the chance
+    ``1 - (1 - s**r)**b`` of sharing a band, below ``threshold``) and of false negatives (its complement,
+    above). The integrands are polynomials of degree at most ``NUM_PERM``, which Gauss-Legendre
+    quadrature with ``NUM_PERM // 2 + 1`` nodes integrates exactly (up to rounding).
+    """
+    # Imported here: only the close of a crawl needs it, once.
+    from numpy.polynomial.legendre import leggauss
+
+    pairs = [(b, r) for b in range(1, NUM_PERM + 1) for r in range(1, NUM_PERM // b + 1)]
+    bands = np.array([b for b, _ in pairs], dtype=np.float64)[:, None]
+    rows = np.array([r for _, r in pairs], dtype=np.float64)[:, None]
+    nodes, weights = leggauss(NUM_PERM // 2 + 1)
+
+    def area(low: float, high: float, false_positive: bool) -> np.ndarray:
+        s = (high - low) / 2 * nodes + (high + low) / 2
+        miss = (1 - s**rows) ** bands
+        return ((1 - miss) if false_positive else miss) @ weights * ((high - low) / 2)
+
+    error = 0.5 * area(0.0, threshold, True) + 0.5 * area(threshold, 1.0, False)
+    return pairs[int(np.argmin(error))]
 
 
 def candidate_groups(

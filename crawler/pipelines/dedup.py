@@ -119,8 +119,8 @@ class DedupPipeline:
             if first != lecture_id:
                 self.stats.inc_value("dedupe/same_talk_seen")
                 logger.debug("lecture %s repeats lecture %s (same title and abstract)", lecture_id, first)
-        values = near.signature(title, abstract)
-        if self.signatures.add(near.text_key(title, abstract), values):
+        text, values = near.keyed_signature(title, abstract)
+        if self.signatures.add(text, values):
             self.stats.inc_value("dedupe/signatures")
         row = self.rows.setdefault(lecture_id, len(self.rows))
         if row >= len(self.matrix):
