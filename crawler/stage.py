@@ -16,7 +16,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,10 +133,13 @@ class StageWriter:
         self.torn_bytes_dropped = _drop_torn_tail(self.path)
         self._fh = self.path.open("a", encoding="utf-8")
 
-    def _write(self, payload: Mapping[str, Any]) -> None:
+    def _write(self, *payloads: Mapping[str, Any]) -> None:
+        """Lines written together and flushed once: a kill leaves all of them or a torn tail."""
         if self._fh is None:
             raise StageError("the stage writer is not open")
-        self._fh.write(json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._fh.write(
+            "".join(json.dumps(p, ensure_ascii=False, separators=(",", ":")) + "\n" for p in payloads)
+        )
         self._fh.flush()
         self._since_fsync += 1
         if self._since_fsync >= self.fsync_every:
@@ -144,22 +147,32 @@ class StageWriter:
             self._since_fsync = 0
 
     def write_lecture(
-        self, record: Mapping[str, Any], *, listing_sha256: str | None = None, carried: bool = False
+        self,
+        record: Mapping[str, Any],
+        *,
+        listing_sha256: str | None = None,
+        carried: bool = False,
+        aliases: Sequence[tuple[str, str]] = (),
     ) -> None:
         """A lecture, with the hash of its listing fields (what the next crawl compares) and whether it
-        was carried over from the previous crawl rather than fetched."""
+        was carried over from the previous crawl rather than fetched; the ``(lecture_id, url)`` aliases
+        its page linked go just before it (once it is staged, a resumed crawl skips its page)."""
         payload: dict[str, Any] = {"kind": "lecture", "record": to_json_record(record)}
         if listing_sha256:
             payload["listing_sha256"] = listing_sha256
         if carried:
             payload["carried"] = True
-        self._write(payload)
+        self._write(*(_alias_line(lecture_id, url) for lecture_id, url in aliases), payload)
 
     def write_session(self, session: Mapping[str, Any]) -> None:
         self._write({"kind": "session", "session": dict(session)})
 
     def write_alias(self, lecture_id: str, url: str) -> None:
-        self._write({"kind": "alias", "lecture_id": lecture_id, "url": url})
+        self.write_aliases([(lecture_id, url)])
+
+    def write_aliases(self, aliases: Sequence[tuple[str, str]]) -> None:
+        """URLs seen linking to lectures, as ``(lecture_id, url)``: merged into their ``source_urls``."""
+        self._write(*(_alias_line(lecture_id, url) for lecture_id, url in aliases))
 
     def close(self, *, complete: bool, summary: Mapping[str, Any] | None = None) -> None:
         if self._fh is not None:
@@ -169,6 +182,10 @@ class StageWriter:
             self._fh = None
         if complete:
             mark_complete(self.directory.parent, summary or {})
+
+
+def _alias_line(lecture_id: str, url: str) -> dict[str, str]:
+    return {"kind": "alias", "lecture_id": lecture_id, "url": url}
 
 
 def mark_complete(state_dir: Path, summary: Mapping[str, Any]) -> None:

@@ -80,16 +80,16 @@ class StagePipeline:
         record = dict(item["record"]) if carried else dict(item)
         listing_sha = item.get(LISTING_SHA) if carried else record.pop(LISTING_SHA, None)
         aliases = [] if carried else record.pop(PAGE_ALIASES, None) or []
-        # Before the lecture: once it is staged, a resumed crawl does not come back to its page.
-        for lecture_id, url in aliases:
-            self.writer.write_alias(lecture_id, url)
-        if aliases:
-            self.stats.inc_value("stage/aliases", len(aliases))
         problems = validate_record(record)
         if problems:
             self.stats.inc_value(keys.STAGE_INVALID)
+            if aliases:  # what the page linked is still staged
+                self.writer.write_aliases(aliases)
+                self.stats.inc_value("stage/aliases", len(aliases))
             raise DropItem(f"lecture {record.get('lecture_id')!r} not staged: {'; '.join(problems)}")
-        self.writer.write_lecture(record, listing_sha256=listing_sha, carried=carried)
+        self.writer.write_lecture(record, listing_sha256=listing_sha, carried=carried, aliases=aliases)
+        if aliases:
+            self.stats.inc_value("stage/aliases", len(aliases))
         self.stats.inc_value(keys.STAGE_LECTURES)
         if carried:
             self.stats.inc_value(keys.STAGE_CARRIED)
