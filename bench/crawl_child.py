@@ -1,8 +1,8 @@
 """One crawl in this process, the crawler's spider or a baseline, with the same project settings.
 
 ``baseline`` fetches the same URLs through the project's settings and middlewares; ``bare`` fetches them
-with Scrapy's defaults and stock filesystem HTTP cache (only identity, robots.txt, concurrency and delays
-taken from the project's settings): what a plain Scrapy spider costs.
+with Scrapy's defaults and stock filesystem HTTP cache (only identity, robots.txt, concurrency of requests
+and items, and delays taken from the project's settings): what a plain Scrapy spider costs.
 ``python -m bench.crawl_child --spider underline|baseline --base URL --state DIR --out FILE
 [--urls FILE] [-s KEY=VALUE ...]`` writes the crawl's Scrapy stats and effective settings to FILE.
 """
@@ -25,6 +25,7 @@ BARE_SETTINGS = (
     "DOWNLOAD_DELAY",
     "CONCURRENT_REQUESTS",
     "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "CONCURRENT_ITEMS",
     "AUTOTHROTTLE_ENABLED",
     "HTTPCACHE_ENABLED",
     "HTTPCACHE_DIR",
@@ -38,6 +39,7 @@ COMPARED_SETTINGS = (
     "DOWNLOAD_DELAY",
     "CONCURRENT_REQUESTS",
     "CONCURRENT_REQUESTS_PER_DOMAIN",
+    "CONCURRENT_ITEMS",
     "AUTOTHROTTLE_ENABLED",
     "HTTPCACHE_ENABLED",
     "HTTPCACHE_POLICY",
@@ -56,8 +58,8 @@ def _without_aliases() -> type:
     from crawler.spiders.underline import UnderlineSpider
 
     class NoAliasSpider(UnderlineSpider):
-        def parse_lecture(self, response: Any, *args: Any, **kwargs: Any) -> Any:
-            for out in super().parse_lecture(response, *args, **kwargs):
+        async def parse_lecture(self, response: Any, *args: Any, **kwargs: Any) -> Any:
+            async for out in super().parse_lecture(response, *args, **kwargs):
                 if PAGE_ALIASES in getattr(out, "fields", {}):
                     out[PAGE_ALIASES] = []
                 yield out

@@ -32,14 +32,16 @@ and :func:`cache_size` work on any cache directory, for a command line; they als
 directories of the earlier layout (a directory of part files per entry, ``pickled_meta`` last).
 
 Why one file per entry: measured on 700 stored pages of 49 KB, writing the seven part files of Scrapy's
-layout with a sync each took 2.1 ms an entry, one synced file 0.39 ms and SQLite in WAL mode 0.16-0.38 ms.
-One file keeps what a fleet needs (workers on several machines sharing the state directory, where SQLite's
-WAL does not work) and purging by mtime; the only DBM this Python offers (``dbm.dumb``) loses its index
-when the process is killed.
+layout with a sync each took 2.1 ms an entry, one synced file 0.39 ms and SQLite in WAL mode 0.16-0.38 ms;
+one file needs no sync at all, since its own length and hash tell a whole entry from a torn one. One file
+keeps what a fleet needs (workers on several machines sharing the state directory, where SQLite's WAL
+does not work) and purging by mtime; the only DBM this Python offers (``dbm.dumb``) loses its index when
+the process is killed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -59,6 +61,7 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.project import data_path
 
+from crawler.extensions.workers import WorkerProcesses, worker_processes
 from crawler.pages import strip_page_personal_data, strip_personal_data
 
 if TYPE_CHECKING:
@@ -139,14 +142,17 @@ def decode_entry(data: bytes) -> tuple[dict[str, Any], bytes]:
 
 
 def write_entry(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: a synced temporary file renamed into place."""
+    """Write ``data`` to ``path`` whole or not at all: a temporary file renamed into place.
+
+    Not synced: a killed crawl loses nothing the kernel was given, and after a power loss an entry the disk
+    did not keep fails its length and sha256 check and is fetched again (syncing cost about 0.5 ms an
+    entry, on the path of every page)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}{TEMP_SUFFIX}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
-        os.fdatasync(fd)
     except BaseException:
         os.close(fd)
         tmp.unlink(missing_ok=True)
@@ -158,15 +164,18 @@ def write_entry(path: Path, data: bytes) -> None:
 # -- personal data ------------------------------------------------------------------------------------
 
 
-def _decoded_body(response: Response, max_size: int) -> bytes | None:
-    """The body without its content encoding; None for an encoding that cannot be read here."""
-    encodings = [
+def content_encodings(response: Response) -> list[bytes]:
+    """The response's content encodings, in the order they were applied (identity left out)."""
+    return [
         e.strip().lower()
         for value in response.headers.getlist(b"Content-Encoding")
         for e in value.split(b",")
         if e.strip().lower() not in _IDENTITY
     ]
-    body = response.body
+
+
+def decoded_body(body: bytes, encodings: list[bytes], max_size: int) -> bytes | None:
+    """``body`` without its content ``encodings``; None for an encoding that cannot be read here."""
     for encoding in reversed(encodings):
         if encoding not in (b"gzip", b"x-gzip", b"deflate"):
             return None
@@ -185,15 +194,16 @@ def _decoded_body(response: Response, max_size: int) -> bytes | None:
     return body
 
 
-def _is_json(response: Response) -> bool:
-    content_type = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
-    return content_type in _JSON_TYPES or content_type.endswith(b"+json")
+def is_json_type(content_type: bytes) -> bool:
+    """Whether a ``Content-Type`` value names JSON."""
+    media_type = content_type.split(b";")[0].strip().lower()
+    return media_type in _JSON_TYPES or media_type.endswith(b"+json")
 
 
-def stripped_body(response: Response, body: bytes) -> bytes:
+def stripped_body(body: bytes, *, is_json: bool) -> bytes:
     """``body`` (already decoded) with personal data removed: JSON through ``strip_personal_data``,
     anything else through ``strip_page_personal_data``. JSON that does not parse is scrubbed as text."""
-    if _is_json(response):
+    if is_json:
         try:
             doc = json.loads(body)
         except ValueError:
@@ -203,6 +213,17 @@ def stripped_body(response: Response, body: bytes) -> bytes:
             return body
         return json.dumps(clean, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
     return strip_page_personal_data(body)
+
+
+def new_entry(
+    header: dict[str, Any], body: bytes, encodings: list[bytes], *, is_json: bool, max_size: int
+) -> bytes | None:
+    """The stored form of a downloaded answer: its body decoded and stripped of personal data, after
+    ``header`` (see :func:`encode_entry`); None when its content encoding cannot be read here."""
+    decoded = decoded_body(body, encodings, max_size)
+    if decoded is None:
+        return None
+    return encode_entry(header, stripped_body(decoded, is_json=is_json))
 
 
 # -- size and purge -----------------------------------------------------------------------------------
@@ -316,6 +337,13 @@ class RevalidatingPolicy(RFC2616Policy):
 
 
 class RevalidatingCacheMiddleware(HttpCacheMiddleware):
+    async def spider_closed(self, spider: Spider) -> None:  # type: ignore[override]  # Scrapy awaits it
+        # Entries still being written by worker processes are on disk before the storage closes.
+        drain = getattr(self.storage, "drain", None)
+        if drain is not None:
+            await drain()
+        self.storage.close_spider(spider)
+
     def process_request(self, request: Request, spider: Spider | None = None) -> Request | Response | None:
         if request.meta.pop(_VALIDATORS_SET_META, False):
             for header in _VALIDATORS:
@@ -345,18 +373,17 @@ class BoundedFilesystemCacheStorage:
 
     An entry is ``<HTTPCACHE_DIR>/<spider>/<fp[:2]>/<fp>.entry``: a JSON header line (URL, status, headers,
     the body's length and sha256) and then the body (see :func:`encode_entry`). It is written to a
-    temporary file, synced, and only then renamed into place: the rename is the commit point, so a kill at
-    any moment leaves the old entry or the complete new one. Whatever happened to the disk anyway, a body
-    that does not match its stored length and sha256 is never used: the storage reports no entry, so the
-    request goes out without validators, ``httpcache/broken_entries`` counts it and the new answer
+    temporary file and then renamed into place: the rename is the commit point, so a kill at any moment
+    leaves the old entry or the complete new one. Whatever happened to the disk anyway (a power loss), a
+    body that does not match its stored length and sha256 is never used: the storage reports no entry, so
+    the request goes out without validators, ``httpcache/broken_entries`` counts it and the new answer
     replaces the entry.
 
-    Entries are written by a thread of their own (syncing waits on the disk) and every one is on disk when
-    the spider closes; a crash before that loses the entries not yet written, never a whole one.
-
-    Personal data never reaches the disk (:func:`stripped_body`); ``ETag`` and ``Last-Modified`` are kept,
-    so revalidation still works. A response that came from this cache (a 304 refreshing it) is stored as
-    it is: its body was stripped when it was first stored.
+    Entries are built (decoded, stripped of personal data by :func:`new_entry`, hashed) and written by a
+    worker process when the crawl has them (``WORKER_PROCESSES``), else by a thread of their own; every one
+    is written when the spider closes, and a crash before that loses the entries not yet written, never a
+    whole one. ``ETag`` and ``Last-Modified`` are kept, so revalidation still works. A response that came
+    from this cache (a 304 refreshing it) is stored as it is: its body was stripped when first stored.
     """
 
     def __init__(self, settings: BaseSettings) -> None:
@@ -368,11 +395,15 @@ class BoundedFilesystemCacheStorage:
         self.stats: StatsCollector | None = None
         self._writes: queue.Queue[tuple[Path, bytes] | None] = queue.Queue(_WRITE_QUEUE)
         self._writer: threading.Thread | None = None
+        self._workers: WorkerProcesses | None = None
         self._write_errors = 0
+        self._not_stored_encoding = 0
+        self._in_workers: set[asyncio.Task[None]] = set()
 
     def open_spider(self, spider: Spider) -> None:
         self._fingerprinter = spider.crawler.request_fingerprinter
         self.stats = spider.crawler.stats
+        self._workers = worker_processes(spider.crawler)
         # Syncing a file waits on the disk for milliseconds: a thread of its own keeps the crawl going.
         self._writer = threading.Thread(target=self._write_entries, name="httpcache-writer", daemon=True)
         self._writer.start()
@@ -389,6 +420,21 @@ class BoundedFilesystemCacheStorage:
             except OSError as exc:
                 self._write_errors += 1
                 logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
+
+    async def _store_in_worker(self, workers: WorkerProcesses, path: Path, *args: Any) -> None:
+        try:
+            stored = await workers.run(store_entry, path, *args)
+        except OSError as exc:
+            self._write_errors += 1
+            logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
+            return
+        if not stored:
+            self._not_stored_encoding += 1
+
+    async def drain(self) -> None:
+        """Wait until every entry handed to a worker process is on disk."""
+        while self._in_workers:
+            await asyncio.gather(*self._in_workers)
 
     def flush(self) -> None:
         """Wait until every entry handed to the writer is on disk."""
@@ -417,6 +463,8 @@ class BoundedFilesystemCacheStorage:
         assert stats is not None
         if self._write_errors:
             stats.set_value("httpcache/write_errors", self._write_errors)
+        if self._not_stored_encoding:
+            stats.inc_value("httpcache/not_stored_encoding", self._not_stored_encoding)
         if self.purge_on_close and self.max_age_seconds > 0:
             result = purge_cache(self.spider_dir(spider), self.max_age_seconds)
             stats.set_value("httpcache/purged_entries", result.removed_entries)
@@ -458,13 +506,6 @@ class BoundedFilesystemCacheStorage:
         )
 
     def store_response(self, spider: Spider, request: Request, response: Response) -> None:
-        body = response.body
-        if "cached" not in response.flags:
-            decoded = _decoded_body(response, self.max_size)
-            if decoded is None:
-                self._count("httpcache/not_stored_encoding")
-                return
-            body = stripped_body(response, decoded)
         headers = [
             [name.decode("latin-1"), [v.decode("latin-1") for v in values]]
             for name, values in response.headers.items()
@@ -481,9 +522,48 @@ class BoundedFilesystemCacheStorage:
             "flags": [flag for flag in response.flags if flag != "cached"],
             "protocol": response.protocol,
         }
-        job = (self.entry_path(spider, request), encode_entry(header, body))
-        if self._writer is None:  # not opened for a spider: write in this thread
-            job[0].parent.mkdir(parents=True, exist_ok=True)
-            write_entry(*job)
+        path = self.entry_path(spider, request)
+        if "cached" in response.flags:
+            # Read from this cache (a 304 refreshed it): its body was stripped when it was first stored.
+            data = encode_entry(header, response.body)
         else:
-            self._writes.put(job)
+            encodings = content_encodings(response)
+            is_json = is_json_type(response.headers.get(b"Content-Type") or b"")
+            if self._workers is not None:
+                # Decoded, stripped, hashed and written by a worker process; drain() waits for it.
+                task = asyncio.ensure_future(
+                    self._store_in_worker(
+                        self._workers, path, header, response.body, encodings, is_json, self.max_size
+                    )
+                )
+                self._in_workers.add(task)
+                task.add_done_callback(self._in_workers.discard)
+                return
+            built = new_entry(header, response.body, encodings, is_json=is_json, max_size=self.max_size)
+            if built is None:
+                self._count("httpcache/not_stored_encoding")
+                return
+            data = built
+        if self._writer is None:  # not opened for a spider: write in this thread
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_entry(path, data)
+        else:
+            self._writes.put((path, data))
+
+
+def store_entry(
+    path: Path,
+    header: dict[str, Any],
+    body: bytes,
+    encodings: list[bytes],
+    is_json: bool,
+    max_size: int,
+) -> bool:
+    """Build a downloaded answer's entry (:func:`new_entry`) and write it to ``path`` whole or not at
+    all; False when its content encoding cannot be read here (nothing is written)."""
+    data = new_entry(header, body, encodings, is_json=is_json, max_size=max_size)
+    if data is None:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_entry(path, data)
+    return True

@@ -22,10 +22,12 @@ from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
 from crawler.arguments import parse_event_ids
+from crawler.extensions.workers import worker_processes
 from crawler.items import LISTING_SHA, PAGE_ALIASES, PAGE_BLOCKS, CarriedLecture, LectureItem, SessionItem
 from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
+    LecturePage,
     PageParseError,
     lecture_resources,
     parse_lecture_list,
@@ -295,24 +297,47 @@ class UnderlineSpider(scrapy.Spider):
                 end=format_timestamp(session.ends_at),
             )
 
-    def parse_lecture(
+    async def read_page(self, response: Response) -> LecturePage:
+        """The lecture page read in a worker process when the crawl has them (see WORKER_PROCESSES)."""
+        body, url, encoding = response.body, response.url, _encoding(response)
+        workers = worker_processes(self.crawler)
+        if workers is None:
+            return parse_lecture_page(body, url, encoding=encoding, base_url=self.api_base)
+        return await workers.run(parse_lecture_page, body, url, encoding=encoding, base_url=self.api_base)
+
+    async def parse_lecture(
         self,
         response: Response,
         lecture_id: str,
         listing: dict[str, Any] | None = None,
         listing_sha: str | None = None,
         event_id: str | None = None,
+    ) -> AsyncIterator[Any]:
+        page: LecturePage | PageParseError
+        try:
+            page = await self.read_page(response)
+        except PageParseError as exc:
+            page = exc
+        for out in self.lecture_output(response, page, lecture_id, listing, listing_sha, event_id):
+            yield out
+
+    def lecture_output(
+        self,
+        response: Response,
+        page: LecturePage | PageParseError,
+        lecture_id: str,
+        listing: dict[str, Any] | None = None,
+        listing_sha: str | None = None,
+        event_id: str | None = None,
     ) -> Iterator[Any]:
+        """What a fetched lecture page yields: the lecture item (or the listed record when the page
+        fails), and its subtitles request when asked for."""
         stats = self.stats
         # The request carries the listing's fields: another process (a crawl fleet) may have read it.
         listed = listing_from_json(listing)
-        try:
-            page = parse_lecture_page(
-                response.body, response.url, encoding=_encoding(response), base_url=self.api_base
-            )
-        except PageParseError as exc:
+        if isinstance(page, PageParseError):
             stats.inc_value(keys.PAGE_UNPARSABLE)
-            self.logger.warning("Lecture page %s could not be parsed: %s", response.url, exc)
+            self.logger.warning("Lecture page %s could not be parsed: %s", response.url, page)
             yield from self.keep_listed(lecture_id, listing, listing_sha, event_id)
             return
         for problem in page.problems:
