@@ -21,9 +21,11 @@ from crawler.pages.jsonapi import Resource, find_documents, index_resources, mem
 MAX_JSON_BYTES = 5_000_000
 # The script in a page's raw text, for when the parsed tree lost it (markup nested deeper than the
 # parser follows drops the rest of the page). Group 1 is the JSON.
-NEXT_DATA_SCRIPT = re.compile(
-    r"""<script\b[^>]*\bid\s*=\s*["']?__NEXT_DATA__["']?[^>]*>(.*?)</script\s*>""", re.IGNORECASE | re.DOTALL
-)
+# The script is found in two steps, its opening tag and then the first closing tag after it: one
+# expression with a lazy ``(.*?)</script>`` tried the closing tag at every character of the JSON, five
+# times slower on a real page (the match is the same).
+_NEXT_DATA_OPEN = re.compile(r"""<script\b[^>]*\bid\s*=\s*["']?__NEXT_DATA__["']?[^>]*>""", re.IGNORECASE)
+_SCRIPT_CLOSE = re.compile(r"</script\s*>", re.IGNORECASE)
 _LEADING_ID = re.compile(r"^\s*0*(\d{1,18})(?!\d)")
 
 
@@ -47,6 +49,18 @@ def decode_json(text: str, max_json_bytes: int = MAX_JSON_BYTES) -> tuple[Any, s
     return None, reason
 
 
+def next_data_span(page_text: str) -> tuple[int, int] | None:
+    """Where the text of the page's ``<script id="__NEXT_DATA__">`` starts and ends, as found in the raw
+    text (the first such script with a closing tag), or None."""
+    if "__NEXT_DATA__" not in page_text:
+        return None
+    opening = _NEXT_DATA_OPEN.search(page_text)
+    if opening is None:
+        return None
+    closing = _SCRIPT_CLOSE.search(page_text, opening.end())
+    return (opening.end(), closing.start()) if closing is not None else None
+
+
 def read_next_data(root: Any, page_text: str, max_json_bytes: int = MAX_JSON_BYTES) -> tuple[Any, str | None]:
     """The ``__NEXT_DATA__`` JSON of a parsed page, or None and why not.
 
@@ -55,8 +69,8 @@ def read_next_data(root: Any, page_text: str, max_json_bytes: int = MAX_JSON_BYT
     script = next((s for s in root.iter("script") if s.get("id") == "__NEXT_DATA__"), None)
     if script is not None:
         text = script.text or ""
-    elif "__NEXT_DATA__" in page_text and (found := NEXT_DATA_SCRIPT.search(page_text)) is not None:
-        text = found[1]
+    elif (span := next_data_span(page_text)) is not None:
+        text = page_text[span[0] : span[1]]
     else:
         return None, "no __NEXT_DATA__ script"
     return decode_json(text, max_json_bytes)

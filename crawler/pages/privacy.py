@@ -15,9 +15,8 @@ from typing import Any, overload
 
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
 from crawler.pages.jsonapi import is_document, related_keys, resource_key
-from crawler.pages.next_data import NEXT_DATA_SCRIPT, decode_json
+from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
-from crawler.text.normalize import without_surrogates
 from crawler.text.privacy import scrub_emails
 
 # Deep enough for any real document; a deeper one is left to the e-mail scrub alone.
@@ -104,7 +103,9 @@ def _strip_next_data(text: str) -> str:
         if stripped == tree:
             return text
         text = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
-        if without_surrogates(text) != text:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
             # Lone surrogates (JSON escapes of half a pair) cannot be written as UTF-8: keep them escaped.
             text = json.dumps(stripped, separators=(",", ":"))
         # ``<`` escaped, as Next.js does, so no string can close the script.
@@ -128,7 +129,8 @@ def strip_page_personal_data(page: str | bytes) -> str | bytes:
     if isinstance(page, bytes):
         text = page.decode("utf-8", "surrogateescape")
         return strip_page_personal_data(text).encode("utf-8", "surrogateescape")
-    found = NEXT_DATA_SCRIPT.search(page) if "__NEXT_DATA__" in page else None
-    if found is not None:
-        page = page[: found.start(1)] + _strip_next_data(found[1]) + page[found.end(1) :]
+    span = next_data_span(page)
+    if span is not None:
+        start, end = span
+        page = page[:start] + _strip_next_data(page[start:end]) + page[end:]
     return scrub_emails(page)[0]
