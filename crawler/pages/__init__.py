@@ -11,6 +11,7 @@ module here touches the network or Scrapy.
 from crawler.pages.api import (
     LECTURE_TYPE,
     MAX_TOTAL_PAGES,
+    ListingAnswer,
     SessionFields,
     Transcript,
     lecture_fields,
@@ -20,6 +21,7 @@ from crawler.pages.api import (
     parse_session,
     parse_sessions,
     parse_transcripts,
+    read_listing,
 )
 from crawler.pages.attributes import LECTURE_ATTRIBUTES, UnknownAttribute, unknown_attributes
 from crawler.pages.fields import (
@@ -55,6 +57,7 @@ __all__ = [
     "LectureFields",
     "LectureListPage",
     "LecturePage",
+    "ListingAnswer",
     "PageParseError",
     "SessionFields",
     "Transcript",
@@ -70,6 +73,7 @@ __all__ = [
     "parse_session",
     "parse_sessions",
     "parse_transcripts",
+    "read_listing",
     "strip_page_personal_data",
     "strip_personal_data",
     "unknown_attributes",

@@ -8,6 +8,7 @@ where a function says so.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,9 +26,11 @@ from crawler.pages.attributes import (
     TAG_ATTRIBUTES,
     TRANSCRIPT_ATTRIBUTES,
     TRANSCRIPT_RELATIONSHIPS,
+    UnknownAttribute,
     attribute,
     lookup,
     relationship_name,
+    unknown_attributes,
 )
 from crawler.pages.fields import DocumentError, LectureFields, LectureListPage
 from crawler.pages.jsonapi import (
@@ -303,3 +306,26 @@ def parse_sessions(doc: Any) -> list[SessionFields]:
     first appearance."""
     found = (session_fields(resource) for resource in index_resources([doc]).values())
     return [session for session in found if session is not None]
+
+
+@dataclass
+class ListingAnswer:
+    """One page of an event's listing, read whole: its lectures, the sessions it includes and the lecture
+    attributes the crawler does not map (see :func:`~crawler.pages.attributes.unknown_attributes`)."""
+
+    listing: LectureListPage
+    sessions: list[SessionFields]
+    unmapped: dict[str, UnknownAttribute]
+
+
+def read_listing(text: str, base_url: str | None = None) -> ListingAnswer | None:
+    """A listing page's answer from its text; None when it is not JSON."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return ListingAnswer(
+        parse_lecture_list(document, base_url=base_url),
+        parse_sessions(document),
+        unknown_attributes(lecture_resources([document])),
+    )

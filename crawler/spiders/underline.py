@@ -7,16 +7,16 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
-from scrapy.http import Response
+from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
@@ -28,13 +28,13 @@ from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
     LecturePage,
+    ListingAnswer,
     PageParseError,
-    lecture_resources,
-    parse_lecture_list,
+    SessionFields,
+    UnknownAttribute,
     parse_lecture_page,
-    parse_sessions,
     parse_transcripts,
-    unknown_attributes,
+    read_listing,
 )
 from crawler.schema import FIELDS, format_timestamp, parse_timestamp
 from crawler.stage import PreviousLecture, PreviousStage, unfinished_lecture_ids
@@ -46,6 +46,9 @@ from crawler.urls import (
     same_host,
     transcripts_url,
 )
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 MAX_PAGE_SIZE = 100
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every schema
@@ -166,25 +169,43 @@ class UnderlineSpider(scrapy.Spider):
         if self.stats.get_value(keys.LISTING_UNBOUNDED):
             raise CloseSpider(keys.LISTING_UNBOUNDED_REASON)
 
-    def parse_listing(self, response: Response, page: int, event_id: str | None = None) -> Iterator[Any]:
+    async def in_worker(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn(*args, **kwargs)``, a pure step, run in a worker process when the crawl has them (see
+        WORKER_PROCESSES), else here."""
+        workers = worker_processes(self.crawler)
+        if workers is None:
+            return fn(*args, **kwargs)
+        return await workers.run(fn, *args, **kwargs)
+
+    async def parse_listing(
+        self, response: Response, page: int, event_id: str | None = None
+    ) -> AsyncIterator[Any]:
+        text = response.text if isinstance(response, TextResponse) else None
+        answer = None if text is None else await self.in_worker(read_listing, text, base_url=self.api_base)
+        for out in self.listing_output(response, answer, page, event_id):
+            yield out
+
+    def listing_output(
+        self, response: Response, answer: ListingAnswer | None, page: int, event_id: str | None = None
+    ) -> Iterator[Any]:
+        """What a listing page yields: its sessions, a request or a carried record for each of its
+        lectures, and the request for the next listing page."""
         stats = self.stats
         event = event_id or self.event_id
         if page == 1:
             stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
-        try:
-            document = json.loads(response.text)
-        except (ValueError, AttributeError, RecursionError):
+        if answer is None:
             stats.inc_value(keys.LISTING_NOT_JSON)
             stats.inc_value(keys.LISTING_FAILED)
             self.logger.error("Listing page %d of event %s is not JSON: %s", page, event, response.url)
             return
-        listing = parse_lecture_list(document, base_url=self.api_base)
+        listing = answer.listing
         stats.inc_value(keys.LISTING_PAGES)
         for problem in listing.problems:
             stats.inc_value("underline/listing_problems")
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
-        self.count_unmapped(document)
-        yield from self.sessions(document, event)
+        self.count_unmapped(answer.unmapped)
+        yield from self.sessions(answer.sessions, event)
         new = 0
         decisions: list[tuple[LectureFields, dict[str, Any], str, PreviousLecture | None]] = []
         for fields in listing.records:
@@ -275,16 +296,16 @@ class UnderlineSpider(scrapy.Spider):
                 },
             )
 
-    def count_unmapped(self, document: Any) -> None:
+    def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
         """Count the lecture attributes the crawler does not map, with one example each: a renamed
         attribute shows up as a new one beside the field that emptied."""
-        for name, unknown in unknown_attributes(lecture_resources([document])).items():
+        for name, unknown in unmapped.items():
             self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
             if self.stats.get_value(keys.UNMAPPED_EXAMPLE + name) is None:
                 self.stats.set_value(keys.UNMAPPED_EXAMPLE + name, unknown.example)
 
-    def sessions(self, document: Any, event: str) -> Iterator[SessionItem]:
-        for session in parse_sessions(document):
+    def sessions(self, sessions: list[SessionFields], event: str) -> Iterator[SessionItem]:
+        for session in sessions:
             if session.session_id in self.seen_sessions:
                 continue
             self.seen_sessions.add(session.session_id)
@@ -300,10 +321,7 @@ class UnderlineSpider(scrapy.Spider):
     async def read_page(self, response: Response) -> LecturePage:
         """The lecture page read in a worker process when the crawl has them (see WORKER_PROCESSES)."""
         body, url, encoding = response.body, response.url, _encoding(response)
-        workers = worker_processes(self.crawler)
-        if workers is None:
-            return parse_lecture_page(body, url, encoding=encoding, base_url=self.api_base)
-        return await workers.run(parse_lecture_page, body, url, encoding=encoding, base_url=self.api_base)
+        return await self.in_worker(parse_lecture_page, body, url, encoding=encoding, base_url=self.api_base)
 
     async def parse_lecture(
         self,
