@@ -11,6 +11,7 @@ letters with one ``@`` in it costs one pass.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -66,6 +67,24 @@ def scrub_emails(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
     with a placeholder made of address characters): the text is scrubbed again until none is left.
     Each pass that replaces something removes an ``@``, so the passes end.
     """
+    if len(text) <= _MEMO_MAX_CHARS:
+        return _scrubbed_short(text, placeholder)
+    return _scrubbed(text, placeholder)
+
+
+# The same short strings come back item after item (a site's navigation, footer and labels in every
+# page's blocks): measured on 686 lecture pages, 44,678 of the 55,671 strings scrubbed had been seen among
+# the last _MEMO_STRINGS.
+_MEMO_MAX_CHARS = 2000
+_MEMO_STRINGS = 4096
+
+
+@functools.lru_cache(maxsize=_MEMO_STRINGS)
+def _scrubbed_short(text: str, placeholder: str) -> tuple[str, int]:
+    return _scrubbed(text, placeholder)
+
+
+def _scrubbed(text: str, placeholder: str) -> tuple[str, int]:
     if not _may_hold_address(text):
         return text, 0
     total = 0
