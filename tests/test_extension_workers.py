@@ -15,7 +15,7 @@ import pytest
 from crawler.extensions.workers import WorkerProcesses, serve
 from crawler.httpcache import decode_entry
 from crawler.stage import read_stage
-from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
+from tests.support.replica import crawl_args, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
 
 FRAME = struct.Struct("!I")
@@ -85,20 +85,8 @@ def test_an_exception_in_a_worker_reaches_the_caller() -> None:
 
 
 def _crawl(base: str, state: Path, processes: int) -> dict[str, Any]:
-    result = eventcrawl(
-        "crawl",
-        "--event-id",
-        "502",
-        "--web-base",
-        base,
-        "--api-base",
-        base,
-        "--state",
-        str(state),
-        *fast_crawl_settings(),
-        "-s",
-        f"WORKER_PROCESSES={processes}",
-    )
+    settings = [*fast_crawl_settings(), "-s", f"WORKER_PROCESSES={processes}"]
+    result = eventcrawl(*crawl_args(base, state, "--event-id", "502", *settings))
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads((state / "crawl-report.json").read_text(encoding="utf-8"))
 

@@ -24,7 +24,7 @@ from crawler.stage import read_stage
 from crawler.text.normalize import nfc_collapsed, normalize_line
 from crawler.text.privacy import PLACEHOLDER, contains_email
 from tests.scenarios import hostile
-from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
+from tests.support.replica import crawl_args, eventcrawl, fast_crawl_settings, running_replica
 
 LECTURES = 90
 PAGE_SIZE = 16
@@ -300,16 +300,7 @@ def test_request_and_memory_limits_stop_cleanly_and_the_crawl_resumes(tmp_path: 
         base = replica.base_url
 
         def run(*extra: str) -> tuple[int, dict[str, Any]]:
-            result = eventcrawl(
-                "crawl",
-                "--web-base",
-                base,
-                "--api-base",
-                base,
-                "--state",
-                str(state),
-                *crawl_settings(*extra),
-            )
+            result = eventcrawl(*crawl_args(base, state, *crawl_settings(*extra)))
             assert "Traceback" not in result.stderr, result.stderr[-3000:]
             report = json.loads((state / "crawl-report.json").read_text(encoding="utf-8"))
             return result.returncode, report

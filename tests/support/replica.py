@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.support.process import RunningReplica, loopback_crawl_args, running_replica
 
-__all__ = ["RunningReplica", "eventcrawl", "fast_crawl_settings", "running_replica"]
+__all__ = ["RunningReplica", "crawl_args", "eventcrawl", "fast_crawl_settings", "running_replica"]
 
 fast_crawl_settings = loopback_crawl_args
 
@@ -22,3 +22,8 @@ def eventcrawl(*args: str, cwd: Path | None = None, timeout: float = 600) -> sub
         timeout=timeout,
         check=False,
     )
+
+
+def crawl_args(base: str, state: Path, *extra: str) -> list[str]:
+    """``eventcrawl crawl`` of a replica at ``base`` (pages and API), staged in ``state``."""
+    return ["crawl", "--web-base", base, "--api-base", base, "--state", str(state), *extra]
