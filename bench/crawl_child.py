@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 from collections.abc import Sequence
 from pathlib import Path
@@ -116,7 +117,7 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
 
     def cpu_now() -> float:
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_utime + usage.ru_stime
+        return usage.ru_utime + usage.ru_stime + _workers_cpu(crawler)
 
     def received(response: Any, request: Any, spider: Any) -> None:
         if "/lecture/" in response.url:
@@ -147,6 +148,22 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
         "steady_cpu_ms_per_page": steady,
         "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def _workers_cpu(crawler: Any) -> float:
+    """CPU seconds used so far by the crawl's worker processes (they read pages for it), from /proc."""
+    from crawler.extensions.workers import worker_processes
+
+    workers = worker_processes(crawler)
+    total = 0.0
+    for pid in workers.pids() if workers is not None else []:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # utime and stime, fields 14 and 15 of stat(5), in clock ticks.
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def _plain(settings: Any, key: str) -> Any:

@@ -230,6 +230,10 @@ class WorkerProcesses:
         self.inline_jobs += 1
         return fn(*args, **kwargs)
 
+    def pids(self) -> list[int]:
+        """The process ids of the workers still running (for a benchmark that counts their CPU time)."""
+        return [w.process.pid for w in self._workers if w.alive]
+
     def _break(self, exc: BaseException) -> None:
         if not self.broken:
             self.broken = True
