@@ -6,6 +6,7 @@ Underline serves one lecture under several paths (bare, from a session, from a p
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from urllib.parse import urlencode, urljoin, urlsplit
@@ -27,6 +28,8 @@ class LectureRef:
     slug: str | None
 
 
+# Pages link the same lectures again and again (related lectures, a session's other talks).
+@functools.lru_cache(maxsize=8192)
 def lecture_ref(url: str) -> LectureRef | None:
     """The lecture id and slug in any lecture URL form (absolute or a path); None for other URLs."""
     try:
