@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from crawler.dedup import near
 from crawler.extensions.workers import WorkerProcesses, serve
 from crawler.httpcache import decode_entry
 from crawler.stage import read_stage
@@ -120,6 +121,14 @@ def test_a_crawl_with_workers_stages_and_caches_what_a_crawl_without_them_does(t
     records = _records(tmp_path / "with")
     assert len(records) == len(truth) > 100
     assert records == _records(tmp_path / "without")
+    # The near-duplicate signatures, computed in the worker, are the ones computed here.
+    signed = near.load_signatures(tmp_path / "with")
+    assert len(signed) == with_workers["stats"]["dedupe/signatures"] > 100
+    assert signed.keys() == near.load_signatures(tmp_path / "without").keys()
+    assert all((v == near.load_signatures(tmp_path / "without")[k]).all() for k, v in signed.items())
+    # (Which alias is dropped as known depends on the order the pages came back in: not compared.)
+    signing = ("dedupe/signatures", "dedupe/unique", "dedupe/near_duplicate_groups_count")
+    assert [with_workers["stats"].get(k) for k in signing] == [without["stats"].get(k) for k in signing]
     cache = _cache(tmp_path / "with")
     assert len(cache) == pages
     assert cache == _cache(tmp_path / "without")

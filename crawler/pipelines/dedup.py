@@ -14,7 +14,9 @@ first ``MAX_REPORTED_GROUPS`` of them), which the crawl report keeps.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
+from crawler.extensions.workers import WorkerProcesses, worker_processes
 from crawler.items import PAGE_ALIASES, LectureItem
 from crawler.schema import content_sha256
 
@@ -47,15 +50,34 @@ class DedupPipeline:
         # One row per lecture: its latest signature, for the near-duplicate summary at close.
         self.rows: dict[str, int] = {}
         self.matrix = np.zeros((_INITIAL_ROWS, near.NUM_PERM), dtype=np.uint32)
+        # Signatures being computed by worker processes: each row takes its latest one.
+        self.workers: WorkerProcesses | None = None
+        self._signing: dict[asyncio.Future[tuple[str, near.Signature]], int] = {}
+        self._latest: dict[int, asyncio.Future[tuple[str, near.Signature]]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
         assert crawler.stats is not None
         state_dir = crawler.settings.get("STAGE_STATE_DIR")
         worker = crawler.settings.get("STAGE_WORKER")
-        return cls(crawler.stats, Path(state_dir) if state_dir else None, str(worker))
+        pipeline = cls(crawler.stats, Path(state_dir) if state_dir else None, str(worker))
+        pipeline.workers = worker_processes(crawler)
+        return pipeline
 
-    def close_spider(self) -> None:
+    def close_spider(self) -> Coroutine[Any, Any, None] | None:
+        """Write the signatures and summarize; a coroutine (Scrapy awaits it) while worker processes
+        still compute some."""
+        if self._signing:
+            return self._close_when_signed()
+        self._close()
+        return None
+
+    async def _close_when_signed(self) -> None:
+        await asyncio.gather(*self._signing, return_exceptions=True)
+        await asyncio.sleep(0)  # the futures' callbacks run on the loop's next turn
+        self._close()
+
+    def _close(self) -> None:
         self.signatures.close()
         self.summarize_near_duplicates()
 
@@ -119,14 +141,37 @@ class DedupPipeline:
             if first != lecture_id:
                 self.stats.inc_value("dedupe/same_talk_seen")
                 logger.debug("lecture %s repeats lecture %s (same title and abstract)", lecture_id, first)
-        text, values = near.keyed_signature(title, abstract)
-        if self.signatures.add(text, values):
-            self.stats.inc_value("dedupe/signatures")
         row = self.rows.setdefault(lecture_id, len(self.rows))
         if row >= len(self.matrix):
             grown = np.zeros((2 * len(self.matrix), near.NUM_PERM), dtype=np.uint32)
             grown[: len(self.matrix)] = self.matrix
             self.matrix = grown
+        if self.workers is None:
+            self._signed(row, *near.keyed_signature(title, abstract))
+            return
+        # Hashing every shingle is the step's main cost: a worker process does it, and the rest of the
+        # crawl does not wait for it.
+        future = asyncio.ensure_future(self.workers.run(near.keyed_signature, title, abstract))
+        self._signing[future] = row
+        self._latest[row] = future
+        future.add_done_callback(self._signed_in_worker)
+
+    def _signed_in_worker(self, future: asyncio.Future[tuple[str, near.Signature]]) -> None:
+        row = self._signing.pop(future)
+        if self._latest.get(row) is not future:  # a later signature of the same lecture is on its way
+            return
+        del self._latest[row]
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            logger.error("A near-duplicate signature could not be computed: %r", error)
+            return
+        self._signed(row, *future.result())
+
+    def _signed(self, row: int, text: str, values: near.Signature) -> None:
+        if self.signatures.add(text, values):
+            self.stats.inc_value("dedupe/signatures")
         self.matrix[row] = values
 
     def _new_aliases(self, aliases: list[list[str]]) -> list[list[str]]:
