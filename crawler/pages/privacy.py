@@ -141,7 +141,8 @@ def _without_profiles(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def strip_personal_data(doc: Any) -> Any:
     """A JSON:API document with every profile (in ``data`` and ``included``) cut down to its allowed
-    attributes, and every e-mail address left in any string replaced. The input is not changed."""
+    attributes, and every e-mail address left in any string replaced. The input is not changed; what
+    needed no change may be shared with it (or be the input itself)."""
     if not isinstance(doc, Mapping):
         return _scrubbed(doc)
     return _scrubbed(_without_profiles(doc))
