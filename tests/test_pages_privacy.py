@@ -123,3 +123,44 @@ def test_a_page_without_personal_data_is_unchanged() -> None:
     assert strip_page_personal_data(clean) == clean
     unreadable = HEAD.replace("jane.doe@example.org", "us") + '{"props": ' + TAIL
     assert strip_page_personal_data(unreadable) == unreadable
+
+
+def test_an_answer_without_personal_data_comes_back_equal_and_unchanged() -> None:
+    doc = {"data": api_lecture(), "included": INCLUDED, "meta": {"n": [1.5, None, True]}}
+    kept = copy.deepcopy(doc)
+    assert strip_personal_data(doc) == kept
+    assert doc == kept
+
+
+def test_nesting_deeper_than_any_answer_is_dropped() -> None:
+    deep: Any = "a@example.org"
+    for _ in range(205):
+        deep = [deep]
+    stripped = strip_personal_data({"errors": deep})
+    node = stripped["errors"]
+    for _ in range(199):
+        node = node[0]
+    assert node == [None]
+
+
+def test_a_profile_kept_whole_is_written_as_every_other_once_a_page_changes() -> None:
+    # Profiles are written type, id, attributes whenever the page JSON is written again, including
+    # those that had nothing to cut, in a document that had nothing else to cut.
+    plain = {"id": "7", "type": "profiles", "attributes": {"full_name": "A B"}}
+    tree = {
+        "props": {
+            "a": {"data": {"type": "profiles", "id": "8", "attributes": {"email": "x@example.org"}}},
+            "b": {"data": [plain]},
+        }
+    }
+    page = HEAD + json.dumps(tree) + TAIL
+    stripped = strip_page_personal_data(page)
+    script = stripped[len(HEAD.replace("jane.doe@example.org", "[email removed]")) : -len(TAIL)]
+    assert script == (
+        '{"props":{"a":{"data":{"type":"profiles","id":"8","attributes":{}}},'
+        '"b":{"data":[{"type":"profiles","id":"7","attributes":{"full_name":"A B"}}]}}}'
+    )
+    only_plain = HEAD + json.dumps({"props": {"b": {"data": [plain]}}}) + TAIL
+    assert strip_page_personal_data(only_plain) == only_plain.replace(
+        "jane.doe@example.org", "[email removed]"
+    )

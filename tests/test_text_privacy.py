@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.text.privacy import (
+    _EMAIL,
     PLACEHOLDER,
     URL_PLACEHOLDER,
     contains_email,
@@ -15,6 +16,7 @@ from crawler.text.privacy import (
     scrub_fields,
     scrub_url,
     scrub_value,
+    strings_to_scrub,
 )
 
 R = PLACEHOLDER
@@ -185,3 +187,128 @@ def test_generated_text_is_scrubbed_for_good(text: str) -> None:
     assert (clean == text) is (count == 0)
     assert not contains_email(clean)
     assert scrub_emails(clean) == (clean, 0)
+
+
+# The full expression run over the whole text, with no pre-check and no "@" positions: what every
+# address form means. Scrubbing, and the search for what to scrub, must find everything it finds.
+def scrubbed_by_full_expression(text: str, placeholder: str = R) -> tuple[str, int]:
+    total = 0
+    while True:
+        text, count = _EMAIL.subn(placeholder, text)
+        total += count
+        if not count:
+            return text, total
+
+
+AT_FORMS = [
+    "@",
+    "\uff20",
+    "\ufe6b",
+    "&#64;",
+    "&#064;",
+    "&#x40;",
+    "&#X40;",
+    "&#x0040;",
+    "&commat;",
+    "&COMMAT;",
+    "%40",
+    " [at] ",
+    "(at)",
+    "{AT}",
+    "<at>",
+    " <At> ",
+    "   [ at ]   ",
+    "\u3000[at]\u3000",
+    "\u200b@\u200b",
+    "\u00a0(at)\u00a0",
+    "[at)",
+    "<at]",
+]
+# Forms that look close but are not one: the expression finds no address through them.
+NOT_AT_FORMS = ["&#65;", "%41", "    [at]", "[at]    ", "[a t]", "[att]", "at", "(@", "&amp;"]
+DOT_FORMS = [".", "\uff0e", "\u3002", "&#46;", "&#x2e;", "&period;", " [dot] ", "(DOT)", "<dot>"]
+SURROUNDINGS = [
+    ("", ""),
+    ("Mail ", " for the code."),
+    ("<p>", "</p>"),
+    ('<a href="mailto:', '">write</a>'),
+    ('{"email":"', '","name":"Jane"}'),
+    ("12-", "?tab=1"),
+    ("\u202e", "\u202c"),
+    ("x" * 70, "y" * 70),
+]
+
+
+def email_corpus() -> list[str]:
+    corpus = []
+    for at in AT_FORMS + NOT_AT_FORMS:
+        for dot in DOT_FORMS:
+            for before, after in SURROUNDINGS:
+                corpus.append(f"{before}ja\u200dne.doe{at}exa\u2060mple{dot}org{after}")
+                corpus.append(f"{before}jane{at}example{dot}co{dot}uk{after}")
+    # Addresses split across tags, or by more than the forms allow.
+    corpus += [
+        "<b>jane</b>@<i>example.org</i>",
+        "jane<span>@</span>example.org",
+        "jane@<!-- -->example.org",
+        "jane <at> example <dot> org<br>",
+        "jane@example.org@example.org",
+        "a@b.cc@d.ee",
+        "a" * 200 + "@example.org",
+        "x@y.z1 and " + "b" * 300 + "[at]example.org",
+        "@example.org and jane@ example.org",
+        "10%40 of jane%40example.org",
+        "&#64;&#64;jane&#64;example.org",
+    ]
+    return corpus
+
+
+@pytest.mark.parametrize("text", email_corpus())
+def test_the_address_search_finds_what_the_full_expression_finds(text: str) -> None:
+    expected = scrubbed_by_full_expression(text)
+    assert scrub_emails(text) == expected
+    assert contains_email(text) is bool(expected[1])
+    if expected[1]:
+        assert text in strings_to_scrub(["no address here", text, "none [here]"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("jane&COMMAT;example.org", R),
+        ("Jane [AT] Example [DOT] Org", R),
+        ("jane\u3000[at]\u3000example.org", R),
+        ("jane    [at] example.org", "jane    [at] example.org"),
+        ("<b>jane</b>@<i>example.org</i>", "<b>jane</b>@<i>example.org</i>"),
+        ("pass@1 and recall@75, precision@8.", "pass@1 and recall@75, precision@8."),
+        ("x" * 300 + "@example.org y", f"{R} y"),
+    ],
+)
+def test_hand_checked_forms(text: str, expected: str) -> None:
+    assert scrub_emails(text)[0] == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.sampled_from(AT_FORMS + NOT_AT_FORMS + DOT_FORMS + ["<p>", "</p>", "\x00", " ", "\u200b"]),
+            st.from_regex(r"[A-Za-z0-9._+-]{1,12}", fullmatch=True),
+            st.text(max_size=8),
+        ),
+        max_size=14,
+    )
+)
+def test_generated_forms_match_the_full_expression(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    expected = scrubbed_by_full_expression(text)
+    assert scrub_emails(text) == expected
+    assert contains_email(text) is bool(expected[1])
+    if expected[1]:
+        assert text in strings_to_scrub([*pieces, text])
+
+
+def test_strings_to_scrub_names_only_strings_that_can_change() -> None:
+    strings = ["abc", "a@b", "x", "y [at] z", "%40", "&#64;", "q%", "40", "&", "#64;"]
+    assert strings_to_scrub(strings) == {"a@b", "y [at] z", "%40", "&#64;"}
+    assert strings_to_scrub([]) == set()

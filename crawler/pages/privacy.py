@@ -9,46 +9,101 @@ parses to the same fields.
 
 from __future__ import annotations
 
+import html as html_lib
 import json
 from collections.abc import Mapping
 from typing import Any, overload
 
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
-from crawler.pages.jsonapi import is_document, related_keys, resource_key
-from crawler.pages.next_data import decode_json, next_data_span
+from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
+from crawler.pages.next_data import next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
-from crawler.text.privacy import scrub_emails
+from crawler.text.privacy import scrub_emails, strings_to_scrub
 
 # Deep enough for any real document; a deeper one is left to the e-mail scrub alone.
 _MAX_DEPTH = 200
+# Every spelling under which the authors relationship is looked up.
+_AUTHOR_LINKS = frozenset(
+    spelling
+    for name in LECTURE_RELATIONSHIPS["authors"]
+    for spelling in (name, camel_case(name), snake_case(name))
+)
 
 
 def _profile_keys(resources: list[Any]) -> set[tuple[str, str]]:
     """``(type, id)`` of every resource a lecture's authors relationship points at."""
     keys: set[tuple[str, str]] = set()
     for resource in resources:
+        # Most resources have no relationships, or none of the authors': two lookups tell.
+        if type(resource) is dict:
+            relationships = resource.get("relationships")
+            if relationships is None or (
+                type(relationships) is dict and not any(name in relationships for name in _AUTHOR_LINKS)
+            ):
+                continue
         for name in LECTURE_RELATIONSHIPS["authors"]:
             keys.update(related_keys(resource, name))
     return keys
 
 
-def _scrubbed(value: Any, depth: int = 0) -> Any:
-    """``value`` with every e-mail address in its strings replaced (keys included). What is nested
-    deeper than any real answer nests is dropped rather than kept unread."""
+def _scrubbed_copy(value: Any, depth: int, dirty: set[str] | None) -> Any:
+    """``value`` copied with the addresses in its strings replaced; only strings in ``dirty`` can hold
+    one (all of them when it is None)."""
     if isinstance(value, str):
-        return scrub_emails(value)[0]
+        return scrub_emails(value)[0] if dirty is None or value in dirty else value
     if depth > _MAX_DEPTH:
         return None
     if isinstance(value, Mapping):
         return {
-            scrub_emails(k)[0] if isinstance(k, str) else k: _scrubbed(v, depth + 1) for k, v in value.items()
+            _scrubbed_copy(k, depth, dirty) if isinstance(k, str) else k: _scrubbed_copy(v, depth + 1, dirty)
+            for k, v in value.items()
         }
     if isinstance(value, list):
-        return [_scrubbed(v, depth + 1) for v in value]
+        return [_scrubbed_copy(v, depth + 1, dirty) for v in value]
     return value
 
 
+def _plain_strings(value: Any, strings: list[str], depth: int = 0) -> bool:
+    """Collects the strings (keys included) of a tree made of plain dicts, lists, strings and other
+    values; False when :func:`_scrubbed` would change more than strings in it (a container nested too
+    deep, a mapping or list of another type, a string subclass)."""
+    kind = type(value)
+    if kind is str:
+        strings.append(value)
+        return True
+    if depth > _MAX_DEPTH:
+        return False
+    if kind is dict:
+        for k, v in value.items():
+            if type(k) is str:
+                strings.append(k)
+            elif isinstance(k, str):
+                return False
+            if not _plain_strings(v, strings, depth + 1):
+                return False
+        return True
+    if kind is list:
+        return all(_plain_strings(v, strings, depth + 1) for v in value)
+    return not isinstance(value, str | Mapping | list)
+
+
+def _scrubbed(value: Any) -> Any:
+    """``value`` with every e-mail address in its strings replaced (keys included). What is nested
+    deeper than any real answer nests is dropped rather than kept unread.
+
+    A tree with nothing to replace comes back as it is, not copied: the answers stored hold few
+    addresses once their profiles are cut down, and all of their strings are searched at once.
+    """
+    strings: list[str] = []
+    if not _plain_strings(value, strings):
+        return _scrubbed_copy(value, 0, None)
+    dirty = strings_to_scrub(strings)
+    return _scrubbed_copy(value, 0, dirty) if dirty else value
+
+
 def _without_profiles(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The document with its profiles cut down: a copy, or the document itself (a dict) when it holds
+    no profile, since the copy would be the same."""
     data = doc.get("data")
     included = doc.get("included")
     resources = [
@@ -56,10 +111,19 @@ def _without_profiles(doc: Mapping[str, Any]) -> dict[str, Any]:
         *(included if isinstance(included, list) else []),
     ]
     profiles = _profile_keys(resources)
+    profile_types = PROFILE_TYPES | {kind for kind, _ in profiles}
+    reduced = False
 
     def reduce(resource: Any) -> Any:
+        nonlocal reduced
+        if type(resource) is dict:
+            # A resource of any other type is kept whatever its id: one lookup instead of reading its key.
+            kind = resource.get("type")
+            if not isinstance(kind, str) or kind not in profile_types:
+                return resource
         key = resource_key(resource)
         if key is not None and (key[0] in PROFILE_TYPES or key in profiles) and isinstance(resource, Mapping):
+            reduced = True
             return allowed_profile(resource)
         return resource
 
@@ -70,33 +134,63 @@ def _without_profiles(doc: Mapping[str, Any]) -> dict[str, Any]:
         out["data"] = reduce(data)
     if isinstance(included, list):
         out["included"] = [reduce(r) for r in included]
+    if not reduced and type(doc) is dict:
+        return doc
     return out
 
 
 def strip_personal_data(doc: Any) -> Any:
     """A JSON:API document with every profile (in ``data`` and ``included``) cut down to its allowed
-    attributes, and every e-mail address left in any string replaced. The input is not changed."""
+    attributes, and every e-mail address left in any string replaced. The input is not changed; what
+    needed no change may be shared with it (or be the input itself)."""
     if not isinstance(doc, Mapping):
         return _scrubbed(doc)
     return _scrubbed(_without_profiles(doc))
 
 
 def _strip_tree(node: Any, depth: int = 0) -> Any:
-    """A page JSON tree with every JSON:API document inside it stripped of profile data."""
+    """A page JSON tree with every JSON:API document inside it stripped of profile data. What holds
+    no profile is the node itself, not a copy: the tree then compares equal to the page's at once."""
     if depth > _MAX_DEPTH:
         return node
     if isinstance(node, Mapping):
         if is_document(node):
             return _without_profiles(node)
-        return {k: _strip_tree(v, depth + 1) for k, v in node.items()}
+        stripped = {k: _strip_tree(v, depth + 1) for k, v in node.items()}
+        if type(node) is dict and all(
+            new is old for new, old in zip(stripped.values(), node.values(), strict=True)
+        ):
+            return node
+        return stripped
     if isinstance(node, list):
-        return [_strip_tree(v, depth + 1) for v in node]
+        items = [_strip_tree(v, depth + 1) for v in node]
+        if type(node) is list and all(new is old for new, old in zip(items, node, strict=True)):
+            return node
+        return items
     return node
 
 
+def _decoded(text: str) -> tuple[Any, bool]:
+    """The JSON of a ``__NEXT_DATA__`` script's text as :func:`decode_json` reads it, and whether it
+    was read. The whole script is read whatever its size, so its length in bytes is never needed."""
+    candidates = [text]
+    if "&quot;" in text:
+        candidates.append(html_lib.unescape(text))
+    for candidate in candidates:
+        if not candidate.strip():
+            continue
+        try:
+            return json.loads(candidate), True
+        except RecursionError:
+            return None, False
+        except ValueError:
+            continue
+    return None, False
+
+
 def _strip_next_data(text: str) -> str:
-    tree, why = decode_json(text, max_json_bytes=len(text.encode("utf-8", "surrogatepass")) + 1)
-    if why is not None:
+    tree, read = _decoded(text)
+    if not read:
         return text
     try:
         stripped = _strip_tree(tree)

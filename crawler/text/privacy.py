@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
 PLACEHOLDER = "[email removed]"
@@ -44,20 +46,137 @@ _EMAIL = re.compile(
     rf"(?<![{_LOCAL_CHARS}])(?>[{_LOCAL_CHARS}]+){_AT}(?:(?>[{_LABEL_CHARS}]+){_DOT}){{1,10}}{_TLD}",
     re.IGNORECASE,
 )
-# Cheap test first: most text has none of these, and then the expression never runs.
-_MARKERS = ("@", "\uff20", "\ufe6b", "&commat;", "%40")
+# Every form of "@" starts with one of these: "@" and its look-alikes, "&" (character references),
+# "%" (percent-encoding) or, for the bracketed forms, up to three spaces and an opening bracket.
+_AT_CHARS = ("@", "\uff20", "\ufe6b")
+_WIDE_AT_CHARS = ("\uff20", "\ufe6b")
 # Only the references that spell an "@": every page carries other character references (&#39;), and
 # a marker they all match would run the full expression over every page.
-_REFERENCE_AT = re.compile(r"&#(?:0*64|x0*40);", re.IGNORECASE)
+_REFERENCE_AT = re.compile(r"&(?:\#0*64;|\#x0*40;|commat;)", re.IGNORECASE)
 _BRACKETED_AT = re.compile(rf"{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE)
+_SPACE = re.compile(r"\s")
+_LOCAL_CHAR = re.compile(rf"[{_LOCAL_CHARS}]", re.IGNORECASE)
+# The whole run of address characters that ends where the search ends: where a local part starts.
+_LOCAL_RUN_TO_END = re.compile(rf"(?<![{_LOCAL_CHARS}])(?>[{_LOCAL_CHARS}]+)\Z", re.IGNORECASE)
+# How far back a local part is first looked for; longer ones are found by doubling it.
+_LOCAL_WINDOW = 64
+
+
+def _at_positions(text: str) -> list[int]:
+    """Where the text after a local part may start an "@" in any of its forms, in order.
+
+    Every address has one, right after its local part, and these are rare in ordinary text: the full
+    expression then runs only there instead of at every character. Single characters are found with
+    ``str.find`` (a memory scan); only the bracketed form needs an expression.
+    """
+    found: list[int] = []
+    for char in _AT_CHARS if not text.isascii() else _AT_CHARS[:1]:
+        at = text.find(char)
+        while at >= 0:
+            found.append(at)
+            at = text.find(char, at + 1)
+    at = text.find("&")
+    while at >= 0:
+        if _REFERENCE_AT.match(text, at):
+            found.append(at)
+        at = text.find("&", at + 1)
+    at = text.find("%")
+    while at >= 0:
+        if text.startswith("40", at + 1):
+            found.append(at)
+        at = text.find("%", at + 1)
+    if _BRACKETED_AT.search(text) is not None:
+        for match in _BRACKETED_AT.finditer(text):
+            # The form may start with up to three spaces before its bracket.
+            start = match.start()
+            for _ in range(3):
+                if start == 0 or not _SPACE.match(text, start - 1):
+                    break
+                start -= 1
+            found.append(start)
+    found.sort()
+    return found
+
+
+def _local_start(text: str, end: int, floor: int) -> int | None:
+    """Where the run of address characters that ends at ``end`` starts, if it starts at ``floor`` or
+    later; None when there is none."""
+    if end <= floor or not _LOCAL_CHAR.match(text, end - 1):
+        return None
+    window = _LOCAL_WINDOW
+    while True:
+        low = max(floor, end - window)
+        run = _LOCAL_RUN_TO_END.search(text, low, end)
+        if run is not None:
+            return run.start()
+        if low == floor:
+            return None
+        window *= 2
+
+
+def _addresses(text: str, positions: list[int]) -> Iterator[re.Match[str]]:
+    """The matches of the full expression, as ``finditer`` would find them, tried only at ``positions``.
+
+    A match starts where a run of address characters starts (the lookbehind) and its local part is
+    that whole run (atomic), so its "@" starts right where the run ends: at one of ``positions``. Each
+    position is tried in order from the start of the run before it; a match ends before the next try.
+    Runs never cross a position (no form of "@" starts with an address character), so the search for
+    a run's start stops at the previous position and the whole text is read a bounded number of times.
+    """
+    resume = 0
+    floor = 0
+    for at in positions:
+        if at < resume:
+            continue
+        start = _local_start(text, at, max(floor, resume))
+        floor = at + 1
+        if start is None:
+            continue
+        match = _EMAIL.match(text, start)
+        if match is not None:
+            resume = match.end()
+            yield match
+
+
+def strings_to_scrub(strings: Sequence[str]) -> set[str]:
+    """Those of ``strings`` that :func:`scrub_emails` may change: it returns every other one unchanged.
+
+    All of them are searched as one text, so many short strings (a JSON answer's) cost one search
+    rather than one each. They are joined by a character that no form of "@" contains and that is no
+    address character, so what one string holds is found within it and no form spans two of them.
+    """
+    if not strings:
+        return set()
+    joined = "\x00".join(strings)
+    positions = _at_positions(joined)
+    if not positions:
+        return set()
+    ends = list(accumulate(len(text) + 1 for text in strings))
+    return {strings[bisect_right(ends, at)] for at in positions}
 
 
 def _may_hold_address(text: str) -> bool:
-    return (
-        any(marker in text for marker in _MARKERS)
-        or _REFERENCE_AT.search(text) is not None
-        or _BRACKETED_AT.search(text) is not None
-    )
+    return bool(_at_positions(text))
+
+
+def _replace_once(text: str, placeholder: str) -> tuple[str, int]:
+    """``_EMAIL.subn(placeholder, text)``, reading the text only around its "@"s."""
+    positions = _at_positions(text)
+    if not positions:
+        return text, 0
+    if "\\" in placeholder:
+        # A replacement template (group references, escapes): let the expression expand it.
+        return _EMAIL.subn(placeholder, text)
+    pieces: list[str] = []
+    kept = 0
+    for match in _addresses(text, positions):
+        pieces.append(text[kept : match.start()])
+        pieces.append(placeholder)
+        kept = match.end()
+    if not pieces:
+        return text, 0
+    pieces.append(text[kept:])
+    return "".join(pieces), len(pieces) // 2
 
 
 def scrub_emails(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
@@ -85,11 +204,9 @@ def _scrubbed_short(text: str, placeholder: str) -> tuple[str, int]:
 
 
 def _scrubbed(text: str, placeholder: str) -> tuple[str, int]:
-    if not _may_hold_address(text):
-        return text, 0
     total = 0
     while True:
-        text, count = _EMAIL.subn(placeholder, text)
+        text, count = _replace_once(text, placeholder)
         total += count
         if not count:
             return text, total
@@ -118,7 +235,7 @@ def scrub_url(url: str, placeholder: str = URL_PLACEHOLDER) -> tuple[str, int]:
 
 def contains_email(text: str) -> bool:
     """True when :func:`scrub_emails` would change ``text``."""
-    return _may_hold_address(text) and _EMAIL.search(text) is not None
+    return next(_addresses(text, _at_positions(text)), None) is not None
 
 
 def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False) -> tuple[Any, int]:
