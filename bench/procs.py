@@ -26,6 +26,8 @@ class Measured:
     max_rss_mib: float
     stdout: str
     stderr: str
+    user_s: float = 0.0
+    system_s: float = 0.0
 
 
 def measure(cmd: Sequence[str], *, workdir: Path, name: str, timeout: float = 900) -> Measured:
@@ -56,6 +58,8 @@ def measure(cmd: Sequence[str], *, workdir: Path, name: str, timeout: float = 90
         max_rss_mib=usage.ru_maxrss / 1024,
         stdout=out_path.read_text(errors="replace"),
         stderr=err_path.read_text(errors="replace"),
+        user_s=usage.ru_utime,
+        system_s=usage.ru_stime,
     )
 
 
