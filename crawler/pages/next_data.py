@@ -29,9 +29,12 @@ _SCRIPT_CLOSE = re.compile(r"</script\s*>", re.IGNORECASE)
 _LEADING_ID = re.compile(r"^\s*0*(\d{1,18})(?!\d)")
 
 
-def decode_json(text: str, max_json_bytes: int = MAX_JSON_BYTES) -> tuple[Any, str | None]:
-    """The JSON of a ``__NEXT_DATA__`` script's text (HTML-escaped JSON too), or None and why not."""
-    if len(text) > max_json_bytes or len(text.encode("utf-8", "surrogatepass")) > max_json_bytes:
+def decode_json(text: str, max_json_bytes: int | None = MAX_JSON_BYTES) -> tuple[Any, str | None]:
+    """The JSON of a ``__NEXT_DATA__`` script's text (HTML-escaped JSON too), or None and why not.
+    ``max_json_bytes`` None reads it whatever its size (its length in bytes is then never computed)."""
+    if max_json_bytes is not None and (
+        len(text) > max_json_bytes or len(text.encode("utf-8", "surrogatepass")) > max_json_bytes
+    ):
         return None, f"__NEXT_DATA__ larger than {max_json_bytes} bytes"
     candidates = [text]
     if "&quot;" in text:

@@ -9,14 +9,13 @@ parses to the same fields.
 
 from __future__ import annotations
 
-import html as html_lib
 import json
 from collections.abc import Mapping
 from typing import Any, overload
 
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
 from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
-from crawler.pages.next_data import next_data_span
+from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
 from crawler.text.privacy import scrub_emails, strings_to_scrub
 
@@ -173,19 +172,8 @@ def _strip_tree(node: Any, depth: int = 0) -> Any:
 def _decoded(text: str) -> tuple[Any, bool]:
     """The JSON of a ``__NEXT_DATA__`` script's text as :func:`decode_json` reads it, and whether it
     was read. The whole script is read whatever its size, so its length in bytes is never needed."""
-    candidates = [text]
-    if "&quot;" in text:
-        candidates.append(html_lib.unescape(text))
-    for candidate in candidates:
-        if not candidate.strip():
-            continue
-        try:
-            return json.loads(candidate), True
-        except RecursionError:
-            return None, False
-        except ValueError:
-            continue
-    return None, False
+    tree, why_not = decode_json(text, max_json_bytes=None)
+    return tree, why_not is None
 
 
 def _strip_next_data(text: str) -> str:
