@@ -11,23 +11,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from crawler.schema import FIELDS, lecture_order
+from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, lecture_order
 
-# Fields that describe the crawl or the dataset's bookkeeping, not what the site says of a lecture.
-NOT_MONITORED = frozenset(
-    {
-        "lecture_id",
-        "url",
-        "source_urls",
-        "withdrawn",
-        "alternate_ids",
-        "near_duplicate_cluster",
-        "extraction",
-        "fetched_at",
-        "content_sha256",
-    }
-)
-MONITORED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.name not in NOT_MONITORED)
+MONITORED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.name not in BOOKKEEPING_FIELDS)
 ALL_EVENTS = "*"
 
 

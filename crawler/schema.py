@@ -223,6 +223,21 @@ class LectureRecord(TypedDict, total=False):
 
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
+# Fields the crawl and the dataset's bookkeeping decide, not what the site says of a lecture: neither
+# monitored for coverage nor compared between the page and the listing.
+BOOKKEEPING_FIELDS = frozenset(
+    {
+        "lecture_id",
+        "url",
+        "source_urls",
+        "withdrawn",
+        "alternate_ids",
+        "near_duplicate_cluster",
+        "extraction",
+        "fetched_at",
+        "content_sha256",
+    }
+)
 FIELDS_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 CONTENT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.in_content_hash)
 # Rows are written in this order so that re-publishing the same data gives the same bytes.

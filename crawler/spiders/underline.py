@@ -36,7 +36,7 @@ from crawler.pages import (
     parse_transcripts,
     read_listing,
 )
-from crawler.schema import FIELDS, format_timestamp, parse_timestamp
+from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, format_timestamp, parse_timestamp
 from crawler.stage import PreviousLecture, PreviousStage, unfinished_lecture_ids
 from crawler.urls import (
     API_ACCEPT,
@@ -53,22 +53,7 @@ T = TypeVar("T")
 MAX_PAGE_SIZE = 100
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every schema
 # field both describe: not what only the page shows, nor what the crawl itself decides.
-NOT_CROSS_CHECKED = frozenset(
-    {
-        "lecture_id",
-        "url",
-        "source_urls",
-        "related_lecture_ids",
-        "text",
-        "withdrawn",
-        "alternate_ids",
-        "near_duplicate_cluster",
-        "extraction",
-        "fetched_at",
-        "content_sha256",
-        "subtitles",
-    }
-)
+NOT_CROSS_CHECKED = BOOKKEEPING_FIELDS | {"related_lecture_ids", "text", "subtitles"}
 CROSS_CHECKED = tuple(f.name for f in FIELDS if f.name not in NOT_CROSS_CHECKED)
 
 
