@@ -35,10 +35,24 @@ class Field:
     # not an empty list): records staged before the field existed keep their hash, so neither the
     # stage's stored hashes nor the release history see every lecture as changed because of the schema.
     hashed_when_empty: bool = True
+    # A plain attribute of the lecture resource, read alike from the listing (snake_case) and from a
+    # page's ``__NEXT_DATA__`` (camelCase): its spellings, the first that carries a value wins. Such a
+    # field needs nothing else to be parsed, cross-checked, staged, published and described; a renamed
+    # attribute is a new spelling here. Empty for the fields read another way (relationships, the page).
+    attribute: tuple[str, ...] = ()
+    # An ``attribute`` holding a link: made absolute against the API's base URL, http(s) only.
+    link: bool = False
+    # Text shown as one line (a title, a name): the normalize step cleans it (NFC, entities, markup,
+    # whitespace); each item of a list.
+    one_line: bool = False
 
     def __post_init__(self) -> None:
         if (self.kind == "struct_list") != bool(self.members):
             raise ValueError(f"{self.name}: members are required for struct_list fields and only for them")
+        if self.attribute and self.kind == "struct_list":
+            raise ValueError(f"{self.name}: a list of records cannot be a plain attribute")
+        if self.link and (self.kind != "string" or not self.attribute):
+            raise ValueError(f"{self.name}: only a string attribute can be a link")
 
 
 AUTHOR_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
@@ -63,17 +77,52 @@ FIELDS: tuple[Field, ...] = (
         False,
         in_content_hash=False,
     ),
-    Field("title", "string", "Lecture title, Unicode NFC with whitespace collapsed.", False),
-    Field("abstract", "string", "Abstract exactly as the site publishes it (not normalized).", False),
-    Field("keywords", "string_list", "Keywords shown under the title, in page order.", False),
-    Field("presentation_type", "string", "Presentation type (the lecture's tag), e.g. `poster`."),
+    Field(
+        "title",
+        "string",
+        "Lecture title, Unicode NFC with whitespace collapsed.",
+        False,
+        attribute=("title",),
+        one_line=True,
+    ),
+    Field(
+        "abstract",
+        "string",
+        "Abstract exactly as the site publishes it (not normalized).",
+        False,
+        attribute=("abstract",),
+    ),
+    Field(
+        "keywords",
+        "string_list",
+        "Keywords shown under the title, in page order.",
+        False,
+        attribute=("keywords",),
+        one_line=True,
+    ),
+    Field(
+        "presentation_type",
+        "string",
+        "Presentation type (the lecture's tag), e.g. `poster`.",
+        one_line=True,
+    ),
     Field("event_id", "string", "Underline event id (502 is EMNLP 2025).", False),
-    Field("event_name", "string", "Event name, e.g. `EMNLP 2025`."),
+    Field("event_name", "string", "Event name, e.g. `EMNLP 2025`.", one_line=True),
     Field("session_id", "string", "Id of the event session the lecture belongs to."),
-    Field("session_name", "string", "Name of that session."),
-    Field("held_at", "timestamp", "When the lecture is held (UTC)."),
-    Field("published_at", "timestamp", "When the lecture was published on the site (UTC)."),
-    Field("doi", "string", "Underline DOI of the lecture (prefix 10.48448), if any."),
+    Field("session_name", "string", "Name of that session.", one_line=True),
+    Field("held_at", "timestamp", "When the lecture is held (UTC).", attribute=("held_at", "heldAt")),
+    Field(
+        "published_at",
+        "timestamp",
+        "When the lecture was published on the site (UTC).",
+        attribute=("published_at", "publishedAt"),
+    ),
+    Field(
+        "doi",
+        "string",
+        "Underline DOI of the lecture (prefix 10.48448), if any.",
+        attribute=("underline_doi", "underlineDoi"),
+    ),
     Field("is_premium", "bool", "True when the lecture's package is not free (`Premium content`).", False),
     Field(
         "authors",
@@ -90,21 +139,46 @@ FIELDS: tuple[Field, ...] = (
         "string",
         "The lecture's video (the site's playlist URL); null when none.",
         hashed_when_empty=False,
+        attribute=("playlist",),
+        link=True,
     ),
-    Field("video_doi", "string", "DOI of the lecture's video, if any.", hashed_when_empty=False),
+    Field(
+        "video_doi",
+        "string",
+        "DOI of the lecture's video, if any.",
+        hashed_when_empty=False,
+        attribute=("video_doi", "videoDoi"),
+    ),
     Field(
         "paper_url",
         "string",
         "Absolute URL of the paper download (the site may ask for a log-in); null when none.",
         hashed_when_empty=False,
+        attribute=("paper_url", "paperUrl"),
+        link=True,
     ),
-    Field("slides_url", "string", "URL of the slides (PDF); null when none.", hashed_when_empty=False),
-    Field("poster_url", "string", "URL of the poster (PDF); null when none.", hashed_when_empty=False),
+    Field(
+        "slides_url",
+        "string",
+        "URL of the slides (PDF); null when none.",
+        hashed_when_empty=False,
+        attribute=("slideshow_url", "slideshowUrl"),
+        link=True,
+    ),
+    Field(
+        "poster_url",
+        "string",
+        "URL of the poster (PDF); null when none.",
+        hashed_when_empty=False,
+        attribute=("poster_document_url", "posterDocument", "posterDocumentUrl"),
+        link=True,
+    ),
     Field(
         "is_poster",
         "bool",
         "True when the lecture is a poster presentation, false when not, null when the site does not say.",
         hashed_when_empty=False,
+        attribute=("poster_lecture", "posterLecture"),
     ),
     # Subtitles are fetched (one request per lecture) only for lectures whose content changed since the
     # last crawl, so an unchanged lecture has them null in one crawl and listed in another; in the hash
@@ -239,6 +313,10 @@ BOOKKEEPING_FIELDS = frozenset(
     }
 )
 FIELDS_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
+# The fields that are plain attributes of the lecture resource (see ``Field.attribute``).
+ATTRIBUTE_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.attribute)
+# The fields the normalize step cleans as one line of text.
+ONE_LINE_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.one_line)
 CONTENT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.in_content_hash)
 # Rows are written in this order so that re-publishing the same data gives the same bytes.
 SORT_KEY = "lecture_id"

@@ -32,7 +32,7 @@ from crawler.pages.attributes import (
     relationship_name,
     unknown_attributes,
 )
-from crawler.pages.fields import DocumentError, LectureFields, LectureListPage
+from crawler.pages.fields import AttributeValue, DocumentError, LectureFields, LectureListPage
 from crawler.pages.jsonapi import (
     Resource,
     ResourceKey,
@@ -45,6 +45,7 @@ from crawler.pages.jsonapi import (
     resource_key,
 )
 from crawler.pages.profiles import lecture_authors
+from crawler.schema import ATTRIBUTE_FIELDS
 
 LECTURE_TYPE = "thin_lectures"
 EVENT_TYPE = "thin_events"
@@ -56,20 +57,8 @@ MAX_TOTAL_PAGES = 1_000_000
 # Lecture ids are decimal numbers on Underline; anything else would end up in a request URL.
 _LECTURE_ID = re.compile(r"^[0-9]{1,18}$")
 
-# Lecture attributes read as text; a value of another type is a problem (and a gap).
-_TEXT_FIELDS = (
-    "title",
-    "abstract",
-    "slug",
-    "package",
-    "doi",
-    "paper_url",
-    "video_url",
-    "video_doi",
-    "slides_url",
-    "poster_url",
-)
-_URL_FIELDS = ("paper_url", "video_url", "slides_url", "poster_url")
+# Attributes read as text that are not schema fields of their own; a value of another type is a problem.
+_OTHER_TEXT_ATTRIBUTES = ("slug", "package")
 
 
 def is_lecture(resource: Any) -> bool:
@@ -96,20 +85,17 @@ def lecture_fields(
 ) -> LectureFields:
     """Fields of one lecture resource; ``index`` resolves its event, tag, session and profiles.
 
-    Relative media and paper URLs are resolved against ``base_url`` (without one they are dropped
-    and reported in ``problems``).
+    The schema's plain attribute fields are read as their kind says (:func:`attribute_values`); relative
+    media and paper URLs are resolved against ``base_url`` (without one they are dropped and reported in
+    ``problems``).
     """
     key = resource_key(resource)
     if key is None:
         raise DocumentError("not a JSON:API resource (no type and id)")
     problems: list[str] = []
-    for name in _TEXT_FIELDS:
-        value = _lecture_attribute(resource, name)
-        spelling = LECTURE_ATTRIBUTES[name][0]
-        if value is not None and not isinstance(value, str):
-            problems.append(f"{spelling} is not a string")
-        elif values.has_surrogates(value):
-            problems.append(f"{spelling} holds lone surrogates (dropped)")
+    read = attribute_values(resource, base_url, problems)
+    for name in _OTHER_TEXT_ATTRIBUTES:
+        _check_text(_lecture_attribute(resource, name), LECTURE_ATTRIBUTES[name][0], problems)
     event_relationship = _relationship(resource, "event")
     event_id = id_text(_lecture_attribute(resource, "event_id")) or related_id(resource, event_relationship)
     event = related(resource, event_relationship, index)
@@ -122,34 +108,63 @@ def lecture_fields(
     fields = LectureFields(
         lecture_id=key[1],
         slug=values.slug(_lecture_attribute(resource, "slug"), problems),
-        title=values.opt_str(_lecture_attribute(resource, "title")),
-        abstract=values.opt_str(_lecture_attribute(resource, "abstract")),
-        keywords=values.string_list(
-            _lecture_attribute(resource, "keywords"), "keywords", "keyword", problems
-        ),
         presentation_type=values.opt_str(attribute(tag, TAG_ATTRIBUTES["name"])),
         event_id=event_id,
         event_name=values.opt_str(attribute(event, EVENT_ATTRIBUTES["name"])),
         session_id=related_id(resource, session_relationship),
         session_name=values.opt_str(attribute(session, SESSION_ATTRIBUTES["name"])),
-        held_at=values.timestamp(_lecture_attribute(resource, "held_at"), "held_at", problems),
-        published_at=values.timestamp(_lecture_attribute(resource, "published_at"), "published_at", problems),
-        doi=values.opt_str(_lecture_attribute(resource, "doi")),
         package=package,
         is_premium=is_premium_package(package),
-        video_doi=values.opt_str(_lecture_attribute(resource, "video_doi")),
-        is_poster=values.optional_bool(
-            _lecture_attribute(resource, "is_poster"), LECTURE_ATTRIBUTES["is_poster"][0], problems
-        ),
         authors=lecture_authors(resource, index, problems),
-        problems=problems,
     )
-    for name in _URL_FIELDS:
-        url = values.absolute_http_url(
-            _lecture_attribute(resource, name), LECTURE_ATTRIBUTES[name][0], base_url, problems
-        )
-        setattr(fields, name, url)
+    for name, value in read.values.items():
+        setattr(fields, name, value)
+    problems.extend(read.link_problems)
+    fields.problems = problems
     return fields
+
+
+@dataclass
+class AttributeValues:
+    """The schema's plain attribute fields of one lecture resource, read as their kinds say."""
+
+    values: dict[str, AttributeValue]
+    # Links are checked last, so that a report lists a resource's type problems before its link problems.
+    link_problems: list[str]
+
+
+def attribute_values(resource: Resource, base_url: str | None, problems: list[str]) -> AttributeValues:
+    """Every field with ``attribute`` spellings in the schema, read from ``resource`` by its kind: text
+    (links made absolute), a list of strings, a timestamp or a bool. What cannot be used is a gap and a
+    problem; nothing raises."""
+    raw = {f.name: attribute(resource, f.attribute) for f in ATTRIBUTE_FIELDS}
+    for f in ATTRIBUTE_FIELDS:
+        if f.kind == "string":
+            _check_text(raw[f.name], f.attribute[0], problems)
+    read: dict[str, AttributeValue] = {}
+    link_problems: list[str] = []
+    for f in ATTRIBUTE_FIELDS:
+        value, spelling = raw[f.name], f.attribute[0]
+        if f.link:
+            read[f.name] = values.absolute_http_url(value, spelling, base_url, link_problems)
+        elif f.kind == "string":
+            read[f.name] = values.opt_str(value)
+        elif f.kind == "string_list":
+            read[f.name] = values.string_list(value, f.name, f.name.removesuffix("s"), problems)
+        elif f.kind == "timestamp":
+            read[f.name] = values.timestamp(value, f.name, problems)
+        elif f.kind == "bool":
+            read[f.name] = values.optional_bool(value, spelling, problems)
+        else:  # Field refuses an attribute of any other kind
+            raise TypeError(f"{f.name}: a {f.kind} field cannot be a plain attribute")
+    return AttributeValues(read, link_problems)
+
+
+def _check_text(value: Any, spelling: str, problems: list[str]) -> None:
+    if value is not None and not isinstance(value, str):
+        problems.append(f"{spelling} is not a string")
+    elif values.has_surrogates(value):
+        problems.append(f"{spelling} holds lone surrogates (dropped)")
 
 
 def lecture_resources(docs: Iterable[Any]) -> list[Resource]:

@@ -16,28 +16,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawler.pages.jsonapi import member
+from crawler.schema import ATTRIBUTE_FIELDS
 from crawler.text.normalize import without_surrogates
 from crawler.text.privacy import scrub_emails
 
 Spellings = tuple[str, ...]
 
-# A lecture resource (``thin_lectures``): field name -> attribute names, in the order tried.
+# A lecture resource (``thin_lectures``): field name -> attribute names, in the order tried. The schema's
+# plain attribute fields declare their own spellings (``crawler.schema.Field.attribute``); these are the
+# attributes read for something else (the canonical URL, the event, the premium label).
 LECTURE_ATTRIBUTES: Mapping[str, Spellings] = {
-    "title": ("title",),
-    "abstract": ("abstract",),
+    **{f.name: f.attribute for f in ATTRIBUTE_FIELDS},
     "slug": ("slug",),
-    "keywords": ("keywords",),
-    "held_at": ("held_at", "heldAt"),
-    "published_at": ("published_at", "publishedAt"),
-    "doi": ("underline_doi", "underlineDoi"),
     "event_id": ("event_id", "eventId"),
     "package": ("package",),
-    "paper_url": ("paper_url", "paperUrl"),
-    "video_url": ("playlist",),
-    "video_doi": ("video_doi", "videoDoi"),
-    "slides_url": ("slideshow_url", "slideshowUrl"),
-    "poster_url": ("poster_document_url", "posterDocument", "posterDocumentUrl"),
-    "is_poster": ("poster_lecture", "posterLecture"),
 }
 
 # A lecture's relationships: field -> relationship names, in the order tried.

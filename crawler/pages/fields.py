@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypedDict
 
+from crawler.schema import FIELDS
 from crawler.text.normalize import nfc_collapsed
 
 Extraction = Literal["next_data", "visible_text"]
 # Where a field's value came from: the API listing, the page's JSON, what the page shows, or nowhere.
 FieldSource = Literal["api", "next_data", "visible_text", "none"]
+
+
+# What a plain attribute field holds once read (see ``crawler.schema.Field.attribute``).
+AttributeValue = str | list[str] | datetime | bool | None
 
 
 class PageParseError(ValueError):
@@ -31,7 +37,11 @@ class Author(TypedDict):
 
 @dataclass
 class LectureFields:
-    """A lecture's fields as the site gives them (strings untouched, timestamps aware UTC)."""
+    """A lecture's fields as the site gives them (strings untouched, timestamps aware UTC).
+
+    Its fields named like the schema's are the record's; a plain attribute field added to the schema
+    is declared here with its type and is then read, merged and published without more code.
+    """
 
     lecture_id: str
     slug: str | None = None
@@ -64,42 +74,31 @@ class LectureFields:
     problems: list[str] = field(default_factory=list, compare=False)
 
     def to_item_fields(self) -> dict[str, Any]:
-        """The fields under the record schema's names (``crawler.schema.FIELDS``).
+        """The fields under the record schema's names (``crawler.schema.FIELDS``): every schema field
+        this class declares, lists copied.
 
-        Only ``title`` changes form (NFC, whitespace collapsed, as the schema asks); ``url``,
-        ``source_urls``, ``text``, ``extraction``, ``fetched_at`` and ``content_sha256`` are the
-        crawler's to add.
+        Only ``title`` changes form (NFC, whitespace collapsed, as the schema asks), and ``is_premium`` is
+        None when nothing said; ``url``, ``source_urls``, ``text``, ``extraction``, ``fetched_at`` and
+        ``content_sha256`` are the crawler's to add.
         """
-        return {
-            "lecture_id": self.lecture_id,
-            "title": nfc_collapsed(self.title) if self.title is not None else None,
-            "abstract": self.abstract,
-            "keywords": list(self.keywords),
-            "presentation_type": self.presentation_type,
-            "event_id": self.event_id,
-            "event_name": self.event_name,
-            "session_id": self.session_id,
-            "session_name": self.session_name,
-            "held_at": self.held_at,
-            "published_at": self.published_at,
-            "doi": self.doi,
-            "is_premium": self.is_premium if self.premium_known else None,
-            "related_lecture_ids": list(self.related_lecture_ids),
-            "authors": [
-                Author(name=a["name"], affiliations=list(a["affiliations"]), orcid=a["orcid"])
-                for a in self.authors
-            ],
-            "video_url": self.video_url,
-            "video_doi": self.video_doi,
-            "paper_url": self.paper_url,
-            "slides_url": self.slides_url,
-            "poster_url": self.poster_url,
-            "is_poster": self.is_poster,
-        }
+        out: dict[str, Any] = {}
+        for name in ITEM_FIELD_NAMES:
+            value = getattr(self, name)
+            out[name] = list(value) if isinstance(value, list) else value
+        out["title"] = nfc_collapsed(self.title) if self.title is not None else None
+        out["is_premium"] = self.is_premium if self.premium_known else None
+        out["authors"] = [
+            Author(name=a["name"], affiliations=list(a["affiliations"]), orcid=a["orcid"])
+            for a in self.authors
+        ]
+        return out
 
 
-# The fields of :meth:`LectureFields.to_item_fields`, in its order.
-ITEM_FIELD_NAMES: tuple[str, ...] = tuple(LectureFields("0").to_item_fields())
+# The schema's fields a lecture's sources give, in schema order: those :class:`LectureFields` declares.
+# Every plain attribute field of the schema must be among them (a test checks it).
+ITEM_FIELD_NAMES: tuple[str, ...] = tuple(
+    f.name for f in FIELDS if f.name in {d.name for d in dataclasses.fields(LectureFields)}
+)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any
 from crawler.pages import links, next_data, visible
 from crawler.pages.fields import (
     ITEM_FIELD_NAMES,
+    AttributeValue,
     Author,
     Extraction,
     FieldSource,
@@ -24,6 +25,7 @@ from crawler.pages.fields import (
 )
 from crawler.pages.next_data import MAX_JSON_BYTES
 from crawler.pages.values import shown, slug
+from crawler.schema import ATTRIBUTE_FIELDS, Field
 from crawler.text.blocks import parse_page, visible_blocks
 
 _EMPTY: tuple[Any, ...] = (None, "", [])
@@ -146,8 +148,13 @@ class UnderlineLecturePage:
     # The visible page shows keywords without marking them, and no session, dates, DOI, authors or
     # media links a reader could tell apart from the related lectures': these come from the JSON only.
 
-    def keywords(self) -> list[str]:
-        return list(self._json_only("keywords", []))
+    def attribute(self, f: Field) -> AttributeValue:
+        """A plain attribute field of the schema: the title and abstract by their own methods (the
+        visible page shows them), every other one from the page's JSON alone."""
+        if f.name in ("title", "abstract"):
+            return self.title() if f.name == "title" else self.abstract()
+        value = self._json_only(f.name, [] if f.kind == "string_list" else None)
+        return list(value) if isinstance(value, list) else value
 
     def presentation_type(self) -> str | None:
         return self._json_only("presentation_type", None)
@@ -164,71 +171,35 @@ class UnderlineLecturePage:
     def session_name(self) -> str | None:
         return self._json_only("session_name", None)
 
-    def held_at(self) -> Any:
-        return self._json_only("held_at", None)
-
-    def published_at(self) -> Any:
-        return self._json_only("published_at", None)
-
-    def doi(self) -> str | None:
-        return self._json_only("doi", None)
-
     def package(self) -> str | None:
         return self._json_only("package", None)
 
     def authors(self) -> list[Author]:
         return list(self._json_only("authors", []))
 
-    def paper_url(self) -> str | None:
-        return self._json_only("paper_url", None)
-
-    def video_url(self) -> str | None:
-        return self._json_only("video_url", None)
-
-    def video_doi(self) -> str | None:
-        return self._json_only("video_doi", None)
-
-    def slides_url(self) -> str | None:
-        return self._json_only("slides_url", None)
-
-    def poster_url(self) -> str | None:
-        return self._json_only("poster_url", None)
-
-    def is_poster(self) -> bool | None:
-        return self._json_only("is_poster", None)
-
     # -- the whole page ----------------------------------------------------------------------------
 
     def fields(self, lecture_id: str) -> LectureFields:
-        """Every field, each by its own method."""
+        """Every field, each by its own method (the plain attribute fields by :meth:`attribute`)."""
         is_premium, premium_known = self.is_premium()
-        return LectureFields(
+        fields = LectureFields(
             lecture_id=lecture_id,
             slug=self.slug(),
-            title=self.title(),
-            abstract=self.abstract(),
-            keywords=self.keywords(),
             presentation_type=self.presentation_type(),
             event_id=self.event_id(),
             event_name=self.event_name(),
             session_id=self.session_id(),
             session_name=self.session_name(),
-            held_at=self.held_at(),
-            published_at=self.published_at(),
-            doi=self.doi(),
             package=self.package(),
             is_premium=is_premium,
             premium_known=premium_known,
-            paper_url=self.paper_url(),
             related_lecture_ids=self.related_lecture_ids(lecture_id),
             authors=self.authors(),
-            video_url=self.video_url(),
-            video_doi=self.video_doi(),
-            slides_url=self.slides_url(),
-            poster_url=self.poster_url(),
-            is_poster=self.is_poster(),
             problems=list(self.json.problems) if self.json is not None else [],
         )
+        for f in ATTRIBUTE_FIELDS:
+            setattr(fields, f.name, self.attribute(f))
+        return fields
 
     def to_page(self) -> LecturePage:
         """What the page holds; raises :class:`PageParseError` when it has neither a lecture id nor a

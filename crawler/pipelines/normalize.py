@@ -9,10 +9,11 @@ from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 
 from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.schema import ONE_LINE_FIELDS
 from crawler.text.normalize import normalize_line
 
-# ``abstract`` is left as the site publishes it; ``text`` carries the normalized abstract.
-LINE_FIELDS = ("title", "presentation_type", "event_name", "session_name")
+# The schema marks which fields are one line of text (``Field.one_line``); ``abstract`` is not: it is left as
+# the site publishes it, and ``text`` carries the normalized abstract.
 
 
 class NormalizePipeline:
@@ -30,14 +31,15 @@ class NormalizePipeline:
         if not isinstance(item, LectureItem):
             return item
         changed = 0
-        for name in LINE_FIELDS:
-            value = item.get(name)
-            if isinstance(value, str):
+        for f in ONE_LINE_FIELDS:
+            value = item.get(f.name)
+            if f.kind == "string_list":
+                lines = [normalize_line(v) for v in value or [] if isinstance(v, str)]
+                item[f.name] = [line for line in lines if line]
+            elif isinstance(value, str):
                 clean = normalize_line(value)
                 changed += clean != value
-                item[name] = clean or None
-        keywords = [normalize_line(k) for k in item.get("keywords") or [] if isinstance(k, str)]
-        item["keywords"] = [k for k in keywords if k]
+                item[f.name] = clean or None
         blocks = [normalize_line(b) for b in item.get(PAGE_BLOCKS) or []]
         item[PAGE_BLOCKS] = [b for b in blocks if b]
         self.stats.inc_value("normalize/items")
