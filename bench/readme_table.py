@@ -48,6 +48,22 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _earlier_runs(results: dict[str, Any]) -> list[str]:
+    """``sections a, b at commit `x` on <date>`` for the sections a run with ``--only`` kept from an
+    earlier run (measured at another commit than the run that wrote the file)."""
+    commit = results.get("machine", {}).get("commit")
+    runs: dict[tuple[str, str], list[str]] = {}
+    for name, section in results.get("sections", {}).items():
+        measured = section.get("measured") if isinstance(section, dict) else None
+        if measured and measured.get("commit") != commit:
+            key = (str(measured.get("commit", "?")), str(measured.get("date", "?"))[:10])
+            runs.setdefault(key, []).append(name)
+    return [
+        f"{'section' if len(names) == 1 else 'sections'} {', '.join(names)} at commit `{c}` on {date}"
+        for (c, date), names in runs.items()
+    ]
+
+
 def render(results: dict[str, Any]) -> str:
     """The block between the markers: where and when the figures were taken, then one row per figure."""
     info = results.get("machine", {})
@@ -56,7 +72,9 @@ def render(results: dict[str, Any]) -> str:
         f"Taken on {str(info.get('date', '?'))[:10]} at commit `{info.get('commit', '?')}` on "
         f"{info.get('cores', '?')} cores (Python {info.get('python', '?')}, Scrapy {info.get('scrapy', '?')}"
     )
-    taken += f", load average {load[0]:g} at the start):" if load else "):"
+    taken += f", load average {load[0]:g} at the start)" if load else ")"
+    earlier = _earlier_runs(results)
+    taken += "; " + "; ".join(earlier) + ":" if earlier else ":"
     lines = [taken, "", "| figure | value | baseline | ratio | target | met |", "|---|---|---|---|---|---|"]
     for f in results.get("figures", []):
         unit = f.get("unit") or ""

@@ -749,6 +749,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--diagnose", action="store_true", help="measure what grows even when targets hold")
     parser.add_argument("--out", type=Path, default=RESULTS, help="JSON results (default bench/results/)")
     parser.add_argument("--keep", action="store_true", help="keep the working directory")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="with --only: drop the other sections' figures instead of keeping them from the results file",
+    )
     args = parser.parse_args(argv)
     wanted = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(wanted) - set(SECTIONS))
@@ -775,7 +780,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"eventcrawl benchmarks on {info['cores']} cores ({info['platform']}, Python {info['python']}, "
           f"Scrapy {info['scrapy']}, {info['commit']})", flush=True)  # fmt: skip
     results: dict[str, Any] = {}
-    figures: list[Figure] = []
     started = time.monotonic()
     try:
         for name in [s for s in SECTIONS if s in wanted]:
@@ -785,8 +789,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             directory.mkdir()
             section = runners[name](directory)
             print(f" {time.monotonic() - t0:.0f} s", flush=True)
-            figures += section.figures
-            results[name] = asdict(section)
+            results[name] = {**asdict(section), "measured": _measured(info)}
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
@@ -796,13 +799,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"cores: {info['cores']}, total {time.monotonic() - started:.0f} s, load average (1, 5, 15 min) "
         f"{info['load_average_at_start']} at the start, {info['load_average_at_end']} at the end"
     )
+    figures = [Figure(**f) for name in SECTIONS if name in results for f in results[name]["figures"]]
     print(table(figures))
     _print_explanations(results)
-    payload = {"machine": info, "figures": [asdict(f) for f in figures], "sections": results}
+    # A run of some sections keeps the figures of the others from the results file, each section saying
+    # the commit and the date it was measured at: the table then quotes every section, none by hand.
+    kept = {} if args.fresh or set(wanted) >= set(SECTIONS) else _earlier_sections(args.out)
+    sections = {name: results.get(name) or kept[name] for name in SECTIONS if name in results or name in kept}
+    every = [f for section in sections.values() for f in section["figures"]]
+    payload = {"machine": info, "figures": every, "sections": sections}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(payload, indent=2, default=str) + "\n", encoding="utf-8")
     print(f"\nresults: {args.out}")
     return 0
+
+
+def _measured(info: dict[str, Any]) -> dict[str, Any]:
+    return {k: info.get(k) for k in ("commit", "date", "cores", "load_average_at_start")}
+
+
+def _earlier_sections(path: Path) -> dict[str, Any]:
+    """The sections of an earlier results file, each with the machine facts it was measured under."""
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    facts = earlier.get("machine", {})
+    return {
+        name: {**section, "measured": section.get("measured") or _measured(facts)}
+        for name, section in earlier.get("sections", {}).items()
+        if name in SECTIONS and isinstance(section, dict)
+    }
 
 
 def _print_explanations(results: dict[str, Any]) -> None:

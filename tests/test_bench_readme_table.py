@@ -128,3 +128,18 @@ def test_the_project_readme_copy_can_be_checked(tmp_path: Path, capsys: pytest.C
     else:
         assert code == 1
         assert "markers" in text.err
+
+
+def test_sections_kept_from_an_earlier_run_name_their_commit_and_date() -> None:
+    results = json.loads(json.dumps(RESULTS))
+    earlier = {"commit": "0ld0001", "date": "2026-12-01T08:00:00+00:00"}
+    results["sections"] = {
+        "cost": {"figures": [], "measured": {"commit": "abc1234", "date": "2026-12-03T10:00:00+00:00"}},
+        "scale": {"figures": [], "measured": earlier},
+        "polite": {"figures": [], "measured": earlier},
+    }
+    first_line = readme_table.render(results).splitlines()[0]
+    assert first_line == (
+        "Taken on 2026-12-03 at commit `abc1234` on 2 cores (Python 3.11.7, Scrapy 2.19.0, load average 2.5"
+        " at the start); sections scale, polite at commit `0ld0001` on 2026-12-01:"
+    )
