@@ -12,9 +12,11 @@ A crawl's keys live under ``<FRONTIER_KEY_PREFIX>:<spider>:<event id>``:
 Taking a request moves it from ``queue`` to the worker's ``leases`` in one script; the worker deletes the
 lease once the engine is done with the request, which is after the callback's requests were queued and its
 items staged. A worker whose heartbeat expired is dead: the next idle worker puts its leases back in the
-queue. The frontier is drained when seeding is done, the queue is empty and no live worker holds a lease;
-all of that is checked in one script, so a worker's "queued new requests, then released the lease" is never
-seen halfway. Pacing keys, ``<prefix>:pace:<download slot>:*``, are shared by every crawl on the same Redis.
+queue. Until then its leases look held, so a worker with nothing to do keeps waiting while any lease is out
+(it may be the listing page that queues the rest of the crawl). The frontier is drained when seeding is
+done, the queue is empty and no live worker holds a lease; all of that is checked in one script, so a
+worker's "queued new requests, then released the lease" is never seen halfway. Pacing keys,
+``<prefix>:pace:<download slot>:*``, are shared by every crawl on the same Redis.
 
 Calls are synchronous redis-py round trips on the reactor thread, as scrapy-redis's own queue makes them.
 """
@@ -30,6 +32,8 @@ from urllib.parse import urlsplit, urlunsplit
 from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redis import Redis
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
@@ -230,7 +234,7 @@ class CrawlKeys:
 class Drain:
     """What the drain check found: ``done`` (``flipped`` when this worker ended the crawl), ``requeued``
     (a dead worker's leases went back to the queue), ``seed`` (this worker must seed: the seeder died),
-    ``seeding``, ``queued`` or ``busy`` (another worker still holds requests)."""
+    ``seeding``, ``queued`` or ``busy`` (*count* workers whose heartbeat has not expired hold requests)."""
 
     status: str
     count: int = 0
@@ -238,6 +242,13 @@ class Drain:
     @property
     def flipped(self) -> bool:
         return self.status == DONE and self.count == 1
+
+    @property
+    def outstanding(self) -> bool:
+        """Whether the crawl still has work somewhere: every answer but ``done``. A lease is outstanding
+        whoever holds it: a worker that died holding one looks busy until its heartbeat expires, and only
+        a worker still there then puts the request back in the queue."""
+        return self.status != DONE
 
 
 def crawl_namespace(prefix: str, spider: Spider) -> str:
@@ -286,6 +297,9 @@ class Frontier:
         self.run: str | None = None
         self.drained = False
         self.held: dict[int, Request] = {}
+        # Leases the engine is done with that Redis has not been told of yet (the call failed): sent with
+        # the next heartbeat. One left unsent would make this worker look busy for ever.
+        self.unacked: list[int] = []
         self._client: Redis | None = None
         self._scripts: dict[str, Any] = {}
 
@@ -382,16 +396,20 @@ class Frontier:
                 return True
         return False
 
-    def heartbeat(self, acks: list[int]) -> int:
-        """Refresh this worker's heartbeat, release *acks*; returns how many requests wait in the queue."""
+    def heartbeat(self, acks: Sequence[int] = ()) -> int:
+        """Refresh this worker's heartbeat, release *acks* (and those a failed call left unsent); returns
+        how many requests wait in the queue. Acks that do not reach Redis are kept for the next call."""
         keys = self._keys()
+        self.unacked = [*self.unacked, *acks]
         pipe = self.client.pipeline(transaction=False)
         pipe.set(keys.alive_prefix + self.session, _now(), px=self.ttl_ms)
         pipe.sadd(keys.workers, self.session)
-        if acks:
-            pipe.hdel(keys.leases_prefix + self.session, *acks)
+        if self.unacked:
+            pipe.hdel(keys.leases_prefix + self.session, *self.unacked)
         pipe.zcard(keys.queue)
-        return int(pipe.execute()[-1])
+        queued = int(pipe.execute()[-1])
+        self.unacked = []
+        return queued
 
     def drain(self) -> Drain:
         keys = self._keys()
