@@ -21,6 +21,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider
 from crawler.frontier import default_worker_name, frontier_settings
 from crawler.frontier.core import DONE, JOIN, SEED, Drain, Frontier
 from crawler.frontier.extension import FrontierExtension, IdleClock
+from crawler.schedule.lock import StateLock
 from crawler.stage import StageError, read_stage
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
@@ -52,12 +53,14 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningRedis]:
 
 
 def start_worker(
-    replica: RunningReplica, frontier: str, state: Path, name: str, logs: Path, *settings: str
+    site: RunningReplica | str, frontier: str, state: Path, name: str, logs: Path, *settings: str
 ) -> subprocess.Popen[str]:
+    """``eventcrawl crawl --frontier`` of the replica *site* (or of the site at that base URL)."""
+    base = site if isinstance(site, str) else site.base_url
     logs.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable, "-m", "crawler.cli", "crawl",
-        "--web-base", replica.base_url, "--api-base", replica.base_url,
+        "--web-base", base, "--api-base", base,
         "--state", str(state), "--frontier", frontier, "--worker", name,
         *settings,
     ]  # fmt: skip
@@ -551,3 +554,63 @@ def test_the_idle_clock_runs_only_while_no_work_is_outstanding() -> None:
     never = IdleClock(timeout=0)
     assert not never.expired(None, now=0)
     assert not never.expired(None, now=10**9)
+
+
+def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
+    tmp_path: Path, redis: RunningRedis
+) -> None:
+    """Workers wait on a frontier whose seeding this test holds open: while they run, the commands that take
+    the state directory for themselves are refused with status 6; a second worker joins the first."""
+    url = redis.url(10)
+    spider = _Spider()
+    seeder = frontier_for(url, "test-seeder")
+    assert seeder.open(spider) == SEED
+    assert seeder.keys is not None
+    state, logs = tmp_path / "state", tmp_path / "logs"
+    base = "http://127.0.0.1:9"  # never asked: only the seeder would fetch anything
+    site = ["--web-base", base, "--api-base", base]
+
+    def joined() -> int:
+        seeder.heartbeat()
+        return int(seeder.client.scard(seeder.keys.workers)) - 1  # type: ignore[union-attr]
+
+    def wait_joined(n: int) -> None:
+        deadline = time.monotonic() + 60
+        while joined() < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert joined() == n, logs_text(logs)[-3000:]
+
+    workers: list[subprocess.Popen[str]] = []
+    try:
+        for name in ("w0", "w1"):
+            workers.append(start_worker(base, url, state, name, logs, *FAST_FLEET))
+            # A worker joins the frontier after it took the lock.
+            wait_joined(len(workers))
+        out = str(tmp_path / "out")
+        commands = [
+            ["crawl", *site, "--state", str(state)],
+            ["publish", "--state", str(state), "--out", out],
+            ["run", *site, "--state", str(state), "--out", out, "--name", "x"],
+        ]
+        refused = [
+            subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", *cmd], cwd=REPO, stderr=subprocess.PIPE, text=True
+            )
+            for cmd in commands
+        ]
+        for cmd, proc in zip(commands, refused, strict=True):
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 6, (cmd[0], err[-2000:])
+            assert f"crawl workers of a fleet hold {state / 'run.lock'}" in err, cmd[0]
+        assert all(w.poll() is None for w in workers)
+        seeder.mark_seeded()
+        codes = wait_all(workers, timeout=60)
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait()
+    assert codes == [0, 0], logs_text(logs)[-3000:]
+    assert not (tmp_path / "out").exists()
+    # Gone with the workers: the exclusive commands may run again.
+    StateLock(state).acquire().release()
