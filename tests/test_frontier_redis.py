@@ -240,9 +240,9 @@ def test_a_killed_and_restarted_worker_loses_nothing(tmp_path: Path, redis: Runn
             assert victim is not None, "no worker could be killed mid-crawl"
             procs[victim].send_signal(signal.SIGKILL)
             procs[victim].wait()
-            restarted = start_worker(replica, redis.url(3), state, victim, logs / "again", *settings)
+            procs["restarted"] = start_worker(replica, redis.url(3), state, victim, logs / "again", *settings)
             survivors = [n for n in names if n != victim]
-            codes = wait_all([*(procs[n] for n in survivors), restarted], timeout=120)
+            codes = wait_all([*(procs[n] for n in survivors), procs["restarted"]], timeout=120)
         finally:
             for proc in procs.values():
                 if proc.poll() is None:
@@ -565,14 +565,15 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
     spider = _Spider()
     seeder = frontier_for(url, "test-seeder")
     assert seeder.open(spider) == SEED
-    assert seeder.keys is not None
+    keys = seeder.keys
+    assert keys is not None
     state, logs = tmp_path / "state", tmp_path / "logs"
     base = "http://127.0.0.1:9"  # never asked: only the seeder would fetch anything
     site = ["--web-base", base, "--api-base", base]
 
     def joined() -> int:
         seeder.heartbeat()
-        return int(seeder.client.scard(seeder.keys.workers)) - 1  # type: ignore[union-attr]
+        return int(seeder.client.scard(keys.workers)) - 1
 
     def wait_joined(n: int) -> None:
         deadline = time.monotonic() + 60
@@ -581,6 +582,7 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
         assert joined() == n, logs_text(logs)[-3000:]
 
     workers: list[subprocess.Popen[str]] = []
+    refused: list[subprocess.Popen[str]] = []
     try:
         for name in ("w0", "w1"):
             workers.append(start_worker(base, url, state, name, logs, *FAST_FLEET))
@@ -592,7 +594,7 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
             ["publish", "--state", str(state), "--out", out],
             ["run", *site, "--state", str(state), "--out", out, "--name", "x"],
         ]
-        refused = [
+        refused += [
             subprocess.Popen(
                 [sys.executable, "-m", "crawler.cli", *cmd], cwd=REPO, stderr=subprocess.PIPE, text=True
             )
@@ -606,10 +608,10 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
         seeder.mark_seeded()
         codes = wait_all(workers, timeout=60)
     finally:
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-                worker.wait()
+        for proc in [*workers, *refused]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert codes == [0, 0], logs_text(logs)[-3000:]
     assert not (tmp_path / "out").exists()
     # Gone with the workers: the exclusive commands may run again.
