@@ -218,9 +218,10 @@ def test_pacing_fails_closed_when_redis_goes_away(tmp_path: Path) -> None:
 
 
 def test_a_killed_and_restarted_worker_loses_nothing(tmp_path: Path, redis: RunningRedis) -> None:
-    """SIGKILL one of three workers mid-crawl and start it again under its name. The idle timeout is shorter
-    than the heartbeat TTL: the others must still wait for the killed worker's requests to come back (one
-    may be the listing page that queues the rest) rather than stop as idle and leave them stranded."""
+    """SIGKILL one of three workers mid-crawl and start another in its place, under a new name as a worker
+    with the default name gets. The idle timeout is shorter than the heartbeat TTL: the workers must still
+    wait for the killed worker's requests to come back (one may be the listing page that queues the rest)
+    rather than stop as idle and leave them stranded."""
     settings = [
         *fast_crawl_settings(), "-s", "DOWNLOAD_DELAY=0.05", "-s", "FRONTIER_HEARTBEAT_TTL=3",
         "-s", "FRONTIER_POLL_INTERVAL=0.2", "-s", "FRONTIER_IDLE_TIMEOUT=1",
@@ -240,7 +241,7 @@ def test_a_killed_and_restarted_worker_loses_nothing(tmp_path: Path, redis: Runn
             assert victim is not None, "no worker could be killed mid-crawl"
             procs[victim].send_signal(signal.SIGKILL)
             procs[victim].wait()
-            procs["restarted"] = start_worker(replica, redis.url(3), state, victim, logs / "again", *settings)
+            procs["restarted"] = start_worker(replica, redis.url(3), state, "w3", logs / "again", *settings)
             survivors = [n for n in names if n != victim]
             codes = wait_all([*(procs[n] for n in survivors), procs["restarted"]], timeout=120)
         finally:
@@ -278,6 +279,8 @@ def test_a_lone_worker_killed_and_restarted_finishes_the_crawl(tmp_path: Path, r
         requests = replica.requests()
         truth = replica.ground_truth()
     assert codes == [0], logs_text(logs / "again")[-3000:]
+    # Under its name again, the worker took back at once what its killed run held.
+    assert "Took back" in logs_text(logs / "again")
     assert killed_at < len(truth)
     staged = read_stage(state)
     assert staged.complete
@@ -616,3 +619,33 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
     assert not (tmp_path / "out").exists()
     # Gone with the workers: the exclusive commands may run again.
     StateLock(state).acquire().release()
+
+
+def test_a_restarted_worker_takes_back_at_once_what_its_killed_run_held(redis: RunningRedis) -> None:
+    url = redis.url(11)
+    spider = _Spider()
+    killed = frontier_for(url, "w")
+    # Another worker whose name starts with the same letters and a dot keeps what it holds.
+    other = frontier_for(url, "w.2")
+    assert killed.open(spider) == SEED
+    assert other.open(spider) == JOIN
+    keys = killed.keys
+    assert keys is not None
+    killed.client.zadd(keys.queue, {b"listing-2": 10, b"lecture-1": 0, b"lecture-2": 0})
+    killed.mark_seeded()
+    assert killed.lease() == (1, b"lecture-1")
+    assert other.lease() == (2, b"lecture-2")
+    assert killed.lease() == (3, b"listing-2")
+    # "w" is killed (its heartbeat would run for 30 s more) and started again under its name.
+    again = frontier_for(url, "w")
+    assert again.open(spider) == JOIN
+    assert again.reclaimed == 2
+    assert killed.client.zrange(keys.queue, 0, -1, withscores=True) == [
+        (b"lecture-1", 0.0),
+        (b"listing-2", 10.0),
+    ]
+    assert killed.client.smembers(keys.workers) == {other.session.encode(), again.session.encode()}
+    assert killed.client.exists(keys.alive_prefix + killed.session, keys.leases_prefix + killed.session) == 0
+    assert killed.client.hvals(keys.leases_prefix + other.session) == [b"0:lecture-2"]
+    assert frontier_for(url, "w.2").open(spider) == JOIN
+    assert killed.client.hlen(keys.leases_prefix + other.session) == 0

@@ -15,7 +15,8 @@
   (:class:`IdleClock`): never while a lease is out, for the last worker to leave would strand it.
 - On close: unregister; leases still held (none after a normal close) go back to the queue.
 
-Stats: ``frontier/acked``, ``frontier/requeued`` (leases of dead workers this worker put back),
+Stats: ``frontier/acked``, ``frontier/reclaimed`` (leases of this worker's killed earlier run, put back on
+joining; set by the scheduler), ``frontier/requeued`` (leases of dead workers this worker put back),
 ``frontier/returned`` (own leases put back on close), ``frontier/idle_waits``, ``frontier/drained``,
 ``frontier/reseeded``, ``frontier/errors``.
 """
