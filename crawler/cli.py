@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import shutil
 import sys
 import tempfile
@@ -195,8 +194,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         overrides = [*fleet.items(), *overrides]
     elif args.worker:
         overrides = [("STAGE_WORKER", check_worker_name(args.worker)), *overrides]
-    # Fleet workers share one state directory, each staging under its own name; Redis coordinates them.
-    with contextlib.nullcontext() if args.frontier else StateLock(args.state):
+    # Fleet workers share the state directory, each staging under its own name (Redis coordinates them):
+    # they take its lock shared, and keep out the commands that take it exclusive (run, publish, this one).
+    with StateLock(args.state, shared=bool(args.frontier)):
         result = runner.crawl(
             event_ids=events, state_dir=args.state, web_base=web_base, api_base=api_base, overrides=overrides
         )

@@ -16,9 +16,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import scrapy
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 
 from crawler.frontier import default_worker_name, frontier_settings
-from crawler.frontier.core import DONE, JOIN, SEED, Frontier
+from crawler.frontier.core import DONE, JOIN, SEED, Drain, Frontier
+from crawler.frontier.extension import FrontierExtension, IdleClock
+from crawler.schedule.lock import StateLock
 from crawler.stage import StageError, read_stage
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
@@ -50,12 +53,14 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningRedis]:
 
 
 def start_worker(
-    replica: RunningReplica, frontier: str, state: Path, name: str, logs: Path, *settings: str
+    site: RunningReplica | str, frontier: str, state: Path, name: str, logs: Path, *settings: str
 ) -> subprocess.Popen[str]:
+    """``eventcrawl crawl --frontier`` of the replica *site* (or of the site at that base URL)."""
+    base = site if isinstance(site, str) else site.base_url
     logs.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable, "-m", "crawler.cli", "crawl",
-        "--web-base", replica.base_url, "--api-base", replica.base_url,
+        "--web-base", base, "--api-base", base,
         "--state", str(state), "--frontier", frontier, "--worker", name,
         *settings,
     ]  # fmt: skip
@@ -212,34 +217,49 @@ def test_pacing_fails_closed_when_redis_goes_away(tmp_path: Path) -> None:
     assert report["stats"]["frontier/pace/retry_seconds"] >= 2.5
 
 
-def test_a_killed_worker_loses_nothing(tmp_path: Path, redis: RunningRedis) -> None:
-    settings = [*fast_crawl_settings(), "-s", "DOWNLOAD_DELAY=0.05", *FAST_FLEET]
+def test_a_killed_and_restarted_worker_loses_nothing(tmp_path: Path, redis: RunningRedis) -> None:
+    """SIGKILL one of three workers mid-crawl and start another in its place, under a new name as a worker
+    with the default name gets. The idle timeout is shorter than the heartbeat TTL: the workers must still
+    wait for the killed worker's requests to come back (one may be the listing page that queues the rest)
+    rather than stop as idle and leave them stranded."""
+    settings = [
+        *fast_crawl_settings(), "-s", "DOWNLOAD_DELAY=0.05", "-s", "FRONTIER_HEARTBEAT_TTL=3",
+        "-s", "FRONTIER_POLL_INTERVAL=0.2", "-s", "FRONTIER_IDLE_TIMEOUT=1",
+    ]  # fmt: skip
     state, logs = tmp_path / "state", tmp_path / "logs"
     names = ["w0", "w1", "w2"]
     with running_replica(tmp_path / "replica", "--lectures", LECTURES) as replica:
         procs = {n: start_worker(replica, redis.url(3), state, n, logs, *settings) for n in names}
-        deadline = time.monotonic() + 60
-        victim = None
-        while victim is None and time.monotonic() < deadline:
-            victim = next((n for n in names if staged_lines(state, n) >= 3 and procs[n].poll() is None), None)
-            time.sleep(0.02)
-        assert victim is not None, "no worker could be killed mid-crawl"
-        procs[victim].send_signal(signal.SIGKILL)
-        procs[victim].wait()
-        survivors = [n for n in names if n != victim]
-        codes = wait_all([procs[n] for n in survivors])
+        try:
+            deadline = time.monotonic() + 60
+            victim = None
+            while victim is None and time.monotonic() < deadline:
+                victim = next(
+                    (n for n in names if staged_lines(state, n) >= 3 and procs[n].poll() is None), None
+                )
+                time.sleep(0.02)
+            assert victim is not None, "no worker could be killed mid-crawl"
+            procs[victim].send_signal(signal.SIGKILL)
+            procs[victim].wait()
+            procs["restarted"] = start_worker(replica, redis.url(3), state, "w3", logs / "again", *settings)
+            survivors = [n for n in names if n != victim]
+            codes = wait_all([*(procs[n] for n in survivors), procs["restarted"]], timeout=120)
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
         truth = replica.ground_truth()
-    # A worker that started after the others took all the work stages nothing and says so (status 1).
-    assert all(code == 0 or staged_lines(state, n) == 0 for n, code in zip(survivors, codes, strict=True)), (
-        codes
-    )
-    assert 0 in codes, logs_text(logs)[-3000:]
-    assert "Re-queued" in logs_text(logs)
+    log = logs_text(logs) + logs_text(logs / "again")
+    # A worker that joins a drained frontier has nothing to do and finishes too.
+    assert codes == [0, 0, 0], log[-3000:]
+    assert "frontier_idle_timeout" not in log
+    assert "Re-queued" in log
     staged = read_stage(state)
     assert staged.complete
     assert sorted(r["lecture_id"] for r in staged.records) == sorted(t["lecture_id"] for t in truth)
     rows = published_rows(state, tmp_path / "out")
-    assert len(rows) == len(truth)
+    assert sorted(r["lecture_id"] for r in rows) == sorted(t["lecture_id"] for t in truth)
 
 
 def test_a_lone_worker_killed_and_restarted_finishes_the_crawl(tmp_path: Path, redis: RunningRedis) -> None:
@@ -259,6 +279,8 @@ def test_a_lone_worker_killed_and_restarted_finishes_the_crawl(tmp_path: Path, r
         requests = replica.requests()
         truth = replica.ground_truth()
     assert codes == [0], logs_text(logs / "again")[-3000:]
+    # Under its name again, the worker took back at once what its killed run held.
+    assert "Took back" in logs_text(logs / "again")
     assert killed_at < len(truth)
     staged = read_stage(state)
     assert staged.complete
@@ -284,6 +306,14 @@ class _Spider(scrapy.Spider):
 def frontier_for(url: str, worker: str, **settings: Any) -> Frontier:
     crawler = project_crawler(_Spider, {**frontier_settings(url, worker), **settings})
     return Frontier(crawler)
+
+
+def fleet_worker(url: str, worker: str, **settings: Any) -> tuple[Frontier, FrontierExtension]:
+    """A worker's frontier and the extension that decides, when its engine is idle, whether it stays; with
+    no engine, every lease counts as finished at each check."""
+    crawler = project_crawler(_Spider, {**frontier_settings(url, worker), **settings})
+    frontier = Frontier.of(crawler)
+    return frontier, FrontierExtension(crawler, frontier)
 
 
 def test_one_worker_seeds_and_a_finished_crawl_stays_finished(redis: RunningRedis) -> None:
@@ -424,3 +454,198 @@ def test_a_bad_frontier_url_is_a_usage_error(tmp_path: Path) -> None:
     result = eventcrawl("crawl", "--state", str(tmp_path / "state"), "--frontier", "localhost:6379")
     assert result.returncode == 2
     assert "redis://" in result.stderr
+
+
+def idle_check(extension: FrontierExtension, spider: scrapy.Spider) -> str:
+    """What the worker does when its engine is idle: stay (``DontCloseSpider``), close with a reason, or
+    let the engine finish (``finished``)."""
+    try:
+        extension.spider_idle(spider)
+    except DontCloseSpider:
+        return "stay"
+    except CloseSpider as exc:
+        return exc.reason
+    return "finished"
+
+
+def test_a_dead_workers_listing_lease_keeps_the_fleet_waiting_until_it_is_served(redis: RunningRedis) -> None:
+    """The fleet's last request, the listing page that would queue the rest, is leased by a worker that dies.
+    Until its heartbeat runs out the lease looks held; the idle timeout must not close the survivor meanwhile
+    (nothing would be left to put the page back), however short it is."""
+    url = redis.url(9)
+    spider = _Spider()
+    doomed = frontier_for(url, "doomed")
+    survivor, extension = fleet_worker(url, "survivor", FRONTIER_IDLE_TIMEOUT=0.2)
+    assert doomed.open(spider) == SEED
+    assert survivor.open(spider) == JOIN
+    keys = doomed.keys
+    assert keys is not None
+    # Seeding: the first listing page; serving it queues a lecture and the next listing page (lower priority).
+    doomed.client.zadd(keys.queue, {b"listing-1": 10})
+    doomed.mark_seeded()
+    first = doomed.lease()
+    assert first == (1, b"listing-1")
+    doomed.client.zadd(keys.queue, {b"lecture-1": 0, b"listing-2": 10})
+    doomed.heartbeat([first[0]])
+    lecture = survivor.lease()
+    assert lecture == (2, b"lecture-1")
+    assert doomed.lease() == (3, b"listing-2")
+    survivor.heartbeat([lecture[0]])
+    # The doomed worker dies now (SIGKILL): it never acknowledges listing-2 and never beats again.
+    assert idle_check(extension, spider) == "stay"
+    time.sleep(0.3)
+    assert idle_check(extension, spider) == "stay"
+    assert survivor.drain() == Drain("busy", 1)
+    # Time passes: what is left of the dead worker's heartbeat runs out.
+    survivor.client.pexpire(keys.alive_prefix + doomed.session, 50)
+    time.sleep(0.3)
+    assert idle_check(extension, spider) == "stay"
+    assert extension.stats.get_value("frontier/requeued") == 1
+    assert survivor.client.zrange(keys.queue, 0, -1, withscores=True) == [(b"listing-2", 10.0)]
+    # The survivor serves the page, and the lectures it lists.
+    again = survivor.lease()
+    assert again is not None and again[1] == b"listing-2"
+    survivor.client.zadd(keys.queue, {b"lecture-2": 0})
+    survivor.heartbeat([again[0]])
+    assert idle_check(extension, spider) == "stay"
+    last = survivor.lease()
+    assert last is not None and last[1] == b"lecture-2"
+    survivor.heartbeat([last[0]])
+    assert idle_check(extension, spider) == "finished"
+    assert survivor.drained
+    assert survivor.summary()["done_by"] == survivor.session
+
+
+def test_an_ack_that_does_not_reach_redis_goes_with_the_next_heartbeat(tmp_path: Path) -> None:
+    """A lost ack would leave a lease in Redis that no engine holds: the worker would wait for itself."""
+    import redis as redis_client
+
+    spider = _Spider()
+    with running_redis(tmp_path / "redis") as server:
+        worker = frontier_for(server.url(0), "w")
+        assert worker.open(spider) == SEED
+        assert worker.keys is not None
+        worker.client.zadd(worker.keys.queue, {b"page": 0})
+        worker.mark_seeded()
+        assert worker.lease() == (1, b"page")
+        worker.client.acl_setuser("admin", enabled=True, passwords=["+pw"], keys=["~*"], commands=["+@all"])
+        admin = redis_client.Redis(port=server.port, username="admin", password="pw")
+        # Redis refuses the worker's commands for a while.
+        admin.acl_setuser("default", enabled=True, nopass=True, keys=["~*"], commands=["-@all"])
+        with pytest.raises(redis_client.RedisError):
+            worker.heartbeat([1])
+        admin.acl_setuser("default", enabled=True, nopass=True, keys=["~*"], commands=["+@all"])
+        assert worker.unacked == [1]
+        assert worker.heartbeat() == 0
+        assert worker.unacked == []
+        assert worker.drain().flipped
+
+
+def test_the_idle_clock_runs_only_while_no_work_is_outstanding() -> None:
+    clock = IdleClock(timeout=5)
+    assert not clock.expired(None, now=100)
+    assert not clock.expired(None, now=104.9)
+    assert clock.expired(None, now=105)
+    for status in ("busy", "queued", "seeding", "requeued", SEED):
+        assert not clock.expired(Drain(status, 1), now=1000)
+        assert clock.since is None
+    assert not clock.expired(None, now=2000)
+    clock.reset()
+    assert not clock.expired(None, now=3000)
+    assert not clock.expired(None, now=3004)
+    assert clock.expired(None, now=3006)
+    never = IdleClock(timeout=0)
+    assert not never.expired(None, now=0)
+    assert not never.expired(None, now=10**9)
+
+
+def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
+    tmp_path: Path, redis: RunningRedis
+) -> None:
+    """Workers wait on a frontier whose seeding this test holds open: while they run, the commands that take
+    the state directory for themselves are refused with status 6; a second worker joins the first."""
+    url = redis.url(10)
+    spider = _Spider()
+    seeder = frontier_for(url, "test-seeder")
+    assert seeder.open(spider) == SEED
+    keys = seeder.keys
+    assert keys is not None
+    state, logs = tmp_path / "state", tmp_path / "logs"
+    base = "http://127.0.0.1:9"  # never asked: only the seeder would fetch anything
+    site = ["--web-base", base, "--api-base", base]
+
+    def joined() -> int:
+        seeder.heartbeat()
+        return int(seeder.client.scard(keys.workers)) - 1
+
+    def wait_joined(n: int) -> None:
+        deadline = time.monotonic() + 60
+        while joined() < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert joined() == n, logs_text(logs)[-3000:]
+
+    workers: list[subprocess.Popen[str]] = []
+    refused: list[subprocess.Popen[str]] = []
+    try:
+        for name in ("w0", "w1"):
+            workers.append(start_worker(base, url, state, name, logs, *FAST_FLEET))
+            # A worker joins the frontier after it took the lock.
+            wait_joined(len(workers))
+        out = str(tmp_path / "out")
+        commands = [
+            ["crawl", *site, "--state", str(state)],
+            ["publish", "--state", str(state), "--out", out],
+            ["run", *site, "--state", str(state), "--out", out, "--name", "x"],
+        ]
+        refused += [
+            subprocess.Popen(
+                [sys.executable, "-m", "crawler.cli", *cmd], cwd=REPO, stderr=subprocess.PIPE, text=True
+            )
+            for cmd in commands
+        ]
+        for cmd, proc in zip(commands, refused, strict=True):
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 6, (cmd[0], err[-2000:])
+            assert f"crawl workers of a fleet hold {state / 'run.lock'}" in err, cmd[0]
+        assert all(w.poll() is None for w in workers)
+        seeder.mark_seeded()
+        codes = wait_all(workers, timeout=60)
+    finally:
+        for proc in [*workers, *refused]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert codes == [0, 0], logs_text(logs)[-3000:]
+    assert not (tmp_path / "out").exists()
+    # Gone with the workers: the exclusive commands may run again.
+    StateLock(state).acquire().release()
+
+
+def test_a_restarted_worker_takes_back_at_once_what_its_killed_run_held(redis: RunningRedis) -> None:
+    url = redis.url(11)
+    spider = _Spider()
+    killed = frontier_for(url, "w")
+    # Another worker whose name starts with the same letters and a dot keeps what it holds.
+    other = frontier_for(url, "w.2")
+    assert killed.open(spider) == SEED
+    assert other.open(spider) == JOIN
+    keys = killed.keys
+    assert keys is not None
+    killed.client.zadd(keys.queue, {b"listing-2": 10, b"lecture-1": 0, b"lecture-2": 0})
+    killed.mark_seeded()
+    assert killed.lease() == (1, b"lecture-1")
+    assert other.lease() == (2, b"lecture-2")
+    assert killed.lease() == (3, b"listing-2")
+    # "w" is killed (its heartbeat would run for 30 s more) and started again under its name.
+    again = frontier_for(url, "w")
+    assert again.open(spider) == JOIN
+    assert again.reclaimed == 2
+    assert killed.client.zrange(keys.queue, 0, -1, withscores=True) == [
+        (b"lecture-1", 0.0),
+        (b"listing-2", 10.0),
+    ]
+    assert killed.client.smembers(keys.workers) == {other.session.encode(), again.session.encode()}
+    assert killed.client.exists(keys.alive_prefix + killed.session, keys.leases_prefix + killed.session) == 0
+    assert killed.client.hvals(keys.leases_prefix + other.session) == [b"0:lecture-2"]
+    assert frontier_for(url, "w.2").open(spider) == JOIN
+    assert killed.client.hlen(keys.leases_prefix + other.session) == 0

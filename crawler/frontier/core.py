@@ -12,9 +12,12 @@ A crawl's keys live under ``<FRONTIER_KEY_PREFIX>:<spider>:<event id>``:
 Taking a request moves it from ``queue`` to the worker's ``leases`` in one script; the worker deletes the
 lease once the engine is done with the request, which is after the callback's requests were queued and its
 items staged. A worker whose heartbeat expired is dead: the next idle worker puts its leases back in the
-queue. The frontier is drained when seeding is done, the queue is empty and no live worker holds a lease;
-all of that is checked in one script, so a worker's "queued new requests, then released the lease" is never
-seen halfway. Pacing keys, ``<prefix>:pace:<download slot>:*``, are shared by every crawl on the same Redis.
+queue (a worker restarted under the same name does so at once when it joins). Until then its leases look
+held, so a worker with nothing to do keeps waiting while any lease is out (it may be the listing page that
+queues the rest of the crawl). The frontier is drained when seeding is done, the queue is empty and no
+live worker holds a lease; all of that is checked in one script, so a worker's "queued new requests, then
+released the lease" is never seen halfway. Pacing keys, ``<prefix>:pace:<download slot>:*``, are shared
+by every crawl on the same Redis.
 
 Calls are synchronous redis-py round trips on the reactor thread, as scrapy-redis's own queue makes them.
 """
@@ -30,6 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 from weakref import WeakKeyDictionary
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from redis import Redis
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
@@ -40,7 +45,24 @@ SEED, JOIN, DONE = "seed", "join", "done"
 
 _REGISTRY: WeakKeyDictionary[Crawler, Frontier] = WeakKeyDictionary()
 
-_JOIN = """
+# Puts one worker's leases back in the queue; shared by joining (this worker's killed run), the drain check
+# (dead workers) and leaving.
+_REQUEUE_FN = """
+local function requeue(leases_key, queue)
+  local entries = redis.call('HGETALL', leases_key)
+  for i = 2, #entries, 2 do
+    local v = entries[i]
+    local sep = string.find(v, ':', 1, true)
+    redis.call('ZADD', queue, string.sub(v, 1, sep - 1), string.sub(v, sep + 1))
+  end
+  redis.call('DEL', leases_key)
+  return #entries / 2
+end
+"""
+
+_JOIN = (
+    _REQUEUE_FN
+    + """
 local state, workers, queue, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local me, alive, leases = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('HEXISTS', state, 'done_at') == 1 then
@@ -51,12 +73,22 @@ if redis.call('HEXISTS', state, 'done_at') == 1 then
     reset = tonumber(t[1]) + tonumber(t[2]) / 1000000 - done_epoch >= tonumber(ARGV[8])
   end
   if not reset then
-    return {'done', redis.call('HGET', state, 'run')}
+    return {'done', redis.call('HGET', state, 'run'), 0}
   end
   for _, w in ipairs(redis.call('SMEMBERS', workers)) do
     redis.call('DEL', leases .. w, alive .. w)
   end
   redis.call('DEL', state, workers, queue, seen)
+end
+-- An earlier session under this worker's name was this worker, killed: its requests come back now, not
+-- when its heartbeat expires (a session is "<worker>.<hex>", and worker names may hold dots).
+local reclaimed = 0
+for _, w in ipairs(redis.call('SMEMBERS', workers)) do
+  if w ~= me and string.match(w, '^(.*)%.%x+$') == ARGV[9] then
+    reclaimed = reclaimed + requeue(leases .. w, queue)
+    redis.call('DEL', alive .. w)
+    redis.call('SREM', workers, w)
+  end
 end
 local role = 'join'
 if redis.call('HEXISTS', state, 'run') == 0 then
@@ -73,8 +105,9 @@ if redis.call('SADD', workers, me) == 1 then
   redis.call('HINCRBY', state, 'workers_joined', 1)
 end
 redis.call('SET', alive .. me, ARGV[6], 'PX', ARGV[4])
-return {role, redis.call('HGET', state, 'run')}
+return {role, redis.call('HGET', state, 'run'), reclaimed}
 """
+)
 
 _LEASE = """
 local top = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -87,20 +120,6 @@ redis.call('HSET', KEYS[2], id, top[2] .. ':' .. top[1])
 redis.call('SADD', KEYS[4], ARGV[1])
 redis.call('SET', KEYS[5], ARGV[3], 'PX', ARGV[2])
 return {id, top[1]}
-"""
-
-# Puts one worker's leases back in the queue; shared by the drain check (dead workers) and leaving.
-_REQUEUE_FN = """
-local function requeue(leases_key, queue)
-  local entries = redis.call('HGETALL', leases_key)
-  for i = 2, #entries, 2 do
-    local v = entries[i]
-    local sep = string.find(v, ':', 1, true)
-    redis.call('ZADD', queue, string.sub(v, 1, sep - 1), string.sub(v, sep + 1))
-  end
-  redis.call('DEL', leases_key)
-  return #entries / 2
-end
 """
 
 _DRAIN = (
@@ -230,7 +249,7 @@ class CrawlKeys:
 class Drain:
     """What the drain check found: ``done`` (``flipped`` when this worker ended the crawl), ``requeued``
     (a dead worker's leases went back to the queue), ``seed`` (this worker must seed: the seeder died),
-    ``seeding``, ``queued`` or ``busy`` (another worker still holds requests)."""
+    ``seeding``, ``queued`` or ``busy`` (*count* workers whose heartbeat has not expired hold requests)."""
 
     status: str
     count: int = 0
@@ -238,6 +257,13 @@ class Drain:
     @property
     def flipped(self) -> bool:
         return self.status == DONE and self.count == 1
+
+    @property
+    def outstanding(self) -> bool:
+        """Whether the crawl still has work somewhere: every answer but ``done``. A lease is outstanding
+        whoever holds it: a worker that died holding one looks busy until its heartbeat expires, and only
+        a worker still there then puts the request back in the queue."""
+        return self.status != DONE
 
 
 def crawl_namespace(prefix: str, spider: Spider) -> str:
@@ -285,7 +311,12 @@ class Frontier:
         self.role: str | None = None
         self.run: str | None = None
         self.drained = False
+        # Requests that an earlier session of this worker (killed) held, put back in the queue on joining.
+        self.reclaimed = 0
         self.held: dict[int, Request] = {}
+        # Leases the engine is done with that Redis has not been told of yet (the call failed): sent with
+        # the next heartbeat. One left unsent would make this worker look busy for ever.
+        self.unacked: list[int] = []
         self._client: Redis | None = None
         self._scripts: dict[str, Any] = {}
 
@@ -336,7 +367,7 @@ class Frontier:
         if self.role is not None:
             return self.role
         keys = self.keys = CrawlKeys(crawl_namespace(self.prefix, spider))
-        role, run = self._script("join", _JOIN)(
+        role, run, reclaimed = self._script("join", _JOIN)(
             keys=[keys.state, keys.workers, keys.queue, keys.seen],
             args=[
                 self.session,
@@ -347,9 +378,10 @@ class Frontier:
                 _now(),
                 "1" if self.reset else "0",
                 max(0.0, self.reset_after),
+                self.worker,
             ],
         )
-        self.role, self.run = _text(role), _text(run)
+        self.role, self.run, self.reclaimed = _text(role), _text(run), int(reclaimed)
         self.drained = self.role == DONE
         return self.role
 
@@ -382,16 +414,20 @@ class Frontier:
                 return True
         return False
 
-    def heartbeat(self, acks: list[int]) -> int:
-        """Refresh this worker's heartbeat, release *acks*; returns how many requests wait in the queue."""
+    def heartbeat(self, acks: Sequence[int] = ()) -> int:
+        """Refresh this worker's heartbeat, release *acks* (and those a failed call left unsent); returns
+        how many requests wait in the queue. Acks that do not reach Redis are kept for the next call."""
         keys = self._keys()
+        self.unacked = [*self.unacked, *acks]
         pipe = self.client.pipeline(transaction=False)
         pipe.set(keys.alive_prefix + self.session, _now(), px=self.ttl_ms)
         pipe.sadd(keys.workers, self.session)
-        if acks:
-            pipe.hdel(keys.leases_prefix + self.session, *acks)
+        if self.unacked:
+            pipe.hdel(keys.leases_prefix + self.session, *self.unacked)
         pipe.zcard(keys.queue)
-        return int(pipe.execute()[-1])
+        queued = int(pipe.execute()[-1])
+        self.unacked = []
+        return queued
 
     def drain(self) -> Drain:
         keys = self._keys()

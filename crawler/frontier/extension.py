@@ -6,13 +6,17 @@
 - Every ``FRONTIER_POLL_INTERVAL``: refresh the heartbeat, release the leases of requests the engine no longer
   holds, and wake the engine when the shared queue has work (other workers fill it; Scrapy would otherwise
   look again only every 5 s).
-- On ``spider_idle``: run the drain check. The worker stays (``DontCloseSpider``) while the queue has
-  requests, seeding is pending or another live worker holds leases; dead workers' leases are re-queued on
-  the way. It closes with ``finished`` once the frontier is drained, or with ``frontier_idle_timeout`` after
-  ``FRONTIER_IDLE_TIMEOUT`` seconds of waiting (0: never).
+- On ``spider_idle``: run the drain check. The worker stays (``DontCloseSpider``) while the crawl has work
+  outstanding: requests queued, seeding pending, or leases held by another worker, live or dead (a dead
+  worker's leases look held until its heartbeat expires; the check then re-queues them). While it waits,
+  the heartbeat tick wakes the engine so that the check runs again every ``FRONTIER_POLL_INTERVAL``. It
+  closes with ``finished`` once the frontier is drained, or with ``frontier_idle_timeout`` after
+  ``FRONTIER_IDLE_TIMEOUT`` seconds (0: never) in which the check could not show any work outstanding
+  (:class:`IdleClock`): never while a lease is out, for the last worker to leave would strand it.
 - On close: unregister; leases still held (none after a normal close) go back to the queue.
 
-Stats: ``frontier/acked``, ``frontier/requeued`` (leases of dead workers this worker put back),
+Stats: ``frontier/acked``, ``frontier/reclaimed`` (leases of this worker's killed earlier run, put back on
+joining; set by the scheduler), ``frontier/requeued`` (leases of dead workers this worker put back),
 ``frontier/returned`` (own leases put back on close), ``frontier/idle_waits``, ``frontier/drained``,
 ``frontier/reseeded``, ``frontier/errors``.
 """
@@ -29,7 +33,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
-from crawler.frontier.core import DONE, SEED, Frontier
+from crawler.frontier.core import DONE, SEED, Drain, Frontier
 
 if TYPE_CHECKING:
     from typing import Self
@@ -49,11 +53,42 @@ def engine_requests(engine: ExecutionEngine) -> set[Request] | None:
     return inprogress if isinstance(inprogress, set) else None
 
 
-def wake(engine: ExecutionEngine) -> None:
+def running_engine(crawler: Crawler) -> ExecutionEngine | None:
+    """The crawler's engine; None before the crawl starts (Scrapy 2.14 returns None, later ones raise)."""
+    try:
+        return crawler.engine
+    except RuntimeError:
+        return None
+
+
+def wake(engine: ExecutionEngine | None) -> None:
     """Ask the engine to poll the scheduler now; Scrapy has no public call for it."""
     nextcall = getattr(getattr(engine, "_slot", None), "nextcall", None)
     if nextcall is not None:
         nextcall.schedule()
+
+
+class IdleClock:
+    """How long a waiting worker has gone without the frontier showing any work outstanding, against
+    ``FRONTIER_IDLE_TIMEOUT`` (*timeout*; 0: never expires). Work outstanding anywhere in the fleet sets
+    it back to zero; so does work of this worker's own (:meth:`reset`)."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.since: float | None = None
+
+    def reset(self) -> None:
+        self.since = None
+
+    def expired(self, found: Drain | None, now: float) -> bool:
+        """Note the drain check's answer at *now* (None: the frontier could not be asked); True once the
+        worker has waited *timeout* seconds without any work outstanding."""
+        if found is not None and found.outstanding:
+            self.since = None
+            return False
+        if self.since is None:
+            self.since = now
+        return self.timeout > 0 and now - self.since >= self.timeout
 
 
 class FrontierExtension:
@@ -63,8 +98,10 @@ class FrontierExtension:
         self.frontier = frontier
         self.stats = crawler.stats
         self.poll_interval = settings.getfloat("FRONTIER_POLL_INTERVAL")
-        self.idle_timeout = settings.getfloat("FRONTIER_IDLE_TIMEOUT")
-        self.waiting_since: float | None = None
+        self.idle = IdleClock(settings.getfloat("FRONTIER_IDLE_TIMEOUT"))
+        # The engine is idle and kept open: the tick wakes it so that the drain check runs again.
+        self.waiting = False
+        self.told_busy = False
         self.loop: Any = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -84,14 +121,14 @@ class FrontierExtension:
         self.loop.start(self.poll_interval, now=False)
 
     def _acks(self) -> list[int]:
-        engine = self.crawler.engine
+        engine = running_engine(self.crawler)
         acks = self.frontier.finished(engine_requests(engine) if engine is not None else None)
         if acks:
             self.stats.inc_value("frontier/acked", len(acks))
         return acks
 
     def tick(self) -> None:
-        engine = self.crawler.engine
+        engine = running_engine(self.crawler)
         if engine is None or self.frontier.keys is None:
             return
         try:
@@ -101,8 +138,9 @@ class FrontierExtension:
             logger.warning("Frontier heartbeat failed: %s", exc)
             return
         if self.frontier.held:
-            self.waiting_since = None
-        if queued or self.waiting_since is not None:
+            self.waiting = False
+            self.idle.reset()
+        if queued or self.waiting:
             wake(engine)
 
     def spider_idle(self, spider: Spider) -> None:
@@ -121,24 +159,26 @@ class FrontierExtension:
             if found.flipped and frontier.keys is not None:
                 logger.info("The frontier %s is drained: the crawl is complete", frontier.keys.namespace)
             return
+        if not self.waiting:
+            self.waiting, self.told_busy = True, False
+            self.stats.inc_value("frontier/idle_waits")
         if found is not None and found.status == "requeued":
             self.stats.inc_value("frontier/requeued", found.count)
             logger.warning("Re-queued %d requests of workers that stopped answering", found.count)
-            self.waiting_since = None
-            wake(self.crawler.engine)
-            raise DontCloseSpider
-        if found is not None and found.status == SEED:
+            wake(running_engine(self.crawler))
+        elif found is not None and found.status == SEED:
             self.stats.inc_value("frontier/reseeded")
             logger.warning("The seeding worker stopped answering; seeding again from this worker")
             deferred_from_coro(self._reseed(spider))
-            raise DontCloseSpider
-        if found is not None and found.status == "queued":
-            self.waiting_since = None
-        now = monotonic()
-        if self.waiting_since is None:
-            self.waiting_since = now
-            self.stats.inc_value("frontier/idle_waits")
-        elif self.idle_timeout > 0 and now - self.waiting_since >= self.idle_timeout:
+        elif found is not None and found.status == "busy" and not self.told_busy:
+            self.told_busy = True
+            logger.info(
+                "Waiting for %d workers to finish the requests they hold (those of a worker that stopped "
+                "answering go back to the queue %g s after its last heartbeat)",
+                found.count,
+                frontier.ttl,
+            )
+        if self.idle.expired(found, monotonic()):
             raise CloseSpider("frontier_idle_timeout")
         raise DontCloseSpider
 

@@ -67,6 +67,14 @@ class FrontierScheduler(Scheduler):
         self.df = RFPDupeFilter(frontier.client, key=keys.seen, debug=self.debug)
         if self.stats:
             self.stats.set_value("frontier/role", role)
+        if frontier.reclaimed:
+            if self.stats:
+                self.stats.set_value("frontier/reclaimed", frontier.reclaimed)
+            spider.logger.warning(
+                "Took back %d requests that an earlier run of worker %s held when it stopped",
+                frontier.reclaimed,
+                frontier.worker,
+            )
         if role == DONE:
             spider.logger.info(
                 "The frontier %s holds a finished crawl: nothing to do. Set FRONTIER_RESET=True (or another "

@@ -5,8 +5,11 @@
   ``<prefix>:<spider>:<event id>``, host pacing under ``<prefix>:pace:``.
 - ``FRONTIER_HEARTBEAT_TTL`` (30 s): a worker silent this long is dead; its leased requests are re-queued.
 - ``FRONTIER_POLL_INTERVAL`` (0.5 s): heartbeat, lease release and shared-queue check period.
-- ``FRONTIER_IDLE_TIMEOUT`` (0): seconds a worker with nothing to do waits for the others before it closes
-  with ``frontier_idle_timeout``; 0 waits until the frontier is drained.
+- ``FRONTIER_IDLE_TIMEOUT`` (0): seconds a worker with nothing to do goes on waiting while the frontier shows
+  no work outstanding (Redis does not answer its drain check) before it closes with
+  ``frontier_idle_timeout``; 0 never gives up. Requests queued or leased to any worker, one that died
+  included (they come back when its heartbeat expires), and a pending seeding are work outstanding: a worker
+  never stops as idle while there is some.
 - ``FRONTIER_PACE_ENABLED`` (True): pace every host fleet-wide (one request in flight, the crawl's delay
   between a response and the next request).
 - ``FRONTIER_RESET`` (False): start a new crawl when the frontier holds a finished one (never resets a

@@ -1,45 +1,78 @@
-"""One run per state directory: an exclusive ``flock`` that the kernel releases when the holder dies."""
+"""Who may work on a state directory: a ``flock`` on ``<state>/run.lock`` that the kernel releases when the
+holder dies.
+
+``run``, ``publish`` and a single-process ``crawl`` take it exclusive: one of them at a time, and none while
+fleet workers hold it. Every worker of a fleet (``crawl --frontier``) takes it shared: the workers stage side
+by side under their own names, Redis coordinates them, and they keep the exclusive commands out (a publish
+of a half-crawled stage, a single-process crawl writing the same stage) until the last one has exited. Both
+are taken without waiting: a refused command fails at once with :class:`LockHeld`.
+
+An exclusive holder writes its pid in the file, for the message of the command it refuses; shared holders
+write nothing (there may be many), and a refused exclusive command tells them apart by trying a shared lock.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
-
-from crawler.fsutil import exclusive_lock
+from typing import IO
 
 LOCK_NAME = "run.lock"
 
 
 class LockHeld(RuntimeError):
-    """Another run holds the state directory."""
+    """Another command holds the state directory."""
 
 
 class StateLock:
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, *, shared: bool = False) -> None:
         self.path = Path(state_dir) / LOCK_NAME
-        self._held: ExitStack | None = None
+        self.shared = shared
+        self._fh: IO[str] | None = None
 
     def acquire(self) -> StateLock:
-        held = ExitStack()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = self.path.open("a+", encoding="utf-8")
         try:
-            fh = held.enter_context(exclusive_lock(self.path, wait=False))
-        except BlockingIOError:
-            holder = self.path.read_text(encoding="utf-8").strip() or "unknown"
-            raise LockHeld(f"another run holds {self.path} ({holder}); wait for it to end") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(json.dumps({"pid": os.getpid()}) + "\n")
-        fh.flush()
-        self._held = held
+            held_by_fleet = False
+            if self.shared:
+                taken = _try(fh, fcntl.LOCK_SH)
+            else:
+                taken = _try(fh, fcntl.LOCK_EX)
+                # Refused: by fleet workers when a shared lock can be had. They may have all left meanwhile.
+                if not taken and _try(fh, fcntl.LOCK_SH):
+                    taken = _try(fh, fcntl.LOCK_EX)
+                    held_by_fleet = not taken
+                    if not taken:
+                        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            if not taken:
+                raise LockHeld(self._refusal(fh, held_by_fleet))
+            if not self.shared:
+                fh.seek(0)
+                fh.truncate()
+                fh.write(json.dumps({"pid": os.getpid()}) + "\n")
+                fh.flush()
+        except BaseException:
+            fh.close()
+            raise
+        self._fh = fh
         return self
 
+    def _refusal(self, fh: IO[str], held_by_fleet: bool) -> str:
+        if held_by_fleet:
+            return f"crawl workers of a fleet hold {self.path}; wait for the last one to exit"
+        fh.seek(0)
+        holder = fh.read().strip() or "unknown"
+        return f"another run holds {self.path} ({holder}); wait for it to end"
+
     def release(self) -> None:
-        if self._held is not None:
-            self._held.close()
-            self._held = None
+        if self._fh is not None:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
 
     def __enter__(self) -> StateLock:
         return self.acquire()
@@ -48,3 +81,12 @@ class StateLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _try(fh: IO[str], mode: int) -> bool:
+    """Take *mode* on *fh* without waiting; False when another open file holds a conflicting lock."""
+    try:
+        fcntl.flock(fh.fileno(), mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
