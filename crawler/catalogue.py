@@ -44,6 +44,8 @@ MAX_PAGE_SIZE = 100
 # Waits before asking again for a listing page that answered 429 or 5xx, or not at all.
 RETRY_WAITS: tuple[float, ...] = (10.0, 60.0)
 _RETRY_STATUSES = frozenset({0, 408, 429, 500, 502, 503, 504})
+# What a read says of the pages' problems, at most (the first ones, then how many more).
+MAX_NOTES = 20
 
 
 class CatalogueError(RuntimeError):
@@ -292,8 +294,12 @@ def read_catalogue(
         last = page.total_pages if page.total_pages is not None else claimed
         if last is not None and number >= last:
             break
+    if not lectures:
+        raise CatalogueError("the library listing lists no lecture; nothing to show")
     if total_count is not None and total_count != len(lectures):
         notes.append(f"the listing said {total_count} lectures; {len(lectures)} were read")
+    if len(notes) > MAX_NOTES:
+        notes = [*notes[: MAX_NOTES - 1], f"and {len(notes) - MAX_NOTES + 1} more problems like these"]
     return Catalogue(
         read_at=(now or datetime.now(UTC)).replace(microsecond=0),
         api_base=without_credentials(api_base),

@@ -429,3 +429,23 @@ def test_the_replica_answers_the_library_listing_with_every_event_and_its_dates(
     assert len(narrowed["data"]) == small_counts(small_site)["469"]
     unfiltered = router.respond("/api/v1/thin_lectures?include=event&page[size]=500", {}).body
     assert json.loads(unfiltered)["data"] == whole["data"]
+
+
+def test_an_empty_library_fails_and_many_problems_are_said_briefly(small_site: ReplicaSite) -> None:
+    empty = json.dumps({"data": [], "meta": {"total_pages": 0}}).encode()
+    with (
+        serve_listing(small_site, {1: (empty, "application/json")}) as server,
+        pytest.raises(catalogue.CatalogueError, match="the library listing lists no lecture"),
+    ):
+        catalogue.read_catalogue(server.base_url, delay=0.0)
+    # 30 lectures without an event, a problem each, on one page.
+    doc = {
+        "data": [{"type": "thin_lectures", "id": str(i)} for i in range(1, 31)],
+        "meta": {"total_pages": 1},
+    }
+    with serve_listing(small_site, {1: (json.dumps(doc).encode(), "application/json")}) as server:
+        read = catalogue.read_catalogue(server.base_url, delay=0.0)
+    assert read.lectures == 30 and read.events == []
+    assert len(read.notes) == catalogue.MAX_NOTES
+    assert read.notes[0] == "page 1: lecture 1 names no event (or one whose id is not a number)"
+    assert read.notes[-1] == f"and {30 - catalogue.MAX_NOTES + 1} more problems like these"
