@@ -219,6 +219,8 @@ def _get_page(fetcher: PoliteFetcher, url: str, api_base: str, waits: Sequence[f
             break
         time.sleep(wait)
         answer = fetcher.get(url, {"Accept": API_ACCEPT})
+    # The fetcher keeps every answer it got; a walk of the whole library must not hold them all.
+    fetcher.log.clear()
     if not answer.error and _origin(answer.url) != _origin(api_base):
         answer.error = f"redirected off the site to {_origin(answer.url)}"
     return answer

@@ -27,6 +27,7 @@ from crawler.replica.faults import FaultProfile, SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer, Router
 from crawler.schedule.config import load_config
+from crawler.sitecheck import PoliteFetcher
 from tests.support.replica import RunningReplica, eventcrawl, running_replica
 
 LECTURES = 120
@@ -449,3 +450,18 @@ def test_an_empty_library_fails_and_many_problems_are_said_briefly(small_site: R
     assert len(read.notes) == catalogue.MAX_NOTES
     assert read.notes[0] == "page 1: lecture 1 names no event (or one whose id is not a number)"
     assert read.notes[-1] == f"and {30 - catalogue.MAX_NOTES + 1} more problems like these"
+
+
+def test_a_walk_keeps_no_page_it_has_read(small_site: ReplicaSite) -> None:
+    fetchers: list[PoliteFetcher] = []
+
+    class Kept(PoliteFetcher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            fetchers.append(self)
+
+    with ReplicaServer(small_site) as server, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(catalogue, "PoliteFetcher", Kept)
+        read = catalogue.read_catalogue(server.base_url, delay=0.0, page_size=5)
+    assert read.pages == 6
+    assert [len(f.log) for f in fetchers] == [0]
