@@ -465,3 +465,24 @@ def test_a_walk_keeps_no_page_it_has_read(small_site: ReplicaSite) -> None:
         read = catalogue.read_catalogue(server.base_url, delay=0.0, page_size=5)
     assert read.pages == 6
     assert [len(f.log) for f in fetchers] == [0]
+
+
+class RedirectPage2:
+    """Listing page 2 redirects to the same server under another host name (another origin)."""
+
+    def __init__(self, base: str) -> None:
+        self.target = base.replace("127.0.0.1", "localhost") + "/api/v1/thin_lectures?page[number]=3"
+
+    def lecture_page(self, lecture: Any, query: Any) -> None:
+        return None
+
+    def listing(self, lectures: Any, size: int, number: int) -> Override | None:
+        return Override(302, b"", None, [("Location", self.target)]) if number == 2 else None
+
+
+def test_a_listing_page_redirected_off_the_site_fails_the_read(small_site: ReplicaSite) -> None:
+    with (
+        ReplicaServer(small_site, overrides=lambda s, base: RedirectPage2(base)) as server,
+        pytest.raises(catalogue.CatalogueError, match=r"listing page 2 failed \(redirected off the site to "),
+    ):
+        catalogue.read_catalogue(server.base_url, delay=0.0, page_size=10)
