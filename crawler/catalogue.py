@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -44,8 +44,14 @@ MAX_PAGE_SIZE = 100
 # Waits before asking again for a listing page that answered 429 or 5xx, or not at all.
 RETRY_WAITS: tuple[float, ...] = (10.0, 60.0)
 _RETRY_STATUSES = frozenset({0, 408, 429, 500, 502, 503, 504})
+# How often a long walk says how far it is, in pages.
+PROGRESS_EVERY = 100
 # What a read says of the pages' problems, at most (the first ones, then how many more).
 MAX_NOTES = 20
+
+
+# Told after each page read: its number, the pages the listing claims (None: unknown), the pace.
+Progress = Callable[[int, int | None, float], None]
 
 
 class CatalogueError(RuntimeError):
@@ -235,13 +241,15 @@ def read_catalogue(
     fetch: Fetch = fetch_url,
     retry_waits: Sequence[float] = RETRY_WAITS,
     now: datetime | None = None,
+    progress: Progress | None = None,
 ) -> Catalogue:
     """Read the whole library listing of ``api_base`` and count its lectures per event.
 
     One request at a time, ``delay`` seconds apart or robots.txt's Crawl-delay if larger. The walk
     stops at ``meta.total_pages`` or at a page without lectures; it fails (:class:`CatalogueError`) on
     an answer it cannot read, a page that brings no lecture not seen before, more pages than ``meta``
-    first claimed plus one, or more than ``max_pages`` pages.
+    first claimed plus one, or more than ``max_pages`` pages. ``progress`` is told each page read, the
+    pages claimed and the seconds between requests.
     """
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page size must be from 1 to {MAX_PAGE_SIZE}")
@@ -293,6 +301,8 @@ def read_catalogue(
             raise CatalogueError(f"listing page {number} brings no lecture not seen before; it does not end")
         lectures.update(new)
         events.extend(page.events.values())
+        if progress is not None:
+            progress(number, claimed, fetcher.delay)
         last = page.total_pages if page.total_pages is not None else claimed
         if last is not None and number >= last:
             break
@@ -331,6 +341,7 @@ def events(
     max_pages: int = DEFAULT_MAX_PAGES,
     fetch: Fetch = fetch_url,
     retry_waits: Sequence[float] = RETRY_WAITS,
+    progress: Progress | None = None,
 ) -> EventsAnswer:
     """The library's events: the kept copy when it is fresh (and ``refresh`` is not asked), otherwise
     read from the site and kept (atomically; a failed read keeps the old copy)."""
@@ -348,6 +359,7 @@ def events(
         fetch=fetch,
         retry_waits=retry_waits,
         now=now,
+        progress=progress,
     )
     write_json_atomic(path, catalogue_json(catalogue))
     return EventsAnswer(catalogue, False, path)
@@ -388,6 +400,17 @@ def render_table(found: Sequence[EventSummary]) -> list[str]:
         cells = [f"{r[i]:<{widths[i]}}" for i in range(4)]
         lines.append("  ".join([*cells, f"{r[4]:>8}"]))
     return lines
+
+
+def progress_line(number: int, claimed: int | None, delay: float) -> str | None:
+    """What to tell an operator after page ``number``: the length of the walk after the first page,
+    then every :data:`PROGRESS_EVERY` pages; None between."""
+    if number == 1 and claimed is not None and claimed > 1:
+        minutes = (claimed - 1) * delay / 60
+        return f"reading {claimed} listing pages, one every {delay:g} s (about {minutes:.0f} min)"
+    if number % PROGRESS_EVERY == 0:
+        return f"listing page {number}" + (f" of {claimed}" if claimed is not None else "")
+    return None
 
 
 def toml_line(found: Sequence[EventSummary]) -> str:

@@ -406,6 +406,12 @@ def add_events_parser(sub: Any) -> None:
     )
 
 
+def _events_progress(number: int, claimed: int | None, delay: float) -> None:
+    line = catalogue.progress_line(number, claimed, delay)
+    if line is not None:
+        print(f"eventcrawl: {line}", file=sys.stderr, flush=True)
+
+
 def cmd_events(args: argparse.Namespace) -> int:
     if not 1 <= args.page_size <= catalogue.MAX_PAGE_SIZE:
         raise UsageError(f"--page-size must be from 1 to {catalogue.MAX_PAGE_SIZE}, not {args.page_size}")
@@ -424,6 +430,7 @@ def cmd_events(args: argparse.Namespace) -> int:
             delay=args.delay,
             page_size=args.page_size,
             max_pages=args.max_pages,
+            progress=_events_progress,
         )
     except catalogue.CatalogueError as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)

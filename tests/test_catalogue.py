@@ -486,3 +486,32 @@ def test_a_listing_page_redirected_off_the_site_fails_the_read(small_site: Repli
         pytest.raises(catalogue.CatalogueError, match=r"listing page 2 failed \(redirected off the site to "),
     ):
         catalogue.read_catalogue(server.base_url, delay=0.0, page_size=10)
+
+
+@pytest.mark.parametrize(
+    ("number", "claimed", "delay", "line"),
+    [
+        (1, 1235, 1.0, "reading 1235 listing pages, one every 1 s (about 21 min)"),
+        (1, 1, 1.0, None),
+        (1, None, 1.0, None),
+        (2, 1235, 1.0, None),
+        (200, 1235, 2.5, "listing page 200 of 1235"),
+        (300, None, 1.0, "listing page 300"),
+    ],
+)
+def test_a_long_walk_says_how_long_it_takes(
+    number: int, claimed: int | None, delay: float, line: str | None
+) -> None:
+    assert catalogue.progress_line(number, claimed, delay) == line
+
+
+def test_a_count_other_than_meta_says_is_noted(small_site: ReplicaSite) -> None:
+    doc = {
+        "data": [{"type": "thin_lectures", "id": "7", "attributes": {"event_id": 502}}],
+        "included": [{"type": "thin_events", "id": "502", "attributes": {"name": "EMNLP 2025"}}],
+        "meta": {"total_pages": 1, "total_count": 99},
+    }
+    with serve_listing(small_site, {1: (json.dumps(doc).encode(), "application/json")}) as server:
+        read = catalogue.read_catalogue(server.base_url, delay=0.0)
+    assert read.notes == ["the listing said 99 lectures; 1 were read"]
+    assert [(e.event_id, e.name, e.lectures) for e in read.events] == [("502", "EMNLP 2025", 1)]
