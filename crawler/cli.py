@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crawler import __version__, runner
+from crawler import __version__, catalogue, runner
 from crawler import settings as defaults
 from crawler.arguments import (
     ArgumentError,
@@ -171,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the local Underline replica until interrupted (its options: serve-replica --help)",
         add_help=False,
     )
+
+    add_events_parser(sub)
 
     cache = sub.add_parser("cache", help="inspect or purge the HTTP cache")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
@@ -353,6 +356,109 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- events: the events of the whole library, for a run's event_ids ---------------------------------
+
+
+def add_events_parser(sub: Any) -> None:
+    events = sub.add_parser(
+        "events",
+        help="list the events of the whole library (id, name, dates, lectures) for event_ids",
+        description="Reads the site's whole-library listing one request at a time (robots.txt obeyed) "
+        "and keeps the answer in <state>/events.json; a second call within --max-age-hours asks nothing. "
+        "Exit status: 0 listed, 1 the site failed (unreachable, robots.txt disallows, not JSON, listing "
+        "incomplete), 2 a usage error.",
+    )
+    events.add_argument(
+        "--match",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="only events whose name holds TEXT (any case) or whose id is TEXT; repeat for several",
+    )
+    events.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    events.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
+    events.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
+    events.add_argument(
+        "--max-age-hours",
+        type=float,
+        default=catalogue.DEFAULT_MAX_AGE_HOURS,
+        help=f"answer from events.json while it is younger (default: {catalogue.DEFAULT_MAX_AGE_HOURS:g})",
+    )
+    events.add_argument("--refresh", action="store_true", help="read the site again whatever the file's age")
+    events.add_argument(
+        "--delay",
+        type=float,
+        default=defaults.DOWNLOAD_DELAY,
+        help="seconds between requests, or robots.txt's Crawl-delay if larger "
+        f"(default: {defaults.DOWNLOAD_DELAY:g})",
+    )
+    events.add_argument(
+        "--page-size",
+        type=int,
+        default=catalogue.MAX_PAGE_SIZE,
+        help=f"lectures a listing page, 1 to {catalogue.MAX_PAGE_SIZE} (default: {catalogue.MAX_PAGE_SIZE})",
+    )
+    events.add_argument(
+        "--max-pages",
+        type=int,
+        default=catalogue.DEFAULT_MAX_PAGES,
+        help=f"a listing longer than this fails (default: {catalogue.DEFAULT_MAX_PAGES})",
+    )
+
+
+def _events_progress(number: int, claimed: int | None, delay: float) -> None:
+    line = catalogue.progress_line(number, claimed, delay)
+    if line is not None:
+        print(f"eventcrawl: {line}", file=sys.stderr, flush=True)
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    if not 1 <= args.page_size <= catalogue.MAX_PAGE_SIZE:
+        raise UsageError(f"--page-size must be from 1 to {catalogue.MAX_PAGE_SIZE}, not {args.page_size}")
+    if args.max_pages < 1:
+        raise UsageError(f"--max-pages must be at least 1, not {args.max_pages}")
+    if not args.max_age_hours >= 0 or not args.delay >= 0:
+        raise UsageError("--max-age-hours and --delay must be numbers of 0 or more")
+    state = check_writable(check_state_dir(args.state), what="--state")
+    api_base = check_api_base(args.api_base or defaults.UNDERLINE_API_BASE)
+    try:
+        answer = catalogue.events(
+            state,
+            api_base,
+            max_age_hours=args.max_age_hours,
+            refresh=args.refresh,
+            delay=args.delay,
+            page_size=args.page_size,
+            max_pages=args.max_pages,
+            progress=_events_progress,
+        )
+    except catalogue.CatalogueError as exc:
+        print(f"eventcrawl: {exc}", file=sys.stderr)
+        return 1
+    found = catalogue.matching(answer.catalogue.events, args.match)
+    read = answer.catalogue
+    if args.json:
+        shown = {**catalogue.catalogue_json(read), "from_cache": answer.from_cache}
+        shown["events"] = [catalogue.event_row(e) for e in found]
+        shown["event_ids"] = [e.event_id for e in found]
+        print(json.dumps(shown, ensure_ascii=False, indent=2))
+        return 0
+    for note in read.notes:
+        print(f"eventcrawl: {note}", file=sys.stderr)
+    for line in catalogue.render_table(found):
+        print(line)
+    how = "kept in" if not answer.from_cache else "from"
+    print(
+        f"{len(found)} of {len(read.events)} events; {read.lectures} lectures in {read.pages} listing pages, "
+        f"read {read.read_at.isoformat(timespec='seconds')} ({how} {answer.path}; --refresh reads again)"
+    )
+    if args.match and not found:
+        print(f"eventcrawl: no event matches {', '.join(args.match)}", file=sys.stderr)
+    print("# in the [crawl] section of the run configuration:")
+    print(catalogue.toml_line(found))
+    return 0
+
+
 COMMANDS = {
     "crawl": cmd_crawl,
     "publish": cmd_publish,
@@ -361,6 +467,7 @@ COMMANDS = {
     "check-site": cmd_check_site,
     "record": cmd_record,
     "cache": cmd_cache,
+    "events": cmd_events,
 }
 
 

@@ -111,6 +111,23 @@ def listing_url(api_base: str, event_id: str, page: int, page_size: int) -> str:
     return f"{api_base.rstrip('/')}/api/v1/thin_lectures?{urlencode(query)}"
 
 
+# The whole catalogue (every published lecture of every event) with each lecture's event, nothing else:
+# no profiles, so no personal data comes with it.
+LIBRARY_INCLUDE = "event"
+
+
+def library_listing_url(api_base: str, page: int, page_size: int) -> str:
+    """One page of the whole library's lecture listing (``filter[library]=true``), events included."""
+    query = {
+        "filter[library]": "true",
+        "filter[scope]": "published",
+        "include": LIBRARY_INCLUDE,
+        "page[size]": str(page_size),
+        "page[number]": str(page),
+    }
+    return f"{api_base.rstrip('/')}/api/v1/thin_lectures?{urlencode(query)}"
+
+
 def transcripts_url(api_base: str, lecture_id: str) -> str:
     """A lecture's transcripts with their languages (one request per lecture)."""
     query = {

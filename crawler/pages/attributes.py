@@ -51,8 +51,14 @@ PROFILE_ATTRIBUTES: Mapping[str, Spellings] = {
     "orcid": ("orcid", "orcid_id", "orcidId"),
 }
 
-# An event (``thin_events``) and a presentation type (``tags``).
-EVENT_ATTRIBUTES: Mapping[str, Spellings] = {"name": ("name",)}
+# An event (``thin_events``) and a presentation type (``tags``). An event's dates and place are replica
+# choices (no public source names them), so both spellings are tried.
+EVENT_ATTRIBUTES: Mapping[str, Spellings] = {
+    "name": ("name",),
+    "start_date": ("start_date", "startDate"),
+    "end_date": ("end_date", "endDate"),
+    "location": ("location",),
+}
 TAG_ATTRIBUTES: Mapping[str, Spellings] = {"name": ("name",)}
 
 # An event session (``thin_event_sessions``).

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -166,6 +167,8 @@ class PageOverrides(Protocol):
 
 # Builds the overrides of a started server from its site and base URL.
 OverridesFactory = Callable[[ReplicaSite, str], PageOverrides]
+# A listing's filters: ``filter[event_id]``, ``filter[event_session_id]``, ``filter[poster_lecture]``.
+ListingKey = tuple[str | None, str | None, str | None]
 
 
 def _from_override(answer: OverrideAnswer) -> Response:
@@ -199,7 +202,7 @@ class Router:
         self._failures_lock = threading.Lock()
         self.last_modified = site.last_modified().replace(microsecond=0)
         self.last_modified_header = format_datetime(self.last_modified, usegmt=True)
-        self._lists: dict[tuple[str | None, str | None, str | None], list[Lecture]] = {}
+        self._lists: dict[ListingKey, list[Lecture]] = {}
         self._list_lock = threading.Lock()
 
     def robots_txt(self) -> bytes:
@@ -349,12 +352,13 @@ class Router:
             return _api_error(400, "Bad Request", "page[number] must be a positive integer")
         if self._listing_fails(number):
             return _api_error(500, "Internal Server Error", f"listing page {number} failed")
-        key = (
+        key: ListingKey = (
             _first(query, "filter[event_id]"),
             _first(query, "filter[event_session_id]"),
             _first(query, "filter[poster_lecture]"),
         )
-        lectures = self._filtered(key)
+        library = _first(query, "filter[library]") == "true"
+        lectures = self._library(key) if library else self._filtered(key)
         if self.overrides is not None:
             answer = self.overrides.listing(lectures, size, number)
             if answer is not None:
@@ -369,7 +373,14 @@ class Router:
                 del doc["meta"]
             return Response(200, api_json(doc), API)
         body = self.renderer.api_body(
-            ("list", *(k or "" for k in key), str(size), str(number), "profiles" if profiles else ""),
+            (
+                "list",
+                *(k or "" for k in key),
+                str(size),
+                str(number),
+                "profiles" if profiles else "",
+                *(("library",) if library else ()),
+            ),
             lambda: self.renderer.list_doc(lectures, size, number, profiles=profiles),
         )
         return Response(200, body, API, cacheable=True)
@@ -386,7 +397,14 @@ class Router:
         )
         return Response(200, body, API, cacheable=True)
 
-    def _filtered(self, key: tuple[str | None, str | None, str | None]) -> list[Lecture]:
+    def _library(self, key: ListingKey) -> list[Lecture]:
+        """``filter[library]=true``: the whole catalogue, every published lecture of every event (each
+        with its event and the event's dates in ``included``), narrowed by the other filters if given.
+        (Every lecture of the replica was published weeks before its event.)"""
+        now = datetime.now(UTC)
+        return [lec for lec in self._filtered(key) if lec.published_at <= now]
+
+    def _filtered(self, key: ListingKey) -> list[Lecture]:
         found = self._lists.get(key)
         if found is not None:
             return found
