@@ -1,14 +1,18 @@
 """The one schema of a published lecture record.
 
-Every consumer derives from ``FIELDS``: the Scrapy item class, the pyarrow schema the Parquet
-writer uses, the ``datasets.Features`` declared in the card and the card's field table.
+:class:`Lecture` declares every field once, with its type; ``FIELDS`` is read off it, and every consumer
+derives from ``FIELDS``: the pyarrow schema the Parquet writer uses, the ``datasets.Features`` declared in
+the card, the card's field table, the parsers' plain attributes and the coverage gate.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+import types
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
@@ -22,6 +26,8 @@ Kind = Literal["string", "string_list", "timestamp", "bool", "struct_list"]
 
 @dataclass(frozen=True)
 class Field:
+    """A column of the dataset, as :class:`Lecture` declares it (its kind read off the field's type)."""
+
     name: str
     kind: Kind
     description: str
@@ -55,197 +61,6 @@ class Field:
             raise ValueError(f"{self.name}: only a string attribute can be a link")
 
 
-AUTHOR_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
-    ("name", "string"),
-    ("affiliations", "string_list"),
-    ("orcid", "string"),
-)
-SUBTITLE_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
-    ("locale", "string"),
-    ("name", "string"),
-    ("auto_generated", "bool"),
-    ("url", "string"),
-)
-
-FIELDS: tuple[Field, ...] = (
-    Field("lecture_id", "string", "Underline's lecture id (a JSON:API id, kept as a string).", False),
-    Field("url", "string", "Canonical lecture page URL: `<web base>/lecture/<id>-<slug>`.", False),
-    Field(
-        "source_urls",
-        "string_list",
-        "Every URL the lecture was fetched at or linked from, sorted; includes `url`.",
-        False,
-        in_content_hash=False,
-    ),
-    Field(
-        "title",
-        "string",
-        "Lecture title, Unicode NFC with whitespace collapsed.",
-        False,
-        attribute=("title",),
-        one_line=True,
-    ),
-    Field(
-        "abstract",
-        "string",
-        "Abstract exactly as the site publishes it (not normalized).",
-        False,
-        attribute=("abstract",),
-    ),
-    Field(
-        "keywords",
-        "string_list",
-        "Keywords shown under the title, in page order.",
-        False,
-        attribute=("keywords",),
-        one_line=True,
-    ),
-    Field(
-        "presentation_type",
-        "string",
-        "Presentation type (the lecture's tag), e.g. `poster`.",
-        one_line=True,
-    ),
-    Field("event_id", "string", "Underline event id (502 is EMNLP 2025).", False),
-    Field("event_name", "string", "Event name, e.g. `EMNLP 2025`.", one_line=True),
-    Field("session_id", "string", "Id of the event session the lecture belongs to."),
-    Field("session_name", "string", "Name of that session.", one_line=True),
-    Field("held_at", "timestamp", "When the lecture is held (UTC).", attribute=("held_at", "heldAt")),
-    Field(
-        "published_at",
-        "timestamp",
-        "When the lecture was published on the site (UTC).",
-        attribute=("published_at", "publishedAt"),
-    ),
-    Field(
-        "doi",
-        "string",
-        "Underline DOI of the lecture (prefix 10.48448), if any.",
-        attribute=("underline_doi", "underlineDoi"),
-    ),
-    Field("is_premium", "bool", "True when the lecture's package is not free (`Premium content`).", False),
-    Field(
-        "authors",
-        "struct_list",
-        "The authors in the order the site lists them: `name` (NFC, whitespace collapsed), `affiliations`"
-        " (as published; empty when none) and `orcid` (the bare 16-character ORCID iD, null when unknown)."
-        " Empty when the site lists none or the crawl did not read them.",
-        False,
-        members=AUTHOR_MEMBERS,
-        hashed_when_empty=False,
-    ),
-    Field(
-        "video_url",
-        "string",
-        "The lecture's video (the site's playlist URL); null when none.",
-        hashed_when_empty=False,
-        attribute=("playlist",),
-        link=True,
-    ),
-    Field(
-        "video_doi",
-        "string",
-        "DOI of the lecture's video, if any.",
-        hashed_when_empty=False,
-        attribute=("video_doi", "videoDoi"),
-    ),
-    Field(
-        "paper_url",
-        "string",
-        "Absolute URL of the paper download (the site may ask for a log-in); null when none.",
-        hashed_when_empty=False,
-        attribute=("paper_url", "paperUrl"),
-        link=True,
-    ),
-    Field(
-        "slides_url",
-        "string",
-        "URL of the slides (PDF); null when none.",
-        hashed_when_empty=False,
-        attribute=("slideshow_url", "slideshowUrl"),
-        link=True,
-    ),
-    Field(
-        "poster_url",
-        "string",
-        "URL of the poster (PDF); null when none.",
-        hashed_when_empty=False,
-        attribute=("poster_document_url", "posterDocument", "posterDocumentUrl"),
-        link=True,
-    ),
-    Field(
-        "is_poster",
-        "bool",
-        "True when the lecture is a poster presentation, false when not, null when the site does not say.",
-        hashed_when_empty=False,
-        attribute=("poster_lecture", "posterLecture"),
-    ),
-    # Subtitles are fetched (one request per lecture) only for lectures whose content changed since the
-    # last crawl, so an unchanged lecture has them null in one crawl and listed in another; in the hash
-    # they would make it look changed for a reason that is only the fetch plan.
-    Field(
-        "subtitles",
-        "struct_list",
-        "Subtitle tracks: `locale`, language `name`, `auto_generated` and the subtitle file `url`; null when"
-        " they were not fetched, empty when the lecture has none.",
-        members=SUBTITLE_MEMBERS,
-        in_content_hash=False,
-    ),
-    Field(
-        "related_lecture_ids",
-        "string_list",
-        "Ids of the related lectures the page shows, in page order.",
-        False,
-    ),
-    Field(
-        "text",
-        "string",
-        "The lecture's own visible content (abstract, event, title, keywords, type), one block per"
-        " paragraph, normalized; no site boilerplate and no other lecture's content.",
-        False,
-    ),
-    Field(
-        "withdrawn",
-        "bool",
-        "True when the lecture was in an earlier release but is no longer on the site; the record"
-        " keeps its last published content.",
-        False,
-        in_content_hash=False,
-    ),
-    Field(
-        "alternate_ids",
-        "string_list",
-        "Other lecture ids of the same talk (equal title and abstract, e.g. the paper in two sessions),"
-        " merged into this record; empty when none.",
-    ),
-    Field(
-        "near_duplicate_cluster",
-        "string",
-        "Lowest lecture id of the records whose title and abstract nearly match this one's (MinHash LSH,"
-        " word 3-shingle Jaccard >= 0.7); null when none.",
-        in_content_hash=False,
-    ),
-    Field(
-        "extraction",
-        "string",
-        "How the fields were extracted: `next_data` (the page's JSON), `visible_text`, or `api_listing`"
-        " (the page could not be read: the listing's fields);"
-        " `+text_from_fields` is appended when the page showed none of the lecture's blocks and `text`"
-        " was rebuilt from the extracted fields.",
-        False,
-        in_content_hash=False,
-    ),
-    Field("fetched_at", "timestamp", "When the page was fetched (UTC).", False, in_content_hash=False),
-    Field(
-        "content_sha256",
-        "string",
-        "SHA-256 of the lecture's content fields; equal hashes mean an unchanged lecture.",
-        False,
-        in_content_hash=False,
-    ),
-)
-
-
 class Author(TypedDict):
     name: str
     affiliations: list[str]
@@ -259,43 +74,233 @@ class Subtitle(TypedDict):
     url: str | None
 
 
-class LectureRecord(TypedDict, total=False):
-    """A lecture record as the stage and the publisher handle it (written by hand next to ``FIELDS``;
-    a test keeps the two equal). Timestamps are datetimes or ISO 8601 strings."""
+@dataclass(frozen=True)
+class Column:
+    """What a field's declaration in :class:`Lecture` says beyond its type (see :class:`Field`)."""
 
-    lecture_id: str
-    url: str
-    source_urls: list[str]
-    title: str
-    abstract: str
-    keywords: list[str]
-    presentation_type: str | None
-    event_id: str
-    event_name: str | None
-    session_id: str | None
-    session_name: str | None
-    held_at: datetime | str | None
-    published_at: datetime | str | None
-    doi: str | None
-    is_premium: bool
-    authors: list[Author]
-    video_url: str | None
-    video_doi: str | None
-    paper_url: str | None
-    slides_url: str | None
-    poster_url: str | None
-    is_poster: bool | None
-    subtitles: list[Subtitle] | None
-    related_lecture_ids: list[str]
-    text: str
-    withdrawn: bool
-    alternate_ids: list[str] | None
-    near_duplicate_cluster: str | None
-    extraction: str
-    fetched_at: datetime | str
-    content_sha256: str
+    description: str
+    nullable: bool = True
+    in_content_hash: bool = True
+    hashed_when_empty: bool = True
+    attribute: tuple[str, ...] = ()
+    link: bool = False
+    one_line: bool = False
 
 
+def column(
+    description: str,
+    *,
+    default: Any = dataclasses.MISSING,
+    factory: Callable[[], Any] | None = None,
+    **options: Any,
+) -> Any:
+    """A field of :class:`Lecture`: its column's description and options, and its default in flight."""
+    metadata = {"column": Column(description, **options)}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclass(kw_only=True)
+class Lecture:
+    """One lecture record: the one declaration of the dataset's columns.
+
+    Each field is declared once, here, with its type and its column (description, nullability, hashing,
+    the listing attribute it is read from); the Parquet schema, the ``datasets`` features, the card's
+    tables, the parsers' plain attributes and the coverage gate derive from :data:`FIELDS`, which is read
+    off this class. The types are those a record has in flight: a field the published table never leaves
+    empty (``nullable=False``) may still be None before the crawl has filled it.
+    """
+
+    lecture_id: str = column("Underline's lecture id (a JSON:API id, kept as a string).", nullable=False)
+    url: str = column("Canonical lecture page URL: `<web base>/lecture/<id>-<slug>`.", nullable=False)
+    source_urls: list[str] = column(
+        "Every URL the lecture was fetched at or linked from, sorted; includes `url`.",
+        nullable=False,
+        in_content_hash=False,
+        factory=list,
+    )
+    title: str | None = column(
+        "Lecture title, Unicode NFC with whitespace collapsed.",
+        nullable=False,
+        attribute=("title",),
+        one_line=True,
+        default=None,
+    )
+    abstract: str | None = column(
+        "Abstract exactly as the site publishes it (not normalized).",
+        nullable=False,
+        attribute=("abstract",),
+        default=None,
+    )
+    keywords: list[str] = column(
+        "Keywords shown under the title, in page order.",
+        nullable=False,
+        attribute=("keywords",),
+        one_line=True,
+        factory=list,
+    )
+    presentation_type: str | None = column(
+        "Presentation type (the lecture's tag), e.g. `poster`.", one_line=True, default=None
+    )
+    event_id: str | None = column("Underline event id (502 is EMNLP 2025).", nullable=False, default=None)
+    event_name: str | None = column("Event name, e.g. `EMNLP 2025`.", one_line=True, default=None)
+    session_id: str | None = column("Id of the event session the lecture belongs to.", default=None)
+    session_name: str | None = column("Name of that session.", one_line=True, default=None)
+    held_at: datetime | None = column(
+        "When the lecture is held (UTC).", attribute=("held_at", "heldAt"), default=None
+    )
+    published_at: datetime | None = column(
+        "When the lecture was published on the site (UTC).",
+        attribute=("published_at", "publishedAt"),
+        default=None,
+    )
+    doi: str | None = column(
+        "Underline DOI of the lecture (prefix 10.48448), if any.",
+        attribute=("underline_doi", "underlineDoi"),
+        default=None,
+    )
+    is_premium: bool = column(
+        "True when the lecture's package is not free (`Premium content`).", nullable=False, default=False
+    )
+    authors: list[Author] = column(
+        "The authors in the order the site lists them: `name` (NFC, whitespace collapsed),"
+        " `affiliations` (as published; empty when none) and `orcid` (the bare 16-character ORCID iD,"
+        " null when unknown). Empty when the site lists none or the crawl did not read them.",
+        nullable=False,
+        hashed_when_empty=False,
+        factory=list,
+    )
+    video_url: str | None = column(
+        "The lecture's video (the site's playlist URL); null when none.",
+        hashed_when_empty=False,
+        attribute=("playlist",),
+        link=True,
+        default=None,
+    )
+    video_doi: str | None = column(
+        "DOI of the lecture's video, if any.",
+        hashed_when_empty=False,
+        attribute=("video_doi", "videoDoi"),
+        default=None,
+    )
+    paper_url: str | None = column(
+        "Absolute URL of the paper download (the site may ask for a log-in); null when none.",
+        hashed_when_empty=False,
+        attribute=("paper_url", "paperUrl"),
+        link=True,
+        default=None,
+    )
+    slides_url: str | None = column(
+        "URL of the slides (PDF); null when none.",
+        hashed_when_empty=False,
+        attribute=("slideshow_url", "slideshowUrl"),
+        link=True,
+        default=None,
+    )
+    poster_url: str | None = column(
+        "URL of the poster (PDF); null when none.",
+        hashed_when_empty=False,
+        attribute=("poster_document_url", "posterDocument", "posterDocumentUrl"),
+        link=True,
+        default=None,
+    )
+    is_poster: bool | None = column(
+        "True when the lecture is a poster presentation, false when not, null when the site does not say.",
+        hashed_when_empty=False,
+        attribute=("poster_lecture", "posterLecture"),
+        default=None,
+    )
+    # Subtitles are fetched (one request per lecture) only for lectures whose content changed since the
+    # last crawl, so an unchanged lecture has them null in one crawl and listed in another; in the hash
+    # they would make it look changed for a reason that is only the fetch plan.
+    subtitles: list[Subtitle] | None = column(
+        "Subtitle tracks: `locale`, language `name`, `auto_generated` and the subtitle file `url`; null"
+        " when they were not fetched, empty when the lecture has none.",
+        in_content_hash=False,
+        default=None,
+    )
+    related_lecture_ids: list[str] = column(
+        "Ids of the related lectures the page shows, in page order.", nullable=False, factory=list
+    )
+    text: str = column(
+        "The lecture's own visible content (abstract, event, title, keywords, type), one block per"
+        " paragraph, normalized; no site boilerplate and no other lecture's content.",
+        nullable=False,
+        default="",
+    )
+    withdrawn: bool = column(
+        "True when the lecture was in an earlier release but is no longer on the site; the record keeps"
+        " its last published content.",
+        nullable=False,
+        in_content_hash=False,
+        default=False,
+    )
+    alternate_ids: list[str] = column(
+        "Other lecture ids of the same talk (equal title and abstract, e.g. the paper in two sessions),"
+        " merged into this record; empty when none.",
+        factory=list,
+    )
+    near_duplicate_cluster: str | None = column(
+        "Lowest lecture id of the records whose title and abstract nearly match this one's (MinHash LSH,"
+        " word 3-shingle Jaccard >= 0.7); null when none.",
+        in_content_hash=False,
+        default=None,
+    )
+    extraction: str = column(
+        "How the fields were extracted: `next_data` (the page's JSON), `visible_text`, or `api_listing`"
+        " (the page could not be read: the listing's fields); `+text_from_fields` is appended when the"
+        " page showed none of the lecture's blocks and `text` was rebuilt from the extracted fields.",
+        nullable=False,
+        in_content_hash=False,
+    )
+    fetched_at: datetime = column("When the page was fetched (UTC).", nullable=False, in_content_hash=False)
+    content_sha256: str = column(
+        "SHA-256 of the lecture's content fields; equal hashes mean an unchanged lecture.",
+        nullable=False,
+        in_content_hash=False,
+        default="",
+    )
+
+
+def _scalar_kind(hint: Any) -> ScalarKind:
+    """The kind of a (possibly optional) scalar type: ``str``, ``list[str]``, ``datetime``, ``bool``."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
+        hint = args[0]
+    if hint is str:
+        return "string"
+    if hint is bool:
+        return "bool"
+    if hint is datetime:
+        return "timestamp"
+    if typing.get_origin(hint) is list and typing.get_args(hint) == (str,):
+        return "string_list"
+    raise TypeError(f"no column kind for the type {hint!r}")
+
+
+def _kind_and_members(hint: Any) -> tuple[Kind, tuple[tuple[str, ScalarKind], ...]]:
+    """A field's column kind from its type; a list of TypedDicts is a ``struct_list`` of their members."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
+        hint = args[0]
+    inner = typing.get_args(hint)[0] if typing.get_origin(hint) is list else None
+    if inner is not None and typing.is_typeddict(inner):
+        hints = typing.get_type_hints(inner)
+        return "struct_list", tuple((name, _scalar_kind(t)) for name, t in hints.items())
+    return _scalar_kind(hint), ()
+
+
+def _fields_of(record: type) -> tuple[Field, ...]:
+    hints = typing.get_type_hints(record)
+    out = []
+    for f in dataclasses.fields(record):
+        kind, members = _kind_and_members(hints[f.name])
+        out.append(Field(f.name, kind, members=members, **dataclasses.asdict(f.metadata["column"])))
+    return tuple(out)
+
+
+FIELDS: tuple[Field, ...] = _fields_of(Lecture)
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 # Fields the crawl and the dataset's bookkeeping decide, not what the site says of a lecture: neither
 # monitored for coverage nor compared between the page and the listing.

@@ -23,8 +23,8 @@ SUBTITLES = [
 ]
 
 
-def test_lecture_record_keys_are_the_field_names() -> None:
-    assert tuple(typing.get_type_hints(schema.LectureRecord)) == schema.FIELD_NAMES
+def test_the_lecture_record_declares_the_fields_in_column_order() -> None:
+    assert tuple(typing.get_type_hints(schema.Lecture)) == schema.FIELD_NAMES
 
 
 def test_struct_list_types() -> None:

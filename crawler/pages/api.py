@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any
 
 from crawler.pages import values
 from crawler.pages.attributes import (
@@ -45,7 +45,7 @@ from crawler.pages.jsonapi import (
     resource_key,
 )
 from crawler.pages.profiles import lecture_authors
-from crawler.schema import ATTRIBUTE_FIELDS
+from crawler.schema import ATTRIBUTE_FIELDS, Subtitle
 
 LECTURE_TYPE = "thin_lectures"
 EVENT_TYPE = "thin_events"
@@ -239,22 +239,13 @@ def parse_lecture_document(doc: Any, base_url: str | None = None) -> LectureFiel
 # -- transcripts ---------------------------------------------------------------------------------
 
 
-class Transcript(TypedDict):
-    """One subtitle track of a lecture."""
-
-    locale: str | None
-    name: str | None
-    auto_generated: bool | None
-    url: str
-
-
-def parse_transcripts(doc: Any, base_url: str | None = None) -> list[Transcript]:
+def parse_transcripts(doc: Any, base_url: str | None = None) -> list[Subtitle]:
     """The subtitle tracks of ``/api/v1/transcripts?filter[lecture_id]=<id>&include=language``, in the
     answer's order; a transcript without a usable subtitle URL is left out. Nothing raises."""
     if not isinstance(doc, Mapping):
         return []
     index = index_resources([doc])
-    tracks: list[Transcript] = []
+    tracks: list[Subtitle] = []
     for resource in primary_data(doc):
         key = resource_key(resource)
         if key is None or key[0] != TRANSCRIPT_TYPE:
@@ -268,7 +259,7 @@ def parse_transcripts(doc: Any, base_url: str | None = None) -> list[Transcript]
         language = related(resource, relationship_name(resource, TRANSCRIPT_RELATIONSHIPS["language"]), index)
         auto = attribute(resource, TRANSCRIPT_ATTRIBUTES["auto_generated"])
         tracks.append(
-            Transcript(
+            Subtitle(
                 locale=values.opt_str(attribute(language, LANGUAGE_ATTRIBUTES["locale"])),
                 name=values.opt_str(attribute(language, LANGUAGE_ATTRIBUTES["name"])),
                 auto_generated=auto if isinstance(auto, bool) else None,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
-from crawler.schema import FIELDS
+from crawler.schema import FIELDS, Author
 from crawler.text.normalize import nfc_collapsed
 
 Extraction = Literal["next_data", "visible_text"]
@@ -25,14 +25,6 @@ class PageParseError(ValueError):
 
 class DocumentError(ValueError):
     """An API answer that holds no lecture."""
-
-
-class Author(TypedDict):
-    """One author as published: nothing else of a profile is ever read."""
-
-    name: str
-    affiliations: list[str]
-    orcid: str | None  # the bare 16-character iD, check digit verified
 
 
 @dataclass
