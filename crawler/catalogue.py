@@ -26,6 +26,7 @@ from crawler.fsutil import write_json_atomic
 from crawler.pages.catalogue import (
     EventInfo,
     EventSummary,
+    LibraryPage,
     event_order,
     label,
     parse_library_page,
@@ -253,19 +254,7 @@ def read_catalogue(
     """
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page size must be from 1 to {MAX_PAGE_SIZE}")
-    fetcher = PoliteFetcher(delay, fetch)
-    rules, robots_url = robots_rules(fetcher, api_base)
-    first_url = library_listing_url(api_base, 1, page_size)
-    if not rules.can_fetch(first_url, defaults.USER_AGENT):
-        raise CatalogueError(
-            f"robots.txt ({robots_url}) disallows the library listing for {defaults.USER_AGENT}; "
-            "nothing was asked"
-        )
-    crawl_delay = rules.crawl_delay(defaults.USER_AGENT)
-    notes: list[str] = []
-    if crawl_delay is not None and float(crawl_delay) > delay:
-        fetcher.delay = float(crawl_delay)
-        notes.append(f"robots.txt asks for {float(crawl_delay):g} s between requests")
+    fetcher, notes = _polite_fetcher(api_base, page_size, delay, fetch)
     lectures: dict[str, str | None] = {}
     events: list[EventInfo] = []
     claimed: int | None = None
@@ -277,24 +266,18 @@ def read_catalogue(
             raise CatalogueError(f"the listing has more than {max_pages} pages (--max-pages); not believed")
         if claimed is not None and number > claimed + 1:
             raise CatalogueError(f"the listing does not end: page 1 claimed {claimed} pages")
-        url = library_listing_url(api_base, number, page_size)
-        answer = _get_page(fetcher, url, api_base, retry_waits)
-        failure = _failure(answer)
-        if failure is not None:
-            raise CatalogueError(f"listing page {number} failed ({failure}): {without_credentials(url)}")
-        try:
-            document = json.loads(answer.body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise CatalogueError(
-                f"listing page {number} is not JSON ({answer.content_type or 'no content type'})"
-            ) from None
-        page = parse_library_page(document)
-        if page.error is not None:
-            raise CatalogueError(f"listing page {number} cannot be read: {page.error}")
+        page = _read_page(fetcher, api_base, number, page_size, retry_waits)
         notes.extend(f"page {number}: {p}" for p in page.problems)
         if number == 1:
             claimed, total_count = page.total_pages, page.total_count
+        last = page.total_pages if page.total_pages is not None else claimed
         if not page.lectures:
+            # An empty page ends the listing only where its own meta says the listing ends there: a page
+            # that comes back empty before the last it counts is a listing cut short, not a whole one.
+            if last is not None and number < last:
+                raise CatalogueError(
+                    f"listing page {number} of {last} lists no lecture; the listing is cut short"
+                )
             break
         new = {k: v for k, v in page.lectures.items() if k not in lectures}
         if not new:
@@ -303,7 +286,6 @@ def read_catalogue(
         events.extend(page.events.values())
         if progress is not None:
             progress(number, claimed, fetcher.delay)
-        last = page.total_pages if page.total_pages is not None else claimed
         if last is not None and number >= last:
             break
     if not lectures:
@@ -321,6 +303,46 @@ def read_catalogue(
         total_count=total_count,
         notes=notes,
     )
+
+
+def _polite_fetcher(
+    api_base: str, page_size: int, delay: float, fetch: Fetch
+) -> tuple[PoliteFetcher, list[str]]:
+    """A fetcher at the larger of ``delay`` and robots.txt's Crawl-delay, once robots.txt allows the
+    listing; and a note when robots.txt slowed it down."""
+    fetcher = PoliteFetcher(delay, fetch)
+    rules, robots_url = robots_rules(fetcher, api_base)
+    if not rules.can_fetch(library_listing_url(api_base, 1, page_size), defaults.USER_AGENT):
+        raise CatalogueError(
+            f"robots.txt ({robots_url}) disallows the library listing for {defaults.USER_AGENT}; "
+            "nothing was asked"
+        )
+    crawl_delay = rules.crawl_delay(defaults.USER_AGENT)
+    if crawl_delay is not None and float(crawl_delay) > delay:
+        fetcher.delay = float(crawl_delay)
+        return fetcher, [f"robots.txt asks for {float(crawl_delay):g} s between requests"]
+    return fetcher, []
+
+
+def _read_page(
+    fetcher: PoliteFetcher, api_base: str, number: int, page_size: int, retry_waits: Sequence[float]
+) -> LibraryPage:
+    """Listing page ``number``, read; :class:`CatalogueError` when it failed or cannot be read."""
+    url = library_listing_url(api_base, number, page_size)
+    answer = _get_page(fetcher, url, api_base, retry_waits)
+    failure = _failure(answer)
+    if failure is not None:
+        raise CatalogueError(f"listing page {number} failed ({failure}): {without_credentials(url)}")
+    try:
+        document = json.loads(answer.body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CatalogueError(
+            f"listing page {number} is not JSON ({answer.content_type or 'no content type'})"
+        ) from None
+    page = parse_library_page(document)
+    if page.error is not None:
+        raise CatalogueError(f"listing page {number} cannot be read: {page.error}")
+    return page
 
 
 @dataclass

@@ -382,6 +382,16 @@ def test_a_page_repeating_the_last_one_fails_the_read(small_site: ReplicaSite) -
         catalogue.read_catalogue(server.base_url, delay=0.0, page_size=10)
 
 
+def test_an_empty_page_before_the_last_its_meta_counts_fails_the_read(small_site: ReplicaSite) -> None:
+    """The replica's page 2 of 3 answers 200 with no lectures: the library is cut short, not whole."""
+    empty = json.dumps({"data": [], "included": [], "meta": {"total_pages": 3}}).encode()
+    with (
+        serve_listing(small_site, {2: (empty, "application/json")}) as server,
+        pytest.raises(catalogue.CatalogueError, match="listing page 2 of 3 lists no lecture"),
+    ):
+        catalogue.read_catalogue(server.base_url, delay=0.0, page_size=len(small_site.lectures) // 3 + 1)
+
+
 def test_a_stale_or_damaged_or_other_sites_file_is_read_again(
     small_site: ReplicaSite, tmp_path: Path
 ) -> None:
