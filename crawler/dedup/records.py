@@ -126,6 +126,24 @@ def merge_duplicates(
     report = DedupReport(records_in=len(records))
     if signatures is None and state_dir is not None:
         signatures = near.load_signatures(state_dir)
+    out = _merge_same_talks(records, published, report)
+    talks = [near.Talk(str(r["lecture_id"]), r.get("title"), r.get("abstract")) for r in out]
+    pairs = near.near_duplicate_pairs(talks, signatures, threshold=threshold, stats=report.search)
+    membership = near.clusters(pairs)
+    _report_clusters(pairs, membership, report)
+    for record in out:
+        record["alternate_ids"] = list(record.get("alternate_ids") or [])
+        record["near_duplicate_cluster"] = membership.get(str(record["lecture_id"]))
+        record["content_sha256"] = content_sha256(record)
+    report.records_out = len(out)
+    return out, report
+
+
+def _merge_same_talks(
+    records: Sequence[Mapping[str, Any]], published: Container[str], report: DedupReport
+) -> list[dict[str, Any]]:
+    """Copies of the records with each talk once: the one an earlier release published (else the lowest
+    id) kept, with the others' ids as its ``alternate_ids`` and their URLs among its ``source_urls``."""
     groups: dict[str, list[int]] = {}
     for position, record in enumerate(records):
         key = talk_key(record)
@@ -154,12 +172,14 @@ def merge_duplicates(
         merge = Merge(ids[keep], tuple(ids[p] for p in others))
         report.merges.append(merge)
         logger.info("lectures %s are lecture %s (%s): merged", ", ".join(merge.merged), merge.kept, SAME_TALK)
-    out = [replaced.get(p, dict(r)) for p, r in enumerate(records) if p not in dropped]
     report.merges.sort(key=lambda m: lecture_order(m.kept))
+    return [replaced.get(p, dict(r)) for p, r in enumerate(records) if p not in dropped]
 
-    talks = [near.Talk(str(r["lecture_id"]), r.get("title"), r.get("abstract")) for r in out]
-    pairs = near.near_duplicate_pairs(talks, signatures, threshold=threshold, stats=report.search)
-    membership = near.clusters(pairs)
+
+def _report_clusters(
+    pairs: Sequence[near.NearPair], membership: Mapping[str, str], report: DedupReport
+) -> None:
+    """The near-duplicate clusters, lowest id first, each with the pairs inside it, into ``report``."""
     by_cluster: dict[str, list[str]] = {}
     for member, cluster_id in membership.items():
         by_cluster.setdefault(cluster_id, []).append(member)
@@ -173,9 +193,3 @@ def merge_duplicates(
             ", ".join(f"{p.similarity:.2f}" for p in inside),
             cluster_id,
         )
-    for record in out:
-        record["alternate_ids"] = list(record.get("alternate_ids") or [])
-        record["near_duplicate_cluster"] = membership.get(str(record["lecture_id"]))
-        record["content_sha256"] = content_sha256(record)
-    report.records_out = len(out)
-    return out, report
