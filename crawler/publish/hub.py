@@ -203,13 +203,11 @@ def push_to_hub(
             secrets.append(token)
             hub = api if api is not None else HfApi(endpoint=endpoint, token=token)
             message = commit_message or f"Release {manifest['version']}"
-            policy = retry or RetryPolicy()
-            result = _push(
-                hub, release_dir, repo_id, local, private, revision, token, message, policy, secrets
-            )
+            repo = _HubRepo(hub, repo_id, token, retry or RetryPolicy(), secrets)
+            result = repo.push(release_dir, local, private, revision, message)
             if tag:
                 version = str(manifest["version"])
-                _tag_release(hub, repo_id, version, result.commit_oid, token, policy, secrets)
+                repo.tag(version, result.commit_oid)
                 result = dataclasses.replace(result, tag=version)
             return result
         except HubPushError as exc:
@@ -220,106 +218,97 @@ def push_to_hub(
     raise HubPushError(failure)
 
 
-def _push(
-    hub: Any,
-    release_dir: Path,
-    repo_id: str,
-    local: list[str],
-    private: bool,
-    revision: str | None,
-    token: str,
-    message: str,
-    policy: RetryPolicy,
-    secrets: Sequence[str],
-) -> PushResult:
-    _with_retries(
-        "create_repo",
-        lambda: hub.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True, token=token),
-        policy,
-        secrets,
-    )
-    if revision and revision != "main":
-        _with_retries(
-            "create_branch",
-            lambda: hub.create_branch(
-                repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True, token=token
+@dataclass
+class _HubRepo:
+    """One dataset repository on the Hub, as a push talks to it: every call retried by one policy, and
+    every message it raises scrubbed of the token."""
+
+    hub: Any
+    repo_id: str
+    token: str
+    policy: RetryPolicy
+    secrets: Sequence[str]
+
+    def call(self, what: str, call: Callable[[], T]) -> T:
+        return _with_retries(what, call, self.policy, self.secrets)
+
+    def push(
+        self, release_dir: Path, local: list[str], private: bool, revision: str | None, message: str
+    ) -> PushResult:
+        """The release's files in one commit on ``revision``, the data files it no longer has deleted."""
+        hub, repo_id, token = self.hub, self.repo_id, self.token
+        self.call(
+            "create_repo",
+            lambda: hub.create_repo(
+                repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True, token=token
             ),
-            policy,
-            secrets,
         )
-    remote = _with_retries(
-        "list_repo_files",
-        lambda: hub.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=revision, token=token),
-        policy,
-        secrets,
-    )
-    stale = sorted(p for p in remote if p.startswith("data/") and p not in local)
-
-    def commit() -> Any:
-        # Operations are built anew for each attempt: create_commit marks them as used.
-        operations: list[Any] = [
-            CommitOperationAdd(path_in_repo=p, path_or_fileobj=release_dir / p) for p in local
-        ]
-        operations += [CommitOperationDelete(path_in_repo=p) for p in stale]
-        return hub.create_commit(
-            repo_id,
-            operations=operations,
-            commit_message=message,
-            repo_type=REPO_TYPE,
-            revision=revision,
-            token=token,
+        if revision and revision != "main":
+            self.call(
+                "create_branch",
+                lambda: hub.create_branch(
+                    repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True, token=token
+                ),
+            )
+        remote = self.call(
+            "list_repo_files",
+            lambda: hub.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=revision, token=token),
         )
+        stale = sorted(p for p in remote if p.startswith("data/") and p not in local)
 
-    info = _with_retries("create_commit", commit, policy, secrets)
-    if not getattr(info, "oid", None):
-        raise HubPushError("the Hub answered the commit without a commit id")
-    return PushResult(
-        repo_id=repo_id,
-        revision=revision or "main",
-        commit_oid=str(getattr(info, "oid", "")),
-        commit_url=str(getattr(info, "commit_url", "")),
-        uploaded=tuple(local),
-        deleted=tuple(stale),
-    )
-
-
-def _tag_release(
-    hub: Any,
-    repo_id: str,
-    version: str,
-    commit_oid: str,
-    token: str,
-    policy: RetryPolicy,
-    secrets: Sequence[str],
-) -> None:
-    try:
-        _with_retries(
-            "create_tag",
-            lambda: hub.create_tag(
+        def commit() -> Any:
+            # Operations are built anew for each attempt: create_commit marks them as used.
+            operations: list[Any] = [
+                CommitOperationAdd(path_in_repo=p, path_or_fileobj=release_dir / p) for p in local
+            ]
+            operations += [CommitOperationDelete(path_in_repo=p) for p in stale]
+            return hub.create_commit(
                 repo_id,
-                tag=version,
-                tag_message=f"Release {version}",
-                revision=commit_oid,
+                operations=operations,
+                commit_message=message,
                 repo_type=REPO_TYPE,
+                revision=revision,
                 token=token,
-            ),
-            policy,
-            secrets,
+            )
+
+        info = self.call("create_commit", commit)
+        if not getattr(info, "oid", None):
+            raise HubPushError("the Hub answered the commit without a commit id")
+        return PushResult(
+            repo_id=repo_id,
+            revision=revision or "main",
+            commit_oid=str(getattr(info, "oid", "")),
+            commit_url=str(getattr(info, "commit_url", "")),
+            uploaded=tuple(local),
+            deleted=tuple(stale),
         )
-        return
-    except HfHubHTTPError as exc:
-        if _status(exc) != 409:
-            raise
-    # The tag exists: fine if a lost answer or a repeated push made it on this commit, not otherwise.
-    refs = _with_retries(
-        "list_repo_refs",
-        lambda: hub.list_repo_refs(repo_id, repo_type=REPO_TYPE, token=token),
-        policy,
-        secrets,
-    )
-    target = next((t.target_commit for t in refs.tags if t.name == version), None)
-    if target != commit_oid:
-        raise HubPushError(
-            f"tag {version!r} already names commit {target} in {repo_id}, not this release's commit"
-            f" {commit_oid}; the files are pushed but the tag was left as it was"
+
+    def tag(self, version: str, commit_oid: str) -> None:
+        """Tag ``commit_oid`` with the release's version; an existing tag on that very commit is fine."""
+        hub, repo_id, token = self.hub, self.repo_id, self.token
+        try:
+            self.call(
+                "create_tag",
+                lambda: hub.create_tag(
+                    repo_id,
+                    tag=version,
+                    tag_message=f"Release {version}",
+                    revision=commit_oid,
+                    repo_type=REPO_TYPE,
+                    token=token,
+                ),
+            )
+            return
+        except HfHubHTTPError as exc:
+            if _status(exc) != 409:
+                raise
+        # The tag exists: fine if a lost answer or a repeated push made it on this commit, not otherwise.
+        refs = self.call(
+            "list_repo_refs", lambda: hub.list_repo_refs(repo_id, repo_type=REPO_TYPE, token=token)
         )
+        target = next((t.target_commit for t in refs.tags if t.name == version), None)
+        if target != commit_oid:
+            raise HubPushError(
+                f"tag {version!r} already names commit {target} in {repo_id}, not this release's commit"
+                f" {commit_oid}; the files are pushed but the tag was left as it was"
+            )
