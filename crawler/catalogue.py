@@ -244,14 +244,10 @@ def read_catalogue(
     now: datetime | None = None,
     progress: Progress | None = None,
 ) -> Catalogue:
-    """Read the whole library listing of ``api_base`` and count its lectures per event.
-
-    One request at a time, ``delay`` seconds apart or robots.txt's Crawl-delay if larger. The walk
-    stops at ``meta.total_pages`` or at a page without lectures; it fails (:class:`CatalogueError`) on
-    an answer it cannot read, a page that brings no lecture not seen before, more pages than ``meta``
-    first claimed plus one, or more than ``max_pages`` pages. ``progress`` is told each page read, the
-    pages claimed and the seconds between requests.
-    """
+    """Read the whole library listing of ``api_base`` and count its lectures per event: one request at a
+    time, at ``delay`` or robots.txt's larger Crawl-delay, until ``meta.total_pages`` or an empty last
+    page. :class:`CatalogueError` for an answer it cannot read, a page with nothing new, a page empty
+    before the last, or more pages than claimed plus one or ``max_pages``; ``progress`` hears each page."""
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page size must be from 1 to {MAX_PAGE_SIZE}")
     fetcher, notes = _polite_fetcher(api_base, page_size, delay, fetch)
@@ -262,10 +258,7 @@ def read_catalogue(
     number = 0
     while True:
         number += 1
-        if number > max_pages:
-            raise CatalogueError(f"the listing has more than {max_pages} pages (--max-pages); not believed")
-        if claimed is not None and number > claimed + 1:
-            raise CatalogueError(f"the listing does not end: page 1 claimed {claimed} pages")
+        _check_page_count(number, max_pages, claimed)
         page = _read_page(fetcher, api_base, number, page_size, retry_waits)
         notes.extend(f"page {number}: {p}" for p in page.problems)
         if number == 1:
@@ -292,8 +285,6 @@ def read_catalogue(
         raise CatalogueError("the library listing lists no lecture; nothing to show")
     if total_count is not None and total_count != len(lectures):
         notes.append(f"the listing said {total_count} lectures; {len(lectures)} were read")
-    if len(notes) > MAX_NOTES:
-        notes = [*notes[: MAX_NOTES - 1], f"and {len(notes) - MAX_NOTES + 1} more problems like these"]
     return Catalogue(
         read_at=(now or datetime.now(UTC)).replace(microsecond=0),
         api_base=without_credentials(api_base),
@@ -301,8 +292,21 @@ def read_catalogue(
         pages=number,
         lectures=len(lectures),
         total_count=total_count,
-        notes=notes,
+        notes=_briefly(notes),
     )
+
+
+def _briefly(notes: list[str]) -> list[str]:
+    if len(notes) <= MAX_NOTES:
+        return notes
+    return [*notes[: MAX_NOTES - 1], f"and {len(notes) - MAX_NOTES + 1} more problems like these"]
+
+
+def _check_page_count(number: int, max_pages: int, claimed: int | None) -> None:
+    if number > max_pages:
+        raise CatalogueError(f"the listing has more than {max_pages} pages (--max-pages); not believed")
+    if claimed is not None and number > claimed + 1:
+        raise CatalogueError(f"the listing does not end: page 1 claimed {claimed} pages")
 
 
 def _polite_fetcher(
