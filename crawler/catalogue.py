@@ -253,9 +253,9 @@ def read_catalogue(
     fetcher, notes = _polite_fetcher(api_base, page_size, delay, fetch)
     lectures: dict[str, str | None] = {}
     events: list[EventInfo] = []
-    claimed: int | None = None
-    total_count: int | None = None
-    number = 0
+    claimed: int | None
+    total_count: int | None
+    claimed, total_count, number = None, None, 0
     while True:
         number += 1
         _check_page_count(number, max_pages, claimed)
