@@ -25,7 +25,7 @@ from crawler.urls import without_credentials
 if TYPE_CHECKING:
     from crawler.publish.hub import PushResult
     from crawler.publish.release import ReleaseResult
-    from crawler.publish.removals import RemovalRequests
+    from crawler.publish.removals import Redactions, RemovalRequests
     from crawler.schedule.changelog import Changelog
 
 SPIDER_NAME = "underline"
@@ -150,6 +150,8 @@ class NextRelease:
     records: list[dict[str, Any]]
     previous: list[dict[str, Any]]
     removals: RemovalRequests
+    # The author redactions in force, with the names their ORCID iDs carried before they were applied.
+    redactions: Redactions
     sessions: list[dict[str, Any]]
     carried_events: dict[str, int] = field(default_factory=dict)
     retired_events: dict[str, int] = field(default_factory=dict)
@@ -324,7 +326,7 @@ def next_release(
     removal in force (those ``state_dir`` recorded and ``removals``) applied. Every command that writes a
     release goes through here, so none drops history or brings back what was removed."""
     from crawler.publish.release import carry_forward, read_previous_release
-    from crawler.publish.removals import RemovalRequests, apply_removals, load_removals
+    from crawler.publish.removals import Redactions, RemovalRequests, apply_removals, load_removals
 
     in_force = load_removals(state_dir).merged(removals or RemovalRequests())
     previous = read_previous_release(out_dir)
@@ -335,9 +337,10 @@ def next_release(
         complete=staged.complete,
         retire_events=retire_events,
     )
-    records = apply_removals(
-        carried.records, remove_lectures=in_force.lectures, redact_authors=in_force.authors
-    )
+    # The names an ORCID iD carries are read before it is redacted: they go with it, in the earlier
+    # change files too.
+    redactions = Redactions.parse(in_force.authors).with_names_of(carried.records)
+    records = apply_removals(carried.records, remove_lectures=in_force.lectures, redact_authors=redactions)
     known = {s["session_id"] for s in staged.sessions}
     retired = set(carried.retired_events)
     sessions = [
@@ -345,7 +348,7 @@ def next_release(
         *(s for s in previous.sessions if s["session_id"] not in known and s.get("event_id") not in retired),
     ]
     return NextRelease(
-        records, previous.rows, in_force, sessions, carried.carried_events, carried.retired_events
+        records, previous.rows, in_force, redactions, sessions, carried.carried_events, carried.retired_events
     )
 
 
@@ -375,7 +378,7 @@ def publish(
         template=template,
         sessions=release.sessions,
         remove_lectures=release.removals.lectures,
-        redact_authors=release.removals.authors,
+        redact_authors=release.redactions,
     )
     record_removals(state_dir, release.removals)
     update_index(release.records, state_dir)

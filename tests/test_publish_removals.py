@@ -9,6 +9,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from crawler import schema
@@ -16,6 +17,7 @@ from crawler.fsutil import DamagedFile
 from crawler.pages.profiles import author_name
 from crawler.publish.release import carry_forward, manifest_problem, publish_release, read_manifest
 from crawler.publish.removals import RemovalRequests, apply_removals, load_removals, record_removals
+from crawler.runner import StagedCrawl, next_release, publish
 from crawler.text.normalize import person_name
 from tests.test_publish_parquet import PROVENANCE, make_record
 
@@ -63,23 +65,24 @@ def test_a_redaction_by_orcid_takes_the_names_it_carries_wherever_they_appear() 
 
 
 def test_an_orcid_redaction_reaches_name_only_rows_in_the_change_files_kept(tmp_path: Path) -> None:
-    out = tmp_path / "release"
+    out, state = tmp_path / "release", tmp_path / "state"
     first = [make_record(1, authors=[author("Ada Lovelace")]), make_record(2)]
     publish_release(first, out, name="emnlp", provenance=PROVENANCE)
-    later = [
-        make_record(1, authors=[author("Ada Lovelace")]),
-        make_record(2, authors=[author("Ada Lovelace", ORCID)]),
-    ]
-    publish_release(
-        later,
-        out,
-        name="emnlp",
-        provenance={**PROVENANCE, "crawl_date": "2025-11-20"},
-        redact_authors=[ORCID],
-    )
+    # The next release as every command builds it: the runner redacts before publishing.
+    ada = author("Ada Lovelace", ORCID)
+    later = [make_record(1, authors=[author("Ada Lovelace")]), make_record(2, authors=[ada])]
+    staged = StagedCrawl(later, {**PROVENANCE, "crawl_date": "2025-11-20"}, [], ("502", "469"), True)
+    release = next_release(staged, out_dir=out, state_dir=state, removals=RemovalRequests((), (ORCID,)))
+    assert all(r["authors"] == [] for r in release.records if r["lecture_id"] in ("130101", "130102"))
+    publish(release, staged.provenance, out_dir=out, name="emnlp", state_dir=state)
     for path in out.rglob("*"):
         if path.is_file() and path.suffix in (".parquet", ".md", ".json"):
-            assert b"Ada Lovelace" not in path.read_bytes(), path
+            data = path.read_bytes()
+            if path.suffix == ".parquet":
+                data += json.dumps(pq.read_table(path).to_pylist(), default=str).encode()
+            assert b"Ada Lovelace" not in data, path
+            assert ORCID.encode() not in data, path
+    assert load_removals(state) == RemovalRequests((), (ORCID,))
 
 
 def test_the_ledger_keeps_every_removal_once_and_names_itself_when_damaged(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def publish_release(
     on_step: ReleaseStep | None = None,
     sessions: Iterable[Mapping[str, Any]] | None = None,
     remove_lectures: Iterable[str] = (),
-    redact_authors: Iterable[str] = (),
+    redact_authors: Iterable[str] | Redactions = (),
 ) -> ReleaseResult:
     """Write a checked dataset release of ``records`` to ``out_dir``, replacing the previous one atomically.
 
@@ -95,7 +95,8 @@ def publish_release(
     (``session_id``, ``event_id``, ``name``, ``description``, ``start``, ``end``): they fill the
     ``sessions`` table's name, description and times. ``remove_lectures`` (lecture ids) and
     ``redact_authors`` (names or ORCID iDs) are applied to the records and to the change files earlier
-    releases left. ``on_step(step, path)`` is called after each step (``built``, ``checked``,
+    releases left (``redact_authors`` may be :class:`Redactions` already expanded with the names their
+    ORCID iDs carried). ``on_step(step, path)`` is called after each step (``built``, ``checked``,
     ``aside``, ``swapped``) for progress reports.
     """
     if not _NAME.match(name):
@@ -108,7 +109,8 @@ def publish_release(
     details = session_details(sessions)
     records = list(records)
     # A redacted ORCID iD takes the names it carries in this release with it, in the old change files too.
-    redactions = Redactions.parse(redact_authors).with_names_of(records)
+    given = redact_authors if isinstance(redact_authors, Redactions) else Redactions.parse(redact_authors)
+    redactions = given.with_names_of(records)
     removals = _Removals(frozenset(str(i) for i in remove_lectures), redactions)
     rows = lecture_rows(
         apply_removals(records, remove_lectures=removals.lectures, redact_authors=removals.authors)

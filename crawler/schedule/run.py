@@ -208,6 +208,7 @@ def _config_dict(config: RunConfig) -> dict[str, Any]:
         "state": str(config.state),
         "out": str(config.out),
         "push_to_hub": config.push_to_hub,
+        "retire_events": list(config.retire_events),
         "gate": {k: dict(v) if isinstance(v, Mapping) else v for k, v in vars(config.gate).items()},
     }
 
