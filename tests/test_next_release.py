@@ -23,7 +23,7 @@ MAIN, SIDE = "502", "469"
 
 @pytest.fixture(scope="module")
 def site() -> ReplicaSite:
-    return build_site(load_records(), seed=5, lectures=40)
+    return build_site(load_records(), seed=5, lectures=24)
 
 
 def eventcrawl(*args: str) -> subprocess.CompletedProcess[str]:

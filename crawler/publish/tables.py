@@ -20,7 +20,13 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from crawler import schema
-from crawler.text.privacy import PLACEHOLDER, RECORD_URL_FIELDS, URL_PLACEHOLDER, scrub_value
+from crawler.text.privacy import (
+    PLACEHOLDER,
+    RECORD_URL_FIELDS,
+    URL_PLACEHOLDER,
+    scrub_value,
+    strings_to_scrub,
+)
 
 Shape = Literal["same", "list", "count"]
 
@@ -261,6 +267,11 @@ class InvalidRecordsError(ValueError):
 def scrubbed_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
     """``record`` with every e-mail address in its strings replaced, as the crawl's privacy step does
     (the record itself when it holds none); an edited record gets its content hash computed again."""
+    strings: list[str] = []
+    _strings(record.values(), strings)
+    if not strings_to_scrub(strings):
+        # One search over all of the record's strings: most records hold no address at all.
+        return record
     out: dict[str, Any] = {}
     found = 0
     for name, value in record.items():
@@ -271,6 +282,16 @@ def scrubbed_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
         return record
     out["content_sha256"] = schema.content_sha256(out)
     return out
+
+
+def _strings(values: Iterable[Any], out: list[str]) -> None:
+    for value in values:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list | tuple):
+            _strings(value, out)
+        elif isinstance(value, Mapping):
+            _strings(value.values(), out)
 
 
 def lecture_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

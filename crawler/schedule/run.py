@@ -77,8 +77,7 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
             RunStatus.CRAWL_FAILED,
             f"{crawled.explain()}; the release is untouched",
         )
-    empty = crawled.empty_events()
-    report["empty_events"] = empty
+    empty = report["crawl"]["empty_events"]
     if empty and not force:
         # An event id that lists nothing is a typo or an event the site took down: say which, publish
         # nothing until the configuration says what to do with it.
