@@ -126,8 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="crawl, check and publish: the command a schedule calls",
-        description="Exit status: 0 published, 3 nothing changed, 4 the quality gate refused, "
-        "5 the crawl failed (the next run resumes it), 6 another run holds the state directory, "
+        description="Exit status: 0 published, 3 nothing changed, 4 the quality gate refused "
+        "or an event listed no lectures, 5 the crawl failed (the next run resumes it), "
+        "6 another run holds the state directory, "
         "7 published but the push to the Hub failed (the next run pushes it), "
         "8 a state or release file is damaged, 2 a usage or configuration error.",
     )
