@@ -323,12 +323,35 @@ def next_release(
     retire_events: Sequence[str] = (),
 ) -> NextRelease:
     """The next release of ``out_dir``: the staged crawl on top of the previous release, with every
-    removal in force (those ``state_dir`` recorded and ``removals``) applied. Every command that writes a
-    release goes through here, so none drops history or brings back what was removed."""
+    removal in force (those ``state_dir`` recorded, ``removals`` and the lecture ids the release
+    removed) applied. Every command that writes a release goes through here, so none drops history or
+    brings back what was removed; :class:`DamagedFile` when the release redacted more authors than this
+    state directory and ``removals`` name."""
+    from crawler.fsutil import DamagedFile
     from crawler.publish.release import carry_forward, read_previous_release
-    from crawler.publish.removals import Redactions, RemovalRequests, apply_removals, load_removals
+    from crawler.publish.removals import (
+        LEDGER,
+        Redactions,
+        ReleaseRemovals,
+        RemovalRequests,
+        apply_removals,
+        load_removals,
+        redaction_count,
+    )
 
-    in_force = load_removals(state_dir).merged(removals or RemovalRequests())
+    kept = ReleaseRemovals.load(out_dir)
+    in_force = (
+        load_removals(state_dir).merged(removals or RemovalRequests()).merged(RemovalRequests(kept.lectures))
+    )
+    named = redaction_count(in_force.authors)
+    if named < kept.authors:
+        raise DamagedFile(
+            Path(state_dir) / LEDGER,
+            f"the release in {out_dir} redacted {kept.authors} author(s), this state directory and the "
+            f"configuration name {named}",
+            "publish with the state directory that published the release, or list every redaction in the "
+            "configuration's redact_authors (--config)",
+        )
     previous = read_previous_release(out_dir)
     carried = carry_forward(
         previous.rows,
@@ -366,7 +389,7 @@ def publish(
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
     from crawler.publish.release import publish_release
-    from crawler.publish.removals import record_removals
+    from crawler.publish.removals import ReleaseRemovals, record_removals, redaction_count
 
     # The card shows each field's coverage per event: what a user can expect to find filled.
     provenance = {"coverage": field_coverage(release.records), **provenance}
@@ -381,6 +404,9 @@ def publish(
         redact_authors=release.redactions,
     )
     record_removals(state_dir, release.removals)
+    if release.removals:
+        lectures, authors = release.removals.lectures, redaction_count(release.removals.authors)
+        ReleaseRemovals(lectures, authors).save(out_dir)
     update_index(release.records, state_dir)
     return result
 

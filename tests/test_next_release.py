@@ -108,6 +108,25 @@ def test_a_plain_publish_keeps_the_removals_and_the_withdrawn_rows_a_run_publish
     assert configured.returncode == 0, configured.stderr[-3000:]
     assert rows(tmp_path).keys() == by_run.keys()
 
+    # Another state directory (a fleet's) publishing onto the release without the configuration: the
+    # release kept its removed lecture ids and how many authors it redacted (never who), outside what
+    # is pushed.
+    beside = json.loads((out / ".removals.json").read_text(encoding="utf-8"))
+    assert beside == {"lectures": [removed], "authors": 1}
+    assert ".removals.json" not in json.loads((out / "manifest.json").read_text(encoding="utf-8"))["files"]
+    (state / "removals.json").unlink()
+    release_before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    refused = publish(tmp_path, "--name", "emnlp-test")
+    assert refused.returncode == 8, refused.stderr[-3000:]
+    ledger_path = state / "removals.json"
+    assert f"{ledger_path} is damaged (the release in {out} redacted 1 author(s)" in refused.stderr
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == release_before
+    config.write_text(f'[publish]\nredact_authors = ["{author}"]\n', encoding="utf-8")
+    relisted = publish(tmp_path, "--name", "emnlp-test", "--config", str(config))
+    assert relisted.returncode == 0, relisted.stderr[-3000:]
+    assert removed not in rows(tmp_path)
+    assert all(author not in {a["name"] for a in r["authors"]} for r in rows(tmp_path).values())
+
     # A manifest that reads as JSON but lost its history is named, and nothing is written.
     manifest_path = tmp_path / "out" / "manifest.json"
     before = manifest_path.read_bytes()

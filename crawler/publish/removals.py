@@ -8,7 +8,10 @@ release's changes file carries the edited row.
 A request is kept once it has been applied: ``<state>/removals.json`` holds every removal a release of
 the state directory applied (:func:`load_removals`, :func:`record_removals`), and every command that
 writes a release applies them with what its configuration asks, so a later command without that
-configuration cannot bring a lecture or an author back.
+configuration cannot bring a lecture or an author back. Beside the release, ``.removals.json`` (not in
+the manifest, so never pushed) keeps the removed lecture ids and how many authors were redacted, never
+who (:class:`ReleaseRemovals`): a command with another state directory applies those lectures too,
+and refuses to publish when it knows fewer redactions than the release applied.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from crawler.text.normalize import person_name
 
 _ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.IGNORECASE)
 LEDGER = "removals.json"
+# What a release keeps of its removals, beside it (not in its manifest: never pushed).
+RELEASE_LEDGER = ".removals.json"
 
 
 def _name_key(name: str) -> str:
@@ -77,6 +82,41 @@ def record_removals(state_dir: Path, requests: RemovalRequests) -> None:
     if merged != known:
         payload = {"lectures": list(merged.lectures), "authors": list(merged.authors)}
         write_json_atomic(Path(state_dir) / LEDGER, payload)
+
+
+def redaction_count(authors: Iterable[str]) -> int:
+    """How many people ``authors`` (redaction entries) name: distinct ORCID iDs and names as compared."""
+    parsed = Redactions.parse(authors)
+    return len(parsed.orcids) + len(parsed.names)
+
+
+@dataclass(frozen=True)
+class ReleaseRemovals:
+    """What a release keeps of its removals: the lecture ids (its change files list them anyway) and how
+    many authors it redacted."""
+
+    lectures: tuple[str, ...] = ()
+    authors: int = 0
+
+    @classmethod
+    def load(cls, out_dir: Path) -> ReleaseRemovals:
+        path = Path(out_dir) / RELEASE_LEDGER
+        if not path.is_file():
+            return cls()
+        recovery = f"remove it; the removals of {out_dir} are then those of the state directory"
+        data = read_json_file(path, recovery=recovery)
+        lectures = data.get("lectures") if isinstance(data, dict) else None
+        authors = data.get("authors") if isinstance(data, dict) else None
+        if not (isinstance(lectures, list) and all(isinstance(i, str) for i in lectures)) or not (
+            isinstance(authors, int) and not isinstance(authors, bool) and authors >= 0
+        ):
+            raise DamagedFile(path, "`lectures` must list ids and `authors` be a count", recovery)
+        return cls(tuple(lectures), authors)
+
+    def save(self, out_dir: Path) -> None:
+        write_json_atomic(
+            Path(out_dir) / RELEASE_LEDGER, {"lectures": list(self.lectures), "authors": self.authors}
+        )
 
 
 @dataclass(frozen=True)
