@@ -35,6 +35,7 @@ from crawler.paths import (
     check_revision,
     check_state_dir,
 )
+from crawler.publish.removals import RemovalRequests
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
@@ -47,6 +48,7 @@ DEMO_NAME = "emnlp-demo"
 # The replica serves two full events, EMNLP 2025 and 2024; the demo crawls both.
 DEMO_EVENTS = ("502", "469")
 EVENT_HELP = "Underline event id or event page URL; repeat for several events (default: 502)"
+RETIRE_HELP = "take this event out of the next release (repeatable); an event not crawled is otherwise kept"
 
 
 class UsageError(Exception):
@@ -98,21 +100,35 @@ def build_parser() -> argparse.ArgumentParser:
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
     )
 
-    publish = sub.add_parser("publish", help="publish the staged crawl as a Hugging Face dataset")
-    publish.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
-    publish.add_argument("--out", type=Path, required=True, help="the dataset repository folder to write")
+    publish = sub.add_parser(
+        "publish",
+        help="publish the staged crawl as a Hugging Face dataset",
+        description="Exit status: 0 published, 2 a usage or configuration error, 6 another command holds "
+        "the state directory, 8 a state or release file is damaged.",
+    )
+    publish.add_argument(
+        "--config",
+        type=Path,
+        help="the `run` TOML: its state, out, name, removals and retired events apply (flags override it)",
+    )
+    publish.add_argument("--state", type=Path, help="state directory (default: state)")
+    publish.add_argument(
+        "--out", type=Path, help="the dataset repository folder to write (required without --config)"
+    )
     publish.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
     publish.add_argument("--allow-partial", action="store_true", help="publish a crawl that did not finish")
     publish.add_argument("--card-template", type=Path, help="card template (default: dataset_card/)")
     publish.add_argument("--push-to-hub", metavar="ORG/NAME", help="also upload the release to the Hub")
     publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
     publish.add_argument("--revision", help="Hub branch to push to (created when missing)")
+    publish.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
 
     run = sub.add_parser(
         "run",
         help="crawl, check and publish: the command a schedule calls",
-        description="Exit status: 0 published, 3 nothing changed, 4 the quality gate refused, "
-        "5 the crawl failed (the next run resumes it), 6 another run holds the state directory, "
+        description="Exit status: 0 published, 3 nothing changed, 4 the quality gate refused "
+        "or an event listed no lectures, 5 the crawl failed (the next run resumes it), "
+        "6 another run holds the state directory, "
         "7 published but the push to the Hub failed (the next run pushes it), "
         "8 a state or release file is damaged, 2 a usage or configuration error.",
     )
@@ -127,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--private", action="store_true", default=None, help="create the Hub repository private")
     run.add_argument("--revision", help="Hub branch to push to")
     run.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
+    run.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
     run.add_argument(
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
     )
@@ -213,25 +230,41 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    args.state = check_state_dir(args.state)
-    args.out = check_writable(check_output_dir(args.out, state_dir=args.state), what="--out")
-    name = check_dataset_name(args.name or args.out.name)
+    if args.out is None and args.config is None:
+        raise UsageError("publish needs --out, or a --config whose [publish] out names the folder")
+    try:
+        config = load_config(args.config).with_overrides(
+            state=args.state, out=args.out, name=args.name, retire_events=args.retire_event
+        )
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    args.state = check_state_dir(config.state)
+    args.out = check_writable(check_output_dir(config.out, state_dir=args.state), what="--out")
+    name = check_dataset_name(config.name or args.out.name)
     if args.push_to_hub:
         check_repo_id(args.push_to_hub)
     if args.revision:
         check_revision(args.revision)
     with StateLock(args.state):
         staged = runner.read_staged(args.state, allow_partial=args.allow_partial)
+        release = runner.next_release(
+            staged,
+            out_dir=args.out,
+            state_dir=args.state,
+            removals=RemovalRequests(config.remove_lectures, config.redact_authors),
+            retire_events=config.retire_events,
+        )
         result = runner.publish(
-            staged.records,
+            release,
             staged.provenance,
             out_dir=args.out,
             name=name,
             state_dir=args.state,
             template=args.card_template,
-            sessions=staged.sessions,
         )
     print(f"published {result.row_counts['lectures']} lectures to {args.out} (version {result.version})")
+    for line in release.notes():
+        print(f"eventcrawl: {line}", file=sys.stderr)
     if args.push_to_hub:
         pushed = runner.push(args.out, args.push_to_hub, private=args.private, revision=args.revision)
         print(f"pushed to the Hub: {pushed.commit_url}")
@@ -251,6 +284,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             private=args.private,
             revision=args.revision,
             settings=dict(parse_setting(s) for s in args.settings) or None,
+            retire_events=args.retire_event,
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
@@ -300,12 +334,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return 1
         staged = runner.read_staged(state_dir)
         result = runner.publish(
-            staged.records,
+            runner.next_release(staged, out_dir=args.out, state_dir=state_dir),
             staged.provenance,
             out_dir=args.out,
             name=DEMO_NAME,
             state_dir=state_dir,
-            sessions=staged.sessions,
         )
     finally:
         if temp_state is not None:

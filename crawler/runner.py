@@ -25,6 +25,8 @@ from crawler.urls import without_credentials
 if TYPE_CHECKING:
     from crawler.publish.hub import PushResult
     from crawler.publish.release import ReleaseResult
+    from crawler.publish.removals import Redactions, RemovalRequests
+    from crawler.schedule.changelog import Changelog
 
 SPIDER_NAME = "underline"
 CRAWL_REPORT = "crawl-report.json"
@@ -127,10 +129,72 @@ class StagedCrawl:
     records: list[dict[str, Any]]
     provenance: dict[str, Any]
     sessions: list[dict[str, Any]] = field(default_factory=list)
+    # The events the crawl covered (those whose listing named nothing included), and whether it finished.
+    event_ids: tuple[str, ...] = ()
+    complete: bool = True
 
     @property
     def stage_info(self) -> dict[str, int]:
         return {k: int(self.provenance[k]) for k in ("staged_lines", "bad_lines")}
+
+
+@dataclass(frozen=True)
+class NextRelease:
+    """The next release as every command builds it from the staged crawl and the previous release.
+
+    ``records`` are every row it will hold (withdrawn ones included), the removals in force applied;
+    ``previous`` the previous release's rows; ``carried_events`` events of the previous release the crawl
+    did not cover, kept as they were (event id -> rows); ``retired_events`` events taken out (event id
+    -> rows); ``sessions`` the staged session details, completed by the previous release's."""
+
+    records: list[dict[str, Any]]
+    previous: list[dict[str, Any]]
+    removals: RemovalRequests
+    # The author redactions in force, with the names their ORCID iDs carried before they were applied.
+    redactions: Redactions
+    sessions: list[dict[str, Any]]
+    carried_events: dict[str, int] = field(default_factory=dict)
+    retired_events: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def live(self) -> list[dict[str, Any]]:
+        """The rows of lectures still on the site."""
+        return [r for r in self.records if not r.get("withdrawn")]
+
+    @property
+    def previous_live(self) -> list[dict[str, Any]]:
+        """The previous release's rows still on the site, retired events left out: what the gate and
+        the changelog compare with."""
+        retired = set(self.retired_events)
+        return [r for r in self.previous if not r.get("withdrawn") and str(r.get("event_id")) not in retired]
+
+    def changelog(self) -> Changelog:
+        from crawler.schedule.changelog import compute_changelog
+
+        return compute_changelog(self.previous_live, self.live)
+
+    @property
+    def unchanged(self) -> bool:
+        """True when the release would hold exactly the previous one's rows (content and withdrawal)."""
+
+        def state(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[Any, bool]]:
+            return {str(r["lecture_id"]): (r.get("content_sha256"), bool(r.get("withdrawn"))) for r in rows}
+
+        return bool(self.previous) and state(self.previous) == state(self.records)
+
+    def notes(self) -> list[str]:
+        """One line per event not crawled but kept, and per event retired, for the operator."""
+        lines = [
+            f"event {event} is in the release but was not crawled: its {count} lectures are kept as they "
+            "were (neither withdrawn nor dropped); retire it with retire_events / --retire-event to take "
+            "it out"
+            for event, count in self.carried_events.items()
+        ]
+        lines += [
+            f"event {event} retired: its {count} lectures leave the release"
+            for event, count in self.retired_events.items()
+        ]
+        return lines
 
 
 def crawl_settings(
@@ -244,42 +308,106 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         "bad_lines": staged.bad_lines,
         "dedupe": dedup.summary(),
     }
-    return StagedCrawl(records, provenance, staged.sessions)
+    crawled = {str(e) for e in staged.summary.get("event_ids") or () if e is not None}
+    crawled |= {str(r.get("event_id")) for r in staged.records}
+    event_ids = tuple(sorted(crawled, key=lecture_order))
+    return StagedCrawl(records, provenance, staged.sessions, event_ids, staged.complete)
+
+
+def next_release(
+    staged: StagedCrawl,
+    *,
+    out_dir: Path,
+    state_dir: Path,
+    removals: RemovalRequests | None = None,
+    retire_events: Sequence[str] = (),
+) -> NextRelease:
+    """The next release of ``out_dir``: the staged crawl on top of the previous release, with every
+    removal in force (those ``state_dir`` recorded, ``removals`` and the lecture ids the release
+    removed) applied. Every command that writes a release goes through here, so none drops history or
+    brings back what was removed; :class:`DamagedFile` when the release redacted more authors than this
+    state directory and ``removals`` name."""
+    from crawler.fsutil import DamagedFile
+    from crawler.publish.release import carry_forward, read_previous_release
+    from crawler.publish.removals import (
+        LEDGER,
+        Redactions,
+        ReleaseRemovals,
+        RemovalRequests,
+        apply_removals,
+        load_removals,
+        redaction_count,
+    )
+
+    kept = ReleaseRemovals.load(out_dir)
+    in_force = (
+        load_removals(state_dir).merged(removals or RemovalRequests()).merged(RemovalRequests(kept.lectures))
+    )
+    named = redaction_count(in_force.authors)
+    if named < kept.authors:
+        raise DamagedFile(
+            Path(state_dir) / LEDGER,
+            f"the release in {out_dir} redacted {kept.authors} author(s), this state directory and the "
+            f"configuration name {named}",
+            "publish with the state directory that published the release, or list every redaction in the "
+            "configuration's redact_authors (--config)",
+        )
+    previous = read_previous_release(out_dir)
+    carried = carry_forward(
+        previous.rows,
+        staged.records,
+        crawled_events=staged.event_ids,
+        complete=staged.complete,
+        retire_events=retire_events,
+    )
+    # The names an ORCID iD carries are read before it is redacted: they go with it, in the earlier
+    # change files too.
+    redactions = Redactions.parse(in_force.authors).with_names_of(carried.records)
+    records = apply_removals(carried.records, remove_lectures=in_force.lectures, redact_authors=redactions)
+    known = {s["session_id"] for s in staged.sessions}
+    retired = set(carried.retired_events)
+    sessions = [
+        *staged.sessions,
+        *(s for s in previous.sessions if s["session_id"] not in known and s.get("event_id") not in retired),
+    ]
+    return NextRelease(
+        records, previous.rows, in_force, redactions, sessions, carried.carried_events, carried.retired_events
+    )
 
 
 def publish(
-    records: Sequence[Mapping[str, Any]],
+    release: NextRelease,
     provenance: Mapping[str, Any],
     *,
     out_dir: Path,
     name: str,
     state_dir: Path,
     template: Path | None = None,
-    sessions: Sequence[Mapping[str, Any]] | None = None,
-    remove_lectures: Sequence[str] = (),
-    redact_authors: Sequence[str] = (),
 ) -> ReleaseResult:
-    """Write a checked release of ``records`` to ``out_dir`` and remember what it published.
-
-    ``remove_lectures`` and ``redact_authors`` are removals asked for (see the dataset card's "Personal
-    data"); ``sessions`` are what the crawl learned of the events' sessions."""
+    """Write a checked release of ``release`` (see :func:`next_release`) to ``out_dir``, record the
+    removals it applied in ``state_dir`` and remember what it published."""
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
     from crawler.publish.release import publish_release
+    from crawler.publish.removals import ReleaseRemovals, record_removals, redaction_count
 
     # The card shows each field's coverage per event: what a user can expect to find filled.
-    provenance = {"coverage": field_coverage(records), **provenance}
+    provenance = {"coverage": field_coverage(release.records), **provenance}
     result = publish_release(
-        records,
+        release.records,
         out_dir,
         name=name,
         provenance=provenance,
         template=template,
-        sessions=sessions,
-        remove_lectures=remove_lectures,
-        redact_authors=redact_authors,
+        sessions=release.sessions,
+        remove_lectures=release.removals.lectures,
+        redact_authors=release.redactions,
     )
-    update_index(records, state_dir)
+    record_removals(state_dir, release.removals)
+    if release.removals:
+        lectures, authors = release.removals.lectures, redaction_count(release.removals.authors)
+        ReleaseRemovals(lectures, authors).save(out_dir)
+    update_index(release.records, state_dir)
     return result
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import urllib.request
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
+from tests.support.replica import crawl_args, eventcrawl, fast_crawl_settings, running_replica
 
 EMAIL = re.compile(rb"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 
@@ -58,3 +59,36 @@ def test_no_email_address_reaches_any_file_and_authors_are_published_in_order(tm
     wrong = [i for i, row in rows.items() if row["authors"] != truth[i]["authors"]]
     assert wrong == []
     assert sum(1 for r in rows.values() for a in r["authors"] if a["orcid"]) > 0
+
+
+PLANTED = "chair.person@planted-example.org"
+
+
+def test_an_address_in_sessions_and_events_reaches_no_file_of_a_crawl_and_a_publish(tmp_path: Path) -> None:
+    """Organizers write addresses into session names and descriptions and into the event's welcome
+    text: the crawl stages sessions and the release has a sessions table, and neither may hold one."""
+    state, out = tmp_path / "state", tmp_path / "out"
+    with running_replica(tmp_path / "replica", "--lectures", "30", "--plant-email", PLANTED) as replica:
+        listing = urllib.request.urlopen(
+            f"{replica.base_url}/api/v1/thin_lectures?filter[event_id]=502&include=event_session,event"
+        ).read()
+        crawled = eventcrawl(*crawl_args(replica.base_url, state, *fast_crawl_settings()))
+        assert crawled.returncode == 0, crawled.stderr[-3000:]
+    # The replica did serve it, in the sessions the listing includes.
+    assert PLANTED.encode() in listing
+    published = eventcrawl("publish", "--state", str(state), "--out", str(out))
+    assert published.returncode == 0, published.stderr[-3000:]
+    leaks = {}
+    for path in [*state.rglob("*"), *out.rglob("*")]:
+        if path.is_file():
+            data = readable_bytes(path)
+            if PLANTED.encode() in data or EMAIL.search(data):
+                leaks[str(path.relative_to(tmp_path))] = EMAIL.findall(data)[:3]
+    assert leaks == {}
+    sessions = pq.read_table(out / "data" / "sessions").to_pylist()
+    assert sessions and all(s["session_name"].endswith("(chair: [email removed])") for s in sessions)
+    assert all(s["description"].endswith("Questions: [email removed].") for s in sessions)
+    lectures = pq.read_table(out / "data" / "lectures").to_pylist()
+    assert all(r["session_name"].endswith("(chair: [email removed])") for r in lectures)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "look like an e-mail address in this release:\n0." in card

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crawler.schedule.changelog import compute_changelog, with_withdrawn
+from crawler.schedule.changelog import compute_changelog
 
 
 def row(lecture_id: str, event: str, sha: str, **fields: Any) -> dict[str, Any]:
@@ -24,5 +24,3 @@ def test_a_withdrawn_lecture_is_not_gone_twice_and_comes_back_as_added() -> None
     before = [row("1", "502", "a", withdrawn=True), row("2", "502", "b")]
     after = [row("1", "502", "a"), row("2", "502", "b")]
     assert compute_changelog(before, after).as_dict() == {"added": ["1"], "changed": {}, "gone": []}
-    kept = with_withdrawn([row("3", "502", "z")], after)
-    assert [(r["lecture_id"], r.get("withdrawn")) for r in kept] == [("1", None), ("2", None), ("3", True)]

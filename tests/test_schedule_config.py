@@ -74,3 +74,21 @@ def test_mistakes_are_errors_not_ignored(tmp_path: Path, text: str, message: str
 def test_a_missing_file_says_so(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_retired_events_are_read_as_event_ids_and_cannot_be_crawled_too(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            '[crawl]\nevent_ids = ["502"]\n[publish]\n'
+            'retire_events = ["https://underline.io/events/469/sessions", 431]\nremove_lectures = ["1"]\n',
+        )
+    )
+    assert config.retire_events == ("469", "431")
+    assert config.with_overrides(retire_events=["400"]).retire_events == ("469", "431", "400")
+    with pytest.raises(ConfigError, match=r"event\(s\) 469 are both crawled \(event_ids\) and retired"):
+        config.with_overrides(event_ids=["469", "502"])
+    with pytest.raises(ConfigError, match=r"event\(s\) 502 are both crawled .* \(in .*eventcrawl.toml\)"):
+        load_config(write(tmp_path, '[crawl]\nevent_id = "502"\n[publish]\nretire_events = ["502"]\n'))
+    with pytest.raises(ConfigError, match="redact_authors must be a list of non-empty strings"):
+        load_config(write(tmp_path, '[publish]\nredact_authors = ["  "]\n'))

@@ -77,7 +77,7 @@ def test_an_unchanged_site_publishes_nothing_new_and_says_so(site: ReplicaSite, 
     assert second.returncode == 3, second.stderr[-3000:]
     assert "nothing changed" in second.stderr
     assert report(tmp_path)["status"] == "nothing_changed"
-    assert report(tmp_path)["changes"] == {"added": [], "changed": {}, "gone": []}
+    assert report(tmp_path)["changes"] == {"added": [], "changed": {}, "gone": [], "retired_events": {}}
     assert release_bytes(tmp_path) == before
 
 

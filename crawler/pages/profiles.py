@@ -22,7 +22,7 @@ from crawler.pages.attributes import (
 from crawler.pages.fields import Author
 from crawler.pages.jsonapi import Resource, ResourceKey, member, related_keys
 from crawler.pages.values import shown
-from crawler.text.normalize import nfc_collapsed, without_surrogates
+from crawler.text.normalize import nfc_collapsed, person_name, without_surrogates
 
 PROFILE_TYPES = frozenset({"profiles"})
 # Every problem about an ORCID iD starts so: a crawl counts them.
@@ -70,16 +70,17 @@ def _clean(value: Any) -> str | None:
 
 
 def author_name(profile: Any) -> str | None:
-    """``full_name``, else ``first_name`` and ``last_name`` joined by a space; NFC, whitespace
-    collapsed, nothing else changed."""
+    """``full_name``, else ``first_name`` and ``last_name`` joined by a space; in the form of
+    :func:`~crawler.text.normalize.person_name` (format characters removed, NFC, whitespace collapsed),
+    nothing else changed."""
     full = _clean(attribute(profile, PROFILE_ATTRIBUTES["full_name"]))
-    if full:
-        return full
+    if full and person_name(full):
+        return person_name(full)
     parts = [
         _clean(attribute(profile, PROFILE_ATTRIBUTES["first_name"])),
         _clean(attribute(profile, PROFILE_ATTRIBUTES["last_name"])),
     ]
-    return " ".join(p for p in parts if p) or None
+    return person_name(" ".join(p for p in parts if p)) or None
 
 
 def affiliations(profile: Any) -> list[str]:

@@ -1,7 +1,9 @@
-"""No e-mail address is ever stored: every string field of a lecture (its aliases included) is scrubbed.
+"""No e-mail address is ever stored: every string field of a lecture (its aliases included) and of a
+session is scrubbed.
 
 Runs after normalize (so addresses hidden with invisible characters in normalized fields are already
-plain) and before boilerplate, whose ``text`` is built from the page blocks scrubbed here.
+plain) and before boilerplate, whose ``text`` is built from the page blocks scrubbed here. Sessions (their
+name and description, as the listing tells them) go to the stage too, so they go through the same scrub.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
-from crawler.items import PAGE_ALIASES, PAGE_BLOCKS, LectureItem
-from crawler.text.privacy import PLACEHOLDER, URL_PLACEHOLDER, scrub_value
+from crawler.items import PAGE_ALIASES, PAGE_BLOCKS, LectureItem, SessionItem
+from crawler.text.privacy import PLACEHOLDER, RECORD_URL_FIELDS, URL_PLACEHOLDER, scrub_value
 
-URL_FIELDS = frozenset({"url", "source_urls", PAGE_ALIASES})
+URL_FIELDS = RECORD_URL_FIELDS | {PAGE_ALIASES}
 
 
 class PrivacyPipeline:
@@ -27,6 +29,8 @@ class PrivacyPipeline:
         return cls(crawler.stats)
 
     def process_item(self, item: Any) -> Any:
+        if isinstance(item, SessionItem):
+            return self._session(item)
         if not isinstance(item, LectureItem):
             return item
         stored = 0
@@ -46,4 +50,17 @@ class PrivacyPipeline:
         if stored:
             self.stats.inc_value("privacy/emails_scrubbed", stored)
             self.stats.inc_value("privacy/items_scrubbed")
+        return item
+
+    def _session(self, item: Any) -> Any:
+        stored = 0
+        for name in list(item.keys()):
+            clean, count = scrub_value(item[name])
+            if count:
+                item[name] = clean
+                stored += count
+                self.stats.inc_value(f"privacy/session_fields/{name}", count)
+        if stored:
+            self.stats.inc_value("privacy/emails_scrubbed", stored)
+            self.stats.inc_value("privacy/sessions_scrubbed")
         return item

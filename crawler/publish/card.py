@@ -292,7 +292,7 @@ def _coverage_rows(measured: Any) -> list[dict[str, str]]:
 
 
 def email_like_values(lectures: pa.Table) -> int:
-    """How many string values of the lectures table contain something shaped like an e-mail address."""
+    """How many string values of a table contain something shaped like an e-mail address."""
     found = 0
     for column in lectures.itercolumns():
         for values in _string_leaves(column):
@@ -454,7 +454,7 @@ def card_context(
         "change_file": change_files[-1] if change_files else None,
         "change_files": list(change_files),
         "change_counts": dict(change_counts or {}),
-        "email_like": email_like_values(lectures),
+        "email_like": sum(email_like_values(table) for table in tables.values()),
         "provenance": _provenance_rows(other),
         "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],
         "changes": changes,

@@ -33,10 +33,11 @@ from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import data_files_pattern, read_shards, write_partitions, write_shards
-from crawler.publish.removals import apply_removals
+from crawler.publish.removals import Redactions, apply_removals
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
+    SESSIONS,
     SPECS,
     SPECS_BY_NAME,
     EventConfig,
@@ -83,7 +84,7 @@ def publish_release(
     on_step: ReleaseStep | None = None,
     sessions: Iterable[Mapping[str, Any]] | None = None,
     remove_lectures: Iterable[str] = (),
-    redact_authors: Iterable[str] = (),
+    redact_authors: Iterable[str] | Redactions = (),
 ) -> ReleaseResult:
     """Write a checked dataset release of ``records`` to ``out_dir``, replacing the previous one atomically.
 
@@ -94,7 +95,8 @@ def publish_release(
     (``session_id``, ``event_id``, ``name``, ``description``, ``start``, ``end``): they fill the
     ``sessions`` table's name, description and times. ``remove_lectures`` (lecture ids) and
     ``redact_authors`` (names or ORCID iDs) are applied to the records and to the change files earlier
-    releases left. ``on_step(step, path)`` is called after each step (``built``, ``checked``,
+    releases left (``redact_authors`` may be :class:`Redactions` already expanded with the names their
+    ORCID iDs carried). ``on_step(step, path)`` is called after each step (``built``, ``checked``,
     ``aside``, ``swapped``) for progress reports.
     """
     if not _NAME.match(name):
@@ -105,7 +107,11 @@ def publish_release(
     if not template.is_file():
         raise FileNotFoundError(f"card template not found: {template}")
     details = session_details(sessions)
-    removals = _Removals(frozenset(str(i) for i in remove_lectures), tuple(redact_authors))
+    records = list(records)
+    # A redacted ORCID iD takes the names it carries in this release with it, in the old change files too.
+    given = redact_authors if isinstance(redact_authors, Redactions) else Redactions.parse(redact_authors)
+    redactions = given.with_names_of(records)
+    removals = _Removals(frozenset(str(i) for i in remove_lectures), redactions)
     rows = lecture_rows(
         apply_removals(records, remove_lectures=removals.lectures, redact_authors=removals.authors)
     )
@@ -169,7 +175,7 @@ def _crawl_date(provenance: Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class _Removals:
     lectures: frozenset[str]
-    authors: tuple[str, ...]
+    authors: Redactions
 
 
 @dataclass(frozen=True)
@@ -184,25 +190,76 @@ class _Previous:
         return {r["lecture_id"]: r["content_sha256"] for r in self.rows}
 
 
+def _recovery(out_dir: Path) -> str:
+    return (
+        f"restore {out_dir} from the Hub (huggingface-cli download --repo-type dataset ...) or a backup, "
+        "or move it aside to publish a first release again"
+    )
+
+
+def manifest_problem(manifest: Any) -> str | None:
+    """What makes ``manifest`` (parsed JSON) not a release manifest this code can build on; None when it
+    is one. A manifest that reads as JSON but lost its history or its files would otherwise start the
+    release history again, silently."""
+    if not isinstance(manifest, dict):
+        return f"not a JSON object but {type(manifest).__name__}"
+    fmt = manifest.get("format")
+    if not isinstance(fmt, int) or isinstance(fmt, bool) or not 1 <= fmt <= MANIFEST_FORMAT:
+        return f"`format` is {fmt!r}, not a format up to {MANIFEST_FORMAT}"
+    version = manifest.get("version")
+    if not isinstance(version, str) or not version:
+        return f"`version` is {version!r}, not a release version"
+    versions = manifest.get("versions")
+    if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
+        return "`versions` is not a list of release versions"
+    if version not in versions:
+        return f"`versions` does not hold the release's own version {version!r}"
+    if not isinstance(manifest.get("previous_version"), str | None):
+        return "`previous_version` is neither a version nor null"
+    configs = manifest.get("configs")
+    if not isinstance(configs, dict) or DEFAULT_CONFIG not in configs:
+        return f"`configs` does not list the `{DEFAULT_CONFIG}` config"
+    for config_name, config in configs.items():
+        files = config.get("files") if isinstance(config, dict) else None
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            return f"`configs.{config_name}.files` is not a list of paths"
+    change_files = manifest.get("change_files")
+    if not isinstance(change_files, list) or not all(isinstance(f, str) for f in change_files):
+        return "`change_files` is not a list of paths"
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not all(isinstance(e, dict) for e in files.values()):
+        return "`files` is not a table of files with their size and sha256"
+    return None
+
+
+def read_manifest(out_dir: Path) -> dict[str, Any] | None:
+    """The manifest of the release in ``out_dir``, checked (None when there is no manifest).
+
+    :class:`DamagedFile` names the file when it is not JSON or not shaped like a manifest."""
+    path = Path(out_dir) / MANIFEST
+    if not path.is_file():
+        return None
+    manifest = read_json_file(path, recovery=_recovery(out_dir))
+    problem = manifest_problem(manifest)
+    if problem is not None:
+        raise DamagedFile(path, problem, _recovery(out_dir))
+    assert isinstance(manifest, dict)
+    return manifest
+
+
 def _previous_release(out_dir: Path) -> _Previous | None:
     if not out_dir.exists():
         return None
-    manifest_path = out_dir / MANIFEST
-    if not manifest_path.is_file():
+    manifest = read_manifest(out_dir)
+    if manifest is None:
         if any(out_dir.iterdir()):
             raise ReleaseError(
                 f"{out_dir} exists and is not a release (no {MANIFEST}); refusing to replace it"
             )
         return None
-    recovery = (
-        f"restore {out_dir} from the Hub (huggingface-cli download --repo-type dataset ...) or a backup, "
-        "or move it aside to publish a first release again"
-    )
-    manifest = read_json_file(manifest_path, recovery=recovery)
-    if not isinstance(manifest, dict):
-        raise DamagedFile(manifest_path, "not a manifest", recovery)
+    recovery = _recovery(out_dir)
     rows: list[dict[str, Any]] = []
-    for path in manifest.get("configs", {}).get(DEFAULT_CONFIG, {}).get("files", []):
+    for path in manifest["configs"][DEFAULT_CONFIG]["files"]:
         # An older release may lack columns added since: to_json_record gives them their empty value.
         try:
             table = pq.read_table(out_dir / path)
@@ -212,6 +269,102 @@ def _previous_release(out_dir: Path) -> _Previous | None:
     card_path = out_dir / CARD
     card = card_path.read_text(encoding="utf-8") if card_path.is_file() else None
     return _Previous(manifest, card, rows, out_dir)
+
+
+@dataclass(frozen=True)
+class PreviousRelease:
+    """What the next release is built on: the lecture rows (withdrawn ones included) and the session
+    details of the release in ``out_dir``."""
+
+    version: str | None
+    rows: list[dict[str, Any]]
+    sessions: list[dict[str, Any]]
+
+
+def read_previous_release(out_dir: Path) -> PreviousRelease:
+    """The release in ``out_dir`` (empty when there is none), its manifest checked; every command that
+    writes the next release reads it through here."""
+    previous = _previous_release(Path(out_dir).absolute())
+    if previous is None:
+        return PreviousRelease(None, [], [])
+    sessions: list[dict[str, Any]] = []
+    config = previous.manifest["configs"].get(SESSIONS.name)
+    for path in config["files"] if isinstance(config, dict) else []:
+        try:
+            table = pq.read_table(previous.root / path)
+        except (OSError, pa.ArrowException) as exc:
+            problem = f"unreadable Parquet: {exc}"
+            raise DamagedFile(previous.root / path, problem, _recovery(out_dir)) from None
+        for row in table.to_pylist():
+            sessions.append(
+                {
+                    "session_id": row.get("session_id"),
+                    "event_id": row.get("event_id"),
+                    "name": row.get("session_name"),
+                    "description": row.get("description"),
+                    "start": schema.format_timestamp(row.get("starts_at")),
+                    "end": schema.format_timestamp(row.get("ends_at")),
+                }
+            )
+    return PreviousRelease(str(previous.manifest["version"]), previous.rows, sessions)
+
+
+@dataclass(frozen=True)
+class CarriedRelease:
+    """The rows of the next release before removals: what was staged, and what the previous release
+    held that this crawl did not restage. ``carried_events``: events of the previous release the crawl
+    did not cover, their rows kept as they were (event id -> rows); ``retired_events``: events taken
+    out on request (event id -> rows dropped); ``withdrawn``: lecture ids newly marked withdrawn."""
+
+    records: list[dict[str, Any]]
+    carried_events: dict[str, int]
+    retired_events: dict[str, int]
+    withdrawn: list[str]
+
+
+def carry_forward(
+    previous: Sequence[Mapping[str, Any]],
+    staged: Sequence[Mapping[str, Any]],
+    *,
+    crawled_events: Iterable[str],
+    complete: bool,
+    retire_events: Iterable[str] = (),
+) -> CarriedRelease:
+    """The next release's rows from the previous release's and the staged crawl's.
+
+    A staged lecture replaces its previous row. A previous lecture the crawl did not stage is kept:
+    marked withdrawn when its event was crawled and the crawl finished (the listing was read whole and
+    no longer names it), as it was when its event was not crawled (the site was not asked about it) or
+    the crawl is partial. Every lecture of a retired event, staged or not, is left out.
+    """
+    crawled = {str(e) for e in crawled_events}
+    retired = {str(e) for e in retire_events}
+    retired_counts: dict[str, int] = {}
+    carried: dict[str, int] = {}
+    withdrawn: list[str] = []
+    out: list[dict[str, Any]] = []
+    for record in staged:
+        event = str(record.get("event_id"))
+        if event in retired:
+            retired_counts[event] = retired_counts.get(event, 0) + 1
+        else:
+            out.append(dict(record))
+    staged_ids = {str(r.get("lecture_id")) for r in staged}
+    for row in previous:
+        event = str(row.get("event_id"))
+        if event in retired:
+            retired_counts[event] = retired_counts.get(event, 0) + 1
+        elif str(row.get("lecture_id")) in staged_ids:
+            continue
+        elif event not in crawled:
+            carried[event] = carried.get(event, 0) + 1
+            out.append(dict(row))
+        elif complete and not row.get("withdrawn"):
+            withdrawn.append(str(row["lecture_id"]))
+            out.append({**row, "withdrawn": True})
+        else:
+            out.append(dict(row))
+    return CarriedRelease(out, dict(sorted(carried.items())), dict(sorted(retired_counts.items())), withdrawn)
 
 
 def next_version(crawl_date: str, taken: Iterable[str]) -> str:

@@ -20,6 +20,13 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from crawler import schema
+from crawler.text.privacy import (
+    PLACEHOLDER,
+    RECORD_URL_FIELDS,
+    URL_PLACEHOLDER,
+    scrub_value,
+    strings_to_scrub,
+)
 
 Shape = Literal["same", "list", "count"]
 
@@ -257,10 +264,42 @@ class InvalidRecordsError(ValueError):
         super().__init__(f"{len(self.problems)} problem(s) in {total} record(s):\n{shown}{more}")
 
 
+def scrubbed_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``record`` with every e-mail address in its strings replaced, as the crawl's privacy step does
+    (the record itself when it holds none); an edited record gets its content hash computed again."""
+    strings: list[str] = []
+    _strings(record.values(), strings)
+    if not strings_to_scrub(strings):
+        # One search over all of the record's strings: most records hold no address at all.
+        return record
+    out: dict[str, Any] = {}
+    found = 0
+    for name, value in record.items():
+        is_url = name in RECORD_URL_FIELDS
+        out[name], count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
+        found += count
+    if not found:
+        return record
+    out["content_sha256"] = schema.content_sha256(out)
+    return out
+
+
+def _strings(values: Iterable[Any], out: list[str]) -> None:
+    for value in values:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list | tuple):
+            _strings(value, out)
+        elif isinstance(value, Mapping):
+            _strings(value.values(), out)
+
+
 def lecture_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Validated records as rows (timestamps as aware datetimes), sorted by lecture id.
 
-    Raises :class:`InvalidRecordsError` listing every invalid record, duplicate id and wrong hash.
+    Every record is scrubbed of e-mail addresses first (:func:`scrubbed_record`): whatever the stage or
+    an earlier release holds, no address reaches a table. Raises :class:`InvalidRecordsError` listing
+    every invalid record, duplicate id and wrong hash.
     """
     problems: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -268,6 +307,7 @@ def lecture_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     total = 0
     for index, record in enumerate(records):
         total += 1
+        record = scrubbed_record(record)
         label = f"record {index} (lecture_id={record.get('lecture_id')!r})"
         found = schema.validate_record(record)
         if found:
@@ -324,7 +364,8 @@ SESSION_KEYS = frozenset(["session_id", "event_id", "name", "description", "star
 
 def session_details(sessions: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
     """What the caller knows about sessions (``session_id``, ``event_id``, ``name``, ``description``,
-    ``start``, ``end``), by session id, timestamps parsed. Raises ValueError naming a bad entry."""
+    ``start``, ``end``), by session id, timestamps parsed, e-mail addresses replaced in every string.
+    Raises ValueError naming a bad entry."""
     out: dict[str, dict[str, Any]] = {}
     for index, entry in enumerate(sessions or ()):
         unknown = set(entry) - SESSION_KEYS
@@ -343,7 +384,8 @@ def session_details(sessions: Iterable[Mapping[str, Any]] | None) -> dict[str, d
             end = schema.parse_timestamp(entry.get("end"))
         except (TypeError, ValueError) as exc:
             raise ValueError(f"sessions[{index}]: start/end must be ISO 8601: {exc}") from None
-        out[session_id] = {**entry, "start": start, "end": end}
+        scrubbed = {key: scrub_value(value)[0] for key, value in entry.items()}
+        out[session_id] = {**scrubbed, "start": start, "end": end}
     return out
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from urllib.parse import urlsplit
 
-from crawler.replica.layout import Lecture
+from crawler.replica.layout import Lecture, ReplicaSite
 
 # Fault kinds, also what the request log records.
 THROTTLED = "429"
@@ -210,7 +210,10 @@ class SiteFaults:
     - ``swapped_pages``: lecture id -> the id of the lecture whose whole page (JSON included) is served
       at its URLs;
     - ``renamed_attributes``: lecture attribute -> the name it is served under, in the API and (in
-      camelCase) in the page JSON, as a site that renamed a field overnight.
+      camelCase) in the page JSON, as a site that renamed a field overnight;
+    - ``planted_email``: an e-mail address written into every session's name and description and every
+      event's description (the welcome text every lecture page shows), as organizers do (see
+      :func:`with_planted_email`).
     """
 
     listing_errors: Mapping[int, int | None] = field(default_factory=dict)
@@ -219,6 +222,7 @@ class SiteFaults:
     redirects: Mapping[str, str] = field(default_factory=dict)
     swapped_pages: Mapping[str, str] = field(default_factory=dict)
     renamed_attributes: Mapping[str, str] = field(default_factory=dict)
+    planted_email: str | None = None
 
     def __post_init__(self) -> None:
         if self.endless_listing is not None and self.endless_listing not in ENDLESS_META_KINDS:
@@ -274,3 +278,21 @@ def endless_lecture(lectures: Mapping[str, Lecture], lecture_id: str) -> Lecture
     if round_ == 0 or source is None:
         return None
     return dataclasses.replace(source, id=lecture_id)
+
+
+def with_planted_email(site: ReplicaSite, address: str | None) -> ReplicaSite:
+    """``site`` with ``address`` in every session's name (``Orals (chair: <address>)``) and description
+    and in every event's description; ``site`` itself when ``address`` is None."""
+    if address is None:
+        return site
+    sessions = {
+        key: dataclasses.replace(
+            s, name=f"{s.name} (chair: {address})", description=f"{s.description} Questions: {address}."
+        )
+        for key, s in site.sessions.items()
+    }
+    events = {
+        key: dataclasses.replace(e, description=f"{e.description}\n\nWrite to the organizers: {address}")
+        for key, e in site.events.items()
+    }
+    return dataclasses.replace(site, sessions=sessions, events=events)

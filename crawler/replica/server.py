@@ -41,6 +41,7 @@ from crawler.replica.faults import (
     endless_lecture,
     named_profile,
     redirect_location,
+    with_planted_email,
 )
 from crawler.replica.layout import (
     MAIN_EVENT_ID,
@@ -192,9 +193,10 @@ class Router:
         overrides: PageOverrides | None = None,
         site_faults: SiteFaults | None = None,
     ) -> None:
+        self.site_faults = site_faults or SiteFaults()
+        site = with_planted_email(site, self.site_faults.planted_email)
         self.site = site
         self.base_url = base_url.rstrip("/")
-        self.site_faults = site_faults or SiteFaults()
         self.renderer = Renderer(site, self.base_url, renamed=self.site_faults.renamed_attributes)
         self.faults = faults
         self.overrides = overrides
@@ -781,6 +783,13 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
         metavar="OLD=NEW",
         help="serve a lecture attribute under another name (API and page JSON)",
     )
+    broken.add_argument(
+        "--plant-email",
+        default=None,
+        metavar="ADDRESS",
+        help="write this e-mail address into every session's name and description and every event's"
+        " description",
+    )
     return parser
 
 
@@ -810,6 +819,7 @@ def site_faults_from_args(args: argparse.Namespace) -> SiteFaults | None:
         redirects=_pairs(args.redirect_lecture, "--redirect-lecture"),
         swapped_pages=_pairs(args.swap_page, "--swap-page"),
         renamed_attributes=_pairs(args.rename_attribute, "--rename-attribute"),
+        planted_email=args.plant_email,
     )
     return None if faults == SiteFaults() else faults
 

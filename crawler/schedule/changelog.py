@@ -5,13 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from crawler.fsutil import DamagedFile, read_json_file
 from crawler.schema import CONTENT_FIELDS, lecture_order
 
 
@@ -52,26 +47,6 @@ class Changelog:
         return f"{len(self.added)} added, {len(self.changed)} changed, {len(self.gone)} gone"
 
 
-def previous_lectures(out_dir: Path) -> list[dict[str, Any]]:
-    """The lecture rows of the release in ``out_dir`` (empty when there is none)."""
-    directory = out_dir / "data" / "lectures"
-    manifest = out_dir / "manifest.json"
-    if not manifest.is_file() or not directory.is_dir():
-        return []
-    recovery = (
-        f"restore {out_dir} from the Hub or a backup, or move it aside to publish a first release again"
-    )
-    # The manifest is what the next publish builds on: a damaged one is found now, not then.
-    read_json_file(manifest, recovery=recovery)
-    rows: list[dict[str, Any]] = []
-    for path in sorted(directory.rglob("*.parquet")):
-        try:
-            rows.extend(pq.read_table(path).to_pylist())
-        except (OSError, pa.ArrowException) as exc:
-            raise DamagedFile(path, f"unreadable Parquet: {exc}", recovery) from None
-    return rows
-
-
 def compute_changelog(
     previous: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
 ) -> Changelog:
@@ -101,12 +76,3 @@ def _comparable(value: Any) -> Any:
     if isinstance(value, tuple):
         return list(value)
     return value
-
-
-def with_withdrawn(
-    previous: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """``current`` plus every earlier lecture no longer on the site, kept and marked withdrawn."""
-    present = {r["lecture_id"] for r in current}
-    kept = [{**r, "withdrawn": True} for r in previous if r["lecture_id"] not in present]
-    return [dict(r) for r in current] + kept

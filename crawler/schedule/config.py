@@ -15,6 +15,9 @@ name = "emnlp-2025"
 push_to_hub = ""          # ORG/NAME to upload each release
 private = false
 revision = ""
+remove_lectures = []      # lecture ids taken out of every later release, on request
+redact_authors = []       # author names or ORCID iDs taken out of every later release
+retire_events = []        # event ids taken out of the next release (and not crawled)
 
 [gate]                    # see crawler.schedule.gate.GateThresholds
 max_drop = 0.10
@@ -58,6 +61,8 @@ class RunConfig:
     # later release and in the change files kept from earlier ones.
     remove_lectures: tuple[str, ...] = ()
     redact_authors: tuple[str, ...] = ()
+    # Events taken out of the next release; an event merely left out of event_ids is kept as it was.
+    retire_events: tuple[str, ...] = ()
     gate: GateThresholds = field(default_factory=GateThresholds)
 
     @property
@@ -77,9 +82,23 @@ class RunConfig:
                 given["api_base"] = check_api_base(given["api_base"])
             if "settings" in given:
                 given["settings"] = {**self.settings, **check_settings(given["settings"])}
+            if "retire_events" in given:
+                given["retire_events"] = tuple(
+                    dict.fromkeys([*self.retire_events, *parse_event_ids(given["retire_events"])])
+                )
         except ArgumentError as exc:
             raise ConfigError(str(exc)) from None
-        return replace(self, **given)
+        return _checked_retired(replace(self, **given))
+
+
+def _checked_retired(config: RunConfig) -> RunConfig:
+    both = sorted(set(config.event_ids) & set(config.retire_events))
+    if both:
+        raise ConfigError(
+            f"event(s) {', '.join(both)} are both crawled (event_ids) and retired (retire_events): "
+            "take them out of one of the two"
+        )
+    return config
 
 
 _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
@@ -99,6 +118,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "revision": str,
         "remove_lectures": list,
         "redact_authors": list,
+        "retire_events": list,
     },
 }
 
@@ -174,15 +194,25 @@ def load_config(path: Path | None) -> RunConfig:
         values["settings"] = check_settings(values.get("settings", {}))
     except ArgumentError as exc:
         raise ConfigError(f"{exc} (in {path})") from None
-    for key in ("remove_lectures", "redact_authors"):
+    for key in ("remove_lectures", "redact_authors", "retire_events"):
         if key in values:
-            if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in values[key]):
-                raise ConfigError(f"[publish] {key} must be a list of strings (in {path})")
+            if not all(
+                isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip() for v in values[key]
+            ):
+                raise ConfigError(f"[publish] {key} must be a list of non-empty strings (in {path})")
             values[key] = tuple(str(v) for v in values[key])
+    if values.get("retire_events"):
+        try:
+            values["retire_events"] = parse_event_ids(values["retire_events"])
+        except ArgumentError as exc:
+            raise ConfigError(f"[publish] retire_events: {exc} (in {path})") from None
     for key in ("state", "out"):
         if key in values:
             values[key] = Path(values[key])
     for key in ("push_to_hub", "revision", "name", "web_base", "api_base"):
         if values.get(key) == "":
             values[key] = None
-    return RunConfig(**values, gate=GateThresholds(**gate_values))
+    try:
+        return _checked_retired(RunConfig(**values, gate=GateThresholds(**gate_values)))
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (in {path})") from None

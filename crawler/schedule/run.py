@@ -17,8 +17,8 @@ from crawler import stats_keys as keys
 from crawler.coverage import field_coverage
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.hub import HubPushError
-from crawler.publish.removals import apply_removals
-from crawler.schedule.changelog import compute_changelog, previous_lectures, with_withdrawn
+from crawler.publish.release import read_manifest
+from crawler.publish.removals import RemovalRequests
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateInput, evaluate
 from crawler.schedule.lock import StateLock
@@ -77,43 +77,59 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
             RunStatus.CRAWL_FAILED,
             f"{crawled.explain()}; the release is untouched",
         )
+    empty = report["crawl"]["empty_events"]
+    if empty and not force:
+        # An event id that lists nothing is a typo or an event the site took down: say which, publish
+        # nothing until the configuration says what to do with it.
+        return (
+            RunStatus.GATE_REFUSED,
+            "; ".join(empty) + ": nothing published, the previous release is untouched. Check the event id, "
+            "retire the event (retire_events / --retire-event) or publish the other events with --force",
+        )
     staged = runner.read_staged(state)
     report["stage"] = staged.stage_info
-    # Removals asked for apply before anything is compared: a removed lecture is not "added" each night.
-    records = apply_removals(
-        staged.records, remove_lectures=config.remove_lectures, redact_authors=config.redact_authors
+    # Removals apply before anything is compared: a removed lecture is not "added" each night.
+    release = runner.next_release(
+        staged,
+        out_dir=config.out,
+        state_dir=state,
+        removals=RemovalRequests(config.remove_lectures, config.redact_authors),
+        retire_events=config.retire_events,
     )
-    previous = previous_lectures(config.out)
-    changelog = compute_changelog(previous, records)
-    report["changes"] = changelog.as_dict()
+    changelog = release.changelog()
+    report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
     report["changes_by_event"] = changelog.by_event()
-    live_before = sum(1 for r in previous if not r.get("withdrawn"))
-    live = [r for r in previous if not r.get("withdrawn")]
+    report["events"] = {
+        "crawled": list(staged.event_ids),
+        "not_crawled_kept": release.carried_events,
+        "retired": release.retired_events,
+        "notes": release.notes(),
+    }
+    records, live = release.live, release.previous_live
     # A staged line that cannot be read back is a lecture lost: it counts against the error rate.
     stats = {**crawled.stats, keys.STAGE_BAD_LINES: staged.stage_info["bad_lines"]}
-    verdict = evaluate(GateInput(records, stats, live_before or None, live), config.gate)
+    verdict = evaluate(GateInput(records, stats, len(live) or None, live), config.gate)
     report["gate"] = verdict.as_dict()
     report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
+    notes = "".join(f"\n{line}" for line in release.notes())
     if not verdict.passed and not force:
         return (
             RunStatus.GATE_REFUSED,
             "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
         )
-    if previous and changelog.empty:
+    if release.unchanged:
         return (
             RunStatus.NOTHING_CHANGED,
-            f"nothing changed since the release in {config.out}; nothing published ({crawled.pages()})",
+            f"nothing changed since the release in {config.out}; nothing published ({crawled.pages()})"
+            + notes,
         )
     result = runner.publish(
-        with_withdrawn(previous, records),
+        release,
         staged.provenance,
         out_dir=config.out,
         name=config.name or config.out.resolve().name,
         state_dir=state,
-        remove_lectures=config.remove_lectures,
-        redact_authors=config.redact_authors,
-        sessions=staged.sessions,
     )
     report["release"] = {
         "version": result.version,
@@ -123,7 +139,8 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     }
     return (
         RunStatus.PUBLISHED,
-        f"published release {result.version} to {config.out}: {changelog.summary()} ({crawled.pages()})",
+        f"published release {result.version} to {config.out}: {changelog.summary()} ({crawled.pages()})"
+        + notes,
     )
 
 
@@ -160,12 +177,8 @@ def _push_pending(
 
 def local_version(out_dir: Path) -> str | None:
     """The version of the release in ``out_dir`` (None when there is none)."""
-    manifest = out_dir / "manifest.json"
-    if not manifest.is_file():
-        return None
-    data = read_json_file(manifest, recovery=f"remove {out_dir} and run again to publish a new release")
-    version = data.get("version") if isinstance(data, dict) else None
-    return str(version) if version else None
+    manifest = read_manifest(out_dir)
+    return str(manifest["version"]) if manifest is not None else None
 
 
 def _pushed_versions(state: Path) -> dict[str, str]:
@@ -194,6 +207,7 @@ def _config_dict(config: RunConfig) -> dict[str, Any]:
         "state": str(config.state),
         "out": str(config.out),
         "push_to_hub": config.push_to_hub,
+        "retire_events": list(config.retire_events),
         "gate": {k: dict(v) if isinstance(v, Mapping) else v for k, v in vars(config.gate).items()},
     }
 

@@ -93,3 +93,11 @@ def normalize_text(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     paragraphs = (normalize_line(p) for p in _BLANK_LINE.split(text))
     return "\n\n".join(p for p in paragraphs if p)
+
+
+def person_name(text: str) -> str:
+    """A person's name in the one form it is published and compared in: zero-width and other format
+    characters (Unicode category Cf: U+200B, joiners, bidi marks, soft hyphens) and lone surrogates
+    removed, Unicode NFC, whitespace collapsed. Idempotent."""
+    kept = "".join(c for c in text if unicodedata.category(c) not in ("Cf", "Cs"))
+    return nfc_collapsed(kept)

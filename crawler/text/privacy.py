@@ -21,6 +21,8 @@ from typing import Any
 PLACEHOLDER = "[email removed]"
 # A placeholder that keeps a URL a URL (no space, no brackets).
 URL_PLACEHOLDER = "email-removed"
+# The fields of a lecture record that hold URLs of the lecture itself: scrubbed with URL_PLACEHOLDER.
+RECORD_URL_FIELDS = frozenset({"url", "source_urls"})
 
 # Zero-width, bidi and other invisible characters someone may hide inside an address.
 _INVISIBLE = (
