@@ -23,6 +23,7 @@ from crawler.schema import lecture_order
 from crawler.urls import without_credentials
 
 if TYPE_CHECKING:
+    from crawler.anthology.links import LinkSummary
     from crawler.publish.hub import PushResult
     from crawler.publish.release import ReleaseResult
 
@@ -245,6 +246,21 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         "dedupe": dedup.summary(),
     }
     return StagedCrawl(records, provenance, staged.sessions)
+
+
+def link_anthology(
+    records: Sequence[Mapping[str, Any]], anthology: Path
+) -> tuple[list[dict[str, Any]], LinkSummary]:
+    """``records`` linked to their papers in the ACL Anthology's collection files under ``anthology``
+    (``anthology_id``, ``anthology_url``, ``anthology_match`` set or cleared; content hashes
+    recomputed), and what linking did. Raises ``AnthologyError`` for a broken or missing file."""
+    from crawler.anthology.links import link_records
+    from crawler.anthology.reader import AnthologyError, read_papers
+
+    papers, read = read_papers(Path(anthology))
+    if not read.files:
+        raise AnthologyError(f"{anthology}: holds no Anthology collection file (data/xml/<collection>.xml)")
+    return link_records(records, papers)
 
 
 def publish(

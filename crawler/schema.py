@@ -15,9 +15,11 @@ from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 
-ScalarKind = Literal["string", "string_list", "timestamp", "bool"]
-# A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``).
-Kind = Literal["string", "string_list", "timestamp", "bool", "struct_list"]
+ScalarKind = Literal["string", "string_list", "timestamp", "bool", "float"]
+# A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``);
+# a ``struct`` is one such record.
+Kind = Literal["string", "string_list", "timestamp", "bool", "float", "struct_list", "struct"]
+STRUCT_KINDS = frozenset({"struct_list", "struct"})
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class Field:
     # Fields that describe the fetch rather than the lecture stay out of the content hash, so an
     # unchanged lecture keeps its hash from one crawl to the next.
     in_content_hash: bool = True
-    # The members of a ``struct_list`` field, in order: (name, kind).
+    # The members of a ``struct_list`` or ``struct`` field, in order: (name, kind).
     members: tuple[tuple[str, ScalarKind], ...] = ()
     # A field added after records were first hashed enters the hash only when it holds a value (not null,
     # not an empty list): records staged before the field existed keep their hash, so neither the
@@ -37,8 +39,8 @@ class Field:
     hashed_when_empty: bool = True
 
     def __post_init__(self) -> None:
-        if (self.kind == "struct_list") != bool(self.members):
-            raise ValueError(f"{self.name}: members are required for struct_list fields and only for them")
+        if (self.kind in STRUCT_KINDS) != bool(self.members):
+            raise ValueError(f"{self.name}: members are required for struct fields and only for them")
 
 
 AUTHOR_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
@@ -51,6 +53,15 @@ SUBTITLE_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
     ("name", "string"),
     ("auto_generated", "bool"),
     ("url", "string"),
+)
+
+ANTHOLOGY_MATCH_MEMBERS: tuple[tuple[str, ScalarKind], ...] = (
+    ("method", "string"),
+    ("score", "float"),
+    ("title_score", "float"),
+    ("author_score", "float"),
+    ("abstract_score", "float"),
+    ("margin", "float"),
 )
 
 FIELDS: tuple[Field, ...] = (
@@ -105,6 +116,33 @@ FIELDS: tuple[Field, ...] = (
         "bool",
         "True when the lecture is a poster presentation, false when not, null when the site does not say.",
         hashed_when_empty=False,
+    ),
+    # Set at publish time from the ACL Anthology's XML (``--anthology``), not by the crawl: a lecture
+    # without a link keeps its hash, and a link added, changed or dropped changes it.
+    Field(
+        "anthology_id",
+        "string",
+        "Id of the lecture's paper in the ACL Anthology, e.g. `2025.emnlp-main.1`; null when no paper was"
+        " found, the evidence was not clear (a near tie between two papers, or a paper two lectures"
+        " claim), or the release was published without the Anthology's files.",
+        hashed_when_empty=False,
+    ),
+    Field(
+        "anthology_url",
+        "string",
+        "The paper's page, `https://aclanthology.org/<anthology_id>/`; null when `anthology_id` is.",
+        hashed_when_empty=False,
+    ),
+    Field(
+        "anthology_match",
+        "struct",
+        "The evidence for `anthology_id`: `method` (what agreed, joined by `+`: `exact_title` (equal once"
+        " markup, case, punctuation and diacritics are gone) or `title`, then `authors`, `abstract`),"
+        " `score` (0 to 1, the weighted mean of the next three), `title_score`, `author_score` (family"
+        " names; null when either side lists none), `abstract_score` (null when either has none) and"
+        " `margin` (`score` minus the runner-up paper's); null when `anthology_id` is.",
+        members=ANTHOLOGY_MATCH_MEMBERS,
+        in_content_hash=False,
     ),
     # Subtitles are fetched (one request per lecture) only for lectures whose content changed since the
     # last crawl, so an unchanged lecture has them null in one crawl and listed in another; in the hash
@@ -185,6 +223,15 @@ class Subtitle(TypedDict):
     url: str | None
 
 
+class AnthologyMatch(TypedDict):
+    method: str
+    score: float
+    title_score: float
+    author_score: float | None
+    abstract_score: float | None
+    margin: float
+
+
 class LectureRecord(TypedDict, total=False):
     """A lecture record as the stage and the publisher handle it (written by hand next to ``FIELDS``;
     a test keeps the two equal). Timestamps are datetimes or ISO 8601 strings."""
@@ -211,6 +258,9 @@ class LectureRecord(TypedDict, total=False):
     slides_url: str | None
     poster_url: str | None
     is_poster: bool | None
+    anthology_id: str | None
+    anthology_url: str | None
+    anthology_match: AnthologyMatch | None
     subtitles: list[Subtitle] | None
     related_lecture_ids: list[str]
     text: str
@@ -236,6 +286,9 @@ BOOKKEEPING_FIELDS = frozenset(
         "extraction",
         "fetched_at",
         "content_sha256",
+        # Derived from anthology_id, which is monitored.
+        "anthology_url",
+        "anthology_match",
     }
 )
 FIELDS_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
@@ -254,6 +307,7 @@ _ARROW_TYPES: dict[ScalarKind, pa.DataType] = {
     "string_list": pa.list_(pa.string()),
     "timestamp": pa.timestamp("us", tz="UTC"),
     "bool": pa.bool_(),
+    "float": pa.float64(),
 }
 
 
@@ -261,6 +315,8 @@ def arrow_type(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> 
     """The Arrow type of a kind (``members`` for a ``struct_list``)."""
     if kind == "struct_list":
         return pa.list_(pa.struct([pa.field(name, _ARROW_TYPES[k]) for name, k in members]))
+    if kind == "struct":
+        return pa.struct([pa.field(name, _ARROW_TYPES[k]) for name, k in members])
     return _ARROW_TYPES[kind]
 
 
@@ -282,12 +338,16 @@ def hf_feature(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> 
 
     if kind == "struct_list":
         return datasets.List({name: hf_feature(k) for name, k in members})
+    if kind == "struct":
+        return {name: hf_feature(k) for name, k in members}
     if kind == "string_list":
         return datasets.List(datasets.Value("string"))
     if kind == "timestamp":
         return datasets.Value("timestamp[us, tz=UTC]")
     if kind == "bool":
         return datasets.Value("bool")
+    if kind == "float":
+        return datasets.Value("float64")
     return datasets.Value("string")
 
 
@@ -325,18 +385,19 @@ def format_timestamp(value: datetime | None) -> str | None:
     return text.replace("+00:00", "Z")
 
 
+def _struct_entry(f: Field, item: Mapping[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    for name, kind in f.members:
+        member = item.get(name)
+        entry[name] = list(member or []) if kind == "string_list" else member
+    return entry
+
+
 def _struct_items(f: Field, value: Any) -> list[dict[str, Any]] | None:
     """A struct list with every member present, in member order (missing lists become empty)."""
     if value is None:
         return None if f.nullable else []
-    items = []
-    for item in value:
-        entry: dict[str, Any] = {}
-        for name, kind in f.members:
-            member = item.get(name)
-            entry[name] = list(member or []) if kind == "string_list" else member
-        items.append(entry)
-    return items
+    return [_struct_entry(f, item) for item in value]
 
 
 def to_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -353,6 +414,8 @@ def to_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
             out[f.name] = list(value or [])
         elif f.kind == "struct_list":
             out[f.name] = _struct_items(f, value)
+        elif f.kind == "struct":
+            out[f.name] = None if value is None else _struct_entry(f, value)
         else:
             out[f.name] = value
     return out
@@ -394,6 +457,8 @@ def validate_record(record: Mapping[str, Any]) -> list[str]:
             continue
         if f.kind == "struct_list":
             problems.extend(_struct_problems(f, value))
+        elif f.kind == "struct":
+            problems.extend(_struct_problems(f, [value], one=True))
         elif f.kind == "string" and not isinstance(value, str):
             problems.append(f"{f.name} is not a string")
         elif f.kind == "string_list" and not (
@@ -402,6 +467,8 @@ def validate_record(record: Mapping[str, Any]) -> list[str]:
             problems.append(f"{f.name} is not a list of strings")
         elif f.kind == "bool" and not isinstance(value, bool):
             problems.append(f"{f.name} is not a bool")
+        elif f.kind == "float" and _member_problem("float", value):
+            problems.append(f"{f.name} is not a number")
         elif f.kind == "timestamp":
             try:
                 parse_timestamp(value)
@@ -417,6 +484,8 @@ def _member_problem(kind: ScalarKind, value: Any) -> bool:
         return not isinstance(value, str)
     if kind == "bool":
         return not isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, bool) or not isinstance(value, int | float)
     if kind == "string_list":
         return not (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))
     try:
@@ -426,19 +495,20 @@ def _member_problem(kind: ScalarKind, value: Any) -> bool:
     return False
 
 
-def _struct_problems(f: Field, value: Any) -> list[str]:
+def _struct_problems(f: Field, value: Any, *, one: bool = False) -> list[str]:
     if not isinstance(value, list | tuple):
         return [f"{f.name} is not a list"]
     names = {name for name, _ in f.members}
     problems = []
     for index, item in enumerate(value):
+        label = f.name if one else f"{f.name}[{index}]"
         if not isinstance(item, Mapping):
-            problems.append(f"{f.name}[{index}] is not a mapping")
+            problems.append(f"{label} is not a mapping")
             continue
         unknown = set(item) - names
         if unknown:
-            problems.append(f"{f.name}[{index}] has unknown members: {sorted(unknown)}")
+            problems.append(f"{label} has unknown members: {sorted(unknown)}")
         bad = [name for name, kind in f.members if _member_problem(kind, item.get(name))]
         if bad:
-            problems.append(f"{f.name}[{index}] has members of the wrong type: {bad}")
+            problems.append(f"{label} has members of the wrong type: {bad}")
     return problems

@@ -12,27 +12,17 @@ import io
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from crawler import schema
 from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
 from crawler.anthology.reader import Paper, anthology_url
+from crawler.schema import AnthologyMatch
 
 LINKS_FILE = "anthology-links.csv"
 LINK_COLUMNS = ("anthology_id", "lecture_url", "video_url", "video_doi")
 # How many ambiguous lectures a summary names (all are counted).
 LISTED = 50
-
-
-class AnthologyMatch(TypedDict):
-    """The evidence behind a lecture's ``anthology_id`` (the ``anthology_match`` column)."""
-
-    method: str
-    score: float
-    title_score: float
-    author_score: float | None
-    abstract_score: float | None
-    margin: float
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,8 @@ class RunConfig:
     # later release and in the change files kept from earlier ones.
     remove_lectures: tuple[str, ...] = ()
     redact_authors: tuple[str, ...] = ()
+    # The ACL Anthology's collection files to link lectures to their papers with (None: no links).
+    anthology: Path | None = None
     gate: GateThresholds = field(default_factory=GateThresholds)
 
     @property
@@ -99,6 +101,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "revision": str,
         "remove_lectures": list,
         "redact_authors": list,
+        "anthology": str,
     },
 }
 
@@ -182,6 +185,8 @@ def load_config(path: Path | None) -> RunConfig:
     for key in ("state", "out"):
         if key in values:
             values[key] = Path(values[key])
+    if "anthology" in values:
+        values["anthology"] = Path(values["anthology"]) if values["anthology"] else None
     for key in ("push_to_hub", "revision", "name", "web_base", "api_base"):
         if values.get(key) == "":
             values[key] = None

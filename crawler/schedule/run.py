@@ -83,6 +83,12 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     records = apply_removals(
         staged.records, remove_lectures=config.remove_lectures, redact_authors=config.redact_authors
     )
+    # Links are made before anything is compared: a link added or changed is a change of the lecture.
+    linked = ""
+    if config.anthology is not None:
+        records, links = runner.link_anthology(records, config.anthology)
+        report["anthology"] = links.as_dict()
+        linked = f"; {links.line()}"
     previous = previous_lectures(config.out)
     changelog = compute_changelog(previous, records)
     report["changes"] = changelog.as_dict()
@@ -123,7 +129,8 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     }
     return (
         RunStatus.PUBLISHED,
-        f"published release {result.version} to {config.out}: {changelog.summary()} ({crawled.pages()})",
+        f"published release {result.version} to {config.out}: {changelog.summary()} ({crawled.pages()})"
+        f"{linked}",
     )
 
 
@@ -194,6 +201,7 @@ def _config_dict(config: RunConfig) -> dict[str, Any]:
         "state": str(config.state),
         "out": str(config.out),
         "push_to_hub": config.push_to_hub,
+        "anthology": str(config.anthology) if config.anthology else None,
         "gate": {k: dict(v) if isinstance(v, Mapping) else v for k, v in vars(config.gate).items()},
     }
 
