@@ -143,8 +143,7 @@ def test_candidates_come_from_the_index_not_from_every_paper() -> None:
     ]
     index = PaperIndex(papers)
     lecture = LectureText("1", "Study number 7 of topic7", ("Ann Author7",), "")
-    words = frozenset(["study", "number", "7", "topic7"])
-    found = index.candidates(lecture, words, frozenset(["author7"]))
+    found = index.candidates(lecture, ["study", "number", "7", "of", "topic7"], frozenset(["author7"]))
     assert len(found) <= matching.CANDIDATES
     assert papers[found[0]].anthology_id == "2025.z-main.7"
     assert one(lecture, papers).anthology_id == "2025.z-main.7"

@@ -1,7 +1,8 @@
 """Linking lectures to Anthology papers: an inverted index, a scorer and a decision a librarian would sign.
 
-Candidates come from an inverted index of the papers' rarest title words and of their authors' family
-names, so a lecture is compared with a handful of papers, never with all of them. Each candidate is
+Candidates come from an inverted index of the papers' rarest pairs of adjacent title words, rarest
+title words and their authors' rarer family names, so a lecture is compared with a handful of papers,
+never with all of them. Each candidate is
 scored on three pieces of evidence, each in [0, 1]:
 
 - ``title``: 1 when the titles are equal once markup, case, punctuation, dashes, quotes and diacritics
@@ -23,10 +24,13 @@ when several lectures claim it, the best keeps it unless another is within the m
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Literal
 
 from crawler.anthology.normalize import (
@@ -59,11 +63,16 @@ ABSTRACT_AGREES = 0.35
 # Authors and abstract that agree this well are clear evidence on their own, whatever the title.
 AUTHORS_STRONG = 0.8
 ABSTRACT_STRONG = 0.6
-# Candidate search: the rarest title words looked up, the postings read at most, candidates scored
-# on title and authors, and those of them whose abstracts are compared.
-RARE_WORDS = 6
-POSTINGS_BUDGET = 4000
-CANDIDATES = 24
+# Candidate search: the rarest pairs of adjacent title words looked up, then the rarest single words,
+# each with the postings read at most; family names only when rare (``Wang`` is no clue); then the
+# candidates scored on title and authors, and those of them whose abstracts are compared.
+RARE_PAIRS = 8
+PAIR_BUDGET = 1500
+RARE_WORDS = 4
+WORD_BUDGET = 400
+FAMILY_BUDGET = 100
+POOL = 100
+CANDIDATES = 12
 ABSTRACT_CANDIDATES = 3
 
 
@@ -139,6 +148,7 @@ class _Prepared:
     words: frozenset[str]
     families: tuple[frozenset[str], ...]
     abstract: str
+    family_keys: frozenset[str] = frozenset()  # every key of every author
     weight: float = 0.0  # the title words' summed weight
 
 
@@ -149,17 +159,24 @@ class PaperIndex:
         self.papers: list[_Prepared] = []
         self.by_title: dict[str, list[int]] = defaultdict(list)
         self.by_word: dict[str, list[int]] = defaultdict(list)
+        self.by_pair: dict[str, list[int]] = defaultdict(list)
         self.by_family: dict[str, list[int]] = defaultdict(list)
         for paper in papers:
             index = len(self.papers)
-            words = frozenset(title_tokens(paper.title))
+            tokens = title_tokens(paper.title)
+            words = frozenset(tokens)
+            for pair in word_pairs(tokens):
+                self.by_pair[pair].append(index)
             families = tuple(paper_family_keys(a.last or a.first) for a in paper.authors)
-            prepared = _Prepared(paper.anthology_id, title_key(paper.title), words, families, paper.abstract)
+            family_keys = frozenset().union(*families) if families else frozenset()
+            prepared = _Prepared(
+                paper.anthology_id, title_key(paper.title), words, families, paper.abstract, family_keys
+            )
             self.papers.append(prepared)
             self.by_title[prepared.key].append(index)
             for word in words - STOPWORDS:
                 self.by_word[word].append(index)
-            for family in frozenset().union(*families) if families else ():
+            for family in family_keys:
                 self.by_family[family].append(index)
         count = max(1, len(self.papers))
         self._log_count = math.log(1 + count)
@@ -182,30 +199,44 @@ class PaperIndex:
             self._weights[word] = found
         return found
 
-    def candidates(self, lecture: LectureText, words: frozenset[str], families: frozenset[str]) -> list[int]:
-        """Papers sharing the lecture's rarest title words or its authors' family names, best first."""
+    def candidates(self, lecture: LectureText, tokens: Sequence[str], families: frozenset[str]) -> list[int]:
+        """Papers sharing the lecture's rarest pairs of title words, rarest title words or rare family
+        names of its authors, most shared first."""
         votes: dict[int, float] = defaultdict(float)
         for index in self.by_title.get(title_key(lecture.title), ()):
             votes[index] += 100.0
-        looked = read = 0
-        for word in sorted(words - STOPWORDS, key=lambda w: (len(self.by_word.get(w, ())), w)):
-            postings = self.by_word.get(word)
-            if not postings:
-                continue
-            if looked >= RARE_WORDS or read + len(postings) > POSTINGS_BUDGET:
-                break
-            looked += 1
-            read += len(postings)
-            weight = self.weight(word)
-            for index in postings:
-                votes[index] += weight
+        count = len(self.papers)
+        for table, keys, most, budget, bonus in (
+            (self.by_pair, set(word_pairs(tokens)), RARE_PAIRS, PAIR_BUDGET, 1.5),
+            (self.by_word, set(tokens) - STOPWORDS, RARE_WORDS, WORD_BUDGET, 1.0),
+        ):
+            looked = read = 0
+            for key in sorted(keys, key=lambda k: (len(table.get(k, ())), k)):
+                postings = table.get(key)
+                if not postings:
+                    continue
+                if looked >= most or read + len(postings) > budget:
+                    break
+                looked += 1
+                read += len(postings)
+                weight = bonus * math.log(1 + count / len(postings))
+                for index in postings:
+                    votes[index] += weight
         for family in families:
             postings = self.by_family.get(family)
-            if postings and len(postings) <= POSTINGS_BUDGET // 4:
+            if postings and len(postings) <= FAMILY_BUDGET:
                 for index in postings:
                     votes[index] += 1.0
-        ranked = sorted(votes.items(), key=lambda item: (-item[1], item[0]))
-        return [index for index, _ in ranked[:CANDIDATES]]
+        # Many papers may share a title's first half: the authors' family names, common ones too,
+        # decide which of the best-voted go on.
+        pool = heapq.nlargest(POOL, votes.items(), key=itemgetter(1))
+        papers = self.papers
+        if families:
+            ranked = [(-(v + 2.0 * len(families & papers[i].family_keys)), i) for i, v in pool]
+        else:
+            ranked = [(-v, i) for i, v in pool]
+        ranked.sort()
+        return [index for _, index in ranked[:CANDIDATES]]
 
     def title_similarity(
         self, a: frozenset[str], key_a: str, paper: _Prepared, wa: float | None = None
@@ -226,6 +257,12 @@ class PaperIndex:
         if len(shorter - STOPWORDS) >= CONTAINMENT_MIN_WORDS:
             contained = CONTAINMENT_FACTOR * shared / min(wa, wb)
         return round(min(0.99, max(dice, contained)), 4)
+
+
+def word_pairs(tokens: Sequence[str]) -> list[str]:
+    """Adjacent title words, stopwords left out: ``error discovery``, ``discovery study``..."""
+    words = [t for t in tokens if t not in STOPWORDS]
+    return [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
 def _author_score(paper: _Prepared, names: Sequence[frozenset[str]]) -> float | None:
@@ -300,13 +337,14 @@ def decide(key: str, ranked: Sequence[Candidate]) -> Match:
 
 def score_lecture(index: PaperIndex, lecture: LectureText) -> list[Candidate]:
     """The lecture's best candidates, scored, best first (ties by Anthology id)."""
-    words = frozenset(title_tokens(lecture.title))
+    tokens = title_tokens(lecture.title)
+    words = frozenset(tokens)
     key = title_key(lecture.title)
     names = [name_family_keys(n) for n in lecture.authors]
     families = frozenset().union(*names) if names else frozenset()
     weight = sum(index.weight(w) for w in words)
     partial = []
-    for i in index.candidates(lecture, words, families):
+    for i in index.candidates(lecture, tokens, families):
         paper = index.papers[i]
         title = index.title_similarity(words, key, paper, weight)
         authors = _author_score(paper, names)

@@ -7,6 +7,7 @@ Case, diacritics, punctuation, dashes and quotes are dropped; letters that Unico
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -112,9 +113,13 @@ def stem(token: str) -> str:
     return token
 
 
+# Words come back again and again: each is stemmed once (bounded by the vocabulary).
+_stem = functools.cache(stem)
+
+
 def title_tokens(title: str) -> list[str]:
     """The title's words, folded and stemmed, in order (duplicates kept)."""
-    return [stem(t) for t in fold(title).split()]
+    return [_stem(t) for t in fold(title).split()]
 
 
 def title_key(title: str) -> str:
@@ -125,7 +130,7 @@ def title_key(title: str) -> str:
 def content_words(text: str) -> frozenset[str]:
     """The distinct words of an abstract that carry meaning: folded, stemmed, no stopwords or digits."""
     return frozenset(
-        stem(t) for t in fold(text).split() if len(t) > 2 and t not in STOPWORDS and not t.isdigit()
+        {_stem(t) for t in fold(text).split() if len(t) > 2 and t not in STOPWORDS and not t.isdigit()}
     )
 
 
@@ -134,6 +139,7 @@ def family_key(last: str) -> str:
     return fold(last).replace(" ", "")
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def paper_family_keys(last: str) -> frozenset[str]:
     """The keys a paper author's family name may be found under: whole (``desouza``) and its last word
     (``souza``), for a talk that lists the name without its particle."""
@@ -143,6 +149,7 @@ def paper_family_keys(last: str) -> frozenset[str]:
     return frozenset({"".join(words), words[-1]})
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def name_family_keys(name: str) -> frozenset[str]:
     """Keys a displayed name's family name may be under, whatever the order and initials: ``Smith, J.``
     -> ``smith``; ``Maria de Souza`` -> ``souza``, ``desouza``...; ``Zhang Wei`` -> also ``zhang``.
