@@ -76,7 +76,7 @@ CANDIDATES = 12
 ABSTRACT_CANDIDATES = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LectureText:
     """What matching needs of a lecture: its key (the lecture id), title, author names and abstract."""
 
@@ -86,7 +86,7 @@ class LectureText:
     abstract: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scores:
     """The evidence for one lecture and one paper (see the module's docstring); ``score`` combines it."""
 
@@ -111,13 +111,13 @@ class Scores:
         return "+".join(parts) or "none"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     anthology_id: str
     scores: Scores
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Match:
     """The outcome for one lecture. ``anthology_id`` is set only when ``status`` is ``linked``;
     ``best`` and ``runner_up`` are the two best candidates whatever the outcome (None when there were
@@ -141,7 +141,7 @@ class Match:
         return round(self.best.scores.score - second, 4)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Prepared:
     anthology_id: str
     key: str

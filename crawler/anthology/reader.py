@@ -26,7 +26,7 @@ class AnthologyError(ValueError):
     """A collection file that cannot be read; the message names the file and where it broke."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Author:
     first: str
     last: str
@@ -36,7 +36,7 @@ class Author:
         return f"{self.first} {self.last}".strip()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Paper:
     """One paper of the Anthology, its text free of markup (spaces collapsed)."""
 
@@ -51,7 +51,7 @@ class Paper:
         return anthology_url(self.anthology_id)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReadSummary:
     """What a directory held: collection files read, other XML files skipped, papers found."""
 
