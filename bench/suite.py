@@ -5,9 +5,10 @@ filesystem HTTP cache, same pages and settings), ``throughput`` (crawler vs a fe
 ``cleaning`` (parse and pipelines vs trafilatura on stored pages), ``quality`` (text-quality and duplicate
 figures, ``bench.quality.section`` when present), ``publish`` (``bench/bench_publish.py``, when present),
 ``scale`` (1,000 vs 10,000 lectures: CPU, wall time and peak memory), ``polite`` (default settings' request
-rate) and ``recrawl`` (a second crawl through the HTTP cache). Prints one table and writes every figure, with
-the commit it measured, as JSON (``bench/results/latest.json``), from which ``python -m bench.readme_table``
-renders the README's table.
+rate), ``recrawl`` (a second crawl through the HTTP cache) and ``anthology`` (linking 30,000 synthetic
+lectures to 30,000 synthetic Anthology papers, against reading and normalising them, and against 3,000).
+Prints one table and writes every figure, with the commit it measured, as JSON
+(``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the README's table.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ from typing import Any
 from bench import procs
 
 RESULTS = procs.REPO / "bench" / "results" / "latest.json"
-SECTIONS = ("cost", "throughput", "cleaning", "quality", "publish", "scale", "polite", "recrawl")
+SECTIONS = ("cost", "throughput", "cleaning", "quality", "publish", "scale", "polite", "recrawl", "anthology")
+# Linking 10 times as many lectures against 10 times as many papers may cost at most this many times
+# as much per lecture (comparing all pairs would cost 10 times as much).
+ANTHOLOGY_SCALING_TARGET = 2.0
 # The project's crawl may take at most this many times the wall time of a bare Scrapy spider.
 COST_TARGET = 1.5
 # Peak memory at 10,000 lectures at most this many times that at 1,000.
@@ -689,6 +693,73 @@ def recrawl(work: Path, lectures: int | None) -> Section:
     return section
 
 
+# -- 7. links to the ACL Anthology (bench/bench_anthology.py) ---------------------------------------
+
+
+def anthology_point(work: Path, papers: int) -> dict[str, Any]:
+    """One run of ``bench.bench_anthology`` in its own process: its JSON figures and its peak RSS."""
+    out = work / f"anthology-{papers}.json"
+    cmd = [sys.executable, "-m", "bench.bench_anthology", "--papers", str(papers), "--out", str(out)]
+    measured = procs.measure(cmd, workdir=work, name=f"anthology-{papers}", timeout=1800)
+    if measured.returncode != 0 or not out.exists():
+        return {"error": measured.stderr[-800:], "returncode": measured.returncode}
+    point: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    point["process_max_rss_mib"] = measured.max_rss_mib
+    point["process_wall_s"] = measured.wall_s
+    return point
+
+
+def anthology(work: Path, sizes: tuple[int, int]) -> Section:
+    section = Section()
+    small, large = (anthology_point(work, n) for n in sizes)
+    section.details = {"small": small, "large": large}
+    for point in (small, large):
+        if "error" in point:
+            section.notes.append(f"bench/bench_anthology.py failed: {point['error']}")
+            return section
+    n_small, n_large = (f"{n:,}" for n in sizes)
+    baseline = large["read_cpu_s"] + large["normalise_cpu_s"]
+    per_lecture = _ratio(large["link_cpu_ms_per_lecture"], small["link_cpu_ms_per_lecture"])
+    memory = _ratio(large["peak_rss_mib"], small["peak_rss_mib"])
+    precision, recall = large["precision"], large["recall"]
+    section.figures += [
+        Figure(
+            f"anthology links, {large['lectures']:,} lectures against {large['papers']:,} papers, CPU"
+            " (index + match)",
+            large["link_cpu_s"],
+            "s",
+            baseline,
+            "read the XML, normalise every title, abstract and name once",
+            _ratio(large["link_cpu_s"], baseline),
+        ),
+        Figure(
+            f"anthology links, CPU per lecture at {n_large} (vs {n_small})",
+            large["link_cpu_ms_per_lecture"],
+            "ms",
+            small["link_cpu_ms_per_lecture"],
+            f"at {n_small}",
+            per_lecture,
+            f"<= {ANTHOLOGY_SCALING_TARGET:.2f} (all pairs: 10)",
+            per_lecture is not None and per_lecture <= ANTHOLOGY_SCALING_TARGET,
+        ),
+        Figure(
+            f"anthology links, peak RSS of the linking process at {n_large} (vs {n_small})",
+            large["peak_rss_mib"],
+            "MiB",
+            small["peak_rss_mib"],
+            f"at {n_small}",
+            memory,
+        ),
+        Figure(
+            f"anthology links, precision / recall on the synthetic {n_large}",
+            f"{precision:.4f} / {recall:.4f}",
+            target=">= 0.99 / 0.97",
+            met=precision >= 0.99 and recall >= 0.97,
+        ),
+    ]
+    return section
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 
@@ -775,6 +846,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "polite": lambda w: polite(w, lectures=30, timeout_s=8 if quick else 30),
         "recrawl": lambda w: recrawl(w, lectures=200 if quick else None),
+        "anthology": lambda w: anthology(w, (300, 3000) if quick else (3000, 30000)),
     }
     info = machine()
     print(f"eventcrawl benchmarks on {info['cores']} cores ({info['platform']}, Python {info['python']}, "

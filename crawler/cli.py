@@ -14,6 +14,7 @@ from typing import Any
 
 from crawler import __version__, catalogue, runner
 from crawler import settings as defaults
+from crawler.anthology.reader import AnthologyError
 from crawler.arguments import (
     ArgumentError,
     check_api_base,
@@ -49,6 +50,10 @@ DEMO_NAME = "emnlp-demo"
 DEMO_EVENTS = ("502", "469")
 EVENT_HELP = "Underline event id or event page URL; repeat for several events (default: 502)"
 RETIRE_HELP = "take this event out of the next release (repeatable); an event not crawled is otherwise kept"
+ANTHOLOGY_HELP = (
+    "link lectures to their ACL Anthology papers: a folder searched for the Anthology's XML collection"
+    " files (a checkout's data/xml/, or some of its files)"
+)
 
 
 class UsageError(Exception):
@@ -118,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
     publish.add_argument("--allow-partial", action="store_true", help="publish a crawl that did not finish")
     publish.add_argument("--card-template", type=Path, help="card template (default: dataset_card/)")
+    publish.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
     publish.add_argument("--push-to-hub", metavar="ORG/NAME", help="also upload the release to the Hub")
     publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
     publish.add_argument("--revision", help="Hub branch to push to (created when missing)")
@@ -142,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--push-to-hub", metavar="ORG/NAME", help="upload each release to the Hub")
     run.add_argument("--private", action="store_true", default=None, help="create the Hub repository private")
     run.add_argument("--revision", help="Hub branch to push to")
+    run.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
     run.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
     run.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
     run.add_argument(
@@ -245,6 +252,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
         check_repo_id(args.push_to_hub)
     if args.revision:
         check_revision(args.revision)
+    anthology = check_anthology(args.anthology)
     with StateLock(args.state):
         staged = runner.read_staged(args.state, allow_partial=args.allow_partial)
         release = runner.next_release(
@@ -253,7 +261,12 @@ def cmd_publish(args: argparse.Namespace) -> int:
             state_dir=args.state,
             removals=RemovalRequests(config.remove_lectures, config.redact_authors),
             retire_events=config.retire_events,
+            anthology=anthology,
         )
+        if release.links is not None:
+            print(release.links.line())
+            for unclear in release.links.unclear:
+                print(f"  {unclear.describe()}")
         result = runner.publish(
             release,
             staged.provenance,
@@ -271,6 +284,15 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_anthology(path: Path | None) -> Path | None:
+    """The ``--anthology`` folder or file, which must exist."""
+    if path is None:
+        return None
+    if not path.exists():
+        raise UsageError(f"--anthology {path}: no such file or directory")
+    return path
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config).with_overrides(
@@ -283,6 +305,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             push_to_hub=args.push_to_hub,
             private=args.private,
             revision=args.revision,
+            anthology=args.anthology,
             settings=dict(parse_setting(s) for s in args.settings) or None,
             retire_events=args.retire_event,
         )
@@ -295,6 +318,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_repo_id(config.push_to_hub)
     if config.revision:
         check_revision(config.revision)
+    check_anthology(config.anthology)
     config = config.with_overrides(state=state, out=out)
 
     outcome = execute(config, force=args.force)
@@ -512,7 +536,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(given)
     try:
         return COMMANDS[args.command](args)
-    except (UsageError, ArgumentError, StageError, PathError, runner.NothingToPublish) as exc:
+    except (UsageError, ArgumentError, StageError, PathError, runner.NothingToPublish, AnthologyError) as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return 2
     except LockHeld as exc:

@@ -23,6 +23,7 @@ from crawler.schema import lecture_order
 from crawler.urls import without_credentials
 
 if TYPE_CHECKING:
+    from crawler.anthology.links import LinkSummary
     from crawler.publish.hub import PushResult
     from crawler.publish.release import ReleaseResult
     from crawler.publish.removals import Redactions, RemovalRequests
@@ -155,6 +156,8 @@ class NextRelease:
     sessions: list[dict[str, Any]]
     carried_events: dict[str, int] = field(default_factory=dict)
     retired_events: dict[str, int] = field(default_factory=dict)
+    # What linking to the ACL Anthology did; None when the release was built without its files.
+    links: LinkSummary | None = None
 
     @property
     def live(self) -> list[dict[str, Any]]:
@@ -321,12 +324,15 @@ def next_release(
     state_dir: Path,
     removals: RemovalRequests | None = None,
     retire_events: Sequence[str] = (),
+    anthology: Path | None = None,
 ) -> NextRelease:
     """The next release of ``out_dir``: the staged crawl on top of the previous release, with every
     removal in force (those ``state_dir`` recorded, ``removals`` and the lecture ids the release
-    removed) applied. Every command that writes a release goes through here, so none drops history or
-    brings back what was removed; :class:`DamagedFile` when the release redacted more authors than this
-    state directory and ``removals`` name."""
+    removed) applied, and every row linked to its paper in the ACL Anthology's files under ``anthology``
+    (without them, a lecture keeps the link it last had). Every command that writes a release goes
+    through here, so none drops history or brings back what was removed; :class:`DamagedFile` when the
+    release redacted more authors than this state directory and ``removals`` name."""
+    from crawler.anthology.links import keep_links
     from crawler.fsutil import DamagedFile
     from crawler.publish.release import carry_forward, read_previous_release
     from crawler.publish.removals import (
@@ -364,6 +370,11 @@ def next_release(
     # change files too.
     redactions = Redactions.parse(in_force.authors).with_names_of(carried.records)
     records = apply_removals(carried.records, remove_lectures=in_force.lectures, redact_authors=redactions)
+    links = None
+    if anthology is not None:
+        records, links = link_anthology(records, anthology)
+    else:
+        records = keep_links(records, previous.rows)
     known = {s["session_id"] for s in staged.sessions}
     retired = set(carried.retired_events)
     sessions = [
@@ -371,8 +382,30 @@ def next_release(
         *(s for s in previous.sessions if s["session_id"] not in known and s.get("event_id") not in retired),
     ]
     return NextRelease(
-        records, previous.rows, in_force, redactions, sessions, carried.carried_events, carried.retired_events
+        records,
+        previous.rows,
+        in_force,
+        redactions,
+        sessions,
+        carried.carried_events,
+        carried.retired_events,
+        links,
     )
+
+
+def link_anthology(
+    records: Sequence[Mapping[str, Any]], anthology: Path
+) -> tuple[list[dict[str, Any]], LinkSummary]:
+    """``records`` linked to their papers in the ACL Anthology's collection files under ``anthology``
+    (``anthology_id``, ``anthology_url``, ``anthology_match`` set or cleared; content hashes
+    recomputed), and what linking did. Raises ``AnthologyError`` for a broken or missing file."""
+    from crawler.anthology.links import link_records
+    from crawler.anthology.reader import AnthologyError, read_papers
+
+    papers, read = read_papers(Path(anthology))
+    if not read.files:
+        raise AnthologyError(f"{anthology}: holds no Anthology collection file (data/xml/<collection>.xml)")
+    return link_records(records, papers)
 
 
 def publish(

@@ -19,9 +19,11 @@ from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 
-ScalarKind = Literal["string", "string_list", "timestamp", "bool"]
-# A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``).
-Kind = Literal["string", "string_list", "timestamp", "bool", "struct_list"]
+ScalarKind = Literal["string", "string_list", "timestamp", "bool", "float"]
+# A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``);
+# a ``struct`` is one such record.
+Kind = Literal["string", "string_list", "timestamp", "bool", "float", "struct_list", "struct"]
+STRUCT_KINDS = frozenset({"struct_list", "struct"})
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class Field:
     # Fields that describe the fetch rather than the lecture stay out of the content hash, so an
     # unchanged lecture keeps its hash from one crawl to the next.
     in_content_hash: bool = True
-    # The members of a ``struct_list`` field, in order: (name, kind).
+    # The members of a ``struct_list`` or ``struct`` field, in order: (name, kind).
     members: tuple[tuple[str, ScalarKind], ...] = ()
     # A field added after records were first hashed enters the hash only when it holds a value (not null,
     # not an empty list): records staged before the field existed keep their hash, so neither the
@@ -53,9 +55,9 @@ class Field:
     one_line: bool = False
 
     def __post_init__(self) -> None:
-        if (self.kind == "struct_list") != bool(self.members):
-            raise ValueError(f"{self.name}: members are required for struct_list fields and only for them")
-        if self.attribute and self.kind == "struct_list":
+        if (self.kind in STRUCT_KINDS) != bool(self.members):
+            raise ValueError(f"{self.name}: members are required for struct fields and only for them")
+        if self.attribute and self.kind in STRUCT_KINDS:
             raise ValueError(f"{self.name}: a list of records cannot be a plain attribute")
         if self.link and (self.kind != "string" or not self.attribute):
             raise ValueError(f"{self.name}: only a string attribute can be a link")
@@ -72,6 +74,15 @@ class Subtitle(TypedDict):
     name: str | None
     auto_generated: bool | None
     url: str | None
+
+
+class AnthologyMatch(TypedDict):
+    method: str
+    score: float
+    title_score: float
+    author_score: float | None
+    abstract_score: float | None
+    margin: float
 
 
 @dataclass(frozen=True)
@@ -211,6 +222,29 @@ class Lecture:
         attribute=("poster_lecture", "posterLecture"),
         default=None,
     )
+    # Set at publish time from the ACL Anthology's XML (``--anthology``), not by the crawl: a lecture
+    # without a link keeps its hash, and a link added, changed or dropped changes it.
+    anthology_id: str | None = column(
+        "Id of the lecture's paper in the ACL Anthology, e.g. `2025.emnlp-main.1`; null when no paper was"
+        " found, the evidence was not clear (a near tie between two papers, or a paper two lectures"
+        " claim), or the release was published without the Anthology's files.",
+        hashed_when_empty=False,
+        default=None,
+    )
+    anthology_url: str | None = column(
+        "The paper's page, `https://aclanthology.org/<anthology_id>/`; null when `anthology_id` is.",
+        hashed_when_empty=False,
+        default=None,
+    )
+    anthology_match: AnthologyMatch | None = column(
+        "The evidence for `anthology_id`: `method` (what agreed, joined by `+`: `exact_title` (equal once"
+        " markup, case, punctuation and diacritics are gone) or `title`, then `authors`, `abstract`),"
+        " `score` (0 to 1, the weighted mean of the next three), `title_score`, `author_score` (family"
+        " names; null when either side lists none), `abstract_score` (null when either has none) and"
+        " `margin` (`score` minus the runner-up paper's); null when `anthology_id` is.",
+        in_content_hash=False,
+        default=None,
+    )
     # Subtitles are fetched (one request per lecture) only for lectures whose content changed since the
     # last crawl, so an unchanged lecture has them null in one crawl and listed in another; in the hash
     # they would make it look changed for a reason that is only the fetch plan.
@@ -274,16 +308,22 @@ def _scalar_kind(hint: Any) -> ScalarKind:
         return "bool"
     if hint is datetime:
         return "timestamp"
+    if hint is float:
+        return "float"
     if typing.get_origin(hint) is list and typing.get_args(hint) == (str,):
         return "string_list"
     raise TypeError(f"no column kind for the type {hint!r}")
 
 
 def _kind_and_members(hint: Any) -> tuple[Kind, tuple[tuple[str, ScalarKind], ...]]:
-    """A field's column kind from its type; a list of TypedDicts is a ``struct_list`` of their members."""
+    """A field's column kind from its type: a TypedDict is a ``struct`` of its members, a list of them a
+    ``struct_list``."""
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
         hint = args[0]
+    if typing.is_typeddict(hint):
+        hints = typing.get_type_hints(hint)
+        return "struct", tuple((name, _scalar_kind(t)) for name, t in hints.items())
     inner = typing.get_args(hint)[0] if typing.get_origin(hint) is list else None
     if inner is not None and typing.is_typeddict(inner):
         hints = typing.get_type_hints(inner)
@@ -315,6 +355,9 @@ BOOKKEEPING_FIELDS = frozenset(
         "extraction",
         "fetched_at",
         "content_sha256",
+        # Derived from anthology_id, which is monitored.
+        "anthology_url",
+        "anthology_match",
     }
 )
 FIELDS_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
@@ -337,6 +380,7 @@ _ARROW_TYPES: dict[ScalarKind, pa.DataType] = {
     "string_list": pa.list_(pa.string()),
     "timestamp": pa.timestamp("us", tz="UTC"),
     "bool": pa.bool_(),
+    "float": pa.float64(),
 }
 
 
@@ -344,6 +388,8 @@ def arrow_type(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> 
     """The Arrow type of a kind (``members`` for a ``struct_list``)."""
     if kind == "struct_list":
         return pa.list_(pa.struct([pa.field(name, _ARROW_TYPES[k]) for name, k in members]))
+    if kind == "struct":
+        return pa.struct([pa.field(name, _ARROW_TYPES[k]) for name, k in members])
     return _ARROW_TYPES[kind]
 
 
@@ -365,12 +411,16 @@ def hf_feature(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> 
 
     if kind == "struct_list":
         return datasets.List({name: hf_feature(k) for name, k in members})
+    if kind == "struct":
+        return {name: hf_feature(k) for name, k in members}
     if kind == "string_list":
         return datasets.List(datasets.Value("string"))
     if kind == "timestamp":
         return datasets.Value("timestamp[us, tz=UTC]")
     if kind == "bool":
         return datasets.Value("bool")
+    if kind == "float":
+        return datasets.Value("float64")
     return datasets.Value("string")
 
 
@@ -408,18 +458,19 @@ def format_timestamp(value: datetime | None) -> str | None:
     return text.replace("+00:00", "Z")
 
 
+def _struct_entry(f: Field, item: Mapping[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    for name, kind in f.members:
+        member = item.get(name)
+        entry[name] = list(member or []) if kind == "string_list" else member
+    return entry
+
+
 def _struct_items(f: Field, value: Any) -> list[dict[str, Any]] | None:
     """A struct list with every member present, in member order (missing lists become empty)."""
     if value is None:
         return None if f.nullable else []
-    items = []
-    for item in value:
-        entry: dict[str, Any] = {}
-        for name, kind in f.members:
-            member = item.get(name)
-            entry[name] = list(member or []) if kind == "string_list" else member
-        items.append(entry)
-    return items
+    return [_struct_entry(f, item) for item in value]
 
 
 def to_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -436,6 +487,8 @@ def to_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
             out[f.name] = list(value or [])
         elif f.kind == "struct_list":
             out[f.name] = _struct_items(f, value)
+        elif f.kind == "struct":
+            out[f.name] = None if value is None else _struct_entry(f, value)
         else:
             out[f.name] = value
     return out
@@ -477,6 +530,8 @@ def validate_record(record: Mapping[str, Any]) -> list[str]:
             continue
         if f.kind == "struct_list":
             problems.extend(_struct_problems(f, value))
+        elif f.kind == "struct":
+            problems.extend(_struct_problems(f, [value], one=True))
         elif f.kind == "string" and not isinstance(value, str):
             problems.append(f"{f.name} is not a string")
         elif f.kind == "string_list" and not (
@@ -485,6 +540,8 @@ def validate_record(record: Mapping[str, Any]) -> list[str]:
             problems.append(f"{f.name} is not a list of strings")
         elif f.kind == "bool" and not isinstance(value, bool):
             problems.append(f"{f.name} is not a bool")
+        elif f.kind == "float" and _member_problem("float", value):
+            problems.append(f"{f.name} is not a number")
         elif f.kind == "timestamp":
             try:
                 parse_timestamp(value)
@@ -500,6 +557,8 @@ def _member_problem(kind: ScalarKind, value: Any) -> bool:
         return not isinstance(value, str)
     if kind == "bool":
         return not isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, bool) or not isinstance(value, int | float)
     if kind == "string_list":
         return not (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))
     try:
@@ -509,19 +568,20 @@ def _member_problem(kind: ScalarKind, value: Any) -> bool:
     return False
 
 
-def _struct_problems(f: Field, value: Any) -> list[str]:
+def _struct_problems(f: Field, value: Any, *, one: bool = False) -> list[str]:
     if not isinstance(value, list | tuple):
         return [f"{f.name} is not a list"]
     names = {name for name, _ in f.members}
     problems = []
     for index, item in enumerate(value):
+        label = f.name if one else f"{f.name}[{index}]"
         if not isinstance(item, Mapping):
-            problems.append(f"{f.name}[{index}] is not a mapping")
+            problems.append(f"{label} is not a mapping")
             continue
         unknown = set(item) - names
         if unknown:
-            problems.append(f"{f.name}[{index}] has unknown members: {sorted(unknown)}")
+            problems.append(f"{label} has unknown members: {sorted(unknown)}")
         bad = [name for name, kind in f.members if _member_problem(kind, item.get(name))]
         if bad:
-            problems.append(f"{f.name}[{index}] has members of the wrong type: {bad}")
+            problems.append(f"{label} has members of the wrong type: {bad}")
     return problems

@@ -24,6 +24,7 @@ from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sh
 REPO = Path(__file__).resolve().parents[1]
 LAYOUT = [
     "README.md",
+    "anthology-links.csv",
     "changes/2025-11-12.parquet",
     "data/events/train-00000-of-00001.parquet",
     "data/lectures/event-469/train-00000-of-00001.parquet",

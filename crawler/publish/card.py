@@ -247,7 +247,9 @@ def event_statistics(
     """Per event: its config, lecture and session counts, presentation types, lectures per day and, when
     the caller measured it, each field's coverage. Sizes are bounded (top entries only): the card does
     not grow with the number of lectures."""
-    rows = lectures.select(["event_id", "session_id", "presentation_type", "held_at"]).to_pylist()
+    rows = lectures.select(
+        ["event_id", "session_id", "presentation_type", "held_at", "anthology_id", "withdrawn"]
+    ).to_pylist()
     by_event: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_event.setdefault(row["event_id"], []).append(row)
@@ -273,9 +275,17 @@ def event_statistics(
                 "more_days": max(0, len(days) - TOP),
                 "without_day": sum(1 for r in group if r["held_at"] is None),
                 "coverage": _coverage_rows(measured),
+                "anthology": anthology_share(group),
             }
         )
     return out
+
+
+def anthology_share(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """How many of the lectures still on the site are linked to an Anthology paper, and their share."""
+    live = [r for r in rows if not r.get("withdrawn")]
+    linked = sum(1 for r in live if r.get("anthology_id"))
+    return {"linked": linked, "lectures": len(live), "share": _share(linked, len(live))}
 
 
 def _coverage_rows(measured: Any) -> list[dict[str, str]]:
@@ -451,6 +461,9 @@ def card_context(
             "lectures_with_authors": sum(1 for a in lectures.column("authors").to_pylist() if a),
             "with_affiliation": sum(1 for a in tables["authors"].column("affiliations").to_pylist() if a),
         },
+        "anthology": anthology_share(
+            lectures.select(["anthology_id", "withdrawn"]).to_pylist() if lectures.num_rows else []
+        ),
         "change_file": change_files[-1] if change_files else None,
         "change_files": list(change_files),
         "change_counts": dict(change_counts or {}),

@@ -5,8 +5,9 @@ A row says ``added``, ``changed``, ``withdrawn`` (the lecture left the site; the
 request), which fields differ, and the lecture's new row (null for ``removed``). Deleting every listed
 lecture id from a copy of the previous release and appending the non-null rows gives the new release.
 
-``fetched_at`` is refreshed by every crawl; a lecture whose only difference is its ``fetched_at`` is not
-listed, so a copy kept up to date this way keeps the ``fetched_at`` of the release that last listed it.
+``fetched_at`` is refreshed by every crawl; a lecture whose only difference is its ``fetched_at`` (or the
+scores in its ``anthology_match``) is not listed, so a copy kept up to date this way keeps the
+``fetched_at`` (and ``anthology_match``) of the release that last listed it.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from crawler import schema
 CHANGES_DIR = "changes"
 Change = Literal["added", "changed", "withdrawn", "removed"]
 CHANGE_KINDS: tuple[Change, ...] = ("added", "changed", "withdrawn", "removed")
-# Fields that differ in every crawl without the lecture changing.
-NOT_A_CHANGE = frozenset({"fetched_at"})
+# Fields that differ in every crawl without the lecture changing, and the evidence behind an
+# Anthology link, whose scores may move while the link stays (a changed link is a change).
+NOT_A_CHANGE = frozenset({"fetched_at", "anthology_match"})
 COMPARED = tuple(name for name in schema.FIELD_NAMES if name not in NOT_A_CHANGE)
 
 

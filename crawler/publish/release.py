@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler import schema
+from crawler.anthology.links import LINKS_FILE, link_rows, links_csv, read_links_csv
 from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
@@ -430,6 +431,9 @@ def _build(
                 pattern=data_files_pattern(spec),
             )
         )
+    # The links the Anthology could ingest: every linked lecture still on the site.
+    links = link_rows(rows)
+    (build / LINKS_FILE).write_text(links_csv(links), encoding="utf-8")
     history_files = _carry_change_files(previous, build, removals)
     change_rows = change_files.compute_changes(previous.rows if previous else [], rows)
     change_file = change_files.changes_path(version)
@@ -464,7 +468,7 @@ def _build(
     )
     (build / CARD).write_text(text, encoding="utf-8")
     row_counts = {c.spec.name: c.num_rows for c in configs}
-    written = [CARD, *(p for c in configs for p in c.paths), *all_change_files]
+    written = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *all_change_files]
     files = {path: _file_entry(build / path) for path in written}
     manifest = {
         "format": MANIFEST_FORMAT,
@@ -484,6 +488,7 @@ def _build(
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": all_change_files,
         "change_rows": change_files.counts(change_rows),
+        "anthology_links": {"path": LINKS_FILE, "rows": len(links)},
         "provenance": cards.json_safe(provenance),
         "files": files,
     }
@@ -582,12 +587,31 @@ def verify_release(root: Path, expected_rows: Mapping[str, int]) -> list[LintPro
         raise ReleaseError("the event configs' files are not exactly the lectures config's files")
     for path in manifest.get("change_files", []):
         pq.read_table(root / path, schema=change_files.arrow_schema())
+    _check_links(root, manifest)
     _check_load_dataset(root, {name: config["rows"] for name, config in manifest["configs"].items()})
     problems = lint_card((root / CARD).read_text(encoding="utf-8"), root)
     bad = errors(problems)
     if bad:
         raise ReleaseError("the dataset card fails lint:\n" + "\n".join(f"  - {p}" for p in bad))
     return [p for p in problems if p not in bad]
+
+
+def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
+    """``anthology-links.csv`` lists exactly the linked lectures still on the site, with their URLs."""
+    entry = manifest.get("anthology_links")
+    if entry is None:
+        return
+    try:
+        found = read_links_csv((root / entry["path"]).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ReleaseError(f"{entry['path']}: {exc}") from None
+    columns = ["anthology_id", "url", "video_url", "video_doi", "withdrawn"]
+    lectures = read_shards(root, LECTURES, manifest["configs"][LECTURES.name]["files"]).select(columns)
+    expected = link_rows(lectures.to_pylist())
+    if found != expected or entry["rows"] != len(expected):
+        raise ReleaseError(
+            f"{entry['path']}: {len(found)} rows do not match the {len(expected)} linked lectures"
+        )
 
 
 def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:

@@ -63,6 +63,8 @@ class RunConfig:
     redact_authors: tuple[str, ...] = ()
     # Events taken out of the next release; an event merely left out of event_ids is kept as it was.
     retire_events: tuple[str, ...] = ()
+    # The ACL Anthology's collection files to link lectures to their papers with (None: no links).
+    anthology: Path | None = None
     gate: GateThresholds = field(default_factory=GateThresholds)
 
     @property
@@ -119,6 +121,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "remove_lectures": list,
         "redact_authors": list,
         "retire_events": list,
+        "anthology": str,
     },
 }
 
@@ -209,6 +212,8 @@ def load_config(path: Path | None) -> RunConfig:
     for key in ("state", "out"):
         if key in values:
             values[key] = Path(values[key])
+    if "anthology" in values:
+        values["anthology"] = Path(values["anthology"]) if values["anthology"] else None
     for key in ("push_to_hub", "revision", "name", "web_base", "api_base"):
         if values.get(key) == "":
             values[key] = None

@@ -88,16 +88,22 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
         )
     staged = runner.read_staged(state)
     report["stage"] = staged.stage_info
-    # Removals apply before anything is compared: a removed lecture is not "added" each night.
+    # Removals apply and links are made before anything is compared: a removed lecture is not "added"
+    # each night, and a link added or changed is a change of the lecture.
     release = runner.next_release(
         staged,
         out_dir=config.out,
         state_dir=state,
         removals=RemovalRequests(config.remove_lectures, config.redact_authors),
         retire_events=config.retire_events,
+        anthology=config.anthology,
     )
     changelog = release.changelog()
     report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
+    linked = ""
+    if release.links is not None:
+        report["anthology"] = release.links.as_dict()
+        linked = f"; {release.links.line()}"
     report["changes_by_event"] = changelog.by_event()
     report["events"] = {
         "crawled": list(staged.event_ids),
@@ -140,7 +146,8 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     return (
         RunStatus.PUBLISHED,
         f"published release {result.version} to {config.out}: {changelog.summary()} ({crawled.pages()})"
-        + notes,
+        + notes
+        + linked,
     )
 
 
@@ -208,6 +215,7 @@ def _config_dict(config: RunConfig) -> dict[str, Any]:
         "out": str(config.out),
         "push_to_hub": config.push_to_hub,
         "retire_events": list(config.retire_events),
+        "anthology": str(config.anthology) if config.anthology else None,
         "gate": {k: dict(v) if isinstance(v, Mapping) else v for k, v in vars(config.gate).items()},
     }
 

@@ -1,0 +1,226 @@
+"""Lecture records linked to their Anthology papers, and the links as a CSV the Anthology could ingest.
+
+:func:`link_records` matches records (``crawler.schema`` shape) against papers and sets the three
+Anthology fields; :func:`links_csv` writes ``anthology-links.csv``: one row per linked lecture still on
+the site (Anthology id, lecture URL, video URL, video DOI), in Anthology id order.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crawler import schema
+from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
+from crawler.anthology.reader import Paper, anthology_url
+from crawler.schema import AnthologyMatch
+
+LINKS_FILE = "anthology-links.csv"
+LINK_COLUMNS = ("anthology_id", "lecture_url", "video_url", "video_doi")
+# The record's fields a link sets.
+ANTHOLOGY_FIELDS = ("anthology_id", "anthology_url", "anthology_match")
+# How many ambiguous lectures a summary names (all are counted).
+LISTED = 50
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    anthology_id: str
+    lecture_url: str
+    video_url: str | None
+    video_doi: str | None
+
+
+@dataclass(frozen=True)
+class Unclear:
+    """A lecture left without an id although a paper came close: why, and the two best papers."""
+
+    lecture_id: str
+    status: str
+    best: str | None
+    best_score: float | None
+    runner_up: str | None
+    runner_up_score: float | None
+    reason: str
+
+    def describe(self) -> str:
+        def paper(anthology_id: str | None, score: float | None) -> str:
+            return f"{anthology_id} ({score:.2f})" if anthology_id and score is not None else "none"
+
+        return (
+            f"lecture {self.lecture_id}: {self.status}, {paper(self.best, self.best_score)} against "
+            f"{paper(self.runner_up, self.runner_up_score)}: {self.reason}"
+        )
+
+
+@dataclass(frozen=True)
+class LinkSummary:
+    """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones."""
+
+    papers: int
+    lectures: int
+    linked: int
+    ambiguous: int
+    conflicts: int
+    by_event: dict[str, dict[str, int]] = field(default_factory=dict)  # event -> lectures, linked
+    unclear: tuple[Unclear, ...] = ()  # the first LISTED ambiguous and conflicting lectures
+
+    def line(self) -> str:
+        return (
+            f"anthology: {self.linked} of {self.lectures} lectures linked to {self.papers} papers, "
+            f"{self.ambiguous} ambiguous, {self.conflicts} in conflict"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "papers": self.papers,
+            "lectures": self.lectures,
+            "linked": self.linked,
+            "ambiguous": self.ambiguous,
+            "conflicts": self.conflicts,
+            "by_event": self.by_event,
+            "unclear": [u.describe() for u in self.unclear],
+        }
+
+
+def lecture_text(record: Mapping[str, Any]) -> LectureText:
+    """What matching reads of a lecture record."""
+    authors = tuple(str(a.get("name") or "") for a in record.get("authors") or () if a.get("name"))
+    return LectureText(
+        key=str(record["lecture_id"]),
+        title=str(record.get("title") or ""),
+        authors=authors,
+        abstract=str(record.get("abstract") or ""),
+    )
+
+
+def evidence(match: Match) -> AnthologyMatch | None:
+    """The ``anthology_match`` value of a match (None unless it linked)."""
+    if match.anthology_id is None or match.best is None:
+        return None
+    scores = match.best.scores
+    return {
+        "method": scores.method,
+        "score": scores.score,
+        "title_score": scores.title,
+        "author_score": scores.authors,
+        "abstract_score": scores.abstract,
+        "margin": match.margin,
+    }
+
+
+def with_link(record: Mapping[str, Any], match: Match | None) -> dict[str, Any]:
+    """``record`` with its three Anthology fields set from ``match`` (cleared when it did not link) and
+    its content hash recomputed."""
+    out = dict(record)
+    anthology_id = match.anthology_id if match is not None else None
+    out["anthology_id"] = anthology_id
+    out["anthology_url"] = anthology_url(anthology_id) if anthology_id else None
+    out["anthology_match"] = evidence(match) if match is not None else None
+    out["content_sha256"] = schema.content_sha256(out)
+    return out
+
+
+def link_records(
+    records: Sequence[Mapping[str, Any]], papers: Iterable[Paper]
+) -> tuple[list[dict[str, Any]], LinkSummary]:
+    """Every record with its Anthology fields set (a lecture without a clear paper gets nulls), and a
+    summary. Withdrawn lectures are matched too: they keep a link to their paper."""
+    index = PaperIndex(papers)
+    matches = match_lectures(index, [lecture_text(r) for r in records])
+    linked = [with_link(r, m) for r, m in zip(records, matches, strict=True)]
+    by_event: dict[str, dict[str, int]] = {}
+    for record in linked:
+        counts = by_event.setdefault(str(record.get("event_id") or ""), {"lectures": 0, "linked": 0})
+        counts["lectures"] += 1
+        counts["linked"] += 1 if record["anthology_id"] else 0
+    unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
+    summary = LinkSummary(
+        papers=len(index),
+        lectures=len(records),
+        linked=sum(1 for m in matches if m.status == "linked"),
+        ambiguous=sum(1 for m in matches if m.status == "ambiguous"),
+        conflicts=sum(1 for m in matches if m.status == "conflict"),
+        by_event=dict(sorted(by_event.items())),
+        unclear=tuple(_unclear(m) for m in unclear[:LISTED]),
+    )
+    return linked, summary
+
+
+def keep_links(
+    records: Sequence[Mapping[str, Any]], previous: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The records of a release built without the Anthology's files, each lecture with the link it had in
+    ``previous`` (the last release): a publish that was not asked to link changes no link."""
+    before = {str(r["lecture_id"]): r for r in previous if r.get("anthology_id")}
+    out = []
+    for record in records:
+        old = before.get(str(record["lecture_id"]))
+        if old is None or record.get("anthology_id"):
+            out.append(dict(record))
+            continue
+        kept = {**record, **{name: old.get(name) for name in ANTHOLOGY_FIELDS}}
+        kept["content_sha256"] = schema.content_sha256(kept)
+        out.append(kept)
+    return out
+
+
+def _unclear(match: Match) -> Unclear:
+    best, second = match.best, match.runner_up
+    return Unclear(
+        lecture_id=match.key,
+        status=match.status,
+        best=best.anthology_id if best else None,
+        best_score=best.scores.score if best else None,
+        runner_up=second.anthology_id if second else None,
+        runner_up_score=second.scores.score if second else None,
+        reason=match.reason,
+    )
+
+
+def _id_order(anthology_id: str) -> tuple[Any, ...]:
+    """Anthology ids in natural order: ``2025.emnlp-main.2`` before ``2025.emnlp-main.10``."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", anthology_id))
+
+
+def link_rows(records: Iterable[Mapping[str, Any]]) -> list[LinkRow]:
+    """One row per linked lecture that is not withdrawn, in Anthology id order."""
+    rows = [
+        LinkRow(
+            anthology_id=str(r["anthology_id"]),
+            lecture_url=str(r["url"]),
+            video_url=r.get("video_url") or None,
+            video_doi=r.get("video_doi") or None,
+        )
+        for r in records
+        if r.get("anthology_id") and not r.get("withdrawn")
+    ]
+    return sorted(rows, key=lambda row: (_id_order(row.anthology_id), row.lecture_url))
+
+
+def links_csv(rows: Iterable[LinkRow]) -> str:
+    """The CSV text: a header, then one line per row; an empty cell where there is no video."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(LINK_COLUMNS)
+    for row in rows:
+        writer.writerow([row.anthology_id, row.lecture_url, row.video_url or "", row.video_doi or ""])
+    return buffer.getvalue()
+
+
+def read_links_csv(text: str) -> list[LinkRow]:
+    """The rows of a links CSV; ValueError when its header or a row is not what :func:`links_csv` writes."""
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None or tuple(header) != LINK_COLUMNS:
+        raise ValueError(f"the header is {header!r}, not {list(LINK_COLUMNS)!r}")
+    rows = []
+    for number, cells in enumerate(reader, start=2):
+        if len(cells) != len(LINK_COLUMNS) or not cells[0] or not cells[1]:
+            raise ValueError(f"line {number} is not an id, a lecture URL, a video URL and a video DOI")
+        rows.append(LinkRow(cells[0], cells[1], cells[2] or None, cells[3] or None))
+    return rows
