@@ -8,7 +8,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 
-from crawler.fsutil import exclusive_lock
+from crawler.fsutil import DamagedFile, exclusive_lock
 
 LOCK_NAME = "run.lock"
 
@@ -23,6 +23,12 @@ class StateLock:
         self._held: ExitStack | None = None
 
     def acquire(self) -> StateLock:
+        if self.path.exists() and not self.path.is_file():
+            raise DamagedFile(
+                self.path,
+                "not a lock file",
+                f"no command can hold it; move it aside (mv {self.path} {self.path}.damaged) and run again",
+            )
         held = ExitStack()
         try:
             fh = held.enter_context(exclusive_lock(self.path, wait=False))
