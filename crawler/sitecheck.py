@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import http.client
 import json
+import math
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -321,7 +322,8 @@ def _robots(fetcher: PoliteFetcher, base: str, asks: Mapping[str, str]) -> Robot
     not be had (no connection, a time-out, a 500) means nothing may be fetched. A redirect off the
     site is not followed, and counts as none.
     """
-    url = f"{base}/robots.txt"
+    parts = urlsplit(base)
+    url = f"{parts.scheme}://{parts.netloc}/robots.txt"
     answer = fetcher.get(url)
     if answer.off_origin is not None:
         note = f"redirected off the site to {answer.off_origin}, not followed: taken as none"
@@ -335,11 +337,17 @@ def _robots(fetcher: PoliteFetcher, base: str, asks: Mapping[str, str]) -> Robot
         return RobotsVerdict(url, answer.status, None, dict.fromkeys(asks, True))
     rules = Protego.parse(answer.body.decode("utf-8", "replace"))
     agent = defaults.USER_AGENT
-    delay = rules.crawl_delay(agent)
+    delay = _crawl_delay(rules.crawl_delay(agent))
     allowed = {what: bool(rules.can_fetch(target, agent)) for what, target in asks.items()}
-    return RobotsVerdict(
-        url, answer.status, float(delay) if delay is not None else None, allowed, rules=rules
-    )
+    return RobotsVerdict(url, answer.status, delay, allowed, rules=rules)
+
+
+def _crawl_delay(value: float | None) -> float | None:
+    """A Crawl-delay capped as the crawl caps it (``ROBOTSTXT_CRAWLDELAY_MAX``); None when there is
+    none or it is no number of seconds."""
+    if value is None or not math.isfinite(float(value)) or float(value) < 0:
+        return None
+    return min(float(value), float(defaults.ROBOTSTXT_CRAWLDELAY_MAX))
 
 
 def _json(answer: Answer) -> Any:

@@ -186,7 +186,7 @@ def test_a_redirect_off_the_site_is_not_followed_and_is_counted(
         ),
         (
             Canned(body=b"[]", content_type="application/json"),
-            "the listing is JSON, but not a JSON:API document",
+            "the listing is JSON, but not a JSON:API document (HTTP 200, application/json)",
         ),
         (
             Canned(body=b'{"errors": [{"title": "ops@mail.example.org"}]}', content_type="application/json"),
@@ -254,3 +254,16 @@ def test_record_of_an_event_without_lectures_is_not_a_success(
         "(the API answered HTTP 200)"
     )
     assert not (tmp_path / "rec").exists()
+
+
+def test_a_crawl_delay_no_crawl_would_wait_is_capped_as_the_crawl_caps_it(
+    replica: RunningReplica, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rule = only("/robots.txt", Canned(body=b"User-agent: *\nCrawl-delay: 100000\nDisallow: /api/\n"))
+    with BadSite(replica.base_url, rule) as site:
+        code, out, _ = run_cli(capsys, "check-site", *site_args(site.base_url))
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"robots.txt {site.base_url}/robots.txt: HTTP 200, Crawl-delay 60 s; listing DISALLOWED, "
+        "lecture pages allowed"
+    )
