@@ -1,14 +1,17 @@
-"""Checks on what an operator passes a crawl: event ids, base URLs and Scrapy settings.
+"""Checks on what an operator passes a crawl: event ids, base URLs, Scrapy settings and folders.
 
-One place validates them for the command line and the configuration file alike; each check returns the
-value to use or raises :class:`ArgumentError` with one line that says what to pass instead.
+One place validates them for the command line and the configuration file alike, before anything is
+fetched or written; each check returns the value to use or raises :class:`ArgumentError` with one line
+that says what to pass instead.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -54,13 +57,29 @@ def parse_event_ids(values: Iterable[str | int]) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _has_credentials(url: str) -> bool:
+    """True when the URL's authority (what precedes the first '/' after the scheme) holds an '@'."""
+    authority = url.strip().split("://", 1)[-1].split("/", 1)[0]
+    return "@" in authority
+
+
 def check_base_url(url: str, *, what: str) -> str:
-    """An http(s) base URL without a trailing slash."""
+    """An http(s) base URL without a trailing slash, and without a user name or password: one would
+    end up in the logs, the reports and the published card, so it is refused and never printed."""
+    if _has_credentials(url):
+        raise ArgumentError(
+            f"{what} must not carry a user name or password (user:password@host); give the site's "
+            "address alone"
+        )
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ArgumentError(f"{what} {url!r} must be an http:// or https:// URL, e.g. https://underline.io")
     if parts.query or parts.fragment:
         raise ArgumentError(f"{what} {url!r} must not carry a query or fragment")
+    try:
+        parts.port  # noqa: B018 - urllib checks the port only when it is read
+    except ValueError:
+        raise ArgumentError(f"{what} {url!r} has a port that is not a number from 0 to 65535") from None
     return url.strip().rstrip("/")
 
 
@@ -82,8 +101,76 @@ def _defaults() -> dict[str, Any]:
     return names
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The values a numeric setting or option can mean: from ``low`` to ``high``, both included unless
+    ``low_open`` (then ``low`` itself is refused)."""
+
+    low: float
+    high: float = math.inf
+    low_open: bool = False
+
+    def holds(self, number: float) -> bool:
+        above = number > self.low if self.low_open else number >= self.low
+        return above and number <= self.high
+
+    def describe(self) -> str:
+        low = f"more than {self.low:g}" if self.low_open else f"at least {self.low:g}"
+        return low if self.high == math.inf else f"{low} and at most {self.high:g}"
+
+
+DAY = 86_400.0
+# A delay between requests: none, up to a day (a larger one is a mistake, and stalls the crawl).
+SECONDS = Bounds(0.0, DAY)
+# A time limit: something above none, up to a day.
+TIMEOUT = Bounds(0.0, DAY, low_open=True)
+AT_LEAST_ONE = Bounds(1.0)
+SHARE = Bounds(0.0, 1.0)
+# An age in days: up to a century (timedelta takes no more than 999,999,999 days).
+DAYS = Bounds(0.0, 36_500.0)
+
+# Settings that a crawl cannot run with outside these bounds. Every other number must be finite and,
+# unless its name says it is a priority, not negative.
+SETTING_BOUNDS: dict[str, Bounds] = {
+    "DOWNLOAD_DELAY": SECONDS,
+    "AUTOTHROTTLE_START_DELAY": SECONDS,
+    "AUTOTHROTTLE_MAX_DELAY": SECONDS,
+    "AUTOTHROTTLE_TARGET_CONCURRENCY": Bounds(0.0, low_open=True),
+    "BACKOFF_MIN_DELAY": SECONDS,
+    "BACKOFF_MAX_DELAY": SECONDS,
+    "BACKOFF_WINDOW": SECONDS,
+    "BACKOFF_DELAY_FACTOR": Bounds(1.0, 100.0),
+    "ROBOTSTXT_CRAWLDELAY_MAX": SECONDS,
+    "DOWNLOAD_TIMEOUT": TIMEOUT,
+    "DNS_TIMEOUT": TIMEOUT,
+    "CONCURRENT_REQUESTS": AT_LEAST_ONE,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": AT_LEAST_ONE,
+    "CONCURRENT_ITEMS": AT_LEAST_ONE,
+    "REACTOR_THREADPOOL_MAXSIZE": AT_LEAST_ONE,
+    "UNDERLINE_PAGE_SIZE": Bounds(1.0, 100.0),
+    "UNDERLINE_MAX_LISTING_PAGES": AT_LEAST_ONE,
+    "UNDERLINE_REVALIDATE_AFTER_DAYS": DAYS,
+    "UNDERLINE_REVALIDATE_SHARE": SHARE,
+    "HTTPCACHE_MAX_AGE_DAYS": DAYS,
+    "FRONTIER_HEARTBEAT_TTL": TIMEOUT,
+    "FRONTIER_POLL_INTERVAL": TIMEOUT,
+    "FRONTIER_SOCKET_TIMEOUT": TIMEOUT,
+    "FRONTIER_PACE_FAIL_TIMEOUT": TIMEOUT,
+}
+# Settings that hold a base URL of the site: checked as --web-base and --api-base are.
+_URL_SETTINGS = ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE")
+
+
+def check_number(value: float, *, what: str, bounds: Bounds) -> float:
+    """A finite number within ``bounds``; ``what`` names it in the message (``--delay``)."""
+    if not math.isfinite(value) or not bounds.holds(value):
+        raise ArgumentError(f"{what} must be a number {bounds.describe()}, not {value!r}")
+    return value
+
+
 def check_setting(key: str, value: Any) -> Any:
-    """A Scrapy setting named and typed as a known setting's default; unknown names are refused.
+    """A Scrapy setting named and typed as a known setting's default; unknown names are refused, and so
+    are numbers no crawl can mean (not finite, negative, or outside :data:`SETTING_BOUNDS`).
 
     A value given as text (``-s DOWNLOAD_DELAY=1.5``) is checked for the default's type and passed on
     as text, which Scrapy's typed getters read.
@@ -108,8 +195,18 @@ def check_setting(key: str, value: Any) -> Any:
             raise ArgumentError(f"setting {key} takes a number, not {value!r}") from None
         if kind is int and isinstance(value, str) and not re.fullmatch(r"\s*-?\d+\s*", value):
             raise ArgumentError(f"setting {key} takes a whole number, not {value!r}")
-        if number < 0:
+        if not math.isfinite(number):
+            raise ArgumentError(f"setting {key} takes a finite number, not {value!r}")
+        if number < 0 and "PRIORITY" not in key:
             raise ArgumentError(f"setting {key} must not be negative, got {value!r}")
+        bounds = SETTING_BOUNDS.get(key)
+        if bounds is not None and not bounds.holds(number):
+            raise ArgumentError(f"setting {key} must be {bounds.describe()}, not {value!r}")
+    if key in _URL_SETTINGS and value is not None:
+        if not isinstance(value, str):
+            raise ArgumentError(f"setting {key} takes a URL, not {value!r}")
+        check = check_api_base if key == "UNDERLINE_API_BASE" else check_base_url
+        return check(value, what=f"setting {key}")
     return value
 
 
@@ -126,3 +223,103 @@ def check_writable(directory: Path, *, what: str) -> Path:
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise ArgumentError(f"{what} {str(directory)!r} is not writable ({str(probe)!r} refuses writes)")
     return directory
+
+
+# What a state directory holds, and of what kind: a file where a folder belongs (or the other way
+# round) stops every command that works on it, so it is found before anything else is done.
+STATE_FOLDERS = ("stage", "stage.previous", "httpcache", "minhash")
+STATE_FILES = ("run.lock", "crawl-report.json", "run-report.json", "hub-push.json", "published-index.json")
+
+
+def check_state_layout(state_dir: Path) -> Path:
+    """``state_dir``'s known entries are of the right kind; :class:`DamagedFile` names the first that
+    is not and says how to recover."""
+    from crawler.fsutil import DamagedFile
+
+    for name in STATE_FOLDERS:
+        path = state_dir / name
+        if path.exists() and not path.is_dir():
+            raise DamagedFile(
+                path,
+                "a file where a folder belongs",
+                f"move it aside (mv {path} {path}.damaged) and crawl again",
+            )
+    for name in STATE_FILES:
+        path = state_dir / name
+        if path.is_dir():
+            raise DamagedFile(
+                path,
+                "a folder where a file belongs",
+                f"move it aside (mv {path} {path}.damaged); the next command writes a new one",
+            )
+    return state_dir
+
+
+def release_recovery(out_dir: Path) -> str:
+    return (
+        f"restore {out_dir} from the Hub (huggingface-cli download --repo-type dataset ...) or a backup, "
+        "or move it aside to publish a first release again"
+    )
+
+
+def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
+    """``out_dir`` can take the next release: it does not exist, is empty, or holds an earlier release
+    whose manifest and change files read back (a publish carries those into the next release).
+
+    Checked before a crawl, so that a run does not crawl the site to find it cannot publish: a folder
+    that is no release is an :class:`ArgumentError`, a damaged release a ``DamagedFile``.
+    """
+    from crawler.fsutil import DamagedFile, read_json_file
+
+    manifest_path = out_dir / "manifest.json"
+    if not out_dir.is_dir():
+        return out_dir
+    if not manifest_path.exists():
+        if any(out_dir.iterdir()):
+            raise ArgumentError(
+                f"{what} {str(out_dir)!r} exists and is not a release (no manifest.json); name a new or "
+                "empty folder, or the folder of an earlier release"
+            )
+        return out_dir
+    recovery = release_recovery(out_dir)
+    if not manifest_path.is_file():
+        raise DamagedFile(manifest_path, "not a file", recovery)
+    manifest = read_json_file(manifest_path, recovery=recovery)
+    change_files = manifest.get("change_files", []) if isinstance(manifest, dict) else None
+    if not isinstance(change_files, list) or not all(isinstance(p, str) for p in change_files):
+        raise DamagedFile(manifest_path, "not a release manifest", recovery)
+    if change_files:
+        import pyarrow as pa
+
+        from crawler.publish.changes import read_changes
+
+        for name in change_files:
+            path = out_dir / name
+            try:
+                read_changes(path)
+            except (OSError, pa.ArrowException) as exc:
+                raise DamagedFile(path, f"unreadable change file: {exc}", recovery) from None
+    return out_dir
+
+
+def check_card_template(path: Path, *, what: str = "--card-template") -> Path:
+    """A dataset card template that exists, is UTF-8 text and parses as a Jinja template."""
+    import jinja2
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ArgumentError(f"{what} {str(path)!r} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise ArgumentError(
+            f"{what} {str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise ArgumentError(f"{what} {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    try:
+        jinja2.Environment().parse(text)
+    except jinja2.TemplateSyntaxError as exc:
+        raise ArgumentError(
+            f"{what} {str(path)!r} is not a valid template: {exc.message} (line {exc.lineno})"
+        ) from None
+    return path

@@ -16,10 +16,17 @@ from crawler import __version__, catalogue, runner
 from crawler import settings as defaults
 from crawler.anthology.reader import AnthologyError
 from crawler.arguments import (
+    DAYS,
+    SECONDS,
+    TIMEOUT,
     ArgumentError,
     check_api_base,
     check_base_url,
+    check_card_template,
+    check_number,
+    check_release_dir,
     check_setting,
+    check_state_layout,
     check_writable,
     parse_event_id,
     parse_event_ids,
@@ -40,7 +47,7 @@ from crawler.publish.removals import RemovalRequests
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
-from crawler.sitecheck import check_site, record_site
+from crawler.sitecheck import DEFAULT_TIMEOUT, RecordError, check_site, record_site
 from crawler.stage import StageError, check_worker_name
 
 DEFAULT_STATE = Path("state")
@@ -159,13 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
         "check-site",
         help="look at a copy of the site before crawling it: which fields it gives, and from where",
         description="Asks for robots.txt, one listing page and two lecture pages, one request at a time. "
-        "Exit status: 0 every required field was found, 1 not, 2 a usage error.",
+        "Exit status: 0 every required field was found, 1 not (or robots.txt, the listing or a redirect "
+        "off the site stopped the check), 2 a usage error.",
     )
     record = sub.add_parser(
         "record",
         help="save a few of the site's answers, personal data removed, for the test suite",
         description="Saves robots.txt, a listing page and a few lecture pages under --out; "
-        "tests/recordings/ holds recordings the tests crawl.",
+        "tests/recordings/ holds recordings the tests crawl. Exit status: 0 recorded, 1 nothing could be "
+        "recorded (site unreachable, robots.txt disallows it, no usable listing, no lecture page), "
+        "2 a usage error.",
     )
     for command in (check, record):
         command.add_argument(
@@ -180,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
             type=float,
             default=defaults.DOWNLOAD_DELAY,
             help="seconds between requests (default: 1)",
+        )
+        command.add_argument(
+            "--timeout",
+            type=float,
+            default=DEFAULT_TIMEOUT,
+            help=f"seconds for a whole answer, body included (default: {DEFAULT_TIMEOUT:g})",
         )
     record.add_argument("--out", type=Path, required=True, help="the folder to write the recording into")
     record.add_argument("--lectures", type=int, default=3, help="lecture pages to record (default: 3)")
@@ -210,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
-    args.state = check_writable(check_state_dir(args.state), what="--state")
+    args.state = check_state_layout(check_writable(check_state_dir(args.state), what="--state"))
     events, web_base, api_base = crawl_arguments(args)
     overrides: list[tuple[str, Any]] = [parse_setting(s) for s in args.settings]
     if args.frontier:
@@ -245,8 +261,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    args.state = check_state_dir(config.state)
-    args.out = check_writable(check_output_dir(config.out, state_dir=args.state), what="--out")
+    args.state = check_state_layout(check_state_dir(config.state))
+    out = check_writable(check_output_dir(config.out, state_dir=args.state), what="--out")
+    args.out = check_release_dir(out)
+    if args.card_template is not None:
+        check_card_template(args.card_template)
     name = check_dataset_name(config.name or args.out.name)
     if args.push_to_hub:
         check_repo_id(args.push_to_hub)
@@ -311,8 +330,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    state = check_writable(check_state_dir(config.state), what="--state")
-    out = check_writable(check_output_dir(config.out, state_dir=state), what="--out")
+    state = check_state_layout(check_writable(check_state_dir(config.state), what="--state"))
+    # Before the crawl: a folder that cannot take the release would only be found after it.
+    out = check_release_dir(check_writable(check_output_dir(config.out, state_dir=state), what="--out"))
     check_dataset_name(config.name or out.name)
     if config.push_to_hub:
         check_repo_id(config.push_to_hub)
@@ -333,7 +353,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from crawler.replica.layout import build_site, load_records
     from crawler.replica.server import ReplicaServer
 
-    check_output_dir(args.out, state_dir=args.state)
+    check_release_dir(check_output_dir(args.out, state_dir=args.state))
     started = time.monotonic()
     # One record in four goes to the second event, so that both are full events.
     site = build_site(load_records(), seed=args.seed, lectures=args.lectures, side_event_every=4)
@@ -380,7 +400,8 @@ def _site_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "event_id": parse_event_id(args.event_id),
         "web_base": check_base_url(args.web_base or defaults.UNDERLINE_WEB_BASE, what="--web-base"),
         "api_base": check_api_base(args.api_base or defaults.UNDERLINE_API_BASE),
-        "delay": max(0.0, args.delay),
+        "delay": check_number(args.delay, what="--delay", bounds=SECONDS),
+        "timeout": check_number(args.timeout, what="--timeout", bounds=TIMEOUT),
     }
 
 
@@ -392,8 +413,16 @@ def cmd_check_site(args: argparse.Namespace) -> int:
 
 def cmd_record(args: argparse.Namespace) -> int:
     out = check_writable(check_directory(args.out, what="--out"), what="--out")
-    index = record_site(out, lectures=max(1, args.lectures), **_site_arguments(args))
-    print(f"recorded {len(index['responses'])} answers ({len(index['lecture_ids'])} lectures) in {out}")
+    if args.lectures < 1:
+        raise UsageError(f"--lectures must be at least 1, not {args.lectures}")
+    try:
+        index = record_site(out, lectures=args.lectures, **_site_arguments(args))
+    except RecordError as exc:
+        print(f"eventcrawl: nothing recorded: {exc}", file=sys.stderr)
+        return 1
+    off = index["off_origin_redirects"]
+    note = f"; {off} redirect(s) off the site not followed" if off else ""
+    print(f"recorded {len(index['responses'])} answers ({len(index['lecture_ids'])} lectures) in {out}{note}")
     return 0
 
 
@@ -404,8 +433,9 @@ def serve_replica(argv: Sequence[str]) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    cache_dir = check_state_dir(args.state) / "httpcache"
+    cache_dir = check_state_layout(check_state_dir(args.state)) / "httpcache"
     if args.cache_command == "purge":
+        check_number(args.max_age_days, what="--max-age-days", bounds=DAYS)
         result = purge_cache(cache_dir, args.max_age_days * 86400)
         print(f"removed {result.removed_entries} entries ({result.removed_bytes} bytes) from {cache_dir}")
     size = cache_size(cache_dir)

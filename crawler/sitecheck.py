@@ -9,16 +9,17 @@ the test suite serves from a local server (``tests/recordings/``).
 
 from __future__ import annotations
 
+import functools
+import http.client
 import json
+import math
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
 
@@ -36,6 +37,8 @@ from crawler.pages import (
     strip_personal_data,
     unknown_attributes,
 )
+from crawler.pages.jsonapi import is_document
+from crawler.text.privacy import contains_email, scrub_emails, scrub_url
 from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url, without_credentials
 
 # Fields a crawl cannot do without: when none of the sampled lectures has one, the site has changed.
@@ -53,6 +56,16 @@ SAMPLE_LECTURES = 2
 SAMPLE_PAGE_SIZE = 5
 MAX_BODY = 16 * 1024 * 1024
 RECORDING_FILE = "recording.json"
+# The whole answer (connection, headers and body) must arrive within this many seconds: a server that
+# sends a byte now and then is cut off, as Scrapy's DOWNLOAD_TIMEOUT cuts it off in a crawl.
+DEFAULT_TIMEOUT = float(defaults.DOWNLOAD_TIMEOUT)
+MAX_REDIRECTS = defaults.REDIRECT_MAX_TIMES
+_REDIRECTS = (301, 302, 303, 307, 308)
+_CHUNK = 64 * 1024
+
+
+class RecordError(RuntimeError):
+    """The site's answers cannot make a recording; the message says why. Nothing was written."""
 
 
 @dataclass
@@ -62,25 +75,100 @@ class Answer:
     content_type: str
     body: bytes
     error: str | None = None
+    location: str | None = None
+    # Where a redirect off the site's origins pointed (its origin only); it was not followed.
+    off_origin: str | None = None
 
 
 Fetch = Callable[[str, Mapping[str, str]], Answer]
 
 
-def fetch_url(url: str, headers: Mapping[str, str], timeout: float = 30.0) -> Answer:
-    """One GET, redirects followed (same as a browser would), never raising for an HTTP status."""
-    request = urllib.request.Request(url, headers={"User-Agent": defaults.USER_AGENT, **headers})
+def origin(url: str) -> str:
+    """``scheme://host:port`` of ``url``, the port always written: what a redirect may not leave."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as reply:
-            return Answer(
-                reply.geturl(), reply.status, reply.headers.get("Content-Type", ""), reply.read(MAX_BODY)
-            )
-    except urllib.error.HTTPError as exc:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port or (443 if scheme == 'https' else 80)}"
+
+
+def fetch_url(
+    url: str,
+    headers: Mapping[str, str],
+    timeout: float = DEFAULT_TIMEOUT,
+    origins: Collection[str] | None = None,
+) -> Answer:
+    """One GET, never raising: the whole answer within ``timeout`` seconds, redirects followed (up to
+    ``MAX_REDIRECTS``) only within ``origins`` (every origin when None); a redirect that leaves them is
+    answered as it came, with ``off_origin`` set."""
+    deadline = time.monotonic() + timeout
+    current = url
+    for _ in range(MAX_REDIRECTS + 1):
+        answer = _get_once(current, headers, deadline, timeout)
+        if answer.error or answer.status not in _REDIRECTS or not answer.location:
+            return answer
+        target = urljoin(current, answer.location)
+        if urlsplit(target).scheme not in ("http", "https"):
+            answer.error = "redirected to a URL that is not http(s)"
+            return answer
+        if origins is not None and origin(target) not in origins:
+            answer.off_origin = origin(target)
+            answer.error = f"redirected off the site to {answer.off_origin}; not followed"
+            return answer
+        current = target
+    return Answer(current, 0, "", b"", error=f"more than {MAX_REDIRECTS} redirects")
+
+
+def _get_once(url: str, headers: Mapping[str, str], deadline: float, timeout: float) -> Answer:
+    late = Answer(url, 0, "", b"", error=f"no whole answer within {timeout:g} s")
+    parts = urlsplit(url)
+    if deadline <= time.monotonic():
+        return late
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    sent = {"User-Agent": defaults.USER_AGENT, "Connection": "close", **headers}
+    try:
+        connection = kind(parts.hostname or "", parts.port, timeout=deadline - time.monotonic())
+    except ValueError as exc:
+        return Answer(url, 0, "", b"", error=str(exc))
+    try:
+        # Every blocking step waits at most until the deadline, not a fresh timeout per read.
+        connection.connect()
+        sock = connection.sock
+        connection.request("GET", target, headers=sent)
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
+        reply = connection.getresponse()
+        body = bytearray()
+        while len(body) < MAX_BODY:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return late
+            sock.settimeout(left)
+            chunk = reply.read1(min(_CHUNK, MAX_BODY - len(body)))
+            if not chunk:
+                break
+            body += chunk
+        error = None
+        if len(body) >= MAX_BODY:
+            error = f"the answer is larger than {MAX_BODY // (1024 * 1024)} MiB"
+        elif reply.length:
+            error = "the answer ended before its Content-Length"
         return Answer(
-            url, exc.code, exc.headers.get("Content-Type", "") if exc.headers else "", exc.read(MAX_BODY)
+            url,
+            reply.status,
+            reply.getheader("Content-Type", "") or "",
+            bytes(body),
+            error=error,
+            location=reply.getheader("Location"),
         )
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        return Answer(url, 0, "", b"", error=str(getattr(exc, "reason", exc)))
+    except TimeoutError:
+        return late
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return Answer(url, 0, "", b"", error=str(exc) or type(exc).__name__)
+    finally:
+        connection.close()
 
 
 class PoliteFetcher:
@@ -107,8 +195,16 @@ class RobotsVerdict:
     url: str
     status: int
     crawl_delay: float | None
-    listing_allowed: bool
-    pages_allowed: bool
+    # What this robots.txt was asked about ("listing", "lecture pages") and whether it allows it.
+    allowed: dict[str, bool]
+    # Why it could not be read (None: it was read, or is absent and allows everything).
+    error: str | None = None
+    # Why it counts as absent although the site answered (a redirect off the site).
+    note: str | None = None
+    rules: Protego | None = field(default=None, repr=False, compare=False)
+
+    def can_fetch(self, url: str) -> bool:
+        return self.rules is None or bool(self.rules.can_fetch(url, defaults.USER_AGENT))
 
 
 @dataclass
@@ -135,6 +231,10 @@ class SiteReport:
     problems: list[str]
     # How many of the listing page's lectures carry each field.
     listing_coverage: dict[str, int] = field(default_factory=dict)
+    # Why the check asked the site nothing more (robots.txt unreadable or disallowing, no usable listing).
+    stopped: str | None = None
+    # Redirects off the site's origins, not followed: what was asked, and the origin it pointed to.
+    off_origin: list[tuple[str, str]] = field(default_factory=list)
 
     def field_sources(self) -> dict[str, list[str]]:
         """Each field's source on each sampled lecture."""
@@ -155,24 +255,30 @@ class SiteReport:
 
     @property
     def passed(self) -> bool:
-        return bool(self.lectures) and not self.missing() and not self.problems
+        return bool(self.lectures) and not self.missing() and not self.problems and self.stopped is None
 
     def render(self) -> str:
         lines = []
         for robots in self.robots:
+            if robots.error:
+                lines.append(f"robots.txt {robots.url}: {robots.error}")
+                continue
             delay = f"Crawl-delay {robots.crawl_delay:g} s" if robots.crawl_delay else "no Crawl-delay"
-            lines.append(
-                f"robots.txt {robots.url}: HTTP {robots.status}, {delay}; listing "
-                f"{'allowed' if robots.listing_allowed else 'DISALLOWED'}, lecture pages "
-                f"{'allowed' if robots.pages_allowed else 'DISALLOWED'}"
+            if robots.note:
+                delay = robots.note
+            verdicts = ", ".join(
+                f"{what} {'allowed' if ok else 'DISALLOWED'}" for what, ok in robots.allowed.items()
             )
-        pages = f" of {self.total_pages}" if self.total_pages is not None else ""
-        lines.append(
-            f"listing {self.listing_url}: HTTP {self.listing_status}, {self.listed} lectures on page 1{pages}"
-        )
+            lines.append(f"robots.txt {robots.url}: HTTP {robots.status}, {delay}; {verdicts}")
+        if self.listing_status or self.listed:
+            pages = f" of {self.total_pages}" if self.total_pages is not None else ""
+            lines.append(
+                f"listing {self.listing_url}: HTTP {self.listing_status}, {self.listed} lectures on "
+                f"page 1{pages}"
+            )
         for sample in self.lectures:
             lines.append(
-                f"lecture {sample.lecture_id} {sample.url}: HTTP {sample.status}, read from "
+                f"lecture {sample.lecture_id} {scrub_url(sample.url)[0]}: HTTP {sample.status}, read from "
                 f"{sample.extraction or 'nothing'}"
             )
         if self.lectures:
@@ -190,12 +296,17 @@ class SiteReport:
                 lines.append(
                     f"new attribute `{name}`: {count} of {self.listed} listed lectures, e.g. {example}"
                 )
-        else:
+        elif self.listed:
             lines.append("no attributes the crawler does not know")
+        if self.off_origin:
+            where = ", ".join(f"{asked} -> {to}" for asked, to in self.off_origin)
+            lines.append(f"redirects off the site, not followed: {len(self.off_origin)} ({where})")
         lines.extend(f"problem: {p}" for p in self.problems)
         missing = self.missing()
         if self.passed:
             lines.append("verdict: OK, every required field was found")
+        elif self.stopped is not None:
+            lines.append(f"verdict: FAIL, {self.stopped}")
         else:
             why = [f"missing {', '.join(missing)}"] if missing and self.lectures else []
             why += ["no lecture could be read"] if not self.lectures else []
@@ -204,20 +315,39 @@ class SiteReport:
         return "\n".join(lines)
 
 
-def _robots(fetcher: PoliteFetcher, base: str, listing: str, page: str) -> RobotsVerdict:
-    url = f"{base}/robots.txt"
+def _robots(fetcher: PoliteFetcher, base: str, asks: Mapping[str, str]) -> RobotsVerdict:
+    """robots.txt of ``base``'s origin, and whether it allows each of ``asks`` (what -> a URL).
+
+    As RFC 9309 says: an answer in the 400s means there is none (everything allowed); one that could
+    not be had (no connection, a time-out, a 500) means nothing may be fetched. A redirect off the
+    site is not followed, and counts as none.
+    """
+    parts = urlsplit(base)
+    url = f"{parts.scheme}://{parts.netloc}/robots.txt"
     answer = fetcher.get(url)
-    text = answer.body.decode("utf-8", "replace") if answer.status == 200 else ""
-    rules = Protego.parse(text)
+    if answer.off_origin is not None:
+        note = f"redirected off the site to {answer.off_origin}, not followed: taken as none"
+        return RobotsVerdict(url, answer.status, None, dict.fromkeys(asks, True), note=note)
+    if answer.error or answer.status == 0 or answer.status >= 500:
+        why = answer.error or f"HTTP {answer.status}"
+        return RobotsVerdict(
+            url, answer.status, None, dict.fromkeys(asks, False), error=f"could not be read ({why})"
+        )
+    if not 200 <= answer.status < 300:
+        return RobotsVerdict(url, answer.status, None, dict.fromkeys(asks, True))
+    rules = Protego.parse(answer.body.decode("utf-8", "replace"))
     agent = defaults.USER_AGENT
-    delay = rules.crawl_delay(agent)
-    return RobotsVerdict(
-        url,
-        answer.status,
-        float(delay) if delay is not None else None,
-        rules.can_fetch(listing, agent),
-        rules.can_fetch(page, agent),
-    )
+    delay = _crawl_delay(rules.crawl_delay(agent))
+    allowed = {what: bool(rules.can_fetch(target, agent)) for what, target in asks.items()}
+    return RobotsVerdict(url, answer.status, delay, allowed, rules=rules)
+
+
+def _crawl_delay(value: float | None) -> float | None:
+    """A Crawl-delay capped as the crawl caps it (``ROBOTSTXT_CRAWLDELAY_MAX``); None when there is
+    none or it is no number of seconds."""
+    if value is None or not math.isfinite(float(value)) or float(value) < 0:
+        return None
+    return min(float(value), float(defaults.ROBOTSTXT_CRAWLDELAY_MAX))
 
 
 def _json(answer: Answer) -> Any:
@@ -233,64 +363,114 @@ def check_site(
     web_base: str,
     api_base: str,
     delay: float = defaults.DOWNLOAD_DELAY,
-    fetch: Fetch = fetch_url,
+    timeout: float = DEFAULT_TIMEOUT,
+    fetch: Fetch | None = None,
     sample: int = SAMPLE_LECTURES,
 ) -> tuple[SiteReport, PoliteFetcher]:
-    """Ask the site for robots.txt, one listing page and ``sample`` lecture pages, and report."""
-    fetcher = PoliteFetcher(delay, fetch)
+    """Ask the site for robots.txt, one listing page and ``sample`` lecture pages, and report.
+
+    robots.txt is obeyed: when it cannot be read, or disallows the listing, nothing more is asked;
+    a lecture page it disallows is not asked for. No redirect is followed off the site's origins
+    (those of ``web_base`` and ``api_base``); each one is counted in the report.
+    """
+    site = [origin(web_base)]
+    if origin(api_base) not in site:
+        site.append(origin(api_base))
+    fetcher = PoliteFetcher(
+        delay, fetch or functools.partial(fetch_url, timeout=timeout, origins=frozenset(site))
+    )
     listing = listing_url(api_base, event_id, 1, SAMPLE_PAGE_SIZE)
-    probe_page = f"{web_base}/lecture/1"
-    robots = [_robots(fetcher, web_base, listing, probe_page)]
-    if urlsplit(api_base).netloc != urlsplit(web_base).netloc:
-        robots.append(_robots(fetcher, api_base, listing, probe_page))
-    fetcher.delay = max([delay, *(r.crawl_delay or 0.0 for r in robots)])
-    problems: list[str] = []
-    if not all(r.listing_allowed for r in robots):
-        problems.append("robots.txt disallows the lecture listing for this crawler")
-    answer = fetcher.get(listing, {"Accept": API_ACCEPT})
-    document = _json(answer)
-    if answer.error:
-        problems.append(f"the listing could not be fetched: {answer.error}")
-    elif document is None:
-        problems.append(f"the listing is not JSON (HTTP {answer.status}, {answer.content_type or 'no type'})")
-    page = parse_lecture_list(document, base_url=api_base)
-    problems.extend(f"listing: {p}" for p in page.problems)
-    resources = lecture_resources([document]) if document is not None else []
-    unknown = {n: (u.count, u.example) for n, u in unknown_attributes(resources).items()}
-    lectures: list[LectureSample] = []
-    for listed in page.records[:sample]:
-        lectures.append(_sample_lecture(fetcher, web_base, listed))
-    if not page.records and not problems:
-        problems.append(f"event {event_id} lists no lectures (the API answered HTTP {answer.status})")
     report = SiteReport(
         event_id=event_id,
-        robots=robots,
+        robots=[],
         listing_url=listing,
-        listing_status=answer.status,
-        listed=len(page.records),
-        total_pages=page.total_pages,
-        lectures=lectures,
-        unknown=unknown,
-        problems=problems,
-        listing_coverage={
-            name: sum(1 for r in page.records if has_value(r.to_item_fields().get(name)))
-            for name in (page.records[0].to_item_fields() if page.records else {})
-        },
+        listing_status=0,
+        listed=0,
+        total_pages=None,
+        lectures=[],
+        unknown={},
+        problems=[],
     )
+
+    def asked(answer: Answer, what: str) -> Answer:
+        if answer.off_origin is not None:
+            report.off_origin.append((what, answer.off_origin))
+            report.problems.append(f"{what} redirected off the site to {answer.off_origin}; not followed")
+        return answer
+
+    # robots.txt of each origin judges that origin's URLs: the listing's and the lecture pages'.
+    probe_page = f"{web_base}/lecture/1"
+    robots_of: dict[str, RobotsVerdict] = {}
+    for base in dict.fromkeys([web_base, api_base]):
+        if origin(base) in robots_of:
+            continue
+        asks = {}
+        if origin(base) == origin(api_base):
+            asks["listing"] = listing
+        if origin(base) == origin(web_base):
+            asks["lecture pages"] = probe_page
+        verdict = _robots(fetcher, base, asks)
+        asked(fetcher.log[-1], "robots.txt")
+        robots_of[origin(base)] = verdict
+        report.robots.append(verdict)
+        if verdict.error:
+            report.stopped = f"robots.txt {verdict.url} {verdict.error}; nothing else was asked of the site"
+            return report, fetcher
+    fetcher.delay = max([delay, *(r.crawl_delay or 0.0 for r in report.robots)])
+    if not robots_of[origin(api_base)].can_fetch(listing):
+        report.stopped = "robots.txt disallows the lecture listing for this crawler; nothing else was asked"
+        return report, fetcher
+    answer = asked(fetcher.get(listing, {"Accept": API_ACCEPT}), "the listing")
+    report.listing_status = answer.status
+    document = _json(answer)
+    if answer.error:
+        report.stopped = f"the listing could not be fetched: {answer.error}"
+        return report, fetcher
+    if not is_document(document):
+        kind = "JSON, but not a JSON:API document" if document is not None else "not JSON"
+        content_type = scrub_emails(answer.content_type or "no type")[0]
+        report.stopped = f"the listing is {kind} (HTTP {answer.status}, {content_type})"
+        return report, fetcher
+    page = parse_lecture_list(document, base_url=api_base)
+    report.problems.extend(f"listing: {p}" for p in page.problems)
+    report.listed = len(page.records)
+    report.total_pages = page.total_pages
+    report.unknown = {
+        n: (u.count, u.example) for n, u in unknown_attributes(lecture_resources([document])).items()
+    }
+    report.listing_coverage = {
+        name: sum(1 for r in page.records if has_value(r.to_item_fields().get(name)))
+        for name in (page.records[0].to_item_fields() if page.records else {})
+    }
+    pages_robots = robots_of[origin(web_base)]
+    for listed in page.records[:sample]:
+        url = canonical_lecture_url(web_base, listed.lecture_id, listed.slug)
+        if not pages_robots.can_fetch(url):
+            report.problems.append(
+                f"robots.txt disallows lecture {listed.lecture_id}'s page "
+                f"({scrub_url(urlsplit(url).path)[0]}); not asked for"
+            )
+            continue
+        report.lectures.append(_sample_lecture(fetcher, url, listed, asked))
+    if not page.records and not report.problems:
+        report.problems.append(f"event {event_id} lists no lectures (the API answered HTTP {answer.status})")
     return report, fetcher
 
 
-def _sample_lecture(fetcher: PoliteFetcher, web_base: str, listed: LectureFields) -> LectureSample:
-    url = canonical_lecture_url(web_base, listed.lecture_id, listed.slug)
-    answer = fetcher.get(url)
+def _sample_lecture(
+    fetcher: PoliteFetcher, url: str, listed: LectureFields, asked: Callable[[Answer, str], Answer]
+) -> LectureSample:
+    answer = asked(fetcher.get(url), f"lecture {listed.lecture_id}")
+    listing_sources = {
+        name: ("api" if value not in (None, "", [], {}) else "none")
+        for name, value in listed.to_item_fields().items()
+    }
+    if answer.error:
+        return LectureSample(listed.lecture_id, url, answer.status, None, listing_sources, {}, [answer.error])
     try:
         parsed = parse_lecture_page(answer.body, answer.url)
     except PageParseError as exc:
-        sources = {
-            name: ("api" if value not in (None, "", [], {}) else "none")
-            for name, value in listed.to_item_fields().items()
-        }
-        return LectureSample(listed.lecture_id, url, answer.status, None, sources, {}, [str(exc)])
+        return LectureSample(listed.lecture_id, url, answer.status, None, listing_sources, {}, [str(exc)])
     sources = {name: str(source) for name, source in field_sources(parsed, listed).items()}
     shown = parsed.fields.to_item_fields() if parsed.fields is not None else {}
     return LectureSample(
@@ -305,46 +485,53 @@ def record_site(
     web_base: str,
     api_base: str,
     delay: float = defaults.DOWNLOAD_DELAY,
-    fetch: Fetch = fetch_url,
+    timeout: float = DEFAULT_TIMEOUT,
+    fetch: Fetch | None = None,
     lectures: int = 3,
 ) -> dict[str, Any]:
     """Save robots.txt, a listing page and ``lectures`` lecture pages under ``out_dir``, personal data
-    removed; returns the recording's index (also written to ``recording.json``).
+    removed from everything written; returns the recording's index (also written to ``recording.json``).
 
     The listing is trimmed to the recorded lectures and says it has one page, so that a crawl of the
-    recording asks for nothing that was not recorded.
+    recording asks for nothing that was not recorded. A lecture is recorded when its page answered
+    HTTP 200. :class:`RecordError` (and nothing written) when the check had to stop (robots.txt, the
+    listing) or no lecture page could be recorded.
     """
     report, fetcher = check_site(
-        event_id=event_id, web_base=web_base, api_base=api_base, delay=delay, fetch=fetch, sample=lectures
+        event_id=event_id,
+        web_base=web_base,
+        api_base=api_base,
+        delay=delay,
+        timeout=timeout,
+        fetch=fetch,
+        sample=lectures,
     )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    bodies = out_dir / "bodies"
-    bodies.mkdir(exist_ok=True)
+    if report.stopped is not None:
+        raise RecordError(report.stopped)
+    recorded_ids = {s.lecture_id for s in report.lectures if s.status == 200}
+    if not recorded_ids:
+        why = "; ".join(report.problems) or f"event {event_id} lists no lectures"
+        raise RecordError(f"no lecture page could be recorded: {why}")
+    files: dict[str, bytes] = {}
     entries: list[dict[str, Any]] = []
-    recorded_ids = {s.lecture_id for s in report.lectures}
     for number, answer in enumerate(fetcher.log):
         if answer.error:
             continue
         parts = urlsplit(answer.url)
         kind = _kind(parts.path)
-        body = answer.body
-        if kind == "listing":
-            document = _json(answer)
-            if isinstance(document, dict):
-                body = _trimmed_listing(strip_personal_data(document), recorded_ids)
-        elif kind == "lecture":
-            body = strip_page_personal_data(body)
+        if kind == "lecture" and answer.status != 200:
+            continue
         name = (
             f"{number:02d}-{kind}{'.json' if kind == 'listing' else '.html' if kind == 'lecture' else '.txt'}"
         )
-        (bodies / name).write_bytes(body)
+        files[f"bodies/{name}"] = _without_personal_data(kind, answer.body, recorded_ids)
         entries.append(
             {
                 "kind": kind,
-                "path": parts.path,
-                "query": parts.query,
+                "path": scrub_url(parts.path)[0],
+                "query": scrub_url(parts.query)[0],
                 "status": answer.status,
-                "content_type": answer.content_type,
+                "content_type": scrub_emails(answer.content_type)[0],
                 "body": f"bodies/{name}",
             }
         )
@@ -355,10 +542,28 @@ def record_site(
         "api_base": without_credentials(api_base),
         "lecture_ids": sorted(recorded_ids),
         "responses": entries,
+        "off_origin_redirects": len(report.off_origin),
         "note": "personal data removed; the listing is trimmed to the recorded lectures",
     }
+    if contains_email(json.dumps(index, ensure_ascii=False)):
+        raise RecordError("the recording's index would hold an e-mail address; nothing written")
+    (out_dir / "bodies").mkdir(parents=True, exist_ok=True)
+    for name, body in files.items():
+        (out_dir / name).write_bytes(body)
     write_json_atomic(out_dir / RECORDING_FILE, index, sort_keys=True)
     return index
+
+
+def _without_personal_data(kind: str, body: bytes, recorded_ids: set[str]) -> bytes:
+    """``body`` as a recording keeps it: author profiles cut to what the parser reads and every e-mail
+    address replaced, whatever kind of answer it is."""
+    if kind == "listing":
+        document = json.loads(body.decode("utf-8"))
+        return _trimmed_listing(strip_personal_data(document), recorded_ids)
+    if kind == "lecture":
+        return strip_page_personal_data(body)
+    text = body.decode("utf-8", "surrogateescape")
+    return scrub_emails(text)[0].encode("utf-8", "surrogateescape")
 
 
 def _kind(path: str) -> str:

@@ -90,5 +90,64 @@ def test_retired_events_are_read_as_event_ids_and_cannot_be_crawled_too(tmp_path
         config.with_overrides(event_ids=["469", "502"])
     with pytest.raises(ConfigError, match=r"event\(s\) 502 are both crawled .* \(in .*eventcrawl.toml\)"):
         load_config(write(tmp_path, '[crawl]\nevent_id = "502"\n[publish]\nretire_events = ["502"]\n'))
-    with pytest.raises(ConfigError, match="redact_authors must be a list of non-empty strings"):
-        load_config(write(tmp_path, '[publish]\nredact_authors = ["  "]\n'))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[gate]\nmin_items = inf\n", "[gate] min_items must be a finite number, got inf"),
+        ("[gate]\nmin_items = nan\n", "[gate] min_items must be a finite number, got nan"),
+        ("[gate]\nmax_drop = nan\n", "[gate] max_drop must be a finite number, got nan"),
+        ("[gate.min_coverage]\nauthors = nan\n", "[gate] authors must be a finite number, got nan"),
+        (
+            '[publish]\nredact_authors = [" "]\n',
+            "[publish] redact_authors entries must be names or ORCID iDs, got ' '",
+        ),
+        (
+            '[publish]\nredact_authors = ["Jane Doe", ""]\n',
+            "redact_authors entries must be names or ORCID iDs",
+        ),
+        (
+            '[publish]\nremove_lectures = [" "]\n',
+            "[publish] remove_lectures holds '', which is not a lecture id",
+        ),
+        (
+            '[publish]\nremove_lectures = ["130001-x"]\n',
+            "remove_lectures holds '130001-x', which is not a lecture",
+        ),
+        ("[crawl.settings]\nDOWNLOAD_DELAY = nan\n", "setting DOWNLOAD_DELAY takes a finite number, not nan"),
+        ("[crawl.settings]\nDOWNLOAD_DELAY = inf\n", "setting DOWNLOAD_DELAY takes a finite number, not inf"),
+        ("[crawl.settings]\nCONCURRENT_ITEMS = 0\n", "setting CONCURRENT_ITEMS must be at least 1, not 0"),
+        (
+            "[crawl.settings]\nUNDERLINE_REVALIDATE_SHARE = 2.0\n",
+            "UNDERLINE_REVALIDATE_SHARE must be at least 0 and",
+        ),
+        (
+            '[crawl]\nweb_base = "https://jane:s3cret@underline.io"\n',
+            "[crawl] web_base must not carry a user name or password",
+        ),
+    ],
+)
+def test_values_no_run_can_mean_are_refused_before_it_starts(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(write(tmp_path, text))
+    assert message in str(raised.value)
+    assert "s3cret" not in str(raised.value)
+
+
+def test_removals_are_read_as_given(tmp_path: Path) -> None:
+    config = load_config(
+        write(tmp_path, '[publish]\nremove_lectures = [" 130001", 130002]\nredact_authors = ["Jane Doe"]\n')
+    )
+    assert (config.remove_lectures, config.redact_authors) == (("130001", "130002"), ("Jane Doe",))
+
+
+def test_a_file_that_is_not_utf8_text_or_not_a_file_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "eventcrawl.toml"
+    path.write_bytes(b'[crawl]\nstate = "/var/lib/\xff"\n')
+    with pytest.raises(
+        ConfigError, match=r"eventcrawl.toml is not UTF-8 text \(invalid start byte at byte 26\)"
+    ):
+        load_config(path)
+    with pytest.raises(ConfigError, match=r"cannot be read: Is a directory"):
+        load_config(tmp_path)

@@ -26,6 +26,8 @@ max_drop = 0.10
 
 from __future__ import annotations
 
+import math
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -145,11 +147,31 @@ def _coverage_floors(table: Any, path: Path) -> dict[str, float]:
 
 
 def _check_gate_range(key: str, value: float, path: Path) -> None:
+    if not math.isfinite(value):
+        raise ConfigError(f"[gate] {key} must be a finite number, got {value!r} (in {path})")
     if key == "min_items":
         if value < 0 or value != int(value):
             raise ConfigError(f"[gate] min_items must be a whole number >= 0, got {value!r} (in {path})")
     elif not 0 <= value <= 1:
         raise ConfigError(f"[gate] {key} is a share between 0 and 1, got {value!r} (in {path})")
+
+
+_LECTURE_ID = re.compile(r"^[0-9]{1,12}$")
+
+
+def _check_removals(lectures: tuple[str, ...], authors: tuple[str, ...], path: Path) -> None:
+    """Removals asked for must name something: a blank entry would match nothing, or everything."""
+    from crawler.publish.removals import Redactions
+
+    for lecture_id in lectures:
+        if not _LECTURE_ID.match(lecture_id):
+            raise ConfigError(
+                f"[publish] remove_lectures holds {lecture_id!r}, which is not a lecture id (in {path})"
+            )
+    try:
+        Redactions.parse(authors)
+    except ValueError as exc:
+        raise ConfigError(f"[publish] {exc} (in {path})") from None
 
 
 def load_config(path: Path | None) -> RunConfig:
@@ -160,6 +182,12 @@ def load_config(path: Path | None) -> RunConfig:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"configuration file {path} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"configuration file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"configuration file {path} cannot be read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"configuration file {path} is not valid TOML: {exc}") from None
     unknown = set(data) - {*_SECTIONS, "gate"}
@@ -199,11 +227,10 @@ def load_config(path: Path | None) -> RunConfig:
         raise ConfigError(f"{exc} (in {path})") from None
     for key in ("remove_lectures", "redact_authors", "retire_events"):
         if key in values:
-            if not all(
-                isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip() for v in values[key]
-            ):
-                raise ConfigError(f"[publish] {key} must be a list of non-empty strings (in {path})")
-            values[key] = tuple(str(v) for v in values[key])
+            if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in values[key]):
+                raise ConfigError(f"[publish] {key} must be a list of strings (in {path})")
+            values[key] = tuple(str(v).strip() if key == "remove_lectures" else str(v) for v in values[key])
+    _check_removals(values.get("remove_lectures", ()), values.get("redact_authors", ()), path)
     if values.get("retire_events"):
         try:
             values["retire_events"] = parse_event_ids(values["retire_events"])

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from crawler.fsutil import DamagedFile
+
 LOCK_NAME = "run.lock"
 
 
@@ -34,6 +36,12 @@ class StateLock:
         self._fh: IO[str] | None = None
 
     def acquire(self) -> StateLock:
+        if self.path.exists() and not self.path.is_file():
+            raise DamagedFile(
+                self.path,
+                "not a lock file",
+                f"no command can hold it; move it aside (mv {self.path} {self.path}.damaged) and run again",
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fh = self.path.open("a+", encoding="utf-8")
         try:
