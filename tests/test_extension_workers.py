@@ -39,6 +39,12 @@ def kill_myself() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def stuck_deaf_to_sigterm() -> None:
+    """Like a job stuck in C code: Python's handler of SIGTERM never runs, only SIGKILL ends it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    time.sleep(3600)
+
+
 def raise_timeout() -> None:
     raise TimeoutError("the job's own")
 
@@ -108,16 +114,19 @@ def test_a_killed_busy_worker_is_replaced_and_its_job_tried_again() -> None:
 
     (first, retried, after), stats = _pool_run(scenario)
     assert retried == after != first
-    assert stats["workers/died"] == 1
-    assert stats["workers/retried"] == 1
+    assert stats["workers/died"] == stats["workers/retried"] == stats["workers/pools_replaced"] == 1
     assert "workers/failed" not in stats
 
 
-def test_a_worker_killed_while_idle_is_replaced() -> None:
+@pytest.mark.parametrize("wait", [0.5, 0.0])
+def test_a_worker_killed_while_idle_is_replaced(wait: float) -> None:
+    """Pebble gives a pool up when a worker dies while no job runs: the next job finds it given up
+    (``wait``), or is failed by Pebble with the jobs it held (no wait)."""
+
     async def scenario(pool: WorkerPool) -> tuple[int, int]:
         first = await pool.run(os.getpid)
         os.kill(first, signal.SIGKILL)
-        await asyncio.sleep(0.5)  # Pebble sees a worker gone while no job ran: it gives the pool up
+        await asyncio.sleep(wait)
         return first, await pool.run(os.getpid)
 
     (first, after), stats = _pool_run(scenario)
@@ -134,9 +143,8 @@ def test_a_job_that_kills_its_worker_each_time_fails_cleanly() -> None:
 
     after, stats = _pool_run(scenario)
     assert after != os.getpid()
-    assert stats["workers/died"] == 2
-    assert stats["workers/retried"] == 1
-    assert stats["workers/failed"] == 1
+    assert stats["workers/died"] == stats["workers/pools_replaced"] == 2
+    assert stats["workers/retried"] == stats["workers/failed"] == 1
 
 
 def test_a_pool_that_stops_answering_is_replaced() -> None:
@@ -151,6 +159,7 @@ def test_a_pool_that_stops_answering_is_replaced() -> None:
     (first, after), stats = _pool_run(scenario, stall_after=2.0)
     assert after != first
     assert stats["workers/pools_replaced"] == 1
+    assert "workers/retried" not in stats  # the job had not started: it was sent again as it was
 
 
 def test_an_exception_in_a_worker_reaches_the_caller() -> None:
@@ -168,7 +177,7 @@ def test_an_exception_in_a_worker_reaches_the_caller() -> None:
 def test_closing_does_not_wait_for_a_stuck_worker() -> None:
     async def scenario(pool: WorkerPool) -> tuple[float, int]:
         worker = await pool.run(os.getpid)
-        stuck = pool.submit(time.sleep, 3600)
+        stuck = pool.submit(stuck_deaf_to_sigterm)
         await asyncio.sleep(0.3)
         started = time.monotonic()
         pool.close()
@@ -355,8 +364,8 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
     assert killed_at < len(replica.ground_truth())
     # A new worker took over and ran the rest of the crawl's jobs; none was given up or lost.
     assert replacements
-    assert stats.get("workers/died", 0) + stats.get("workers/pools_replaced", 0) >= 1
+    assert stats["workers/pools_replaced"] >= 1
     assert "workers/failed" not in stats
-    assert re.search(r"Replacing the worker processes|tried again", stderr)
+    assert "Replacing the worker processes" in stderr
     assert _records(state) == _records(without_workers.state)
     assert _cache(state) == _cache(without_workers.state)

@@ -13,11 +13,13 @@ is the same wherever it runs.
 - a job running longer than ``WORKER_JOB_TIMEOUT`` seconds is abandoned: its worker is stopped and
   replaced, and the job fails with :class:`JobTimedOut` (``workers/timed_out``), never retried. The
   spider counts its page as unparsable and keeps the lecture from its listing.
-- a worker that dies (killed, out of memory) is replaced; the job it was running is tried once more in a
-  worker (``workers/retried``) and fails with :class:`WorkerDied` if its worker dies again.
-- a pool that stops answering (Pebble gives up when a worker dies while none runs a job; a worker killed
-  while it holds the pool's channel lock blocks the others) is replaced by a new one
-  (``workers/pools_replaced``) and its unfinished jobs go to the new pool, once each.
+- a worker that dies (killed, out of memory) may have held the lock of the pool's task pipe or read part
+  of a task from it, and Pebble gives a pool up when a worker dies while none runs a job: so a death
+  replaces the whole Pebble pool (``workers/died``, ``workers/pools_replaced``). The job the dead worker
+  was running is tried once more (``workers/retried``) and fails with :class:`WorkerDied` if that try
+  dies too; the pool's other unfinished jobs are sent to the new one as they were.
+- a pool that finishes no job for the job timeout plus a grace period while jobs wait has stopped
+  answering: it is replaced too, and the jobs it had started count a try.
 - shutdown does not wait: the pool is told to stop and a thread of its own waits for its processes.
 
 Every later job still goes to a worker. The pool is built by the :class:`WorkerProcesses` extension,
@@ -31,6 +33,7 @@ only break the whole pool and lose every queued job), and it tells which job a d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import multiprocessing
@@ -39,6 +42,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -108,7 +112,7 @@ class _Job:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     result: asyncio.Future[Any]
-    tries: int = 0
+    tries: int = 1
     running: Future[Any] | None = field(default=None, repr=False)
 
     def name(self) -> str:
@@ -230,21 +234,25 @@ class WorkerPool:
 
     def _send(self, job: _Job) -> None:
         job.running = None
-        job.tries += 1
         self.start()
         assert self._pool is not None
         call = (job.fn, job.args, job.kwargs)
         try:
             running = self._pool.schedule(_call, args=call, timeout=self.job_timeout)
         except RuntimeError as exc:  # Pebble gave up on this pool
-            self._replace(f"the worker pool stopped ({exc})")
+            self._replace(f"Pebble gave the pool up ({exc})")
             self.start()
             assert self._pool is not None
             running = self._pool.schedule(_call, args=call, timeout=self.job_timeout)
         job.running = running
-        loop = self._loop
-        assert loop is not None
-        running.add_done_callback(lambda done: loop.call_soon_threadsafe(self._settle, job, done))
+        running.add_done_callback(lambda done: self._answered(job, done))
+
+    def _answered(self, job: _Job, done: Future[Any]) -> None:
+        """On one of Pebble's threads: the rest happens on the crawl's event loop."""
+        if self._loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the crawl is over
+            self._loop.call_soon_threadsafe(self._settle, job, done)
 
     def _settle(self, job: _Job, done: Future[Any]) -> None:
         if done is not job.running or job.result.done():
@@ -255,20 +263,29 @@ class WorkerPool:
             self._finish(job)
             job.result.set_result(done.result())
         elif isinstance(error, TimeoutError) and error.__cause__ is None:
-            # Pebble's own (a job's exception comes with the worker's traceback as its cause).
+            # Pebble's own (a job's exception comes with the worker's traceback as its cause). Pebble
+            # stopped the worker holding the pool's lock, so the pool stays sound; it starts another.
             self._count(STAT_TIMED_OUT)
             self._fail(job, JobTimedOut(f"{job.name()} ran longer than {self.job_timeout:g} s"))
         elif isinstance(error, ProcessExpired):
+            # A worker that died may have held the lock of the pool's task pipe, or read part of the next
+            # task from it: the whole pool is replaced, and this job tried once more.
             self._count(STAT_DIED)
-            self._again(job, f"its worker (pid {error.pid}) died with exit code {error.exitcode}")
+            self._replace(f"a worker (pid {error.pid}) died with exit code {error.exitcode}", charged={job})
+        elif isinstance(error, BrokenProcessPool):
+            # Pebble gave the pool up and failed every job it held (the first answer replaces it; the
+            # others come from the old pool and are ignored).
+            self._replace(f"Pebble gave the pool up ({error})", charged={job})
         else:  # raised by the job: the caller gets it as if the job had run here
             self._finish(job)
             job.result.set_exception(error)
 
     def _again(self, job: _Job, why: str) -> None:
+        """Send a job whose run failed once more, or give it up after its second."""
         if job.tries >= 2:
             self._fail(job, WorkerDied(f"{job.name()}: {why}, on its second try too"))
             return
+        job.tries += 1
         logger.warning("A worker job (%s) is tried again: %s", job.name(), why)
         self._count(STAT_RETRIED)
         self._send(job)
@@ -283,18 +300,25 @@ class WorkerPool:
         self._jobs.discard(job)
         job.running = None
 
-    def _replace(self, why: str) -> None:
-        """A new Pebble pool for the old one; the old one's unfinished jobs go to the new one, once each."""
-        logger.warning("Replacing the worker processes: %s", why)
+    def _replace(self, why: str, charged: set[_Job] | frozenset[_Job] = frozenset()) -> None:
+        """A new Pebble pool for the old one. The old one's unfinished jobs go to the new one: a try is
+        counted for the ``charged`` ones (see :meth:`_again`), the others are sent as they were."""
+        unfinished = [j for j in self._jobs if j.running is not None and not j.result.done()]
+        logger.warning(
+            "Replacing the worker processes: %s; %d unfinished jobs go to the new ones", why, len(unfinished)
+        )
         self._count(STAT_POOLS_REPLACED)
         old, self._pool = self._pool, None
         if old is not None:
             self._stop(old)
         self._progress = time.monotonic()
-        for job in list(self._jobs):
-            if job.running is not None and not job.result.done():
-                job.running = None
+        for job in unfinished:
+            job.running = None
+        for job in unfinished:
+            if job in charged:
                 self._again(job, why)
+            elif not job.result.done():
+                self._send(job)
 
     def _watch_soon(self) -> None:
         if self._watch is None and self._loop is not None and not self._closed:
@@ -305,9 +329,11 @@ class WorkerPool:
         if self._closed or not self._jobs:
             return
         if self._pool is not None and not self._pool.active:
-            self._replace("Pebble gave up on the pool (a worker died while no job ran)")
+            self._replace("Pebble gave the pool up (a worker died while no job ran)")
         elif time.monotonic() - self._progress > self.stall_after:
-            self._replace(f"no job ended for {self.stall_after:g} s")
+            # A job a worker had started may be what blocks the pool: those count a try.
+            started = {j for j in self._jobs if j.running is not None and j.running.running()}
+            self._replace(f"no job ended for {self.stall_after:g} s", charged=started)
         self._watch_soon()
 
     def _count(self, key: str) -> None:

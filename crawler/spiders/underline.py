@@ -331,7 +331,7 @@ class UnderlineSpider(scrapy.Spider):
             if kept is not None:
                 stored: StoredRead = await kept
                 # The body read there is the one seen here (no middleware between changed it).
-                if stored.body_length == len(response.body):
+                if stored.stored and stored.body_length == len(response.body):
                     if stored.error is not None:
                         raise stored.error
                     return cast(LecturePage, stored.value)
