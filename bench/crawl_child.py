@@ -153,9 +153,9 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
 
 def _workers_cpu(crawler: Any) -> float:
     """CPU seconds used so far by the crawl's worker processes (they read pages for it), from /proc."""
-    from crawler.extensions.workers import worker_processes
+    from crawler.extensions.workers import crawler_pool
 
-    workers = worker_processes(crawler)
+    workers = crawler_pool(crawler)
     total = 0.0
     for pid in workers.pids() if workers is not None else []:
         try:

@@ -50,6 +50,7 @@ import queue
 import shutil
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from time import time
@@ -61,7 +62,7 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.project import data_path
 
-from crawler.extensions.workers import WorkerProcesses, worker_processes
+from crawler.extensions.workers import JobFailed, WorkerPool, crawler_pool
 from crawler.pages import strip_page_personal_data, strip_personal_data
 
 if TYPE_CHECKING:
@@ -103,6 +104,22 @@ class PurgeResult:
     kept_entries: int
     kept_bytes: int
     removed_partial: int = 0  # interrupted writes: temporary files, or part directories without metadata
+
+
+@dataclass(frozen=True)
+class StoredRead:
+    """What a worker's store job returns: whether the entry was written, and what a reader made of the
+    decoded body on the way (its result, or the exception it raised), with that body's length."""
+
+    stored: bool
+    body_length: int = 0
+    value: Any = None
+    error: Exception | None = None
+
+
+# A pure function of a stored answer's decoded body, run in the job that stores the answer (see
+# BoundedFilesystemCacheStorage): the body goes to a worker process once, for both.
+BodyReader = Callable[[bytes], Any]
 
 
 class BrokenEntry(Exception):
@@ -383,7 +400,10 @@ class BoundedFilesystemCacheStorage:
     Entries are built (decoded, stripped of personal data by :func:`new_entry`, hashed) and written by a
     worker process when the crawl has them (``WORKER_PROCESSES``), else by a thread of their own; every one
     is written when the spider closes, and a crash before that loses the entries not yet written, never a
-    whole one. ``ETag`` and ``Last-Modified`` are kept, so revalidation still works. A response that came
+    whole one. A spider with a ``stored_body_reader(request, response)`` method that returns a
+    :data:`BodyReader` for an answer has that answer's decoded body read by the same worker job, which
+    the worker pool keeps for the request (``WorkerPool.kept_for``): the body is sent to a worker once.
+    ``ETag`` and ``Last-Modified`` are kept, so revalidation still works. A response that came
     from this cache (a 304 refreshing it) is stored as it is: its body was stripped when first stored.
     """
 
@@ -396,14 +416,16 @@ class BoundedFilesystemCacheStorage:
         self.stats: StatsCollector | None = None
         self._writes: queue.Queue[tuple[Path, bytes] | None] = queue.Queue(_WRITE_QUEUE)
         self._writer: threading.Thread | None = None
-        self._workers: WorkerProcesses | None = None
+        self._workers: WorkerPool | None = None
+        self._reader_for: Callable[[Request, Response], BodyReader | None] | None = None
         self._write_errors = 0
         self._in_workers: set[asyncio.Task[None]] = set()
 
     def open_spider(self, spider: Spider) -> None:
         self._fingerprinter = spider.crawler.request_fingerprinter
         self.stats = spider.crawler.stats
-        self._workers = worker_processes(spider.crawler)
+        self._workers = crawler_pool(spider.crawler)
+        self._reader_for = getattr(spider, "stored_body_reader", None)
         # Syncing a file waits on the disk for milliseconds: a thread of its own keeps the crawl going.
         self._writer = threading.Thread(target=self._write_entries, name="httpcache-writer", daemon=True)
         self._writer.start()
@@ -420,14 +442,14 @@ class BoundedFilesystemCacheStorage:
                 self._write_errors += 1
                 logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
 
-    async def _store_in_worker(self, workers: WorkerProcesses, path: Path, *args: Any) -> None:
+    async def _stored(self, path: Path, job: asyncio.Future[StoredRead]) -> None:
         try:
-            stored = await workers.run(store_entry, path, *args)
-        except OSError as exc:
+            stored = await job
+        except (OSError, JobFailed) as exc:
             self._write_errors += 1
             logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
             return
-        if not stored:
+        if not stored.stored:
             self._count("httpcache/not_stored_encoding")
 
     async def drain(self) -> None:
@@ -527,12 +549,15 @@ class BoundedFilesystemCacheStorage:
             encodings = content_encodings(response)
             is_json = is_json_type(response.headers.get(b"Content-Type") or b"")
             if self._workers is not None:
-                # Decoded, stripped, hashed and written by a worker process; drain() waits for it.
-                task = asyncio.ensure_future(
-                    self._store_in_worker(
-                        self._workers, path, header, response.body, encodings, is_json, self.max_size
-                    )
+                # Decoded, stripped, hashed and written by a worker process; drain() waits for it. A
+                # spider that will read this body has the worker read it in the same job.
+                reader = self._reader_for(request, response) if self._reader_for is not None else None
+                job = self._workers.submit(
+                    store_entry, path, header, response.body, encodings, is_json, self.max_size, reader
                 )
+                if reader is not None:
+                    self._workers.keep_for(request, job)
+                task = asyncio.ensure_future(self._stored(path, job))
                 self._in_workers.add(task)
                 task.add_done_callback(self._in_workers.discard)
                 return
@@ -554,11 +579,20 @@ def store_entry(
     encodings: list[bytes],
     is_json: bool,
     max_size: int,
-) -> bool:
+    reader: BodyReader | None = None,
+) -> StoredRead:
     """Build a downloaded answer's entry (:func:`new_entry`) and write it to ``path`` whole or not at
-    all; False when its content encoding cannot be read here (nothing is written)."""
-    data = new_entry(header, body, encodings, is_json=is_json, max_size=max_size)
-    if data is None:
-        return False
-    write_entry(path, data)
-    return True
+    all; not stored when its content encoding cannot be read here (nothing is written, nothing read).
+
+    ``reader``, when given, reads the decoded body (before it is stripped) in the same job: what it
+    returns or raises comes back in the :class:`StoredRead`, after the entry is written."""
+    decoded = decoded_body(body, encodings, max_size)
+    if decoded is None:
+        return StoredRead(stored=False)
+    write_entry(path, encode_entry(header, stripped_body(decoded, is_json=is_json)))
+    if reader is None:
+        return StoredRead(stored=True, body_length=len(decoded))
+    try:
+        return StoredRead(stored=True, body_length=len(decoded), value=reader(decoded))
+    except Exception as exc:  # the reader's own failure (an unparsable page): the spider gets it
+        return StoredRead(stored=True, body_length=len(decoded), error=exc)

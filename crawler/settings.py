@@ -130,6 +130,12 @@ EXTENSIONS = {
 # Processes that read lecture pages and strip responses before the cache stores them, beside the crawl's
 # own (which keeps Scrapy's work); 0 does everything in the crawl's process.
 WORKER_PROCESSES = 1
+# Seconds a worker job may run (a page parses in milliseconds): past it the worker is stopped and replaced,
+# and the page counts as unparsable.
+WORKER_JOB_TIMEOUT = 20.0
+# A function that runs every worker job in the worker, as wrapper(fn, *args, **kwargs), by import path;
+# None runs the job itself (tests name one that stalls on chosen pages).
+WORKER_JOB_WRAPPER = None
 # The crawl's counters are kept in the stage every N seconds, so a resumed crawl is judged whole.
 CRAWL_STATS_ENABLED = True
 CRAWL_STATS_INTERVAL = 5.0

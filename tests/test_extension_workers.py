@@ -1,99 +1,232 @@
-"""Worker processes: the same crawl output with and without them, and a dead worker loses nothing."""
+"""Worker processes: the same crawl output with and without them, a job that never returns or a worker
+that dies does not stop the crawl, and shutdown does not wait for the workers."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import pickle
-import struct
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.statscollectors import MemoryStatsCollector
 
+from crawler import stats_keys as keys
 from crawler.dedup import near
-from crawler.extensions.workers import WorkerProcesses, serve
+from crawler.extensions.workers import JobTimedOut, WorkerDied, WorkerPool
 from crawler.httpcache import decode_entry
 from crawler.stage import read_stage
-from tests.support.replica import crawl_args, eventcrawl, fast_crawl_settings, running_replica
+from tests.support.replica import RunningReplica, crawl_args, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
 
-FRAME = struct.Struct("!I")
+# -- jobs the tests send (module level: a worker imports them by name) -----------------------------------
 
 
-def frames(*jobs: tuple[Any, ...]) -> io.BytesIO:
-    out = io.BytesIO()
-    for job in jobs:
-        data = pickle.dumps(job)
-        out.write(FRAME.pack(len(data)) + data)
-    out.seek(0)
-    return out
+def pid_after(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
 
 
-def answers(stream: io.BytesIO) -> list[tuple[Any, ...]]:
-    stream.seek(0)
-    out = []
-    while header := stream.read(FRAME.size):
-        (size,) = FRAME.unpack(header)
-        out.append(pickle.loads(stream.read(size)))
-    return out
+def kill_myself() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_a_worker_answers_each_job_in_order_with_its_result_or_exception() -> None:
-    requests = frames((1, pow, (2, 10), {}), (2, int, ("ten",), {}), (3, int, ("10",), {"base": 2}))
-    out = io.BytesIO()
-    serve(requests, out)
-    (first, second, third) = answers(out)
-    assert first == (1, True, 1024)
-    assert second[:2] == (2, False)
-    assert isinstance(second[2], ValueError)
-    assert third == (3, True, 2)
+def stuck_deaf_to_sigterm() -> None:
+    """Like a job stuck in C code: Python's handler of SIGTERM never runs, only SIGKILL ends it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    time.sleep(3600)
 
 
-def test_a_dead_worker_hands_its_jobs_to_the_crawl_process() -> None:
-    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": ""})
+def raise_timeout() -> None:
+    raise TimeoutError("the job's own")
 
-    async def scenario() -> tuple[int, int, bool, int]:
-        workers = WorkerProcesses(crawler, 1)
-        workers.spawn()
+
+STALL_ENV = "EVENTCRAWL_TEST_STALL_LECTURES"
+
+
+def stall_on_chosen_pages(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """WORKER_JOB_WRAPPER for the stall test: the job storing (and reading) the page of a lecture named in
+    $EVENTCRAWL_TEST_STALL_LECTURES never returns; every other job runs as usual."""
+    chosen = {i for i in os.environ.get(STALL_ENV, "").split(",") if i}
+    lecture = re.search(r"/lecture/(\d+)", args[1]["url"]) if fn.__name__ == "store_entry" else None
+    if lecture is not None and lecture.group(1) in chosen:
+        time.sleep(3600)
+    return fn(*args, **kwargs)
+
+
+# -- the pool alone -----------------------------------------------------------------------------------
+
+
+def _pool_run(
+    scenario: Callable[[WorkerPool], Any], timeout: float = 30.0, **options: Any
+) -> tuple[Any, dict]:
+    stats = MemoryStatsCollector(project_crawler(settings_dict={"STAGE_STATE_DIR": ""}))
+    pool = WorkerPool(1, timeout, stats=stats, **options)
+
+    async def main() -> Any:
+        pool.start()
         try:
-            in_worker = await workers.run(pow, 3, 4)
-            workers._workers[0].process.kill()
-            workers._workers[0].process.wait()
-            after = await workers.run(pow, 2, 5)
-            return in_worker, after, workers.broken, workers.inline_jobs
+            return await scenario(pool)
         finally:
-            workers.close()
+            pool.close()
 
-    assert asyncio.run(scenario()) == (81, 32, True, 1)
+    try:
+        return asyncio.run(main()), stats.get_stats()
+    finally:
+        assert pool.wait_stopped(15)
+
+
+def test_a_job_that_never_returns_times_out_and_its_worker_is_replaced() -> None:
+    async def scenario(pool: WorkerPool) -> tuple[int, float, int, int]:
+        first = await pool.run(os.getpid)
+        started = time.monotonic()
+        stuck = pool.submit(time.sleep, 3600)
+        behind = pool.submit(pid_after, 0)  # queued behind the stuck job
+        with pytest.raises(JobTimedOut, match="ran longer than 1 s"):
+            await stuck
+        waited = time.monotonic() - started
+        return first, waited, await behind, await pool.run(os.getpid)
+
+    (first, waited, behind, after), stats = _pool_run(scenario, timeout=1.0)
+    assert 1.0 <= waited < 10
+    assert behind == after != first
+    assert stats["workers/timed_out"] == 1
+    assert stats["workers/failed"] == 1
+    assert stats["workers/jobs"] == 4
+    assert "workers/retried" not in stats
+
+
+def test_a_killed_busy_worker_is_replaced_and_its_job_tried_again() -> None:
+    async def scenario(pool: WorkerPool) -> tuple[int, int, int]:
+        first = await pool.run(os.getpid)
+        running = pool.submit(pid_after, 1.0)
+        await asyncio.sleep(0.4)
+        os.kill(first, signal.SIGKILL)
+        return first, await running, await pool.run(os.getpid)
+
+    (first, retried, after), stats = _pool_run(scenario)
+    assert retried == after != first
+    assert stats["workers/died"] == stats["workers/retried"] == stats["workers/pools_replaced"] == 1
+    assert "workers/failed" not in stats
+
+
+@pytest.mark.parametrize("wait", [0.5, 0.0])
+def test_a_worker_killed_while_idle_is_replaced(wait: float) -> None:
+    """Pebble gives a pool up when a worker dies while no job runs: the next job finds it given up
+    (``wait``), or is failed by Pebble with the jobs it held (no wait)."""
+
+    async def scenario(pool: WorkerPool) -> tuple[int, int]:
+        first = await pool.run(os.getpid)
+        os.kill(first, signal.SIGKILL)
+        await asyncio.sleep(wait)
+        return first, await pool.run(os.getpid)
+
+    (first, after), stats = _pool_run(scenario)
+    assert after != first
+    assert stats["workers/pools_replaced"] == 1
+    assert "workers/failed" not in stats
+
+
+def test_a_job_that_kills_its_worker_each_time_fails_cleanly() -> None:
+    async def scenario(pool: WorkerPool) -> int:
+        with pytest.raises(WorkerDied, match="second try"):
+            await pool.run(kill_myself)
+        return await pool.run(pid_after, 0)
+
+    after, stats = _pool_run(scenario)
+    assert after != os.getpid()
+    assert stats["workers/died"] == stats["workers/pools_replaced"] == 2
+    assert stats["workers/retried"] == stats["workers/failed"] == 1
+
+
+def test_a_pool_that_stops_answering_is_replaced() -> None:
+    """A worker stopped (SIGSTOP) while idle takes no job and so never times out: the watch sees that no
+    job ends and starts new processes."""
+
+    async def scenario(pool: WorkerPool) -> tuple[int, int]:
+        first = await pool.run(os.getpid)
+        os.kill(first, signal.SIGSTOP)
+        return first, await pool.run(os.getpid)
+
+    (first, after), stats = _pool_run(scenario, stall_after=2.0)
+    assert after != first
+    assert stats["workers/pools_replaced"] == 1
+    assert "workers/retried" not in stats  # the job had not started: it was sent again as it was
 
 
 def test_an_exception_in_a_worker_reaches_the_caller() -> None:
-    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": ""})
+    async def scenario(pool: WorkerPool) -> None:
+        with pytest.raises(ValueError, match="ten"):
+            await pool.run(int, "ten")
+        with pytest.raises(TimeoutError, match="the job's own"):  # not taken for the pool's timeout
+            await pool.run(raise_timeout)
 
-    async def scenario() -> None:
-        workers = WorkerProcesses(crawler, 1)
-        workers.spawn()
-        try:
-            with pytest.raises(ValueError, match="ten"):
-                await workers.run(int, "ten")
-            assert not workers.broken
-        finally:
-            workers.close()
-
-    asyncio.run(scenario())
+    _, stats = _pool_run(scenario, timeout=5.0)
+    assert "workers/timed_out" not in stats
+    assert "workers/failed" not in stats
 
 
-def _crawl(base: str, state: Path, processes: int) -> dict[str, Any]:
-    settings = [*fast_crawl_settings(), "-s", f"WORKER_PROCESSES={processes}"]
-    result = eventcrawl(*crawl_args(base, state, "--event-id", "502", *settings))
+def test_closing_does_not_wait_for_a_stuck_worker() -> None:
+    async def scenario(pool: WorkerPool) -> tuple[float, int]:
+        worker = await pool.run(os.getpid)
+        stuck = pool.submit(stuck_deaf_to_sigterm)
+        await asyncio.sleep(0.3)
+        started = time.monotonic()
+        pool.close()
+        took = time.monotonic() - started
+        with pytest.raises(WorkerDied, match="closed"):
+            await stuck
+        return took, worker
+
+    (took, worker), _ = _pool_run(scenario, timeout=600.0)
+    assert took < 0.2
+    # _pool_run waited for the stopping thread: the worker is gone.
+    assert (
+        not Path(f"/proc/{worker}").exists() or "zombie" in Path(f"/proc/{worker}/status").read_text().lower()
+    )
+
+
+# -- crawls -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Crawl:
+    state: Path
+    report: dict[str, Any]
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return dict(self.report["stats"])
+
+
+def _settings(processes: int, *extra: str) -> list[str]:
+    return [*fast_crawl_settings(), "-s", f"WORKER_PROCESSES={processes}", *extra]
+
+
+def _report(state: Path) -> dict[str, Any]:
+    return dict(json.loads((state / "crawl-report.json").read_text(encoding="utf-8")))
+
+
+def _crawl(replica: RunningReplica, state: Path, processes: int, *extra: str) -> Crawl:
+    result = eventcrawl(
+        *crawl_args(replica.base_url, state, "--event-id", "502", *_settings(processes, *extra))
+    )
     assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads((state / "crawl-report.json").read_text(encoding="utf-8"))
+    return Crawl(state, _report(state))
 
 
-def _records(state: Path) -> list[dict[str, Any]]:
-    return [{k: v for k, v in r.items() if k != "fetched_at"} for r in read_stage(state).records]
+def _records(state: Path) -> dict[str, dict[str, Any]]:
+    return {
+        r["lecture_id"]: {k: v for k, v in r.items() if k != "fetched_at"} for r in read_stage(state).records
+    }
 
 
 def _cache(state: Path) -> dict[str, tuple[dict[str, Any], bytes]]:
@@ -107,28 +240,132 @@ def _cache(state: Path) -> dict[str, tuple[dict[str, Any], bytes]]:
     return entries
 
 
-def test_a_crawl_with_workers_stages_and_caches_what_a_crawl_without_them_does(tmp_path: Path) -> None:
-    with running_replica(tmp_path / "replica", "--lectures", "120") as replica:
-        with_workers = _crawl(replica.base_url, tmp_path / "with", 1)
-        without = _crawl(replica.base_url, tmp_path / "without", 0)
-        truth = replica.ground_truth()
-    assert with_workers["stats"]["workers/processes"] == 1
-    # Every lecture page and every stored response went through the worker.
-    pages = with_workers["stats"]["response_received_count"]
-    assert with_workers["stats"]["workers/jobs"] > pages
-    assert "workers/inline_jobs" not in with_workers["stats"]
-    assert "workers/processes" not in without["stats"]
-    records = _records(tmp_path / "with")
+@pytest.fixture(scope="module")
+def replica(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningReplica]:
+    with running_replica(tmp_path_factory.mktemp("replica"), "--lectures", "120") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def without_workers(replica: RunningReplica, tmp_path_factory: pytest.TempPathFactory) -> Crawl:
+    return _crawl(replica, tmp_path_factory.mktemp("without"), 0)
+
+
+def test_a_crawl_with_workers_stages_and_caches_what_a_crawl_without_them_does(
+    replica: RunningReplica, without_workers: Crawl, tmp_path: Path
+) -> None:
+    with_workers = _crawl(replica, tmp_path / "with", 1)
+    truth = replica.ground_truth()
+    stats, reference = with_workers.stats, without_workers.stats
+    assert stats["workers/processes"] == 1
+    assert "workers/processes" not in reference
+    # One job for each stored answer (a lecture page is read in the job that stores it: its body is sent
+    # once), one for each listing page read and one for each signature.
+    responses = stats["response_received_count"]
+    signed = stats["dedupe/unique"] + stats.get("dedupe/changed_on_refetch", 0)
+    assert stats["workers/jobs"] == responses + stats[keys.LISTING_PAGES] + signed
+    assert not {k for k in stats if k.startswith("workers/")} - {"workers/processes", "workers/jobs"}
+    records = _records(with_workers.state)
     assert len(records) == len(truth) > 100
-    assert records == _records(tmp_path / "without")
+    assert records == _records(without_workers.state)
     # The near-duplicate signatures, computed in the worker, are the ones computed here.
-    signed = near.load_signatures(tmp_path / "with")
-    assert len(signed) == with_workers["stats"]["dedupe/signatures"] > 100
-    assert signed.keys() == near.load_signatures(tmp_path / "without").keys()
-    assert all((v == near.load_signatures(tmp_path / "without")[k]).all() for k, v in signed.items())
+    signatures = near.load_signatures(with_workers.state)
+    reference_signatures = near.load_signatures(without_workers.state)
+    assert len(signatures) == stats["dedupe/signatures"] > 100
+    assert signatures.keys() == reference_signatures.keys()
+    assert all((v == reference_signatures[k]).all() for k, v in signatures.items())
     # (Which alias is dropped as known depends on the order the pages came back in: not compared.)
     signing = ("dedupe/signatures", "dedupe/unique", "dedupe/near_duplicate_groups_count")
-    assert [with_workers["stats"].get(k) for k in signing] == [without["stats"].get(k) for k in signing]
-    cache = _cache(tmp_path / "with")
-    assert len(cache) == pages
-    assert cache == _cache(tmp_path / "without")
+    assert [stats.get(k) for k in signing] == [reference.get(k) for k in signing]
+    cache = _cache(with_workers.state)
+    assert len(cache) == responses
+    assert cache == _cache(without_workers.state)
+
+
+def test_pages_whose_job_never_returns_fail_and_the_crawl_goes_on(
+    replica: RunningReplica, without_workers: Crawl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    truth = sorted(r["lecture_id"] for r in replica.ground_truth())
+    chosen = [truth[10], truth[50]]
+    monkeypatch.setenv(STALL_ENV, ",".join(chosen))
+    wrapper = f"WORKER_JOB_WRAPPER={__name__}.stall_on_chosen_pages"
+    started = time.monotonic()
+    stalled = _crawl(replica, tmp_path / "stalled", 1, "-s", "WORKER_JOB_TIMEOUT=1", "-s", wrapper)
+    took = time.monotonic() - started
+    stats = stalled.stats
+    assert stats["finish_reason"] == "finished"
+    assert stats["workers/timed_out"] == stats["workers/failed"] == 2
+    assert stats[keys.PAGE_UNPARSABLE] == 2
+    assert stats[keys.PAGE_FAILED_KEPT] == 2
+    assert took < 120
+    records, reference = _records(stalled.state), _records(without_workers.state)
+    # Every lecture is staged; the two whose page never came back are kept from their listing.
+    assert records.keys() == reference.keys() == set(truth)
+    assert {i for i, r in records.items() if r["extraction"].startswith("api_listing")} == set(chosen)
+    assert {i: r for i, r in records.items() if i not in chosen} == {
+        i: r for i, r in reference.items() if i not in chosen
+    }
+    # Their answers were never stored: the next crawl fetches them in full.
+    assert len(_cache(stalled.state)) == stats["response_received_count"] - 2
+
+
+def _spawned_children(pid: int) -> set[int]:
+    """The crawl's worker processes (multiprocessing's spawned children)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and b"spawn_main" in cmdline and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _staged_lines(state: Path) -> int:
+    path = state / "stage" / "main.jsonl"
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
+    replica: RunningReplica, without_workers: Crawl, tmp_path: Path
+) -> None:
+    state = tmp_path / "killed"
+    args = crawl_args(
+        replica.base_url, state, "--event-id", "502", *_settings(1, "-s", "WORKER_JOB_TIMEOUT=5")
+    )
+    crawl = subprocess.Popen(
+        [sys.executable, "-m", "crawler.cli", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _staged_lines(state) < 20 and crawl.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        victims = _spawned_children(crawl.pid)
+        assert crawl.poll() is None and len(victims) == 1, "no worker to kill mid-crawl"
+        (victim,) = victims
+        os.kill(victim, signal.SIGKILL)
+        killed_at = _staged_lines(state)
+        replacements: set[int] = set()
+        while crawl.poll() is None and not replacements:
+            replacements = _spawned_children(crawl.pid) - victims
+            time.sleep(0.01)
+        _, stderr = crawl.communicate(timeout=120)
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+            crawl.wait()
+    assert crawl.returncode == 0, stderr[-3000:]
+    stats = _report(state)["stats"]
+    assert killed_at < len(replica.ground_truth())
+    # A new worker took over and ran the rest of the crawl's jobs; none was given up or lost.
+    assert replacements
+    assert stats["workers/pools_replaced"] >= 1
+    assert "workers/failed" not in stats
+    assert "Replacing the worker processes" in stderr
+    assert _records(state) == _records(without_workers.state)
+    assert _cache(state) == _cache(without_workers.state)

@@ -1,35 +1,57 @@
-"""Worker processes for the crawl's CPU-bound pure steps: reading a lecture page, and stripping and
-storing a response in the HTTP cache.
+"""Worker processes for the crawl's CPU-bound pure steps: reading a lecture page and storing its answer in
+the HTTP cache (one job, so a page's body is sent once), reading a listing page, and near-duplicate
+signatures.
 
 Scrapy runs every callback and middleware on one thread, so a page's parsing and stripping (a few
-milliseconds of Python each) hold up the downloads of every other page. ``WORKER_PROCESSES`` worker
-processes take that work and leave the crawl's process with Scrapy's own; ``0`` runs it in the crawl's
-process (``NotConfigured``), as does a crawl without the asyncio reactor. A job is a module-level function
-of picklable arguments, so its result is the same wherever it runs.
+milliseconds of Python each) hold up the downloads of every other page. ``WORKER_PROCESSES`` processes of
+a Pebble process pool take that work; ``0`` runs it in the crawl's process (``NotConfigured``), as does a
+crawl without the asyncio reactor. A job is a module-level function of picklable arguments, so its result
+is the same wherever it runs.
 
-The workers talk to the crawl over their standard input and output (length-prefixed pickles), read and
-written by the crawl's event loop: no thread in the crawl's process competes with it for the interpreter.
-A worker that dies (killed, out of memory) fails its jobs over to the crawl's process, and every later
-job runs there too; ``workers/broken`` says so. The processes start with the crawl (their imports overlap
-the crawl's own start) and stop when the engine stops, after the HTTP cache has written its last entry.
+:class:`WorkerPool` watches over the Pebble pool:
+
+- a job running longer than ``WORKER_JOB_TIMEOUT`` seconds is abandoned: its worker is stopped and
+  replaced, and the job fails with :class:`JobTimedOut` (``workers/timed_out``), never retried. The
+  spider counts its page as unparsable and keeps the lecture from its listing.
+- a worker that dies (killed, out of memory) may have held the lock of the pool's task pipe or read part
+  of a task from it, and Pebble gives a pool up when a worker dies while none runs a job: so a death
+  replaces the whole Pebble pool (``workers/died``, ``workers/pools_replaced``). The job the dead worker
+  was running is tried once more (``workers/retried``) and fails with :class:`WorkerDied` if that try
+  dies too; the pool's other unfinished jobs are sent to the new one as they were.
+- a pool that finishes no job for the job timeout plus a grace period while jobs wait has stopped
+  answering: it is replaced too, and the jobs it had started count a try.
+- shutdown does not wait: the pool is told to stop and a thread of its own waits for its processes.
+
+Every later job still goes to a worker. The pool is built by the :class:`WorkerProcesses` extension,
+before the engine and so before every middleware and pipeline, and set once on the crawler; its users
+take it with :func:`crawler_pool` (None: run the step in the crawl's process).
+
+Why Pebble: it times out a job and replaces the worker that ran it (``concurrent.futures`` and loky can
+only break the whole pool and lose every queued job), and it tells which job a dead worker held.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
-import os
-import pickle
-import struct
-import subprocess
-import sys
+import multiprocessing
+import threading
+import time
+import weakref
 from collections.abc import Callable
-from typing import Any, BinaryIO, ParamSpec, TypeVar
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any, ParamSpec, TypeVar, cast
 
+from pebble import ProcessExpired, ProcessPool
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
+from scrapy.statscollectors import StatsCollector
+from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
 logger = logging.getLogger(__name__)
@@ -39,244 +61,350 @@ T = TypeVar("T")
 
 STAT_PROCESSES = "workers/processes"
 STAT_JOBS = "workers/jobs"
-STAT_BROKEN = "workers/broken"
-STAT_INLINE = "workers/inline_jobs"
+STAT_TIMED_OUT = "workers/timed_out"
+STAT_DIED = "workers/died"
+STAT_RETRIED = "workers/retried"
+STAT_FAILED = "workers/failed"
+STAT_POOLS_REPLACED = "workers/pools_replaced"
 
-_HEADER = struct.Struct("!I")
-# Linux's default limit for an unprivileged process (/proc/sys/fs/pipe-max-size).
-_PIPE_BYTES = 1 << 20
-
-
-class WorkerDied(Exception):
-    """The worker process running a job exited before it answered."""
-
-
-# -- the worker's side ----------------------------------------------------------------------------------
-
-
-def _read_frame(stream: BinaryIO) -> bytes | None:
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    data = stream.read(size)
-    return data if len(data) == size else None
+# Imported by each worker when it starts, before its first job arrives.
+_JOB_MODULES = ("crawler.httpcache", "crawler.pages.lecture", "crawler.dedup.near")
+# How often the pool is looked at (a pool that Pebble gave up on, or one that stopped answering).
+_WATCH_SECONDS = 1.0
+# A pool with jobs waiting that finishes none for the job timeout plus this long has stopped answering:
+# every running job ends within the timeout, and a replaced worker starts well within this.
+_STALL_GRACE_SECONDS = 30.0
+_CRAWLER_ATTRIBUTE = "worker_pool"
 
 
-def serve(requests: BinaryIO, answers: BinaryIO) -> None:
-    """Answer jobs ``(job_id, fn, args, kwargs)`` with ``(job_id, ok, result or exception)`` until the
-    requests end."""
-    while (frame := _read_frame(requests)) is not None:
-        job_id, fn, args, kwargs = pickle.loads(frame)
-        try:
-            answer = (job_id, True, fn(*args, **kwargs))
-        except Exception as exc:  # the crawl re-raises it, as if the job had run there
-            answer = (job_id, False, exc)
-        try:
-            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # an exception that does not pickle
-            data = pickle.dumps((job_id, False, RuntimeError(f"{type(exc).__name__}: {exc}")))
-        answers.write(_HEADER.pack(len(data)) + data)
-        answers.flush()
+class JobFailed(Exception):
+    """A job the pool gave up on."""
 
 
-def main() -> None:
-    # The answers get standard output to themselves: anything a job prints goes to standard error.
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    # Imported before the first job arrives, not while it waits.
-    for module in ("crawler.httpcache", "crawler.pages.lecture"):
+class JobTimedOut(JobFailed):
+    """The job ran longer than the job timeout; its worker was stopped."""
+
+
+class WorkerDied(JobFailed):
+    """The job's worker died twice while running it (or its pool was gone twice)."""
+
+
+def _warm_up(job_wrapper: Callable[..., Any] | None) -> None:
+    for module in _JOB_MODULES:
         importlib.import_module(module)
-
-    serve(sys.stdin.buffer, answers)
-
-
-# -- the crawl's side -----------------------------------------------------------------------------------
+    global _JOB_WRAPPER
+    _JOB_WRAPPER = job_wrapper
 
 
-def _widen(fd: int) -> None:
-    """A pipe that holds a few whole pages, so a job is written in one call rather than in 64 KiB pieces
-    with the event loop waiting for the worker in between (Linux; elsewhere the pipe stays as it is)."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    except (ImportError, AttributeError, OSError):
-        pass
+_JOB_WRAPPER: Callable[..., Any] | None = None
 
 
-class _Answers(asyncio.Protocol):
-    """Reads one worker's answers and settles the futures of its jobs."""
-
-    def __init__(self, worker: _Worker) -> None:
-        self.worker = worker
-        self.buffer = bytearray()
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        while len(self.buffer) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(self.buffer)
-            if len(self.buffer) < _HEADER.size + size:
-                return
-            frame = bytes(self.buffer[_HEADER.size : _HEADER.size + size])
-            del self.buffer[: _HEADER.size + size]
-            job_id, ok, value = pickle.loads(frame)
-            future = self.worker.pending.pop(job_id, None)
-            if future is None or future.done():
-                continue
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.worker.died(exc)
+def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    """Run a job in a worker, through ``WORKER_JOB_WRAPPER`` when one is set."""
+    if _JOB_WRAPPER is not None:
+        return cast(T, _JOB_WRAPPER(fn, *args, **kwargs))
+    return fn(*args, **kwargs)
 
 
-class _Worker:
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        self.process = process
-        self.pending: dict[int, asyncio.Future[Any]] = {}
-        self.requests: asyncio.WriteTransport | None = None
-        self.alive = True
+@dataclass(eq=False)
+class _Job:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    result: asyncio.Future[Any]
+    tries: int = 1
+    running: Future[Any] | None = field(default=None, repr=False)
 
-    def died(self, exc: Exception | None) -> None:
-        if not self.alive:
+    def name(self) -> str:
+        return getattr(self.fn, "__qualname__", repr(self.fn))
+
+
+class WorkerPool:
+    """``processes`` Pebble worker processes, watched over (see the module's description)."""
+
+    def __init__(
+        self,
+        processes: int,
+        job_timeout: float,
+        stats: StatsCollector | None = None,
+        job_wrapper: Callable[..., Any] | None = None,
+        stall_after: float | None = None,
+    ) -> None:
+        if processes <= 0:
+            raise ValueError("a worker pool needs at least one process")
+        if job_timeout <= 0:
+            raise ValueError("the job timeout must be positive")
+        self.processes = processes
+        self.job_timeout = job_timeout
+        self.stats = stats
+        self.job_wrapper = job_wrapper
+        self.stall_after = job_timeout + _STALL_GRACE_SECONDS if stall_after is None else stall_after
+        self.jobs = 0
+        self._context = multiprocessing.get_context("spawn")
+        self._pool: ProcessPool | None = None
+        self._jobs: set[_Job] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._watch: asyncio.TimerHandle | None = None
+        self._progress = time.monotonic()
+        self._closed = False
+        self._stopping: list[threading.Thread] = []
+        # Futures that a later component wants, by the request they belong to (see keep_for): held no
+        # longer than the request is.
+        self._kept: weakref.WeakKeyDictionary[Any, asyncio.Future[Any]] = weakref.WeakKeyDictionary()
+
+    # -- life ---------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the processes now: their imports overlap the crawl's own start."""
+        if self._pool is None:
+            self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPool:
+        pool = ProcessPool(
+            max_workers=self.processes,
+            initializer=_warm_up,
+            initargs=[self.job_wrapper],
+            context=self._context,
+        )
+        pool.active  # noqa: B018  # the property starts the pool's processes
+        return pool
+
+    def close(self) -> None:
+        """Stop the workers without waiting for them: a thread of its own waits. Jobs not yet answered
+        fail with :class:`WorkerDied`."""
+        self._closed = True
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        if self._pool is not None:
+            self._stop(self._pool)
+            self._pool = None
+        for job in self._jobs:
+            if not job.result.done():
+                job.result.set_exception(WorkerDied("the worker pool was closed"))
+        self._jobs.clear()
+        self._kept.clear()
+
+    def _stop(self, pool: ProcessPool) -> None:
+        pool.stop()
+        # join() waits for Pebble's threads and stops its processes (up to a few seconds for a worker
+        # stuck in C code): never on the reactor's thread.
+        stopping = threading.Thread(target=pool.join, name="worker-pool-stop", daemon=True)
+        stopping.start()
+        self._stopping.append(stopping)
+
+    def wait_stopped(self, timeout: float | None = None) -> bool:
+        """Wait for the stopped pools' processes to end (for tests and benchmarks); True when they have."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._stopping:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._stopping)
+
+    def pids(self) -> list[int]:
+        """The process ids of the workers running now (a benchmark counts their CPU time)."""
+        return [
+            p.pid
+            for p in multiprocessing.active_children()
+            if p.pid is not None and p.name == "pebble_pool_worker"
+        ]
+
+    # -- jobs ---------------------------------------------------------------------------------------------
+
+    async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn(*args, **kwargs)`` run in a worker without blocking the crawl. Raises what the job raised,
+        or :class:`JobFailed`."""
+        return await self.submit(fn, *args, **kwargs)
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
+        """Send the job now; the future settles on the crawl's event loop."""
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        job = _Job(fn, args, kwargs, loop.create_future())
+        if not self._jobs:
+            self._progress = time.monotonic()
+        self._jobs.add(job)
+        self.jobs += 1
+        self._count(STAT_JOBS)
+        self._send(job)
+        self._watch_soon()
+        return cast("asyncio.Future[T]", job.result)
+
+    def _send(self, job: _Job) -> None:
+        job.running = None
+        self.start()
+        assert self._pool is not None
+        call = (job.fn, job.args, job.kwargs)
+        try:
+            running = self._pool.schedule(_call, args=call, timeout=self.job_timeout)
+        except RuntimeError as exc:  # Pebble gave up on this pool
+            self._replace(f"Pebble gave the pool up ({exc})")
+            self.start()
+            assert self._pool is not None
+            running = self._pool.schedule(_call, args=call, timeout=self.job_timeout)
+        job.running = running
+        running.add_done_callback(lambda done: self._answered(job, done))
+
+    def _answered(self, job: _Job, done: Future[Any]) -> None:
+        """On one of Pebble's threads: the rest happens on the crawl's event loop."""
+        if self._loop is None:
             return
-        self.alive = False
-        pending, self.pending = self.pending, {}
-        for future in pending.values():
-            if not future.done():
-                future.set_exception(
-                    WorkerDied(f"worker {self.process.pid} exited: {exc or 'end of output'}")
-                )
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the crawl is over
+            self._loop.call_soon_threadsafe(self._settle, job, done)
+
+    def _settle(self, job: _Job, done: Future[Any]) -> None:
+        if done is not job.running or job.result.done():
+            return  # an answer from a pool that was replaced, or a job already given up
+        self._progress = time.monotonic()
+        error = done.exception()
+        if error is None:
+            self._finish(job)
+            job.result.set_result(done.result())
+        elif isinstance(error, TimeoutError) and error.__cause__ is None:
+            # Pebble's own (a job's exception comes with the worker's traceback as its cause). Pebble
+            # stopped the worker holding the pool's lock, so the pool stays sound; it starts another.
+            self._count(STAT_TIMED_OUT)
+            self._fail(job, JobTimedOut(f"{job.name()} ran longer than {self.job_timeout:g} s"))
+        elif isinstance(error, ProcessExpired):
+            # A worker that died may have held the lock of the pool's task pipe, or read part of the next
+            # task from it: the whole pool is replaced, and this job tried once more.
+            self._count(STAT_DIED)
+            self._replace(f"a worker (pid {error.pid}) died with exit code {error.exitcode}", charged={job})
+        elif isinstance(error, BrokenProcessPool):
+            # Pebble gave the pool up and failed every job it held (the first answer replaces it; the
+            # others come from the old pool and are ignored).
+            self._replace(f"Pebble gave the pool up ({error})", charged={job})
+        else:  # raised by the job: the caller gets it as if the job had run here
+            self._finish(job)
+            job.result.set_exception(error)
+
+    def _again(self, job: _Job, why: str) -> None:
+        """Send a job whose run failed once more, or give it up after its second."""
+        if job.tries >= 2:
+            self._fail(job, WorkerDied(f"{job.name()}: {why}, on its second try too"))
+            return
+        job.tries += 1
+        logger.warning("A worker job (%s) is tried again: %s", job.name(), why)
+        self._count(STAT_RETRIED)
+        self._send(job)
+
+    def _fail(self, job: _Job, error: JobFailed) -> None:
+        logger.warning("A worker job was given up: %s", error)
+        self._count(STAT_FAILED)
+        self._finish(job)
+        job.result.set_exception(error)
+
+    def _finish(self, job: _Job) -> None:
+        self._jobs.discard(job)
+        job.running = None
+
+    def _replace(self, why: str, charged: set[_Job] | frozenset[_Job] = frozenset()) -> None:
+        """A new Pebble pool for the old one. The old one's unfinished jobs go to the new one: a try is
+        counted for the ``charged`` ones (see :meth:`_again`), the others are sent as they were."""
+        unfinished = [j for j in self._jobs if j.running is not None and not j.result.done()]
+        logger.warning(
+            "Replacing the worker processes: %s; %d unfinished jobs go to the new ones", why, len(unfinished)
+        )
+        self._count(STAT_POOLS_REPLACED)
+        old, self._pool = self._pool, None
+        if old is not None:
+            self._stop(old)
+        self._progress = time.monotonic()
+        for job in unfinished:
+            job.running = None
+        for job in unfinished:
+            if job in charged:
+                self._again(job, why)
+            elif not job.result.done():
+                self._send(job)
+
+    def _watch_soon(self) -> None:
+        if self._watch is None and self._loop is not None and not self._closed:
+            self._watch = self._loop.call_later(_WATCH_SECONDS, self._look)
+
+    def _look(self) -> None:
+        self._watch = None
+        if self._closed or not self._jobs:
+            return
+        if self._pool is not None and not self._pool.active:
+            self._replace("Pebble gave the pool up (a worker died while no job ran)")
+        elif time.monotonic() - self._progress > self.stall_after:
+            # A job a worker had started may be what blocks the pool: those count a try.
+            started = {j for j in self._jobs if j.running is not None and j.running.running()}
+            self._replace(f"no job ended for {self.stall_after:g} s", charged=started)
+        self._watch_soon()
+
+    def _count(self, key: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key)
+
+    # -- a job's future kept for a later component ----------------------------------------------------------
+
+    def keep_for(self, request: Any, future: asyncio.Future[Any]) -> None:
+        """Keep ``future`` for the component that will get ``request``'s response (:meth:`kept_for`): the
+        HTTP cache reads a lecture page in the job that stores it, for the spider."""
+        self._kept[request] = future
+
+    def kept_for(self, request: Any) -> asyncio.Future[Any] | None:
+        """The future kept for ``request`` (once), or None."""
+        return self._kept.pop(request, None)
 
 
 class WorkerProcesses:
-    """``WORKER_PROCESSES`` Python processes running :func:`serve`, each job sent to the least busy."""
+    """The extension that builds the crawl's :class:`WorkerPool` and stops it when the engine stops
+    (after the HTTP cache has written its last entry)."""
 
-    def __init__(self, crawler: Crawler, processes: int) -> None:
+    def __init__(self, crawler: Crawler, pool: WorkerPool) -> None:
         self.crawler = crawler
-        self.processes = processes
-        self.broken = False
-        self.jobs = 0
-        self.inline_jobs = 0
-        self._next_id = 0
-        self._workers: list[_Worker] = []
-        self._started: asyncio.Task[None] | None = None
+        self.pool = pool
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WorkerProcesses:
-        processes = crawler.settings.getint("WORKER_PROCESSES")
+        _set_pool(crawler, None)
+        settings = crawler.settings
+        processes = settings.getint("WORKER_PROCESSES")
         if processes <= 0:
             raise NotConfigured("WORKER_PROCESSES is 0: every step runs in the crawl's process")
         if not is_asyncio_reactor_installed():
             raise NotConfigured("worker processes need the asyncio reactor")
-        extension = cls(crawler, processes)
-        extension.spawn()
+        wrapper = settings.get("WORKER_JOB_WRAPPER")
+        assert crawler.stats is not None
+        pool = WorkerPool(
+            processes,
+            settings.getfloat("WORKER_JOB_TIMEOUT"),
+            stats=crawler.stats,
+            job_wrapper=load_object(wrapper) if wrapper else None,
+        )
+        pool.start()
+        crawler.stats.set_value(STAT_PROCESSES, processes)
+        _set_pool(crawler, pool)
+        extension = cls(crawler, pool)
         crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)
         return extension
 
-    def spawn(self) -> None:
-        """Start the processes now; their pipes join the event loop once it runs."""
-        for _ in range(self.processes):
-            process = subprocess.Popen(
-                [sys.executable, "-m", "crawler.extensions.workers"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                close_fds=True,
-            )
-            assert process.stdin is not None and process.stdout is not None
-            for pipe in (process.stdin, process.stdout):
-                _widen(pipe.fileno())
-            self._workers.append(_Worker(process))
-
-    async def _connect(self) -> None:
-        loop = asyncio.get_running_loop()
-        for worker in self._workers:
-            assert worker.process.stdin is not None and worker.process.stdout is not None
-            worker.requests, _ = await loop.connect_write_pipe(asyncio.Protocol, worker.process.stdin)
-            await loop.connect_read_pipe(lambda w=worker: _Answers(w), worker.process.stdout)  # type: ignore[misc]
-
-    async def _ready(self) -> None:
-        if self._started is None:
-            self._started = asyncio.ensure_future(self._connect())
-        await self._started
-
-    def _least_busy(self) -> _Worker | None:
-        alive = [w for w in self._workers if w.alive and w.requests is not None]
-        return min(alive, key=lambda w: len(w.pending)) if alive else None
-
-    async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """``fn(*args, **kwargs)``, run in a worker without blocking the crawl; in the crawl's process
-        when no worker is left."""
-        if not self.broken:
-            await self._ready()
-            worker = self._least_busy()
-            if worker is not None:
-                future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-                self._next_id += 1
-                worker.pending[self._next_id] = future
-                data = pickle.dumps((self._next_id, fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
-                assert worker.requests is not None
-                worker.requests.write(_HEADER.pack(len(data)) + data)
-                self.jobs += 1
-                try:
-                    return await future
-                except WorkerDied as exc:
-                    self._break(exc)
-            else:
-                self._break(WorkerDied("no worker process is running"))
-        self.inline_jobs += 1
-        return fn(*args, **kwargs)
-
-    def pids(self) -> list[int]:
-        """The process ids of the workers still running (for a benchmark that counts their CPU time)."""
-        return [w.process.pid for w in self._workers if w.alive]
-
-    def _break(self, exc: BaseException) -> None:
-        if not self.broken:
-            self.broken = True
-            logger.warning("A worker process died (%s): the rest of the crawl runs in its own process", exc)
-
-    def close(self) -> None:
-        for worker in self._workers:
-            if worker.requests is not None and not worker.requests.is_closing():
-                worker.requests.abort()  # every job has been answered: nothing is left to send
-            if worker.process.stdin is not None:
-                # The end of its input stops the worker; the transport would only close it on the loop's
-                # next turn, and this waits for the worker now.
-                worker.process.stdin.close()
-        for worker in self._workers:
-            try:
-                worker.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                worker.process.kill()
-                worker.process.wait()
-            worker.alive = False
-        self._workers = []
-
     def engine_stopped(self) -> None:
-        self.close()
-        stats = self.crawler.stats
-        assert stats is not None
-        stats.set_value(STAT_PROCESSES, self.processes)
-        stats.set_value(STAT_JOBS, self.jobs)
-        if self.broken:
-            stats.set_value(STAT_BROKEN, True)
-        if self.inline_jobs:
-            stats.set_value(STAT_INLINE, self.inline_jobs)
+        self.pool.close()
 
 
-def worker_processes(crawler: Crawler | None) -> WorkerProcesses | None:
-    """The crawl's worker processes, or None when it runs every step in its own process."""
-    if crawler is None:
-        return None
-    try:
-        return crawler.get_extension(WorkerProcesses)
-    except RuntimeError:  # the extensions are not built yet
-        return None
+def _set_pool(crawler: Crawler, pool: WorkerPool | None) -> None:
+    if getattr(crawler, _CRAWLER_ATTRIBUTE, None) is not None:
+        raise RuntimeError("this crawler has its worker pool already")
+    setattr(crawler, _CRAWLER_ATTRIBUTE, pool)
 
 
-if __name__ == "__main__":
-    main()
+def crawler_pool(crawler: Crawler | None) -> WorkerPool | None:
+    """The worker pool the :class:`WorkerProcesses` extension set on ``crawler`` when the crawler was
+    built (before its engine, middlewares and pipelines); None: run every step in the crawl's process."""
+    return cast("WorkerPool | None", getattr(crawler, _CRAWLER_ATTRIBUTE, None))
+
+
+__all__ = [
+    "JobFailed",
+    "JobTimedOut",
+    "WorkerDied",
+    "WorkerPool",
+    "WorkerProcesses",
+    "crawler_pool",
+]

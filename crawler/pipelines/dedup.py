@@ -27,7 +27,7 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
-from crawler.extensions.workers import WorkerProcesses, worker_processes
+from crawler.extensions.workers import WorkerPool, crawler_pool
 from crawler.items import PAGE_ALIASES, LectureItem
 from crawler.schema import content_sha256
 
@@ -40,7 +40,13 @@ _INITIAL_ROWS = 1024
 
 
 class DedupPipeline:
-    def __init__(self, stats: StatsCollector, state_dir: Path | None = None, worker: str = "main") -> None:
+    def __init__(
+        self,
+        stats: StatsCollector,
+        state_dir: Path | None = None,
+        worker: str = "main",
+        workers: WorkerPool | None = None,
+    ) -> None:
         self.stats = stats
         self.hashes: dict[str, str] = {}
         self.urls: dict[str, set[str]] = {}
@@ -50,8 +56,8 @@ class DedupPipeline:
         # One row per lecture: its latest signature, for the near-duplicate summary at close.
         self.rows: dict[str, int] = {}
         self.matrix = np.zeros((_INITIAL_ROWS, near.NUM_PERM), dtype=np.uint32)
-        # Signatures being computed by worker processes: each row takes its latest one.
-        self.workers: WorkerProcesses | None = None
+        # Signatures being computed by worker processes (None: here): each row takes its latest one.
+        self.workers = workers
         self._signing: dict[asyncio.Future[tuple[str, near.Signature]], int] = {}
         self._latest: dict[int, asyncio.Future[tuple[str, near.Signature]]] = {}
 
@@ -60,9 +66,9 @@ class DedupPipeline:
         assert crawler.stats is not None
         state_dir = crawler.settings.get("STAGE_STATE_DIR")
         worker = crawler.settings.get("STAGE_WORKER")
-        pipeline = cls(crawler.stats, Path(state_dir) if state_dir else None, str(worker))
-        pipeline.workers = worker_processes(crawler)
-        return pipeline
+        return cls(
+            crawler.stats, Path(state_dir) if state_dir else None, str(worker), workers=crawler_pool(crawler)
+        )
 
     def close_spider(self) -> Coroutine[Any, Any, None] | None:
         """Write the signatures and summarize; a coroutine (Scrapy awaits it) while worker processes
@@ -151,7 +157,7 @@ class DedupPipeline:
             return
         # Hashing every shingle is the step's main cost: a worker process does it, and the rest of the
         # crawl does not wait for it.
-        future = asyncio.ensure_future(self.workers.run(near.keyed_signature, title, abstract))
+        future = self.workers.submit(near.keyed_signature, title, abstract)
         self._signing[future] = row
         self._latest[row] = future
         future.add_done_callback(self._signed_in_worker)

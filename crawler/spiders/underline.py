@@ -4,13 +4,14 @@ page only where the listing says it is new or changed."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import scrapy
 from scrapy import signals
@@ -22,7 +23,8 @@ from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
 from crawler.arguments import parse_event_ids
-from crawler.extensions.workers import worker_processes
+from crawler.extensions.workers import JobFailed, crawler_pool
+from crawler.httpcache import BodyReader, StoredRead
 from crawler.items import LISTING_SHA, PAGE_ALIASES, PAGE_BLOCKS, CarriedLecture, LectureItem, SessionItem
 from crawler.pages import (
     INVALID_ORCID,
@@ -156,8 +158,8 @@ class UnderlineSpider(scrapy.Spider):
 
     async def in_worker(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)``, a pure step, run in a worker process when the crawl has them (see
-        WORKER_PROCESSES), else here."""
-        workers = worker_processes(self.crawler)
+        WORKER_PROCESSES), else here. Raises ``JobFailed`` when the worker pool gives up on it."""
+        workers = crawler_pool(self.crawler)
         if workers is None:
             return fn(*args, **kwargs)
         return await workers.run(fn, *args, **kwargs)
@@ -166,7 +168,13 @@ class UnderlineSpider(scrapy.Spider):
         self, response: Response, page: int, event_id: str | None = None
     ) -> AsyncIterator[Any]:
         text = response.text if isinstance(response, TextResponse) else None
-        answer = None if text is None else await self.in_worker(read_listing, text, base_url=self.api_base)
+        try:
+            answer = None
+            if text is not None:
+                answer = await self.in_worker(read_listing, text, base_url=self.api_base)
+        except JobFailed as exc:  # logged by the pool; the listing counts as unreadable
+            self.logger.error("Listing page %s could not be read in a worker: %s", response.url, exc)
+            answer = None
         for out in self.listing_output(response, answer, page, event_id):
             yield out
 
@@ -303,10 +311,36 @@ class UnderlineSpider(scrapy.Spider):
                 end=format_timestamp(session.ends_at),
             )
 
+    def stored_body_reader(self, request: scrapy.Request, response: Response) -> BodyReader | None:
+        """How to read a lecture page in the worker job that stores it in the HTTP cache (see
+        ``BoundedFilesystemCacheStorage``): its body is then sent to a worker once. None for any other
+        answer, which the spider does not read or reads otherwise."""
+        if response.status != 200 or request.callback != self.parse_lecture:
+            return None
+        return functools.partial(
+            parse_lecture_page, url=response.url, encoding=_encoding(response), base_url=self.api_base
+        )
+
     async def read_page(self, response: Response) -> LecturePage:
-        """The lecture page read in a worker process when the crawl has them (see WORKER_PROCESSES)."""
-        body, url, encoding = response.body, response.url, _encoding(response)
-        return await self.in_worker(parse_lecture_page, body, url, encoding=encoding, base_url=self.api_base)
+        """The lecture page read in a worker process when the crawl has them (see WORKER_PROCESSES): by
+        the job that stored it in the HTTP cache when there was one, else by a job of its own. A job the
+        worker pool gave up on (it ran too long, or its worker died twice) makes the page unparsable."""
+        workers = crawler_pool(self.crawler)
+        kept = workers.kept_for(response.request) if workers is not None else None
+        try:
+            if kept is not None:
+                stored: StoredRead = await kept
+                # The body read there is the one seen here (no middleware between changed it).
+                if stored.stored and stored.body_length == len(response.body):
+                    if stored.error is not None:
+                        raise stored.error
+                    return cast(LecturePage, stored.value)
+            body, url, encoding = response.body, response.url, _encoding(response)
+            return await self.in_worker(
+                parse_lecture_page, body, url, encoding=encoding, base_url=self.api_base
+            )
+        except JobFailed as exc:
+            raise PageParseError(f"its worker job failed: {exc}") from exc
 
     async def parse_lecture(
         self,
