@@ -22,6 +22,7 @@ from crawler.schedule.changelog import compute_changelog, previous_lectures, wit
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateInput, evaluate
 from crawler.schedule.lock import StateLock
+from crawler.stage import mark_refused
 
 REPORT_NAME = "run-report.json"
 # What the Hub holds: the last release version pushed per repository and branch.
@@ -96,6 +97,8 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
     if not verdict.passed and not force:
+        # What the gate refused is no base for the next night's refresh: it is fetched again.
+        mark_refused(state, {"failed_checks": [c.name for c in verdict.failures()]})
         return (
             RunStatus.GATE_REFUSED,
             "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
