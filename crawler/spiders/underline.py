@@ -72,6 +72,8 @@ RECORD_NAMES = {v: k for k, v in LISTING_NAMES.items()}
 DISAGREED = "page-disagreed"
 # Where a request for a lecture page carries the counters its decision added (fetched or revalidated).
 COUNTED_META = "underline_counted"
+# Set on that request when the listing left some of the lecture's authors' profiles out.
+AUTHORS_INCOMPLETE_META = "underline_authors_incomplete"
 
 
 @dataclasses.dataclass
@@ -385,7 +387,7 @@ class UnderlineSpider(scrapy.Spider):
                 callback=self.parse_lecture,
                 errback=self.fetch_failed,
                 cb_kwargs={"lecture_id": lecture_id, "listing": d.listed, "event_id": event},
-                meta={COUNTED_META: [decision]},
+                meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: authors_incomplete(d.fields)},
             )
 
     def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
@@ -484,7 +486,7 @@ class UnderlineSpider(scrapy.Spider):
             self.logger.warning("Lecture page %s shows no lecture", response.url)
             yield from self.keep_listed(lecture_id, listing, event_id, counted)
             return
-        if authors_incomplete(listed) and not complete_authors(page.fields):
+        if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
             # The site left some authors' profiles out: the lecture keeps its last authors.
             kept = (self.previous.record(lecture_id) or {}).get("authors")
             if kept:
