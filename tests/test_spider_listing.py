@@ -1,0 +1,97 @@
+"""The spider's listing callback on answers built here, without a network: when the listing is whole,
+and that nothing that goes wrong while a page is handled truncates it silently."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy import Request
+from scrapy.http import TextResponse
+
+from crawler import stats_keys as keys
+from crawler.pages import read_listing
+from crawler.spiders.underline import UnderlineSpider
+from tests.support.settings import project_crawler
+
+API = "http://api.test"
+
+
+def lecture(i: int) -> dict[str, Any]:
+    return {"type": "thin_lectures", "id": str(100 + i), "attributes": {"title": f"T{i}", "slug": f"t-{i}"}}
+
+
+def listing(ids: range, pages: int | None, count: int | None) -> str:
+    meta = {k: v for k, v in (("total_pages", pages), ("total_count", count)) if v is not None}
+    return json.dumps({"data": [lecture(i) for i in ids], "meta": meta})
+
+
+def spider(tmp_path: Path) -> UnderlineSpider:
+    settings = {"STAGE_STATE_DIR": str(tmp_path), "UNDERLINE_PAGE_SIZE": 2, "UNDERLINE_API_BASE": API}
+    crawler = project_crawler(UnderlineSpider, settings)
+    crawler.stats.open_spider()  # type: ignore[union-attr]
+    made = UnderlineSpider.from_crawler(crawler)
+    made.crawler = crawler
+    return made
+
+
+def handle(made: UnderlineSpider, page: int, body: str) -> list[Any]:
+    response = TextResponse(f"{API}/page/{page}", body=body.encode(), encoding="utf-8")
+    return list(made.listing_output(response, read_listing(body, base_url=API), page, "502"))
+
+
+def next_pages(out: list[Any]) -> list[int]:
+    return [r.cb_kwargs["page"] for r in out if isinstance(r, Request) and "page" in r.cb_kwargs]
+
+
+def test_a_listing_that_agrees_with_its_meta_is_whole(tmp_path: Path) -> None:
+    made = spider(tmp_path)
+    assert next_pages(handle(made, 1, listing(range(2), 2, 3))) == [2]
+    assert next_pages(handle(made, 2, listing(range(2, 3), 2, 3))) == []
+    assert made.stats.get_value(keys.LISTING_FAILED) is None
+    assert made.stats.get_value(keys.LISTED) == 3
+
+
+@pytest.mark.parametrize(
+    ("pages", "why"),
+    [
+        # Page 2 of 3 answers with no lectures: the listing goes on to page 3, and is incomplete.
+        ([(range(2), 3, 5), (range(0), 3, 5), (range(4, 5), 3, 5)], keys.LISTING_EMPTY_PAGE),
+        # The last page brings fewer lectures than meta counts.
+        ([(range(2), 2, 4), (range(2, 3), 2, 4)], keys.LISTING_SHORT),
+        # A page that shrank the count still leaves the larger count it gave earlier unmet.
+        ([(range(2), 2, 5), (range(3, 4), 2, 3)], keys.LISTING_SHORT),
+    ],
+)
+def test_a_listing_that_disagrees_with_its_meta_is_incomplete(
+    tmp_path: Path, pages: list[tuple[range, int, int]], why: str
+) -> None:
+    made = spider(tmp_path)
+    for number, (ids, total, count) in enumerate(pages, start=1):
+        handle(made, number, listing(ids, total, count))
+    assert made.stats.get_value(why) == 1
+    assert made.stats.get_value(keys.LISTING_FAILED) >= 1
+
+
+def test_a_listing_without_meta_ends_with_a_page_that_brings_nothing_new(tmp_path: Path) -> None:
+    made = spider(tmp_path)
+    assert next_pages(handle(made, 1, listing(range(2), None, None))) == [2]
+    assert next_pages(handle(made, 2, listing(range(2, 3), None, None))) == [3]
+    assert next_pages(handle(made, 3, listing(range(0), None, None))) == []
+    assert made.stats.get_value(keys.LISTING_FAILED) is None
+
+
+class Exploding:
+    def get(self, lecture_id: str) -> Any:
+        raise RuntimeError("boom")
+
+
+def test_any_failure_in_the_listing_callback_leaves_the_listing_incomplete(tmp_path: Path) -> None:
+    made = spider(tmp_path)
+    made._previous = Exploding()  # type: ignore[assignment]
+    out = handle(made, 1, listing(range(2), 3, 6))
+    assert next_pages(out) == []
+    assert made.stats.get_value(keys.LISTING_CALLBACK_ERROR) == 1
+    assert made.stats.get_value(keys.LISTING_FAILED) == 1
