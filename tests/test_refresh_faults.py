@@ -123,11 +123,11 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
 # -- a listing that does not agree with its own meta ------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["middle", "last"])
-def test_an_empty_listing_page_leaves_the_listing_incomplete(base: Base, tmp_path: Path, where: str) -> None:
+def test_an_empty_last_listing_page_leaves_the_listing_incomplete(base: Base, tmp_path: Path) -> None:
+    # Read alone, the listing looks whole (its last page ends it): only its meta's count tells.
     work = base.copy(tmp_path / "night")
     before = release_bytes(work)
-    page = 3 if where == "middle" else base.pages
+    page = base.pages
     with base.server(faults=SiteFaults(empty_listing_pages=frozenset({page}))) as server:
         night = nightly(server, work)
     with base.server() as server:
@@ -135,11 +135,8 @@ def test_an_empty_listing_page_leaves_the_listing_incomplete(base: Base, tmp_pat
     assert night.returncode == 5, night.stderr[-3000:]
     assert "could not read the whole lecture listing" in night.stderr
     assert report(work)["crawl"]["finish_reason"] == keys.LISTING_INCOMPLETE_REASON
-    # The middle page is empty before the end its meta counts; the last one leaves lectures uncounted.
-    assert stats(work).get(keys.LISTING_EMPTY_PAGE, 0) == (1 if where == "middle" else 0)
     assert stats(work).get(keys.LISTING_SHORT, 0) == 1
     assert release_bytes(work) == before
-    # Every other page was still read: the next night resumes with them staged.
     assert stats(work)[keys.LISTED] == len(base.order) - len(emptied)
 
 
@@ -171,20 +168,6 @@ def test_a_damaged_record_of_the_last_stage_is_fetched_again(base: Base, tmp_pat
     assert stats(work)[keys.PREVIOUS_DAMAGED] == 1
     assert stats(work)[keys.LISTED] == len(base.order)
     assert not any(r["withdrawn"] for r in rows(work).values())
-
-
-def test_a_revalidate_share_beyond_one_is_every_lecture_not_a_truncated_listing(
-    base: Base, tmp_path: Path
-) -> None:
-    work = base.copy(tmp_path / "night")
-    with base.server() as server:
-        night = nightly(server, work, "-s", "UNDERLINE_REVALIDATE_SHARE=inf")
-        fetched = page_requests(server)
-    assert night.returncode == 3, night.stderr[-3000:]
-    # Nothing is older than UNDERLINE_REVALIDATE_AFTER_DAYS: nothing is revalidated.
-    assert fetched == []
-    assert stats(work)[keys.LISTED] == len(base.order)
-    assert stats(work).get(keys.LISTING_CALLBACK_ERROR, 0) == 0
 
 
 # -- a page that lags its listing -------------------------------------------------------------------
@@ -308,13 +291,19 @@ def staged_ids(work: Path) -> set[str]:
 def test_a_refused_crawl_killed_and_resumed_is_still_refused(
     base: Base, tmp_path: Path, interval: str
 ) -> None:
-    # Two failing pages of 64 (over the 2% the gate allows), listed first.
+    # Two failing pages of the 63 (over the 2% the gate allows), listed first.
     failing = frozenset(base.order[:2])
     faults = SiteFaults(failing_lectures=failing)
+    # As one crawl counts them: every lecture listed and staged, 2 failed (and kept from the listing), the
+    # others read from their JSON.
+    one_go = {
+        keys.LISTED: len(base.order),
+        keys.FETCH_FAILED: len(failing),
+        keys.PAGE_FAILED_KEPT: len(failing),
+        keys.EXTRACTION_NEXT_DATA: len(base.order) - len(failing),
+        keys.STAGE_LECTURES: len(base.order),
+    }
     with base.server(faults=faults) as server:
-        whole = nightly(server, tmp_path / "whole", *QUICK_GIVE_UP)
-        assert whole.returncode == 4, whole.stderr[-3000:]
-        one_go = stats(tmp_path / "whole")
         work = tmp_path / "killed"
         slow = ("-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05")
         # 3600: no snapshot of the counters before the kill; 0.2: snapshots that hold part of the listing.
@@ -339,13 +328,4 @@ def test_a_refused_crawl_killed_and_resumed_is_still_refused(
     assert resumed.returncode == 4, resumed.stderr[-3000:]
     counted = stats(work)
     assert counted["crawl/resumed_parts"] == 1
-    for key in (
-        keys.LISTED,
-        keys.FETCH_FAILED,
-        keys.PAGE_FAILED_KEPT,
-        keys.EXTRACTION_NEXT_DATA,
-        keys.STAGE_LECTURES,
-    ):
-        assert (key, counted.get(key)) == (key, one_go.get(key))
-    assert counted[keys.FETCH_FAILED] == 2
-    assert counted[keys.LISTED] == len(base.order)
+    assert {key: counted.get(key) for key in one_go} == one_go

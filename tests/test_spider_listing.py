@@ -28,8 +28,13 @@ def listing(ids: range, pages: int | None, count: int | None) -> str:
     return json.dumps({"data": [lecture(i) for i in ids], "meta": meta})
 
 
-def spider(tmp_path: Path) -> UnderlineSpider:
-    settings = {"STAGE_STATE_DIR": str(tmp_path), "UNDERLINE_PAGE_SIZE": 2, "UNDERLINE_API_BASE": API}
+def spider(tmp_path: Path, **extra: Any) -> UnderlineSpider:
+    settings = {
+        "STAGE_STATE_DIR": str(tmp_path),
+        "UNDERLINE_PAGE_SIZE": 2,
+        "UNDERLINE_API_BASE": API,
+        **extra,
+    }
     crawler = project_crawler(UnderlineSpider, settings)
     crawler.stats.open_spider()  # type: ignore[union-attr]
     made = UnderlineSpider.from_crawler(crawler)
@@ -95,3 +100,12 @@ def test_any_failure_in_the_listing_callback_leaves_the_listing_incomplete(tmp_p
     assert next_pages(out) == []
     assert made.stats.get_value(keys.LISTING_CALLBACK_ERROR) == 1
     assert made.stats.get_value(keys.LISTING_FAILED) == 1
+
+
+@pytest.mark.parametrize("share", ["inf", "1e308", "nan", "-1"])
+def test_any_revalidate_share_leaves_the_listing_whole(tmp_path: Path, share: str) -> None:
+    made = spider(tmp_path, UNDERLINE_REVALIDATE_SHARE=share)
+    out = handle(made, 1, listing(range(2), 2, 4))
+    assert next_pages(out) == [2]
+    assert sorted(r.cb_kwargs["lecture_id"] for r in out if "lecture_id" in r.cb_kwargs) == ["100", "101"]
+    assert made.stats.get_value(keys.LISTING_FAILED) is None
