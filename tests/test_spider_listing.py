@@ -42,8 +42,11 @@ def spider(tmp_path: Path, **extra: Any) -> UnderlineSpider:
     return made
 
 
-def handle(made: UnderlineSpider, page: int, body: str) -> list[Any]:
-    response = TextResponse(f"{API}/page/{page}", body=body.encode(), encoding="utf-8")
+def handle(made: UnderlineSpider, page: int, body: str, after: list[Any] | None = None) -> list[Any]:
+    """The listing callback's output for page ``page``, answered to the request ``after`` (the output of
+    the page before) yielded for it."""
+    request = next((r for r in after or [] if isinstance(r, Request) and "page" in r.cb_kwargs), None)
+    response = TextResponse(f"{API}/page/{page}", body=body.encode(), encoding="utf-8", request=request)
     return list(made.listing_output(response, read_listing(body, base_url=API), page, "502"))
 
 
@@ -53,8 +56,9 @@ def next_pages(out: list[Any]) -> list[int]:
 
 def test_a_listing_that_agrees_with_its_meta_is_whole(tmp_path: Path) -> None:
     made = spider(tmp_path)
-    assert next_pages(handle(made, 1, listing(range(2), 2, 3))) == [2]
-    assert next_pages(handle(made, 2, listing(range(2, 3), 2, 3))) == []
+    first = handle(made, 1, listing(range(2), 2, 3))
+    assert next_pages(first) == [2]
+    assert next_pages(handle(made, 2, listing(range(2, 3), 2, 3), after=first)) == []
     assert made.stats.get_value(keys.LISTING_FAILED) is None
     assert made.stats.get_value(keys.LISTED) == 3
 
@@ -68,23 +72,27 @@ def test_a_listing_that_agrees_with_its_meta_is_whole(tmp_path: Path) -> None:
         ([(range(2), 2, 4), (range(2, 3), 2, 4)], keys.LISTING_SHORT),
         # A page that shrank the count still leaves the larger count it gave earlier unmet.
         ([(range(2), 2, 5), (range(3, 4), 2, 3)], keys.LISTING_SHORT),
+        # A page that repeats the one before instead of its own lectures.
+        ([(range(2), 2, 4), (range(2), 2, 4)], keys.LISTING_SHORT),
     ],
 )
 def test_a_listing_that_disagrees_with_its_meta_is_incomplete(
     tmp_path: Path, pages: list[tuple[range, int, int]], why: str
 ) -> None:
     made = spider(tmp_path)
+    out: list[Any] = []
     for number, (ids, total, count) in enumerate(pages, start=1):
-        handle(made, number, listing(ids, total, count))
+        out = handle(made, number, listing(ids, total, count), after=out)
     assert made.stats.get_value(why) == 1
     assert made.stats.get_value(keys.LISTING_FAILED) >= 1
 
 
 def test_a_listing_without_meta_ends_with_a_page_that_brings_nothing_new(tmp_path: Path) -> None:
     made = spider(tmp_path)
-    assert next_pages(handle(made, 1, listing(range(2), None, None))) == [2]
-    assert next_pages(handle(made, 2, listing(range(2, 3), None, None))) == [3]
-    assert next_pages(handle(made, 3, listing(range(0), None, None))) == []
+    first = handle(made, 1, listing(range(2), None, None))
+    second = handle(made, 2, listing(range(2, 3), None, None), after=first)
+    assert (next_pages(first), next_pages(second)) == ([2], [3])
+    assert next_pages(handle(made, 3, listing(range(0), None, None), after=second)) == []
     assert made.stats.get_value(keys.LISTING_FAILED) is None
 
 
@@ -109,3 +117,14 @@ def test_any_revalidate_share_leaves_the_listing_whole(tmp_path: Path, share: st
     assert next_pages(out) == [2]
     assert sorted(r.cb_kwargs["lecture_id"] for r in out if "lecture_id" in r.cb_kwargs) == ["100", "101"]
     assert made.stats.get_value(keys.LISTING_FAILED) is None
+
+
+def test_what_the_pages_before_held_travels_with_the_next_request(tmp_path: Path) -> None:
+    # In a fleet, another process reads the next page: it knows the earlier pages from the request only.
+    first = handle(spider(tmp_path / "a"), 1, listing(range(2), 2, 4))
+    other = spider(tmp_path / "b")
+    handle(other, 2, listing(range(2, 4), 2, 4), after=first)
+    assert other.stats.get_value(keys.LISTING_FAILED) is None
+    short = spider(tmp_path / "c")
+    handle(short, 2, listing(range(2, 3), 2, 4), after=first)
+    assert short.stats.get_value(keys.LISTING_SHORT) == 1

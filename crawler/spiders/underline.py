@@ -35,6 +35,7 @@ from crawler.items import (
 from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
+    LectureListPage,
     LecturePage,
     ListingAnswer,
     PageParseError,
@@ -76,6 +77,39 @@ COUNTED_META = "underline_counted"
 AUTHORS_INCOMPLETE_META = "underline_authors_incomplete"
 
 
+# Where a listing page's request carries what the pages before it held and counted (see ListingSoFar).
+LISTING_SO_FAR_META = "underline_listing_so_far"
+
+
+@dataclasses.dataclass(frozen=True)
+class ListingSoFar:
+    """An event's listing up to a page: the entries its pages held (each lecture once, and entries that
+    are no lecture), and the most pages and lectures any of their ``meta`` counted. The listing is whole
+    when it agrees with them."""
+
+    entries: int = 0
+    pages: int | None = None
+    lectures: int | None = None
+
+    @classmethod
+    def of(cls, response: Response) -> ListingSoFar:
+        """What the request of ``response`` carried (nothing for a response without one)."""
+        carried = response.meta.get(LISTING_SO_FAR_META) if response.request is not None else None
+        try:
+            entries, pages, lectures = carried or (0, None, None)
+            return cls(int(entries), _count_or_none(pages), _count_or_none(lectures))
+        except (TypeError, ValueError):
+            return cls()
+
+    def add(self, page: LectureListPage, fresh: int) -> ListingSoFar:
+        """With one more page, of which ``fresh`` lectures were not named by an earlier page."""
+        return ListingSoFar(
+            self.entries + fresh + page.skipped,
+            _most(self.pages, page.total_pages),
+            _most(self.lectures, page.total_count),
+        )
+
+
 @dataclasses.dataclass
 class Decision:
     """What the listing says of one lecture, and what the last crawl staged of it."""
@@ -109,11 +143,9 @@ class UnderlineSpider(scrapy.Spider):
         self.page_size = MAX_PAGE_SIZE
         # Ids only: each lecture request carries its listing fields, so the crawl keeps no copy of them.
         self.listed: set[str] = set()
-        # Per event: the ids its listing named (of any event), and the most pages and lectures its
-        # pages' ``meta`` counted, to tell whether the listing was read whole.
+        # Per event, the ids its listing pages named (of any event) in this process: a page repeated is
+        # not counted twice toward what the listing's meta counts.
         self.listing_ids: dict[str, set[str]] = {}
-        self.listing_meta: dict[str, tuple[int | None, int | None]] = {}
-        self.listing_skipped: dict[str, int] = {}
         self.seen_links: set[str] = set()
         self.seen_sessions: set[str] = set()
         self.already_staged: set[str] = set()
@@ -166,7 +198,9 @@ class UnderlineSpider(scrapy.Spider):
     def listing_url(self, page: int, event_id: str | None = None) -> str:
         return listing_url(self.api_base, event_id or self.event_id, page, self.page_size)
 
-    def listing_request(self, page: int, event_id: str | None = None) -> scrapy.Request:
+    def listing_request(
+        self, page: int, event_id: str | None = None, so_far: ListingSoFar | None = None
+    ) -> scrapy.Request:
         event = event_id or self.event_id
         return scrapy.Request(
             self.listing_url(page, event),
@@ -174,6 +208,9 @@ class UnderlineSpider(scrapy.Spider):
             callback=self.parse_listing,
             errback=self.fetch_failed,
             cb_kwargs={"page": page, "event_id": event},
+            # What the pages before this one held and counted: it travels with the request, since in a
+            # fleet another process may read the next page.
+            meta={LISTING_SO_FAR_META: dataclasses.astuple(so_far or ListingSoFar())},
             # Below the lecture pages: the scheduler holds about one listing page of lectures at a
             # time instead of the whole event.
             priority=-10,
@@ -247,18 +284,13 @@ class UnderlineSpider(scrapy.Spider):
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
         self.count_unmapped(answer.unmapped)
         yield from self.sessions(answer.sessions, event)
-        seen = self.listing_ids.setdefault(event, set())
-        most_pages, most_lectures = self.listing_meta.get(event, (None, None))
-        self.listing_meta[event] = (
-            _most(most_pages, listing.total_pages),
-            _most(most_lectures, listing.total_count),
-        )
-        # Entries that are not lectures the crawler can read still count toward what meta counts.
-        self.listing_skipped[event] = self.listing_skipped.get(event, 0) + listing.skipped
+        named = self.listing_ids.setdefault(event, set())
+        fresh = {f.lecture_id for f in listing.records} - named
+        named |= fresh
+        so_far = ListingSoFar.of(response).add(listing, len(fresh))
         new = 0
         decisions: list[Decision] = []
         for fields in listing.records:
-            seen.add(fields.lecture_id)
             if fields.event_id and fields.event_id != event:
                 stats.inc_value("underline/listing_other_event")
                 continue
@@ -298,15 +330,14 @@ class UnderlineSpider(scrapy.Spider):
             and not stats.get_value(keys.LISTING_UNBOUNDED)
             and self.listing_goes_on(total, size, page, event)
         ):
-            yield self.listing_request(page + 1, event)
+            yield self.listing_request(page + 1, event, so_far)
         elif not stats.get_value(keys.LISTING_UNBOUNDED):
-            self.listing_ended(page, event)
+            self.listing_ended(page, event, so_far)
 
-    def listing_ended(self, page: int, event: str) -> None:
+    def listing_ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
         """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
         many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
-        pages, lectures = self.listing_meta.get(event, (None, None))
-        seen = len(self.listing_ids.get(event, ())) + self.listing_skipped.get(event, 0)
+        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
         if (pages is None or page >= pages) and (lectures is None or seen >= lectures):
             return
         self.stats.inc_value(keys.LISTING_SHORT)
@@ -621,6 +652,10 @@ class UnderlineSpider(scrapy.Spider):
             yield from self.keep_listed(
                 kwargs["lecture_id"], kwargs.get("listing"), kwargs.get("event_id"), counted
             )
+
+
+def _count_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def _most(held: int | None, value: int | None) -> int | None:
