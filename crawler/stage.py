@@ -2,7 +2,10 @@
 
 Layout under ``<state>/stage/``: one ``<worker>.jsonl`` per crawl process and a ``COMPLETE`` marker
 written when a crawl finishes normally. A crawl that starts on a stage without the marker resumes it
-(appends); one that starts after a finished crawl moves that stage to ``stage.previous/`` first.
+(appends); one that starts after a finished crawl moves that stage to ``stage.previous/`` first, the base
+its refresh carries unchanged lectures from. A finished stage the quality gate refused (``REFUSED``) is
+never that base: it moves to ``stage.refused/`` and the last accepted stage stays ``stage.previous/``, so
+that what the gate refused is fetched again instead of carried over.
 
 The workers of a fleet share one stage: each appends to its own ``<worker>.jsonl``, and the stage belongs to
 one run of the fleet, named in ``stage/FRONTIER``. Only the first worker of a new run moves a finished stage
@@ -13,21 +16,29 @@ the run finished, appends to the stage as it is.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from crawler import stats_keys as keys
 from crawler.fsutil import exclusive_lock, write_json_atomic
 from crawler.schema import SORT_KEY, from_json_record, lecture_order, parse_timestamp, to_json_record
 
+logger = logging.getLogger(__name__)
+
 STAGE_DIRNAME = "stage"
 PREVIOUS_DIRNAME = STAGE_DIRNAME + ".previous"
+REFUSED_DIRNAME = STAGE_DIRNAME + ".refused"
 COMPLETE_MARKER = "COMPLETE"
+# Written beside COMPLETE when the quality gate refused the finished crawl.
+REFUSED_MARKER = "REFUSED"
 # The fleet run a shared stage belongs to, and the lock under which a worker decides to move the stage aside.
 RUN_FILE = "FRONTIER"
 LOCK_FILE = ".stage.lock"
@@ -78,10 +89,23 @@ def start_stage(state_dir: Path, run: str | None = None) -> bool:
 
 
 def _move_to_previous(directory: Path) -> None:
-    previous = directory.with_name(PREVIOUS_DIRNAME)
+    # A refused crawl is kept for a look, but the last accepted one stays the base of the next refresh.
+    refused = (directory / REFUSED_MARKER).exists()
+    previous = directory.with_name(REFUSED_DIRNAME if refused else PREVIOUS_DIRNAME)
     if previous.exists():
         shutil.rmtree(previous)
     directory.rename(previous)
+
+
+def mark_refused(state_dir: Path, summary: Mapping[str, Any]) -> bool:
+    """Say that the quality gate refused the finished stage: the next crawl does not carry lectures over
+    from it (see :func:`start_stage`). Returns False when there is no finished stage to mark."""
+    directory = stage_dir(state_dir)
+    if not (directory / COMPLETE_MARKER).exists():
+        return False
+    body = {"refused_at": datetime.now(UTC).isoformat(), **summary}
+    write_json_atomic(directory / REFUSED_MARKER, body, sort_keys=True)
+    return True
 
 
 def _drop_torn_tail(path: Path) -> int:
@@ -150,18 +174,23 @@ class StageWriter:
         self,
         record: Mapping[str, Any],
         *,
-        listing_sha256: str | None = None,
+        listing_hashes: Mapping[str, str] | None = None,
         carried: bool = False,
         aliases: Sequence[tuple[str, str]] = (),
+        counted: Sequence[str] = (),
     ) -> None:
-        """A lecture, with the hash of its listing fields (what the next crawl compares) and whether it
-        was carried over from the previous crawl rather than fetched; the ``(lecture_id, url)`` aliases
-        its page linked go just before it (once it is staged, a resumed crawl skips its page)."""
+        """A lecture, with a hash of each of its listing fields (what the next crawl compares), whether
+        it was carried over from the previous crawl rather than fetched, and the counters its outcome
+        added to the crawl's statistics (so that a resumed crawl counts it exactly once); the
+        ``(lecture_id, url)`` aliases its page linked go just before it (once it is staged, a resumed
+        crawl skips its page)."""
         payload: dict[str, Any] = {"kind": "lecture", "record": to_json_record(record)}
-        if listing_sha256:
-            payload["listing_sha256"] = listing_sha256
+        if listing_hashes:
+            payload["listing_hashes"] = dict(listing_hashes)
         if carried:
             payload["carried"] = True
+        if counted:
+            payload["counted"] = list(counted)
         self._write(*(_alias_line(lecture_id, url) for lecture_id, url in aliases), payload)
 
     def write_session(self, session: Mapping[str, Any]) -> None:
@@ -303,22 +332,35 @@ def read_stage(state_dir: Path) -> StagedCrawl:
 
 @dataclass(frozen=True)
 class PreviousLecture:
-    """Where the last finished crawl staged a lecture, and what the next crawl compares it by."""
+    """Where the last finished crawl staged a lecture, and when its page was fetched."""
 
     path: Path
     offset: int
-    listing_sha256: str | None
     fetched_at: datetime
+
+
+@dataclass(frozen=True)
+class StagedLecture:
+    """A lecture as the last finished crawl staged it: its record (with the URLs seen linking to it) and
+    what the next crawl compares its listing by: a hash per listing field, or (a stage written before
+    there were per-field hashes) one hash over all of them."""
+
+    record: dict[str, Any]
+    listing_hashes: dict[str, str] | None
+    listing_sha256: str | None
 
 
 class PreviousStage:
     """The last finished stage (``stage.previous/``) indexed by lecture id, for a refresh to carry
-    unchanged lectures over. Only offsets are kept in memory; a record is read when it is carried."""
+    unchanged lectures over. Only offsets are kept in memory; a lecture's line is read when it is needed,
+    and one that cannot be read back is counted in ``damaged`` and treated as absent (its page is
+    fetched again)."""
 
     def __init__(self, state_dir: Path | None) -> None:
         self.entries: dict[str, PreviousLecture] = {}
         # URLs the previous crawl saw linking to each lecture: a carried lecture keeps them.
         self.alias_urls: dict[str, set[str]] = {}
+        self.damaged: set[str] = set()
         directory = Path(state_dir or ".") / PREVIOUS_DIRNAME
         if state_dir is not None and directory.is_dir() and (directory / COMPLETE_MARKER).exists():
             for path in sorted(directory.glob("*.jsonl")):
@@ -352,10 +394,7 @@ class PreviousStage:
                     continue
                 held = self.entries.get(lecture_id)
                 if held is None or fetched >= held.fetched_at:
-                    sha = payload.get("listing_sha256")
-                    self.entries[lecture_id] = PreviousLecture(
-                        path, start, sha if isinstance(sha, str) else None, fetched
-                    )
+                    self.entries[lecture_id] = PreviousLecture(path, start, fetched)
 
     def __contains__(self, lecture_id: object) -> bool:
         return lecture_id in self.entries
@@ -363,18 +402,44 @@ class PreviousStage:
     def get(self, lecture_id: str) -> PreviousLecture | None:
         return self.entries.get(lecture_id)
 
-    def record(self, lecture_id: str) -> dict[str, Any] | None:
-        """The lecture's record as the previous crawl staged it, with the URLs seen linking to it."""
+    def staged(self, lecture_id: str) -> StagedLecture | None:
+        """The lecture as the previous crawl staged it; None when it has none, or when its line cannot
+        be read back (logged with the file, and counted in ``damaged``)."""
         entry = self.entries.get(lecture_id)
         if entry is None:
             return None
-        with entry.path.open("rb") as fh:
-            fh.seek(entry.offset)
-            payload = json.loads(fh.readline())
-        record = from_json_record(payload["record"])
+        try:
+            with entry.path.open("rb") as fh:
+                fh.seek(entry.offset)
+                payload = json.loads(fh.readline())
+            record = from_json_record(payload["record"])
+            hashes = payload.get("listing_hashes")
+            if hashes is not None and not (
+                isinstance(hashes, dict) and all(isinstance(v, str) for v in hashes.values())
+            ):
+                raise ValueError("listing_hashes is not a map of strings")
+            sha = payload.get("listing_sha256")
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            if lecture_id not in self.damaged:
+                self.damaged.add(lecture_id)
+                logger.warning(
+                    "The last stage's record of lecture %s (%s, byte %d) cannot be read back (%s): its "
+                    "page is fetched again",
+                    lecture_id,
+                    entry.path,
+                    entry.offset,
+                    exc,
+                )
+            return None
         urls = {*(record.get("source_urls") or []), *self.alias_urls.get(lecture_id, ())}
         record["source_urls"] = sorted(urls)
-        return record
+        return StagedLecture(record, hashes, sha if isinstance(sha, str) else None)
+
+    def record(self, lecture_id: str) -> dict[str, Any] | None:
+        """The lecture's record as the previous crawl staged it, with the URLs seen linking to it; None
+        when there is none or it cannot be read back."""
+        staged = self.staged(lecture_id)
+        return staged.record if staged is not None else None
 
 
 def unfinished_lecture_ids(state_dir: Path) -> set[str]:
@@ -396,6 +461,33 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
                 if isinstance(lecture_id, str):
                     ids.add(lecture_id)
     return ids
+
+
+def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) -> Counter[str]:
+    """The counters an unfinished crawl's lecture lines in ``<worker>.jsonl`` hold: what each lecture's
+    outcome counted (see :meth:`StageWriter.write_lecture`), and ``stage/lectures`` and ``stage/carried``
+    for the lines themselves. Only keys starting with one of ``prefixes`` (all when none is given)."""
+    wanted = tuple(prefixes)
+    counts: Counter[str] = Counter()
+    path = stage_dir(state_dir) / f"{check_worker_name(worker)}.jsonl"
+    if not path.is_file():
+        return counts
+    for payload, _ in _stage_lines(path):
+        if not payload or payload.get("kind") != "lecture" or not isinstance(payload.get("record"), dict):
+            continue
+        try:
+            from_json_record(payload["record"])
+        except (TypeError, ValueError):
+            continue  # read back by nobody: the lecture is fetched, and counted, again
+        counts[keys.STAGE_LECTURES] += 1
+        if payload.get("carried"):
+            counts[keys.STAGE_CARRIED] += 1
+        counted = payload.get("counted")
+        if isinstance(counted, list):
+            counts.update(k for k in counted if isinstance(k, str))
+    if wanted:
+        counts = Counter({k: v for k, v in counts.items() if k.startswith(wanted)})
+    return counts
 
 
 def _fetched(record: Mapping[str, Any]) -> datetime:

@@ -36,6 +36,19 @@ LISTING_UNBOUNDED = "underline/listing_unbounded"
 # The finish reason of a crawl whose listing would not end: never published.
 LISTING_UNBOUNDED_REASON = "listing_unbounded"
 LISTING_STATUS_PREFIX = "underline/listing_status/"
+# A listing that does not agree with its own ``meta``: a page of it came back empty although ``meta`` counts
+# more pages, or it ended with fewer pages or lectures than ``meta`` counts. It is incomplete.
+LISTING_EMPTY_PAGE = "underline/listing_empty_page"
+LISTING_SHORT = "underline/listing_short"
+# The listing callback itself failed: the rest of that page and the pages after it are unread.
+LISTING_CALLBACK_ERROR = "underline/listing_callback_error"
+# A record of the last stage that cannot be read back: the lecture's page is fetched again.
+PREVIOUS_DAMAGED = "underline/previous_damaged"
+# Listed lectures whose authors' profiles the listing left out of ``included`` (per event too), and those
+# of them that kept their last authors. The gate's ``authors`` coverage counts them as without authors.
+AUTHORS_INCOMPLETE = "underline/authors_incomplete"
+AUTHORS_INCOMPLETE_PREFIX = "underline/authors_incomplete/"
+AUTHORS_KEPT = "underline/authors_kept"
 LISTED_PREFIX = "underline/listed/"
 ORCID_INVALID = "underline/orcid_invalid"
 # Attributes of lecture resources the crawler does not map: a count per name, and one example value.
@@ -45,6 +58,37 @@ UNMAPPED_EXAMPLE = "underline/unmapped_example/"
 RETRY_GAVE_UP = "retry/max_reached"
 SPIDER_EXCEPTIONS = "spider_exceptions/count"
 REQUESTS_SENT = "downloader/request_count"
+
+# A resumed crawl reads its listing again from the first page: these counters are counted whole by every
+# part, never added across a resume.
+RECOUNTED_PREFIXES = (
+    "underline/listing",
+    "underline/listed",
+    "underline/resume_skipped",
+    PREVIOUS_DAMAGED,
+    AUTHORS_INCOMPLETE,
+    ORCID_INVALID,
+    UNMAPPED_ATTRIBUTE,
+    "stage/sessions",
+)
+# Counters of one lecture's outcome: staged with the lecture's line, so that the part of a crawl before a
+# resume counts exactly the lectures it staged (a lecture it did not stage is done, and counted, again).
+STAGED_PREFIXES = (
+    "underline/pages/",
+    EXTRACTION_PREFIX,
+    FETCH_FAILED,
+    PAGE_UNPARSABLE,
+    PAGE_WITHOUT_LECTURE,
+    PAGE_FAILED_KEPT,
+    PAGE_LECTURE_MISMATCH,
+    AUTHORS_KEPT,
+    "underline/api_mismatch/",
+    "underline/filled_from_api/",
+    "underline/redirect_loop",
+    STAGE_LECTURES,
+    STAGE_CARRIED,
+    STAGE_INVALID,
+)
 
 # A lecture the crawl meant to publish and could not: each counts against the gate's error rate.
 ERRORS = (

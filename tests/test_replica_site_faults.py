@@ -3,6 +3,7 @@ the changed site of a refresh."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -173,10 +174,60 @@ def test_a_changed_site_for_a_refresh(site: ReplicaSite) -> None:
         assert not set(record["related_lecture_ids"]) & set(change.removed)
 
 
+WITH_PROFILES = LISTING + "&include=sorted_profiles"
+
+
+def profile_ids(node: Any) -> set[str]:
+    """Ids of every profile resource anywhere in ``node``'s ``included`` lists."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        included = node.get("included")
+        if isinstance(included, list):
+            found |= {str(i["id"]) for i in included if isinstance(i, dict) and i.get("type") == "profiles"}
+        for value in node.values():
+            found |= profile_ids(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= profile_ids(value)
+    return found
+
+
+def test_listing_and_page_edits_of_a_lagging_or_faulty_site(site: ReplicaSite) -> None:
+    first, second, third = site.event_lectures("502")[:3]
+    faults = SiteFaults(
+        listing_appends={first.id: " Revised."},
+        stripped_pages=frozenset({second.id}),
+        empty_listing_pages=frozenset({2}),
+        dropped_profiles=frozenset({third.id}),
+    )
+    with ReplicaServer(site) as healthy:
+        plain = json.loads(fetch(healthy, WITH_PROFILES.format(n=1)).body)
+    with ReplicaServer(site, site_faults=faults) as replica:
+        page_one = json.loads(fetch(replica, WITH_PROFILES.format(n=1)).body)
+        page_two = json.loads(fetch(replica, WITH_PROFILES.format(n=2)).body)
+        first_page = fetch(replica, first.path).text
+        stripped = fetch(replica, second.path)
+        dropped = fetch(replica, third.path).text
+    listed = {r["id"]: r for r in page_one["data"]}
+    assert listed[first.id]["attributes"]["abstract"] == first.abstract + " Revised."
+    # Only the listing: the page still shows the abstract as it was.
+    assert find_doc(next_data(first_page), "thin_lectures", first.id)["data"]["attributes"]["abstract"] == (
+        first.abstract
+    )
+    assert stripped.status == 200 and "__NEXT_DATA__" not in stripped.text and second.title in stripped.text
+    assert page_two["data"] == [] and page_two["meta"] == plain["meta"]
+    gone = {p.id for p in third.profiles}
+    assert gone and gone <= profile_ids(plain) and not gone & profile_ids(page_one)
+    named = listed[third.id]["relationships"]["sorted_profiles"]["data"]
+    assert {r["id"] for r in named} == gone
+    assert profile_ids(next_data(dropped)) == set()
+
+
 def test_the_command_line_takes_the_fault_flags() -> None:
     flags = ["--fail-listing-page", "3", "--fail-listing-page", "2:1", "--fail-lecture", "5,6",
              "--endless-listing", "absent", "--redirect-lecture", "7=localhost", "--swap-page", "8=9",
-             "--rename-attribute", "keywords=topics"]  # fmt: skip
+             "--rename-attribute", "keywords=topics", "--listing-append", "4= More.",
+             "--strip-page-json", "3", "--empty-listing-page", "2", "--drop-profiles", "1,2"]  # fmt: skip
     assert site_faults_from_args(build_parser().parse_args(flags)) == SiteFaults(
         listing_errors={3: None, 2: 1},
         failing_lectures=frozenset({"5", "6"}),
@@ -184,7 +235,13 @@ def test_the_command_line_takes_the_fault_flags() -> None:
         redirects={"7": "localhost"},
         swapped_pages={"8": "9"},
         renamed_attributes={"keywords": "topics"},
+        listing_appends={"4": " More."},
+        stripped_pages=frozenset({"3"}),
+        empty_listing_pages=frozenset({2}),
+        dropped_profiles=frozenset({"1", "2"}),
     )
     assert site_faults_from_args(build_parser().parse_args([])) is None
+    with pytest.raises(ValueError, match="page number"):
+        site_faults_from_args(build_parser().parse_args(["--empty-listing-page", "0"]))
     with pytest.raises(ValueError, match="N:COUNT"):
         site_faults_from_args(build_parser().parse_args(["--fail-listing-page", "x"]))

@@ -122,3 +122,20 @@ def test_staged_lines_that_cannot_be_read_back_count_as_errors() -> None:
     verdict = evaluate(GateInput(records(100), stats))
     assert failed(verdict) == ["error_rate"]
     assert "3 failed pages of 100" in verdict.explain()
+
+
+def test_lectures_whose_author_profiles_were_left_out_count_against_authors_coverage() -> None:
+    # They keep their last authors, so the records alone look whole; the counter tells the gate.
+    records_ = [lecture(i, authors=[{"name": "A", "affiliations": [], "orcid": None}]) for i in range(20)]
+    floors = GateThresholds(min_coverage={"authors": 0.95})
+    one = {"underline/authors_incomplete/502": 1}
+    assert evaluate(GateInput(records_, one), floors).passed
+    verdict = evaluate(GateInput(records_, {"underline/authors_incomplete/502": 2}), floors)
+    assert failed(verdict) == ["coverage:authors"]
+    assert verdict.failures()[0].value == 0.9
+    # Against the previous release as well, and only in the event it names.
+    three = {"underline/authors_incomplete/502": 3, "underline/authors_incomplete/469": 0}
+    assert failed(evaluate(GateInput(records_, three, previous_rows=20, previous=records_))) == [
+        "coverage:authors"
+    ]
+    assert evaluate(GateInput(records_, {"underline/authors_incomplete/469": 3}), floors).passed

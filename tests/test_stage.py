@@ -10,10 +10,14 @@ import pytest
 from crawler.schema import content_sha256
 from crawler.stage import (
     COMPLETE_MARKER,
+    REFUSED_DIRNAME,
     RUN_FILE,
+    PreviousStage,
     StageError,
     StageWriter,
+    mark_refused,
     read_stage,
+    staged_counts,
     start_stage,
     unfinished_lecture_ids,
 )
@@ -158,3 +162,72 @@ def test_a_record_the_stage_cannot_read_back_is_fetched_again_not_lost(tmp_path:
     staged = read_stage(tmp_path)
     assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1"], 1)
     assert unfinished_lecture_ids(tmp_path) == {"1"}
+
+
+def test_a_refused_stage_is_never_the_next_refresh_base(tmp_path: Path) -> None:
+    accepted = StageWriter(tmp_path)
+    accepted.open()
+    accepted.write_lecture(record("1"), listing_hashes={"title": "a"})
+    accepted.close(complete=True)
+    refused = StageWriter(tmp_path)
+    refused.open()
+    assert refused.previous_moved
+    refused.write_lecture(record("1", "2026-01-02T00:00:00Z", title="refused"), listing_hashes={"title": "b"})
+    refused.close(complete=True)
+    assert mark_refused(tmp_path, {"failed_checks": ["fallback_rate"]})
+    assert start_stage(tmp_path)
+    # The accepted stage stays the base; the refused one is kept aside for a look.
+    staged = PreviousStage(tmp_path).staged("1")
+    assert staged is not None
+    assert (staged.record["title"], staged.listing_hashes) == ("Title 1", {"title": "a"})
+    assert read_stage_dir(tmp_path / REFUSED_DIRNAME) == ["refused"]
+    # Nothing to refuse once the stage moved on, nor in an unfinished one.
+    assert not mark_refused(tmp_path, {})
+
+
+def read_stage_dir(directory: Path) -> list[str]:
+    lines = (directory / "main.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["record"]["title"] for line in lines]
+
+
+def test_a_previous_record_that_cannot_be_read_back_is_absent_and_counted(tmp_path: Path) -> None:
+    writer = StageWriter(tmp_path)
+    writer.open()
+    writer.write_lecture(record("1"), listing_hashes={"title": "a"})
+    writer.close(complete=True)
+    with writer.path.open("a", encoding="utf-8") as fh:
+        broken = {"kind": "lecture", "record": {**record("2"), "held_at": "the day after tomorrow"}}
+        fh.write(json.dumps(broken) + "\n")
+        fh.write(json.dumps({"kind": "lecture", "record": record("3"), "listing_hashes": ["no"]}) + "\n")
+    start_stage(tmp_path)
+    previous = PreviousStage(tmp_path)
+    assert {"1", "2", "3"} <= set(previous.entries)
+    assert previous.staged("2") is None and previous.record("3") is None
+    assert previous.damaged == {"2", "3"}
+    assert previous.record("1") is not None
+
+
+def test_an_unfinished_stage_counts_what_its_lectures_counted(tmp_path: Path) -> None:
+    writer = StageWriter(tmp_path)
+    writer.open()
+    writer.write_lecture(record("1"), counted=["underline/pages/fetched", "underline/extraction/next_data"])
+    writer.write_lecture(record("2"), carried=True, counted=["underline/pages/carried"])
+    writer.write_lecture(record("3"), counted=["underline/pages/fetched", "underline/fetch_failed"])
+    writer.close(complete=False)
+    with writer.path.open("a", encoding="utf-8") as fh:
+        fh.write(
+            '{"kind":"lecture","record":{"lecture_id":"4"},"counted":["underline/fetch_'
+        )  # torn by a kill
+    assert staged_counts(tmp_path, "main") == {
+        "stage/lectures": 3,
+        "stage/carried": 1,
+        "underline/pages/fetched": 2,
+        "underline/pages/carried": 1,
+        "underline/extraction/next_data": 1,
+        "underline/fetch_failed": 1,
+    }
+    assert staged_counts(tmp_path, "main", ["underline/pages/"]) == {
+        "underline/pages/fetched": 2,
+        "underline/pages/carried": 1,
+    }
+    assert staged_counts(tmp_path, "other") == {}

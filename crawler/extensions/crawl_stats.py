@@ -3,7 +3,17 @@
 A crawl killed near its end resumes where it stopped; without this the quality gate would compute its
 rates over the pages fetched after the resume alone. Every few seconds (and at close) the counters are
 written atomically to ``<stage>/stats-<worker>.json``; a crawl that opens an unfinished stage adds the
-counters found there to its own when it closes. The file moves aside with its finished stage.
+counters of the part before it to its own when it closes. The file moves aside with its finished stage.
+
+The earlier part's counters are exact, whenever the kill came:
+
+- what a lecture's outcome counted (``stats_keys.STAGED_PREFIXES``: pages fetched, failed, read without
+  their JSON...) is staged with the lecture's line and counted from the stage, not from the snapshot: a
+  lecture staged after the last snapshot is counted, and one counted but not staged (its item in flight
+  at the kill) is done, and counted, again by the resumed part only;
+- what the listing counts (``stats_keys.RECOUNTED_PREFIXES``) is counted whole again by the resumed part,
+  which reads the listing from its first page: the earlier part's figures are dropped;
+- every other counter (requests, retries, bytes) is the snapshot's, added.
 """
 
 from __future__ import annotations
@@ -19,8 +29,9 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
+from crawler import stats_keys as keys
 from crawler.fsutil import write_json_atomic
-from crawler.stage import stage_dir
+from crawler.stage import stage_dir, staged_counts
 
 logger = logging.getLogger(__name__)
 RESUMED_PARTS = "crawl/resumed_parts"
@@ -47,6 +58,17 @@ def add_counters(earlier: Mapping[str, Any], current: Mapping[str, Any]) -> dict
     return merged
 
 
+def earlier_part(snapshot: Mapping[str, Any], staged: Mapping[str, int]) -> dict[str, Any]:
+    """The counters of a crawl's part before a resume: the snapshot's, less what the resumed part counts
+    whole again (the listing) and what the stage counts exactly (lecture outcomes), plus the latter."""
+    kept = {
+        k: v
+        for k, v in snapshot.items()
+        if not k.startswith(keys.RECOUNTED_PREFIXES) and not k.startswith(keys.STAGED_PREFIXES)
+    }
+    return {**kept, **{k: v for k, v in staged.items() if v}}
+
+
 def _counters(stats: Mapping[str, Any]) -> dict[str, Any]:
     return {
         k: v
@@ -62,6 +84,8 @@ class CrawlStatsSnapshot:
         self.interval = interval
         self.earlier: dict[str, Any] = {}
         self.task: Any = None
+        self.state_dir: Path | None = None
+        self.worker = "main"
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlStatsSnapshot:
@@ -69,23 +93,30 @@ class CrawlStatsSnapshot:
         interval = settings.getfloat("CRAWL_STATS_INTERVAL")
         if not settings.getbool("CRAWL_STATS_ENABLED") or interval <= 0:
             raise NotConfigured("CRAWL_STATS_ENABLED is off")
-        path = stage_dir(Path(settings["STAGE_STATE_DIR"])) / f"stats-{settings['STAGE_WORKER']}.json"
+        state_dir = Path(settings["STAGE_STATE_DIR"])
+        path = stage_dir(state_dir) / f"stats-{settings['STAGE_WORKER']}.json"
         extension = cls(crawler, path, interval)
+        extension.state_dir = state_dir
+        extension.worker = settings["STAGE_WORKER"]
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
         return extension
 
     def spider_opened(self) -> None:
         # The stage pipeline has opened the stage by now: a finished one was moved aside, so a snapshot
-        # still here belongs to the unfinished crawl this one resumes.
+        # and lecture lines still here belong to the unfinished crawl this one resumes.
+        snapshot: dict[str, Any] = {}
         if self.path.is_file():
             try:
                 loaded = json.loads(self.path.read_text(encoding="utf-8"))
-                self.earlier = _counters(loaded) if isinstance(loaded, dict) else {}
+                snapshot = _counters(loaded) if isinstance(loaded, dict) else {}
             except (OSError, ValueError) as exc:
                 logger.warning("Ignoring unreadable crawl statistics %s: %s", self.path, exc)
-            if self.earlier:
-                self.earlier[RESUMED_PARTS] = int(self.earlier.get(RESUMED_PARTS, 0)) + 1
+        staged = staged_counts(self.state_dir, self.worker) if self.state_dir is not None else {}
+        if snapshot or staged:
+            parts = int(snapshot.get(RESUMED_PARTS, 0))
+            self.earlier = earlier_part(snapshot, staged)
+            self.earlier[RESUMED_PARTS] = parts + 1
         self.task = create_looping_call(self.write)
         self.task.start(self.interval, now=False)
 

@@ -17,7 +17,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
-from crawler.items import LISTING_SHA, PAGE_ALIASES, CarriedLecture, LectureItem, SessionItem
+from crawler.items import COUNTED, LISTING_HASHES, PAGE_ALIASES, CarriedLecture, LectureItem, SessionItem
 from crawler.schema import validate_record
 from crawler.stage import COMPLETE_MARKER, StageWriter
 
@@ -78,7 +78,8 @@ class StagePipeline:
         if not carried and not isinstance(item, LectureItem):
             return item
         record = dict(item["record"]) if carried else dict(item)
-        listing_sha = item.get(LISTING_SHA) if carried else record.pop(LISTING_SHA, None)
+        listing_hashes = item.get(LISTING_HASHES) if carried else record.pop(LISTING_HASHES, None)
+        counted = (item.get(COUNTED) if carried else record.pop(COUNTED, None)) or []
         aliases = [] if carried else record.pop(PAGE_ALIASES, None) or []
         problems = validate_record(record)
         if problems:
@@ -87,7 +88,9 @@ class StagePipeline:
                 self.writer.write_aliases(aliases)
                 self.stats.inc_value("stage/aliases", len(aliases))
             raise DropItem(f"lecture {record.get('lecture_id')!r} not staged: {'; '.join(problems)}")
-        self.writer.write_lecture(record, listing_sha256=listing_sha, carried=carried, aliases=aliases)
+        self.writer.write_lecture(
+            record, listing_hashes=listing_hashes, carried=carried, aliases=aliases, counted=counted
+        )
         if aliases:
             self.stats.inc_value("stage/aliases", len(aliases))
         self.stats.inc_value(keys.STAGE_LECTURES)

@@ -9,15 +9,19 @@ fixed seed and a fixed request sequence give the same faults every time. No URL 
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
+import re
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import formatdate
+from typing import Any
 from urllib.parse import urlsplit
 
 from crawler.replica.layout import Lecture, ReplicaSite
+from crawler.replica.pages import JsonDoc, script_json
 
 # Fault kinds, also what the request log records.
 THROTTLED = "429"
@@ -214,6 +218,12 @@ class SiteFaults:
     - ``planted_email``: an e-mail address written into every session's name and description and every
       event's description (the welcome text every lecture page shows), as organizers do (see
       :func:`with_planted_email`).
+    - ``listing_appends``: lecture id -> text appended to its abstract in the API listing only (its page
+      lags the listing);
+    - ``stripped_pages``: lecture ids whose pages are served without their ``__NEXT_DATA__``;
+    - ``empty_listing_pages``: listing page numbers that answer 200 with no lectures, ``meta`` unchanged;
+    - ``dropped_profiles``: lecture ids whose authors' profiles are left out of ``included``, in the
+      listing and in the page JSON (``sorted_profiles`` still names them).
     """
 
     listing_errors: Mapping[int, int | None] = field(default_factory=dict)
@@ -223,6 +233,19 @@ class SiteFaults:
     swapped_pages: Mapping[str, str] = field(default_factory=dict)
     renamed_attributes: Mapping[str, str] = field(default_factory=dict)
     planted_email: str | None = None
+    listing_appends: Mapping[str, str] = field(default_factory=dict)
+    stripped_pages: frozenset[str] = frozenset()
+    empty_listing_pages: frozenset[int] = frozenset()
+    dropped_profiles: frozenset[str] = frozenset()
+
+    @property
+    def edits_listing(self) -> bool:
+        """Whether listing answers are edited (see :func:`broken_listing`)."""
+        return bool(self.listing_appends or self.empty_listing_pages or self.dropped_profiles)
+
+    def edits_page(self, lecture_id: str) -> bool:
+        """Whether the lecture's page is edited (see :func:`broken_page`)."""
+        return lecture_id in self.stripped_pages or lecture_id in self.dropped_profiles
 
     def __post_init__(self) -> None:
         if self.endless_listing is not None and self.endless_listing not in ENDLESS_META_KINDS:
@@ -296,3 +319,64 @@ def with_planted_email(site: ReplicaSite, address: str | None) -> ReplicaSite:
         for key, e in site.events.items()
     }
     return dataclasses.replace(site, sessions=sessions, events=events)
+
+
+# -- answers edited the same way every time -------------------------------------------------------
+
+_NEXT_DATA = re.compile(r'<script id="__NEXT_DATA__" type="application/json">(.*?)</script>', re.S)
+
+
+def broken_listing(doc: JsonDoc, faults: SiteFaults, number: int) -> JsonDoc:
+    """Listing page ``number`` as ``faults`` break it: abstracts appended to, the page emptied (its
+    ``meta`` unchanged), authors' profiles left out of ``included``."""
+    data = [] if number in faults.empty_listing_pages else list(doc.get("data") or [])
+    out = {**doc, "data": data}
+    edited = []
+    for resource in data:
+        addition = faults.listing_appends.get(str(resource.get("id")))
+        if addition:
+            attributes = dict(resource["attributes"])
+            attributes["abstract"] = (attributes.get("abstract") or "") + addition
+            resource = {**resource, "attributes": attributes}
+        edited.append(resource)
+    out["data"] = edited
+    gone = {
+        str(ref.get("id"))
+        for resource in doc.get("data") or []
+        if str(resource.get("id")) in faults.dropped_profiles
+        for ref in (resource.get("relationships", {}).get("sorted_profiles", {}).get("data") or [])
+    }
+    if gone:
+        out["included"] = [
+            r
+            for r in doc.get("included") or []
+            if not (r.get("type") == "profiles" and str(r.get("id")) in gone)
+        ]
+    return out
+
+
+def _without_profiles(node: Any) -> Any:
+    if isinstance(node, dict):
+        out = {k: _without_profiles(v) for k, v in node.items()}
+        if isinstance(out.get("included"), list):
+            out["included"] = [
+                i for i in out["included"] if not (isinstance(i, dict) and i.get("type") == "profiles")
+            ]
+        return out
+    if isinstance(node, list):
+        return [_without_profiles(v) for v in node]
+    return node
+
+
+def broken_page(html: bytes, lecture_id: str, faults: SiteFaults) -> bytes:
+    """The lecture's page as ``faults`` break it: without its ``__NEXT_DATA__``, or with its authors'
+    profiles left out of the JSON's ``included``."""
+    text = html.decode("utf-8")
+    if lecture_id in faults.stripped_pages:
+        text = _NEXT_DATA.sub("", text)
+    elif lecture_id in faults.dropped_profiles:
+        found = _NEXT_DATA.search(text)
+        if found is not None:
+            tree = _without_profiles(json.loads(found.group(1)))
+            text = text[: found.start(1)] + script_json(tree) + text[found.end(1) :]
+    return text.encode("utf-8")

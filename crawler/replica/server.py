@@ -37,6 +37,8 @@ from crawler.replica.faults import (
     Fault,
     FaultProfile,
     SiteFaults,
+    broken_listing,
+    broken_page,
     endless_chunk,
     endless_lecture,
     named_profile,
@@ -325,7 +327,10 @@ class Router:
         if lecture.id not in self.site.lectures:
             # A made-up lecture of an endless listing: rendered for this answer only, never kept.
             return Response(200, self.renderer.render_lecture_page(lecture), HTML, cacheable=True)
-        return Response(200, self.renderer.lecture_page(lecture), HTML, cacheable=True)
+        body = self.renderer.lecture_page(lecture)
+        if broken.edits_page(lecture.id):
+            body = broken_page(body, lecture.id, broken)
+        return Response(200, body, HTML, cacheable=True)
 
     def _redirect(self, status: int, location: str) -> Response:
         reason = "Moved Permanently" if status == 301 else "Found"
@@ -374,6 +379,9 @@ class Router:
             if endless == ENDLESS_META_ABSENT:
                 del doc["meta"]
             return Response(200, api_json(doc), API)
+        if self.site_faults.edits_listing:
+            doc = self.renderer.list_doc(lectures, size, number, profiles=profiles)
+            return Response(200, api_json(broken_listing(doc, self.site_faults, number)), API, cacheable=True)
         body = self.renderer.api_body(
             (
                 "list",
@@ -790,6 +798,34 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
         help="write this e-mail address into every session's name and description and every event's"
         " description",
     )
+    broken.add_argument(
+        "--listing-append",
+        action="append",
+        default=[],
+        metavar="ID=TEXT",
+        help="append TEXT to this lecture's abstract in the API listing only (its page lags)",
+    )
+    broken.add_argument(
+        "--strip-page-json",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="serve this lecture's page without its __NEXT_DATA__",
+    )
+    broken.add_argument(
+        "--empty-listing-page",
+        action="append",
+        default=[],
+        metavar="N",
+        help="listing page N answers 200 with no lectures (its meta unchanged)",
+    )
+    broken.add_argument(
+        "--drop-profiles",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="leave this lecture's author profiles out of the listing's and the page's included",
+    )
     return parser
 
 
@@ -800,6 +836,19 @@ def _pairs(values: Sequence[str], flag: str) -> dict[str, str]:
         if not sep or not key or not target:
             raise ValueError(f"{flag} takes KEY=VALUE, not {value!r}")
         out[key] = target
+    return out
+
+
+def _ids(values: Sequence[str]) -> frozenset[str]:
+    return frozenset(i.strip() for v in values for i in v.split(",") if i.strip())
+
+
+def _page_numbers(values: Sequence[str], flag: str) -> list[int]:
+    out = []
+    for value in values:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{flag} takes a page number, not {value!r}")
+        out.append(int(value))
     return out
 
 
@@ -820,6 +869,10 @@ def site_faults_from_args(args: argparse.Namespace) -> SiteFaults | None:
         swapped_pages=_pairs(args.swap_page, "--swap-page"),
         renamed_attributes=_pairs(args.rename_attribute, "--rename-attribute"),
         planted_email=args.plant_email,
+        listing_appends=_pairs(args.listing_append, "--listing-append"),
+        stripped_pages=_ids(args.strip_page_json),
+        empty_listing_pages=frozenset(_page_numbers(args.empty_listing_page, "--empty-listing-page")),
+        dropped_profiles=_ids(args.drop_profiles),
     )
     return None if faults == SiteFaults() else faults
 

@@ -22,6 +22,7 @@ from crawler.publish.removals import RemovalRequests
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateInput, evaluate
 from crawler.schedule.lock import StateLock
+from crawler.stage import mark_refused
 
 REPORT_NAME = "run-report.json"
 # What the Hub holds: the last release version pushed per repository and branch.
@@ -120,6 +121,8 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
     notes = "".join(f"\n{line}" for line in release.notes())
     if not verdict.passed and not force:
+        # What the gate refused is no base for the next night's refresh: it is fetched again.
+        mark_refused(state, {"failed_checks": [c.name for c in verdict.failures()]})
         return (
             RunStatus.GATE_REFUSED,
             "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),

@@ -8,7 +8,7 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
@@ -25,10 +25,19 @@ from crawler import stats_keys as keys
 from crawler.arguments import parse_event_ids
 from crawler.extensions.workers import JobFailed, crawler_pool
 from crawler.httpcache import BodyReader, StoredRead
-from crawler.items import LISTING_SHA, PAGE_ALIASES, PAGE_BLOCKS, CarriedLecture, LectureItem, SessionItem
+from crawler.items import (
+    COUNTED,
+    LISTING_HASHES,
+    PAGE_ALIASES,
+    PAGE_BLOCKS,
+    CarriedLecture,
+    LectureItem,
+    SessionItem,
+)
 from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
+    LectureListPage,
     LecturePage,
     ListingAnswer,
     PageParseError,
@@ -38,8 +47,9 @@ from crawler.pages import (
     parse_transcripts,
     read_listing,
 )
+from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, format_timestamp, parse_timestamp
-from crawler.stage import PreviousLecture, PreviousStage, unfinished_lecture_ids
+from crawler.stage import PreviousLecture, PreviousStage, StagedLecture, unfinished_lecture_ids
 from crawler.urls import (
     API_ACCEPT,
     canonical_lecture_url,
@@ -57,6 +67,61 @@ MAX_PAGE_SIZE = 100
 # field both describe: not what only the page shows, nor what the crawl itself decides.
 NOT_CROSS_CHECKED = BOOKKEEPING_FIELDS | {"related_lecture_ids", "text", "subtitles"}
 CROSS_CHECKED = tuple(f.name for f in FIELDS if f.name not in NOT_CROSS_CHECKED)
+# Record fields under another name in the listing's fields, and back.
+LISTING_NAMES = {"is_premium": "package"}
+RECORD_NAMES = {v: k for k, v in LISTING_NAMES.items()}
+# Staged in place of a listing field's hash when the page disagreed with the listing on that field: the
+# page may lag its listing, so the next crawl fetches it again.
+DISAGREED = "page-disagreed"
+# Where a request for a lecture page carries the counters its decision added (fetched or revalidated).
+COUNTED_META = "underline_counted"
+# Set on that request when the listing left some of the lecture's authors' profiles out.
+AUTHORS_INCOMPLETE_META = "underline_authors_incomplete"
+
+
+# Where a listing page's request carries what the pages before it held and counted (see ListingSoFar).
+LISTING_SO_FAR_META = "underline_listing_so_far"
+
+
+@dataclasses.dataclass(frozen=True)
+class ListingSoFar:
+    """An event's listing up to a page: the entries its pages held (each lecture once, and entries that
+    are no lecture), and the most pages and lectures any of their ``meta`` counted. The listing is whole
+    when it agrees with them."""
+
+    entries: int = 0
+    pages: int | None = None
+    lectures: int | None = None
+
+    @classmethod
+    def of(cls, response: Response) -> ListingSoFar:
+        """What the request of ``response`` carried (nothing for a response without one)."""
+        carried = response.meta.get(LISTING_SO_FAR_META) if response.request is not None else None
+        try:
+            entries, pages, lectures = carried or (0, None, None)
+            return cls(int(entries), _count_or_none(pages), _count_or_none(lectures))
+        except (TypeError, ValueError):
+            return cls()
+
+    def add(self, page: LectureListPage, fresh: int) -> ListingSoFar:
+        """With one more page, of which ``fresh`` lectures were not named by an earlier page."""
+        return ListingSoFar(
+            self.entries + fresh + page.skipped,
+            _most(self.pages, page.total_pages),
+            _most(self.lectures, page.total_count),
+        )
+
+
+@dataclasses.dataclass
+class Decision:
+    """What the listing says of one lecture, and what the last crawl staged of it."""
+
+    fields: LectureFields
+    listed: dict[str, Any]
+    hashes: dict[str, str]
+    previous: PreviousLecture | None
+    staged: StagedLecture | None
+    unchanged: bool
 
 
 class UnderlineSpider(scrapy.Spider):
@@ -80,6 +145,9 @@ class UnderlineSpider(scrapy.Spider):
         self.page_size = MAX_PAGE_SIZE
         # Ids only: each lecture request carries its listing fields, so the crawl keeps no copy of them.
         self.listed: set[str] = set()
+        # Per event, the ids its listing pages named (of any event) in this process: a page repeated is
+        # not counted twice toward what the listing's meta counts.
+        self.listing_ids: dict[str, set[str]] = {}
         self.seen_links: set[str] = set()
         self.seen_sessions: set[str] = set()
         self.already_staged: set[str] = set()
@@ -106,7 +174,9 @@ class UnderlineSpider(scrapy.Spider):
             spider.already_staged = unfinished_lecture_ids(spider.state_dir)
         spider.refresh = settings.getbool("UNDERLINE_REFRESH")
         spider.revalidate_after = timedelta(days=settings.getfloat("UNDERLINE_REVALIDATE_AFTER_DAYS"))
-        spider.revalidate_share = max(0.0, settings.getfloat("UNDERLINE_REVALIDATE_SHARE"))
+        share = settings.getfloat("UNDERLINE_REVALIDATE_SHARE")
+        # A share is of a listing page's lectures: more than all of them (even inf) is all of them.
+        spider.revalidate_share = 0.0 if math.isnan(share) else min(1.0, max(0.0, share))
         spider.max_listing_pages = max(1, settings.getint("UNDERLINE_MAX_LISTING_PAGES"))
         spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
         spider.allowed_domains = sorted(
@@ -130,7 +200,9 @@ class UnderlineSpider(scrapy.Spider):
     def listing_url(self, page: int, event_id: str | None = None) -> str:
         return listing_url(self.api_base, event_id or self.event_id, page, self.page_size)
 
-    def listing_request(self, page: int, event_id: str | None = None) -> scrapy.Request:
+    def listing_request(
+        self, page: int, event_id: str | None = None, so_far: ListingSoFar | None = None
+    ) -> scrapy.Request:
         event = event_id or self.event_id
         return scrapy.Request(
             self.listing_url(page, event),
@@ -138,6 +210,9 @@ class UnderlineSpider(scrapy.Spider):
             callback=self.parse_listing,
             errback=self.fetch_failed,
             cb_kwargs={"page": page, "event_id": event},
+            # What the pages before this one held and counted: it travels with the request, since in a
+            # fleet another process may read the next page.
+            meta={LISTING_SO_FAR_META: dataclasses.astuple(so_far or ListingSoFar())},
             # Below the lecture pages: the scheduler holds about one listing page of lectures at a
             # time instead of the whole event.
             priority=-10,
@@ -182,9 +257,27 @@ class UnderlineSpider(scrapy.Spider):
         self, response: Response, answer: ListingAnswer | None, page: int, event_id: str | None = None
     ) -> Iterator[Any]:
         """What a listing page yields: its sessions, a request or a carried record for each of its
-        lectures, and the request for the next listing page."""
-        stats = self.stats
+        lectures, and the request for the next listing page. Whatever goes wrong here leaves the
+        listing incomplete: the crawl does not end "finished", and nothing is published as withdrawn."""
         event = event_id or self.event_id
+        try:
+            yield from self.read_listing_page(response, answer, page, event)
+        except Exception as exc:  # any failure leaves the rest of the listing unread
+            self.stats.inc_value(keys.LISTING_CALLBACK_ERROR)
+            self.stats.inc_value(keys.LISTING_FAILED)
+            self.logger.error(
+                "Listing page %d of event %s could not be handled (%s: %s); the listing is incomplete",
+                page,
+                event,
+                type(exc).__name__,
+                exc,
+                exc_info=True,
+            )
+
+    def read_listing_page(
+        self, response: Response, answer: ListingAnswer | None, page: int, event: str
+    ) -> Iterator[Any]:
+        stats = self.stats
         if page == 1:
             stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
         if answer is None:
@@ -199,8 +292,12 @@ class UnderlineSpider(scrapy.Spider):
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
         self.count_unmapped(answer.unmapped)
         yield from self.sessions(answer.sessions, event)
+        named = self.listing_ids.setdefault(event, set())
+        fresh = {f.lecture_id for f in listing.records} - named
+        named |= fresh
+        so_far = ListingSoFar.of(response).add(listing, len(fresh))
         new = 0
-        decisions: list[tuple[LectureFields, dict[str, Any], str, PreviousLecture | None]] = []
+        decisions: list[Decision] = []
         for fields in listing.records:
             if fields.event_id and fields.event_id != event:
                 stats.inc_value("underline/listing_other_event")
@@ -215,19 +312,53 @@ class UnderlineSpider(scrapy.Spider):
             for problem in fields.problems:
                 if problem.startswith(INVALID_ORCID):
                     stats.inc_value(keys.ORCID_INVALID)
+            if authors_incomplete(fields):
+                stats.inc_value(keys.AUTHORS_INCOMPLETE)
+                stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
             if fields.lecture_id in self.already_staged:
                 stats.inc_value("underline/resume_skipped")
                 continue
-            listed = listing_to_json(fields)
-            decisions.append((fields, listed, listing_sha256(listed), self.previous.get(fields.lecture_id)))
+            decisions.append(self.decide(fields))
         yield from self.fetch_or_carry(decisions, event)
         total, size = listing.total_pages, len(listing.records)
+        if size == 0 and total is not None and page < total:
+            stats.inc_value(keys.LISTING_EMPTY_PAGE)
+            stats.inc_value(keys.LISTING_FAILED)
+            self.logger.error(
+                "Listing page %d of event %s holds no lectures although its meta counts %d pages; the "
+                "listing is incomplete",
+                page,
+                event,
+                total,
+            )
+        # An empty or repeated page ends the listing, unless its meta says more pages follow.
+        more = new > 0 or (total is not None and page < total)
         if (
-            new
+            more
             and not stats.get_value(keys.LISTING_UNBOUNDED)
             and self.listing_goes_on(total, size, page, event)
         ):
-            yield self.listing_request(page + 1, event)
+            yield self.listing_request(page + 1, event, so_far)
+        elif not stats.get_value(keys.LISTING_UNBOUNDED):
+            self.listing_ended(page, event, so_far)
+
+    def listing_ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
+        """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
+        many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
+        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
+        if (pages is None or page >= pages) and (lectures is None or seen >= lectures):
+            return
+        self.stats.inc_value(keys.LISTING_SHORT)
+        self.stats.inc_value(keys.LISTING_FAILED)
+        self.logger.error(
+            "The listing of event %s ended after %d pages and %d lectures, but its meta counts %s pages "
+            "and %s lectures; the listing is incomplete",
+            event,
+            page,
+            seen,
+            "no" if pages is None else pages,
+            "no" if lectures is None else lectures,
+        )
 
     def listing_goes_on(self, total: int | None, size: int, page: int, event: str) -> bool:
         """Whether to ask for the next listing page. ``meta.total_pages`` may lie: a full page goes on
@@ -251,42 +382,51 @@ class UnderlineSpider(scrapy.Spider):
         )
         return False
 
-    def fetch_or_carry(
-        self, decisions: list[tuple[LectureFields, dict[str, Any], str, PreviousLecture | None]], event: str
-    ) -> Iterator[Any]:
+    def decide(self, fields: LectureFields) -> Decision:
+        """Compare a listed lecture with what the last crawl staged of it."""
+        listed = listing_to_json(fields)
+        hashes = listing_hashes(listed)
+        previous = self.previous.get(fields.lecture_id)
+        staged = None
+        if previous is not None and self.refresh:
+            staged = self.previous.staged(fields.lecture_id)
+            if staged is None:
+                self.stats.inc_value(keys.PREVIOUS_DAMAGED)
+                previous = None  # its page is fetched as a new lecture's
+        unchanged = staged is not None and listing_unchanged(staged, listed, hashes)
+        return Decision(fields, listed, hashes, previous, staged, unchanged)
+
+    def fetch_or_carry(self, decisions: list[Decision], event: str) -> Iterator[Any]:
         """A request for each lecture that is new, changed or due for revalidation (the oldest first, at
-        most UNDERLINE_REVALIDATE_SHARE of a listing page); the previous record for every other one."""
+        most UNDERLINE_REVALIDATE_SHARE of a listing page); the previous record for every other one,
+        with the fields new to its listing filled from the listing."""
         now = datetime.now(UTC)
         stale = sorted(
-            (d for d in decisions if self.refresh and d[3] is not None and d[3].listing_sha256 == d[2]),
-            key=lambda d: d[3].fetched_at if d[3] is not None else now,
+            (d for d in decisions if d.unchanged and d.previous is not None),
+            key=lambda d: d.previous.fetched_at if d.previous is not None else now,
         )
         due = {
-            d[0].lecture_id
+            d.fields.lecture_id
             for d in stale[: math.ceil(self.revalidate_share * len(decisions))]
-            if d[3] is not None and now - d[3].fetched_at > self.revalidate_after
+            if d.previous is not None and now - d.previous.fetched_at > self.revalidate_after
         }
-        for fields, listed, sha, previous in decisions:
+        for d in decisions:
+            lecture_id = d.fields.lecture_id
             # UNDERLINE_REFRESH off: every page is fetched (the previous crawl still stands in for a
             # page that fails).
-            unchanged = self.refresh and previous is not None and previous.listing_sha256 == sha
-            if unchanged and fields.lecture_id not in due:
-                record = self.previous.record(fields.lecture_id)
-                if record is not None:
-                    self.stats.inc_value(keys.PAGES_CARRIED)
-                    yield CarriedLecture(record=record, listing_sha256=sha)
-                    continue
-            self.stats.inc_value(keys.PAGES_REVALIDATED if unchanged else keys.PAGES_FETCHED)
+            if d.unchanged and d.staged is not None and lecture_id not in due:
+                record = with_new_listing_fields(d.staged, d.fields, d.hashes)
+                self.stats.inc_value(keys.PAGES_CARRIED)
+                yield CarriedLecture(record=record, listing_hashes=d.hashes, counted=[keys.PAGES_CARRIED])
+                continue
+            decision = keys.PAGES_REVALIDATED if d.unchanged else keys.PAGES_FETCHED
+            self.stats.inc_value(decision)
             yield scrapy.Request(
-                canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug),
+                canonical_lecture_url(self.web_base, lecture_id, d.fields.slug),
                 callback=self.parse_lecture,
                 errback=self.fetch_failed,
-                cb_kwargs={
-                    "lecture_id": fields.lecture_id,
-                    "listing": listed,
-                    "listing_sha": sha,
-                    "event_id": event,
-                },
+                cb_kwargs={"lecture_id": lecture_id, "listing": d.listed, "event_id": event},
+                meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: authors_incomplete(d.fields)},
             )
 
     def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
@@ -368,44 +508,64 @@ class UnderlineSpider(scrapy.Spider):
         event_id: str | None = None,
     ) -> Iterator[Any]:
         """What a fetched lecture page yields: the lecture item (or the listed record when the page
-        fails), and its subtitles request when asked for."""
+        fails), and its subtitles request when asked for. ``listing_sha`` is not used: the listing's
+        hashes are computed from ``listing``."""
         stats = self.stats
+        # The counters this lecture's outcome adds travel with its item into the stage.
+        counted: list[str] = list(response.meta.get(COUNTED_META) or [])
+
+        def count(key: str) -> None:
+            stats.inc_value(key)
+            counted.append(key)
+
         # The request carries the listing's fields: another process (a crawl fleet) may have read it.
         listed = listing_from_json(listing)
         if isinstance(page, PageParseError):
-            stats.inc_value(keys.PAGE_UNPARSABLE)
+            count(keys.PAGE_UNPARSABLE)
             self.logger.warning("Lecture page %s could not be parsed: %s", response.url, page)
-            yield from self.keep_listed(lecture_id, listing, listing_sha, event_id)
+            yield from self.keep_listed(lecture_id, listing, event_id, counted)
             return
         for problem in page.problems:
             self.logger.info("Lecture page %s: %s", response.url, problem)
         if page.fields is not None and page.fields.lecture_id != lecture_id:
             # The page describes another lecture: neither its fields nor this URL belong to that one.
-            stats.inc_value(keys.PAGE_LECTURE_MISMATCH)
-            stats.inc_value(keys.FETCH_FAILED)
+            count(keys.PAGE_LECTURE_MISMATCH)
+            count(keys.FETCH_FAILED)
             self.logger.warning(
                 "Lecture page %s shows lecture %s, not %s", response.url, page.fields.lecture_id, lecture_id
             )
-            yield from self.keep_listed(lecture_id, listing, listing_sha, event_id)
+            yield from self.keep_listed(lecture_id, listing, event_id, counted)
             return
-        stats.inc_value(keys.extraction_key(page.extraction))
+        count(keys.extraction_key(page.extraction))
+        disagreed: set[str] = set()
         if page.extraction == "visible_text" and listed is not None:
             # Without the page's JSON the page tells only what its meta tags say (whitespace
             # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
-            fields = merge_fields(listed, page.fields, stats_inc=stats.inc_value)
+            fields = merge_fields(listed, page.fields, stats_inc=count)
             if fields is not None and page.fields is not None and not fields.get("related_lecture_ids"):
                 fields["related_lecture_ids"] = list(page.fields.related_lecture_ids)
         else:
-            fields = merge_fields(page.fields, listed, stats_inc=stats.inc_value)
+            fields = merge_fields(page.fields, listed, stats_inc=count, mismatched=disagreed)
         if fields is None:
-            stats.inc_value(keys.PAGE_WITHOUT_LECTURE)
+            count(keys.PAGE_WITHOUT_LECTURE)
             self.logger.warning("Lecture page %s shows no lecture", response.url)
-            yield from self.keep_listed(lecture_id, listing, listing_sha, event_id)
+            yield from self.keep_listed(lecture_id, listing, event_id, counted)
             return
+        if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
+            # The site left some authors' profiles out: the lecture keeps its last authors.
+            kept = (self.previous.record(lecture_id) or {}).get("authors")
+            if kept:
+                fields["authors"] = kept
+                count(keys.AUTHORS_KEPT)
         # A lecture page reached through an event's listing belongs to that event unless it says.
         fields["event_id"] = fields.get("event_id") or event_id or self.event_id
         seen_at = {response.url, *response.meta.get("redirect_urls", [])}
-        item = self.lecture_item(fields, page.extraction, listing_sha, seen_at)
+        hashes = listing_hashes(listing) if isinstance(listing, dict) else None
+        if hashes is not None:
+            # A page that disagrees with its listing may lag it: fetched again next time.
+            for name in disagreed:
+                hashes[LISTING_NAMES.get(name, name)] = DISAGREED
+        item = self.lecture_item(fields, page.extraction, hashes, seen_at, counted)
         item[PAGE_BLOCKS] = page.blocks
         # The linked lectures ride with the item (one item a page, not one per link); the stage writes
         # them before the lecture, so a resumed crawl that skips this page has them already.
@@ -424,7 +584,12 @@ class UnderlineSpider(scrapy.Spider):
         yield from self.with_subtitles(item)
 
     def lecture_item(
-        self, fields: dict[str, Any], extraction: str, listing_sha: str | None, seen_at: set[str]
+        self,
+        fields: dict[str, Any],
+        extraction: str,
+        hashes: dict[str, str] | None,
+        seen_at: set[str],
+        counted: list[str] | None = None,
     ) -> Any:
         canonical = canonical_lecture_url(self.web_base, fields["lecture_id"], fields.pop("slug", None))
         item = LectureItem(
@@ -435,31 +600,35 @@ class UnderlineSpider(scrapy.Spider):
             withdrawn=False,
             fetched_at=datetime.now(UTC),
         )
-        if listing_sha:
-            item[LISTING_SHA] = listing_sha
+        if hashes:
+            item[LISTING_HASHES] = hashes
+        if counted:
+            item[COUNTED] = counted
         return item
 
     def keep_listed(
         self,
         lecture_id: str,
         listing: dict[str, Any] | None,
-        listing_sha: str | None,
         event_id: str | None,
+        counted: list[str],
     ) -> Iterator[Any]:
         """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
         is still on the site, and is never published as withdrawn for a page that did not answer."""
         record = self.previous.record(lecture_id)
         if record is not None:
             self.stats.inc_value(keys.PAGE_FAILED_KEPT)
-            # The previous listing hash: the next crawl fetches the page again.
-            yield CarriedLecture(record=record, listing_sha256=None)
+            # No listing hashes: the next crawl fetches the page again.
+            yield CarriedLecture(
+                record=record, listing_hashes=None, counted=[*counted, keys.PAGE_FAILED_KEPT]
+            )
             return
         fields = merge_fields(listing_from_json(listing), None)
         if fields is None:
             return
         self.stats.inc_value(keys.PAGE_FAILED_KEPT)
         fields["event_id"] = fields.get("event_id") or event_id or self.event_id
-        item = self.lecture_item(fields, "api_listing", None, set())
+        item = self.lecture_item(fields, "api_listing", None, set(), [*counted, keys.PAGE_FAILED_KEPT])
         item[PAGE_BLOCKS] = []
         yield item
 
@@ -513,15 +682,78 @@ class UnderlineSpider(scrapy.Spider):
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
         if request is not None and "lecture_id" in request.cb_kwargs:
             kwargs = request.cb_kwargs
+            counted = [*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED]
             yield from self.keep_listed(
-                kwargs["lecture_id"], kwargs.get("listing"), kwargs.get("listing_sha"), kwargs.get("event_id")
+                kwargs["lecture_id"], kwargs.get("listing"), kwargs.get("event_id"), counted
             )
 
 
+def _count_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _most(held: int | None, value: int | None) -> int | None:
+    return value if held is None else held if value is None else max(held, value)
+
+
+def _value_hash(value: Any) -> str:
+    blob = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def listing_hashes(listed: dict[str, Any]) -> dict[str, str]:
+    """A short hash of each of a lecture's listing fields (as :func:`listing_to_json` wrote them): the
+    next crawl fetches the page again when a field both crawls know hashes differently."""
+    return {name: _value_hash(value) for name, value in listed.items() if name != "lecture_id"}
+
+
 def listing_sha256(listed: dict[str, Any]) -> str:
-    """A hash of a lecture's listing fields: when it changes, the lecture's page is fetched again."""
+    """One hash over all of a lecture's listing fields: what stages written before there were per-field
+    hashes compared by (kept so that such a stage is still a refresh's base)."""
     blob = json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
+    """The listing fields both crawls know whose hashes differ: a field new to the listing (the crawler
+    learned it) or gone from it is no change of the lecture."""
+    return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
+
+
+def listing_unchanged(staged: StagedLecture, listed: dict[str, Any], hashes: Mapping[str, str]) -> bool:
+    """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
+    if staged.listing_hashes is not None:
+        return not changed_listing_fields(staged.listing_hashes, hashes)
+    if staged.listing_sha256 is not None:
+        return staged.listing_sha256 == listing_sha256(listed)
+    return False  # a page that failed, or showed another lecture: fetched again
+
+
+def with_new_listing_fields(
+    staged: StagedLecture, fields: LectureFields, hashes: Mapping[str, str]
+) -> dict[str, Any]:
+    """The staged record, with each record field that comes from a listing field new since it was
+    staged filled from the listing (a field the crawler learned needs no page request)."""
+    record = dict(staged.record)
+    if staged.listing_hashes is None:
+        return record
+    new = {RECORD_NAMES.get(name, name) for name in hashes.keys() - staged.listing_hashes.keys()}
+    if not new:
+        return record
+    listed = merge_fields(fields, None) or {}
+    for name in new:
+        if name in listed and name in LectureItem.fields:
+            record[name] = listed[name]
+    return record
+
+
+def authors_incomplete(fields: LectureFields | None) -> bool:
+    """Whether the source left some of the lecture's authors' profiles out (their names unknown)."""
+    return fields is not None and any(p.endswith(AUTHOR_PROFILES_MISSING) for p in fields.problems)
+
+
+def complete_authors(fields: LectureFields | None) -> bool:
+    return fields is not None and bool(fields.authors) and not authors_incomplete(fields)
 
 
 def listing_to_json(fields: LectureFields) -> dict[str, Any]:
@@ -566,8 +798,10 @@ def merge_fields(
     page: LectureFields | None,
     listed: LectureFields | None,
     stats_inc: Any = None,
+    mismatched: set[str] | None = None,
 ) -> dict[str, Any] | None:
-    """The lecture's fields from its page, cross-checked with (and gaps filled from) the API listing."""
+    """The lecture's fields from its page, cross-checked with (and gaps filled from) the API listing;
+    the fields where both have a value and differ are added to ``mismatched``."""
     if page is None and listed is None:
         return None
     source = page if page is not None else listed
@@ -581,8 +815,11 @@ def merge_fields(
                 primary[name] = theirs
                 if stats_inc:
                     stats_inc(f"underline/filled_from_api/{name}")
-            elif theirs not in (None, "", []) and mine != theirs and stats_inc:
-                stats_inc(f"underline/api_mismatch/{name}")
+            elif theirs not in (None, "", []) and mine != theirs:
+                if stats_inc:
+                    stats_inc(f"underline/api_mismatch/{name}")
+                if mismatched is not None:
+                    mismatched.add(name)
         if not primary.get("slug"):
             primary["slug"] = secondary.get("slug")
     # A page that does not say (no package, no label) and no listing to ask: not premium.
