@@ -51,6 +51,8 @@ CONTENT_FIELDS_WHEN_SET: tuple[str, ...] = (
     "slides_url",
     "poster_url",
     "is_poster",
+    "anthology_id",
+    "anthology_url",
 )
 _LIST_FIELDS = frozenset({"keywords", "related_lecture_ids", "alternate_ids"})
 # What LaTeX markup or a PDF line-end hyphenation looks like; text without any of it needs no cleaning.

@@ -856,7 +856,9 @@ def expected_subtitles(lecture: Lecture) -> list[dict[str, Any]]:
 
 # The ground truth's fields beyond the first published schema's, in this order after them: the fields
 # hashed only when set, then the subtitles (never hashed).
-EXTRA_TRUTH_FIELDS: tuple[str, ...] = (*CONTENT_FIELDS_WHEN_SET, "subtitles")
+# A crawl links no lecture to the ACL Anthology (a publish given its files does): the truth of a crawl
+# holds no link.
+EXTRA_TRUTH_FIELDS: tuple[str, ...] = (*CONTENT_FIELDS_WHEN_SET, "anthology_match", "subtitles")
 
 
 def ground_truth(
@@ -924,6 +926,9 @@ def ground_truth(
                 "slides_url": lec.slideshow_url,
                 "poster_url": lec.poster_document_url,
                 "is_poster": lec.poster_lecture,
+                "anthology_id": None,
+                "anthology_url": None,
+                "anthology_match": None,
                 "subtitles": expected_subtitles(lec),
             }
         )
