@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.items import RECORD_FIELDS, LectureItem
 from crawler.pages import parse_lecture_page
 from crawler.pipelines.boilerplate import TEXT_FROM_FIELDS, BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
@@ -87,15 +87,15 @@ class Cleaner:
         fields = merge_fields(parsed.fields, None) or {}
         fields.pop("slug", None)
         item = LectureItem(
-            **{k: v for k, v in fields.items() if k in LectureItem.fields},
+            **{k: v for k, v in fields.items() if k in RECORD_FIELDS},
             url=page.url,
             source_urls=[page.url],
             extraction=parsed.extraction,
             fetched_at=FETCHED_AT,
         )
-        item[PAGE_BLOCKS] = parsed.blocks
+        item.page_blocks = list(parsed.blocks)
         item = self.boilerplate.process_item(self.normalize.process_item(item))
-        record = dict(item)
+        record = item.record()
         record["content_sha256"] = content_sha256(record)
         return record
 

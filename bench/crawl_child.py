@@ -55,14 +55,14 @@ COMPARED_SETTINGS = (
 
 def _without_aliases() -> type:
     """The crawler's spider minus the aliases it stages for the lecture links on each page."""
-    from crawler.items import PAGE_ALIASES
+    from crawler.items import LectureItem
     from crawler.spiders.underline import UnderlineSpider
 
     class NoAliasSpider(UnderlineSpider):
         async def parse_lecture(self, response: Any, *args: Any, **kwargs: Any) -> Any:
             async for out in super().parse_lecture(response, *args, **kwargs):
-                if PAGE_ALIASES in getattr(out, "fields", {}):
-                    out[PAGE_ALIASES] = []
+                if isinstance(out, LectureItem):
+                    out.page_aliases = []
                 yield out
 
     return NoAliasSpider

@@ -48,11 +48,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cleaning import _Stats
+from bench.cleaning import FETCHED_AT, _Stats
 from bench.suite import Figure, Section, table
 from crawler.dedup import near
 from crawler.dedup.records import merge_duplicates
-from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.items import LectureItem
 from crawler.pages import parse_lecture_document, parse_lecture_page
 from crawler.pipelines.boilerplate import STAT_TEXT_FROM_FIELDS, BoilerplatePipeline, text_of
 from crawler.pipelines.normalize import NormalizePipeline
@@ -222,9 +222,10 @@ class FirstCrawl:
             title=parsed.fields.title,
             abstract=parsed.fields.abstract,
             extraction=parsed.extraction,
+            fetched_at=FETCHED_AT,
+            page_blocks=list(parsed.blocks),
         )
-        item[PAGE_BLOCKS] = parsed.blocks
-        return blocks_of(self.boilerplate.process_item(self.normalize.process_item(item))["text"])
+        return blocks_of(self.boilerplate.process_item(self.normalize.process_item(item)).text)
 
 
 def best_of(

@@ -413,7 +413,7 @@ def scale_point(work: Path, lectures: int, startup_cpu_s: float = 0.0) -> dict[s
         "crawl_ms_per_lecture": elapsed * 1000 / staged if staged else None,
         "crawl_cpu_ms_per_lecture": (crawl.cpu_s - startup_cpu_s) * 1000 / staged if staged else None,
         "crawl_max_rss_mib": crawl.max_rss_mib,
-        "near_duplicates_seen": stats.get("dedupe/near_duplicate_seen", 0),
+        "near_duplicates_seen": stats.get("dedup/near_duplicate_seen", 0),
         "publish_returncode": publish.returncode,
         "published": int(published[1]) if published else None,
         "publish_wall_s": publish.wall_s,

@@ -1,12 +1,13 @@
-"""Scrapy items, derived from the one schema in :mod:`crawler.schema`."""
+"""Scrapy items: the lecture record of :mod:`crawler.schema` with what travels beside it, and sessions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import scrapy
 
-from crawler.schema import FIELDS
+from crawler.schema import FIELD_NAMES, Lecture
 
 # Visible text blocks of the whole page: the boilerplate step turns them into ``text`` and drops them,
 # so they never reach the stage.
@@ -21,17 +22,27 @@ LISTING_HASHES = "listing_hashes"
 COUNTED = "counted"
 
 
-def _lecture_item_class() -> type[scrapy.Item]:
-    fields: dict[str, Any] = {f.name: scrapy.Field(description=f.description) for f in FIELDS}
-    fields[PAGE_BLOCKS] = scrapy.Field(description="Transient: the page's visible text blocks.")
-    fields[PAGE_ALIASES] = scrapy.Field(description="Transient: [lecture_id, url] of the lectures it links.")
-    fields[LISTING_HASHES] = scrapy.Field(description="Staged beside the record: its listing fields' hashes.")
-    fields[COUNTED] = scrapy.Field(description="Staged beside the record: the counters its outcome added.")
-    fields["__doc__"] = "One lecture as the spider saw it; its fields are the schema's."
-    return type("LectureItem", (scrapy.Item,), fields)
+@dataclass(kw_only=True)
+class LectureItem(Lecture):
+    """One lecture as the spider saw it: the schema's record (:class:`~crawler.schema.Lecture`), and what
+    travels beside it through the pipelines to the stage, never as part of the record."""
+
+    # The page's visible text blocks: the boilerplate step turns them into ``text``.
+    page_blocks: list[str] = field(default_factory=list)
+    # ``[lecture_id, url]`` of the other lectures the page links.
+    page_aliases: list[list[str]] = field(default_factory=list)
+    # A hash of each listing field (None: compare nothing, fetch the page again next time).
+    listing_hashes: dict[str, str] | None = None
+    # The statistics counters the lecture's outcome added.
+    counted: list[str] = field(default_factory=list)
+
+    def record(self) -> dict[str, Any]:
+        """The record's fields, as the stage and the publisher take them."""
+        return {name: getattr(self, name) for name in FIELD_NAMES}
 
 
-LectureItem = _lecture_item_class()
+# The fields a LectureItem can be built with from the parser's fields.
+RECORD_FIELDS = frozenset(FIELD_NAMES)
 
 
 class CarriedLecture(scrapy.Item):

@@ -309,7 +309,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         },
         "staged_lines": staged.lines,
         "bad_lines": staged.bad_lines,
-        "dedupe": dedup.summary(),
+        "dedup": dedup.summary(),
     }
     crawled = {str(e) for e in staged.summary.get("event_ids") or () if e is not None}
     crawled |= {str(r.get("event_id")) for r in staged.records}

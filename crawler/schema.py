@@ -288,7 +288,9 @@ class Lecture:
         nullable=False,
         in_content_hash=False,
     )
-    fetched_at: datetime = column("When the page was fetched (UTC).", nullable=False, in_content_hash=False)
+    fetched_at: datetime | None = column(
+        "When the page was fetched (UTC).", nullable=False, in_content_hash=False, default=None
+    )
     content_sha256: str = column(
         "SHA-256 of the lecture's content fields; equal hashes mean an unchanged lecture.",
         nullable=False,

@@ -93,7 +93,7 @@ def test_duplicates_become_one_record_with_alternate_ids(planted: dict[str, Any]
         assert drop not in rows
         assert any(f"/lecture/{drop}-" in url for url in rows[keep]["source_urls"])
     assert merged == wanted
-    assert planted["provenance"]["dedupe"]["same_talk_ids_merged"] == len(truth.duplicates)
+    assert planted["provenance"]["dedup"]["same_talk_ids_merged"] == len(truth.duplicates)
 
 
 def test_near_duplicates_share_a_cluster(planted: dict[str, Any]) -> None:
@@ -104,7 +104,7 @@ def test_near_duplicates_share_a_cluster(planted: dict[str, Any]) -> None:
             clusters.setdefault(row["near_duplicate_cluster"], set()).add(row["lecture_id"])
     assert {frozenset(m) for m in clusters.values()} == truth.near_duplicate_pairs()
     assert all(cluster == min(m, key=lambda i: (len(i), i)) for cluster, m in clusters.items())
-    assert planted["provenance"]["dedupe"]["near_duplicate_clusters"] == len(truth.near_duplicates)
+    assert planted["provenance"]["dedup"]["near_duplicate_clusters"] == len(truth.near_duplicates)
 
 
 def test_pages_without_json_are_read_from_the_visible_page(planted: dict[str, Any]) -> None:
@@ -134,7 +134,7 @@ def test_no_banner_and_no_other_lecture_in_text(planted: dict[str, Any]) -> None
         assert not any(banner in row["text"] for banner in BANNERS), row["lecture_id"]
 
 
-def test_dedupe_statistics_of_the_crawl(planted: dict[str, Any]) -> None:
+def test_dedup_statistics_of_the_crawl(planted: dict[str, Any]) -> None:
     stats = planted["first"]
-    assert stats["dedupe/same_talk_seen"] == len(planted["truth"].duplicates)
-    assert stats["dedupe/signatures"] == len(planted["expected"])
+    assert stats["dedup/same_talk_seen"] == len(planted["truth"].duplicates)
+    assert stats["dedup/signatures"] == len(planted["expected"])

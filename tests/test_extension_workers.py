@@ -262,7 +262,7 @@ def test_a_crawl_with_workers_stages_and_caches_what_a_crawl_without_them_does(
     # One job for each stored answer (a lecture page is read in the job that stores it: its body is sent
     # once), one for each listing page read and one for each signature.
     responses = stats["response_received_count"]
-    signed = stats["dedupe/unique"] + stats.get("dedupe/changed_on_refetch", 0)
+    signed = stats["dedup/unique"] + stats.get("dedup/changed_on_refetch", 0)
     assert stats["workers/jobs"] == responses + stats[keys.LISTING_PAGES] + signed
     assert not {k for k in stats if k.startswith("workers/")} - {"workers/processes", "workers/jobs"}
     records = _records(with_workers.state)
@@ -271,11 +271,11 @@ def test_a_crawl_with_workers_stages_and_caches_what_a_crawl_without_them_does(
     # The near-duplicate signatures, computed in the worker, are the ones computed here.
     signatures = near.load_signatures(with_workers.state)
     reference_signatures = near.load_signatures(without_workers.state)
-    assert len(signatures) == stats["dedupe/signatures"] > 100
+    assert len(signatures) == stats["dedup/signatures"] > 100
     assert signatures.keys() == reference_signatures.keys()
     assert all((v == reference_signatures[k]).all() for k, v in signatures.items())
     # (Which alias is dropped as known depends on the order the pages came back in: not compared.)
-    signing = ("dedupe/signatures", "dedupe/unique", "dedupe/near_duplicate_groups_count")
+    signing = ("dedup/signatures", "dedup/unique", "dedup/near_duplicate_groups_count")
     assert [stats.get(k) for k in signing] == [reference.get(k) for k in signing]
     cache = _cache(with_workers.state)
     assert len(cache) == responses

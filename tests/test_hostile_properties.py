@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.items import RECORD_FIELDS, LectureItem
 from crawler.pages import LecturePage, PageParseError, parse_lecture_list, parse_lecture_page
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
@@ -148,17 +148,17 @@ def run_pipelines(page: LecturePage, url: str) -> dict[str, Any]:
     steps = [NormalizePipeline, PrivacyPipeline, BoilerplatePipeline]
     assert page.fields is not None
     # As the spider does: fields the item does not have yet are left out.
-    fields = {k: v for k, v in page.fields.to_item_fields().items() if k in LectureItem.fields}
+    fields = {k: v for k, v in page.fields.to_item_fields().items() if k in RECORD_FIELDS}
     fields["is_premium"] = bool(fields["is_premium"])
     item = LectureItem(**fields, url=url, extraction=page.extraction)
-    item[PAGE_BLOCKS] = list(page.blocks)
+    item.page_blocks = list(page.blocks)
     for step in steps:
         item = step.from_crawler(crawler).process_item(item)
-    return dict(item)
+    return {**item.record(), "page_blocks": item.page_blocks}
 
 
 def check_text(page: LecturePage, item: dict[str, Any]) -> None:
-    assert PAGE_BLOCKS not in item
+    assert item["page_blocks"] == []
     for name, value in item.items():
         for text in value if isinstance(value, list) else [value]:
             assert not (isinstance(text, str) and contains_email(text)), name

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.items import LectureItem
 from crawler.pipelines.boilerplate import MODEL_NAME, BoilerplatePipeline, text_rebuilt_from_fields
 from tests.support.settings import project_crawler
 
@@ -32,7 +32,7 @@ def item(i: int, extraction: str = "next_data", **extra: Any) -> Any:
     blocks = ["Country", shown["abstract"], "EVENT", shown["title"], *shown["keywords"], "poster"]
     blocks += [*WELCOME, f"Abstract {i + 1} teaser.", f"Title {i + 1}", *FOOTER]
     lecture = LectureItem(**fields(i, extraction, **extra))
-    lecture[PAGE_BLOCKS] = blocks
+    lecture.page_blocks = blocks
     return lecture
 
 
@@ -50,9 +50,9 @@ EXPECTED_1 = "Abstract 1 with bold words and a reranking step.\n\nEVENT\n\nTitle
 def test_pages_with_json_use_the_structural_layer() -> None:
     step = pipeline()
     out = step.process_item(item(1))
-    assert out["text"] == EXPECTED_1
-    assert PAGE_BLOCKS not in out
-    assert out["abstract"] == fields(1)["abstract"]
+    assert out.text == EXPECTED_1
+    assert out.page_blocks == []
+    assert out.abstract == fields(1)["abstract"]
     assert step.stats.get_value("boilerplate/layer/structural") == 1
     assert step.stats.get_value("boilerplate/latex_cleaned") == 1
     assert step.stats.get_value("boilerplate/blocks_kept") == 5
@@ -61,13 +61,13 @@ def test_pages_with_json_use_the_structural_layer() -> None:
 def test_pages_without_json_use_the_general_layer_once_it_is_ready() -> None:
     step = pipeline()
     first = step.process_item(item(1, "visible_text"))
-    assert first["text"] == EXPECTED_1
+    assert first.text == EXPECTED_1
     assert step.stats.get_value("boilerplate/general_not_ready") == 1
     for i in range(2, 14):
         step.process_item(item(i))
     # Fields the general layer does not use: it reads the page's blocks, anchored on title and abstract.
     late = step.process_item(item(15, "visible_text", event_name=None, keywords=[], presentation_type=None))
-    assert late["text"] == (
+    assert late.text == (
         "Abstract 15 with bold words and a reranking step.\n\nEVENT\n\nTitle 15\n\nkw\n\nposter"
     )
     assert step.stats.get_value("boilerplate/layer/general") == 1
@@ -75,7 +75,7 @@ def test_pages_without_json_use_the_general_layer_once_it_is_ready() -> None:
 
 def test_latex_cleaning_can_be_turned_off() -> None:
     step = pipeline(NORMALIZE_LATEX=False)
-    assert step.process_item(item(1))["text"].startswith(
+    assert step.process_item(item(1)).text.startswith(
         "Abstract 1 with \\textbf{bold} words and a rerank- ing"
     )
 
@@ -91,8 +91,7 @@ def test_the_model_is_saved_at_close_and_loaded_at_open(tmp_path: Path) -> None:
     assert again.stats.get_value("boilerplate/model_pages_loaded") == 12
     out = again.process_item(item(21, "visible_text", keywords=[], presentation_type=None))
     assert (
-        out["text"]
-        == "Abstract 21 with bold words and a reranking step.\n\nEVENT\n\nTitle 21\n\nkw\n\nposter"
+        out.text == "Abstract 21 with bold words and a reranking step.\n\nEVENT\n\nTitle 21\n\nkw\n\nposter"
     )
     assert again.stats.get_value("boilerplate/layer/general") == 1
 
@@ -100,15 +99,15 @@ def test_the_model_is_saved_at_close_and_loaded_at_open(tmp_path: Path) -> None:
 def test_a_page_without_its_fields_falls_back_to_them_and_says_so() -> None:
     step = pipeline()
     lecture = item(3)
-    lecture[PAGE_BLOCKS] = ["Country", *FOOTER]
+    lecture.page_blocks = ["Country", *FOOTER]
     out = step.process_item(lecture)
-    assert out["text"] == EXPECTED_1.replace("1", "3")
-    assert out["extraction"] == "next_data+text_from_fields"
+    assert out.text == EXPECTED_1.replace("1", "3")
+    assert out.extraction == "next_data+text_from_fields"
     assert step.stats.get_value("boilerplate/text_from_fields") == 1
     # A page read without JSON that shows nothing of its lecture is marked the same way, once.
     bare = item(5, "visible_text")
-    bare[PAGE_BLOCKS] = []
-    assert step.process_item(bare)["extraction"] == "visible_text+text_from_fields"
+    bare.page_blocks = []
+    assert step.process_item(bare).extraction == "visible_text+text_from_fields"
     assert step.stats.get_value("boilerplate/text_from_fields") == 2
     assert text_rebuilt_from_fields("visible_text+text_from_fields") == "visible_text+text_from_fields"
     assert step.process_item({"not": "a lecture"}) == {"not": "a lecture"}
@@ -118,7 +117,7 @@ def test_text_read_off_the_page_is_not_marked() -> None:
     step = pipeline()
     for i in range(1, 14):
         out = step.process_item(item(i, "visible_text" if i > 11 else "next_data"))
-        assert out["extraction"] == ("visible_text" if i > 11 else "next_data")
+        assert out.extraction == ("visible_text" if i > 11 else "next_data")
     assert step.stats.get_value("boilerplate/text_from_fields") is None
     assert step.stats.get_value("boilerplate/layer/general") == 2
 
@@ -129,7 +128,7 @@ def test_the_page_not_the_fields_decides_what_text_holds() -> None:
     step = pipeline()
     lecture = item(1)
     shown = fields(1)
-    lecture[PAGE_BLOCKS] = ["Country", shown["abstract"], "EVENT", shown["title"], *WELCOME, *FOOTER]
+    lecture.page_blocks = ["Country", shown["abstract"], "EVENT", shown["title"], *WELCOME, *FOOTER]
     out = step.process_item(lecture)
-    assert out["text"] == "Abstract 1 with bold words and a reranking step.\n\nEVENT\n\nTitle 1"
-    assert out["extraction"] == "next_data"
+    assert out.text == "Abstract 1 with bold words and a reranking step.\n\nEVENT\n\nTitle 1"
+    assert out.extraction == "next_data"

@@ -11,7 +11,7 @@ import pytest
 from scrapy.exceptions import DropItem
 
 from crawler.dedup import near
-from crawler.items import PAGE_ALIASES, LectureItem
+from crawler.items import LectureItem
 from crawler.pipelines.dedup import MAX_REPORTED_MEMBERS, DedupPipeline
 from crawler.schema import content_sha256
 from tests.support.settings import project_crawler
@@ -31,46 +31,46 @@ def pipeline() -> DedupPipeline:
 
 def test_first_sighting_passes_with_its_content_hash(pipeline: DedupPipeline) -> None:
     out = pipeline.process_item(item("1"))
-    assert out["content_sha256"] == content_sha256(record("1"))
-    assert pipeline.stats.get_value("dedupe/unique") == 1
+    assert out.content_sha256 == content_sha256(record("1"))
+    assert pipeline.stats.get_value("dedup/unique") == 1
 
 
 def test_same_content_again_is_dropped(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1"))
     with pytest.raises(DropItem, match="already staged"):
         pipeline.process_item(item("1", fetched="2026-02-02T00:00:00Z"))
-    assert pipeline.stats.get_value("dedupe/dropped") == 1
+    assert pipeline.stats.get_value("dedup/dropped") == 1
 
 
 def test_a_new_url_or_new_content_passes(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1"))
-    assert pipeline.process_item(item("1", source_urls=["http://x/lecture/1"]))["lecture_id"] == "1"
-    assert pipeline.process_item(item("1", title="Changed"))["title"] == "Changed"
-    assert pipeline.stats.get_value("dedupe/merged_urls") == 1
-    assert pipeline.stats.get_value("dedupe/changed_on_refetch") == 1
+    assert pipeline.process_item(item("1", source_urls=["http://x/lecture/1"])).lecture_id == "1"
+    assert pipeline.process_item(item("1", title="Changed")).title == "Changed"
+    assert pipeline.stats.get_value("dedup/merged_urls") == 1
+    assert pipeline.stats.get_value("dedup/changed_on_refetch") == 1
 
 
 def test_each_alias_passes_once(pipeline: DedupPipeline) -> None:
     url = "http://x/events/1/posters/2/poster/1-t"
     first = item("3")
-    first[PAGE_ALIASES] = [["1", url], ["1", url]]
-    assert pipeline.process_item(first)[PAGE_ALIASES] == [["1", url]]
+    first.page_aliases = [["1", url], ["1", url]]
+    assert pipeline.process_item(first).page_aliases == [["1", url]]
     # A URL the lecture itself was fetched at is not staged again as an alias.
     pipeline.process_item(item("2"))
     second = item("4")
-    second[PAGE_ALIASES] = [["1", url], ["2", "http://x/lecture/2-t"], ["2", "http://x/lecture/2"]]
-    assert pipeline.process_item(second)[PAGE_ALIASES] == [["2", "http://x/lecture/2"]]
-    assert pipeline.stats.get_value("dedupe/alias") == 2
-    assert pipeline.stats.get_value("dedupe/alias_dropped") == 3
+    second.page_aliases = [["1", url], ["2", "http://x/lecture/2-t"], ["2", "http://x/lecture/2"]]
+    assert pipeline.process_item(second).page_aliases == [["2", "http://x/lecture/2"]]
+    assert pipeline.stats.get_value("dedup/alias") == 2
+    assert pipeline.stats.get_value("dedup/alias_dropped") == 3
 
 
 def test_a_repeated_page_passes_again_only_for_new_aliases(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1"))
     again = item("1")
-    again[PAGE_ALIASES] = [["2", "http://x/lecture/2"]]
-    assert pipeline.process_item(again)[PAGE_ALIASES] == [["2", "http://x/lecture/2"]]
+    again.page_aliases = [["2", "http://x/lecture/2"]]
+    assert pipeline.process_item(again).page_aliases == [["2", "http://x/lecture/2"]]
     once_more = item("1")
-    once_more[PAGE_ALIASES] = [["2", "http://x/lecture/2"]]
+    once_more.page_aliases = [["2", "http://x/lecture/2"]]
     with pytest.raises(DropItem, match="already staged"):
         pipeline.process_item(once_more)
 
@@ -92,7 +92,7 @@ def test_signatures_are_cached_in_the_state_directory(tmp_path: Path) -> None:
     assert sorted(cached) == sorted({near.text_key("Title 1", ABSTRACT), near.text_key("Changed", ABSTRACT),
                                      near.text_key("Title 2", ABSTRACT)})  # fmt: skip
     assert [p.name for p in (tmp_path / "minhash").iterdir()] == ["w2.jsonl"]
-    assert step.stats.get_value("dedupe/signatures") == 3
+    assert step.stats.get_value("dedup/signatures") == 3
 
 
 def test_the_same_talk_and_near_duplicates_are_counted(pipeline: DedupPipeline) -> None:
@@ -100,21 +100,21 @@ def test_the_same_talk_and_near_duplicates_are_counted(pipeline: DedupPipeline) 
     pipeline.process_item(item("2", abstract=ABSTRACT, title="Alignment"))
     pipeline.process_item(item("3", abstract=ABSTRACT.replace("simple", "robust"), title="Alignment"))
     pipeline.process_item(item("4", abstract="Something else entirely, about speech and long audio files."))
-    assert pipeline.stats.get_value("dedupe/same_talk_seen") == 1
-    assert pipeline.stats.get_value("dedupe/signatures") == 3
+    assert pipeline.stats.get_value("dedup/same_talk_seen") == 1
+    assert pipeline.stats.get_value("dedup/signatures") == 3
     pipeline.close_spider()
     # 1 and 2 are one talk; 3 differs by a word: one group of three, two candidates beyond its first.
-    assert pipeline.stats.get_value("dedupe/near_duplicate_groups") == [["1", "2", "3"]]
-    assert pipeline.stats.get_value("dedupe/near_duplicate_groups_count") == 1
-    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == 2
+    assert pipeline.stats.get_value("dedup/near_duplicate_groups") == [["1", "2", "3"]]
+    assert pipeline.stats.get_value("dedup/near_duplicate_groups_count") == 1
+    assert pipeline.stats.get_value("dedup/near_duplicate_candidates") == 2
 
 
 def test_one_talk_under_two_ids_alone_is_no_near_duplicate_group(pipeline: DedupPipeline) -> None:
     pipeline.process_item(item("1", abstract=ABSTRACT, title="Alignment"))
     pipeline.process_item(item("2", abstract=ABSTRACT, title="Alignment"))
     pipeline.close_spider()
-    assert pipeline.stats.get_value("dedupe/near_duplicate_groups") is None
-    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == 0
+    assert pipeline.stats.get_value("dedup/near_duplicate_groups") is None
+    assert pipeline.stats.get_value("dedup/near_duplicate_candidates") == 0
 
 
 def test_many_near_duplicates_make_one_log_line(
@@ -131,10 +131,10 @@ def test_many_near_duplicates_make_one_log_line(
     info = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
     assert info == [
         f"{count} lectures in 1 groups may be near-duplicates (publishing checks them); the groups are in "
-        "the crawl report under dedupe/near_duplicate_groups"
+        "the crawl report under dedup/near_duplicate_groups"
     ]
-    assert pipeline.stats.get_value("dedupe/near_duplicate_candidates") == count - 1
-    assert pipeline.stats.get_value("dedupe/near_duplicate_groups") == [
+    assert pipeline.stats.get_value("dedup/near_duplicate_candidates") == count - 1
+    assert pipeline.stats.get_value("dedup/near_duplicate_groups") == [
         [str(1000 + n) for n in range(MAX_REPORTED_MEMBERS)]
     ]
 

@@ -6,7 +6,7 @@ import pytest
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.spiders import Spider
 
-from crawler.items import PAGE_ALIASES, LectureItem
+from crawler.items import LectureItem
 from crawler.pipelines.stage import StagePipeline
 from crawler.stage import read_stage
 from tests.support.settings import project_crawler
@@ -21,7 +21,7 @@ def test_items_are_staged_and_a_finished_crawl_is_marked(tmp_path: Path) -> None
     pipeline = make(tmp_path)
     pipeline.open_spider()
     linking = LectureItem(**record("6"))
-    linking[PAGE_ALIASES] = [["5", "http://x/lecture/5"]]
+    linking.page_aliases = [["5", "http://x/lecture/5"]]
     pipeline.process_item(LectureItem(**record("5")))
     pipeline.process_item(linking)
     pipeline.spider_closed(Spider("underline"), "finished")
@@ -29,7 +29,7 @@ def test_items_are_staged_and_a_finished_crawl_is_marked(tmp_path: Path) -> None
     assert staged.complete
     assert staged.records[0]["source_urls"] == ["http://x/lecture/5", "http://x/lecture/5-t"]
     assert staged.records[1]["source_urls"] == ["http://x/lecture/6-t"]
-    assert PAGE_ALIASES not in staged.records[1]
+    assert "page_aliases" not in staged.records[1]
     assert staged.summary["lectures"] == 2
     assert pipeline.stats.get_value("stage/lectures") == 2
     assert pipeline.stats.get_value("stage/aliases") == 1

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.items import LectureItem
 from crawler.pages import parse_lecture_page
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, load_records
@@ -69,8 +69,8 @@ def first_crawl() -> dict[str, Any]:
             abstract=page.fields.abstract,
             extraction=page.extraction,
         )
-        item[PAGE_BLOCKS] = page.blocks
-        got.append(dict(step.process_item(item)))
+        item.page_blocks = page.blocks
+        got.append(step.process_item(item).record())
         own = [plain(lecture.abstract), site.events[lecture.event_id].name, plain(lecture.title)]
         want.append([*own, *lecture.keywords, site.tags[lecture.tag_id].name])
     return {"got": got, "want": want, "stats": step.stats.get_stats()}

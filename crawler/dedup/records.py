@@ -33,10 +33,10 @@ MIN_ABSTRACT_CHARS = 50
 SAME_TALK = "same title and abstract"
 
 
-def talk_key(record: Mapping[str, Any]) -> str | None:
+def talk_key(title: str | None, abstract: str | None) -> str | None:
     """The key two records of one talk share; None when the abstract is too short to tell."""
-    title = normalize_line(str(record.get("title") or "")).casefold()
-    abstract = normalize_line(str(record.get("abstract") or "")).casefold()
+    title = normalize_line(str(title or "")).casefold()
+    abstract = normalize_line(str(abstract or "")).casefold()
     if len(abstract) < MIN_ABSTRACT_CHARS:
         return None
     return hashlib.sha256(f"{title}\x1f{abstract}".encode()).hexdigest()
@@ -69,17 +69,17 @@ class DedupReport:
         return sum(len(m.merged) for m in self.merges)
 
     def stats(self) -> dict[str, int]:
-        """Counts under the ``dedupe/`` prefix of the crawl's statistics."""
+        """Counts under the ``dedup/`` prefix of the crawl's statistics."""
         return {
-            "dedupe/records_in": self.records_in,
-            "dedupe/records_out": self.records_out,
-            "dedupe/same_talk_merges": len(self.merges),
-            "dedupe/same_talk_ids_merged": self.merged_ids,
-            "dedupe/near_duplicate_clusters": len(self.clusters),
-            "dedupe/near_duplicate_records": sum(len(c.members) for c in self.clusters),
-            "dedupe/near_candidate_pairs": self.search.candidate_pairs,
-            "dedupe/signatures_cached": self.search.signatures_cached,
-            "dedupe/signatures_computed": self.search.signatures_computed,
+            "dedup/records_in": self.records_in,
+            "dedup/records_out": self.records_out,
+            "dedup/same_talk_merges": len(self.merges),
+            "dedup/same_talk_ids_merged": self.merged_ids,
+            "dedup/near_duplicate_clusters": len(self.clusters),
+            "dedup/near_duplicate_records": sum(len(c.members) for c in self.clusters),
+            "dedup/near_candidate_pairs": self.search.candidate_pairs,
+            "dedup/signatures_cached": self.search.signatures_cached,
+            "dedup/signatures_computed": self.search.signatures_computed,
         }
 
     def summary(self) -> dict[str, int]:
@@ -146,7 +146,7 @@ def _merge_same_talks(
     id) kept, with the others' ids as its ``alternate_ids`` and their URLs among its ``source_urls``."""
     groups: dict[str, list[int]] = {}
     for position, record in enumerate(records):
-        key = talk_key(record)
+        key = talk_key(record.get("title"), record.get("abstract"))
         if key is not None:
             groups.setdefault(key, []).append(position)
     dropped: set[int] = set()

@@ -25,6 +25,7 @@ unless ``NORMALIZE_LATEX`` is off; ``abstract`` is never touched.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
-from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.items import LectureItem
 from crawler.text.boilerplate import own_content_indices
 from crawler.text.latex import clean_latex
 from crawler.text.normalize import normalize_line
@@ -45,7 +46,7 @@ STAT_TEXT_FROM_FIELDS = "boilerplate/text_from_fields"
 logger = logging.getLogger(__name__)
 
 
-def fields_as_blocks(item: Any) -> list[str]:
+def fields_as_blocks(item: Mapping[str, Any]) -> list[str]:
     """The lecture block as the page should show it, built from the extracted fields alone."""
     parts = [item.get("abstract"), item.get("event_name"), item.get("title")]
     parts += list(item.get("keywords") or [])
@@ -68,8 +69,8 @@ def text_of(blocks: list[str], *, latex: bool) -> str:
     return "\n\n".join(line for line in lines if line)
 
 
-def site_of(item: Any) -> str:
-    return urlsplit(str(item.get("url") or "")).netloc.lower()
+def site_of(url: str | None) -> str:
+    return urlsplit(str(url or "")).netloc.lower()
 
 
 class BoilerplatePipeline:
@@ -125,22 +126,27 @@ class BoilerplatePipeline:
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, LectureItem):
             return item
-        blocks = item.pop(PAGE_BLOCKS, None) or []
-        site = site_of(item)
-        title, description = item.get("title"), item.get("abstract")
+        return self.lecture(item)
+
+    def lecture(self, item: LectureItem) -> LectureItem:
+        # The blocks only feed ``text``: they never reach the stage.
+        blocks, item.page_blocks = item.page_blocks, []
+        site = site_of(item.url)
+        title, description = item.title, item.abstract
         own: list[str] | None = None
         taught: list[int] | None = None
-        if item.get("extraction") != "next_data":
+        if item.extraction != "next_data":
             own = self.model.own_blocks(site, blocks, title=title, description=description)
             if own is None:
                 self.stats.inc_value("boilerplate/general_not_ready")
             else:
                 self.stats.inc_value("boilerplate/layer/general")
+        record = item.record()
         if own is None:
-            indices = own_content_indices(blocks, dict(item))
+            indices = own_content_indices(blocks, record)
             own = [normalize_line(blocks[i]) for i in indices]
             self.stats.inc_value("boilerplate/layer/structural")
-            if indices and item.get("extraction") == "next_data":
+            if indices and item.extraction == "next_data":
                 # The page's JSON named its own blocks: the model learns them as the record's.
                 taught = indices
         self.model.observe(site, blocks, title=title, description=description, own=taught)
@@ -148,11 +154,11 @@ class BoilerplatePipeline:
             # The page showed none of the lecture's fields: fall back to the fields themselves so the
             # record still carries its content, and mark the record and the crawl so that a ``text``
             # not read off the page can never pass for one that was.
-            own = fields_as_blocks(item)
-            item["extraction"] = text_rebuilt_from_fields(item.get("extraction"))
+            own = fields_as_blocks(record)
+            item.extraction = text_rebuilt_from_fields(item.extraction)
             self.stats.inc_value(STAT_TEXT_FROM_FIELDS)
-        item["text"] = text_of(own, latex=self.latex)
-        if self.latex and item["text"] != text_of(own, latex=False):
+        item.text = text_of(own, latex=self.latex)
+        if self.latex and item.text != text_of(own, latex=False):
             self.stats.inc_value("boilerplate/latex_cleaned")
         self.stats.inc_value("boilerplate/blocks_kept", len(own))
         self.stats.inc_value("boilerplate/blocks_removed", max(0, len(blocks) - len(own)))

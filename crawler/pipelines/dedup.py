@@ -8,7 +8,7 @@ crawl is visible (:func:`crawler.dedup.records.merge_duplicates`): each lecture'
 is computed once and cached in the state directory, and the same talk under a second id is counted as
 it shows up. Candidate near-duplicates are found once, when the spider closes, from the signatures kept
 as one compact array (512 bytes a lecture; an LSH index of MinHash objects took about 4 KiB): one
-summary line in the log, and the groups in the crawl's statistics (``dedupe/near_duplicate_groups``, the
+summary line in the log, and the groups in the crawl's statistics (``dedup/near_duplicate_groups``, the
 first ``MAX_REPORTED_GROUPS`` of them), which the crawl report keeps.
 """
 
@@ -28,7 +28,7 @@ from scrapy.statscollectors import StatsCollector
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
 from crawler.extensions.workers import WorkerPool, crawler_pool
-from crawler.items import PAGE_ALIASES, LectureItem
+from crawler.items import LectureItem
 from crawler.schema import content_sha256
 
 logger = logging.getLogger(__name__)
@@ -92,20 +92,20 @@ class DedupPipeline:
         ids = list(self.rows)
         groups = near.candidate_groups(ids, self.matrix[: len(ids)], [self.talk_of.get(i) for i in ids])
         lectures = sum(len(g) for g in groups)
-        self.stats.set_value("dedupe/near_duplicate_candidates", lectures - len(groups))
-        self.stats.set_value("dedupe/near_duplicate_groups_count", len(groups))
+        self.stats.set_value("dedup/near_duplicate_candidates", lectures - len(groups))
+        self.stats.set_value("dedup/near_duplicate_groups_count", len(groups))
         if groups:
             self.stats.set_value(
-                "dedupe/near_duplicate_groups",
+                "dedup/near_duplicate_groups",
                 [g[:MAX_REPORTED_MEMBERS] for g in groups[:MAX_REPORTED_GROUPS]],
             )
             logger.info(
                 "%d lectures in %d groups may be near-duplicates (publishing checks them); the groups are in "
-                "the crawl report under dedupe/near_duplicate_groups",
+                "the crawl report under dedup/near_duplicate_groups",
                 lectures,
                 len(groups),
             )
-        same = self.stats.get_value("dedupe/same_talk_seen", 0)
+        same = self.stats.get_value("dedup/same_talk_seen", 0)
         if same:
             logger.info("%d lectures repeat another lecture's title and abstract: merged at publish", same)
         return groups
@@ -113,39 +113,42 @@ class DedupPipeline:
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, LectureItem):
             return item
-        if item.get(PAGE_ALIASES):
-            item[PAGE_ALIASES] = self._new_aliases(item[PAGE_ALIASES])
-        lecture_id = item["lecture_id"]
-        item["content_sha256"] = content_sha256(item)
+        return self.lecture(item)
+
+    def lecture(self, item: LectureItem) -> LectureItem:
+        if item.page_aliases:
+            item.page_aliases = self._new_aliases(item.page_aliases)
+        lecture_id = item.lecture_id
+        item.content_sha256 = content_sha256(item.record())
         known_urls = self.urls.setdefault(lecture_id, set())
-        new_urls = set(item.get("source_urls") or []) - known_urls
+        new_urls = set(item.source_urls) - known_urls
         previous = self.hashes.get(lecture_id)
-        self.hashes[lecture_id] = item["content_sha256"]
+        self.hashes[lecture_id] = item.content_sha256
         known_urls.update(new_urls)
         if previous is None:
-            self.stats.inc_value("dedupe/unique")
+            self.stats.inc_value("dedup/unique")
             self._prepare_record_dedup(item)
             return item
-        if previous != item["content_sha256"]:
-            self.stats.inc_value("dedupe/changed_on_refetch")
+        if previous != item.content_sha256:
+            self.stats.inc_value("dedup/changed_on_refetch")
             self._prepare_record_dedup(item)
             return item
-        if new_urls or item.get(PAGE_ALIASES):
+        if new_urls or item.page_aliases:
             # The lecture is staged again only for what is new about it: its URLs, or what it links.
-            self.stats.inc_value("dedupe/merged_urls")
+            self.stats.inc_value("dedup/merged_urls")
             return item
-        self.stats.inc_value("dedupe/dropped")
+        self.stats.inc_value("dedup/dropped")
         raise DropItem(f"lecture {lecture_id} already staged with the same content", log_level="DEBUG")
 
-    def _prepare_record_dedup(self, item: Any) -> None:
-        lecture_id = str(item["lecture_id"])
-        title, abstract = item.get("title"), item.get("abstract")
-        key = talk_key(item)
+    def _prepare_record_dedup(self, item: LectureItem) -> None:
+        lecture_id = item.lecture_id
+        title, abstract = item.title, item.abstract
+        key = talk_key(title, abstract)
         self.talk_of[lecture_id] = key
         if key is not None:
             first = self.talks.setdefault(key, lecture_id)
             if first != lecture_id:
-                self.stats.inc_value("dedupe/same_talk_seen")
+                self.stats.inc_value("dedup/same_talk_seen")
                 logger.debug("lecture %s repeats lecture %s (same title and abstract)", lecture_id, first)
         row = self.rows.setdefault(lecture_id, len(self.rows))
         if row >= len(self.matrix):
@@ -177,7 +180,7 @@ class DedupPipeline:
 
     def _signed(self, row: int, text: str, values: near.Signature) -> None:
         if self.signatures.add(text, values):
-            self.stats.inc_value("dedupe/signatures")
+            self.stats.inc_value("dedup/signatures")
         self.matrix[row] = values
 
     def _new_aliases(self, aliases: list[list[str]]) -> list[list[str]]:
@@ -187,10 +190,10 @@ class DedupPipeline:
         for lecture_id, url in aliases:
             urls = self.urls.setdefault(lecture_id, set())
             if url in urls:
-                self.stats.inc_value("dedupe/alias_dropped")
+                self.stats.inc_value("dedup/alias_dropped")
                 continue
             urls.add(url)
             kept.append([lecture_id, url])
         if kept:
-            self.stats.inc_value("dedupe/alias", len(kept))
+            self.stats.inc_value("dedup/alias", len(kept))
         return kept

@@ -8,7 +8,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 
-from crawler.items import PAGE_BLOCKS, LectureItem
+from crawler.items import LectureItem
 from crawler.schema import ONE_LINE_FIELDS
 from crawler.text.normalize import normalize_line
 
@@ -30,18 +30,21 @@ class NormalizePipeline:
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, LectureItem):
             return item
+        return self.lecture(item)
+
+    def lecture(self, item: LectureItem) -> LectureItem:
         changed = 0
         for f in ONE_LINE_FIELDS:
-            value = item.get(f.name)
+            value = getattr(item, f.name)
             if f.kind == "string_list":
                 lines = [normalize_line(v) for v in value or [] if isinstance(v, str)]
-                item[f.name] = [line for line in lines if line]
+                setattr(item, f.name, [line for line in lines if line])
             elif isinstance(value, str):
                 clean = normalize_line(value)
                 changed += clean != value
-                item[f.name] = clean or None
-        blocks = [normalize_line(b) for b in item.get(PAGE_BLOCKS) or []]
-        item[PAGE_BLOCKS] = [b for b in blocks if b]
+                setattr(item, f.name, clean or None)
+        blocks = [normalize_line(b) for b in item.page_blocks]
+        item.page_blocks = [b for b in blocks if b]
         self.stats.inc_value("normalize/items")
         if changed:
             self.stats.inc_value("normalize/fields_changed", changed)

@@ -13,10 +13,13 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
-from crawler.items import PAGE_ALIASES, PAGE_BLOCKS, LectureItem, SessionItem
+from crawler.items import LectureItem, SessionItem
+from crawler.schema import FIELD_NAMES
 from crawler.text.privacy import PLACEHOLDER, RECORD_URL_FIELDS, URL_PLACEHOLDER, scrub_value
 
-URL_FIELDS = RECORD_URL_FIELDS | {PAGE_ALIASES}
+# What of a lecture item is scrubbed: its record, and the page's blocks and links that travel beside it.
+SCRUBBED = (*FIELD_NAMES, "page_blocks", "page_aliases")
+URL_FIELDS = RECORD_URL_FIELDS | {"page_aliases"}
 
 
 class PrivacyPipeline:
@@ -33,14 +36,18 @@ class PrivacyPipeline:
             return self._session(item)
         if not isinstance(item, LectureItem):
             return item
+        return self.lecture(item)
+
+    def lecture(self, item: LectureItem) -> LectureItem:
         stored = 0
-        for name in list(item.keys()):
+        for name in SCRUBBED:
             is_url = name in URL_FIELDS
-            clean, count = scrub_value(item[name], URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
+            value = getattr(item, name)
+            clean, count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
             if not count:
                 continue
-            item[name] = clean
-            if name == PAGE_BLOCKS:
+            setattr(item, name, clean)
+            if name == "page_blocks":
                 # Blocks are not stored, they only feed ``text``: counted apart, so the total counts each
                 # stored address once.
                 self.stats.inc_value("privacy/emails_scrubbed_page_blocks", count)

@@ -17,7 +17,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
-from crawler.items import COUNTED, LISTING_HASHES, PAGE_ALIASES, CarriedLecture, LectureItem, SessionItem
+from crawler.items import CarriedLecture, LectureItem, SessionItem
 from crawler.schema import validate_record
 from crawler.stage import COMPLETE_MARKER, StageWriter
 
@@ -77,10 +77,12 @@ class StagePipeline:
         carried = isinstance(item, CarriedLecture)
         if not carried and not isinstance(item, LectureItem):
             return item
-        record = dict(item["record"]) if carried else dict(item)
-        listing_hashes = item.get(LISTING_HASHES) if carried else record.pop(LISTING_HASHES, None)
-        counted = (item.get(COUNTED) if carried else record.pop(COUNTED, None)) or []
-        aliases = [] if carried else record.pop(PAGE_ALIASES, None) or []
+        if carried:
+            record = dict(item["record"])
+            listing_hashes, counted, aliases = item.get("listing_hashes"), item.get("counted") or [], []
+        else:
+            record = item.record()
+            listing_hashes, counted, aliases = item.listing_hashes, item.counted, item.page_aliases
         problems = validate_record(record)
         if problems:
             self.stats.inc_value(keys.STAGE_INVALID)

@@ -25,15 +25,7 @@ from crawler import stats_keys as keys
 from crawler.arguments import parse_event_ids
 from crawler.extensions.workers import JobFailed, crawler_pool
 from crawler.httpcache import BodyReader, StoredRead
-from crawler.items import (
-    COUNTED,
-    LISTING_HASHES,
-    PAGE_ALIASES,
-    PAGE_BLOCKS,
-    CarriedLecture,
-    LectureItem,
-    SessionItem,
-)
+from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SessionItem
 from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
@@ -566,7 +558,7 @@ class UnderlineSpider(scrapy.Spider):
             for name in disagreed:
                 hashes[LISTING_NAMES.get(name, name)] = DISAGREED
         item = self.lecture_item(fields, page.extraction, hashes, seen_at, counted)
-        item[PAGE_BLOCKS] = page.blocks
+        item.page_blocks = list(page.blocks)
         # The linked lectures ride with the item (one item a page, not one per link); the stage writes
         # them before the lecture, so a resumed crawl that skips this page has them already.
         aliases = []
@@ -580,7 +572,7 @@ class UnderlineSpider(scrapy.Spider):
                 if link not in self.seen_links:
                     self.seen_links.add(link)
                     aliases.append([ref.lecture_id, link])
-        item[PAGE_ALIASES] = aliases
+        item.page_aliases = aliases
         yield from self.with_subtitles(item)
 
     def lecture_item(
@@ -590,21 +582,18 @@ class UnderlineSpider(scrapy.Spider):
         hashes: dict[str, str] | None,
         seen_at: set[str],
         counted: list[str] | None = None,
-    ) -> Any:
+    ) -> LectureItem:
         canonical = canonical_lecture_url(self.web_base, fields["lecture_id"], fields.pop("slug", None))
-        item = LectureItem(
-            **{k: v for k, v in fields.items() if k in LectureItem.fields},
+        return LectureItem(
+            **{k: v for k, v in fields.items() if k in RECORD_FIELDS},
             url=canonical,
             source_urls=sorted(u for u in {canonical, *seen_at} if lecture_ref(u)),
             extraction=extraction,
             withdrawn=False,
             fetched_at=datetime.now(UTC),
+            listing_hashes=hashes or None,
+            counted=list(counted or []),
         )
-        if hashes:
-            item[LISTING_HASHES] = hashes
-        if counted:
-            item[COUNTED] = counted
-        return item
 
     def keep_listed(
         self,
@@ -628,17 +617,15 @@ class UnderlineSpider(scrapy.Spider):
             return
         self.stats.inc_value(keys.PAGE_FAILED_KEPT)
         fields["event_id"] = fields.get("event_id") or event_id or self.event_id
-        item = self.lecture_item(fields, "api_listing", None, set(), [*counted, keys.PAGE_FAILED_KEPT])
-        item[PAGE_BLOCKS] = []
-        yield item
+        yield self.lecture_item(fields, "api_listing", None, set(), [*counted, keys.PAGE_FAILED_KEPT])
 
-    def with_subtitles(self, item: Any) -> Iterator[Any]:
+    def with_subtitles(self, item: LectureItem) -> Iterator[Any]:
         """The item, with its subtitles first when UNDERLINE_SUBTITLES asks for them (one request)."""
         if not self.subtitles:
             yield item
             return
         yield scrapy.Request(
-            transcripts_url(self.api_base, item["lecture_id"]),
+            transcripts_url(self.api_base, item.lecture_id),
             headers={"Accept": API_ACCEPT},
             callback=self.parse_transcripts,
             errback=self.transcripts_failed,
@@ -646,9 +633,9 @@ class UnderlineSpider(scrapy.Spider):
             dont_filter=True,
         )
 
-    def parse_transcripts(self, response: Response, item: Any) -> Iterator[Any]:
+    def parse_transcripts(self, response: Response, item: LectureItem) -> Iterator[Any]:
         try:
-            item["subtitles"] = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
+            item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
         except (ValueError, AttributeError, RecursionError):
             self.stats.inc_value("underline/transcripts_unreadable")
         yield item
@@ -742,7 +729,7 @@ def with_new_listing_fields(
         return record
     listed = merge_fields(fields, None) or {}
     for name in new:
-        if name in listed and name in LectureItem.fields:
+        if name in listed and name in RECORD_FIELDS:
             record[name] = listed[name]
     return record
 
