@@ -132,11 +132,15 @@ class CrawlStatsSnapshot:
     def spider_closed(self) -> None:
         if self.task is not None and self.task.running:
             self.task.stop()
-        assert self.crawler.stats is not None
-        for key, value in self.earlier.items():
+        stats = self.crawler.stats
+        assert stats is not None
+        # The same sums as the snapshots': a counter this part left unset or set to something that is not
+        # a number (Scrapy's memusage extension does) is not a sum to add to.
+        merged = add_counters(self.earlier, stats.get_stats())
+        for key in self.earlier:
             if key == RESUMED_PARTS:
-                self.crawler.stats.set_value(key, value)
-            else:
-                self.crawler.stats.inc_value(key, value)
+                stats.set_value(key, self.earlier[key])
+            elif key in merged:
+                stats.set_value(key, merged[key])
         self.earlier = {}
         self.write()
