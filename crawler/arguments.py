@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from scrapy.settings import default_settings
 
 from crawler import settings as project_settings
+from crawler.fsutil import UnreadableText, read_text
 
 
 class ArgumentError(ValueError):
@@ -307,15 +308,9 @@ def check_card_template(path: Path, *, what: str = "--card-template") -> Path:
     import jinja2
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ArgumentError(f"{what} {str(path)!r} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise ArgumentError(
-            f"{what} {str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from None
-    except OSError as exc:
-        raise ArgumentError(f"{what} {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+        text = read_text(path, f"{what} {str(path)!r}")
+    except UnreadableText as exc:
+        raise ArgumentError(str(exc)) from None
     try:
         jinja2.Environment().parse(text)
     except jinja2.TemplateSyntaxError as exc:

@@ -66,3 +66,19 @@ def read_json_file(path: Path, *, recovery: str) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise DamagedFile(path, f"not valid JSON: {exc}", recovery) from None
+
+
+class UnreadableText(ValueError):
+    """A text file that is missing, not UTF-8 or cannot be read; the message says which, naming it."""
+
+
+def read_text(path: Path, label: str) -> str:
+    """The UTF-8 text of ``path``; :class:`UnreadableText` naming it as ``label`` when it cannot be had."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UnreadableText(f"{label} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise UnreadableText(f"{label} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise UnreadableText(f"{label} cannot be read: {exc.strerror or exc}") from None

@@ -40,6 +40,7 @@ from crawler.arguments import (
     check_settings,
     parse_event_ids,
 )
+from crawler.fsutil import UnreadableText, read_text
 from crawler.schedule.gate import GateThresholds
 
 
@@ -179,15 +180,9 @@ def load_config(path: Path | None) -> RunConfig:
     if path is None:
         return RunConfig()
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"configuration file {path} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"configuration file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"configuration file {path} cannot be read: {exc.strerror or exc}") from None
+        data = tomllib.loads(read_text(path, f"configuration file {path}"))
+    except UnreadableText as exc:
+        raise ConfigError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"configuration file {path} is not valid TOML: {exc}") from None
     unknown = set(data) - {*_SECTIONS, "gate"}
