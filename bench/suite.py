@@ -6,7 +6,9 @@ filesystem HTTP cache, same pages and settings), ``throughput`` (crawler vs a fe
 figures, ``bench.quality.section`` when present), ``publish`` (``bench/bench_publish.py``, when present),
 ``scale`` (1,000 vs 10,000 lectures: CPU, wall time and peak memory), ``polite`` (default settings' request
 rate), ``recrawl`` (a second crawl through the HTTP cache) and ``anthology`` (linking 30,000 synthetic
-lectures to 30,000 synthetic Anthology papers, against reading and normalising them, and against 3,000).
+lectures to 30,000 synthetic Anthology papers, against reading and normalising them, and against 3,000)
+and ``catalogue`` (publishing synthetic stages of 3,750 and 30,000 lectures over 32 events: peak memory and
+CPU per lecture, and the bytes a night that changed one percent of the lectures rewrites).
 Prints one table and writes every figure, with the commit it measured, as JSON
 (``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the README's table.
 """
@@ -35,7 +37,22 @@ from typing import Any
 from bench import procs
 
 RESULTS = procs.REPO / "bench" / "results" / "latest.json"
-SECTIONS = ("cost", "throughput", "cleaning", "quality", "publish", "scale", "polite", "recrawl", "anthology")
+SECTIONS = (
+    "cost",
+    "throughput",
+    "cleaning",
+    "quality",
+    "publish",
+    "scale",
+    "polite",
+    "recrawl",
+    "anthology",
+    "catalogue",
+)
+# Publishing 8 times the lectures may take at most this many times the peak memory, and this many times
+# the CPU per lecture.
+CATALOGUE_MEMORY_TARGET = 1.5
+CATALOGUE_TIME_TARGET = 1.2
 # Linking 10 times as many lectures against 10 times as many papers may cost at most this many times
 # as much per lecture (comparing all pairs would cost 10 times as much).
 ANTHOLOGY_SCALING_TARGET = 2.0
@@ -763,6 +780,87 @@ def anthology(work: Path, sizes: tuple[int, int]) -> Section:
 # -- the table -----------------------------------------------------------------------------------
 
 
+def catalogue_point(work: Path, lectures: int, events: int) -> dict[str, Any]:
+    """One run of ``bench.bench_catalogue`` in its own process (it publishes in children of its own)."""
+    cmd = [sys.executable, "-m", "bench.bench_catalogue", "--lectures", str(lectures)]
+    cmd += ["--events", str(events), "--work", str(work / f"catalogue-{lectures}")]
+    measured = procs.measure(cmd, workdir=work, name=f"catalogue-{lectures}", timeout=3600)
+    if measured.returncode != 0:
+        return {"lectures": lectures, "error": measured.stderr[-800:]}
+    point: dict[str, Any] = json.loads(measured.stdout)
+    return point
+
+
+def catalogue(work: Path, sizes: tuple[int, int], events: int = 32) -> Section:
+    """Publishing synthetic stages of two sizes over the same events: peak memory and CPU per lecture
+    against the catalogue's size, and the bytes a night that changed one percent of the lectures
+    rewrites."""
+    section = Section()
+    small, large = (catalogue_point(work, n, events) for n in sizes)
+    section.details = {"small": small, "large": large}
+    for point in (small, large):
+        for night in ("first", "second"):
+            run = point.get(night) or {}
+            if "error" in point or run.get("returncode"):
+                section.notes.append(
+                    f"catalogue of {point['lectures']:,}: {night} publish failed: "
+                    f"{point.get('error') or run.get('error')}"
+                )
+    if any("error" in p for p in (small, large)):
+        return section
+    n_small, n_large = (f"{n:,}" for n in sizes)
+    memory = _ratio(large["first"]["max_rss_mib"], small["first"]["max_rss_mib"])
+    cpu_small = small["first"]["cpu_s"] / small["lectures"]
+    cpu_large = large["first"]["cpu_s"] / large["lectures"]
+    cpu = _ratio(cpu_large, cpu_small)
+    wall = _ratio(large["seconds_per_lecture"], small["seconds_per_lecture"])
+    share = _ratio(large["rewritten_bytes"], large["release_bytes"])
+    section.figures += [
+        Figure(
+            f"publish peak RSS, {n_large} lectures of {events} events (vs {n_small})",
+            large["first"]["max_rss_mib"],
+            "MiB",
+            small["first"]["max_rss_mib"],
+            f"at {n_small}",
+            memory,
+            f"<= {CATALOGUE_MEMORY_TARGET:.2f}",
+            memory is not None and memory <= CATALOGUE_MEMORY_TARGET,
+        ),
+        Figure(
+            f"publish CPU per lecture at {n_large} (vs {n_small})",
+            cpu_large * 1000,
+            "ms",
+            cpu_small * 1000,
+            f"at {n_small}",
+            cpu,
+            f"<= {CATALOGUE_TIME_TARGET:.2f}",
+            cpu is not None and cpu <= CATALOGUE_TIME_TARGET,
+        ),
+        Figure(
+            f"publish wall time per lecture at {n_large} (vs {n_small})",
+            large["seconds_per_lecture"] * 1000,
+            "ms",
+            small["seconds_per_lecture"] * 1000,
+            f"at {n_small}",
+            wall,
+        ),
+        Figure(
+            f"bytes a night that changed 1% of {n_large} lectures rewrites (vs the release)",
+            large["rewritten_bytes"] / 2**20,
+            "MiB",
+            large["release_bytes"] / 2**20,
+            "release total",
+            share,
+        ),
+    ]
+    section.notes.append(
+        f"catalogue: the 1% night changed {large['changed_lectures']:,} lectures of the last event(s) and "
+        f"rewrote {large['rewritten_files']} of {large['files']} files; the second publish took "
+        f"{large['second']['wall_s']:.0f} s and {large['second']['max_rss_mib']:.0f} MiB"
+    )
+    return section
+
+
 def _num(value: Any) -> str:
     if value is None:
         return "-"
@@ -847,6 +945,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "polite": lambda w: polite(w, lectures=30, timeout_s=8 if quick else 30),
         "recrawl": lambda w: recrawl(w, lectures=200 if quick else None),
         "anthology": lambda w: anthology(w, (300, 3000) if quick else (3000, 30000)),
+        "catalogue": lambda w: catalogue(w, (400, 3200) if quick else (3750, 30000)),
     }
     info = machine()
     print(f"eventcrawl benchmarks on {info['cores']} cores ({info['platform']}, Python {info['python']}, "

@@ -178,7 +178,7 @@ def test_statistics_sections(text: str) -> None:
     median = (lengths[5] + lengths[6]) / 2
     shown = str(int(median)) if median.is_integer() else f"{median:.1f}"
     assert f"| {lengths[0]} | {shown} | {lengths[-1]} |" in body
-    assert "| 502 | EMNLP 2025 | 11 | 2025-11-05 | 2025-11-07 |" in body
+    assert "| 502 | EMNLP 2025 | 11 | 11 | 0 | 2025-11-05 | 2025-11-07 |" in body
     assert "| Lectures | 12 |" in body and "| Premium lectures | 3 |" in body
     assert "authors) that look like an e-mail address in this release:\n0." in body
 

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, type_label
+from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, page_derived, type_label
 from crawler.schema import format_timestamp
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "dataset_card" / "README.template.md"
@@ -248,7 +248,7 @@ def event_statistics(
     the caller measured it, each field's coverage. Sizes are bounded (top entries only): the card does
     not grow with the number of lectures."""
     rows = lectures.select(
-        ["event_id", "session_id", "presentation_type", "held_at", "anthology_id", "withdrawn"]
+        ["event_id", "session_id", "presentation_type", "held_at", "anthology_id", "withdrawn", "extraction"]
     ).to_pylist()
     by_event: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -276,9 +276,22 @@ def event_statistics(
                 "without_day": sum(1 for r in group if r["held_at"] is None),
                 "coverage": _coverage_rows(measured),
                 "anthology": anthology_share(group),
+                "sources": extraction_counts(group),
             }
         )
     return out
+
+
+def extraction_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many lectures carry fields read from their own page (text, related lectures...) and how many
+    only what the event's listing said (``extraction`` ``api_listing``)."""
+    page = listing = 0
+    for row in rows:
+        if page_derived(row.get("extraction")):
+            page += 1
+        else:
+            listing += 1
+    return {"page": page, "listing_only": listing}
 
 
 def anthology_share(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -391,8 +404,12 @@ def card_context(
     event_configs: Sequence[EventConfig] = (),
     change_files: Sequence[str] = (),
     change_counts: Mapping[str, int] | None = None,
+    lecture_email_like: int | None = None,
 ) -> dict[str, Any]:
-    """Everything the template may use; every string that came from outside is already escaped."""
+    """Everything the template may use; every string that came from outside is already escaped.
+
+    ``tables["lectures"]`` may hold only the columns the statistics read; ``lecture_email_like`` is then
+    the count of e-mail-like values in the whole lectures table (counted as it was written)."""
     lectures = tables[DEFAULT_CONFIG]
     settings = provenance.get("settings") or {}
     other = {k: v for k, v in provenance.items() if k not in SECTION_KEYS}
@@ -413,6 +430,8 @@ def card_context(
                 "id": escape_text(e["event_id"]),
                 "name": escape_text(e["event_name"], limit=100),
                 "count": e["lecture_count"],
+                "page": e["page_lectures"],
+                "listing_only": e["listing_only_lectures"],
                 "first": e["first_held_at"].date().isoformat() if e["first_held_at"] else "n/a",
                 "last": e["last_held_at"].date().isoformat() if e["last_held_at"] else "n/a",
             }
@@ -467,7 +486,12 @@ def card_context(
         "change_file": change_files[-1] if change_files else None,
         "change_files": list(change_files),
         "change_counts": dict(change_counts or {}),
-        "email_like": sum(email_like_values(table) for table in tables.values()),
+        "email_like": sum(
+            email_like_values(table)
+            for config, table in tables.items()
+            if config != DEFAULT_CONFIG or lecture_email_like is None
+        )
+        + (lecture_email_like or 0),
         "provenance": _provenance_rows(other),
         "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],
         "changes": changes,

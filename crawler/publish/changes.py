@@ -56,24 +56,28 @@ def compute_changes(
     Rows compare field by field (timestamps as instants, missing list fields as empty), ``fetched_at``
     aside; ``changed_fields`` lists the differing fields in schema order (empty for added and removed).
     """
-    previous = {r["lecture_id"]: schema.to_json_record(r) for r in previous_rows}
-    current = {r["lecture_id"]: (schema.to_json_record(r), r) for r in current_rows}
+    # The previous rows are read as they come (one file at a time); only the change rows are kept.
+    current = {r["lecture_id"]: r for r in current_rows}
+    seen: set[str] = set()
     out = []
-    for lecture_id in sorted(previous.keys() | current.keys()):
-        old = previous.get(lecture_id)
-        if lecture_id not in current:
-            assert old is not None
+    for previous_row in previous_rows:
+        old = schema.to_json_record(previous_row)
+        lecture_id = old["lecture_id"]
+        seen.add(lecture_id)
+        row = current.get(lecture_id)
+        if row is None:
             out.append(_row(lecture_id, old["event_id"], "removed", [], None))
             continue
-        new, row = current[lecture_id]
-        if old is None:
-            out.append(_row(lecture_id, new["event_id"], "added", [], row))
-            continue
+        new = schema.to_json_record(row)
         differing = [name for name in COMPARED if old[name] != new[name]]
         if not differing:
             continue
         change: Change = "withdrawn" if new["withdrawn"] and not old["withdrawn"] else "changed"
         out.append(_row(lecture_id, new["event_id"], change, differing, row))
+    for lecture_id, row in current.items():
+        if lecture_id not in seen:
+            out.append(_row(lecture_id, row["event_id"], "added", [], row))
+    out.sort(key=lambda change_row: change_row["lecture_id"])
     return out
 
 

@@ -18,7 +18,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -33,7 +33,16 @@ from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish.lint import LintProblem, errors, lint_card
-from crawler.publish.parquet import data_files_pattern, read_shards, write_partitions, write_shards
+from crawler.publish.parquet import (
+    EMPTY_PARTITION,
+    ROW_GROUP_ROWS,
+    SHARD_ROWS,
+    Shard,
+    data_files_pattern,
+    file_schema,
+    read_shards,
+    write_shards,
+)
 from crawler.publish.removals import Redactions, apply_removals
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
@@ -42,10 +51,11 @@ from crawler.publish.tables import (
     SPECS,
     SPECS_BY_NAME,
     EventConfig,
-    build_tables,
     event_configs,
     lecture_rows,
+    lecture_table,
     session_details,
+    summary_tables,
 )
 from crawler.urls import without_credentials
 
@@ -72,6 +82,8 @@ class ReleaseResult:
     warnings: tuple[LintProblem, ...] = field(default=())
     change_file: str | None = None  # ``changes/<version>.parquet``
     event_configs: dict[str, str] = field(default_factory=dict)  # event id -> config name
+    # Event configs whose files this release wrote; the others' files are the previous release's.
+    rewritten: tuple[str, ...] = ()
 
 
 def publish_release(
@@ -129,7 +141,7 @@ def publish_release(
                 rows, build, name, provenance, template, crawl_date, now, previous, details, removals
             )
             step("built", build)
-            result_warnings = verify_release(build, result.row_counts)
+            result_warnings = verify_release(build, result.row_counts, carried=result.reused_files)
             step("checked", build)
             _swap(build, out_dir, step)
         finally:
@@ -145,6 +157,7 @@ def publish_release(
         warnings=tuple(result_warnings),
         change_file=result.change_file,
         event_configs={e.event_id: e.config_name for e in result.event_configs},
+        rewritten=tuple(sorted(result.rewritten)),
     )
 
 
@@ -181,14 +194,54 @@ class _Removals:
 
 @dataclass(frozen=True)
 class _Previous:
+    """The previous release, read lazily: its rows are read one file at a time when they are needed."""
+
     manifest: dict[str, Any]
     card: str | None
-    rows: list[dict[str, Any]]
     root: Path
 
     @property
+    def lecture_files(self) -> list[str]:
+        return list(self.manifest["configs"][DEFAULT_CONFIG]["files"])
+
+    def _table(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        try:
+            return pq.read_table(self.root / path, columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedFile(self.root / path, f"unreadable Parquet: {exc}", _recovery(self.root)) from None
+
+    def check(self) -> None:
+        """Every lecture file opens as Parquet (a damaged release is named before anything is built)."""
+        for path in self.lecture_files:
+            try:
+                pq.read_metadata(self.root / path)
+            except (OSError, pa.ArrowException) as exc:
+                raise DamagedFile(
+                    self.root / path, f"unreadable Parquet: {exc}", _recovery(self.root)
+                ) from None
+
+    def iter_rows(self) -> Iterator[dict[str, Any]]:
+        """Every lecture row, one file in memory at a time."""
+        for path in self.lecture_files:
+            # An older release may lack columns added since: from_json_record gives them their empty value.
+            for row in self._table(path).to_pylist():
+                yield schema.from_json_record(row)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return list(self.iter_rows())
+
+    @property
     def hashes(self) -> dict[str, str]:
-        return {r["lecture_id"]: r["content_sha256"] for r in self.rows}
+        out: dict[str, str] = {}
+        for path in self.lecture_files:
+            table = self._table(path, ["lecture_id", "content_sha256"])
+            out.update(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True))
+        return out
+
+    def event_shards(self) -> dict[str, dict[str, Any]]:
+        found = self.manifest.get("event_shards")
+        return found if isinstance(found, dict) else {}
 
 
 def _recovery(out_dir: Path) -> str:
@@ -258,18 +311,11 @@ def _previous_release(out_dir: Path) -> _Previous | None:
                 f"{out_dir} exists and is not a release (no {MANIFEST}); refusing to replace it"
             )
         return None
-    recovery = _recovery(out_dir)
-    rows: list[dict[str, Any]] = []
-    for path in manifest["configs"][DEFAULT_CONFIG]["files"]:
-        # An older release may lack columns added since: to_json_record gives them their empty value.
-        try:
-            table = pq.read_table(out_dir / path)
-        except (OSError, pa.ArrowException) as exc:
-            raise DamagedFile(out_dir / path, f"unreadable Parquet: {exc}", recovery) from None
-        rows.extend(schema.from_json_record(r) for r in table.to_pylist())
     card_path = out_dir / CARD
     card = card_path.read_text(encoding="utf-8") if card_path.is_file() else None
-    return _Previous(manifest, card, rows, out_dir)
+    previous = _Previous(manifest, card, out_dir)
+    previous.check()
+    return previous
 
 
 @dataclass(frozen=True)
@@ -388,6 +434,121 @@ class _Built:
     changes: cards.Changes
     change_file: str
     event_configs: list[EventConfig]
+    rewritten: frozenset[str] = frozenset()  # event configs whose files were written anew
+    reused_files: frozenset[str] = frozenset()  # lecture files carried from the previous release
+
+
+# The columns of the lectures the card's statistics read (the release writes the whole rows one event at
+# a time; the card sees these few columns of all of them).
+CARD_COLUMNS = (
+    "lecture_id",
+    "title",
+    "abstract",
+    "keywords",
+    "authors",
+    "presentation_type",
+    "event_id",
+    "session_id",
+    "session_name",
+    "is_premium",
+    "doi",
+    "held_at",
+    "anthology_id",
+    "withdrawn",
+    "extraction",
+)
+
+
+@dataclass(frozen=True)
+class _EventShards:
+    """One event's ``lectures`` files in the build: written now, or carried byte for byte from the
+    previous release because the event's rows are exactly the ones those files hold."""
+
+    event: EventConfig
+    shards: tuple[Shard, ...]
+    num_bytes: int
+    fingerprint: str
+    email_like: int
+    reused: bool
+
+    @property
+    def num_rows(self) -> int:
+        return sum(s.num_rows for s in self.shards)
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "files": [s.path for s in self.shards],
+            "rows": self.num_rows,
+            "num_bytes": self.num_bytes,
+            "email_like": self.email_like,
+        }
+
+
+def rows_fingerprint(rows: Iterable[Mapping[str, Any]]) -> str:
+    """A digest of everything an event's ``lectures`` files are made of: every field of its rows (in
+    order), the declared file schema and the writer's version and settings. Equal digests give equal
+    bytes."""
+    digest = hashlib.sha256()
+    digest.update(f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS}\n".encode())
+    digest.update(file_schema(LECTURES).serialize().to_pybytes())
+    for row in rows:
+        record = schema.to_json_record(row)
+        digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _event_shards(
+    build: Path,
+    event: EventConfig,
+    rows: Sequence[Mapping[str, Any]],
+    previous: _Previous | None,
+) -> _EventShards:
+    """Write one event's ``lectures`` files, or link the previous release's when its rows are unchanged."""
+    fingerprint = rows_fingerprint(rows)
+    before = previous.event_shards().get(event.event_id) if previous else None
+    if previous is not None and isinstance(before, dict) and before.get("fingerprint") == fingerprint:
+        carried = _carry_files(previous, build, before)
+        if carried is not None:
+            return _EventShards(
+                event,
+                tuple(carried),
+                int(before["num_bytes"]),
+                fingerprint,
+                int(before.get("email_like", 0)),
+                reused=True,
+            )
+    table = lecture_table(rows)
+    shards = write_shards(table, build, LECTURES, partition=event.directory)
+    found = cards.email_like_values(table)
+    return _EventShards(event, tuple(shards), table.nbytes, fingerprint, found, reused=False)
+
+
+def _carry_files(previous: _Previous, build: Path, entry: Mapping[str, Any]) -> list[Shard] | None:
+    """Hard-link (or copy) the previous release's files of an event into the build; None when one of
+    them is missing or not the file its manifest describes (then the event is written again)."""
+    paths = entry.get("files")
+    if not isinstance(paths, list) or not paths:
+        return None
+    listed = previous.manifest["files"]
+    shards = []
+    for path in paths:
+        source = previous.root / str(path)
+        if not isinstance(path, str) or path not in listed or not source.is_file():
+            return None
+        # Read once more: a file damaged since it was published is written again, not carried.
+        if _file_entry(source) != listed[path]:
+            return None
+        shards.append(Shard(path, pq.read_metadata(source).num_rows))
+    for path in paths:
+        target = build / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(previous.root / path, target)
+        except OSError:
+            shutil.copyfile(previous.root / path, target)
+    return shards
 
 
 def _build(
@@ -406,21 +567,33 @@ def _build(
     history = list(previous.manifest.get("versions", [])) if previous else []
     previous_version = previous.manifest.get("version") if previous else None
     version = next_version(crawl_date, history)
-    tables = build_tables(rows, sessions)
+    tables = summary_tables(rows, sessions)
     per_event = event_configs(tables["events"].to_pylist())
-    configs = []
-    event_files: list[cards.ConfigFiles] = []
+    by_event: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_event.setdefault(row["event_id"], []).append(row)
+    # One event's table in memory at a time; an event whose rows did not change keeps its files.
+    written = [_event_shards(build, e, by_event[e.event_id], previous) for e in per_event]
+    del by_event
+    if written:
+        lecture_shards = [s for w in written for s in w.shards]
+    else:
+        lecture_shards = write_shards(lecture_table([]), build, LECTURES, partition=EMPTY_PARTITION)
+    configs = [
+        cards.ConfigFiles(
+            spec=LECTURES,
+            paths=tuple(s.path for s in lecture_shards),
+            num_rows=len(rows),
+            num_bytes=sum(w.num_bytes for w in written),
+            download_size=sum((build / s.path).stat().st_size for s in lecture_shards),
+            pattern=data_files_pattern(LECTURES),
+        )
+    ]
+    event_files = [_event_config_files(build, w) for w in written]
     # datasets cannot load a split without rows: a table other than the default is left out while empty
     # (e.g. ``authors`` until the crawl reads them).
-    for spec in (s for s in SPECS if s is LECTURES or tables[s.name].num_rows):
-        if spec is LECTURES:
-            partitions = write_partitions(
-                tables[spec.name], build, spec, {e.event_id: e.directory for e in per_event}
-            )
-            shards = [s for value in sorted(partitions) for s in partitions[value]]
-            event_files = [_event_config_files(build, e, partitions[e.event_id]) for e in per_event]
-        else:
-            shards = write_shards(tables[spec.name], build, spec)
+    for spec in (s for s in SPECS if s is not LECTURES and tables[s.name].num_rows):
+        shards = write_shards(tables[spec.name], build, spec)
         configs.append(
             cards.ConfigFiles(
                 spec=spec,
@@ -435,7 +608,7 @@ def _build(
     links = link_rows(rows)
     (build / LINKS_FILE).write_text(links_csv(links), encoding="utf-8")
     history_files = _carry_change_files(previous, build, removals)
-    change_rows = change_files.compute_changes(previous.rows if previous else [], rows)
+    change_rows = change_files.compute_changes(previous.iter_rows() if previous else [], rows)
     change_file = change_files.changes_path(version)
     change_files.write_changes(change_rows, build / change_file)
     all_change_files = [*history_files, change_file]
@@ -454,11 +627,12 @@ def _build(
         created=created,
         provenance=provenance,
         configs=[*configs, *event_files],
-        tables=tables,
+        tables={DEFAULT_CONFIG: lecture_table(rows, CARD_COLUMNS), **tables},
         changes=changes,
         event_configs=per_event,
         change_files=all_change_files,
         change_counts=change_files.counts(change_rows),
+        lecture_email_like=sum(w.email_like for w in written),
     )
     text = cards.render_card(
         template=template,
@@ -468,8 +642,14 @@ def _build(
     )
     (build / CARD).write_text(text, encoding="utf-8")
     row_counts = {c.spec.name: c.num_rows for c in configs}
-    written = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *all_change_files]
-    files = {path: _file_entry(build / path) for path in written}
+    paths = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *all_change_files]
+    reused = {s.path for w in written if w.reused for s in w.shards}
+    files = {
+        path: dict(previous.manifest["files"][path])
+        if previous and path in reused
+        else _file_entry(build / path)
+        for path in paths
+    }
     manifest = {
         "format": MANIFEST_FORMAT,
         "name": name,
@@ -485,6 +665,8 @@ def _build(
                 for c, e in zip(event_files, per_event, strict=True)
             },
         },
+        # Per event: what its files were made of, so that the next release keeps them when nothing changed.
+        "event_shards": {w.event.event_id: w.entry() for w in written},
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": all_change_files,
         "change_rows": change_files.counts(change_rows),
@@ -496,16 +678,28 @@ def _build(
         json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     _fsync_tree(build)
-    return _Built(version, previous_version, row_counts, files, changes, change_file, per_event)
+    rewritten = frozenset(w.event.config_name for w in written if not w.reused)
+    return _Built(
+        version,
+        previous_version,
+        row_counts,
+        files,
+        changes,
+        change_file,
+        per_event,
+        rewritten,
+        frozenset(reused),
+    )
 
 
-def _event_config_files(build: Path, event: EventConfig, shards: Sequence[Any]) -> cards.ConfigFiles:
-    paths = tuple(s.path for s in shards)
+def _event_config_files(build: Path, written: _EventShards) -> cards.ConfigFiles:
+    event = written.event
+    paths = tuple(s.path for s in written.shards)
     return cards.ConfigFiles(
         spec=LECTURES,
         paths=paths,
-        num_rows=sum(s.num_rows for s in shards),
-        num_bytes=sum(pq.read_table(build / p).nbytes for p in paths),
+        num_rows=written.num_rows,
+        num_bytes=written.num_bytes,
         download_size=sum((build / p).stat().st_size for p in paths),
         pattern=paths,
         name=event.config_name,
@@ -524,6 +718,12 @@ def _carry_change_files(previous: _Previous | None, build: Path, removals: _Remo
             raise ReleaseError(f"{path}: listed in the previous {MANIFEST} but missing")
         target = build / path
         target.parent.mkdir(parents=True, exist_ok=True)
+        if not _may_need_scrubbing(source, removals):
+            # Nothing to remove from it: the file is carried as it is, without reading its rows (the
+            # first release's file holds every lecture).
+            shutil.copyfile(source, target)
+            carried.append(path)
+            continue
         scrubbed = change_files.scrub_changes(
             change_files.read_changes(source),
             removed=removals.lectures,
@@ -535,6 +735,20 @@ def _carry_change_files(previous: _Previous | None, build: Path, removals: _Remo
             change_files.write_changes(scrubbed, target)
         carried.append(path)
     return carried
+
+
+def _may_need_scrubbing(path: Path, removals: _Removals) -> bool:
+    """False when a change file cannot hold anything the removals take out: no author is to be
+    redacted and none of its lecture ids is removed (read from its ``lecture_id`` column alone)."""
+    if removals.authors.orcids or removals.authors.names:
+        return True
+    if not removals.lectures:
+        return False
+    try:
+        ids = pq.read_table(path, columns=["lecture_id"]).column(0).to_pylist()
+    except (OSError, pa.ArrowException):
+        return True  # read_changes names the damage
+    return not removals.lectures.isdisjoint(ids)
 
 
 def _pretty_name(name: str, events: list[dict[str, Any]]) -> str:
@@ -559,21 +773,46 @@ def verify_files(root: Path, manifest: Mapping[str, Any]) -> None:
             raise ReleaseError(f"{path}: size or sha256 differs from {MANIFEST}")
 
 
-def verify_release(root: Path, expected_rows: Mapping[str, int]) -> list[LintProblem]:
-    """Check a release directory; raise :class:`ReleaseError` on any failure, return lint warnings."""
+def verify_release(
+    root: Path, expected_rows: Mapping[str, int], *, carried: Iterable[str] = ()
+) -> list[LintProblem]:
+    """Check a release directory; raise :class:`ReleaseError` on any failure, return lint warnings.
+
+    Every file's size and sha256 is checked against the manifest. A file written by this release is read
+    back whole and its config goes through a ``datasets.load_dataset`` round trip; the ``carried`` files
+    (lecture files linked from the previous release, which checked them, and equal to them byte for byte)
+    have their schema, row count, ids and order checked from two columns, so that a night which changed
+    one event costs about that event's reading. The ``lectures`` config's files are checked to be exactly
+    its events' files, and ``datasets`` must resolve the config to them with the declared features."""
+    carried = frozenset(carried)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     verify_files(root, manifest)
-    for spec in (s for s in SPECS if s.name in manifest["configs"]):
+    for spec in (s for s in SPECS if s.name in manifest["configs"] and s is not LECTURES):
         table = read_shards(root, spec, manifest["configs"][spec.name]["files"])
         if table.num_rows != expected_rows[spec.name]:
             raise ReleaseError(f"{spec.name}: {table.num_rows} rows read, {expected_rows[spec.name]} written")
-    lecture_files = set(manifest["configs"][LECTURES.name]["files"])
+    lecture_files = list(manifest["configs"][LECTURES.name]["files"])
+    lecture_rows_read = 0
+    for path in lecture_files:
+        _check_schema(root, path)
+        lecture_rows_read += pq.read_metadata(root / path).num_rows
+    if lecture_rows_read != expected_rows[LECTURES.name]:
+        raise ReleaseError(
+            f"{LECTURES.name}: {lecture_rows_read} rows read, {expected_rows[LECTURES.name]} written"
+        )
     event_files: list[str] = []
+    rewritten: dict[str, int] = {}
     for config_name, config in manifest["configs"].items():
         if config_name in SPECS_BY_NAME:
             continue
         event_files += config["files"]
-        table = read_shards(root, LECTURES, config["files"])
+        if set(config["files"]) <= carried:
+            table = pa.concat_tables(
+                pq.read_table(root / path, columns=["event_id", LECTURES.key]) for path in config["files"]
+            )
+        else:
+            table = read_shards(root, LECTURES, config["files"])
+            rewritten[config_name] = config["rows"]
         if table.num_rows != config["rows"] or set(table.column("event_id").to_pylist()) - {
             config["event_id"]
         }:
@@ -583,17 +822,55 @@ def verify_release(root: Path, expected_rows: Mapping[str, int]) -> list[LintPro
         ids = table.column(LECTURES.key).to_pylist()
         if ids != sorted(ids):
             raise ReleaseError(f"{config_name}: lectures are not sorted by lecture_id")
+        del table
     if sorted(event_files) != sorted(lecture_files) and expected_rows[LECTURES.name]:
         raise ReleaseError("the event configs' files are not exactly the lectures config's files")
-    for path in manifest.get("change_files", []):
-        pq.read_table(root / path, schema=change_files.arrow_schema())
+    history = list(manifest.get("change_files", []))
+    for index, path in enumerate(history):
+        # This release's change file is read whole; the earlier ones (sha256 checked above) by schema.
+        if index == len(history) - 1:
+            pq.read_table(root / path, schema=change_files.arrow_schema())
+        elif not pq.read_schema(root / path).remove_metadata().equals(change_files.arrow_schema()):
+            raise ReleaseError(f"{path}: schema differs from the change files' schema")
     _check_links(root, manifest)
-    _check_load_dataset(root, {name: config["rows"] for name, config in manifest["configs"].items()})
+    loaded = {
+        name: config["rows"]
+        for name, config in manifest["configs"].items()
+        if name in rewritten or (name in SPECS_BY_NAME and name != DEFAULT_CONFIG)
+    }
+    if not expected_rows[LECTURES.name]:
+        loaded[DEFAULT_CONFIG] = 0
+    else:
+        _check_resolves(root, DEFAULT_CONFIG, lecture_files)
+    _check_load_dataset(root, loaded)
     problems = lint_card((root / CARD).read_text(encoding="utf-8"), root)
     bad = errors(problems)
     if bad:
         raise ReleaseError("the dataset card fails lint:\n" + "\n".join(f"  - {p}" for p in bad))
     return [p for p in problems if p not in bad]
+
+
+def _check_schema(root: Path, path: str) -> None:
+    found = pq.read_schema(root / path)
+    if not found.remove_metadata().equals(LECTURES.arrow_schema().remove_metadata()):
+        raise ReleaseError(f"{path}: schema differs from the declared {LECTURES.name} schema")
+
+
+def _check_resolves(root: Path, config: str, files: Sequence[str]) -> None:
+    """``datasets`` reads ``config`` from exactly ``files``, with the declared features (the files
+    themselves are checked one event at a time)."""
+    import datasets
+
+    builder = datasets.load_dataset_builder(str(root), None if config == DEFAULT_CONFIG else config)
+    data_files = builder.config.data_files or {}
+    found = sorted(Path(str(f)).resolve() for split in data_files.values() for f in split)
+    wanted = sorted((root / f).resolve() for f in files)
+    if found != wanted:
+        raise ReleaseError(
+            f"{config}: datasets resolves {len(found)} file(s), the manifest lists {len(wanted)}"
+        )
+    if builder.info.features is not None and builder.info.features != LECTURES.features():
+        raise ReleaseError(f"{config}: the card declares features {builder.info.features}")
 
 
 def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:

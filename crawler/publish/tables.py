@@ -119,6 +119,22 @@ EVENTS = TableSpec(
         ),
         Column("lecture_count", "Number of lectures of the event in this release.", False, None, "count"),
         Column(
+            "page_lectures",
+            "Lectures whose fields were read from their own page (`extraction` other than `api_listing`):"
+            " they carry `text` and the page-only fields such as `related_lecture_ids`.",
+            False,
+            None,
+            "count",
+        ),
+        Column(
+            "listing_only_lectures",
+            "Lectures known from the event's listing alone (`extraction` `api_listing`): their page could"
+            " not be read, so the page-only fields are empty.",
+            False,
+            None,
+            "count",
+        ),
+        Column(
             "first_held_at",
             "Earliest `held_at` of its lectures (UTC); null if none is known.",
             True,
@@ -347,11 +363,14 @@ def event_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for event_id in sorted(groups):
         group = groups[event_id]
         held = _held(group)
+        page = sum(1 for r in group if page_derived(r.get("extraction")))
         out.append(
             {
                 "event_id": event_id,
                 "event_name": _most_common(r["event_name"] for r in group),
                 "lecture_count": len(group),
+                "page_lectures": page,
+                "listing_only_lectures": len(group) - page,
                 "first_held_at": min(held, default=None),
                 "last_held_at": max(held, default=None),
             }
@@ -472,3 +491,31 @@ def build_tables(
 def _table(rows: Sequence[Mapping[str, Any]], spec: TableSpec) -> pa.Table:
     columns = {name: [row[name] for row in rows] for name in spec.column_names}
     return pa.Table.from_pydict(columns, schema=spec.arrow_schema())
+
+
+def summary_tables(
+    lectures: Sequence[Mapping[str, Any]], sessions: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, pa.Table]:
+    """The ``events``, ``sessions`` and ``authors`` tables of :func:`build_tables`, without the
+    ``lectures`` table itself (a release writes that one event at a time)."""
+    rows: dict[str, Sequence[Mapping[str, Any]]] = {
+        EVENTS.name: event_rows(lectures),
+        SESSIONS.name: session_rows(lectures, sessions),
+        AUTHORS.name: author_rows(lectures),
+    }
+    return {spec.name: _table(rows[spec.name], spec) for spec in SPECS if spec is not LECTURES}
+
+
+def lecture_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> pa.Table:
+    """The ``lectures`` table of ``rows``, or only its ``columns`` (in the schema's order)."""
+    declared = LECTURES.arrow_schema()
+    if columns is None:
+        return _table(rows, LECTURES)
+    names = [n for n in LECTURES.column_names if n in set(columns)]
+    narrow = pa.schema([declared.field(n) for n in names], metadata=declared.metadata)
+    return pa.Table.from_pydict({n: [row[n] for row in rows] for n in names}, schema=narrow)
+
+
+def page_derived(extraction: str | None) -> bool:
+    """True when a lecture's fields were read from its own page (not from the event's listing alone)."""
+    return bool(extraction) and not str(extraction).startswith("api_listing")
