@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -30,6 +31,23 @@ def format_refresh(stats: Mapping[str, Any]) -> str:
     revalidated = int(stats.get(keys.PAGES_REVALIDATED, 0))
     carried = int(stats.get(keys.PAGES_CARRIED, 0))
     return f"lecture pages: {fetched} fetched, {revalidated} revalidated, {carried} carried over"
+
+
+def format_budget(stats: Mapping[str, Any]) -> str:
+    """What a page budget left for later crawls: how many lectures wait for their page (new, changed,
+    stale) and how many nights that is at this budget; empty for a crawl without a budget."""
+    budget = int(stats.get(keys.PAGE_BUDGET, 0) or 0)
+    if budget <= 0:
+        return ""
+    new, changed, stale = (int(stats.get(key, 0) or 0) for key in keys.PAGES_WAITING)
+    waiting = new + changed + stale
+    fetched = int(stats.get(keys.PAGES_FETCHED, 0) or 0) + int(stats.get(keys.PAGES_REVALIDATED, 0) or 0)
+    per_night = int(stats.get(keys.PAGE_BUDGET_LECTURES, 0) or 0) or budget
+    nights = math.ceil(waiting / per_night)
+    return (
+        f"page budget {budget}: {fetched} lecture pages fetched, {waiting} wait "
+        f"({new} new, {changed} changed, {stale} stale): {nights} more night(s) at this budget"
+    )
 
 
 class ProgressLine:
@@ -67,7 +85,9 @@ class ProgressLine:
     def report(self) -> None:
         done, queued, items = self.snapshot()
         line = format_progress(done, queued, items, time.monotonic() - self.started)
-        logger.info(f"{line}; {format_refresh(self.crawler.stats.get_stats() if self.crawler.stats else {})}")
+        stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
+        budget = format_budget(stats)
+        logger.info(f"{line}; {format_refresh(stats)}" + (f"; {budget}" if budget else ""))
 
     def spider_closed(self, spider: Spider) -> None:
         if self.task is not None and self.task.running:
