@@ -194,6 +194,12 @@ def test_each_night_goes_on_where_the_last_stopped(nights: Nights) -> None:
     assert [len(a) for a in nights.asked[:4]] == [BUDGET, BUDGET, len(everyone) - 2 * BUDGET, 0]
     assert not one & two and not (one | two) & three
     assert one | two | three == everyone
+    # Night 2's waiting lectures are those never fetched, not the ones fetched on night 1.
+    left = len(everyone) - 2 * BUDGET
+    assert (
+        f"{BUDGET} lecture pages fetched, {left} wait ({left} new, 0 changed, 0 stale)"
+        in nights.runs[1].stdout
+    )
     for stage, duplicates in zip(nights.stages[:4], nights.duplicates[:4], strict=True):
         assert set(stage) == everyone
         assert duplicates == 0
