@@ -20,7 +20,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import defer, task
+from twisted.internet import task
 from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
@@ -120,6 +120,9 @@ NEW, CHANGED, STALE = 0, 1, 2
 WAITING_KEYS = dict(zip((NEW, CHANGED, STALE), keys.PAGES_WAITING, strict=True))
 # How long the release of budgeted page requests waits while the downloader is full.
 BACKOUT_PAUSE = 0.05
+# How long the crawl may have nothing to do while a listing request is still out before the page budget is
+# spent on the listings read (a request that never comes back must not stall the crawl).
+QUIET_WAIT = 5.0
 
 
 @dataclasses.dataclass(frozen=True, order=True)
@@ -220,8 +223,7 @@ class UnderlineSpider(scrapy.Spider):
         self.budget = PageBudget()
         # Listing requests sent and not yet answered; the budget is spent once none is left.
         self.listings_pending = 0
-        self.listings_started = False
-        self._listings_read: defer.Deferred[None] | None = None
+        self.budget_spent = False
         self._previous: PreviousStage | None = None
         self.close_reason: str | None = None
 
@@ -289,33 +291,60 @@ class UnderlineSpider(scrapy.Spider):
         self.crawler.signals.connect(self.close_if_incomplete, signal=signals.spider_idle)
         for event_id in self.event_ids:
             yield self.listing_request(1, event_id)
-        self.listings_started = True
         if self.page_budget <= 0:
             return
         # Every listing first: the budget goes to the lectures that need a page most, in every event.
-        if self.listings_pending > 0:
-            self._listings_read = defer.Deferred()
-            await maybe_deferred_to_future(self._listings_read)
+        await self.listings_read()
         for out in self.spend_budget():
             if isinstance(out, scrapy.Request):
                 await self.room_to_send()
             yield out
 
     def listing_answered(self) -> None:
-        """A listing request was answered (or failed, or was dropped): when none is left, the listings
-        are read and the page budget can be spent."""
+        """A listing request was answered (or failed, or was dropped)."""
         self.listings_pending = max(0, self.listings_pending - 1)
-        if self.listings_pending == 0 and self.listings_started and self._listings_read is not None:
-            read, self._listings_read = self._listings_read, None
-            read.callback(None)
+
+    async def listings_read(self) -> None:
+        """Wait until every listing request sent is answered. Should one never be (a middleware that
+        swallows it), the wait ends once the crawl has had nothing else to do for a while."""
+        quiet = 0
+        while self.listings_pending > 0:
+            quiet = quiet + 1 if self.engine_quiet() else 0
+            if quiet * BACKOUT_PAUSE >= QUIET_WAIT:
+                self.logger.warning(
+                    "%d listing requests never came back; the page budget is spent on what was read",
+                    self.listings_pending,
+                )
+                return
+            await self.pause()
+
+    def engine_quiet(self) -> bool:
+        """Whether nothing is queued, downloading or being handled."""
+        engine = self.crawler.engine
+        if engine is None:
+            return False
+        try:
+            slot = engine._slot  # the engine names its scheduler nowhere else
+            scraper = engine.scraper.slot
+            return bool(
+                not engine.downloader.active
+                and slot is not None
+                and not slot.scheduler.has_pending_requests()
+                and (scraper is None or scraper.is_idle())
+            )
+        except AttributeError:
+            return False
+
+    async def pause(self) -> None:
+        from twisted.internet import reactor
+
+        await maybe_deferred_to_future(task.deferLater(reactor, BACKOUT_PAUSE, lambda: None))
 
     async def room_to_send(self) -> None:
         """Wait while the downloader is full: the budgeted requests stay on disk, not in the queue."""
-        from twisted.internet import reactor
-
         engine = self.crawler.engine
         while engine is not None and engine.spider is not None and engine.needs_backout():
-            await maybe_deferred_to_future(task.deferLater(reactor, BACKOUT_PAUSE, lambda: None))
+            await self.pause()
 
     def close_if_incomplete(self) -> None:
         # A crawl that could not read its whole listing cannot tell a withdrawn lecture from an unread
@@ -519,7 +548,11 @@ class UnderlineSpider(scrapy.Spider):
             if self.page_budget > 0:
                 rank = need_rank(d)
                 order = d.previous.fetched_at.timestamp() if rank == STALE and d.previous else 0.0
-                self.budget.hold(rank, order, lecture_id, event, d.listed)
+                if self.budget_spent:
+                    # A listing page read after the budget was spent (see listings_read): it waits.
+                    yield from self.waiting(Candidate(rank, order, -1, lecture_id), event, d.listed)
+                else:
+                    self.budget.hold(rank, order, lecture_id, event, d.listed)
                 continue
             yield self.page_request(d.listed, event, revalidated=d.unchanged)
 
@@ -558,6 +591,7 @@ class UnderlineSpider(scrapy.Spider):
                 cost,
             )
         ranked = self.budget.ranked()
+        self.budget_spent = True
         for n, candidate in enumerate(ranked):
             event, listed = self.budget.listing(candidate)
             if n < left:
