@@ -79,6 +79,8 @@ RECOUNTED_PREFIXES = (
     ORCID_INVALID,
     UNMAPPED_ATTRIBUTE,
     "stage/sessions",
+    # The page budget and what it buys: set again by every part.
+    PAGE_BUDGET,
 )
 # Counters of one lecture's outcome: staged with the lecture's line, so that the part of a crawl before a
 # resume counts exactly the lectures it staged (a lecture it did not stage is done, and counted, again).

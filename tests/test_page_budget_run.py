@@ -14,6 +14,7 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
+from crawler.stage import read_stage
 from tests.support.replica import fast_crawl_settings
 
 EVENT = "502"
@@ -88,3 +89,32 @@ def test_subtitle_requests_count_against_the_budget(site: ReplicaSite, tmp_path:
     waiting = listed - 5
     assert f"page budget 10: 5 lecture pages fetched, {waiting} wait ({waiting} new" in done.stdout
     assert f"{math.ceil(waiting / 5)} more night(s) at this budget" in done.stdout
+
+
+def test_a_resumed_crawl_spends_what_is_left_of_its_budget(site: ReplicaSite, tmp_path: Path) -> None:
+    listed = sum(1 for lec in site.lectures.values() if lec.event_id == EVENT)
+    state = tmp_path / "state"
+    with ReplicaServer(site) as server:
+        command = [
+            sys.executable, "-m", "crawler.cli", "crawl",
+            "--web-base", server.base_url, "--api-base", server.base_url, "--state", str(state),
+            *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "--page-budget", "20",
+        ]  # fmt: skip
+        # Stopped after robots.txt, the listing and a few lecture pages: unfinished, resumed next time.
+        stopped = subprocess.run(
+            [*command, "-s", "CLOSESPIDER_PAGECOUNT=8", "-s", "CONCURRENT_REQUESTS=1"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert stopped.returncode == 5, stopped.stdout + stopped.stderr[-3000:]
+        part = read_stage(state)
+        assert not part.complete
+        first = {r["lecture_id"] for r in part.records if not r["extraction"].startswith("api_listing")}
+        assert 0 < len(first) < 20
+        resumed = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+    whole = read_stage(state)
+    fetched = {r["lecture_id"] for r in whole.records if not r["extraction"].startswith("api_listing")}
+    assert len(whole.records) == listed
+    assert first < fetched
+    assert len(fetched) == 20
+    assert f"page budget 20: 20 lecture pages fetched, {listed - 20} wait" in resumed.stdout, resumed.stderr

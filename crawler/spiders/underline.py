@@ -52,7 +52,13 @@ from crawler.pages import (
 )
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, format_timestamp, parse_timestamp
-from crawler.stage import PreviousLecture, PreviousStage, StagedLecture, unfinished_lecture_ids
+from crawler.stage import (
+    PreviousLecture,
+    PreviousStage,
+    StagedLecture,
+    staged_counts,
+    unfinished_lecture_ids,
+)
 from crawler.urls import (
     API_ACCEPT,
     canonical_lecture_url,
@@ -224,6 +230,7 @@ class UnderlineSpider(scrapy.Spider):
         # Listing requests sent and not yet answered; the budget is spent once none is left.
         self.listings_pending = 0
         self.budget_spent = False
+        self.spent_before = 0
         self._previous: PreviousStage | None = None
         self.close_reason: str | None = None
 
@@ -238,6 +245,15 @@ class UnderlineSpider(scrapy.Spider):
         spider.state_dir = Path(state_dir) if state_dir else None
         if spider.state_dir and settings.getbool("UNDERLINE_RESUME"):
             spider.already_staged = unfinished_lecture_ids(spider.state_dir)
+        if spider.state_dir and spider.already_staged and settings.getint("UNDERLINE_PAGE_BUDGET"):
+            # What the unfinished crawl this one resumes spent of its page budget: its stage counts it (this
+            # crawl's statistics take it in only when the crawl closes).
+            spent = staged_counts(
+                spider.state_dir,
+                settings.get("STAGE_WORKER") or "main",
+                (keys.PAGES_FETCHED, keys.PAGES_REVALIDATED),
+            )
+            spider.spent_before = spent[keys.PAGES_FETCHED] + spent[keys.PAGES_REVALIDATED]
         spider.refresh = settings.getbool("UNDERLINE_REFRESH")
         spider.revalidate_after = timedelta(days=settings.getfloat("UNDERLINE_REVALIDATE_AFTER_DAYS"))
         share = settings.getfloat("UNDERLINE_REVALIDATE_SHARE")
@@ -578,9 +594,7 @@ class UnderlineSpider(scrapy.Spider):
         # has spent what its stage counts already.
         cost = 2 if self.subtitles else 1
         per_crawl = self.page_budget // cost
-        spent = int(self.stats.get_value(keys.PAGES_FETCHED, 0) or 0) + int(
-            self.stats.get_value(keys.PAGES_REVALIDATED, 0) or 0
-        )
+        spent = self.spent_before
         left = max(0, per_crawl - spent)
         self.stats.set_value(keys.PAGE_BUDGET, self.page_budget)
         self.stats.set_value(keys.PAGE_BUDGET_LECTURES, per_crawl)
