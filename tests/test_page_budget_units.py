@@ -67,11 +67,19 @@ def test_the_budget_is_spent_new_then_changed_then_stale_oldest_first() -> None:
         (NEW, 0.0, "n2"),
     ]
     for rank, order, lecture_id in held:
-        budget.hold(rank, order, lecture_id, "502", {"lecture_id": lecture_id, "title": f"T {lecture_id}"})
+        budget.hold(
+            rank,
+            order,
+            lecture_id,
+            "502",
+            {"lecture_id": lecture_id, "title": f"T {lecture_id}"},
+            rank == NEW,
+        )
     ranked = budget.ranked()
     assert [c.lecture_id for c in ranked] == ["n1", "n2", "c1", "c2", "s-old", "s-new"]
     # The listing fields come back from disk as held.
-    assert budget.listing(ranked[3]) == ("502", {"lecture_id": "c2", "title": "T c2"})
+    assert budget.listing(ranked[3]) == ("502", {"lecture_id": "c2", "title": "T c2"}, False)
+    assert budget.listing(ranked[0])[2] is True
     budget.close()
     assert budget.candidates == []
 
