@@ -93,6 +93,7 @@ class Nights:
     duplicates: list[int] = field(default_factory=list)
     published: subprocess.CompletedProcess[str] | None = None
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    row_count: int = 0
     changed: tuple[str, ...] = ()
 
 
@@ -126,6 +127,7 @@ def nights(site: ReplicaSite, tmp_path_factory: pytest.TempPathFactory) -> Itera
         if nights.published.returncode == 0:
             table = pq.read_table(work / "out" / "data" / "lectures").to_pylist()
             nights.rows = {r["lecture_id"]: r for r in table}
+            nights.row_count = len(table)
         for _ in range(3):
             night(server, nights, "--page-budget", str(BUDGET))
         port = int(server.base_url.rsplit(":", 1)[1])
@@ -177,6 +179,7 @@ def test_publish_takes_a_crawl_that_stopped_at_its_budget(nights: Nights) -> Non
     assert nights.published is not None
     assert nights.published.returncode == 0, nights.published.stderr[-3000:]
     assert set(nights.rows) == lectures(nights.site)
+    assert nights.row_count == len(lectures(nights.site))  # each lecture once
     listing_only = {i for i, r in nights.rows.items() if r["extraction"].startswith("api_listing")}
     assert listing_only == lectures(nights.site) - set(nights.asked[0])
     for lecture_id in listing_only:

@@ -1,5 +1,5 @@
 """Crawl Underline events: read each event's lecture listing through the JSON:API, and fetch a lecture's
-page only where the listing says it is new or changed."""
+page only where the listing says it is new or changed (within UNDERLINE_PAGE_BUDGET requests, when set)."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ BACKOUT_PAUSE = 0.05
 QUIET_WAIT = 5.0
 
 
-@dataclasses.dataclass(frozen=True, order=True)
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Candidate:
     """A lecture that needs its page, held until every listing is read: why (``rank``), its place among
     those of the same rank (a stale lecture's page age, else the order it was listed in) and where its
