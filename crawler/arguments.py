@@ -126,6 +126,7 @@ SECONDS = Bounds(0.0, DAY)
 # A time limit: something above none, up to a day.
 TIMEOUT = Bounds(0.0, DAY, low_open=True)
 AT_LEAST_ONE = Bounds(1.0)
+NONE_OR_MORE = Bounds(0.0)
 SHARE = Bounds(0.0, 1.0)
 # An age in days: up to a century (timedelta takes no more than 999,999,999 days).
 DAYS = Bounds(0.0, 36_500.0)
@@ -152,6 +153,7 @@ SETTING_BOUNDS: dict[str, Bounds] = {
     "UNDERLINE_MAX_LISTING_PAGES": AT_LEAST_ONE,
     "UNDERLINE_REVALIDATE_AFTER_DAYS": DAYS,
     "UNDERLINE_REVALIDATE_SHARE": SHARE,
+    "UNDERLINE_PAGE_BUDGET": NONE_OR_MORE,
     "HTTPCACHE_MAX_AGE_DAYS": DAYS,
     "FRONTIER_HEARTBEAT_TTL": TIMEOUT,
     "FRONTIER_POLL_INTERVAL": TIMEOUT,

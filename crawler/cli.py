@@ -31,6 +31,7 @@ from crawler.arguments import (
     parse_event_id,
     parse_event_ids,
 )
+from crawler.extensions.progress import format_budget
 from crawler.frontier import frontier_settings
 from crawler.fsutil import DamagedFile
 from crawler.httpcache import cache_size, purge_cache
@@ -109,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--worker", help="name to stage items under (default: main, or HOSTNAME-PID with --frontier)"
     )
     crawl.add_argument(
+        "--page-budget",
+        type=int,
+        metavar="N",
+        help="at most N lecture-page requests this crawl: new lectures first, then changed, then stale; "
+        "the rest waits for the next crawl (default 0: no limit; UNDERLINE_PAGE_BUDGET)",
+    )
+    crawl.add_argument(
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
     )
 
@@ -158,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
     run.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
     run.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
+    run.add_argument(
+        "--page-budget",
+        type=int,
+        metavar="N",
+        help="at most N lecture-page requests this crawl: new lectures first, then changed, then stale; "
+        "the rest waits for the next crawl (default 0: no limit; UNDERLINE_PAGE_BUDGET)",
+    )
     run.add_argument(
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
     )
@@ -225,11 +240,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def page_budget_setting(budget: int | None) -> list[tuple[str, Any]]:
+    """``--page-budget`` as the setting it stands for (none when not given)."""
+    if budget is None:
+        return []
+    try:
+        return [("UNDERLINE_PAGE_BUDGET", check_setting("UNDERLINE_PAGE_BUDGET", budget))]
+    except ArgumentError as exc:
+        raise UsageError(f"--page-budget: {exc}") from None
+
+
 def cmd_crawl(args: argparse.Namespace) -> int:
     args.state = check_state_layout(check_writable(check_state_dir(args.state), what="--state"))
     events, web_base, api_base = crawl_arguments(args)
     overrides: list[tuple[str, Any]] = [parse_setting(s) for s in args.settings]
+    overrides += page_budget_setting(args.page_budget)
     if args.frontier:
+        if any(k == "UNDERLINE_PAGE_BUDGET" and int(float(v)) > 0 for k, v in overrides):
+            # Each worker would spend the budget on what it read of the listing, not the fleet on all.
+            raise UsageError("a page budget is for a crawl alone, not for a fleet worker (--frontier)")
         try:
             fleet = frontier_settings(args.frontier, args.worker)
         except ValueError as exc:
@@ -245,6 +274,9 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         )
     print(f"crawl {result.reason}: {result.lectures} lectures staged in {args.state / 'stage'}")
     print(result.pages())
+    budget = format_budget(result.stats)
+    if budget:
+        print(budget)
     for line in result.empty_events() if result.finished else ():
         print(f"eventcrawl: {line}", file=sys.stderr)
     if not result.finished:
@@ -325,7 +357,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             private=args.private,
             revision=args.revision,
             anthology=args.anthology,
-            settings=dict(parse_setting(s) for s in args.settings) or None,
+            settings=dict([*map(parse_setting, args.settings), *page_budget_setting(args.page_budget)])
+            or None,
             retire_events=args.retire_event,
         )
     except ConfigError as exc:

@@ -29,6 +29,10 @@ UNDERLINE_REVALIDATE_SHARE = 0.02
 UNDERLINE_MAX_LISTING_PAGES = 100
 # Subtitles cost one request per fetched lecture (the transcripts endpoint): off unless asked for.
 UNDERLINE_SUBTITLES = False
+# The most lecture-page requests (subtitle requests too) one crawl sends; 0: no limit. Every listing is
+# read whole; then new lectures come first, changed ones next, stale ones (revalidation) last, and the
+# rest waits for the next crawl (published from the listing, or as the last crawl staged it).
+UNDERLINE_PAGE_BUDGET = 0
 
 # Politeness: one request at a time per host, about one a second, robots.txt obeyed.
 ROBOTSTXT_OBEY = True

@@ -29,6 +29,15 @@ LISTING_INCOMPLETE_REASON = "listing_incomplete"
 PAGES_FETCHED = "underline/pages/fetched"
 PAGES_REVALIDATED = "underline/pages/revalidated"
 PAGES_CARRIED = "underline/pages/carried"
+# A crawl with a page budget (UNDERLINE_PAGE_BUDGET): the budget, and the lectures whose page request
+# waits for a later crawl because the budget was spent, by why they need one (new, changed, stale).
+PAGE_BUDGET = "underline/page_budget"
+# How many lectures' pages the budget buys (a lecture costs two requests when subtitles are asked for).
+PAGE_BUDGET_LECTURES = "underline/page_budget/lectures"
+PAGES_WAITING_NEW = "underline/pages/waiting/new"
+PAGES_WAITING_CHANGED = "underline/pages/waiting/changed"
+PAGES_WAITING_STALE = "underline/pages/waiting/stale"
+PAGES_WAITING = (PAGES_WAITING_NEW, PAGES_WAITING_CHANGED, PAGES_WAITING_STALE)
 # A listed lecture whose page failed (or showed another lecture) keeps its last record, or the listing's.
 PAGE_FAILED_KEPT = "underline/page_failed_kept"
 PAGE_LECTURE_MISMATCH = "underline/page_lecture_mismatch"
@@ -70,6 +79,8 @@ RECOUNTED_PREFIXES = (
     ORCID_INVALID,
     UNMAPPED_ATTRIBUTE,
     "stage/sessions",
+    # The page budget and what it buys: set again by every part.
+    PAGE_BUDGET,
 )
 # Counters of one lecture's outcome: staged with the lecture's line, so that the part of a crawl before a
 # resume counts exactly the lectures it staged (a lecture it did not stage is done, and counted, again).

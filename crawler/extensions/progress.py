@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from scrapy import Spider, signals
@@ -30,6 +32,50 @@ def format_refresh(stats: Mapping[str, Any]) -> str:
     revalidated = int(stats.get(keys.PAGES_REVALIDATED, 0))
     carried = int(stats.get(keys.PAGES_CARRIED, 0))
     return f"lecture pages: {fetched} fetched, {revalidated} revalidated, {carried} carried over"
+
+
+@dataclass(frozen=True)
+class BudgetSummary:
+    """What a crawl with a page budget fetched, what it left waiting and when that will be done."""
+
+    budget: int
+    fetched: int
+    waiting_new: int
+    waiting_changed: int
+    waiting_stale: int
+    # Crawls still needed at this budget for every waiting lecture's page (none new meanwhile).
+    nights: int
+
+    @property
+    def waiting(self) -> int:
+        return self.waiting_new + self.waiting_changed + self.waiting_stale
+
+
+def budget_summary(stats: Mapping[str, Any]) -> BudgetSummary | None:
+    """The page budget's account from a crawl's statistics; None for a crawl without a budget."""
+    budget = int(stats.get(keys.PAGE_BUDGET, 0) or 0)
+    if budget <= 0:
+        return None
+    new, changed, stale = (int(stats.get(key, 0) or 0) for key in keys.PAGES_WAITING)
+    fetched = int(stats.get(keys.PAGES_FETCHED, 0) or 0) + int(stats.get(keys.PAGES_REVALIDATED, 0) or 0)
+    per_night = int(stats.get(keys.PAGE_BUDGET_LECTURES, 0) or 0)
+    waiting = new + changed + stale
+    nights = math.ceil(waiting / per_night) if per_night > 0 else (0 if waiting == 0 else -1)
+    return BudgetSummary(budget, fetched, new, changed, stale, nights)
+
+
+def format_budget(stats: Mapping[str, Any]) -> str:
+    """What a page budget left for later crawls: how many lectures wait for their page (new, changed,
+    stale) and how many nights that is at this budget; empty for a crawl without a budget."""
+    summary = budget_summary(stats)
+    if summary is None:
+        return ""
+    nights = f"{summary.nights} more night(s) at this budget" if summary.nights >= 0 else "never at it"
+    return (
+        f"page budget {summary.budget}: {summary.fetched} lecture pages fetched, {summary.waiting} wait "
+        f"({summary.waiting_new} new, {summary.waiting_changed} changed, {summary.waiting_stale} stale): "
+        f"{nights}"
+    )
 
 
 class ProgressLine:
@@ -67,7 +113,9 @@ class ProgressLine:
     def report(self) -> None:
         done, queued, items = self.snapshot()
         line = format_progress(done, queued, items, time.monotonic() - self.started)
-        logger.info(f"{line}; {format_refresh(self.crawler.stats.get_stats() if self.crawler.stats else {})}")
+        stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
+        budget = format_budget(stats)
+        logger.info(f"{line}; {format_refresh(stats)}" + (f"; {budget}" if budget else ""))
 
     def spider_closed(self, spider: Spider) -> None:
         if self.task is not None and self.task.running:

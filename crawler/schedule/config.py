@@ -6,6 +6,7 @@ event_ids = ["502", "469"]  # or event_id = "502"; an event page URL works too
 web_base = "..."             # default: UNDERLINE_WEB_BASE in crawler/settings.py
 api_base = "..."             # default: UNDERLINE_API_BASE
 state = "state"
+page_budget = 0              # most lecture-page requests a night (0: no limit); UNDERLINE_PAGE_BUDGET
 [crawl.settings]          # any Scrapy setting
 DOWNLOAD_DELAY = 1.0
 
@@ -113,6 +114,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "web_base": str,
         "api_base": str,
         "state": str,
+        "page_budget": int,
         "settings": dict,
     },
     "publish": {
@@ -218,6 +220,10 @@ def load_config(path: Path | None) -> RunConfig:
                 check = check_api_base if key == "api_base" else check_base_url
                 values[key] = check(values[key], what=f"[crawl] {key}")
         values["settings"] = check_settings(values.get("settings", {}))
+        if "page_budget" in values:
+            # The table's key is the setting under a shorter name; it wins over [crawl.settings].
+            budget = values.pop("page_budget")
+            values["settings"].update(check_settings({"UNDERLINE_PAGE_BUDGET": budget}))
     except ArgumentError as exc:
         raise ConfigError(f"{exc} (in {path})") from None
     for key in ("remove_lectures", "redact_authors", "retire_events"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from crawler import runner
 from crawler import stats_keys as keys
 from crawler.coverage import field_coverage
+from crawler.extensions.progress import budget_summary, format_budget
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.hub import HubPushError
 from crawler.publish.release import read_manifest
@@ -72,6 +73,7 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
         "pages": crawled.pages(),
         "empty_events": crawled.empty_events(),
         "stats": crawled.stats,
+        "page_budget": _budget_report(crawled.stats),
     }
     if not crawled.finished:
         return (
@@ -127,6 +129,8 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
             RunStatus.GATE_REFUSED,
             "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
         )
+    budget = format_budget(crawled.stats)
+    notes += f"\n{budget}" if budget else ""
     if release.unchanged:
         return (
             RunStatus.NOTHING_CHANGED,
@@ -152,6 +156,15 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
         + notes
         + linked,
     )
+
+
+def _budget_report(stats: Mapping[str, Any]) -> dict[str, int] | None:
+    """The page budget's account for the report: pages fetched, waiting by why, nights still needed
+    (-1 when the budget buys no page); None without a budget."""
+    summary = budget_summary(stats)
+    if summary is None:
+        return None
+    return {**asdict(summary), "waiting": summary.waiting}
 
 
 def _push_pending(

@@ -1,5 +1,5 @@
 """Crawl Underline events: read each event's lecture listing through the JSON:API, and fetch a lecture's
-page only where the listing says it is new or changed."""
+page only where the listing says it is new or changed (within UNDERLINE_PAGE_BUDGET requests, when set)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,19 @@ import functools
 import hashlib
 import json
 import math
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import IO, Any, ParamSpec, TypeVar, cast
 
 import scrapy
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import task
 from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
@@ -41,7 +44,13 @@ from crawler.pages import (
 )
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, format_timestamp, parse_timestamp
-from crawler.stage import PreviousLecture, PreviousStage, StagedLecture, unfinished_lecture_ids
+from crawler.stage import (
+    PreviousLecture,
+    PreviousStage,
+    StagedLecture,
+    staged_counts,
+    unfinished_lecture_ids,
+)
 from crawler.urls import (
     API_ACCEPT,
     canonical_lecture_url,
@@ -104,6 +113,67 @@ class ListingSoFar:
         )
 
 
+# Why a lecture needs its page, in the order a page budget spends itself on them (see PageBudget).
+NEW, CHANGED, STALE = 0, 1, 2
+WAITING_KEYS = dict(zip((NEW, CHANGED, STALE), keys.PAGES_WAITING, strict=True))
+# How long the release of budgeted page requests waits while the downloader is full.
+BACKOUT_PAUSE = 0.05
+# How long the crawl may have nothing to do while a listing request is still out before the page budget is
+# spent on the listings read (a request that never comes back must not stall the crawl).
+QUIET_WAIT = 5.0
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Candidate:
+    """A lecture that needs its page, held until every listing is read: why (``rank``), its place among
+    those of the same rank (a stale lecture's page age, else the order it was listed in) and where its
+    listing fields wait on disk."""
+
+    rank: int
+    order: float
+    offset: int
+    lecture_id: str
+
+
+class PageBudget:
+    """The lectures that need a page, across every event's listing, kept as small tuples while their
+    listing fields wait in a temporary file: the budget is spent on them in rank order once the
+    listings are read, and the rest wait for a later crawl."""
+
+    def __init__(self) -> None:
+        self.candidates: list[Candidate] = []
+        self._spill: IO[bytes] | None = None
+
+    def hold(
+        self, rank: int, order: float, lecture_id: str, event: str, listed: dict[str, Any], incomplete: bool
+    ) -> None:
+        """Keep a lecture for the budget; ``incomplete``: the listing left some authors' profiles out."""
+        if self._spill is None:
+            # Closed in close() (at the latest when the spider closes), not at the end of a block.
+            self._spill = tempfile.TemporaryFile(prefix="eventcrawl-budget-")  # noqa: SIM115
+        offset = self._spill.seek(0, 2)
+        held = {"event": event, "listing": listed, "authors_incomplete": incomplete}
+        line = json.dumps(held, ensure_ascii=False, default=str)
+        self._spill.write(line.encode("utf-8") + b"\n")
+        self.candidates.append(Candidate(rank, order, offset, lecture_id))
+
+    def listing(self, candidate: Candidate) -> tuple[str, dict[str, Any], bool]:
+        """The event, listing fields and authors' completeness ``candidate`` was held with."""
+        assert self._spill is not None
+        self._spill.seek(candidate.offset)
+        held = json.loads(self._spill.readline())
+        return str(held["event"]), held["listing"], bool(held["authors_incomplete"])
+
+    def ranked(self) -> list[Candidate]:
+        return sorted(self.candidates)
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+        self.candidates = []
+
+
 @dataclasses.dataclass
 class Decision:
     """What the listing says of one lecture, and what the last crawl staged of it."""
@@ -150,6 +220,13 @@ class UnderlineSpider(scrapy.Spider):
         self.revalidate_share = 0.0
         self.max_listing_pages = 1
         self.subtitles = False
+        # UNDERLINE_PAGE_BUDGET: at most this many lecture-page requests (0: no limit).
+        self.page_budget = 0
+        self.budget = PageBudget()
+        # Listing requests sent and not yet answered; the budget is spent once none is left.
+        self.listings_pending = 0
+        self.budget_spent = False
+        self.spent_before = 0
         self._previous: PreviousStage | None = None
         self.close_reason: str | None = None
 
@@ -164,6 +241,15 @@ class UnderlineSpider(scrapy.Spider):
         spider.state_dir = Path(state_dir) if state_dir else None
         if spider.state_dir and settings.getbool("UNDERLINE_RESUME"):
             spider.already_staged = unfinished_lecture_ids(spider.state_dir)
+        if spider.state_dir and spider.already_staged and settings.getint("UNDERLINE_PAGE_BUDGET"):
+            # What the unfinished crawl this one resumes spent of its page budget: its stage counts it (this
+            # crawl's statistics take it in only when the crawl closes).
+            spent = staged_counts(
+                spider.state_dir,
+                settings.get("STAGE_WORKER") or "main",
+                (keys.PAGES_FETCHED, keys.PAGES_REVALIDATED),
+            )
+            spider.spent_before = spent[keys.PAGES_FETCHED] + spent[keys.PAGES_REVALIDATED]
         spider.refresh = settings.getbool("UNDERLINE_REFRESH")
         spider.revalidate_after = timedelta(days=settings.getfloat("UNDERLINE_REVALIDATE_AFTER_DAYS"))
         share = settings.getfloat("UNDERLINE_REVALIDATE_SHARE")
@@ -171,10 +257,12 @@ class UnderlineSpider(scrapy.Spider):
         spider.revalidate_share = 0.0 if math.isnan(share) else min(1.0, max(0.0, share))
         spider.max_listing_pages = max(1, settings.getint("UNDERLINE_MAX_LISTING_PAGES"))
         spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
+        spider.page_budget = max(0, settings.getint("UNDERLINE_PAGE_BUDGET"))
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
         )
         crawler.signals.connect(spider.request_dropped, signal=signals.request_dropped)
+        crawler.signals.connect(spider.budget.close, signal=signals.spider_closed)
         return spider
 
     @property
@@ -196,6 +284,7 @@ class UnderlineSpider(scrapy.Spider):
         self, page: int, event_id: str | None = None, so_far: ListingSoFar | None = None
     ) -> scrapy.Request:
         event = event_id or self.event_id
+        self.listings_pending += 1
         return scrapy.Request(
             self.listing_url(page, event),
             headers={"Accept": API_ACCEPT},
@@ -214,6 +303,60 @@ class UnderlineSpider(scrapy.Spider):
         self.crawler.signals.connect(self.close_if_incomplete, signal=signals.spider_idle)
         for event_id in self.event_ids:
             yield self.listing_request(1, event_id)
+        if self.page_budget <= 0:
+            return
+        # Every listing first: the budget goes to the lectures that need a page most, in every event.
+        await self.listings_read()
+        for out in self.spend_budget():
+            if isinstance(out, scrapy.Request):
+                await self.room_to_send()
+            yield out
+
+    def listing_answered(self) -> None:
+        """A listing request was answered (or failed, or was dropped)."""
+        self.listings_pending = max(0, self.listings_pending - 1)
+
+    async def listings_read(self) -> None:
+        """Wait until every listing request sent is answered. Should one never be (a middleware that
+        swallows it), the wait ends once the crawl has had nothing else to do for a while."""
+        quiet = 0
+        while self.listings_pending > 0:
+            quiet = quiet + 1 if self.engine_quiet() else 0
+            if quiet * BACKOUT_PAUSE >= QUIET_WAIT:
+                self.logger.warning(
+                    "%d listing requests never came back; the page budget is spent on what was read",
+                    self.listings_pending,
+                )
+                return
+            await self.pause()
+
+    def engine_quiet(self) -> bool:
+        """Whether nothing is queued, downloading or being handled."""
+        engine = self.crawler.engine
+        if engine is None:
+            return False
+        try:
+            slot = engine._slot  # the engine names its scheduler nowhere else
+            scraper = engine.scraper.slot
+            return bool(
+                not engine.downloader.active
+                and slot is not None
+                and not slot.scheduler.has_pending_requests()
+                and (scraper is None or scraper.is_idle())
+            )
+        except AttributeError:
+            return False
+
+    async def pause(self) -> None:
+        from twisted.internet import reactor
+
+        await maybe_deferred_to_future(task.deferLater(reactor, BACKOUT_PAUSE, lambda: None))
+
+    async def room_to_send(self) -> None:
+        """Wait while the downloader is full: the budgeted requests stay on disk, not in the queue."""
+        engine = self.crawler.engine
+        while engine is not None and engine.spider is not None and engine.needs_backout():
+            await self.pause()
 
     def close_if_incomplete(self) -> None:
         # A crawl that could not read its whole listing cannot tell a withdrawn lecture from an unread
@@ -242,8 +385,11 @@ class UnderlineSpider(scrapy.Spider):
         except JobFailed as exc:  # logged by the pool; the listing counts as unreadable
             self.logger.error("Listing page %s could not be read in a worker: %s", response.url, exc)
             answer = None
-        for out in self.listing_output(response, answer, page, event_id):
-            yield out
+        try:
+            for out in self.listing_output(response, answer, page, event_id):
+                yield out
+        finally:
+            self.listing_answered()
 
     def listing_output(
         self, response: Response, answer: ListingAnswer | None, page: int, event_id: str | None = None
@@ -411,15 +557,105 @@ class UnderlineSpider(scrapy.Spider):
                 self.stats.inc_value(keys.PAGES_CARRIED)
                 yield CarriedLecture(record=record, listing_hashes=d.hashes, counted=[keys.PAGES_CARRIED])
                 continue
-            decision = keys.PAGES_REVALIDATED if d.unchanged else keys.PAGES_FETCHED
-            self.stats.inc_value(decision)
-            yield scrapy.Request(
-                canonical_lecture_url(self.web_base, lecture_id, d.fields.slug),
-                callback=self.parse_lecture,
-                errback=self.fetch_failed,
-                cb_kwargs={"lecture_id": lecture_id, "listing": d.listed, "event_id": event},
-                meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: authors_incomplete(d.fields)},
+            if self.page_budget > 0:
+                rank = need_rank(d)
+                order = d.previous.fetched_at.timestamp() if rank == STALE and d.previous else 0.0
+                if self.budget_spent:
+                    # A listing page read after the budget was spent (see listings_read): it waits.
+                    yield from self.waiting(Candidate(rank, order, -1, lecture_id), event, d.listed)
+                else:
+                    self.budget.hold(rank, order, lecture_id, event, d.listed, authors_incomplete(d.fields))
+                continue
+            yield self.page_request(
+                d.listed, event, revalidated=d.unchanged, incomplete=authors_incomplete(d.fields)
             )
+
+    def page_request(
+        self, listed: dict[str, Any], event: str, *, revalidated: bool, incomplete: bool
+    ) -> scrapy.Request:
+        """The request for a lecture's page, counted as fetched (new or changed) or revalidated;
+        ``incomplete``: the listing left some of its authors' profiles out (the fields from JSON do
+        not say)."""
+        lecture_id = str(listed["lecture_id"])
+        slug = listed.get("slug")
+        decision = keys.PAGES_REVALIDATED if revalidated else keys.PAGES_FETCHED
+        self.stats.inc_value(decision)
+        return scrapy.Request(
+            canonical_lecture_url(self.web_base, lecture_id, slug if isinstance(slug, str) else None),
+            callback=self.parse_lecture,
+            errback=self.fetch_failed,
+            cb_kwargs={"lecture_id": lecture_id, "listing": listed, "event_id": event},
+            meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: incomplete},
+        )
+
+    def spend_budget(self) -> Iterator[Any]:
+        """Once every listing is read: a page request for each held lecture the budget buys (new ones
+        first, then changed, then stale, the oldest page first), and for every other one what it is
+        published as until a later crawl fetches its page."""
+        # A lecture costs its page, and its subtitles' request when they are asked for. A resumed crawl
+        # has spent what its stage counts already.
+        cost = 2 if self.subtitles else 1
+        per_crawl = self.page_budget // cost
+        spent = self.spent_before
+        left = max(0, per_crawl - spent)
+        self.stats.set_value(keys.PAGE_BUDGET, self.page_budget)
+        self.stats.set_value(keys.PAGE_BUDGET_LECTURES, per_crawl)
+        if per_crawl == 0:
+            self.logger.error(
+                "A page budget of %d buys no lecture page at %d requests a lecture: nothing is fetched",
+                self.page_budget,
+                cost,
+            )
+        ranked = self.budget.ranked()
+        self.budget_spent = True
+        for n, candidate in enumerate(ranked):
+            event, listed, incomplete = self.budget.listing(candidate)
+            if n < left:
+                yield self.page_request(
+                    listed, event, revalidated=candidate.rank == STALE, incomplete=incomplete
+                )
+            else:
+                yield from self.waiting(candidate, event, listed)
+        self.budget.close()
+        if len(ranked) > left:
+            self.logger.info(
+                "Page budget %d spent: %d lecture pages wait for a later crawl",
+                self.page_budget,
+                len(ranked) - left,
+            )
+
+    def waiting(self, candidate: Candidate, event: str, listed: dict[str, Any]) -> Iterator[Any]:
+        """A lecture whose page waits for a later crawl: the record the last crawl staged of its page
+        (with the fields new to its listing filled), or, for a page never fetched, the listing's fields
+        (``extraction = api_listing``, no listing hashes: a later crawl ranks it new)."""
+        key = WAITING_KEYS[candidate.rank]
+        self.stats.inc_value(key)
+        fields = listing_from_json(listed)
+        if fields is None:  # the listing's own fields, written by listing_to_json: not expected
+            self.logger.error("Lecture %s: its held listing fields cannot be read back", candidate.lecture_id)
+            yield from self.keep_listed(candidate.lecture_id, None, event, [key])
+            return
+        staged = self.previous.staged(candidate.lecture_id) if candidate.rank != NEW else None
+        if staged is not None:
+            hashes = listing_hashes(listed)
+            record = with_new_listing_fields(staged, fields, hashes)
+            # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
+            # changed next time. A stale one's listing is as staged.
+            kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
+            yield CarriedLecture(record=record, listing_hashes=kept, counted=[key])
+            return
+        last = self.previous.record(candidate.lecture_id)
+        if last is not None and not listing_only(last):
+            # Ranked new only because the refresh is off: its last page's record stands in.
+            yield CarriedLecture(record=last, listing_hashes=None, counted=[key])
+            return
+        merged = merge_fields(fields, None)
+        if merged is None:
+            return
+        merged["event_id"] = merged.get("event_id") or event
+        item = self.lecture_item(merged, "api_listing", None, set(), [key])
+        item[PAGE_BLOCKS] = []
+        yield item
 
     def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
         """Count the lecture attributes the crawler does not map, with one example each: a renamed
@@ -648,6 +884,9 @@ class UnderlineSpider(scrapy.Spider):
         # The scheduler drops a request for a URL this crawl already requested. When a lecture page's
         # redirect leads there, that is a redirect loop (or a redirect onto another lecture), and the
         # lecture is lost unless counted.
+        if request.callback == self.parse_listing:
+            self.listing_answered()
+            return
         if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
         self.stats.inc_value(keys.FETCH_FAILED)
@@ -657,6 +896,7 @@ class UnderlineSpider(scrapy.Spider):
     def fetch_failed(self, failure: Failure) -> Iterator[Any]:
         request = getattr(failure, "request", None)
         if request is not None and request.callback == self.parse_listing:
+            self.listing_answered()
             self.stats.inc_value(keys.LISTING_FAILED)
             response = getattr(failure.value, "response", None)
             if request.cb_kwargs.get("page") == 1 and response is not None:
@@ -673,6 +913,21 @@ class UnderlineSpider(scrapy.Spider):
             yield from self.keep_listed(
                 kwargs["lecture_id"], kwargs.get("listing"), kwargs.get("event_id"), counted
             )
+
+
+def need_rank(decision: Decision) -> int:
+    """Why a lecture needs its page: NEW when no crawl fetched it (none staged it, or staged only its
+    listing's fields), CHANGED when its listing changed since, else STALE (due for revalidation)."""
+    staged = decision.staged
+    if staged is None or listing_only(staged.record):
+        return NEW
+    return STALE if decision.unchanged else CHANGED
+
+
+def listing_only(record: Mapping[str, Any]) -> bool:
+    """Whether a staged record holds only its listing's fields (no crawl read its page): its extraction
+    is ``api_listing``, perhaps with a suffix a pipeline added (``api_listing+text_from_fields``)."""
+    return str(record.get("extraction") or "").split("+", 1)[0] == "api_listing"
 
 
 def _count_or_none(value: Any) -> int | None:
