@@ -9,18 +9,6 @@ import scrapy
 
 from crawler.schema import FIELD_NAMES, Lecture
 
-# Visible text blocks of the whole page: the boilerplate step turns them into ``text`` and drops them,
-# so they never reach the stage.
-PAGE_BLOCKS = "page_blocks"
-# The other lectures a page links, as ``[lecture_id, url]`` pairs: staged as aliases (URLs merged into those
-# lectures' ``source_urls``) just before the lecture itself, never as part of its record.
-PAGE_ALIASES = "page_aliases"
-# A hash of each of the lecture's listing fields: staged beside the record, for the next crawl to compare.
-LISTING_HASHES = "listing_hashes"
-# The statistics counters the lecture's outcome added: staged beside the record (a resumed crawl counts
-# the part before the resume from them).
-COUNTED = "counted"
-
 
 @dataclass(kw_only=True)
 class LectureItem(Lecture):

@@ -653,9 +653,7 @@ class UnderlineSpider(scrapy.Spider):
         if merged is None:
             return
         merged["event_id"] = merged.get("event_id") or event
-        item = self.lecture_item(merged, "api_listing", None, set(), [key])
-        item[PAGE_BLOCKS] = []
-        yield item
+        yield self.lecture_item(merged, "api_listing", None, set(), [key])
 
     def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
         """Count the lecture attributes the crawler does not map, with one example each: a renamed
