@@ -246,7 +246,7 @@ class UnderlineSpider(scrapy.Spider):
             # crawl's statistics take it in only when the crawl closes).
             spent = staged_counts(
                 spider.state_dir,
-                settings.get("STAGE_WORKER") or "main",
+                settings.get("STAGE_WORKER"),
                 (keys.PAGES_FETCHED, keys.PAGES_REVALIDATED),
             )
             spider.spent_before = spent[keys.PAGES_FETCHED] + spent[keys.PAGES_REVALIDATED]
