@@ -2,35 +2,26 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import run_args, run_report
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "anthology"
 
 
 def run(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [
-        sys.executable, "-m", "crawler.cli", "run",
-        "--web-base", server.base_url, "--api-base", server.base_url,
-        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "emnlp-test",
-        *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
-    ]  # fmt: skip
+    cmd = run_args(server.base_url, work, "emnlp-test", *extra)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
 
 
-def report(work: Path) -> dict[str, Any]:
-    return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
+report = run_report
 
 
 @pytest.fixture(scope="module")

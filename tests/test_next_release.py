@@ -15,7 +15,7 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import fast_crawl_settings, run_report
 from tests.support.sites import without_lectures
 
 MAIN, SIDE = "502", "469"
@@ -48,8 +48,7 @@ def rows(work: Path) -> dict[str, dict[str, Any]]:
     return {r["lecture_id"]: r for r in pq.read_table(work / "out" / "data" / "lectures").to_pylist()}
 
 
-def report(work: Path) -> dict[str, Any]:
-    return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
+report = run_report
 
 
 def ids_of(site: ReplicaSite, event: str) -> list[str]:

@@ -15,7 +15,7 @@ import pytest
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.stage import read_stage
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import fast_crawl_settings, run_args
 
 EVENT = "502"
 
@@ -41,12 +41,9 @@ def test_run_honours_the_budget_and_its_gate_takes_the_first_night(site: Replica
     )
     listed = sum(1 for lec in site.lectures.values() if lec.event_id == EVENT)
     with ReplicaServer(site) as server:
-        command = [
-            sys.executable, "-m", "crawler.cli", "run", "--config", str(config),
-            "--web-base", server.base_url, "--api-base", server.base_url,
-            "--state", str(tmp_path / "state"), "--out", str(tmp_path / "out"), "--name", "budget",
-            *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "--page-budget", "20",
-        ]  # fmt: skip
+        command = run_args(
+            server.base_url, tmp_path, "budget", "--config", str(config), "--page-budget", "20"
+        )
         done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
         asked = kinds(server)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]

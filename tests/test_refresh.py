@@ -8,9 +8,7 @@ more requests.
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +18,7 @@ import pytest
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import run_args, run_report
 from tests.support.sites import changed_site
 
 # Fields only a page shows: a carried page keeps the previous night's (the page budget refreshes them).
@@ -36,17 +34,11 @@ def site() -> ReplicaSite:
 
 
 def nightly(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [
-        sys.executable, "-m", "crawler.cli", "run",
-        "--web-base", server.base_url, "--api-base", server.base_url,
-        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "refresh",
-        *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
-    ]  # fmt: skip
+    command = run_args(server.base_url, work, "refresh", *extra)
     return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
 
 
-def report(work: Path) -> dict[str, Any]:
-    return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
+report = run_report
 
 
 def rows(work: Path) -> dict[str, dict[str, Any]]:

@@ -15,7 +15,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -30,7 +29,7 @@ from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_r
 from crawler.replica.server import ReplicaServer
 from crawler.stage import read_stage
 from crawler.urls import listing_url
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import run_args, run_report
 from tests.support.sites import EDIT_SUFFIX, with_edit
 
 EVENT = "502"
@@ -46,13 +45,7 @@ def free_port() -> int:
 
 
 def command(base: str, work: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable, "-m", "crawler.cli", "run",
-        "--web-base", base, "--api-base", base,
-        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "faults",
-        *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "-s", f"UNDERLINE_PAGE_SIZE={PAGE_SIZE}",
-        *extra,
-    ]  # fmt: skip
+    return run_args(base, work, "faults", "-s", f"UNDERLINE_PAGE_SIZE={PAGE_SIZE}", *extra)
 
 
 def nightly(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -61,8 +54,7 @@ def nightly(server: ReplicaServer, work: Path, *extra: str) -> subprocess.Comple
     )
 
 
-def report(work: Path) -> dict[str, Any]:
-    return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
+report = run_report
 
 
 def stats(work: Path) -> dict[str, Any]:

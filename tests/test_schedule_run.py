@@ -21,7 +21,7 @@ from crawler.replica.server import ReplicaServer
 from crawler.schema import CONTENT_FIELDS
 from tests.scenarios.planted import PlantedSite
 from tests.support.hub import StandIn, hub  # noqa: F401 (a fixture)
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import fast_crawl_settings, run_args, run_report
 from tests.support.sites import with_edit, without_lectures
 
 MAIN_EVENT = "502"
@@ -38,12 +38,7 @@ def main_event_ids(site: ReplicaSite) -> list[str]:
 
 
 def run_command(server: ReplicaServer, work: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable, "-m", "crawler.cli", "run",
-        "--web-base", server.base_url, "--api-base", server.base_url,
-        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "emnlp-2025-test",
-        *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
-    ]  # fmt: skip
+    return run_args(server.base_url, work, "emnlp-2025-test", *extra)
 
 
 def run(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -52,8 +47,7 @@ def run(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedP
     )
 
 
-def report(work: Path) -> dict[str, Any]:
-    return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
+report = run_report
 
 
 def published(work: Path) -> dict[str, dict[str, Any]]:

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.support.process import RunningReplica, loopback_crawl_args, running_replica
 
-__all__ = ["RunningReplica", "crawl_args", "eventcrawl", "fast_crawl_settings", "running_replica"]
+__all__ = [
+    "RunningReplica",
+    "crawl_args",
+    "eventcrawl",
+    "fast_crawl_settings",
+    "run_args",
+    "run_report",
+    "running_replica",
+]
 
 fast_crawl_settings = loopback_crawl_args
 
@@ -27,3 +37,19 @@ def eventcrawl(*args: str, cwd: Path | None = None, timeout: float = 600) -> sub
 def crawl_args(base: str, state: Path, *extra: str) -> list[str]:
     """``eventcrawl crawl`` of a replica at ``base`` (pages and API), staged in ``state``."""
     return ["crawl", "--web-base", base, "--api-base", base, "--state", str(state), *extra]
+
+
+def run_args(base: str, work: Path, name: str, *extra: str) -> list[str]:
+    """The whole ``eventcrawl run`` command of a replica at ``base``: state and release under ``work``,
+    loopback speed, no progress line."""
+    return [
+        sys.executable, "-m", "crawler.cli", "run",
+        "--web-base", base, "--api-base", base,
+        "--state", str(work / "state"), "--out", str(work / "out"), "--name", name,
+        *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
+    ]  # fmt: skip
+
+
+def run_report(work: Path) -> dict[str, Any]:
+    """The last ``eventcrawl run``'s report in ``work``'s state directory."""
+    return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
