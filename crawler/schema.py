@@ -12,12 +12,14 @@ import hashlib
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
+
+from crawler.json_types import JsonObject
 
 ScalarKind = Literal["string", "string_list", "timestamp", "bool", "float"]
 # A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``);
@@ -297,6 +299,30 @@ class Lecture:
         in_content_hash=False,
         default="",
     )
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, object]) -> typing.Self:
+        """The record a mapping holds: a stage line's record, a release's row or a change file's lecture.
+
+        Timestamps may be ISO strings or datetimes; a field the mapping lacks (a column added since it was
+        written) takes its empty value; keys that are not fields are left out.
+        """
+        return cls(**from_json_record(record))
+
+    def to_json(self) -> JsonObject:
+        """The record as JSON takes it (timestamps as ISO strings): the stage's and the change files' form."""
+        return to_json_record(self.values())
+
+    def values(self) -> dict[str, object]:
+        """The schema's fields by name, values as they are (timestamps stay datetimes)."""
+        return {name: getattr(self, name) for name in FIELD_NAMES}
+
+
+def lecture_table(lectures: Iterable[Lecture]) -> pa.Table:
+    """The ``lectures`` table of these records, column by column, in the schema's order."""
+    rows = list(lectures)
+    arrays = [pa.array([getattr(row, f.name) for row in rows], type=field_arrow_type(f)) for f in FIELDS]
+    return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
 
 def _scalar_kind(hint: Any) -> ScalarKind:

@@ -139,3 +139,39 @@ def test_struct_lists_survive_parquet_and_load_dataset(tmp_path: Path) -> None:
     assert loaded[0]["authors"] == AUTHORS
     assert loaded[0]["subtitles"] == SUBTITLES
     assert loaded[1]["authors"] == [] and loaded[1]["subtitles"] is None
+
+
+def test_lecture_from_json_and_back_keeps_every_value() -> None:
+    staged = {
+        "lecture_id": "130001",
+        "url": "https://underline.io/lecture/130001-a-talk",
+        "title": "A Talk",
+        "held_at": "2025-11-05T09:30:00.000Z",
+        "authors": [{"name": "Ada Lovelace", "affiliations": ["Analytical Engines"]}],
+        "extraction": "next_data",
+    }
+    lecture = schema.Lecture.from_json(staged)
+    assert lecture.held_at == datetime(2025, 11, 5, 9, 30, tzinfo=UTC)
+    assert lecture.authors == [
+        {"name": "Ada Lovelace", "affiliations": ["Analytical Engines"], "orcid": None}
+    ]
+    assert lecture.keywords == [] and lecture.subtitles is None
+    back = lecture.to_json()
+    assert back["held_at"] == "2025-11-05T09:30:00Z"
+    assert back["title"] == "A Talk"
+    assert list(back) == list(schema.FIELD_NAMES)
+    assert schema.Lecture.from_json(back) == lecture
+
+
+def test_lecture_table_has_the_schema_and_the_values() -> None:
+    first = schema.Lecture.from_json(
+        {"lecture_id": "2", "url": "u2", "title": "T", "extraction": "api_listing", "is_poster": True}
+    )
+    second = schema.Lecture.from_json(
+        {"lecture_id": "1", "url": "u1", "held_at": "2025-01-01T00:00:00Z", "extraction": "next_data"}
+    )
+    table = schema.lecture_table([first, second])
+    assert table.schema == schema.arrow_schema()
+    assert table.column("lecture_id").to_pylist() == ["2", "1"]
+    assert table.column("is_poster").to_pylist() == [True, None]
+    assert table.column("held_at").to_pylist() == [None, datetime(2025, 1, 1, tzinfo=UTC)]
