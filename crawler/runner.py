@@ -19,7 +19,7 @@ from scrapy.settings import Settings
 from crawler import __version__
 from crawler import stats_keys as keys
 from crawler.fsutil import read_json_file, write_json_atomic
-from crawler.schema import lecture_order
+from crawler.schema import Lecture, lecture_order
 from crawler.urls import without_credentials
 
 if TYPE_CHECKING:
@@ -174,7 +174,9 @@ class NextRelease:
     def changelog(self) -> Changelog:
         from crawler.schedule.changelog import compute_changelog
 
-        return compute_changelog(self.previous_live, self.live)
+        return compute_changelog(
+            map(Lecture.from_json, self.previous_live), map(Lecture.from_json, self.live)
+        )
 
     @property
     def unchanged(self) -> bool:
@@ -290,7 +292,10 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         raise NothingToPublish(f"the crawl staged in {state_dir} holds no lectures; nothing to publish")
     # Ids already published keep their place when a talk turns up under a second id.
     published = load_index(state_dir).record_ids()
-    records, dedup = merge_duplicates(staged.records, state_dir=state_dir, published=published)
+    merged, dedup = merge_duplicates(
+        [Lecture.from_json(r) for r in staged.records], state_dir=state_dir, published=published
+    )
+    records = [r.values() for r in merged]
     crawl_used = read_crawl_report(state_dir).get("settings", {})
     provenance = {
         "crawl_date": str(staged.summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
@@ -374,7 +379,10 @@ def next_release(
     if anthology is not None:
         records, links = link_anthology(records, anthology)
     else:
-        records = keep_links(records, previous.rows)
+        kept_links = keep_links(
+            [Lecture.from_json(r) for r in records], map(Lecture.from_json, previous.rows)
+        )
+        records = [r.values() for r in kept_links]
     known = {s["session_id"] for s in staged.sessions}
     retired = set(carried.retired_events)
     sessions = [
@@ -405,7 +413,8 @@ def link_anthology(
     papers, read = read_papers(Path(anthology))
     if not read.files:
         raise AnthologyError(f"{anthology}: holds no Anthology collection file (data/xml/<collection>.xml)")
-    return link_records(records, papers)
+    linked, summary = link_records([Lecture.from_json(r) for r in records], papers)
+    return [r.values() for r in linked], summary
 
 
 def publish(

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 
-from crawler.json_types import JsonObject
+from crawler.json_types import JsonObject, JsonValue
 
 ScalarKind = Literal["string", "string_list", "timestamp", "bool", "float"]
 # A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``);
@@ -307,7 +307,10 @@ class Lecture:
         Timestamps may be ISO strings or datetimes; a field the mapping lacks (a column added since it was
         written) takes its empty value; keys that are not fields are left out.
         """
-        return cls(**from_json_record(record))
+        # The values are what the mapping held, put in their fields' shape; their types are checked by
+        # validate_record where the mapping came from outside (a stage line, a caller's records).
+        values: Mapping[str, typing.Any] = field_values(record)
+        return cls(**values)
 
     def to_json(self) -> JsonObject:
         """The record as JSON takes it (timestamps as ISO strings): the stage's and the change files' form."""
@@ -486,49 +489,83 @@ def format_timestamp(value: datetime | None) -> str | None:
     return text.replace("+00:00", "Z")
 
 
-def _struct_entry(f: Field, item: Mapping[str, Any]) -> dict[str, Any]:
-    entry: dict[str, Any] = {}
+def has_value(value: object) -> bool:
+    """Whether a field holds a value: None, a blank or whitespace-only string and an empty list (or
+    mapping) hold none; False and 0 are values. The one definition coverage, the gate and the card use."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, list | tuple | dict):
+        return bool(value)
+    return True
+
+
+def _json_value(value: object) -> JsonValue:
+    """A value as JSON holds it: timestamps as ISO strings, tuples as lists. Anything else JSON cannot
+    hold is written as its text (such a record fails :func:`validate_record` anyway)."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, datetime):
+        return format_timestamp(parse_timestamp(value))
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return str(value)
+
+
+def _struct_entry(f: Field, item: object) -> JsonObject:
+    members = item if isinstance(item, Mapping) else {}
+    entry: JsonObject = {}
     for name, kind in f.members:
-        member = item.get(name)
-        entry[name] = list(member or []) if kind == "string_list" else member
+        member = members.get(name)
+        entry[name] = _json_value(list(member or [])) if kind == "string_list" else _json_value(member)
     return entry
 
 
-def _struct_items(f: Field, value: Any) -> list[dict[str, Any]] | None:
+def _struct_items(f: Field, value: object) -> list[JsonValue] | None:
     """A struct list with every member present, in member order (missing lists become empty)."""
     if value is None:
         return None if f.nullable else []
-    return [_struct_entry(f, item) for item in value]
+    items = value if isinstance(value, list | tuple) else [value]
+    return [_struct_entry(f, item) for item in items]
 
 
-def to_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
+def to_json_record(record: Mapping[str, object]) -> JsonObject:
     """A record with every schema field, timestamps as ISO strings: the staging format.
 
     A missing list field becomes an empty list; a missing nullable struct list (``subtitles``) stays null.
     """
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for f in FIELDS:
         value = record.get(f.name)
         if f.kind == "timestamp":
             out[f.name] = format_timestamp(parse_timestamp(value))
         elif f.kind == "string_list":
-            out[f.name] = list(value or [])
+            out[f.name] = _json_value(value) if isinstance(value, list | tuple) and value else []
         elif f.kind == "struct_list":
             out[f.name] = _struct_items(f, value)
         elif f.kind == "struct":
             out[f.name] = None if value is None else _struct_entry(f, value)
         else:
-            out[f.name] = value
+            out[f.name] = _json_value(value)
     return out
 
 
-def from_json_record(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The inverse of :func:`to_json_record`: timestamps become aware datetimes."""
-    out = dict(to_json_record(record))
+def field_values(record: Mapping[str, object]) -> dict[str, object]:
+    """The inverse of :func:`to_json_record`: every field's value, timestamps as aware datetimes."""
+    out: dict[str, object] = dict(to_json_record(record))
     for f in FIELDS:
         if f.kind == "timestamp":
             out[f.name] = parse_timestamp(out[f.name])
     return out
+
+
+def from_json_record(record: Mapping[str, object]) -> dict[str, Any]:
+    """:func:`field_values` for the callers that still read a record as a mapping (the stage), whose
+    values they check themselves; new code reads :meth:`Lecture.from_json`."""
+    return field_values(record)
 
 
 def content_sha256(record: Mapping[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ PAPERS, _ = read_papers(FIXTURES)
 BY_ID = {p.anthology_id: p for p in PAPERS}
 
 
-def talk_of(index: int, anthology_id: str, **changes: Any) -> dict[str, Any]:
+def talk_of(index: int, anthology_id: str, **changes: Any) -> schema.Lecture:
     """A staged record for the talk of a fixture paper, as the site lists it."""
     paper = BY_ID[anthology_id]
     fields: dict[str, Any] = {
@@ -38,68 +39,70 @@ def talk_of(index: int, anthology_id: str, **changes: Any) -> dict[str, Any]:
     }
     record = make_record(index, **{**fields, **changes})
     record["content_sha256"] = schema.content_sha256(record)
-    return record
+    return schema.Lecture.from_json(record)
 
 
-def unlinked(index: int) -> dict[str, Any]:
+def unlinked(index: int) -> schema.Lecture:
     record = make_record(index, title=f"A Talk Without Paper Number {index}")
     record["content_sha256"] = schema.content_sha256(record)
-    return record
+    return schema.Lecture.from_json(record)
 
 
 def test_a_record_without_a_paper_keeps_its_hash_and_gets_nulls() -> None:
     records = [unlinked(i) for i in range(3)]
     linked, summary = link_records(records, PAPERS)
     for before, after in zip(records, linked, strict=True):
-        assert after["anthology_id"] is None and after["anthology_url"] is None
-        assert after["anthology_match"] is None
+        assert after.anthology_id is None and after.anthology_url is None
+        assert after.anthology_match is None
         # Published before these fields existed, or with no paper found: one hash (the replica's own
         # implementation of the hash knows nothing of the Anthology fields).
-        assert after["content_sha256"] == before["content_sha256"]
-        assert after["content_sha256"] == content_hash(schema.to_json_record(before))
+        assert after.content_sha256 == before.content_sha256
+        assert after.content_sha256 == content_hash(before.to_json())
     assert summary.linked == 0 and summary.lectures == 3 and summary.papers == 179
 
 
 def test_a_linked_record_has_its_id_url_evidence_and_a_new_valid_hash() -> None:
     record = talk_of(1, "2025.emnlp-main.26")
     (linked,), summary = link_records([record], PAPERS)
-    assert linked["anthology_id"] == "2025.emnlp-main.26"
-    assert linked["anthology_url"] == "https://aclanthology.org/2025.emnlp-main.26/"
-    assert linked["anthology_match"] == {
+    assert linked.anthology_id == "2025.emnlp-main.26"
+    assert linked.anthology_url == "https://aclanthology.org/2025.emnlp-main.26/"
+    assert linked.anthology_match == {
         "method": "exact_title+authors+abstract",
         "score": 1.0,
         "title_score": 1.0,
         "author_score": 1.0,
         "abstract_score": 1.0,
-        "margin": linked["anthology_match"]["margin"],
+        "margin": linked.anthology_match["margin"],
     }
-    assert 0 < linked["anthology_match"]["margin"] <= 1
-    assert schema.validate_record(linked) == []
-    assert linked["content_sha256"] == schema.content_sha256(linked) != record["content_sha256"]
+    assert 0 < linked.anthology_match["margin"] <= 1
+    assert schema.validate_record(linked.values()) == []
+    assert linked.content_sha256 == schema.content_sha256(linked.values()) != record.content_sha256
     assert summary.linked == 1 and summary.by_event == {"502": {"lectures": 1, "linked": 1}}
 
 
 def test_a_link_change_is_a_change_and_new_scores_alone_are_not() -> None:
     previous, _ = link_records([talk_of(1, "2025.emnlp-main.1"), talk_of(2, "2025.emnlp-main.2")], PAPERS)
-    assert [r["anthology_id"] for r in previous] == ["2025.emnlp-main.1", "2025.emnlp-main.2"]
+    assert [r.anthology_id for r in previous] == ["2025.emnlp-main.1", "2025.emnlp-main.2"]
     # The Anthology drops paper 1 (no link any more) and paper 2's scores move (another abstract).
     others = [p for p in PAPERS if p.anthology_id != "2025.emnlp-main.1"]
     edited = talk_of(2, "2025.emnlp-main.2", abstract=BY_ID["2025.emnlp-main.2"].abstract[:400])
     current, _ = link_records([talk_of(1, "2025.emnlp-main.1"), edited], others)
-    assert current[0]["anthology_id"] is None
-    assert current[1]["anthology_id"] == "2025.emnlp-main.2"
-    assert current[1]["anthology_match"] != previous[1]["anthology_match"]
+    assert current[0].anthology_id is None
+    assert current[1].anthology_id == "2025.emnlp-main.2"
+    assert current[1].anthology_match != previous[1].anthology_match
     # Paper 2's abstract edit is a change of the lecture; for paper 1, only the link changed.
     rows = {r["lecture_id"]: r for r in compute_changes(previous, current)}
-    first, second = current[0]["lecture_id"], current[1]["lecture_id"]
+    first, second = current[0].lecture_id, current[1].lecture_id
     assert rows[first]["change"] == "changed"
     assert rows[first]["changed_fields"] == ["anthology_id", "anthology_url", "content_sha256"]
-    assert rows[first]["lecture"]["anthology_id"] is None
+    assert rows[first]["lecture"].anthology_id is None
     assert rows[second]["changed_fields"] == ["abstract", "content_sha256"]
     log = compute_changelog(previous, current)
     assert log.changed == {first: ["anthology_id", "anthology_url"], second: ["abstract"]}
     # The same link with other scores: nothing to report.
-    rescored = [{**previous[0], "anthology_match": {**previous[0]["anthology_match"], "score": 0.7}}]
+    rescored = [
+        dataclasses.replace(previous[0], anthology_match={**previous[0].anthology_match, "score": 0.7})
+    ]
     assert compute_changes(previous[:1], rescored) == []
     assert compute_changelog(previous[:1], rescored).empty
 
@@ -112,7 +115,7 @@ def test_the_csv_lists_linked_lectures_on_the_site_in_id_order() -> None:
         {"anthology_id": "2025.emnlp-main.7", "url": "https://u/lecture/5", "withdrawn": True},
         {"anthology_id": "P18-1007", "url": "https://u/lecture/6", "video_doi": "10.48448/ab,cd"},
     ]
-    rows = link_rows(records)
+    rows = link_rows([schema.Lecture.from_json(r) for r in records])
     assert [r.anthology_id for r in rows] == ["2025.emnlp-main.2", "2025.emnlp-main.10", "P18-1007"]
     text = links_csv(rows)
     assert text.splitlines() == [

@@ -5,7 +5,7 @@ from typing import Any
 
 from crawler.dedup import near
 from crawler.dedup.records import DedupReport, Merge, merge_duplicates, talk_key
-from crawler.schema import content_sha256
+from crawler.schema import Lecture, content_sha256
 from tests.test_stage import record
 
 ABSTRACT = (
@@ -15,8 +15,8 @@ ABSTRACT = (
 OTHER = "Speech translation systems struggle with long audio; we segment recordings and translate them."
 
 
-def talk(lecture_id: str, title: str = "Alignment", abstract: str = ABSTRACT, **extra: Any) -> dict[str, Any]:
-    return record(lecture_id, title=title, abstract=abstract, **extra)
+def talk(lecture_id: str, title: str = "Alignment", abstract: str = ABSTRACT, **extra: Any) -> Lecture:
+    return Lecture.from_json(record(lecture_id, title=title, abstract=abstract, **extra))
 
 
 def test_the_same_talk_under_two_ids_becomes_one_record() -> None:
@@ -26,13 +26,13 @@ def test_the_same_talk_under_two_ids_becomes_one_record() -> None:
         talk("130100", title=" alignment ", abstract=ABSTRACT.upper(), session_id="7002"),
     ]
     out, report = merge_duplicates(records)
-    assert [r["lecture_id"] for r in out] == ["20", "130100"]
+    assert [r.lecture_id for r in out] == ["20", "130100"]
     kept = out[1]
-    assert kept["alternate_ids"] == ["130500"]
-    assert kept["source_urls"] == ["http://x/lecture/130100-t", "http://x/lecture/130500-t"]
-    assert kept["session_id"] == "7002"
-    assert kept["content_sha256"] == content_sha256(kept) != records[2]["content_sha256"]
-    assert out[0]["alternate_ids"] == [] and out[0]["content_sha256"] == records[1]["content_sha256"]
+    assert kept.alternate_ids == ["130500"]
+    assert kept.source_urls == ["http://x/lecture/130100-t", "http://x/lecture/130500-t"]
+    assert kept.session_id == "7002"
+    assert kept.content_sha256 == content_sha256(kept.values()) != records[2].content_sha256
+    assert out[0].alternate_ids == [] and out[0].content_sha256 == records[1].content_sha256
     assert report.merges == [Merge("130100", ("130500",))]
     assert report.stats()["dedup/same_talk_ids_merged"] == 1
     assert report.summary() == {
@@ -47,24 +47,24 @@ def test_the_same_talk_under_two_ids_becomes_one_record() -> None:
 def test_an_id_published_before_is_kept() -> None:
     records = [talk("5"), talk("9", alternate_ids=["3"]), talk("7")]
     out, report = merge_duplicates(records, published={"9"})
-    assert [(r["lecture_id"], r["alternate_ids"]) for r in out] == [("9", ["3", "5", "7"])]
+    assert [(r.lecture_id, r.alternate_ids) for r in out] == [("9", ["3", "5", "7"])]
     assert report.merges == [Merge("9", ("5", "7"))]
 
 
 def test_short_abstracts_never_make_a_talk() -> None:
     records = [talk("1", title="Keynote", abstract="TBA"), talk("2", title="Keynote", abstract="TBA")]
     out, report = merge_duplicates(records)
-    assert [r["lecture_id"] for r in out] == ["1", "2"]
-    assert report.merges == [] and talk_key(records[0]["title"], records[0]["abstract"]) is None
+    assert [r.lecture_id for r in out] == ["1", "2"]
+    assert report.merges == [] and talk_key(records[0].title, records[0].abstract) is None
     # The near-duplicate search still sees them: same title and abstract, one cluster.
-    assert [r["near_duplicate_cluster"] for r in out] == ["1", "1"]
+    assert [r.near_duplicate_cluster for r in out] == ["1", "1"]
 
 
 def test_near_duplicates_share_a_cluster() -> None:
     revised = ABSTRACT.replace("simple", "robust")
     records = [talk("30"), talk("12", abstract=revised), talk("7", title="Speech", abstract=OTHER)]
     out, report = merge_duplicates(records)
-    assert [(r["lecture_id"], r["near_duplicate_cluster"]) for r in out] == [
+    assert [(r.lecture_id, r.near_duplicate_cluster) for r in out] == [
         ("30", "12"),
         ("12", "12"),
         ("7", None),
@@ -79,7 +79,7 @@ def test_near_duplicates_share_a_cluster() -> None:
         }
     ]
     # The cluster is not content: the hash is the one without it.
-    assert out[0]["content_sha256"] == records[0]["content_sha256"]
+    assert out[0].content_sha256 == records[0].content_sha256
 
 
 def test_signatures_come_from_the_state_directory(tmp_path: Any) -> None:
@@ -95,5 +95,5 @@ def test_records_are_not_changed_in_place_and_order_is_kept() -> None:
     before = copy.deepcopy(records)
     out, _ = merge_duplicates(records)
     assert records == before
-    assert [r["lecture_id"] for r in out] == ["1", "2"]
+    assert [r.lecture_id for r in out] == ["1", "2"]
     assert merge_duplicates([]) == ([], DedupReport())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,6 +14,7 @@ from crawler.extensions.progress import budget_summary, format_budget
 from crawler.pages import LectureFields
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.gate import GateInput, GateThresholds, evaluate
+from crawler.schema import Lecture
 from crawler.spiders.underline import (
     CHANGED,
     NEW,
@@ -145,19 +145,21 @@ def test_a_bad_budget_gets_one_line_and_status_2(tmp_path: Path, args: list[str]
     assert says in result.stderr
 
 
-def lectures(fetched: int, listing_only: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def lectures(fetched: int, listing_only: int) -> list[Lecture]:
+    out: list[Lecture] = []
     for i in range(fetched + listing_only):
         page = i < fetched
         out.append(
-            {
-                "lecture_id": str(i),
-                "event_id": "502",
-                "title": f"T{i}",
-                "abstract": "A",
-                "related_lecture_ids": ["9"] if page else [],
-                "extraction": "next_data" if page else "api_listing+text_from_fields",
-            }
+            Lecture.from_json(
+                {
+                    "lecture_id": str(i),
+                    "event_id": "502",
+                    "title": f"T{i}",
+                    "abstract": "A",
+                    "related_lecture_ids": ["9"] if page else [],
+                    "extraction": "next_data" if page else "api_listing+text_from_fields",
+                }
+            )
         )
     return out
 
@@ -177,7 +179,7 @@ def test_the_gate_judges_page_only_fields_on_the_pages_fetched_when_pages_wait()
     # Pages that were fetched and lack the field are still caught.
     broken = lectures(25, 75)
     for record in broken[:10]:
-        record["related_lecture_ids"] = []
+        record.related_lecture_ids = []
     failed = evaluate(GateInput(broken, waiting), floors).failures()
     assert [(c.name, c.value) for c in failed] == [("coverage:related_lecture_ids", 0.6)]
     assert failed[0].examples == ("0", "1", "2", "3", "4")

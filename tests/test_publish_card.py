@@ -14,6 +14,7 @@ from huggingface_hub import DatasetCard
 
 from crawler import schema
 from crawler.publish import card as cards
+from crawler.publish.diff import diff_releases
 from crawler.publish.lint import split_front_matter
 from crawler.publish.release import publish_release
 from crawler.publish.tables import SPECS
@@ -266,11 +267,17 @@ def test_size_category(rows: int, label: str) -> None:
     assert cards.size_category(rows) == label
 
 
+def lectures_with_hashes(hashes: dict[str, str]) -> list[schema.Lecture]:
+    return [schema.Lecture.from_json({"lecture_id": i, "content_sha256": sha}) for i, sha in hashes.items()]
+
+
 def test_diff_lectures() -> None:
-    previous = {"1": "a", "2": "b", "3": "c"}
-    current = {"2": "b", "3": "x", "4": "d", "5": "e"}
-    assert cards.diff_lectures(previous, current, "2025-11-01") == cards.Changes("2025-11-01", 2, 1, 1)
-    assert cards.diff_lectures({}, current, None) == cards.Changes(None, 4, 0, 0)
+    previous = lectures_with_hashes({"1": "a", "2": "b", "3": "c"})
+    current = lectures_with_hashes({"2": "b", "3": "x", "4": "d", "5": "e"})
+    assert cards.Changes.of(diff_releases(previous, current), "2025-11-01") == cards.Changes(
+        "2025-11-01", 2, 1, 1
+    )
+    assert cards.Changes.of(diff_releases([], current), None) == cards.Changes(None, 4, 0, 0)
 
 
 def test_merge_maintainer_sections() -> None:

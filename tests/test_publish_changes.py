@@ -17,8 +17,8 @@ from crawler.publish.release import publish_release
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records
 
 
-def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [schema.from_json_record(r) for r in records]
+def rows(records: list[dict[str, Any]]) -> list[schema.Lecture]:
+    return [schema.Lecture.from_json(r) for r in records]
 
 
 def test_compute_changes() -> None:

@@ -3,10 +3,12 @@ from __future__ import annotations
 from typing import Any
 
 from crawler.schedule.changelog import compute_changelog
+from crawler.schema import Lecture
 
 
-def row(lecture_id: str, event: str, sha: str, **fields: Any) -> dict[str, Any]:
-    return {"lecture_id": lecture_id, "event_id": event, "content_sha256": sha, "title": sha, **fields}
+def row(lecture_id: str, event: str, sha: str, **fields: Any) -> Lecture:
+    record = {"lecture_id": lecture_id, "event_id": event, "content_sha256": sha, "title": sha, **fields}
+    return Lecture.from_json(record)
 
 
 def test_changes_are_told_in_lecture_order_and_per_event() -> None:

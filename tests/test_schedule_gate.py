@@ -3,12 +3,14 @@ from __future__ import annotations
 from typing import Any
 
 from crawler.schedule.gate import GateInput, GateThresholds, evaluate
+from crawler.schema import Lecture
 
 
-def records(n: int, *, untitled: int = 0, no_abstract: int = 0) -> list[dict[str, Any]]:
+def records(n: int, *, untitled: int = 0, no_abstract: int = 0) -> list[Lecture]:
     out = []
     for i in range(n):
-        out.append({"title": "" if i < untitled else f"T{i}", "abstract": "" if i < no_abstract else "A"})
+        title, abstract = "" if i < untitled else f"T{i}", "" if i < no_abstract else "A"
+        out.append(Lecture.from_json({"title": title, "abstract": abstract}))
     return out
 
 
@@ -73,9 +75,9 @@ def test_a_listing_that_is_not_json_and_invalid_staged_items_count_as_errors() -
     assert next(c for c in verdict.checks if c.name == "error_rate").value == 0.03
 
 
-def lecture(i: int, event: str = "502", **fields: Any) -> dict[str, Any]:
-    return {"lecture_id": str(1000 + i), "event_id": event, "title": f"T{i}", "abstract": "A",
-            "keywords": ["k"], **fields}  # fmt: skip
+def lecture(i: int, event: str = "502", **fields: Any) -> Lecture:
+    return Lecture.from_json({"lecture_id": str(1000 + i), "event_id": event, "title": f"T{i}",
+                              "abstract": "A", "keywords": ["k"], **fields})  # fmt: skip
 
 
 def test_a_field_that_empties_fails_coverage_naming_field_event_figures_and_lectures() -> None:

@@ -8,16 +8,17 @@ the site (Anthology id, lecture URL, video URL, video DOI), in Anthology id orde
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from crawler import schema
 from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
 from crawler.anthology.reader import Paper, anthology_url
-from crawler.schema import AnthologyMatch
+from crawler.schema import AnthologyMatch, Lecture, has_value
 
 LINKS_FILE = "anthology-links.csv"
 LINK_COLUMNS = ("anthology_id", "lecture_url", "video_url", "video_doi")
@@ -57,6 +58,25 @@ class Unclear:
         )
 
 
+class EventLinks(TypedDict):
+    """One event's lectures, and how many of them are linked."""
+
+    lectures: int
+    linked: int
+
+
+class LinkReport(TypedDict):
+    """A :class:`LinkSummary` as the run report holds it."""
+
+    papers: int
+    lectures: int
+    linked: int
+    ambiguous: int
+    conflicts: int
+    by_event: dict[str, EventLinks]
+    unclear: list[str]
+
+
 @dataclass(frozen=True)
 class LinkSummary:
     """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones."""
@@ -66,7 +86,7 @@ class LinkSummary:
     linked: int
     ambiguous: int
     conflicts: int
-    by_event: dict[str, dict[str, int]] = field(default_factory=dict)  # event -> lectures, linked
+    by_event: dict[str, EventLinks] = field(default_factory=dict)
     unclear: tuple[Unclear, ...] = ()  # the first LISTED ambiguous and conflicting lectures
 
     def line(self) -> str:
@@ -75,7 +95,7 @@ class LinkSummary:
             f"{self.ambiguous} ambiguous, {self.conflicts} in conflict"
         )
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> LinkReport:
         return {
             "papers": self.papers,
             "lectures": self.lectures,
@@ -87,14 +107,14 @@ class LinkSummary:
         }
 
 
-def lecture_text(record: Mapping[str, Any]) -> LectureText:
+def lecture_text(record: Lecture) -> LectureText:
     """What matching reads of a lecture record."""
-    authors = tuple(str(a.get("name") or "") for a in record.get("authors") or () if a.get("name"))
+    authors = tuple(str(a.get("name") or "") for a in record.authors or () if a.get("name"))
     return LectureText(
-        key=str(record["lecture_id"]),
-        title=str(record.get("title") or ""),
+        key=str(record.lecture_id),
+        title=str(record.title or ""),
         authors=authors,
-        abstract=str(record.get("abstract") or ""),
+        abstract=str(record.abstract or ""),
     )
 
 
@@ -113,31 +133,33 @@ def evidence(match: Match) -> AnthologyMatch | None:
     }
 
 
-def with_link(record: Mapping[str, Any], match: Match | None) -> dict[str, Any]:
-    """``record`` with its three Anthology fields set from ``match`` (cleared when it did not link) and
-    its content hash recomputed."""
-    out = dict(record)
-    anthology_id = match.anthology_id if match is not None else None
-    out["anthology_id"] = anthology_id
-    out["anthology_url"] = anthology_url(anthology_id) if anthology_id else None
-    out["anthology_match"] = evidence(match) if match is not None else None
-    out["content_sha256"] = schema.content_sha256(out)
+def _with_fields(
+    record: Lecture, anthology_id: str | None, url: str | None, found: AnthologyMatch | None
+) -> Lecture:
+    out = dataclasses.replace(record, anthology_id=anthology_id, anthology_url=url, anthology_match=found)
+    out.content_sha256 = schema.content_sha256(out.values())
     return out
 
 
-def link_records(
-    records: Sequence[Mapping[str, Any]], papers: Iterable[Paper]
-) -> tuple[list[dict[str, Any]], LinkSummary]:
+def with_link(record: Lecture, match: Match | None) -> Lecture:
+    """``record`` with its three Anthology fields set from ``match`` (cleared when it did not link) and
+    its content hash recomputed."""
+    anthology_id = match.anthology_id if match is not None else None
+    url = anthology_url(anthology_id) if anthology_id else None
+    return _with_fields(record, anthology_id, url, evidence(match) if match is not None else None)
+
+
+def link_records(records: Sequence[Lecture], papers: Iterable[Paper]) -> tuple[list[Lecture], LinkSummary]:
     """Every record with its Anthology fields set (a lecture without a clear paper gets nulls), and a
     summary. Withdrawn lectures are matched too: they keep a link to their paper."""
     index = PaperIndex(papers)
     matches = match_lectures(index, [lecture_text(r) for r in records])
     linked = [with_link(r, m) for r, m in zip(records, matches, strict=True)]
-    by_event: dict[str, dict[str, int]] = {}
+    by_event: dict[str, EventLinks] = {}
     for record in linked:
-        counts = by_event.setdefault(str(record.get("event_id") or ""), {"lectures": 0, "linked": 0})
+        counts = by_event.setdefault(str(record.event_id or ""), {"lectures": 0, "linked": 0})
         counts["lectures"] += 1
-        counts["linked"] += 1 if record["anthology_id"] else 0
+        counts["linked"] += 1 if has_value(record.anthology_id) else 0
     unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
     summary = LinkSummary(
         papers=len(index),
@@ -151,21 +173,17 @@ def link_records(
     return linked, summary
 
 
-def keep_links(
-    records: Sequence[Mapping[str, Any]], previous: Iterable[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+def keep_links(records: Sequence[Lecture], previous: Iterable[Lecture]) -> list[Lecture]:
     """The records of a release built without the Anthology's files, each lecture with the link it had in
     ``previous`` (the last release): a publish that was not asked to link changes no link."""
-    before = {str(r["lecture_id"]): r for r in previous if r.get("anthology_id")}
+    before = {str(r.lecture_id): r for r in previous if has_value(r.anthology_id)}
     out = []
     for record in records:
-        old = before.get(str(record["lecture_id"]))
-        if old is None or record.get("anthology_id"):
-            out.append(dict(record))
+        old = before.get(str(record.lecture_id))
+        if old is None or has_value(record.anthology_id):
+            out.append(dataclasses.replace(record))
             continue
-        kept = {**record, **{name: old.get(name) for name in ANTHOLOGY_FIELDS}}
-        kept["content_sha256"] = schema.content_sha256(kept)
-        out.append(kept)
+        out.append(_with_fields(record, old.anthology_id, old.anthology_url, old.anthology_match))
     return out
 
 
@@ -187,17 +205,17 @@ def _id_order(anthology_id: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", anthology_id))
 
 
-def link_rows(records: Iterable[Mapping[str, Any]]) -> list[LinkRow]:
+def link_rows(records: Iterable[Lecture]) -> list[LinkRow]:
     """One row per linked lecture that is not withdrawn, in Anthology id order."""
     rows = [
         LinkRow(
-            anthology_id=str(r["anthology_id"]),
-            lecture_url=str(r["url"]),
-            video_url=r.get("video_url") or None,
-            video_doi=r.get("video_doi") or None,
+            anthology_id=str(r.anthology_id),
+            lecture_url=str(r.url),
+            video_url=r.video_url or None,
+            video_doi=r.video_doi or None,
         )
         for r in records
-        if r.get("anthology_id") and not r.get("withdrawn")
+        if has_value(r.anthology_id) and not r.withdrawn
     ]
     return sorted(rows, key=lambda row: (_id_order(row.anthology_id), row.lecture_url))
 

@@ -15,15 +15,16 @@ LSH over signatures the crawl computed item by item.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from crawler.dedup import near
-from crawler.schema import content_sha256, lecture_order
+from crawler.schema import Lecture, content_sha256, lecture_order
 from crawler.text.normalize import normalize_line
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,18 @@ class Cluster:
     cluster_id: str
     members: tuple[str, ...]
     pairs: tuple[near.NearPair, ...]
+
+
+class MergeEntry(TypedDict):
+    kept: str
+    merged: list[str]
+    reason: str
+
+
+class ClusterEntry(TypedDict):
+    cluster: str
+    members: list[str]
+    pairs: list[Mapping[str, object]]
 
 
 @dataclass
@@ -92,30 +105,30 @@ class DedupReport:
             "near_duplicate_records": sum(len(c.members) for c in self.clusters),
         }
 
-    def as_dict(self) -> dict[str, Any]:
-        """Every decision, for a report file."""
-        return {
-            **self.stats(),
-            "merges": [{"kept": m.kept, "merged": list(m.merged), "reason": m.reason} for m in self.merges],
-            "clusters": [
-                {
-                    "cluster": c.cluster_id,
-                    "members": list(c.members),
-                    "pairs": [near.describe(p) for p in c.pairs],
-                }
-                for c in self.clusters
-            ],
-        }
+    def as_dict(self) -> dict[str, int | list[MergeEntry] | list[ClusterEntry]]:
+        """Every decision, for a report file: the counts of :meth:`stats`, the merges and the clusters."""
+        merges: list[MergeEntry] = [
+            {"kept": m.kept, "merged": list(m.merged), "reason": m.reason} for m in self.merges
+        ]
+        clusters: list[ClusterEntry] = [
+            {
+                "cluster": c.cluster_id,
+                "members": list(c.members),
+                "pairs": [near.describe(p) for p in c.pairs],
+            }
+            for c in self.clusters
+        ]
+        return {**self.stats(), "merges": merges, "clusters": clusters}
 
 
 def merge_duplicates(
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[Lecture],
     *,
     state_dir: Path | None = None,
     signatures: Mapping[str, near.Signature] | None = None,
     published: Container[str] = (),
     threshold: float = near.MATCH_THRESHOLD,
-) -> tuple[list[dict[str, Any]], DedupReport]:
+) -> tuple[list[Lecture], DedupReport]:
     """The records with each talk once and near-duplicates marked, in the input's order.
 
     ``signatures`` (or the ones cached under ``state_dir`` by the crawl) spare computing MinHash
@@ -127,53 +140,56 @@ def merge_duplicates(
     if signatures is None and state_dir is not None:
         signatures = near.load_signatures(state_dir)
     out = _merge_same_talks(records, published, report)
-    talks = [near.Talk(str(r["lecture_id"]), r.get("title"), r.get("abstract")) for r in out]
+    talks = [near.Talk(str(r.lecture_id), r.title, r.abstract) for r in out]
     pairs = near.near_duplicate_pairs(talks, signatures, threshold=threshold, stats=report.search)
     membership = near.clusters(pairs)
     _report_clusters(pairs, membership, report)
     for record in out:
-        record["alternate_ids"] = list(record.get("alternate_ids") or [])
-        record["near_duplicate_cluster"] = membership.get(str(record["lecture_id"]))
-        record["content_sha256"] = content_sha256(record)
+        record.alternate_ids = list(record.alternate_ids or [])
+        record.near_duplicate_cluster = membership.get(str(record.lecture_id))
+        record.content_sha256 = content_sha256(record.values())
     report.records_out = len(out)
     return out, report
 
 
-def _merge_same_talks(
-    records: Sequence[Mapping[str, Any]], published: Container[str], report: DedupReport
-) -> list[dict[str, Any]]:
-    """Copies of the records with each talk once: the one an earlier release published (else the lowest
-    id) kept, with the others' ids as its ``alternate_ids`` and their URLs among its ``source_urls``."""
+def _talks(records: Sequence[Lecture]) -> list[list[int]]:
+    """The positions of the records of each talk that more than one record holds."""
     groups: dict[str, list[int]] = {}
     for position, record in enumerate(records):
-        key = talk_key(record.get("title"), record.get("abstract"))
+        key = talk_key(record.title, record.abstract)
         if key is not None:
             groups.setdefault(key, []).append(position)
+    return [positions for positions in groups.values() if len(positions) > 1]
+
+
+def _merge_same_talks(
+    records: Sequence[Lecture], published: Container[str], report: DedupReport
+) -> list[Lecture]:
+    """Copies of the records with each talk once: the one an earlier release published (else the lowest
+    id) kept, with the others' ids as its ``alternate_ids`` and their URLs among its ``source_urls``."""
     dropped: set[int] = set()
-    replaced: dict[int, dict[str, Any]] = {}
-    for positions in groups.values():
-        if len(positions) < 2:
-            continue
-        ids = {p: str(records[p]["lecture_id"]) for p in positions}
+    replaced: dict[int, Lecture] = {}
+    for positions in _talks(records):
+        ids = {p: str(records[p].lecture_id) for p in positions}
         keep = min(positions, key=lambda p: (ids[p] not in published, lecture_order(ids[p])))
         others = sorted((p for p in positions if p != keep), key=lambda p: lecture_order(ids[p]))
-        kept = dict(records[keep])
-        alternates = set(kept.get("alternate_ids") or [])
-        urls = set(kept.get("source_urls") or [])
+        kept = dataclasses.replace(records[keep])
+        alternates = set(kept.alternate_ids or [])
+        urls = set(kept.source_urls or [])
         for p in others:
             alternates.add(ids[p])
-            alternates.update(records[p].get("alternate_ids") or [])
-            urls.update(records[p].get("source_urls") or [])
+            alternates.update(records[p].alternate_ids or [])
+            urls.update(records[p].source_urls or [])
         alternates.discard(ids[keep])
-        kept["alternate_ids"] = sorted(alternates, key=lecture_order)
-        kept["source_urls"] = sorted(urls)
+        kept.alternate_ids = sorted(alternates, key=lecture_order)
+        kept.source_urls = sorted(urls)
         replaced[keep] = kept
         dropped.update(others)
         merge = Merge(ids[keep], tuple(ids[p] for p in others))
         report.merges.append(merge)
         logger.info("lectures %s are lecture %s (%s): merged", ", ".join(merge.merged), merge.kept, SAME_TALK)
     report.merges.sort(key=lambda m: lecture_order(m.kept))
-    return [replaced.get(p, dict(r)) for p, r in enumerate(records) if p not in dropped]
+    return [replaced.get(p, dataclasses.replace(r)) for p, r in enumerate(records) if p not in dropped]
 
 
 def _report_clusters(

@@ -8,6 +8,7 @@ the front matter nor break a table.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -17,13 +18,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from crawler.json_types import JsonObject, JsonValue
+from crawler.publish.changes import Change, change_rows
+from crawler.publish.changes import counts as change_counts
+from crawler.publish.diff import ReleaseDiff
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, page_derived, type_label
-from crawler.schema import format_timestamp
+from crawler.schema import format_timestamp, has_value
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "dataset_card" / "README.template.md"
 TOP = 20
@@ -86,22 +91,22 @@ class ConfigFiles:
 
 @dataclass(frozen=True)
 class Changes:
+    """The card's account of the release's diff: lectures added, changed (another content hash) and
+    removed since ``previous_version``."""
+
     previous_version: str | None
     added: int
     changed: int
     removed: int
 
-
-def diff_lectures(
-    previous: Mapping[str, str], current: Mapping[str, str], previous_version: str | None
-) -> Changes:
-    """Counts of lecture ids added, changed (other content hash) and removed, from id -> content_sha256."""
-    return Changes(
-        previous_version=previous_version,
-        added=len(current.keys() - previous.keys()),
-        changed=sum(1 for k in current.keys() & previous.keys() if current[k] != previous[k]),
-        removed=len(previous.keys() - current.keys()),
-    )
+    @classmethod
+    def of(cls, diff: ReleaseDiff, previous_version: str | None) -> Changes:
+        return cls(
+            previous_version=previous_version,
+            added=len(diff.of_kind("added")),
+            changed=sum(1 for c in diff.changes if c.content_changed),
+            removed=len(diff.of_kind("removed")),
+        )
 
 
 def size_category(num_rows: int) -> str:
@@ -180,6 +185,112 @@ def card_data(*, pretty_name: str, configs: Sequence[ConfigFiles]) -> Any:
     return data
 
 
+class Share(TypedDict):
+    label: str
+    count: int
+    share: str
+
+
+class LabelCount(TypedDict):
+    label: str
+    count: int
+
+
+class SessionCount(TypedDict):
+    name: str
+    id: str
+    count: int
+
+
+class KeywordCount(TypedDict):
+    keyword: str
+    count: int
+
+
+class AbstractLength(TypedDict):
+    min: int | str
+    median: str
+    max: int | str
+
+
+class Example(TypedDict):
+    lecture_id: str
+    title: str
+    presentation_type: str
+    session_name: str
+
+
+class LectureStatistics(TypedDict):
+    """Escaped, template-ready statistics of the lectures table (``stats`` in the template)."""
+
+    presentation_types: list[Share]
+    sessions: list[SessionCount]
+    without_session: int
+    keywords: list[KeywordCount]
+    abstract_length: AbstractLength
+    premium: int
+    with_doi: int
+    first_held_at: str
+    last_held_at: str
+    examples: list[Example]
+
+
+class DayCount(TypedDict):
+    day: str
+    count: int
+
+
+class CoverageRow(TypedDict):
+    field: str
+    share: str
+
+
+class AnthologyShare(TypedDict):
+    linked: int
+    lectures: int
+    share: str
+
+
+class ExtractionCounts(TypedDict):
+    page: int
+    listing_only: int
+
+
+class EventStatistics(TypedDict):
+    """One event's statistics (``per_event`` in the template)."""
+
+    id: str
+    name: str
+    config: str
+    lectures: int
+    sessions: int
+    presentation_types: list[LabelCount]
+    days: list[DayCount]
+    more_days: int
+    without_day: int
+    coverage: list[CoverageRow]
+    anthology: AnthologyShare
+    sources: ExtractionCounts
+
+
+@dataclass(frozen=True)
+class StatisticsRow:
+    """What the per-event statistics read of a lecture: a few columns of the lectures table."""
+
+    event_id: str | None
+    session_id: str | None
+    presentation_type: str | None
+    held_at: datetime | None
+    anthology_id: str | None
+    withdrawn: bool
+    extraction: str | None
+
+    @classmethod
+    def rows_of(cls, lectures: pa.Table) -> list[StatisticsRow]:
+        names = [f.name for f in dataclasses.fields(cls)]
+        return [cls(**row) for row in lectures.select(names).to_pylist()]
+
+
 def _counted(values: Iterable[Any], *, limit: int | None = None) -> list[tuple[Any, int]]:
     counts = Counter(values)
     ranked = sorted(counts.items(), key=lambda item: (-item[1], "" if item[0] is None else str(item[0])))
@@ -190,7 +301,7 @@ def _share(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}%" if total else "n/a"
 
 
-def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
+def lecture_statistics(lectures: pa.Table) -> LectureStatistics:
     """Escaped, template-ready statistics of the lectures table."""
     rows = lectures.select(
         ["keywords", "presentation_type", "session_id", "session_name", "is_premium", "doi", "held_at"]
@@ -199,9 +310,6 @@ def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
     lengths = pc.utf8_length(lectures.column("abstract"))
     held = [r["held_at"] for r in rows if r["held_at"] is not None]
     session_names = {r["session_id"]: r["session_name"] for r in rows if r["session_id"] is not None}
-    examples = lectures.slice(0, EXAMPLE_ROWS).select(
-        ["lecture_id", "title", "presentation_type", "session_name"]
-    )
     return {
         "presentation_types": [
             {"label": escape_text(k), "count": n, "share": _share(n, total)}
@@ -226,85 +334,88 @@ def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
             "max": pc.max(lengths).as_py() if total else "n/a",
         },
         "premium": sum(1 for r in rows if r["is_premium"]),
-        "with_doi": sum(1 for r in rows if r["doi"]),
-        "first_held_at": format_timestamp(min(held)) if held else "n/a",
-        "last_held_at": format_timestamp(max(held)) if held else "n/a",
-        "examples": [
-            {
-                "lecture_id": escape_text(r["lecture_id"], limit=40),
-                "title": escape_text(r["title"], limit=100),
-                "presentation_type": escape_text(r["presentation_type"]),
-                "session_name": escape_text(r["session_name"], limit=60),
-            }
-            for r in examples.to_pylist()
-        ],
+        "with_doi": sum(1 for r in rows if has_value(r["doi"])),
+        "first_held_at": (format_timestamp(min(held)) or "n/a") if held else "n/a",
+        "last_held_at": (format_timestamp(max(held)) or "n/a") if held else "n/a",
+        "examples": _examples(lectures),
     }
 
 
+def _examples(lectures: pa.Table) -> list[Example]:
+    examples = lectures.slice(0, EXAMPLE_ROWS).select(
+        ["lecture_id", "title", "presentation_type", "session_name"]
+    )
+    return [
+        {
+            "lecture_id": escape_text(r["lecture_id"], limit=40),
+            "title": escape_text(r["title"], limit=100),
+            "presentation_type": escape_text(r["presentation_type"]),
+            "session_name": escape_text(r["session_name"], limit=60),
+        }
+        for r in examples.to_pylist()
+    ]
+
+
 def event_statistics(
-    lectures: pa.Table, events: Sequence[EventConfig], coverage: Any = None
-) -> list[dict[str, Any]]:
+    lectures: pa.Table, events: Sequence[EventConfig], coverage: object = None
+) -> list[EventStatistics]:
     """Per event: its config, lecture and session counts, presentation types, lectures per day and, when
     the caller measured it, each field's coverage. Sizes are bounded (top entries only): the card does
     not grow with the number of lectures."""
-    rows = lectures.select(
-        ["event_id", "session_id", "presentation_type", "held_at", "anthology_id", "withdrawn", "extraction"]
-    ).to_pylist()
-    by_event: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_event.setdefault(row["event_id"], []).append(row)
-    coverage = coverage if isinstance(coverage, Mapping) else {}
-    out = []
-    for event in events:
-        group = by_event.get(event.event_id, [])
-        days = _counted(r["held_at"].date().isoformat() for r in group if r["held_at"] is not None)
-        days.sort(key=lambda item: item[0])
-        measured = coverage.get(event.event_id)
-        out.append(
-            {
-                "id": escape_text(event.event_id, limit=40),
-                "name": escape_text(event.event_name or event.event_id, limit=100),
-                "config": event.config_name,
-                "lectures": len(group),
-                "sessions": len({r["session_id"] for r in group if r["session_id"] is not None}),
-                "presentation_types": [
-                    {"label": escape_text(k, limit=60), "count": n}
-                    for k, n in _counted((r["presentation_type"] for r in group), limit=TOP)
-                ],
-                "days": [{"day": d, "count": n} for d, n in days[:TOP]],
-                "more_days": max(0, len(days) - TOP),
-                "without_day": sum(1 for r in group if r["held_at"] is None),
-                "coverage": _coverage_rows(measured),
-                "anthology": anthology_share(group),
-                "sources": extraction_counts(group),
-            }
-        )
-    return out
+    by_event: dict[str | None, list[StatisticsRow]] = {}
+    for row in StatisticsRow.rows_of(lectures):
+        by_event.setdefault(row.event_id, []).append(row)
+    measured = coverage if isinstance(coverage, Mapping) else {}
+    return [_event_statistics(e, by_event.get(e.event_id, []), measured.get(e.event_id)) for e in events]
 
 
-def extraction_counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+def _event_statistics(
+    event: EventConfig, group: Sequence[StatisticsRow], measured: object
+) -> EventStatistics:
+    days = _counted(r.held_at.date().isoformat() for r in group if r.held_at is not None)
+    days.sort(key=lambda item: item[0])
+    return {
+        "id": escape_text(event.event_id, limit=40),
+        "name": escape_text(event.event_name or event.event_id, limit=100),
+        "config": event.config_name,
+        "lectures": len(group),
+        "sessions": len({r.session_id for r in group if r.session_id is not None}),
+        "presentation_types": [
+            {"label": escape_text(k, limit=60), "count": n}
+            for k, n in _counted((r.presentation_type for r in group), limit=TOP)
+        ],
+        "days": [{"day": d, "count": n} for d, n in days[:TOP]],
+        "more_days": max(0, len(days) - TOP),
+        "without_day": sum(1 for r in group if r.held_at is None),
+        "coverage": _coverage_rows(measured),
+        "anthology": anthology_share(group),
+        "sources": extraction_counts(group),
+    }
+
+
+def extraction_counts(rows: Iterable[StatisticsRow]) -> ExtractionCounts:
     """How many lectures carry fields read from their own page (text, related lectures...) and how many
     only what the event's listing said (``extraction`` ``api_listing``)."""
     page = listing = 0
     for row in rows:
-        if page_derived(row.get("extraction")):
+        if page_derived(row.extraction):
             page += 1
         else:
             listing += 1
     return {"page": page, "listing_only": listing}
 
 
-def anthology_share(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def anthology_share(rows: Iterable[StatisticsRow]) -> AnthologyShare:
     """How many of the lectures still on the site are linked to an Anthology paper, and their share."""
-    live = [r for r in rows if not r.get("withdrawn")]
-    linked = sum(1 for r in live if r.get("anthology_id"))
+    live = [r for r in rows if not r.withdrawn]
+    linked = sum(1 for r in live if has_value(r.anthology_id))
     return {"linked": linked, "lectures": len(live), "share": _share(linked, len(live))}
 
 
-def _coverage_rows(measured: Any) -> list[dict[str, str]]:
+def _coverage_rows(measured: object) -> list[CoverageRow]:
     if not isinstance(measured, Mapping):
         return []
-    out = []
+    out: list[CoverageRow] = []
     for field_name, share in sorted(measured.items(), key=lambda item: str(item[0])):
         if isinstance(share, int | float) and not isinstance(share, bool) and 0 <= share <= 1:
             shown = f"{100 * share:.1f}%"
@@ -341,7 +452,7 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> JsonValue:
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, Mapping):
@@ -353,18 +464,22 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def json_safe(provenance: Mapping[str, Any]) -> dict[str, Any]:
+def json_safe(provenance: Mapping[str, object]) -> JsonObject:
     """Provenance as JSON-able values (dates as ISO 8601, paths and others as text)."""
-    plain: dict[str, Any] = _plain(provenance)
-    return plain
+    return {str(k): _plain(v) for k, v in provenance.items()}
 
 
 # Provenance keys shown in their own sections rather than in the provenance table.
 SECTION_KEYS = frozenset({"settings", "coverage", "sessions"})
 
 
-def _provenance_rows(provenance: Mapping[str, Any]) -> list[dict[str, str]]:
-    def show(value: Any) -> str:
+class ProvenanceRow(TypedDict):
+    key: str
+    value: str
+
+
+def _provenance_rows(provenance: Mapping[str, object]) -> list[ProvenanceRow]:
+    def show(value: JsonValue) -> str:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
         return escape_text(text, limit=200, empty="(empty)")
 
@@ -390,119 +505,236 @@ def bibtex(*, key: str, pretty_name: str, version: str, year: str, url: str) -> 
     )
 
 
-def card_context(
-    *,
-    name: str,
-    repo_id: str,
-    pretty_name: str,
-    version: str,
-    created: datetime,
-    provenance: Mapping[str, Any],
-    configs: Sequence[ConfigFiles],
-    tables: Mapping[str, pa.Table],
-    changes: Changes,
-    event_configs: Sequence[EventConfig] = (),
-    change_files: Sequence[str] = (),
-    change_counts: Mapping[str, int] | None = None,
-    lecture_email_like: int | None = None,
-) -> dict[str, Any]:
-    """Everything the template may use; every string that came from outside is already escaped.
+class EventSummary(TypedDict):
+    id: str
+    name: str
+    count: int
+    page: int
+    listing_only: int
+    first: str
+    last: str
 
-    ``tables["lectures"]`` may hold only the columns the statistics read; ``lecture_email_like`` is then
-    the count of e-mail-like values in the whole lectures table (counted as it was written)."""
-    lectures = tables[DEFAULT_CONFIG]
+
+class FieldRow(TypedDict):
+    name: str
+    type: str
+    nullable: str
+    description: str
+
+
+class ConfigRow(TypedDict):
+    name: str
+    description: str
+    rows: int
+    pattern: str | tuple[str, ...]
+    paths: list[str]
+    download_size: int
+    default: bool
+    fields: list[FieldRow]
+
+
+class EventConfigRow(TypedDict):
+    name: str
+    event_id: str
+    event_name: str
+    rows: int
+    paths: list[str]
+
+
+class AuthorStatistics(TypedDict):
+    rows: int
+    config: bool
+    with_orcid: int
+    lectures_with_authors: int
+    with_affiliation: int
+
+
+class ReleaseText(TypedDict):
+    """The release's names and provenance, escaped (part of :class:`CardContext`)."""
+
+    name: str
+    repo_id: str
+    pretty_name: str
+    version: str
+    created: str | None
+    crawl_date: str
+    crawler_version: str
+    web_base: str
+    license_details: str
+    bibtex: str
+    provenance: list[ProvenanceRow]
+    settings: list[ProvenanceRow]
+
+
+class CardContext(ReleaseText):
+    """Everything the template may use; every string that came from outside is already escaped."""
+
+    counts: dict[str, int]
+    events: list[EventSummary]
+    event_names: str
+    configs: list[ConfigRow]
+    stats: LectureStatistics
+    event_configs: list[EventConfigRow]
+    per_event: list[EventStatistics]
+    authors: AuthorStatistics
+    anthology: AnthologyShare
+    change_file: str | None
+    change_files: list[str]
+    changes: Changes
+    change_counts: dict[Change, int]
+    email_like: int
+
+
+@dataclass(frozen=True)
+class CardRelease:
+    """What the card tells of a release: its names, version, provenance and what it was compared with."""
+
+    name: str
+    repo_id: str
+    pretty_name: str
+    version: str
+    created: datetime
+    provenance: Mapping[str, object]
+    previous_version: str | None = None
+
+
+def release_text(release: CardRelease) -> ReleaseText:
+    """The release's names, dates and provenance, escaped for the template."""
+    provenance = release.provenance
     settings = provenance.get("settings") or {}
     other = {k: v for k, v in provenance.items() if k not in SECTION_KEYS}
-    by_name = {c.config_name: c for c in configs}
-    events = tables["events"].to_pylist()
     return {
-        "name": escape_text(name),
-        "repo_id": repo_id,
-        "pretty_name": escape_text(pretty_name),
-        "version": escape_text(version),
-        "created": format_timestamp(created),
+        "name": escape_text(release.name),
+        "repo_id": release.repo_id,
+        "pretty_name": escape_text(release.pretty_name),
+        "version": escape_text(release.version),
+        "created": format_timestamp(release.created),
         "crawl_date": escape_text(provenance.get("crawl_date"), empty="(date not recorded)"),
         "crawler_version": escape_text(provenance.get("crawler_version"), empty="(version not recorded)"),
         "web_base": escape_text(provenance.get("web_base"), empty="(site not recorded)"),
-        "counts": {c.config_name: c.num_rows for c in configs},
-        "events": [
-            {
-                "id": escape_text(e["event_id"]),
-                "name": escape_text(e["event_name"], limit=100),
-                "count": e["lecture_count"],
-                "page": e["page_lectures"],
-                "listing_only": e["listing_only_lectures"],
-                "first": e["first_held_at"].date().isoformat() if e["first_held_at"] else "n/a",
-                "last": e["last_held_at"].date().isoformat() if e["last_held_at"] else "n/a",
-            }
-            for e in events
-        ],
-        "event_names": ", ".join(escape_text(e["event_name"] or e["event_id"], limit=100) for e in events)
-        or "no event",
-        "configs": [
-            {
-                "name": spec.name,
-                "description": table_cell(spec.description),
-                "rows": by_name[spec.name].num_rows,
-                "pattern": by_name[spec.name].pattern,
-                "paths": list(by_name[spec.name].paths),
-                "download_size": by_name[spec.name].download_size,
-                "default": spec.name == DEFAULT_CONFIG,
-                "fields": [
-                    {
-                        "name": column.name,
-                        "type": type_label(arrow.type),
-                        "nullable": "yes" if column.nullable else "no",
-                        "description": table_cell(column.description),
-                    }
-                    for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
-                ],
-            }
-            for spec in SPECS
-            if spec.name in by_name
-        ],
-        "stats": lecture_statistics(lectures),
-        "event_configs": [
-            {
-                "name": e.config_name,
-                "event_id": escape_text(e.event_id, limit=40),
-                "event_name": escape_text(e.event_name or e.event_id, limit=100),
-                "rows": by_name[e.config_name].num_rows,
-                "paths": list(by_name[e.config_name].paths),
-            }
-            for e in event_configs
-        ],
-        "per_event": event_statistics(lectures, event_configs, provenance.get("coverage")),
-        "authors": {
-            "rows": tables["authors"].num_rows,
-            "config": "authors" in by_name,
-            "with_orcid": sum(1 for o in tables["authors"].column("orcid").to_pylist() if o),
-            "lectures_with_authors": sum(1 for a in lectures.column("authors").to_pylist() if a),
-            "with_affiliation": sum(1 for a in tables["authors"].column("affiliations").to_pylist() if a),
-        },
-        "anthology": anthology_share(
-            lectures.select(["anthology_id", "withdrawn"]).to_pylist() if lectures.num_rows else []
+        "license_details": LICENSE_DETAILS,
+        "bibtex": bibtex(
+            key=f"{release.name}_{release.version}",
+            pretty_name=release.pretty_name,
+            version=release.version,
+            year=release.version[:4],
+            url=f"https://huggingface.co/datasets/{release.repo_id}",
         ),
+        "provenance": _provenance_rows(other),
+        "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],
+    }
+
+
+def event_summaries(events: pa.Table) -> list[EventSummary]:
+    """The ``events`` table's rows, escaped, dates as days."""
+    return [
+        {
+            "id": escape_text(e["event_id"]),
+            "name": escape_text(e["event_name"], limit=100),
+            "count": e["lecture_count"],
+            "page": e["page_lectures"],
+            "listing_only": e["listing_only_lectures"],
+            "first": e["first_held_at"].date().isoformat() if e["first_held_at"] else "n/a",
+            "last": e["last_held_at"].date().isoformat() if e["last_held_at"] else "n/a",
+        }
+        for e in events.to_pylist()
+    ]
+
+
+def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
+    """The table configs written, with their files and their fields' types and descriptions."""
+    return [
+        {
+            "name": spec.name,
+            "description": table_cell(spec.description),
+            "rows": by_name[spec.name].num_rows,
+            "pattern": by_name[spec.name].pattern,
+            "paths": list(by_name[spec.name].paths),
+            "download_size": by_name[spec.name].download_size,
+            "default": spec.name == DEFAULT_CONFIG,
+            "fields": [
+                {
+                    "name": column.name,
+                    "type": type_label(arrow.type),
+                    "nullable": "yes" if column.nullable else "no",
+                    "description": table_cell(column.description),
+                }
+                for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
+            ],
+        }
+        for spec in SPECS
+        if spec.name in by_name
+    ]
+
+
+def event_config_rows(
+    event_configs: Sequence[EventConfig], by_name: Mapping[str, ConfigFiles]
+) -> list[EventConfigRow]:
+    return [
+        {
+            "name": e.config_name,
+            "event_id": escape_text(e.event_id, limit=40),
+            "event_name": escape_text(e.event_name or e.event_id, limit=100),
+            "rows": by_name[e.config_name].num_rows,
+            "paths": list(by_name[e.config_name].paths),
+        }
+        for e in event_configs
+    ]
+
+
+def author_statistics(tables: Mapping[str, pa.Table], *, config: bool) -> AuthorStatistics:
+    authors, lectures = tables["authors"], tables[DEFAULT_CONFIG]
+    return {
+        "rows": authors.num_rows,
+        "config": config,
+        "with_orcid": sum(1 for o in authors.column("orcid").to_pylist() if has_value(o)),
+        "lectures_with_authors": sum(1 for a in lectures.column("authors").to_pylist() if has_value(a)),
+        "with_affiliation": sum(1 for a in authors.column("affiliations").to_pylist() if has_value(a)),
+    }
+
+
+def card_context(
+    *,
+    release: CardRelease,
+    configs: Sequence[ConfigFiles],
+    tables: Mapping[str, pa.Table],
+    diff: ReleaseDiff,
+    event_configs: Sequence[EventConfig] = (),
+    change_files: Sequence[str] = (),
+    lecture_email_like: int | None = None,
+) -> CardContext:
+    """Everything the template may use; every string that came from outside is already escaped.
+
+    The changes are the release's ``diff`` against ``release.previous_version``, the one its change file
+    holds. ``tables["lectures"]`` may hold only the columns the statistics read; ``lecture_email_like`` is
+    then the count of e-mail-like values in the whole lectures table (counted as it was written)."""
+    lectures = tables[DEFAULT_CONFIG]
+    by_name = {c.config_name: c for c in configs}
+    events = tables["events"]
+    event_names = ", ".join(
+        escape_text(e["event_name"] or e["event_id"], limit=100) for e in events.to_pylist()
+    )
+    return {
+        **release_text(release),
+        "counts": {c.config_name: c.num_rows for c in configs},
+        "events": event_summaries(events),
+        "event_names": event_names or "no event",
+        "configs": config_rows(by_name),
+        "stats": lecture_statistics(lectures),
+        "event_configs": event_config_rows(event_configs, by_name),
+        "per_event": event_statistics(lectures, event_configs, release.provenance.get("coverage")),
+        "authors": author_statistics(tables, config="authors" in by_name),
+        "anthology": anthology_share(StatisticsRow.rows_of(lectures)),
         "change_file": change_files[-1] if change_files else None,
         "change_files": list(change_files),
-        "change_counts": dict(change_counts or {}),
+        "changes": Changes.of(diff, release.previous_version),
+        "change_counts": change_counts(change_rows(diff)),
         "email_like": sum(
             email_like_values(table)
             for config, table in tables.items()
             if config != DEFAULT_CONFIG or lecture_email_like is None
         )
         + (lecture_email_like or 0),
-        "provenance": _provenance_rows(other),
-        "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],
-        "changes": changes,
-        "license_details": LICENSE_DETAILS,
-        "bibtex": bibtex(
-            key=f"{name}_{version}",
-            pretty_name=pretty_name,
-            version=version,
-            year=version[:4],
-            url=f"https://huggingface.co/datasets/{repo_id}",
-        ),
     }
 
 

@@ -12,22 +12,40 @@ scores in its ``anthology_match``) is not listed, so a copy kept up to date this
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler import schema
+from crawler.publish.diff import ChangeKind, LectureChange, ReleaseDiff, diff_releases
+from crawler.schema import Lecture
 
 CHANGES_DIR = "changes"
 Change = Literal["added", "changed", "withdrawn", "removed"]
 CHANGE_KINDS: tuple[Change, ...] = ("added", "changed", "withdrawn", "removed")
-# Fields that differ in every crawl without the lecture changing, and the evidence behind an
-# Anthology link, whose scores may move while the link stays (a changed link is a change).
-NOT_A_CHANGE = frozenset({"fetched_at", "anthology_match"})
-COMPARED = tuple(name for name in schema.FIELD_NAMES if name not in NOT_A_CHANGE)
+# The change files' word for each kind of the diff: a lecture back on the site is a changed row (its
+# ``withdrawn`` field among the changed ones).
+FILE_KIND: dict[ChangeKind, Change] = {
+    "added": "added",
+    "changed": "changed",
+    "withdrawn": "withdrawn",
+    "re-added": "changed",
+    "removed": "removed",
+}
+
+
+class ChangeRow(TypedDict):
+    """One row of a change file: the lecture's id and event, what happened, which fields differ, and its
+    new record (None when it was removed)."""
+
+    lecture_id: str
+    event_id: str
+    change: Change
+    changed_fields: list[str]
+    lecture: Lecture | None
 
 
 def changes_path(version: str) -> str:
@@ -48,89 +66,77 @@ def arrow_schema() -> pa.Schema:
     )
 
 
-def compute_changes(
-    previous_rows: Iterable[Mapping[str, Any]], current_rows: Iterable[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """The change rows turning ``previous_rows`` into ``current_rows`` (lecture rows), by lecture id.
-
-    Rows compare field by field (timestamps as instants, missing list fields as empty), ``fetched_at``
-    aside; ``changed_fields`` lists the differing fields in schema order (empty for added and removed).
-    """
-    # The previous rows are read as they come (one file at a time); only the change rows are kept.
-    current = {r["lecture_id"]: r for r in current_rows}
-    seen: set[str] = set()
-    out = []
-    for previous_row in previous_rows:
-        old = schema.to_json_record(previous_row)
-        lecture_id = old["lecture_id"]
-        seen.add(lecture_id)
-        row = current.get(lecture_id)
-        if row is None:
-            out.append(_row(lecture_id, old["event_id"], "removed", [], None))
-            continue
-        new = schema.to_json_record(row)
-        differing = [name for name in COMPARED if old[name] != new[name]]
-        if not differing:
-            continue
-        change: Change = "withdrawn" if new["withdrawn"] and not old["withdrawn"] else "changed"
-        out.append(_row(lecture_id, new["event_id"], change, differing, row))
-    for lecture_id, row in current.items():
-        if lecture_id not in seen:
-            out.append(_row(lecture_id, row["event_id"], "added", [], row))
-    out.sort(key=lambda change_row: change_row["lecture_id"])
-    return out
-
-
-def _row(
-    lecture_id: str, event_id: str, change: Change, fields: list[str], row: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    lecture = None if row is None else schema.from_json_record(row)
+def change_row(change: LectureChange) -> ChangeRow:
+    """The change file's row of one lecture of the diff."""
     return {
-        "lecture_id": lecture_id,
-        "event_id": event_id,
-        "change": change,
-        "changed_fields": fields,
-        "lecture": lecture,
+        "lecture_id": change.lecture_id,
+        "event_id": change.event_id,
+        "change": FILE_KIND[change.kind],
+        "changed_fields": list(change.fields),
+        "lecture": change.after,
     }
 
 
-def changes_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+def change_rows(diff: ReleaseDiff) -> list[ChangeRow]:
+    """The change file's rows: one per lecture of the diff, in lecture id order."""
+    return [change_row(c) for c in diff.changes]
+
+
+def compute_changes(previous: Iterable[Lecture], current: Iterable[Lecture]) -> list[ChangeRow]:
+    """The change rows turning ``previous`` into ``current`` (see :func:`diff_releases`)."""
+    return change_rows(diff_releases(previous, current))
+
+
+def changes_table(rows: Sequence[ChangeRow]) -> pa.Table:
     declared = arrow_schema()
-    return pa.Table.from_pylist([dict(r) for r in rows], schema=declared)
+    plain = [{**r, "lecture": None if r["lecture"] is None else r["lecture"].values()} for r in rows]
+    return pa.Table.from_pylist(plain, schema=declared)
 
 
-def write_changes(rows: Sequence[Mapping[str, Any]], path: Path) -> None:
+def write_changes(rows: Sequence[ChangeRow], path: Path) -> None:
     """Write change rows deterministically (same rows, same bytes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(changes_table(rows), path, compression="zstd", write_statistics=True, store_schema=True)
 
 
-def read_changes(path: Path) -> list[dict[str, Any]]:
-    return pq.read_table(path, schema=arrow_schema()).to_pylist()
+def read_changes(path: Path) -> list[ChangeRow]:
+    rows = []
+    for row in pq.read_table(path, schema=arrow_schema()).to_pylist():
+        lecture = row["lecture"]
+        rows.append(
+            ChangeRow(
+                lecture_id=str(row["lecture_id"]),
+                event_id=str(row["event_id"]),
+                change=row["change"],
+                changed_fields=list(row["changed_fields"]),
+                lecture=None if lecture is None else Lecture.from_json(lecture),
+            )
+        )
+    return rows
 
 
-def counts(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    found: dict[str, int] = dict.fromkeys(CHANGE_KINDS, 0)
+def counts(rows: Iterable[ChangeRow]) -> dict[Change, int]:
+    found: dict[Change, int] = dict.fromkeys(CHANGE_KINDS, 0)
     for row in rows:
         found[row["change"]] += 1
     return found
 
 
 def scrub_changes(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[ChangeRow],
     *,
     removed: frozenset[str],
-    redact: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
-) -> list[dict[str, Any]] | None:
+    redact: Callable[[list[Lecture]], list[Lecture]],
+) -> list[ChangeRow] | None:
     """An earlier release's change rows with removed lectures dropped and ``redact`` applied to every
-    lecture row it carries; None when nothing had to change (the file stays as it is)."""
-    kept = [dict(r) for r in rows if r["lecture_id"] not in removed]
+    lecture it carries; None when nothing had to change (the file stays as it is)."""
+    kept = [ChangeRow(**r) for r in rows if r["lecture_id"] not in removed]
     lectures = [r["lecture"] for r in kept if r["lecture"] is not None]
-    redacted = redact([dict(x) for x in lectures])
+    redacted = redact(list(lectures))
     if len(kept) == len(rows) and redacted == lectures:
         return None
     it = iter(redacted)
     for r in kept:
         if r["lecture"] is not None:
-            r["lecture"] = schema.from_json_record(next(it))
+            r["lecture"] = next(it)
     return kept

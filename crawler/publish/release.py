@@ -32,6 +32,7 @@ from crawler.anthology.links import LINKS_FILE, link_rows, links_csv, read_links
 from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
+from crawler.publish.diff import diff_releases
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import (
     EMPTY_PARTITION,
@@ -51,12 +52,14 @@ from crawler.publish.tables import (
     SPECS,
     SPECS_BY_NAME,
     EventConfig,
+    SessionDetail,
     event_configs,
     lecture_rows,
     lecture_table,
     session_details,
     summary_tables,
 )
+from crawler.schema import Lecture
 from crawler.urls import without_credentials
 
 MANIFEST = "manifest.json"
@@ -502,11 +505,11 @@ def rows_fingerprint(rows: Iterable[Mapping[str, Any]]) -> str:
 def _event_shards(
     build: Path,
     event: EventConfig,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Lecture],
     previous: _Previous | None,
 ) -> _EventShards:
     """Write one event's ``lectures`` files, or link the previous release's when its rows are unchanged."""
-    fingerprint = rows_fingerprint(rows)
+    fingerprint = rows_fingerprint(r.values() for r in rows)
     before = previous.event_shards().get(event.event_id) if previous else None
     if previous is not None and isinstance(before, dict) and before.get("fingerprint") == fingerprint:
         carried = _carry_files(previous, build, before)
@@ -552,7 +555,7 @@ def _carry_files(previous: _Previous, build: Path, entry: Mapping[str, Any]) -> 
 
 
 def _build(
-    rows: list[dict[str, Any]],
+    rows: list[Lecture],
     build: Path,
     name: str,
     provenance: Mapping[str, Any],
@@ -560,7 +563,7 @@ def _build(
     crawl_date: str,
     now: datetime | None,
     previous: _Previous | None,
-    sessions: Mapping[str, Mapping[str, Any]],
+    sessions: Mapping[str, SessionDetail],
     removals: _Removals,
 ) -> _Built:
     created = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
@@ -569,9 +572,9 @@ def _build(
     version = next_version(crawl_date, history)
     tables = summary_tables(rows, sessions)
     per_event = event_configs(tables["events"].to_pylist())
-    by_event: dict[str, list[dict[str, Any]]] = {}
+    by_event: dict[str, list[Lecture]] = {}
     for row in rows:
-        by_event.setdefault(row["event_id"], []).append(row)
+        by_event.setdefault(str(row.event_id), []).append(row)
     # One event's table in memory at a time; an event whose rows did not change keeps its files.
     written = [_event_shards(build, e, by_event[e.event_id], previous) for e in per_event]
     del by_event
@@ -608,30 +611,22 @@ def _build(
     links = link_rows(rows)
     (build / LINKS_FILE).write_text(links_csv(links), encoding="utf-8")
     history_files = _carry_change_files(previous, build, removals)
-    change_rows = change_files.compute_changes(previous.iter_rows() if previous else [], rows)
+    # The one diff the change file and the card both tell.
+    diff = diff_releases((Lecture.from_json(r) for r in previous.iter_rows()) if previous else [], rows)
+    change_rows = change_files.change_rows(diff)
     change_file = change_files.changes_path(version)
     change_files.write_changes(change_rows, build / change_file)
     all_change_files = [*history_files, change_file]
-    changes = cards.diff_lectures(
-        previous.hashes if previous else {},
-        {r["lecture_id"]: r["content_sha256"] for r in rows},
-        previous_version,
-    )
+    changes = cards.Changes.of(diff, previous_version)
     repo_id = str(provenance.get("repo_id") or (name if "/" in name else f"<namespace>/{name}"))
     pretty_name = str(provenance.get("pretty_name") or _pretty_name(name, tables["events"].to_pylist()))
     context = cards.card_context(
-        name=name,
-        repo_id=repo_id,
-        pretty_name=pretty_name,
-        version=version,
-        created=created,
-        provenance=provenance,
+        release=cards.CardRelease(name, repo_id, pretty_name, version, created, provenance, previous_version),
         configs=[*configs, *event_files],
         tables={DEFAULT_CONFIG: lecture_table(rows, CARD_COLUMNS), **tables},
-        changes=changes,
+        diff=diff,
         event_configs=per_event,
         change_files=all_change_files,
-        change_counts=change_files.counts(change_rows),
         lecture_email_like=sum(w.email_like for w in written),
     )
     text = cards.render_card(
@@ -727,7 +722,10 @@ def _carry_change_files(previous: _Previous | None, build: Path, removals: _Remo
         scrubbed = change_files.scrub_changes(
             change_files.read_changes(source),
             removed=removals.lectures,
-            redact=lambda lectures: apply_removals(lectures, redact_authors=removals.authors),
+            redact=lambda lectures: [
+                Lecture.from_json(r)
+                for r in apply_removals([x.values() for x in lectures], redact_authors=removals.authors)
+            ],
         )
         if scrubbed is None:
             shutil.copyfile(source, target)
@@ -884,7 +882,7 @@ def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
         raise ReleaseError(f"{entry['path']}: {exc}") from None
     columns = ["anthology_id", "url", "video_url", "video_doi", "withdrawn"]
     lectures = read_shards(root, LECTURES, manifest["configs"][LECTURES.name]["files"]).select(columns)
-    expected = link_rows(lectures.to_pylist())
+    expected = link_rows([Lecture.from_json(r) for r in lectures.to_pylist()])
     if found != expected or entry["rows"] != len(expected):
         raise ReleaseError(
             f"{entry['path']}: {len(found)} rows do not match the {len(expected)} linked lectures"

@@ -13,13 +13,14 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 
 from crawler import schema
+from crawler.schema import Lecture, has_value
 from crawler.text.privacy import (
     PLACEHOLDER,
     RECORD_URL_FIELDS,
@@ -245,18 +246,19 @@ def event_directory(event_id: str) -> str:
     return f"event-{safe}"
 
 
-def event_configs(events: Sequence[Mapping[str, Any]]) -> list[EventConfig]:
+def event_configs(events: Sequence[Mapping[str, object]]) -> list[EventConfig]:
     """One config per event, named after the event (``emnlp-2025``), else ``event-<id>``; unique.
 
-    Events whose names give the same slug, or a slug taken by a table's config, all get ``-<id>``
-    appended, so a name does not depend on which event was seen first.
+    ``events`` are rows of the ``events`` table (``event_id``, ``event_name``). Events whose names give
+    the same slug, or a slug taken by a table's config, all get ``-<id>`` appended, so a name does not
+    depend on which event was seen first.
     """
-    wanted = {e["event_id"]: slug(e.get("event_name") or "") for e in events}
+    names = {str(e["event_id"]): _event_name(e) for e in events}
+    wanted = {event_id: slug(name or "") for event_id, name in names.items()}
     counts = Counter(wanted.values())
     out = []
     taken: set[str] = set()
-    for event in sorted(events, key=lambda e: e["event_id"]):
-        event_id = event["event_id"]
+    for event_id in sorted(names):
         directory = event_directory(event_id)
         name = wanted[event_id]
         if not name:
@@ -266,8 +268,13 @@ def event_configs(events: Sequence[Mapping[str, Any]]) -> list[EventConfig]:
         while name in taken or name in RESERVED_CONFIG_NAMES:
             name = f"{name}-{directory}"
         taken.add(name)
-        out.append(EventConfig(event_id, event.get("event_name"), name, directory))
+        out.append(EventConfig(event_id, names[event_id], name, directory))
     return out
+
+
+def _event_name(event: Mapping[str, object]) -> str | None:
+    name = event.get("event_name")
+    return name if isinstance(name, str) else None
 
 
 class InvalidRecordsError(ValueError):
@@ -280,7 +287,7 @@ class InvalidRecordsError(ValueError):
         super().__init__(f"{len(self.problems)} problem(s) in {total} record(s):\n{shown}{more}")
 
 
-def scrubbed_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
+def scrubbed_record(record: Mapping[str, object]) -> Mapping[str, object]:
     """``record`` with every e-mail address in its strings replaced, as the crawl's privacy step does
     (the record itself when it holds none); an edited record gets its content hash computed again."""
     strings: list[str] = []
@@ -288,7 +295,7 @@ def scrubbed_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
     if not strings_to_scrub(strings):
         # One search over all of the record's strings: most records hold no address at all.
         return record
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     found = 0
     for name, value in record.items():
         is_url = name in RECORD_URL_FIELDS
@@ -300,7 +307,7 @@ def scrubbed_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
     return out
 
 
-def _strings(values: Iterable[Any], out: list[str]) -> None:
+def _strings(values: Iterable[object], out: list[str]) -> None:
     for value in values:
         if isinstance(value, str):
             out.append(value)
@@ -310,37 +317,38 @@ def _strings(values: Iterable[Any], out: list[str]) -> None:
             _strings(value.values(), out)
 
 
-def lecture_rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Validated records as rows (timestamps as aware datetimes), sorted by lecture id.
+def lecture_rows(records: Iterable[Lecture | Mapping[str, object]]) -> list[Lecture]:
+    """Validated records (lectures, or mappings such as a caller's or a stage's records) as lectures,
+    sorted by lecture id.
 
     Every record is scrubbed of e-mail addresses first (:func:`scrubbed_record`): whatever the stage or
     an earlier release holds, no address reaches a table. Raises :class:`InvalidRecordsError` listing
     every invalid record, duplicate id and wrong hash.
     """
     problems: list[str] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[Lecture] = []
     seen: set[str] = set()
     total = 0
-    for index, record in enumerate(records):
+    for index, given in enumerate(records):
         total += 1
-        record = scrubbed_record(record)
+        record = scrubbed_record(given.values() if isinstance(given, Lecture) else given)
         label = f"record {index} (lecture_id={record.get('lecture_id')!r})"
         found = schema.validate_record(record)
         if found:
             problems.extend(f"{label}: {p}" for p in found)
             continue
-        row = schema.from_json_record(record)
-        if row["lecture_id"] in seen:
+        row = Lecture.from_json(record)
+        if row.lecture_id in seen:
             problems.append(f"{label}: duplicate lecture_id")
             continue
-        seen.add(row["lecture_id"])
-        if row["content_sha256"] != schema.content_sha256(row):
+        seen.add(row.lecture_id)
+        if row.content_sha256 != schema.content_sha256(row.values()):
             problems.append(f"{label}: content_sha256 does not match the record's content")
             continue
         rows.append(row)
     if problems:
         raise InvalidRecordsError(problems, total)
-    rows.sort(key=lambda r: r[LECTURES.key])
+    rows.sort(key=lambda r: r.lecture_id)
     return rows
 
 
@@ -351,23 +359,31 @@ def _most_common(values: Iterable[str | None]) -> str | None:
     return min(counts.items(), key=lambda item: (-item[1], item[0]))[0]
 
 
-def _held(rows: Iterable[Mapping[str, Any]]) -> list[datetime]:
-    return [r["held_at"] for r in rows if r["held_at"] is not None]
+class EventRow(TypedDict):
+    """A row of the ``events`` table."""
+
+    event_id: str
+    event_name: str | None
+    lecture_count: int
+    page_lectures: int
+    listing_only_lectures: int
+    first_held_at: datetime | None
+    last_held_at: datetime | None
 
 
-def event_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+def event_rows(lectures: Sequence[Lecture]) -> list[EventRow]:
+    groups: dict[str, list[Lecture]] = defaultdict(list)
     for row in lectures:
-        groups[row["event_id"]].append(row)
-    out = []
+        groups[str(row.event_id)].append(row)
+    out: list[EventRow] = []
     for event_id in sorted(groups):
         group = groups[event_id]
-        held = _held(group)
-        page = sum(1 for r in group if page_derived(r.get("extraction")))
+        held = [r.held_at for r in group if r.held_at is not None]
+        page = sum(1 for r in group if page_derived(r.extraction))
         out.append(
             {
                 "event_id": event_id,
-                "event_name": _most_common(r["event_name"] for r in group),
+                "event_name": _most_common(r.event_name for r in group),
                 "lecture_count": len(group),
                 "page_lectures": page,
                 "listing_only_lectures": len(group) - page,
@@ -381,139 +397,193 @@ def event_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 SESSION_KEYS = frozenset(["session_id", "event_id", "name", "description", "start", "end"])
 
 
-def session_details(sessions: Iterable[Mapping[str, Any]] | None) -> dict[str, dict[str, Any]]:
+class SessionDetail(TypedDict):
+    """What a caller knows about a session beyond its lectures (see :func:`session_details`)."""
+
+    session_id: str
+    event_id: str | None
+    name: str | None
+    description: str | None
+    start: datetime | None
+    end: datetime | None
+
+
+def _optional_text(entry: Mapping[str, object], key: str, index: int) -> str | None:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"sessions[{index}]: {key} must be a string or None")
+    return None if value is None else str(scrub_value(value)[0])
+
+
+def session_detail(entry: Mapping[str, object], index: int) -> SessionDetail:
+    """One session entry checked, its timestamps parsed and e-mail addresses replaced in its strings."""
+    unknown = set(entry) - SESSION_KEYS
+    if unknown:
+        raise ValueError(
+            f"sessions[{index}]: unknown keys {sorted(unknown)}; allowed: {sorted(SESSION_KEYS)}"
+        )
+    session_id = entry.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"sessions[{index}]: session_id must be a non-empty string")
+    texts = {key: _optional_text(entry, key, index) for key in ("event_id", "name", "description")}
+    try:
+        start = schema.parse_timestamp(entry.get("start"))
+        end = schema.parse_timestamp(entry.get("end"))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sessions[{index}]: start/end must be ISO 8601: {exc}") from None
+    return SessionDetail(
+        session_id=str(scrub_value(session_id)[0]),
+        event_id=texts["event_id"],
+        name=texts["name"],
+        description=texts["description"],
+        start=start,
+        end=end,
+    )
+
+
+def session_details(sessions: Iterable[Mapping[str, object]] | None) -> dict[str, SessionDetail]:
     """What the caller knows about sessions (``session_id``, ``event_id``, ``name``, ``description``,
     ``start``, ``end``), by session id, timestamps parsed, e-mail addresses replaced in every string.
     Raises ValueError naming a bad entry."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SessionDetail] = {}
     for index, entry in enumerate(sessions or ()):
-        unknown = set(entry) - SESSION_KEYS
-        if unknown:
-            raise ValueError(
-                f"sessions[{index}]: unknown keys {sorted(unknown)}; allowed: {sorted(SESSION_KEYS)}"
-            )
-        session_id = entry.get("session_id")
-        if not isinstance(session_id, str) or not session_id:
-            raise ValueError(f"sessions[{index}]: session_id must be a non-empty string")
-        for key in ("event_id", "name", "description"):
-            if entry.get(key) is not None and not isinstance(entry[key], str):
-                raise ValueError(f"sessions[{index}]: {key} must be a string or None")
-        try:
-            start = schema.parse_timestamp(entry.get("start"))
-            end = schema.parse_timestamp(entry.get("end"))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"sessions[{index}]: start/end must be ISO 8601: {exc}") from None
-        scrubbed = {key: scrub_value(value)[0] for key, value in entry.items()}
-        out[session_id] = {**scrubbed, "start": start, "end": end}
+        detail = session_detail(entry, index)
+        out[str(entry["session_id"])] = detail
     return out
 
 
+class SessionRow(TypedDict):
+    """A row of the ``sessions`` table."""
+
+    session_id: str
+    session_name: str | None
+    event_id: str | None
+    lecture_count: int
+    presentation_types: list[str]
+    description: str | None
+    starts_at: datetime | None
+    ends_at: datetime | None
+
+
 def session_rows(
-    lectures: Sequence[Mapping[str, Any]], details: Mapping[str, Mapping[str, Any]] | None = None
-) -> list[dict[str, Any]]:
+    lectures: Sequence[Lecture], details: Mapping[str, SessionDetail] | None = None
+) -> list[SessionRow]:
     """One row per session that has lectures in the release, completed by ``details`` (see
     :func:`session_details`): the lectures' own session name wins, the caller's fills in."""
     details = details or {}
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[Lecture]] = defaultdict(list)
     for row in lectures:
-        if row["session_id"] is not None:
-            groups[row["session_id"]].append(row)
-    out = []
+        if row.session_id is not None:
+            groups[row.session_id].append(row)
+    out: list[SessionRow] = []
     for session_id in sorted(groups):
         group = groups[session_id]
-        known = details.get(session_id, {})
+        known = details.get(session_id)
         out.append(
             {
                 "session_id": session_id,
-                "session_name": _most_common(r["session_name"] for r in group) or known.get("name"),
-                "event_id": _most_common(r["event_id"] for r in group),
+                "session_name": _most_common(r.session_name for r in group)
+                or (known["name"] if known else None),
+                "event_id": _most_common(r.event_id for r in group),
                 "lecture_count": len(group),
-                "presentation_types": sorted({r["presentation_type"] for r in group} - {None}),
-                "description": known.get("description"),
-                "starts_at": known.get("start"),
-                "ends_at": known.get("end"),
+                "presentation_types": sorted(
+                    {r.presentation_type for r in group if r.presentation_type is not None}
+                ),
+                "description": known["description"] if known else None,
+                "starts_at": known["start"] if known else None,
+                "ends_at": known["end"] if known else None,
             }
         )
     return out
 
 
-def author_key(author: Mapping[str, Any]) -> str:
+def author_key(author: schema.Author) -> str:
     """``orcid:<iD>`` when the author has an ORCID iD, else ``name:<name>``."""
     orcid = author.get("orcid")
-    return f"orcid:{orcid}" if orcid else f"name:{author['name']}"
+    return f"orcid:{orcid}" if has_value(orcid) else f"name:{author['name']}"
 
 
-def author_rows(lectures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+class AuthorRow(TypedDict):
+    """A row of the ``authors`` table."""
+
+    author_key: str
+    name: str | None
+    orcid: str | None
+    affiliations: list[str]
+    lecture_ids: list[str]
+    event_ids: list[str]
+    lecture_count: int
+
+
+@dataclass
+class _AuthorSeen:
+    names: list[str] = field(default_factory=list)
+    affiliations: set[str] = field(default_factory=set)
+    lecture_ids: set[str] = field(default_factory=set)
+    event_ids: set[str] = field(default_factory=set)
+    orcid: str | None = None
+
+
+def author_rows(lectures: Sequence[Lecture]) -> list[AuthorRow]:
     """One row per author key (see :func:`author_key`), sorted by key."""
-    names: dict[str, list[str]] = defaultdict(list)
-    affiliations: dict[str, set[str]] = defaultdict(set)
-    lecture_ids: dict[str, set[str]] = defaultdict(set)
-    event_ids: dict[str, set[str]] = defaultdict(set)
-    orcids: dict[str, str | None] = {}
+    seen: dict[str, _AuthorSeen] = defaultdict(_AuthorSeen)
     for row in lectures:
-        for author in row.get("authors") or ():
+        for author in row.authors or ():
             if not author.get("name"):
                 continue
-            key = author_key(author)
-            names[key].append(author["name"])
-            affiliations[key].update(a for a in author.get("affiliations") or () if a)
-            lecture_ids[key].add(row["lecture_id"])
-            event_ids[key].add(row["event_id"])
-            orcids[key] = author.get("orcid") or None
+            entry = seen[author_key(author)]
+            entry.names.append(author["name"])
+            entry.affiliations.update(a for a in author.get("affiliations") or () if a)
+            entry.lecture_ids.add(row.lecture_id)
+            entry.event_ids.add(str(row.event_id))
+            entry.orcid = author.get("orcid") or None
     return [
         {
             "author_key": key,
-            "name": _most_common(names[key]),
-            "orcid": orcids[key],
-            "affiliations": sorted(affiliations[key]),
-            "lecture_ids": sorted(lecture_ids[key]),
-            "event_ids": sorted(event_ids[key]),
-            "lecture_count": len(lecture_ids[key]),
+            "name": _most_common(entry.names),
+            "orcid": entry.orcid,
+            "affiliations": sorted(entry.affiliations),
+            "lecture_ids": sorted(entry.lecture_ids),
+            "event_ids": sorted(entry.event_ids),
+            "lecture_count": len(entry.lecture_ids),
         }
-        for key in sorted(names)
+        for key, entry in sorted(seen.items())
     ]
 
 
 def build_tables(
-    lectures: Sequence[Mapping[str, Any]], sessions: Mapping[str, Mapping[str, Any]] | None = None
+    lectures: Sequence[Lecture], sessions: Mapping[str, SessionDetail] | None = None
 ) -> dict[str, pa.Table]:
-    """The tables of a release, by config name, from rows made by :func:`lecture_rows` and the session
-    details made by :func:`session_details`."""
-    rows: dict[str, Sequence[Mapping[str, Any]]] = {
-        LECTURES.name: lectures,
-        EVENTS.name: event_rows(lectures),
-        SESSIONS.name: session_rows(lectures, sessions),
-        AUTHORS.name: author_rows(lectures),
-    }
-    return {spec.name: _table(rows[spec.name], spec) for spec in SPECS}
+    """The tables of a release, by config name, from lectures made by :func:`lecture_rows` and the
+    session details made by :func:`session_details`."""
+    return {LECTURES.name: lecture_table(lectures), **summary_tables(lectures, sessions)}
 
 
-def _table(rows: Sequence[Mapping[str, Any]], spec: TableSpec) -> pa.Table:
+def _table(rows: Sequence[Mapping[str, object]], spec: TableSpec) -> pa.Table:
     columns = {name: [row[name] for row in rows] for name in spec.column_names}
     return pa.Table.from_pydict(columns, schema=spec.arrow_schema())
 
 
 def summary_tables(
-    lectures: Sequence[Mapping[str, Any]], sessions: Mapping[str, Mapping[str, Any]] | None = None
+    lectures: Sequence[Lecture], sessions: Mapping[str, SessionDetail] | None = None
 ) -> dict[str, pa.Table]:
     """The ``events``, ``sessions`` and ``authors`` tables of :func:`build_tables`, without the
     ``lectures`` table itself (a release writes that one event at a time)."""
-    rows: dict[str, Sequence[Mapping[str, Any]]] = {
-        EVENTS.name: event_rows(lectures),
-        SESSIONS.name: session_rows(lectures, sessions),
-        AUTHORS.name: author_rows(lectures),
+    return {
+        EVENTS.name: _table(event_rows(lectures), EVENTS),
+        SESSIONS.name: _table(session_rows(lectures, sessions), SESSIONS),
+        AUTHORS.name: _table(author_rows(lectures), AUTHORS),
     }
-    return {spec.name: _table(rows[spec.name], spec) for spec in SPECS if spec is not LECTURES}
 
 
-def lecture_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> pa.Table:
+def lecture_table(rows: Sequence[Lecture], columns: Sequence[str] | None = None) -> pa.Table:
     """The ``lectures`` table of ``rows``, or only its ``columns`` (in the schema's order)."""
     declared = LECTURES.arrow_schema()
     if columns is None:
-        return _table(rows, LECTURES)
+        return _table([r.values() for r in rows], LECTURES)
     names = [n for n in LECTURES.column_names if n in set(columns)]
     narrow = pa.schema([declared.field(n) for n in names], metadata=declared.metadata)
-    return pa.Table.from_pydict({n: [row[n] for row in rows] for n in names}, schema=narrow)
+    return pa.Table.from_pydict({n: [getattr(row, n) for row in rows] for n in names}, schema=narrow)
 
 
 def page_derived(extraction: str | None) -> bool:

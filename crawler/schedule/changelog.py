@@ -1,13 +1,26 @@
-"""What a release changes against the previous one, lecture by lecture."""
+"""What a release changes against the previous one, lecture by lecture, as the run report tells it.
+
+A view of the release's diff (:func:`crawler.publish.diff.diff_releases`): lectures added (new, or back
+on the site), changed (another content hash, with the content fields that differ) and gone (left the
+site or the dataset), among the lectures on the site.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
-from crawler.schema import CONTENT_FIELDS, lecture_order
+from crawler.publish.diff import ReleaseDiff, diff_releases
+from crawler.schema import CONTENT_FIELDS, Lecture, lecture_order
+
+
+class ChangelogEntry(TypedDict):
+    """The changelog's form in the run report: added, changed (id -> fields) and gone lecture ids."""
+
+    added: list[str]
+    changed: dict[str, list[str]]
+    gone: list[str]
 
 
 @dataclass
@@ -24,14 +37,14 @@ class Changelog:
     def empty(self) -> bool:
         return not (self.added or self.changed or self.gone)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ChangelogEntry:
         return {"added": self.added, "changed": self.changed, "gone": self.gone}
 
-    def by_event(self) -> dict[str, dict[str, Any]]:
+    def by_event(self) -> dict[str, ChangelogEntry]:
         """The same changes, one changelog per event."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, ChangelogEntry] = {}
 
-        def entry(lecture_id: str) -> dict[str, Any]:
+        def entry(lecture_id: str) -> ChangelogEntry:
             event = self.events.get(lecture_id, "")
             return out.setdefault(event, {"added": [], "changed": {}, "gone": []})
 
@@ -47,32 +60,25 @@ class Changelog:
         return f"{len(self.added)} added, {len(self.changed)} changed, {len(self.gone)} gone"
 
 
-def compute_changelog(
-    previous: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
-) -> Changelog:
-    """Added, changed (with the names of the fields that changed) and gone lecture ids.
-
-    A lecture already marked withdrawn in ``previous`` is not gone again; if it is back, it is added.
-    """
-    before = {r["lecture_id"]: r for r in previous if not r.get("withdrawn")}
-    after = {r["lecture_id"]: r for r in current}
-    log = Changelog(added=sorted(after.keys() - before.keys(), key=lecture_order))
-    for lecture_id in sorted(after.keys() & before.keys(), key=lecture_order):
-        old, new = before[lecture_id], after[lecture_id]
-        if old.get("content_sha256") == new.get("content_sha256"):
+def changelog_of(diff: ReleaseDiff, *, retired_events: Iterable[str] = ()) -> Changelog:
+    """The changelog the diff gives among the lectures on the site: a lecture already withdrawn in the
+    previous release is not gone again, and is added if it is back; the lectures of ``retired_events``
+    (taken out on request, reported apart) are not gone either."""
+    retired = {str(e) for e in retired_events}
+    log = Changelog()
+    for change in sorted(diff.changes, key=lambda c: lecture_order(c.lecture_id)):
+        if change.is_live and not change.was_live:
+            log.added.append(change.lecture_id)
+        elif change.was_live and change.is_live and change.content_changed:
+            log.changed[change.lecture_id] = [name for name in change.fields if name in CONTENT_FIELDS]
+        elif change.was_live and not change.is_live and change.event_id not in retired:
+            log.gone.append(change.lecture_id)
+        else:
             continue
-        fields = [name for name in CONTENT_FIELDS if _comparable(old.get(name)) != _comparable(new.get(name))]
-        log.changed[lecture_id] = fields
-    log.gone = sorted(before.keys() - after.keys(), key=lecture_order)
-    for lecture_id in (*log.added, *log.changed, *log.gone):
-        record = after.get(lecture_id) or before[lecture_id]
-        log.events[lecture_id] = str(record.get("event_id") or "")
+        log.events[change.lecture_id] = change.event_id
     return log
 
 
-def _comparable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.astimezone(UTC)
-    if isinstance(value, tuple):
-        return list(value)
-    return value
+def compute_changelog(previous: Iterable[Lecture], current: Iterable[Lecture]) -> Changelog:
+    """The changelog of ``current`` against ``previous`` (see :func:`changelog_of`)."""
+    return changelog_of(diff_releases(previous, current))

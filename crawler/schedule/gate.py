@@ -8,12 +8,13 @@ filters. A failing check refuses the release and says why.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 from crawler import stats_keys as keys
 from crawler.coverage import ALL_EVENTS, field_coverage, lectures_missing
+from crawler.schema import Lecture, has_value
 
 
 @dataclass(frozen=True)
@@ -35,18 +36,44 @@ class GateThresholds:
 class GateInput:
     """What the gate judges: the crawl's records and statistics, and the previous release's live rows."""
 
-    records: Sequence[Mapping[str, Any]]
-    stats: Mapping[str, Any]
+    records: Sequence[Lecture]
+    stats: Mapping[str, object]
     previous_rows: int | None = None
-    previous: Sequence[Mapping[str, Any]] = ()
+    previous: Sequence[Lecture] = ()
 
     def count(self, key: str) -> float:
         value = self.stats.get(key, 0)
         return float(value) if isinstance(value, int | float) else 0.0
 
     def events(self) -> list[str]:
-        ids = {str(r.get("event_id") or "") for r in (*self.records, *self.previous)}
+        ids = {_event(r) for r in (*self.records, *self.previous)}
         return sorted(ids)
+
+
+def _event(record: Lecture) -> str:
+    return str(record.event_id or "")
+
+
+def _coverage(records: Iterable[Lecture]) -> dict[str, dict[str, float]]:
+    return field_coverage(r.values() for r in records)
+
+
+def _missing(records: Iterable[Lecture], event: str, name: str, limit: int = 5) -> list[str]:
+    return lectures_missing((r.values() for r in records), event, name, limit)
+
+
+class CheckReport(TypedDict):
+    """A :class:`CheckResult` as the run report holds it."""
+
+    name: str
+    passed: bool
+    value: float
+    threshold: float
+    message: str
+    event: str | None
+    field: str | None
+    previous: float | None
+    examples: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -61,6 +88,24 @@ class CheckResult:
     previous: float | None = None
     examples: tuple[str, ...] = ()
 
+    def report(self) -> CheckReport:
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "value": self.value,
+            "threshold": self.threshold,
+            "message": self.message,
+            "event": self.event,
+            "field": self.field,
+            "previous": self.previous,
+            "examples": self.examples,
+        }
+
+
+class GateReport(TypedDict):
+    passed: bool
+    checks: list[CheckReport]
+
 
 @dataclass(frozen=True)
 class GateVerdict:
@@ -70,8 +115,8 @@ class GateVerdict:
     def failures(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "checks": [asdict(c) for c in self.checks]}
+    def as_dict(self) -> GateReport:
+        return {"passed": self.passed, "checks": [c.report() for c in self.checks]}
 
     def explain(self) -> str:
         lines = [f"{'ok  ' if c.passed else 'FAIL'} {c.name}: {c.message}" for c in self.checks]
@@ -103,8 +148,8 @@ def max_drop(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     if len(events) < 2:
         return
     # Growth in one event must not hide a drop in another.
-    now = Counter(str(r.get("event_id") or "") for r in crawl.records)
-    then = Counter(str(r.get("event_id") or "") for r in crawl.previous if not r.get("withdrawn"))
+    now = Counter(_event(r) for r in crawl.records)
+    then = Counter(_event(r) for r in crawl.previous if not r.withdrawn)
     for event in events:
         if then[event]:
             yield _drop_result(f"max_drop:{event}", now[event], then[event], t, event)
@@ -127,7 +172,7 @@ def _drop_result(name: str, n: int, before: int, t: GateThresholds, event: str |
 def _share_check(name: str, field: str, what: str, minimum: Callable[[GateThresholds], float]) -> Check:
     def check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
         n = len(crawl.records)
-        share = _rate(sum(1 for r in crawl.records if (r.get(field) or "").strip()), n)
+        share = _rate(sum(1 for r in crawl.records if has_value(getattr(r, field))), n)
         least = minimum(t)
         yield CheckResult(
             name,
@@ -193,7 +238,7 @@ def with_incomplete_authors(
 ) -> dict[str, dict[str, float]]:
     """Coverage where ``authors`` counts the lectures whose authors' profiles the listing left out as
     without authors (they keep their last authors, which would hide the site's fault from the gate)."""
-    events = Counter(str(r.get("event_id") or "") for r in crawl.records)
+    events = Counter(_event(r) for r in crawl.records)
     out = {event: dict(shares) for event, shares in coverage.items()}
     for event, shares in out.items():
         if event == ALL_EVENTS or "authors" not in shares or not events[event]:
@@ -209,9 +254,9 @@ def with_incomplete_authors(
 PAGE_ONLY_FIELDS = ("related_lecture_ids", "subtitles")
 
 
-def listing_only(record: Mapping[str, Any]) -> bool:
+def listing_only(record: Lecture) -> bool:
     """Whether a lecture was published from its listing alone (``extraction = api_listing...``)."""
-    return str(record.get("extraction") or "").split("+", 1)[0] == "api_listing"
+    return str(record.extraction or "").split("+", 1)[0] == "api_listing"
 
 
 def pages_waiting(crawl: GateInput) -> int:
@@ -228,7 +273,7 @@ def with_fetched_pages(
     judged on them."""
     if not pages_waiting(crawl):
         return coverage
-    fetched = field_coverage(r for r in crawl.records if not listing_only(r))
+    fetched = _coverage(r for r in crawl.records if not listing_only(r))
     out = {event: dict(shares) for event, shares in coverage.items()}
     for event, shares in out.items():
         for name in PAGE_ONLY_FIELDS:
@@ -247,7 +292,7 @@ def listing_only_share(crawl: GateInput, t: GateThresholds) -> Iterator[CheckRes
     waiting = pages_waiting(crawl)
     if not waiting:
         return
-    live = [r for r in crawl.records if not r.get("withdrawn")]
+    live = [r for r in crawl.records if not r.withdrawn]
     only = sum(1 for r in live if listing_only(r))
     share = _rate(only, len(live))
     budget = int(crawl.count(keys.PAGE_BUDGET))
@@ -268,8 +313,8 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
     One result for the whole crawl when every field holds; one failed result per field and event when
     not, naming both figures and a few lectures without the field.
     """
-    now = with_fetched_pages(with_incomplete_authors(field_coverage(crawl.records), crawl), crawl)
-    then = field_coverage(crawl.previous)
+    now = with_fetched_pages(with_incomplete_authors(_coverage(crawl.records), crawl), crawl)
+    then = _coverage(crawl.previous)
     fetched = [r for r in crawl.records if not listing_only(r)] if pages_waiting(crawl) else crawl.records
     failures: list[CheckResult] = []
     for event, shares in now.items():
@@ -292,11 +337,11 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
                     share,
                     (before - t.max_coverage_drop) if fell and before is not None else float(floor or 0),
                     f"`{name}` coverage in {where}: {share:.1%} against {limit}"
-                    f" (e.g. lectures {', '.join(lectures_missing(judged, event, name, 3))})",
+                    f" (e.g. lectures {', '.join(_missing(judged, event, name, 3))})",
                     event=event,
                     field=name,
                     previous=before,
-                    examples=tuple(lectures_missing(judged, event, name)),
+                    examples=tuple(_missing(judged, event, name)),
                 )
             )
     if failures:

@@ -10,20 +10,26 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from crawler import runner
 from crawler import stats_keys as keys
 from crawler.coverage import field_coverage
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.fsutil import read_json_file, write_json_atomic
+from crawler.publish.diff import ReleaseDiff, diff_releases
 from crawler.publish.hub import HubPushError
 from crawler.publish.release import read_manifest
 from crawler.publish.removals import RemovalRequests
+from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig
-from crawler.schedule.gate import GateInput, evaluate
+from crawler.schedule.gate import GateInput, GateReport, GateThresholds, GateVerdict, evaluate
 from crawler.schedule.lock import StateLock
+from crawler.schema import Lecture
 from crawler.stage import mark_refused
+
+if TYPE_CHECKING:
+    from crawler.anthology.links import LinkReport
 
 REPORT_NAME = "run-report.json"
 # What the Hub holds: the last release version pushed per repository and branch.
@@ -40,18 +46,100 @@ class RunStatus(enum.IntEnum):
     DAMAGED = 8
 
 
+class CrawlReport(TypedDict):
+    finish_reason: str
+    pages: str
+    empty_events: list[str]
+    stats: dict[str, object]
+    page_budget: dict[str, int] | None
+
+
+class ChangesReport(ChangelogEntry):
+    """The changelog of the release, and the events retired from it (event id -> lectures dropped)."""
+
+    retired_events: dict[str, int]
+
+
+class EventsReport(TypedDict):
+    crawled: list[str]
+    not_crawled_kept: dict[str, int]
+    retired: dict[str, int]
+    notes: list[str]
+
+
+class CoverageReport(TypedDict):
+    now: dict[str, dict[str, float]]
+    previous: dict[str, dict[str, float]]
+
+
+class UnmappedAttribute(TypedDict, total=False):
+    lectures: object
+    example: object
+
+
+class ReleaseReport(TypedDict):
+    version: str
+    out: str
+    rows: dict[str, int]
+    forced: bool
+
+
+class HubReport(TypedDict, total=False):
+    repo: str
+    local_version: str | None
+    hub_version: str | None
+    error: str
+    commit: str
+
+
+class ConfigReport(TypedDict):
+    event_ids: list[str]
+    state: str
+    out: str
+    push_to_hub: str | None
+    retire_events: list[str]
+    anthology: str | None
+    gate: dict[str, object]
+
+
+class RunReport(TypedDict, total=False):
+    """``run-report.json``: what the run did, part by part (a part is missing when the run stopped
+    before it)."""
+
+    started_at: str
+    config: ConfigReport
+    crawl: CrawlReport
+    stage: dict[str, int]
+    changes: ChangesReport
+    changes_by_event: dict[str, ChangelogEntry]
+    anthology: LinkReport
+    events: EventsReport
+    gate: GateReport
+    coverage: CoverageReport
+    unmapped_attributes: dict[str, UnmappedAttribute]
+    release: ReleaseReport
+    hub: HubReport
+    finished_at: str
+    status: str
+    exit_code: int
+    message: str
+
+
 @dataclass
 class RunOutcome:
     status: RunStatus
     message: str
-    report: dict[str, Any]
+    report: RunReport
+
+
+Verdict = tuple[RunStatus, str]
 
 
 def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
     """Crawl, read the stage, judge the crawl, publish when it passes, and push what the Hub lacks."""
     state = config.state
     state.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {"started_at": datetime.now(UTC).isoformat(), "config": _config_dict(config)}
+    report: RunReport = {"started_at": datetime.now(UTC).isoformat(), "config": _config_dict(config)}
     with StateLock(state):
         status, message = _crawl_and_publish(config, report, force=force)
         if config.push_to_hub:
@@ -59,36 +147,12 @@ def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
         return _finish(state, report, status, message)
 
 
-def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool) -> tuple[RunStatus, str]:
+def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> Verdict:
+    crawled = _crawl(config, report)
+    refused = _crawl_refused(crawled, report, force=force)
+    if refused is not None:
+        return refused
     state = config.state
-    crawled = runner.crawl(
-        event_ids=config.event_ids,
-        state_dir=state,
-        web_base=config.web_base,
-        api_base=config.api_base,
-        overrides=config.settings,
-    )
-    report["crawl"] = {
-        "finish_reason": crawled.reason,
-        "pages": crawled.pages(),
-        "empty_events": crawled.empty_events(),
-        "stats": crawled.stats,
-        "page_budget": _budget_report(crawled.stats),
-    }
-    if not crawled.finished:
-        return (
-            RunStatus.CRAWL_FAILED,
-            f"{crawled.explain()}; the release is untouched",
-        )
-    empty = report["crawl"]["empty_events"]
-    if empty and not force:
-        # An event id that lists nothing is a typo or an event the site took down: say which, publish
-        # nothing until the configuration says what to do with it.
-        return (
-            RunStatus.GATE_REFUSED,
-            "; ".join(empty) + ": nothing published, the previous release is untouched. Check the event id, "
-            "retire the event (retire_events / --retire-event) or publish the other events with --force",
-        )
     staged = runner.read_staged(state)
     report["stage"] = staged.stage_info
     # Removals apply and links are made before anything is compared: a removed lecture is not "added"
@@ -101,26 +165,8 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
         retire_events=config.retire_events,
         anthology=config.anthology,
     )
-    changelog = release.changelog()
-    report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
-    linked = ""
-    if release.links is not None:
-        report["anthology"] = release.links.as_dict()
-        linked = f"; {release.links.line()}"
-    report["changes_by_event"] = changelog.by_event()
-    report["events"] = {
-        "crawled": list(staged.event_ids),
-        "not_crawled_kept": release.carried_events,
-        "retired": release.retired_events,
-        "notes": release.notes(),
-    }
-    records, live = release.live, release.previous_live
-    # A staged line that cannot be read back is a lecture lost: it counts against the error rate.
-    stats = {**crawled.stats, keys.STAGE_BAD_LINES: staged.stage_info["bad_lines"]}
-    verdict = evaluate(GateInput(records, stats, len(live) or None, live), config.gate)
-    report["gate"] = verdict.as_dict()
-    report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
-    report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
+    changelog = _report_changes(release, staged, report)
+    verdict = _judge(release, crawled, staged, config.gate, report)
     notes = "".join(f"\n{line}" for line in release.notes())
     if not verdict.passed and not force:
         # What the gate refused is no base for the next night's refresh: it is fetched again.
@@ -137,28 +183,121 @@ def _crawl_and_publish(config: RunConfig, report: dict[str, Any], *, force: bool
             f"nothing changed since the release in {config.out}; nothing published ({crawled.pages()})"
             + notes,
         )
-    result = runner.publish(
-        release,
-        staged.provenance,
-        out_dir=config.out,
-        name=config.name or config.out.resolve().name,
-        state_dir=state,
-    )
-    report["release"] = {
-        "version": result.version,
-        "out": str(config.out),
-        "rows": result.row_counts,
-        "forced": force and not verdict.passed,
-    }
+    version = _publish(config, release, staged, report, forced=force and not verdict.passed)
+    linked = f"; {release.links.line()}" if release.links is not None else ""
     return (
         RunStatus.PUBLISHED,
-        f"published release {result.version} to {config.out}: {changelog.summary()} ({crawled.pages()})"
+        f"published release {version} to {config.out}: {changelog.summary()} ({crawled.pages()})"
         + notes
         + linked,
     )
 
 
-def _budget_report(stats: Mapping[str, Any]) -> dict[str, int] | None:
+def _crawl(config: RunConfig, report: RunReport) -> runner.CrawlResult:
+    crawled = runner.crawl(
+        event_ids=config.event_ids,
+        state_dir=config.state,
+        web_base=config.web_base,
+        api_base=config.api_base,
+        overrides=config.settings,
+    )
+    report["crawl"] = {
+        "finish_reason": crawled.reason,
+        "pages": crawled.pages(),
+        "empty_events": crawled.empty_events(),
+        "stats": crawled.stats,
+        "page_budget": _budget_report(crawled.stats),
+    }
+    return crawled
+
+
+def _crawl_refused(crawled: runner.CrawlResult, report: RunReport, *, force: bool) -> Verdict | None:
+    """Why nothing may be published from this crawl; None when it may go on to the gate."""
+    if not crawled.finished:
+        return (
+            RunStatus.CRAWL_FAILED,
+            f"{crawled.explain()}; the release is untouched",
+        )
+    empty = report["crawl"]["empty_events"]
+    if empty and not force:
+        # An event id that lists nothing is a typo or an event the site took down: say which, publish
+        # nothing until the configuration says what to do with it.
+        return (
+            RunStatus.GATE_REFUSED,
+            "; ".join(empty) + ": nothing published, the previous release is untouched. Check the event id, "
+            "retire the event (retire_events / --retire-event) or publish the other events with --force",
+        )
+    return None
+
+
+def release_diff(release: runner.NextRelease) -> ReleaseDiff:
+    """The next release's diff against the previous one: what its changelog, change file and card tell."""
+    return diff_releases(map(Lecture.from_json, release.previous), map(Lecture.from_json, release.records))
+
+
+def _report_changes(release: runner.NextRelease, staged: runner.StagedCrawl, report: RunReport) -> Changelog:
+    """Put the release's changelog, its Anthology links and its events into the report."""
+    changelog = changelog_of(release_diff(release), retired_events=release.retired_events)
+    report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
+    if release.links is not None:
+        report["anthology"] = release.links.as_dict()
+    report["changes_by_event"] = changelog.by_event()
+    report["events"] = {
+        "crawled": list(staged.event_ids),
+        "not_crawled_kept": release.carried_events,
+        "retired": release.retired_events,
+        "notes": release.notes(),
+    }
+    return changelog
+
+
+def _judge(
+    release: runner.NextRelease,
+    crawled: runner.CrawlResult,
+    staged: runner.StagedCrawl,
+    thresholds: GateThresholds,
+    report: RunReport,
+) -> GateVerdict:
+    """The gate's verdict on the release's live lectures against the previous release's, reported with
+    the fields' coverage and the attributes the crawler does not map."""
+    records, live = release.live, release.previous_live
+    # A staged line that cannot be read back is a lecture lost: it counts against the error rate.
+    stats = {**crawled.stats, keys.STAGE_BAD_LINES: staged.stage_info["bad_lines"]}
+    lectures = [Lecture.from_json(r) for r in records]
+    previous = [Lecture.from_json(r) for r in live]
+    verdict = evaluate(GateInput(lectures, stats, len(previous) or None, previous), thresholds)
+    report["gate"] = verdict.as_dict()
+    report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
+    report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
+    return verdict
+
+
+def _publish(
+    config: RunConfig,
+    release: runner.NextRelease,
+    staged: runner.StagedCrawl,
+    report: RunReport,
+    *,
+    forced: bool,
+) -> str:
+    """Publish the release; its version."""
+    result = runner.publish(
+        release,
+        staged.provenance,
+        out_dir=config.out,
+        name=config.name or config.out.resolve().name,
+        state_dir=config.state,
+    )
+    report["release"] = {
+        "version": result.version,
+        "out": str(config.out),
+        "rows": result.row_counts,
+        "forced": forced,
+    }
+    return result.version
+
+
+def _budget_report(stats: Mapping[str, object]) -> dict[str, int] | None:
     """The page budget's account for the report: pages fetched, waiting by why, nights still needed
     (-1 when the budget buys no page); None without a budget."""
     summary = budget_summary(stats)
@@ -167,15 +306,13 @@ def _budget_report(stats: Mapping[str, Any]) -> dict[str, int] | None:
     return {**asdict(summary), "waiting": summary.waiting}
 
 
-def _push_pending(
-    config: RunConfig, report: dict[str, Any], status: RunStatus, message: str
-) -> tuple[RunStatus, str]:
+def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, message: str) -> Verdict:
     """Push the local release when the Hub does not have it yet: this run's, or one a failed push left."""
     assert config.push_to_hub
     local = local_version(config.out)
     pushed = _pushed_versions(config.state)
     where = f"{config.push_to_hub}@{config.revision or 'main'}"
-    hub: dict[str, Any] = {"repo": where, "local_version": local, "hub_version": pushed.get(where)}
+    hub: HubReport = {"repo": where, "local_version": local, "hub_version": pushed.get(where)}
     report["hub"] = hub
     if local is None or pushed.get(where) == local:
         return status, message
@@ -192,7 +329,8 @@ def _push_pending(
         )
     pushed[where] = local
     write_json_atomic(config.state / PUSH_STATE, pushed, sort_keys=True)
-    hub.update(hub_version=local, commit=result.commit_url)
+    hub["hub_version"] = local
+    hub["commit"] = result.commit_url
     if status == RunStatus.NOTHING_CHANGED:
         return RunStatus.PUBLISHED, f"pushed release {local}, which an earlier run could not push, to {where}"
     return status, f"{message}; pushed to {where}"
@@ -212,10 +350,10 @@ def _pushed_versions(state: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def unmapped_attributes(stats: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def unmapped_attributes(stats: Mapping[str, object]) -> dict[str, UnmappedAttribute]:
     """Attributes the site sent that the crawler does not map: how many lectures carried each, and an
     example value (personal data scrubbed), so a renamed attribute shows up beside its emptied field."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, UnmappedAttribute] = {}
     for key, value in stats.items():
         if key.startswith(keys.UNMAPPED_ATTRIBUTE):
             found.setdefault(key[len(keys.UNMAPPED_ATTRIBUTE) :], {})["lectures"] = value
@@ -224,7 +362,7 @@ def unmapped_attributes(stats: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return dict(sorted(found.items()))
 
 
-def _config_dict(config: RunConfig) -> dict[str, Any]:
+def _config_dict(config: RunConfig) -> ConfigReport:
     return {
         "event_ids": list(config.event_ids),
         "state": str(config.state),
@@ -236,7 +374,7 @@ def _config_dict(config: RunConfig) -> dict[str, Any]:
     }
 
 
-def _finish(state: Path, report: dict[str, Any], status: RunStatus, message: str) -> RunOutcome:
+def _finish(state: Path, report: RunReport, status: RunStatus, message: str) -> RunOutcome:
     report["finished_at"] = datetime.now(UTC).isoformat()
     report["status"] = status.name.lower()
     report["exit_code"] = int(status)

@@ -1,0 +1,134 @@
+"""What changed between two releases, lecture by lecture: computed once, read by every report of it.
+
+:func:`diff_releases` compares the previous release's lectures with the next one's. The change files
+(:mod:`crawler.publish.changes`), the run's changelog (:mod:`crawler.schedule.changelog`) and the card's
+counts (:class:`crawler.publish.card.Changes`) are views of its :class:`ReleaseDiff`; none compares
+lectures itself, so they cannot disagree on what changed.
+
+``fetched_at`` is refreshed by every crawl and ``anthology_match`` holds the evidence behind an Anthology
+link, whose scores may move while the link stays: neither alone makes a lecture changed (a changed link
+does, through ``anthology_id``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from crawler.schema import FIELD_NAMES, Lecture
+
+ChangeKind = Literal["added", "changed", "withdrawn", "re-added", "removed"]
+CHANGE_KINDS: tuple[ChangeKind, ...] = ("added", "changed", "withdrawn", "re-added", "removed")
+NOT_A_CHANGE = frozenset({"fetched_at", "anthology_match"})
+COMPARED: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in NOT_A_CHANGE)
+# The fields that make up a lecture's link to its Anthology paper.
+LINK_FIELDS = ("anthology_id", "anthology_url")
+
+
+@dataclass(frozen=True)
+class LectureChange:
+    """One lecture that differs between the two releases.
+
+    ``kind``: ``added`` (not in the previous release), ``removed`` (not in the next), ``withdrawn`` (left
+    the site since), ``re-added`` (back on the site after it was withdrawn) or ``changed``. ``fields``:
+    the compared fields that differ, in schema order (empty for added and removed lectures).
+    """
+
+    lecture_id: str
+    kind: ChangeKind
+    fields: tuple[str, ...]
+    before: Lecture | None
+    after: Lecture | None
+
+    @property
+    def event_id(self) -> str:
+        """The lecture's event, as the next release has it (the previous one's for a removed lecture)."""
+        lecture = self.after if self.after is not None else self.before
+        return str(lecture.event_id or "") if lecture is not None else ""
+
+    @property
+    def was_live(self) -> bool:
+        """In the previous release and on the site then."""
+        return self.before is not None and not self.before.withdrawn
+
+    @property
+    def is_live(self) -> bool:
+        """In the next release and on the site now."""
+        return self.after is not None and not self.after.withdrawn
+
+    @property
+    def content_changed(self) -> bool:
+        """In both releases, with another ``content_sha256``."""
+        return (
+            self.before is not None
+            and self.after is not None
+            and self.before.content_sha256 != self.after.content_sha256
+        )
+
+    @property
+    def link_changed(self) -> bool:
+        """In both releases, linked to another Anthology paper (or linked or unlinked since)."""
+        return any(name in self.fields for name in LINK_FIELDS)
+
+
+@dataclass(frozen=True)
+class ReleaseDiff:
+    """Every lecture that differs between two releases, in lecture id order (as text)."""
+
+    changes: tuple[LectureChange, ...]
+
+    def of_kind(self, *kinds: ChangeKind) -> list[LectureChange]:
+        return [c for c in self.changes if c.kind in kinds]
+
+    def counts(self) -> dict[ChangeKind, int]:
+        found = Counter(c.kind for c in self.changes)
+        return {kind: found[kind] for kind in CHANGE_KINDS}
+
+    def link_changes(self) -> list[LectureChange]:
+        return [c for c in self.changes if c.link_changed]
+
+    @property
+    def empty(self) -> bool:
+        return not self.changes
+
+
+def differing_fields(before: Lecture, after: Lecture) -> tuple[str, ...]:
+    """The compared fields whose values differ, in schema order; values compare as JSON holds them
+    (timestamps as instants, tuples as lists, struct members all present)."""
+    old, new = before.to_json(), after.to_json()
+    return tuple(name for name in COMPARED if old[name] != new[name])
+
+
+def _kind(before: Lecture, after: Lecture) -> ChangeKind:
+    if after.withdrawn and not before.withdrawn:
+        return "withdrawn"
+    if before.withdrawn and not after.withdrawn:
+        return "re-added"
+    return "changed"
+
+
+def diff_releases(previous: Iterable[Lecture], current: Iterable[Lecture]) -> ReleaseDiff:
+    """The lectures that differ between ``previous`` and ``current``, matched by lecture id.
+
+    ``previous`` is read as it comes (one release file at a time may feed it); ``current`` is held.
+    """
+    after = {lecture.lecture_id: lecture for lecture in current}
+    seen: set[str] = set()
+    changes = []
+    for before in previous:
+        lecture_id = before.lecture_id
+        seen.add(lecture_id)
+        new = after.get(lecture_id)
+        if new is None:
+            changes.append(LectureChange(lecture_id, "removed", (), before, None))
+            continue
+        fields = differing_fields(before, new)
+        if fields:
+            changes.append(LectureChange(lecture_id, _kind(before, new), fields, before, new))
+    for lecture_id, new in after.items():
+        if lecture_id not in seen:
+            changes.append(LectureChange(lecture_id, "added", (), None, new))
+    changes.sort(key=lambda c: c.lecture_id)
+    return ReleaseDiff(tuple(changes))
