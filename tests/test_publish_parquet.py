@@ -123,8 +123,8 @@ def test_summary_tables_take_their_types_from_lecture_fields() -> None:
 
 def test_rows_are_validated_sorted_and_summarized() -> None:
     rows = tables.lecture_rows(make_records())
-    assert [r["lecture_id"] for r in rows] == [str(130100 + i) for i in range(12)]
-    assert rows[1]["held_at"] == datetime(2025, 11, 6, 1, 30, tzinfo=UTC)
+    assert [r.lecture_id for r in rows] == [str(130100 + i) for i in range(12)]
+    assert rows[1].held_at == datetime(2025, 11, 6, 1, 30, tzinfo=UTC)
     built = tables.build_tables(rows)
     assert built["events"].to_pylist() == [
         {

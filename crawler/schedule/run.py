@@ -235,9 +235,15 @@ def release_diff(release: runner.NextRelease) -> ReleaseDiff:
     return diff_releases(map(Lecture.from_json, release.previous), map(Lecture.from_json, release.records))
 
 
+def release_changelog(release: runner.NextRelease) -> Changelog:
+    """The run's changelog of the next release: its diff among the lectures on the site, the retired
+    events' lectures left to the report's own list."""
+    return changelog_of(release_diff(release), retired_events=release.retired_events)
+
+
 def _report_changes(release: runner.NextRelease, staged: runner.StagedCrawl, report: RunReport) -> Changelog:
     """Put the release's changelog, its Anthology links and its events into the report."""
-    changelog = changelog_of(release_diff(release), retired_events=release.retired_events)
+    changelog = release_changelog(release)
     report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
     if release.links is not None:
         report["anthology"] = release.links.as_dict()

@@ -1,0 +1,142 @@
+"""One diff between two releases: the change file, the card and the run's changelog all tell it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from crawler.publish import diff as diffs
+from crawler.publish import release as releases
+from crawler.publish.changes import read_changes
+from crawler.publish.diff import LectureChange, ReleaseDiff, diff_releases
+from crawler.publish.release import publish_release, read_previous_release
+from crawler.publish.removals import Redactions, RemovalRequests
+from crawler.runner import NextRelease
+from crawler.schedule import run
+from crawler.schedule.changelog import Changelog
+from crawler.schema import CONTENT_FIELDS, Lecture, lecture_order
+from tests.test_publish_parquet import PROVENANCE, make_record
+
+ADDED = "130150"
+
+
+def first_records() -> list[dict[str, Any]]:
+    # 130105 already left the site: it comes back in the next release.
+    return [make_record(i, withdrawn=True) if i == 5 else make_record(i) for i in range(10)]
+
+
+def next_records() -> list[dict[str, Any]]:
+    changed = {
+        1: {"title": "A Corrected Title"},
+        2: {"withdrawn": True},
+        4: {
+            "anthology_id": "2025.emnlp-main.4",
+            "anthology_url": "https://aclanthology.org/2025.emnlp-main.4/",
+        },
+        5: {"withdrawn": False, "abstract": "A new abstract for a lecture that is back on the site."},
+        # Not content: a change file lists it, the changelog and the card's hash count do not.
+        6: {"source_urls": ["https://underline.io/lecture/130106"]},
+    }
+    kept = [make_record(i, **changed.get(i, {})) for i in range(10) if i != 3]
+    return [*kept, make_record(50)]
+
+
+def card_counts(card: str) -> tuple[dict[str, int], dict[str, int]]:
+    """The card's two accounts of the changes: by content hash, and the change file's counts."""
+    text = " ".join(card.split())
+    compared = re.search(
+        r"(\d+) lecture\(s\) added, (\d+) changed \(another `content_sha256`\), (\d+) removed", text
+    )
+    listed = re.search(r"\((\d+) added, (\d+) changed, (\d+) withdrawn, (\d+) removed\)", text)
+    assert compared is not None and listed is not None
+    by_hash = dict(zip(("added", "changed", "removed"), map(int, compared.groups()), strict=True))
+    by_file = dict(zip(("added", "changed", "withdrawn", "removed"), map(int, listed.groups()), strict=True))
+    return by_hash, by_file
+
+
+def release_changelog(out: Path) -> Changelog:
+    """The changelog ``eventcrawl run`` reports for publishing :func:`next_records` over ``out``."""
+    previous = read_previous_release(out)
+    release = NextRelease(next_records(), previous.rows, RemovalRequests(), Redactions.parse([]), [])
+    return run.release_changelog(release)
+
+
+def publish_both(tmp_path: Path) -> tuple[Path, Changelog, str]:
+    out = tmp_path / "release"
+    publish_release(first_records(), out, name="emnlp", provenance=PROVENANCE)
+    changelog = release_changelog(out)
+    result = publish_release(
+        next_records(), out, name="emnlp", provenance={**PROVENANCE, "crawl_date": "2025-11-20"}
+    )
+    assert result.change_file is not None
+    return out / result.change_file, changelog, (out / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_change_file_the_card_and_the_changelog_tell_one_diff(tmp_path: Path) -> None:
+    change_file, changelog, card = publish_both(tmp_path)
+    rows = {r["lecture_id"]: r for r in read_changes(change_file)}
+    assert {i: (r["change"], r["changed_fields"]) for i, r in rows.items()} == {
+        "130101": ("changed", ["title", "content_sha256"]),
+        "130102": ("withdrawn", ["withdrawn"]),
+        "130103": ("removed", []),
+        "130104": ("changed", ["anthology_id", "anthology_url", "content_sha256"]),
+        "130105": ("changed", ["abstract", "withdrawn", "content_sha256"]),
+        "130106": ("changed", ["source_urls"]),
+        ADDED: ("added", []),
+    }
+    by_hash, by_file = card_counts(card)
+    assert by_file == {"added": 1, "changed": 4, "withdrawn": 1, "removed": 1}
+    content = [i for i, r in rows.items() if "content_sha256" in r["changed_fields"]]
+    assert (
+        by_hash
+        == {"added": 1, "changed": len(content), "removed": 1}
+        == {"added": 1, "changed": 3, "removed": 1}
+    )
+    # The changelog: among lectures on the site, the same ids under its own words.
+    back = [i for i, r in rows.items() if "withdrawn" in r["changed_fields"] and r["change"] == "changed"]
+    assert changelog.added == sorted([ADDED, *back], key=lecture_order) == ["130105", ADDED]
+    assert changelog.gone == [i for i, r in rows.items() if r["change"] in ("withdrawn", "removed")]
+    assert changelog.changed == {
+        i: [f for f in rows[i]["changed_fields"] if f in CONTENT_FIELDS] for i in content if i not in back
+    }
+    assert changelog.changed == {"130101": ["title"], "130104": ["anthology_id", "anthology_url"]}
+
+
+def without(diff: ReleaseDiff, lecture_id: str) -> ReleaseDiff:
+    return ReleaseDiff(tuple(c for c in diff.changes if c.lecture_id != lecture_id))
+
+
+def test_none_of_them_compares_the_releases_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A diff that leaves the added lecture out reaches all three: none computes its own."""
+    real = diff_releases
+
+    def doctored(previous: Any, current: Any) -> ReleaseDiff:
+        return without(real(previous, current), ADDED)
+
+    monkeypatch.setattr(releases, "diff_releases", doctored)
+    monkeypatch.setattr(run, "diff_releases", doctored)
+    change_file, changelog, card = publish_both(tmp_path)
+    assert ADDED not in {r["lecture_id"] for r in read_changes(change_file)}
+    by_hash, by_file = card_counts(card)
+    assert by_hash["added"] == by_file["added"] == 0
+    assert changelog.added == ["130105"]
+
+
+def test_a_diff_names_each_kind_once_and_its_link_changes() -> None:
+    before = [Lecture.from_json(r) for r in first_records()]
+    after = [Lecture.from_json(r) for r in next_records()]
+    diff = diff_releases(before, after)
+    assert diff.counts() == {"added": 1, "changed": 3, "withdrawn": 1, "re-added": 1, "removed": 1}
+    assert [c.lecture_id for c in diff.link_changes()] == ["130104"]
+    back: LectureChange = diff.of_kind("re-added")[0]
+    assert (back.lecture_id, back.was_live, back.is_live, back.content_changed) == (
+        "130105",
+        False,
+        True,
+        True,
+    )
+    assert diff_releases(after, after).empty
+    assert tuple(n for n in diffs.FIELD_NAMES if n not in ("fetched_at", "anthology_match")) == diffs.COMPARED
