@@ -501,15 +501,18 @@ def has_value(value: object) -> bool:
     return True
 
 
+_JSON_SCALARS = (str, bool, int, float)
+
+
 def _json_value(value: object) -> JsonValue:
     """A value as JSON holds it: timestamps as ISO strings, tuples as lists. Anything else JSON cannot
     hold is written as its text (such a record fails :func:`validate_record` anyway)."""
-    if value is None or isinstance(value, str | bool | int | float):
+    if value is None or isinstance(value, _JSON_SCALARS):
         return value
     if isinstance(value, datetime):
         return format_timestamp(parse_timestamp(value))
     if isinstance(value, list | tuple):
-        return [_json_value(v) for v in value]
+        return [v if v is None or isinstance(v, _JSON_SCALARS) else _json_value(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): _json_value(v) for k, v in value.items()}
     return str(value)
@@ -520,7 +523,12 @@ def _struct_entry(f: Field, item: object) -> JsonObject:
     entry: JsonObject = {}
     for name, kind in f.members:
         member = members.get(name)
-        entry[name] = _json_value(list(member or [])) if kind == "string_list" else _json_value(member)
+        if kind == "string_list":
+            entry[name] = _json_value(member) if isinstance(member, list | tuple) and member else []
+        elif member is None or isinstance(member, _JSON_SCALARS):
+            entry[name] = member
+        else:
+            entry[name] = _json_value(member)
     return entry
 
 
@@ -540,14 +548,17 @@ def to_json_record(record: Mapping[str, object]) -> JsonObject:
     out: JsonObject = {}
     for f in FIELDS:
         value = record.get(f.name)
-        if f.kind == "timestamp":
+        kind = f.kind
+        if kind == "timestamp":
             out[f.name] = format_timestamp(parse_timestamp(value))
-        elif f.kind == "string_list":
+        elif kind == "string_list":
             out[f.name] = _json_value(value) if isinstance(value, list | tuple) and value else []
-        elif f.kind == "struct_list":
+        elif kind == "struct_list":
             out[f.name] = _struct_items(f, value)
-        elif f.kind == "struct":
+        elif kind == "struct":
             out[f.name] = None if value is None else _struct_entry(f, value)
+        elif value is None or isinstance(value, _JSON_SCALARS):
+            out[f.name] = value
         else:
             out[f.name] = _json_value(value)
     return out

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -71,8 +71,26 @@ def supports_content_defined_chunking() -> bool:
     return "use_content_defined_chunking" in _writer_parameters()
 
 
-def writer_options(spec: TableSpec, num_rows: int) -> dict[str, Any]:
-    options: dict[str, Any] = {
+class BloomFilter(TypedDict):
+    ndv: int
+    fpp: float
+
+
+class WriterOptions(TypedDict, total=False):
+    """The keyword arguments of ``pq.ParquetWriter`` a shard is written with (the last two only where
+    the installed pyarrow has them)."""
+
+    compression: str
+    write_statistics: bool
+    write_page_index: bool
+    store_schema: bool
+    sorting_columns: list[pq.SortingColumn]
+    use_content_defined_chunking: bool
+    bloom_filter_options: dict[str, BloomFilter]
+
+
+def writer_options(spec: TableSpec, num_rows: int) -> WriterOptions:
+    options: WriterOptions = {
         "compression": "zstd",
         "write_statistics": True,
         "write_page_index": True,
