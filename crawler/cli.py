@@ -303,11 +303,12 @@ def cmd_publish(args: argparse.Namespace) -> int:
     request = publish_request(args)
     published = runner.publish_staged(request, built=_print_links)
     result, release = published.result, published.release
-    print(f"published {result.row_counts['lectures']} lectures to {args.out} (version {result.version})")
+    out = request.out_dir
+    print(f"published {result.row_counts['lectures']} lectures to {out} (version {result.version})")
     for line in release.notes():
         print(f"eventcrawl: {line}", file=sys.stderr)
     if args.push_to_hub:
-        pushed = runner.push(args.out, args.push_to_hub, private=args.private, revision=args.revision)
+        pushed = runner.push(out, args.push_to_hub, private=args.private, revision=args.revision)
         print(f"pushed to the Hub: {pushed.commit_url}")
     return 0
 
@@ -322,19 +323,18 @@ def publish_request(args: argparse.Namespace) -> runner.PublishRequest:
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    args.state = check_state_layout(check_state_dir(config.state))
-    out = check_writable(check_output_dir(config.out, state_dir=args.state), what="--out")
-    args.out = check_release_dir(out)
+    state = check_state_layout(check_state_dir(config.state))
+    out = check_release_dir(check_writable(check_output_dir(config.out, state_dir=state), what="--out"))
     if args.card_template is not None:
         check_card_template(args.card_template)
-    name = check_dataset_name(config.name or args.out.name)
+    name = check_dataset_name(config.name or out.name)
     if args.push_to_hub:
         check_repo_id(args.push_to_hub)
     if args.revision:
         check_revision(args.revision)
     return runner.PublishRequest(
-        state_dir=args.state,
-        out_dir=args.out,
+        state_dir=state,
+        out_dir=out,
         name=name,
         removals=RemovalRequests(config.remove_lectures, config.redact_authors),
         retire_events=config.retire_events,
