@@ -13,13 +13,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from scrapy.settings import default_settings
 
 from crawler import settings as project_settings
 from crawler.fsutil import UnreadableText, read_text
+from crawler.state_dir import StateDir
 
 
 class ArgumentError(ValueError):
@@ -92,10 +92,11 @@ def check_api_base(url: str, *, what: str = "--api-base") -> str:
     return base
 
 
-def _defaults() -> dict[str, Any]:
+def _defaults() -> dict[str, object]:
+    """Every setting a crawl knows, with its default: Scrapy's, the project's and the frontier's."""
     from crawler.frontier.settings import DEFAULTS as frontier_defaults
 
-    names: dict[str, Any] = {}
+    names: dict[str, object] = {}
     for module in (default_settings, project_settings):
         names.update({k: getattr(module, k) for k in dir(module) if k.isupper()})
     names.update(frontier_defaults)
@@ -171,7 +172,7 @@ def check_number(value: float, *, what: str, bounds: Bounds) -> float:
     return value
 
 
-def check_setting(key: str, value: Any) -> Any:
+def check_setting(key: str, value: object) -> object:
     """A Scrapy setting named and typed as a known setting's default; unknown names are refused, and so
     are numbers no crawl can mean (not finite, negative, or outside :data:`SETTING_BOUNDS`).
 
@@ -213,7 +214,8 @@ def check_setting(key: str, value: Any) -> Any:
     return value
 
 
-def check_settings(pairs: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> dict[str, Any]:
+def check_settings(pairs: Mapping[str, object] | Iterable[tuple[str, object]]) -> dict[str, object]:
+    """Every setting of ``pairs`` checked by :func:`check_setting`, in a bag to hand Scrapy."""
     items = pairs.items() if isinstance(pairs, Mapping) else pairs
     return {key: check_setting(key, value) for key, value in items}
 
@@ -228,27 +230,21 @@ def check_writable(directory: Path, *, what: str) -> Path:
     return directory
 
 
-# What a state directory holds, and of what kind: a file where a folder belongs (or the other way
-# round) stops every command that works on it, so it is found before anything else is done.
-STATE_FOLDERS = ("stage", "stage.previous", "httpcache", "minhash")
-STATE_FILES = ("run.lock", "crawl-report.json", "run-report.json", "hub-push.json", "published-index.json")
-
-
 def check_state_layout(state_dir: Path) -> Path:
     """``state_dir``'s known entries are of the right kind; :class:`DamagedFile` names the first that
-    is not and says how to recover."""
+    is not and says how to recover. A file where a folder belongs (or the other way round) stops every
+    command that works on the directory, so it is found before anything else is done."""
     from crawler.fsutil import DamagedFile
 
-    for name in STATE_FOLDERS:
-        path = state_dir / name
+    state = StateDir(state_dir)
+    for path in state.checked_folders():
         if path.exists() and not path.is_dir():
             raise DamagedFile(
                 path,
                 "a file where a folder belongs",
                 f"move it aside (mv {path} {path}.damaged) and crawl again",
             )
-    for name in STATE_FILES:
-        path = state_dir / name
+    for path in state.checked_files():
         if path.is_dir():
             raise DamagedFile(
                 path,

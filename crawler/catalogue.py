@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 from protego import Protego
@@ -33,10 +33,11 @@ from crawler.pages.catalogue import (
     summarize_events,
 )
 from crawler.sitecheck import Answer, Fetch, PoliteFetcher, fetch_url
+from crawler.state_dir import EVENTS, StateDir
 from crawler.text.privacy import scrub_emails
 from crawler.urls import API_ACCEPT, library_listing_url, without_credentials
 
-CATALOGUE_FILE = "events.json"
+CATALOGUE_FILE = EVENTS
 FORMAT = 1
 DEFAULT_MAX_AGE_HOURS = 24.0
 # The whole library is large (a hundred lectures a page); a listing longer than this is not believed.
@@ -114,7 +115,7 @@ def catalogue_json(catalogue: Catalogue) -> dict[str, object]:
     }
 
 
-def _date(value: Any, what: str) -> date | None:
+def _date(value: object, what: str) -> date | None:
     if value is None:
         return None
     if not isinstance(value, str):
@@ -122,13 +123,13 @@ def _date(value: Any, what: str) -> date | None:
     return date.fromisoformat(value)
 
 
-def _count(value: Any, what: str) -> int:
+def _count(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} is not a count")
     return value
 
 
-def catalogue_from_json(obj: Any) -> Catalogue:
+def catalogue_from_json(obj: object) -> Catalogue:
     """The catalogue a kept file holds; ValueError when it is not one this version wrote."""
     if not isinstance(obj, Mapping) or obj.get("format") != FORMAT:
         raise ValueError("not an events file of this version")
@@ -251,49 +252,71 @@ def read_catalogue(
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page size must be from 1 to {MAX_PAGE_SIZE}")
     fetcher, notes = _polite_fetcher(api_base, page_size, delay, fetch)
-    lectures: dict[str, str | None] = {}
-    events: list[EventInfo] = []
-    claimed: int | None
-    total_count: int | None
-    claimed, total_count, number = None, None, 0
+    listing = _Listing(notes=notes)
     while True:
-        number += 1
-        _check_page_count(number, max_pages, claimed)
-        page = _read_page(fetcher, api_base, number, page_size, retry_waits)
-        notes.extend(f"page {number}: {p}" for p in page.problems)
+        number = listing.pages + 1
+        _check_page_count(number, max_pages, listing.claimed)
+        if not listing.take(_read_page(fetcher, api_base, number, page_size, retry_waits)):
+            break
+        if progress is not None:
+            progress(number, listing.claimed, fetcher.delay)
+        if listing.last is not None and number >= listing.last:
+            break
+    return listing.catalogue(api_base, (now or datetime.now(UTC)).replace(microsecond=0))
+
+
+@dataclass
+class _Listing:
+    """What a walk of the library listing has read so far, page after page."""
+
+    notes: list[str]
+    lectures: dict[str, str | None] = field(default_factory=dict)
+    events: list[EventInfo] = field(default_factory=list)
+    pages: int = 0
+    # What page 1 claimed: the number of pages and of lectures (None: it did not say).
+    claimed: int | None = None
+    total_count: int | None = None
+    # The last page as the latest page's meta counts it, else as page 1 claimed.
+    last: int | None = None
+
+    def take(self, page: LibraryPage) -> bool:
+        """Add the next page; False when it is the empty page that ends the listing."""
+        self.pages += 1
+        number = self.pages
+        self.notes.extend(f"page {number}: {p}" for p in page.problems)
         if number == 1:
-            claimed, total_count = page.total_pages, page.total_count
-        last = page.total_pages if page.total_pages is not None else claimed
+            self.claimed, self.total_count = page.total_pages, page.total_count
+        self.last = page.total_pages if page.total_pages is not None else self.claimed
         if not page.lectures:
             # An empty page ends the listing only where its own meta says the listing ends there: a page
             # that comes back empty before the last it counts is a listing cut short, not a whole one.
-            if last is not None and number < last:
+            if self.last is not None and number < self.last:
                 raise CatalogueError(
-                    f"listing page {number} of {last} lists no lecture; the listing is cut short"
+                    f"listing page {number} of {self.last} lists no lecture; the listing is cut short"
                 )
-            break
-        new = {k: v for k, v in page.lectures.items() if k not in lectures}
+            return False
+        new = {k: v for k, v in page.lectures.items() if k not in self.lectures}
         if not new:
             raise CatalogueError(f"listing page {number} brings no lecture not seen before; it does not end")
-        lectures.update(new)
-        events.extend(page.events.values())
-        if progress is not None:
-            progress(number, claimed, fetcher.delay)
-        if last is not None and number >= last:
-            break
-    if not lectures:
-        raise CatalogueError("the library listing lists no lecture; nothing to show")
-    if total_count is not None and total_count != len(lectures):
-        notes.append(f"the listing said {total_count} lectures; {len(lectures)} were read")
-    return Catalogue(
-        read_at=(now or datetime.now(UTC)).replace(microsecond=0),
-        api_base=without_credentials(api_base),
-        events=summarize_events(lectures, events),
-        pages=number,
-        lectures=len(lectures),
-        total_count=total_count,
-        notes=_briefly(notes),
-    )
+        self.lectures.update(new)
+        self.events.extend(page.events.values())
+        return True
+
+    def catalogue(self, api_base: str, read_at: datetime) -> Catalogue:
+        """The events read, counted; :class:`CatalogueError` when the listing listed no lecture."""
+        if not self.lectures:
+            raise CatalogueError("the library listing lists no lecture; nothing to show")
+        if self.total_count is not None and self.total_count != len(self.lectures):
+            self.notes.append(f"the listing said {self.total_count} lectures; {len(self.lectures)} were read")
+        return Catalogue(
+            read_at=read_at,
+            api_base=without_credentials(api_base),
+            events=summarize_events(self.lectures, self.events),
+            pages=self.pages,
+            lectures=len(self.lectures),
+            total_count=self.total_count,
+            notes=_briefly(self.notes),
+        )
 
 
 def _briefly(notes: list[str]) -> list[str]:
@@ -371,7 +394,7 @@ def events(
 ) -> EventsAnswer:
     """The library's events: the kept copy when it is fresh (and ``refresh`` is not asked), otherwise
     read from the site and kept (atomically; a failed read keeps the old copy)."""
-    path = Path(state_dir) / CATALOGUE_FILE
+    path = StateDir(Path(state_dir)).events
     now = datetime.now(UTC)
     if not refresh:
         kept = load_catalogue(path)

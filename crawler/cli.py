@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from crawler import __version__, catalogue, runner
 from crawler import settings as defaults
@@ -48,14 +45,17 @@ from crawler.publish.removals import RemovalRequests
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
-from crawler.sitecheck import DEFAULT_TIMEOUT, RecordError, check_site, record_site
+from crawler.sitecheck import DEFAULT_TIMEOUT, RecordError, SiteArguments, check_site, record_site
 from crawler.stage import StageError, check_worker_name
+from crawler.state_dir import StateDir
+
+if TYPE_CHECKING:
+    # What ``add_subparsers`` returns: argparse names the class but does not export it.
+    Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
 
 DEFAULT_STATE = Path("state")
 DEFAULT_EVENT = "502"
-DEMO_NAME = "emnlp-demo"
-# The replica serves two full events, EMNLP 2025 and 2024; the demo crawls both.
-DEMO_EVENTS = ("502", "469")
+DEMO_NAME = runner.DEMO_NAME
 EVENT_HELP = "Underline event id or event page URL; repeat for several events (default: 502)"
 RETIRE_HELP = "take this event out of the next release (repeatable); an event not crawled is otherwise kept"
 ANTHOLOGY_HELP = (
@@ -68,7 +68,7 @@ class UsageError(Exception):
     """A user error: printed without a traceback, exit status 2."""
 
 
-def parse_setting(text: str) -> tuple[str, str]:
+def parse_setting(text: str) -> tuple[str, object]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise UsageError(f"-s expects KEY=VALUE, got {text!r}")
@@ -90,7 +90,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"eventcrawl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    add_crawl_parser(sub)
+    add_publish_parser(sub)
+    add_run_parser(sub)
+    add_site_parsers(sub)
+    add_demo_parser(sub)
+    # The replica parses its own options (`eventcrawl serve-replica --help` lists them): see main().
+    sub.add_parser(
+        "serve-replica",
+        help="run the local Underline replica until interrupted (its options: serve-replica --help)",
+        add_help=False,
+    )
+    add_events_parser(sub)
+    add_cache_parser(sub)
+    return parser
 
+
+def _add_budget_and_settings(command: argparse.ArgumentParser) -> None:
+    """``--page-budget`` and ``-s``, which ``crawl`` and ``run`` share."""
+    command.add_argument(
+        "--page-budget",
+        type=int,
+        metavar="N",
+        help="at most N lecture-page requests this crawl: new lectures first, then changed, then stale; "
+        "the rest waits for the next crawl (default 0: no limit; UNDERLINE_PAGE_BUDGET)",
+    )
+    command.add_argument(
+        "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
+    )
+
+
+def add_crawl_parser(sub: Subcommands) -> None:
     crawl = sub.add_parser(
         "crawl",
         help="crawl events into the state directory",
@@ -109,17 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument(
         "--worker", help="name to stage items under (default: main, or HOSTNAME-PID with --frontier)"
     )
-    crawl.add_argument(
-        "--page-budget",
-        type=int,
-        metavar="N",
-        help="at most N lecture-page requests this crawl: new lectures first, then changed, then stale; "
-        "the rest waits for the next crawl (default 0: no limit; UNDERLINE_PAGE_BUDGET)",
-    )
-    crawl.add_argument(
-        "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
-    )
+    _add_budget_and_settings(crawl)
 
+
+def add_publish_parser(sub: Subcommands) -> None:
     publish = sub.add_parser(
         "publish",
         help="publish the staged crawl as a Hugging Face dataset",
@@ -144,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--revision", help="Hub branch to push to (created when missing)")
     publish.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
 
+
+def add_run_parser(sub: Subcommands) -> None:
     run = sub.add_parser(
         "run",
         help="crawl, check and publish: the command a schedule calls",
@@ -166,17 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
     run.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
     run.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
-    run.add_argument(
-        "--page-budget",
-        type=int,
-        metavar="N",
-        help="at most N lecture-page requests this crawl: new lectures first, then changed, then stale; "
-        "the rest waits for the next crawl (default 0: no limit; UNDERLINE_PAGE_BUDGET)",
-    )
-    run.add_argument(
-        "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"
-    )
+    _add_budget_and_settings(run)
 
+
+def add_site_parsers(sub: Subcommands) -> None:
+    """``check-site`` and ``record``, which look at the same few answers of the site."""
     check = sub.add_parser(
         "check-site",
         help="look at a copy of the site before crawling it: which fields it gives, and from where",
@@ -193,43 +212,40 @@ def build_parser() -> argparse.ArgumentParser:
         "2 a usage error.",
     )
     for command in (check, record):
-        command.add_argument(
-            "--event-id", default=DEFAULT_EVENT, metavar="ID|URL", help="the event to look at"
-        )
-        command.add_argument(
-            "--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})"
-        )
-        command.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
-        command.add_argument(
-            "--delay",
-            type=float,
-            default=defaults.DOWNLOAD_DELAY,
-            help="seconds between requests (default: 1)",
-        )
-        command.add_argument(
-            "--timeout",
-            type=float,
-            default=DEFAULT_TIMEOUT,
-            help=f"seconds for a whole answer, body included (default: {DEFAULT_TIMEOUT:g})",
-        )
+        _add_site_options(command)
     record.add_argument("--out", type=Path, required=True, help="the folder to write the recording into")
     record.add_argument("--lectures", type=int, default=3, help="lecture pages to record (default: 3)")
 
+
+def _add_site_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--event-id", default=DEFAULT_EVENT, metavar="ID|URL", help="the event to look at")
+    command.add_argument(
+        "--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})"
+    )
+    command.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
+    command.add_argument(
+        "--delay",
+        type=float,
+        default=defaults.DOWNLOAD_DELAY,
+        help="seconds between requests (default: 1)",
+    )
+    command.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds for a whole answer, body included (default: {DEFAULT_TIMEOUT:g})",
+    )
+
+
+def add_demo_parser(sub: Subcommands) -> None:
     demo = sub.add_parser("demo", help="serve the bundled replica, crawl it and publish the dataset")
     demo.add_argument("--lectures", type=int, help="how many lectures the replica serves (default: all)")
     demo.add_argument("--out", type=Path, default=Path("exports") / DEMO_NAME, help="dataset folder")
     demo.add_argument("--state", type=Path, help="state directory (default: a fresh temporary one)")
     demo.add_argument("--seed", type=int, default=0, help="the replica's layout seed")
 
-    # The replica parses its own options (`eventcrawl serve-replica --help` lists them): see main().
-    sub.add_parser(
-        "serve-replica",
-        help="run the local Underline replica until interrupted (its options: serve-replica --help)",
-        add_help=False,
-    )
 
-    add_events_parser(sub)
-
+def add_cache_parser(sub: Subcommands) -> None:
     cache = sub.add_parser("cache", help="inspect or purge the HTTP cache")
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
     purge = cache_sub.add_parser("purge", help="remove cache entries older than --max-age-days")
@@ -237,10 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     purge.add_argument("--max-age-days", type=float, default=30.0)
     size = cache_sub.add_parser("size", help="print the cache's entry count and size")
     size.add_argument("--state", type=Path, default=DEFAULT_STATE)
-    return parser
 
 
-def page_budget_setting(budget: int | None) -> list[tuple[str, Any]]:
+def page_budget_setting(budget: int | None) -> list[tuple[str, object]]:
     """``--page-budget`` as the setting it stands for (none when not given)."""
     if budget is None:
         return []
@@ -253,10 +268,10 @@ def page_budget_setting(budget: int | None) -> list[tuple[str, Any]]:
 def cmd_crawl(args: argparse.Namespace) -> int:
     args.state = check_state_layout(check_writable(check_state_dir(args.state), what="--state"))
     events, web_base, api_base = crawl_arguments(args)
-    overrides: list[tuple[str, Any]] = [parse_setting(s) for s in args.settings]
+    overrides: list[tuple[str, object]] = [parse_setting(s) for s in args.settings]
     overrides += page_budget_setting(args.page_budget)
     if args.frontier:
-        if any(k == "UNDERLINE_PAGE_BUDGET" and int(float(v)) > 0 for k, v in overrides):
+        if any(k == "UNDERLINE_PAGE_BUDGET" and int(float(str(v))) > 0 for k, v in overrides):
             # Each worker would spend the budget on what it read of the listing, not the fleet on all.
             raise UsageError("a page budget is for a crawl alone, not for a fleet worker (--frontier)")
         try:
@@ -272,7 +287,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         result = runner.crawl(
             event_ids=events, state_dir=args.state, web_base=web_base, api_base=api_base, overrides=overrides
         )
-    print(f"crawl {result.reason}: {result.lectures} lectures staged in {args.state / 'stage'}")
+    print(f"crawl {result.reason}: {result.lectures} lectures staged in {StateDir(args.state).stage}")
     print(result.pages())
     budget = format_budget(result.stats)
     if budget:
@@ -285,6 +300,21 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    request = publish_request(args)
+    published = runner.publish_staged(request, built=_print_links)
+    result, release = published.result, published.release
+    out = request.out_dir
+    print(f"published {result.row_counts['lectures']} lectures to {out} (version {result.version})")
+    for line in release.notes():
+        print(f"eventcrawl: {line}", file=sys.stderr)
+    if args.push_to_hub:
+        pushed = runner.push(out, args.push_to_hub, private=args.private, revision=args.revision)
+        print(f"pushed to the Hub: {pushed.commit_url}")
+    return 0
+
+
+def publish_request(args: argparse.Namespace) -> runner.PublishRequest:
+    """``publish``'s flags over its ``--config``, checked before anything is read or written."""
     if args.out is None and args.config is None:
         raise UsageError("publish needs --out, or a --config whose [publish] out names the folder")
     try:
@@ -293,46 +323,32 @@ def cmd_publish(args: argparse.Namespace) -> int:
         )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    args.state = check_state_layout(check_state_dir(config.state))
-    out = check_writable(check_output_dir(config.out, state_dir=args.state), what="--out")
-    args.out = check_release_dir(out)
+    state = check_state_layout(check_state_dir(config.state))
+    out = check_release_dir(check_writable(check_output_dir(config.out, state_dir=state), what="--out"))
     if args.card_template is not None:
         check_card_template(args.card_template)
-    name = check_dataset_name(config.name or args.out.name)
+    name = check_dataset_name(config.name or out.name)
     if args.push_to_hub:
         check_repo_id(args.push_to_hub)
     if args.revision:
         check_revision(args.revision)
-    anthology = check_anthology(args.anthology)
-    with StateLock(args.state):
-        staged = runner.read_staged(args.state, allow_partial=args.allow_partial)
-        release = runner.next_release(
-            staged,
-            out_dir=args.out,
-            state_dir=args.state,
-            removals=RemovalRequests(config.remove_lectures, config.redact_authors),
-            retire_events=config.retire_events,
-            anthology=anthology,
-        )
-        if release.links is not None:
-            print(release.links.line())
-            for unclear in release.links.unclear:
-                print(f"  {unclear.describe()}")
-        result = runner.publish(
-            release,
-            staged.provenance,
-            out_dir=args.out,
-            name=name,
-            state_dir=args.state,
-            template=args.card_template,
-        )
-    print(f"published {result.row_counts['lectures']} lectures to {args.out} (version {result.version})")
-    for line in release.notes():
-        print(f"eventcrawl: {line}", file=sys.stderr)
-    if args.push_to_hub:
-        pushed = runner.push(args.out, args.push_to_hub, private=args.private, revision=args.revision)
-        print(f"pushed to the Hub: {pushed.commit_url}")
-    return 0
+    return runner.PublishRequest(
+        state_dir=state,
+        out_dir=out,
+        name=name,
+        removals=RemovalRequests(config.remove_lectures, config.redact_authors),
+        retire_events=config.retire_events,
+        anthology=check_anthology(args.anthology),
+        template=args.card_template,
+        allow_partial=args.allow_partial,
+    )
+
+
+def _print_links(release: runner.NextRelease) -> None:
+    if release.links is not None:
+        print(release.links.line())
+        for unclear in release.links.unclear:
+            print(f"  {unclear.describe()}")
 
 
 def check_anthology(path: Path | None) -> Path | None:
@@ -377,65 +393,37 @@ def cmd_run(args: argparse.Namespace) -> int:
     outcome = execute(config, force=args.force)
     stream = sys.stdout if outcome.status == RunStatus.PUBLISHED else sys.stderr
     print(outcome.message, file=stream)
-    print(f"report: {config.state / 'run-report.json'}", file=stream)
+    print(f"report: {StateDir(config.state).run_report}", file=stream)
     return int(outcome.status)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    # The replica is a neighbour, not a dependency: only the commands that serve it load it.
-    from crawler.replica.layout import build_site, load_records
-    from crawler.replica.server import ReplicaServer
-
     check_release_dir(check_output_dir(args.out, state_dir=args.state))
-    started = time.monotonic()
-    # One record in four goes to the second event, so that both are full events.
-    site = build_site(load_records(), seed=args.seed, lectures=args.lectures, side_event_every=4)
-    temp_state = None
-    state_dir = args.state
-    if state_dir is None:
-        temp_state = Path(tempfile.mkdtemp(prefix="eventcrawl-demo-"))
-        state_dir = temp_state
-    try:
-        with ReplicaServer(site) as server:
-            print(f"replica of Underline serving on {server.base_url}", flush=True)
-            # Loopback and our own server: politeness delays would only slow the demo down.
-            crawled = runner.crawl(
-                event_ids=DEMO_EVENTS,
-                state_dir=state_dir,
-                web_base=server.base_url,
-                api_base=server.base_url,
-                overrides=runner.LOOPBACK_CRAWL_SETTINGS,
-            )
-        if not crawled.finished:
-            print(f"the crawl did not finish ({crawled.reason}); nothing published", file=sys.stderr)
-            return 1
-        staged = runner.read_staged(state_dir)
-        result = runner.publish(
-            runner.next_release(staged, out_dir=args.out, state_dir=state_dir),
-            staged.provenance,
-            out_dir=args.out,
-            name=DEMO_NAME,
-            state_dir=state_dir,
-        )
-    finally:
-        if temp_state is not None:
-            shutil.rmtree(temp_state, ignore_errors=True)
-    elapsed = time.monotonic() - started
+    done = runner.demo(
+        args.out, state_dir=args.state, lectures=args.lectures, seed=args.seed, serving=_print_serving
+    )
+    if done.published is None:
+        print(f"the crawl did not finish ({done.crawled.reason}); nothing published", file=sys.stderr)
+        return 1
     out = args.out.resolve()
-    print(f"published {result.row_counts['lectures']} lectures to {out} in {elapsed:.1f} s")
+    print(f"published {done.published.row_counts['lectures']} lectures to {out} in {done.seconds:.1f} s")
     print("load it with:")
     print(f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"")
     return 0
 
 
-def _site_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "event_id": parse_event_id(args.event_id),
-        "web_base": check_base_url(args.web_base or defaults.UNDERLINE_WEB_BASE, what="--web-base"),
-        "api_base": check_api_base(args.api_base or defaults.UNDERLINE_API_BASE),
-        "delay": check_number(args.delay, what="--delay", bounds=SECONDS),
-        "timeout": check_number(args.timeout, what="--timeout", bounds=TIMEOUT),
-    }
+def _print_serving(base_url: str) -> None:
+    print(f"replica of Underline serving on {base_url}", flush=True)
+
+
+def _site_arguments(args: argparse.Namespace) -> SiteArguments:
+    return SiteArguments(
+        event_id=parse_event_id(args.event_id),
+        web_base=check_base_url(args.web_base or defaults.UNDERLINE_WEB_BASE, what="--web-base"),
+        api_base=check_api_base(args.api_base or defaults.UNDERLINE_API_BASE),
+        delay=check_number(args.delay, what="--delay", bounds=SECONDS),
+        timeout=check_number(args.timeout, what="--timeout", bounds=TIMEOUT),
+    )
 
 
 def cmd_check_site(args: argparse.Namespace) -> int:
@@ -466,7 +454,7 @@ def serve_replica(argv: Sequence[str]) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    cache_dir = check_state_layout(check_state_dir(args.state)) / "httpcache"
+    cache_dir = StateDir(check_state_layout(check_state_dir(args.state))).http_cache
     if args.cache_command == "purge":
         check_number(args.max_age_days, what="--max-age-days", bounds=DAYS)
         result = purge_cache(cache_dir, args.max_age_days * 86400)
@@ -479,7 +467,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 # -- events: the events of the whole library, for a run's event_ids ---------------------------------
 
 
-def add_events_parser(sub: Any) -> None:
+def add_events_parser(sub: Subcommands) -> None:
     events = sub.add_parser(
         "events",
         help="list the events of the whole library (id, name, dates, lectures) for event_ids",

@@ -2,13 +2,18 @@
 
 ``crawl`` runs the spider once in this process and returns its statistics; ``read_staged`` merges what
 the crawl staged into one record per lecture; ``publish`` writes a checked release and records what it
-published; ``push`` uploads a release to the Hub. The command line only parses arguments and prints.
+published; ``push`` uploads a release to the Hub. :func:`publish_staged` and :func:`demo` are the whole
+flows of ``eventcrawl publish`` and ``eventcrawl demo``. The command line only parses arguments and prints.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
     from crawler.publish.hub import PushResult
     from crawler.publish.release import ReleaseResult
     from crawler.publish.removals import Redactions, RemovalRequests
+    from crawler.replica.layout import ReplicaSite
     from crawler.schedule.changelog import Changelog
 
 SPIDER_NAME = "underline"
@@ -458,3 +464,142 @@ def push(out_dir: Path, repo_id: str, *, private: bool = False, revision: str | 
     from crawler.publish.hub import push_to_hub
 
     return push_to_hub(out_dir, repo_id, private=private, revision=revision)
+
+
+# -- the flows the commands run: typed requests in, typed results out --------------------------------
+
+DEMO_NAME = "emnlp-demo"
+# The replica serves two full events, EMNLP 2025 and 2024; the demo crawls both.
+DEMO_EVENTS = ("502", "469")
+# One replica record in this many goes to the second event, so that both are full events.
+DEMO_SIDE_EVENT_EVERY = 4
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    """What to publish, checked by the caller: the crawl staged in ``state_dir``, as the next release in
+    ``out_dir`` named ``name``, with these removals on request, retired events, ACL Anthology files
+    (see :func:`next_release`) and card template; ``allow_partial`` publishes a crawl that did not
+    finish."""
+
+    state_dir: Path
+    out_dir: Path
+    name: str
+    removals: RemovalRequests | None = None
+    retire_events: Sequence[str] = ()
+    anthology: Path | None = None
+    template: Path | None = None
+    allow_partial: bool = False
+
+
+@dataclass(frozen=True)
+class Published:
+    """A release written: the release as built (links, notes) and what was written."""
+
+    release: NextRelease
+    result: ReleaseResult
+
+
+def publish_staged(
+    request: PublishRequest, *, built: Callable[[NextRelease], None] | None = None
+) -> Published:
+    """Publish the crawl staged in ``request.state_dir`` as the next release of ``request.out_dir``, under
+    the state directory's lock (``LockHeld`` when another command holds it). ``built`` hears the release
+    once it is built, before anything is written.
+
+    :class:`NothingToPublish` when the stage holds nothing publishable, ``DamagedFile`` for a damaged
+    state or release file, ``AnthologyError`` for unreadable Anthology files."""
+    from crawler.schedule.lock import StateLock
+
+    with StateLock(request.state_dir):
+        staged = read_staged(request.state_dir, allow_partial=request.allow_partial)
+        release = next_release(
+            staged,
+            out_dir=request.out_dir,
+            state_dir=request.state_dir,
+            removals=request.removals,
+            retire_events=request.retire_events,
+            anthology=request.anthology,
+        )
+        if built is not None:
+            built(release)
+        result = publish(
+            release,
+            staged.provenance,
+            out_dir=request.out_dir,
+            name=request.name,
+            state_dir=request.state_dir,
+            template=request.template,
+        )
+    return Published(release, result)
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What the demo did: its crawl of the replica, the release (None: the crawl did not finish, and
+    nothing was published) and how long it all took, in seconds."""
+
+    crawled: CrawlResult
+    published: ReleaseResult | None
+    seconds: float
+
+
+def demo(
+    out_dir: Path,
+    *,
+    state_dir: Path | None = None,
+    lectures: int | None = None,
+    seed: int = 0,
+    serving: Callable[[str], None] | None = None,
+) -> DemoResult:
+    """Serve the bundled replica of Underline on loopback (``lectures`` of its records, laid out with
+    ``seed``), crawl both its events into ``state_dir`` and publish them to ``out_dir`` as
+    :data:`DEMO_NAME`. Without ``state_dir`` the crawl's state lives in a temporary folder, removed
+    afterwards. ``serving`` hears the replica's base URL once it answers."""
+    # The replica is a neighbour, not a dependency: only the flows that serve it load it.
+    from crawler.replica.layout import build_site, load_records
+
+    started = time.monotonic()
+    site = build_site(load_records(), seed=seed, lectures=lectures, side_event_every=DEMO_SIDE_EVENT_EVERY)
+    with _demo_state(state_dir) as state:
+        crawled = _crawl_replica(site, state, serving)
+        published = None
+        if crawled.finished:
+            staged = read_staged(state)
+            published = publish(
+                next_release(staged, out_dir=out_dir, state_dir=state),
+                staged.provenance,
+                out_dir=out_dir,
+                name=DEMO_NAME,
+                state_dir=state,
+            )
+    return DemoResult(crawled, published, time.monotonic() - started)
+
+
+@contextmanager
+def _demo_state(state_dir: Path | None) -> Iterator[Path]:
+    """``state_dir``, or a fresh temporary folder removed when the demo is done."""
+    if state_dir is not None:
+        yield state_dir
+        return
+    temporary = Path(tempfile.mkdtemp(prefix="eventcrawl-demo-"))
+    try:
+        yield temporary
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _crawl_replica(site: ReplicaSite, state_dir: Path, serving: Callable[[str], None] | None) -> CrawlResult:
+    from crawler.replica.server import ReplicaServer
+
+    with ReplicaServer(site) as server:
+        if serving is not None:
+            serving(server.base_url)
+        # Loopback and our own server: politeness delays would only slow the demo down.
+        return crawl(
+            event_ids=DEMO_EVENTS,
+            state_dir=state_dir,
+            web_base=server.base_url,
+            api_base=server.base_url,
+            overrides=LOOPBACK_CRAWL_SETTINGS,
+        )

@@ -14,11 +14,11 @@ import http.client
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
@@ -26,8 +26,10 @@ from protego import Protego
 from crawler import settings as defaults
 from crawler.coverage import has_value
 from crawler.fsutil import write_json_atomic
+from crawler.json_types import JsonObject, JsonValue
 from crawler.pages import (
     LectureFields,
+    LectureListPage,
     PageParseError,
     field_sources,
     lecture_resources,
@@ -214,7 +216,8 @@ class LectureSample:
     status: int
     extraction: str | None
     sources: dict[str, str]
-    values: dict[str, Any]
+    # The fields read from the page, under the record's names.
+    values: Mapping[str, object]
     problems: list[str] = field(default_factory=list)
 
 
@@ -350,11 +353,22 @@ def _crawl_delay(value: float | None) -> float | None:
     return min(float(value), float(defaults.ROBOTSTXT_CRAWLDELAY_MAX))
 
 
-def _json(answer: Answer) -> Any:
+def _json(answer: Answer) -> JsonValue:
     try:
-        return json.loads(answer.body.decode("utf-8"))
+        document: JsonValue = json.loads(answer.body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
+    return document
+
+
+class SiteArguments(TypedDict):
+    """Where and how to look at the site: what :func:`check_site` and :func:`record_site` are given."""
+
+    event_id: str
+    web_base: str
+    api_base: str
+    delay: float
+    timeout: float
 
 
 def check_site(
@@ -373,12 +387,8 @@ def check_site(
     a lecture page it disallows is not asked for. No redirect is followed off the site's origins
     (those of ``web_base`` and ``api_base``); each one is counted in the report.
     """
-    site = [origin(web_base)]
-    if origin(api_base) not in site:
-        site.append(origin(api_base))
-    fetcher = PoliteFetcher(
-        delay, fetch or functools.partial(fetch_url, timeout=timeout, origins=frozenset(site))
-    )
+    site = frozenset({origin(web_base), origin(api_base)})
+    fetcher = PoliteFetcher(delay, fetch or functools.partial(fetch_url, timeout=timeout, origins=site))
     listing = listing_url(api_base, event_id, 1, SAMPLE_PAGE_SIZE)
     report = SiteReport(
         event_id=event_id,
@@ -391,70 +401,113 @@ def check_site(
         unknown={},
         problems=[],
     )
+    _SiteCheck(fetcher, report, web_base, api_base).run(sample)
+    return report, fetcher
 
-    def asked(answer: Answer, what: str) -> Answer:
+
+@dataclass
+class _SiteCheck:
+    """One check of the site, filling ``report`` step by step; each step stops it when it must."""
+
+    fetcher: PoliteFetcher
+    report: SiteReport
+    web_base: str
+    api_base: str
+
+    def run(self, sample: int) -> None:
+        robots_of = self.read_robots()
+        if robots_of is None:
+            return
+        report = self.report
+        if not robots_of[origin(self.api_base)].can_fetch(report.listing_url):
+            report.stopped = (
+                "robots.txt disallows the lecture listing for this crawler; nothing else was asked"
+            )
+            return
+        page = self.read_listing()
+        if page is None:
+            return
+        self.sample_lectures(page.records[:sample], robots_of[origin(self.web_base)])
+        if not page.records and not report.problems:
+            report.problems.append(
+                f"event {report.event_id} lists no lectures (the API answered HTTP {report.listing_status})"
+            )
+
+    def asked(self, answer: Answer, what: str) -> Answer:
+        """``answer``, a redirect off the site it met counted as a problem."""
         if answer.off_origin is not None:
-            report.off_origin.append((what, answer.off_origin))
-            report.problems.append(f"{what} redirected off the site to {answer.off_origin}; not followed")
+            self.report.off_origin.append((what, answer.off_origin))
+            self.report.problems.append(
+                f"{what} redirected off the site to {answer.off_origin}; not followed"
+            )
         return answer
 
-    # robots.txt of each origin judges that origin's URLs: the listing's and the lecture pages'.
-    probe_page = f"{web_base}/lecture/1"
-    robots_of: dict[str, RobotsVerdict] = {}
-    for base in dict.fromkeys([web_base, api_base]):
-        if origin(base) in robots_of:
-            continue
-        asks = {}
-        if origin(base) == origin(api_base):
-            asks["listing"] = listing
-        if origin(base) == origin(web_base):
-            asks["lecture pages"] = probe_page
-        verdict = _robots(fetcher, base, asks)
-        asked(fetcher.log[-1], "robots.txt")
-        robots_of[origin(base)] = verdict
-        report.robots.append(verdict)
-        if verdict.error:
-            report.stopped = f"robots.txt {verdict.url} {verdict.error}; nothing else was asked of the site"
-            return report, fetcher
-    fetcher.delay = max([delay, *(r.crawl_delay or 0.0 for r in report.robots)])
-    if not robots_of[origin(api_base)].can_fetch(listing):
-        report.stopped = "robots.txt disallows the lecture listing for this crawler; nothing else was asked"
-        return report, fetcher
-    answer = asked(fetcher.get(listing, {"Accept": API_ACCEPT}), "the listing")
-    report.listing_status = answer.status
-    document = _json(answer)
-    if answer.error:
-        report.stopped = f"the listing could not be fetched: {answer.error}"
-        return report, fetcher
-    if not is_document(document):
-        kind = "JSON, but not a JSON:API document" if document is not None else "not JSON"
-        content_type = scrub_emails(answer.content_type or "no type")[0]
-        report.stopped = f"the listing is {kind} (HTTP {answer.status}, {content_type})"
-        return report, fetcher
-    page = parse_lecture_list(document, base_url=api_base)
-    report.problems.extend(f"listing: {p}" for p in page.problems)
-    report.listed = len(page.records)
-    report.total_pages = page.total_pages
-    report.unknown = {
-        n: (u.count, u.example) for n, u in unknown_attributes(lecture_resources([document])).items()
-    }
-    report.listing_coverage = {
-        name: sum(1 for r in page.records if has_value(r.to_item_fields().get(name)))
-        for name in (page.records[0].to_item_fields() if page.records else {})
-    }
-    pages_robots = robots_of[origin(web_base)]
-    for listed in page.records[:sample]:
-        url = canonical_lecture_url(web_base, listed.lecture_id, listed.slug)
-        if not pages_robots.can_fetch(url):
-            report.problems.append(
-                f"robots.txt disallows lecture {listed.lecture_id}'s page "
-                f"({scrub_url(urlsplit(url).path)[0]}); not asked for"
-            )
-            continue
-        report.lectures.append(_sample_lecture(fetcher, url, listed, asked))
-    if not page.records and not report.problems:
-        report.problems.append(f"event {event_id} lists no lectures (the API answered HTTP {answer.status})")
-    return report, fetcher
+    def read_robots(self) -> dict[str, RobotsVerdict] | None:
+        """robots.txt of each origin, which judges that origin's URLs: the listing's and the lecture
+        pages'; None (the check stopped) when one cannot be read. The fetcher then keeps to the largest
+        Crawl-delay."""
+        report, fetcher = self.report, self.fetcher
+        probe_page = f"{self.web_base}/lecture/1"
+        robots_of: dict[str, RobotsVerdict] = {}
+        for base in dict.fromkeys([self.web_base, self.api_base]):
+            if origin(base) in robots_of:
+                continue
+            asks = {}
+            if origin(base) == origin(self.api_base):
+                asks["listing"] = report.listing_url
+            if origin(base) == origin(self.web_base):
+                asks["lecture pages"] = probe_page
+            verdict = _robots(fetcher, base, asks)
+            self.asked(fetcher.log[-1], "robots.txt")
+            robots_of[origin(base)] = verdict
+            report.robots.append(verdict)
+            if verdict.error:
+                report.stopped = (
+                    f"robots.txt {verdict.url} {verdict.error}; nothing else was asked of the site"
+                )
+                return None
+        fetcher.delay = max([fetcher.delay, *(r.crawl_delay or 0.0 for r in report.robots)])
+        return robots_of
+
+    def read_listing(self) -> LectureListPage | None:
+        """The first listing page, what it says counted in the report; None (the check stopped) when it
+        could not be fetched or is no JSON:API document."""
+        report = self.report
+        answer = self.asked(self.fetcher.get(report.listing_url, {"Accept": API_ACCEPT}), "the listing")
+        report.listing_status = answer.status
+        document = _json(answer)
+        if answer.error:
+            report.stopped = f"the listing could not be fetched: {answer.error}"
+            return None
+        if not is_document(document):
+            kind = "JSON, but not a JSON:API document" if document is not None else "not JSON"
+            content_type = scrub_emails(answer.content_type or "no type")[0]
+            report.stopped = f"the listing is {kind} (HTTP {answer.status}, {content_type})"
+            return None
+        page = parse_lecture_list(document, base_url=self.api_base)
+        report.problems.extend(f"listing: {p}" for p in page.problems)
+        report.listed = len(page.records)
+        report.total_pages = page.total_pages
+        report.unknown = {
+            n: (u.count, u.example) for n, u in unknown_attributes(lecture_resources([document])).items()
+        }
+        report.listing_coverage = {
+            name: sum(1 for r in page.records if has_value(r.to_item_fields().get(name)))
+            for name in (page.records[0].to_item_fields() if page.records else {})
+        }
+        return page
+
+    def sample_lectures(self, listed: Sequence[LectureFields], robots: RobotsVerdict) -> None:
+        """Read the page of each of ``listed`` that robots.txt allows."""
+        for lecture in listed:
+            url = canonical_lecture_url(self.web_base, lecture.lecture_id, lecture.slug)
+            if not robots.can_fetch(url):
+                self.report.problems.append(
+                    f"robots.txt disallows lecture {lecture.lecture_id}'s page "
+                    f"({scrub_url(urlsplit(url).path)[0]}); not asked for"
+                )
+                continue
+            self.report.lectures.append(_sample_lecture(self.fetcher, url, lecture, self.asked))
 
 
 def _sample_lecture(
@@ -478,6 +531,31 @@ def _sample_lecture(
     )
 
 
+class RecordedResponse(TypedDict):
+    """One answer in a recording: what was asked (path and query) and what came back."""
+
+    kind: str
+    path: str
+    query: str
+    status: int
+    content_type: str
+    # The body's file, relative to the recording's folder.
+    body: str
+
+
+class RecordingIndex(TypedDict):
+    """A recording's ``recording.json``."""
+
+    event_id: str
+    recorded_at: str
+    web_base: str
+    api_base: str
+    lecture_ids: list[str]
+    responses: list[RecordedResponse]
+    off_origin_redirects: int
+    note: str
+
+
 def record_site(
     out_dir: Path,
     *,
@@ -488,7 +566,7 @@ def record_site(
     timeout: float = DEFAULT_TIMEOUT,
     fetch: Fetch | None = None,
     lectures: int = 3,
-) -> dict[str, Any]:
+) -> RecordingIndex:
     """Save robots.txt, a listing page and ``lectures`` lecture pages under ``out_dir``, personal data
     removed from everything written; returns the recording's index (also written to ``recording.json``).
 
@@ -512,9 +590,34 @@ def record_site(
     if not recorded_ids:
         why = "; ".join(report.problems) or f"event {event_id} lists no lectures"
         raise RecordError(f"no lecture page could be recorded: {why}")
+    files, entries = _recorded_answers(fetcher.log, recorded_ids)
+    index = RecordingIndex(
+        event_id=event_id,
+        recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        web_base=without_credentials(web_base),
+        api_base=without_credentials(api_base),
+        lecture_ids=sorted(recorded_ids),
+        responses=entries,
+        off_origin_redirects=len(report.off_origin),
+        note="personal data removed; the listing is trimmed to the recorded lectures",
+    )
+    if contains_email(json.dumps(index, ensure_ascii=False)):
+        raise RecordError("the recording's index would hold an e-mail address; nothing written")
+    (out_dir / "bodies").mkdir(parents=True, exist_ok=True)
+    for name, body in files.items():
+        (out_dir / name).write_bytes(body)
+    write_json_atomic(out_dir / RECORDING_FILE, index, sort_keys=True)
+    return index
+
+
+def _recorded_answers(
+    log: Sequence[Answer], recorded_ids: set[str]
+) -> tuple[dict[str, bytes], list[RecordedResponse]]:
+    """The bodies to write (file name -> bytes, personal data removed) and the index's entries for every
+    answer a recording keeps: all that arrived whole, lecture pages only when they answered HTTP 200."""
     files: dict[str, bytes] = {}
-    entries: list[dict[str, Any]] = []
-    for number, answer in enumerate(fetcher.log):
+    entries: list[RecordedResponse] = []
+    for number, answer in enumerate(log):
         if answer.error:
             continue
         parts = urlsplit(answer.url)
@@ -526,32 +629,16 @@ def record_site(
         )
         files[f"bodies/{name}"] = _without_personal_data(kind, answer.body, recorded_ids)
         entries.append(
-            {
-                "kind": kind,
-                "path": scrub_url(parts.path)[0],
-                "query": scrub_url(parts.query)[0],
-                "status": answer.status,
-                "content_type": scrub_emails(answer.content_type)[0],
-                "body": f"bodies/{name}",
-            }
+            RecordedResponse(
+                kind=kind,
+                path=scrub_url(parts.path)[0],
+                query=scrub_url(parts.query)[0],
+                status=answer.status,
+                content_type=scrub_emails(answer.content_type)[0],
+                body=f"bodies/{name}",
+            )
         )
-    index = {
-        "event_id": event_id,
-        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "web_base": without_credentials(web_base),
-        "api_base": without_credentials(api_base),
-        "lecture_ids": sorted(recorded_ids),
-        "responses": entries,
-        "off_origin_redirects": len(report.off_origin),
-        "note": "personal data removed; the listing is trimmed to the recorded lectures",
-    }
-    if contains_email(json.dumps(index, ensure_ascii=False)):
-        raise RecordError("the recording's index would hold an e-mail address; nothing written")
-    (out_dir / "bodies").mkdir(parents=True, exist_ok=True)
-    for name, body in files.items():
-        (out_dir / name).write_bytes(body)
-    write_json_atomic(out_dir / RECORDING_FILE, index, sort_keys=True)
-    return index
+    return files, entries
 
 
 def _without_personal_data(kind: str, body: bytes, recorded_ids: set[str]) -> bytes:
@@ -574,9 +661,12 @@ def _kind(path: str) -> str:
     return "lecture"
 
 
-def _trimmed_listing(document: Mapping[str, Any], keep: set[str]) -> bytes:
-    data = [d for d in document.get("data", []) if isinstance(d, dict) and str(d.get("id")) in keep]
-    meta = dict(document.get("meta") or {})
+def _trimmed_listing(document: JsonObject, keep: set[str]) -> bytes:
+    listed = document.get("data")
+    resources = listed if isinstance(listed, list) else []
+    data: list[JsonValue] = [d for d in resources if isinstance(d, dict) and str(d.get("id")) in keep]
+    given = document.get("meta")
+    meta: JsonObject = dict(given) if isinstance(given, dict) else {}
     meta.update({"total_pages": 1, "total_count": len(data)})
-    trimmed = {**document, "data": data, "meta": meta}
+    trimmed: JsonObject = {**document, "data": data, "meta": meta}
     return json.dumps(trimmed, ensure_ascii=False, indent=1).encode("utf-8")

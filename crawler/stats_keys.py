@@ -115,3 +115,32 @@ ERRORS = (
 
 def extraction_key(extraction: str) -> str:
     return EXTRACTION_PREFIX + extraction
+
+
+# -- the frontier (crawler/frontier/): a fleet worker's statistics ------------------------------------
+FRONTIER_ROLE = "frontier/role"
+# Leases of this worker's killed earlier run, put back in the queue when it joined.
+FRONTIER_RECLAIMED = "frontier/reclaimed"
+FRONTIER_FILTERED = "frontier/filtered"
+FRONTIER_ENQUEUED = "frontier/enqueued"
+FRONTIER_LEASED = "frontier/leased"
+FRONTIER_ACKED = "frontier/acked"
+# Leases of dead workers this worker put back in the queue, and its own put back when it closed.
+FRONTIER_REQUEUED = "frontier/requeued"
+FRONTIER_RETURNED = "frontier/returned"
+FRONTIER_IDLE_WAITS = "frontier/idle_waits"
+FRONTIER_DRAINED = "frontier/drained"
+FRONTIER_RESEEDED = "frontier/reseeded"
+FRONTIER_RESEED_ITEMS_SKIPPED = "frontier/reseed_items_skipped"
+# A Redis call that failed (heartbeat, drain check, leaving, counting a staged lecture).
+FRONTIER_ERRORS = "frontier/errors"
+FRONTIER_SUMMARY = "frontier/summary"
+# Fleet-wide host pacing: requests paced, those that waited and for how long (total and longest), failed
+# Redis calls and the time spent waiting for Redis to answer again, requests not sent without a token.
+PACE_REQUESTS = "frontier/pace/requests"
+PACE_WAITS = "frontier/pace/waits"
+PACE_WAIT_SECONDS = "frontier/pace/wait_seconds"
+PACE_MAX_WAIT_SECONDS = "frontier/pace/max_wait_seconds"
+PACE_ERRORS = "frontier/pace/errors"
+PACE_RETRY_SECONDS = "frontier/pace/retry_seconds"
+PACE_GAVE_UP = "frontier/pace/gave_up"

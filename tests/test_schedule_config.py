@@ -151,3 +151,64 @@ def test_a_file_that_is_not_utf8_text_or_not_a_file_says_so(tmp_path: Path) -> N
         load_config(path)
     with pytest.raises(ConfigError, match=r"cannot be read: Is a directory"):
         load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("crawl = 1\n", "[crawl] must be a table"),
+        ("gate = 'strict'\n", "[gate] must be a table"),
+        ("[gate]\nmin_coverage = 0.5\n", "[gate.min_coverage] must be a table of field = share"),
+    ],
+)
+def test_a_section_that_is_not_a_table_is_an_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load_config(write(tmp_path, text))
+    assert message in str(raised.value)
+
+
+def test_every_key_of_both_sections_and_the_gate_is_read(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            """
+[crawl]
+event_ids = ["502", "https://underline.io/events/469/x"]
+web_base = ""
+api_base = "https://app.example.org/api/v1"
+page_budget = 40
+[publish]
+out = "exports/x"
+name = ""
+push_to_hub = "org/x"
+private = true
+revision = "nightly"
+remove_lectures = [" 130001 "]
+redact_authors = ["Jane Doe"]
+retire_events = ["431"]
+anthology = ""
+[gate]
+min_items = 3.0
+max_drop = 0.2
+[gate.min_coverage]
+authors = 0.9
+""",
+        )
+    )
+    assert config == RunConfig(
+        event_ids=("502", "469"),
+        web_base=None,
+        api_base="https://app.example.org",
+        settings={"UNDERLINE_PAGE_BUDGET": 40},
+        out=Path("exports/x"),
+        name=None,
+        push_to_hub="org/x",
+        private=True,
+        revision="nightly",
+        remove_lectures=("130001",),
+        redact_authors=("Jane Doe",),
+        retire_events=("431",),
+        anthology=None,
+        gate=GateThresholds(min_items=3, max_drop=0.2, min_coverage={"authors": 0.9}),
+    )
+    assert isinstance(config.gate.min_items, int)

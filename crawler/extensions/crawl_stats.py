@@ -22,7 +22,7 @@ import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.crawler import Crawler
@@ -31,7 +31,12 @@ from scrapy.utils.asyncio import create_looping_call
 
 from crawler import stats_keys as keys
 from crawler.fsutil import write_json_atomic
-from crawler.stage import stage_dir, staged_counts
+from crawler.stage import staged_counts
+from crawler.state_dir import StateDir
+
+if TYPE_CHECKING:
+    from scrapy.utils.asyncio import AsyncioLoopingCall
+    from twisted.internet.task import LoopingCall
 
 logger = logging.getLogger(__name__)
 RESUMED_PARTS = "crawl/resumed_parts"
@@ -46,7 +51,11 @@ PER_PROCESS = (
 )
 
 
-def add_counters(earlier: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+# A counter's value: Scrapy's statistics also hold times and texts, which are never counters.
+Number = int | float
+
+
+def add_counters(earlier: Mapping[str, object], current: Mapping[str, object]) -> dict[str, object]:
     """``current`` with every numeric counter of ``earlier`` added in (times and memory are not)."""
     merged = dict(current)
     for key, value in earlier.items():
@@ -58,7 +67,7 @@ def add_counters(earlier: Mapping[str, Any], current: Mapping[str, Any]) -> dict
     return merged
 
 
-def earlier_part(snapshot: Mapping[str, Any], staged: Mapping[str, int]) -> dict[str, Any]:
+def earlier_part(snapshot: Mapping[str, Number], staged: Mapping[str, int]) -> dict[str, Number]:
     """The counters of a crawl's part before a resume: the snapshot's, less what the resumed part counts
     whole again (the listing) and what the stage counts exactly (lecture outcomes), plus the latter."""
     kept = {
@@ -69,7 +78,7 @@ def earlier_part(snapshot: Mapping[str, Any], staged: Mapping[str, int]) -> dict
     return {**kept, **{k: v for k, v in staged.items() if v}}
 
 
-def _counters(stats: Mapping[str, Any]) -> dict[str, Any]:
+def _counters(stats: Mapping[str, object]) -> dict[str, Number]:
     return {
         k: v
         for k, v in stats.items()
@@ -82,8 +91,8 @@ class CrawlStatsSnapshot:
         self.crawler = crawler
         self.path = path
         self.interval = interval
-        self.earlier: dict[str, Any] = {}
-        self.task: Any = None
+        self.earlier: dict[str, Number] = {}
+        self.task: AsyncioLoopingCall | LoopingCall | None = None
         self.state_dir: Path | None = None
         self.worker = "main"
 
@@ -94,7 +103,7 @@ class CrawlStatsSnapshot:
         if not settings.getbool("CRAWL_STATS_ENABLED") or interval <= 0:
             raise NotConfigured("CRAWL_STATS_ENABLED is off")
         state_dir = Path(settings["STAGE_STATE_DIR"])
-        path = stage_dir(state_dir) / f"stats-{settings['STAGE_WORKER']}.json"
+        path = StateDir(state_dir).crawl_stats(settings["STAGE_WORKER"])
         extension = cls(crawler, path, interval)
         extension.state_dir = state_dir
         extension.worker = settings["STAGE_WORKER"]
@@ -105,7 +114,7 @@ class CrawlStatsSnapshot:
     def spider_opened(self) -> None:
         # The stage pipeline has opened the stage by now: a finished one was moved aside, so a snapshot
         # and lecture lines still here belong to the unfinished crawl this one resumes.
-        snapshot: dict[str, Any] = {}
+        snapshot: dict[str, Number] = {}
         if self.path.is_file():
             try:
                 loaded = json.loads(self.path.read_text(encoding="utf-8"))

@@ -28,7 +28,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 from weakref import WeakKeyDictionary
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from redis import Redis
+    from redis.commands.core import Script
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
@@ -210,6 +211,11 @@ return 1
 """
 
 
+# The crawl's state on the frontier: the worker, its session, the Redis URL (password hidden) and the
+# crawl's ``state`` hash, its counters as numbers.
+FrontierSummary = dict[str, str | int]
+
+
 class FrontierUnavailable(RuntimeError):
     """The frontier's Redis cannot be reached."""
 
@@ -282,7 +288,7 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=user + netloc))
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
@@ -318,7 +324,7 @@ class Frontier:
         # the next heartbeat. One left unsent would make this worker look busy for ever.
         self.unacked: list[int] = []
         self._client: Redis | None = None
-        self._scripts: dict[str, Any] = {}
+        self._scripts: dict[str, Script] = {}
 
     @classmethod
     def of(cls, crawler: Crawler) -> Frontier:
@@ -347,7 +353,7 @@ class Frontier:
             self._client = client
         return self._client
 
-    def _script(self, name: str, source: str) -> Any:
+    def _script(self, name: str, source: str) -> Script:
         script = self._scripts.get(name)
         if script is None:
             script = self._scripts[name] = self.client.register_script(source)
@@ -486,9 +492,9 @@ class Frontier:
             keys=self._pace_keys(slot), args=[self._holder, max(0, int(interval * 1_000_000))]
         )
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> FrontierSummary:
         """The crawl's state on the frontier, for the stage's ``COMPLETE`` marker and the crawl report."""
-        out: dict[str, Any] = {"url": redacted(self.url), "worker": self.worker, "session": self.session}
+        out: FrontierSummary = {"url": redacted(self.url), "worker": self.worker, "session": self.session}
         if self.keys is None:
             return out
         out["namespace"] = self.keys.namespace

@@ -33,6 +33,7 @@ from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 
+from crawler import stats_keys
 from crawler.frontier.core import DONE, SEED, Drain, Frontier
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
+    from scrapy.utils.asyncio import AsyncioLoopingCall
+    from twisted.internet.task import LoopingCall
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +105,7 @@ class FrontierExtension:
         # The engine is idle and kept open: the tick wakes it so that the drain check runs again.
         self.waiting = False
         self.told_busy = False
-        self.loop: Any = None
+        self.loop: AsyncioLoopingCall | LoopingCall | None = None
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -124,7 +127,7 @@ class FrontierExtension:
         engine = running_engine(self.crawler)
         acks = self.frontier.finished(engine_requests(engine) if engine is not None else None)
         if acks:
-            self.stats.inc_value("frontier/acked", len(acks))
+            self.stats.inc_value(stats_keys.FRONTIER_ACKED, len(acks))
         return acks
 
     def tick(self) -> None:
@@ -134,7 +137,7 @@ class FrontierExtension:
         try:
             queued = self.frontier.heartbeat(self._acks())
         except Exception as exc:
-            self.stats.inc_value("frontier/errors")
+            self.stats.inc_value(stats_keys.FRONTIER_ERRORS)
             logger.warning("Frontier heartbeat failed: %s", exc)
             return
         if self.frontier.held:
@@ -151,23 +154,23 @@ class FrontierExtension:
             frontier.heartbeat(self._acks())
             found = frontier.drain()
         except Exception as exc:
-            self.stats.inc_value("frontier/errors")
+            self.stats.inc_value(stats_keys.FRONTIER_ERRORS)
             logger.warning("Frontier drain check failed: %s", exc)
             found = None
         if found is not None and found.status == DONE:
-            self.stats.set_value("frontier/drained", True)
+            self.stats.set_value(stats_keys.FRONTIER_DRAINED, True)
             if found.flipped and frontier.keys is not None:
                 logger.info("The frontier %s is drained: the crawl is complete", frontier.keys.namespace)
             return
         if not self.waiting:
             self.waiting, self.told_busy = True, False
-            self.stats.inc_value("frontier/idle_waits")
+            self.stats.inc_value(stats_keys.FRONTIER_IDLE_WAITS)
         if found is not None and found.status == "requeued":
-            self.stats.inc_value("frontier/requeued", found.count)
+            self.stats.inc_value(stats_keys.FRONTIER_REQUEUED, found.count)
             logger.warning("Re-queued %d requests of workers that stopped answering", found.count)
             wake(running_engine(self.crawler))
         elif found is not None and found.status == SEED:
-            self.stats.inc_value("frontier/reseeded")
+            self.stats.inc_value(stats_keys.FRONTIER_RESEEDED)
             logger.warning("The seeding worker stopped answering; seeding again from this worker")
             deferred_from_coro(self._reseed(spider))
         elif found is not None and found.status == "busy" and not self.told_busy:
@@ -189,7 +192,7 @@ class FrontierExtension:
                 if isinstance(output, Request):
                     engine.crawl(output)
                 else:
-                    self.stats.inc_value("frontier/reseed_items_skipped")
+                    self.stats.inc_value(stats_keys.FRONTIER_RESEED_ITEMS_SKIPPED)
         finally:
             self.frontier.mark_seeded()
 
@@ -203,13 +206,13 @@ class FrontierExtension:
                 frontier.heartbeat(acks)
             returned = frontier.leave()
         except Exception as exc:
-            self.stats.inc_value("frontier/errors")
+            self.stats.inc_value(stats_keys.FRONTIER_ERRORS)
             logger.warning("Could not leave the frontier cleanly: %s", exc)
             return
         if returned:
-            self.stats.inc_value("frontier/returned", returned)
+            self.stats.inc_value(stats_keys.FRONTIER_RETURNED, returned)
         try:
-            self.stats.set_value("frontier/summary", frontier.summary())
+            self.stats.set_value(stats_keys.FRONTIER_SUMMARY, frontier.summary())
         except Exception as exc:
             logger.warning("Could not read the frontier's summary: %s", exc)
 

@@ -42,6 +42,7 @@ from scrapy.utils.asyncio import sleep
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import DeferredLock
 
+from crawler import stats_keys
 from crawler.frontier.core import Frontier
 from crawler.middlewares.slots import host_min_interval
 
@@ -140,7 +141,7 @@ class HostPacingMiddleware:
             try:
                 wait = self.frontier.acquire(key, self.hold, poll)
             except Exception as exc:
-                self.stats.inc_value("frontier/pace/errors")
+                self.stats.inc_value(stats_keys.PACE_ERRORS)
                 now = monotonic()
                 if failing_since is None:
                     failing_since = now
@@ -153,7 +154,7 @@ class HostPacingMiddleware:
                 pause = min(retry, max(0.0, failing_since + self.fail_timeout - now))
                 retry = min(_RETRY_MAX, retry * 2)
                 self.retry_seconds += pause
-                self.stats.set_value("frontier/pace/retry_seconds", round(self.retry_seconds, 3))
+                self.stats.set_value(stats_keys.PACE_RETRY_SECONDS, round(self.retry_seconds, 3))
                 await sleep(pause)
                 continue
             if failing_since is not None:
@@ -163,14 +164,14 @@ class HostPacingMiddleware:
                 break
             waited += wait
             await sleep(wait)
-        self.stats.inc_value("frontier/pace/requests")
+        self.stats.inc_value(stats_keys.PACE_REQUESTS)
         if waited > 0:
             self.total_wait += waited
-            self.stats.inc_value("frontier/pace/waits")
-            self.stats.set_value("frontier/pace/wait_seconds", round(self.total_wait, 3))
+            self.stats.inc_value(stats_keys.PACE_WAITS)
+            self.stats.set_value(stats_keys.PACE_WAIT_SECONDS, round(self.total_wait, 3))
             if waited > self.max_wait:
                 self.max_wait = waited
-                self.stats.set_value("frontier/pace/max_wait_seconds", round(waited, 3))
+                self.stats.set_value(stats_keys.PACE_MAX_WAIT_SECONDS, round(waited, 3))
 
     def _stop(self, key: str, seconds: float, exc: Exception) -> None:
         if self.stopping:
@@ -191,7 +192,7 @@ class HostPacingMiddleware:
 
     def _give_up(self, request: Request) -> None:
         self.frontier.keep_leased(request)
-        self.stats.inc_value("frontier/pace/gave_up")
+        self.stats.inc_value(stats_keys.PACE_GAVE_UP)
         raise PacingUnavailable(f"not sent without the pacing token: {request.url}")
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:
@@ -204,7 +205,7 @@ class HostPacingMiddleware:
             slot = self._downloader().slots.get(key)
             self.frontier.release(key, max(interval, self.interval(slot)))
         except Exception as exc:
-            self.stats.inc_value("frontier/pace/errors")
+            self.stats.inc_value(stats_keys.PACE_ERRORS)
             logger.warning("Could not release the pacing token of %s: %s", key, exc)
         finally:
             self.locks[key].release()

@@ -16,6 +16,7 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
+from crawler import stats_keys
 from crawler.frontier.core import DONE, Frontier
 
 if TYPE_CHECKING:
@@ -66,10 +67,10 @@ class FrontierScheduler(Scheduler):
         self.queue = LeasingQueue(frontier, spider, keys.queue, self.serializer)
         self.df = RFPDupeFilter(frontier.client, key=keys.seen, debug=self.debug)
         if self.stats:
-            self.stats.set_value("frontier/role", role)
+            self.stats.set_value(stats_keys.FRONTIER_ROLE, role)
         if frontier.reclaimed:
             if self.stats:
-                self.stats.set_value("frontier/reclaimed", frontier.reclaimed)
+                self.stats.set_value(stats_keys.FRONTIER_RECLAIMED, frontier.reclaimed)
             spider.logger.warning(
                 "Took back %d requests that an earlier run of worker %s held when it stopped",
                 frontier.reclaimed,
@@ -99,11 +100,11 @@ class FrontierScheduler(Scheduler):
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
             if self.stats:
-                self.stats.inc_value("frontier/filtered")
+                self.stats.inc_value(stats_keys.FRONTIER_FILTERED)
             return False
         self.queue.push(request)
         if self.stats:
-            self.stats.inc_value("frontier/enqueued")
+            self.stats.inc_value(stats_keys.FRONTIER_ENQUEUED)
         return True
 
     def next_request(self) -> Request | None:
@@ -111,7 +112,7 @@ class FrontierScheduler(Scheduler):
             return None
         request: Request | None = self.queue.pop()
         if request is not None and self.stats:
-            self.stats.inc_value("frontier/leased")
+            self.stats.inc_value(stats_keys.FRONTIER_LEASED)
         return request
 
     def has_pending_requests(self) -> bool:

@@ -27,12 +27,12 @@ from __future__ import annotations
 import os
 import re
 import socket
-from typing import Any
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from crawler.stage import check_worker_name
 
-DEFAULTS: dict[str, Any] = {
+DEFAULTS: Mapping[str, object] = {
     "FRONTIER_URL": None,
     "FRONTIER_KEY_PREFIX": "eventcrawl",
     "FRONTIER_HEARTBEAT_TTL": 30.0,
@@ -63,7 +63,7 @@ def check_frontier_url(url: str) -> str:
     return url
 
 
-def frontier_settings(url: str, worker: str | None) -> dict[str, Any]:
+def frontier_settings(url: str, worker: str | None) -> Mapping[str, object]:
     """The settings that make this crawl one worker of the fleet sharing the frontier at *url*.
 
     Raises ``ValueError`` for a URL that is not a Redis URL and ``StageError`` for a bad worker name.

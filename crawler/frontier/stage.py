@@ -13,9 +13,10 @@ add-on names it in ``STAGE_FLEET``):
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from crawler.frontier.core import DONE, Frontier
+from crawler import stats_keys
+from crawler.frontier.core import DONE, Frontier, FrontierSummary
 
 if TYPE_CHECKING:
     from typing import Self
@@ -49,14 +50,14 @@ class FleetStage:
             self.frontier.count_staged()
         except Exception as exc:
             # The lecture is staged; only the fleet's count in COMPLETE misses it.
-            self.stats.inc_value("frontier/errors")
+            self.stats.inc_value(stats_keys.FRONTIER_ERRORS)
             logger.warning("Could not count a staged lecture on the frontier: %s", exc)
 
-    def completion(self, reason: str, *, marked: bool) -> dict[str, Any] | None:
+    def completion(self, reason: str, *, marked: bool) -> dict[str, FrontierSummary | int] | None:
         frontier = self.frontier
         # A worker that joined a finished crawl only restores a missing marker.
         restores = frontier.role != DONE or not marked
         if not (reason == "finished" and frontier.drained and restores):
             return None
         fleet = frontier.summary()
-        return {"frontier": fleet, "lectures": fleet.get("staged", 0)}
+        return {"frontier": fleet, "lectures": int(fleet.get("staged", 0))}

@@ -30,9 +30,10 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from crawler.arguments import (
     ArgumentError,
@@ -55,7 +56,8 @@ class RunConfig:
     web_base: str | None = None
     api_base: str | None = None
     state: Path = Path("state")
-    settings: dict[str, Any] = field(default_factory=dict)
+    # Scrapy settings the crawl runs with, over the project's.
+    settings: Mapping[str, object] = field(default_factory=dict)
     out: Path = Path("exports/emnlp-2025")
     name: str | None = None
     push_to_hub: str | None = None
@@ -131,12 +133,12 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
 }
 
 
-def _check(section: str, key: str, value: Any, expected: type | tuple[type, ...]) -> None:
+def _check(section: str, key: str, value: object, expected: type | tuple[type, ...]) -> None:
     if not isinstance(value, expected) or (isinstance(value, bool) and expected is not bool):
         raise ConfigError(f"[{section}] {key} has the wrong type ({type(value).__name__})")
 
 
-def _coverage_floors(table: Any, path: Path) -> dict[str, float]:
+def _coverage_floors(table: object, path: Path) -> dict[str, float]:
     from crawler.coverage import MONITORED
 
     if not isinstance(table, dict):
@@ -181,71 +183,150 @@ def load_config(path: Path | None) -> RunConfig:
     """Read ``path`` (None gives the defaults); unknown sections or keys are errors, not ignored."""
     if path is None:
         return RunConfig()
+    data = _read_toml(path)
+    unknown = set(data) - {*_SECTIONS, "gate"}
+    if unknown:
+        raise ConfigError(f"unknown section(s) in {path}: {', '.join(sorted(unknown))}")
+    crawl, publish = (_section(data, section, path) for section in ("crawl", "publish"))
+    gate = _gate(data.get("gate", {}), path)
+    config = RunConfig(**_crawl_values(crawl, path), **_publish_values(publish, path), gate=gate)
     try:
-        data = tomllib.loads(read_text(path, f"configuration file {path}"))
+        return _checked_retired(config)
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (in {path})") from None
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        data: dict[str, object] = tomllib.loads(read_text(path, f"configuration file {path}"))
     except UnreadableText as exc:
         raise ConfigError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"configuration file {path} is not valid TOML: {exc}") from None
-    unknown = set(data) - {*_SECTIONS, "gate"}
-    if unknown:
-        raise ConfigError(f"unknown section(s) in {path}: {', '.join(sorted(unknown))}")
-    values: dict[str, Any] = {}
-    for section, keys in _SECTIONS.items():
-        table = data.get(section, {})
-        for key, value in table.items():
-            if key not in keys:
-                raise ConfigError(f"unknown key [{section}] {key} in {path}")
-            _check(section, key, value, keys[key])
-            values[key] = value
-    gate_fields = {f.name: f.type for f in fields(GateThresholds)}
-    gate_values: dict[str, Any] = {}
-    for key, value in data.get("gate", {}).items():
-        if key not in gate_fields:
+    return data
+
+
+def _table(value: object, name: str, path: Path) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"[{name}] must be a table (in {path})")
+    return value
+
+
+def _section(data: Mapping[str, object], section: str, path: Path) -> dict[str, object]:
+    """The ``[section]`` table, every key known and of its type."""
+    table = _table(data.get(section, {}), section, path)
+    keys = _SECTIONS[section]
+    for key, value in table.items():
+        if key not in keys:
+            raise ConfigError(f"unknown key [{section}] {key} in {path}")
+        _check(section, key, value, keys[key])
+    return table
+
+
+def _gate(value: object, path: Path) -> GateThresholds:
+    """The ``[gate]`` table's thresholds over the defaults, each within its range."""
+    known = {f.name for f in fields(GateThresholds)}
+    thresholds: dict[str, float] = {}
+    floors: dict[str, float] | None = None
+    for key, given in _table(value, "gate", path).items():
+        if key not in known:
             raise ConfigError(f"unknown key [gate] {key} in {path}")
         if key == "min_coverage":
-            gate_values[key] = _coverage_floors(value, path)
+            floors = _coverage_floors(given, path)
             continue
-        _check("gate", key, value, (int, float))
-        _check_gate_range(key, value, path)
-        gate_values[key] = value
-    if "event_id" in values and "event_ids" in values:
+        _check("gate", key, given, (int, float))
+        assert isinstance(given, int | float)
+        _check_gate_range(key, given, path)
+        thresholds[key] = int(given) if key == "min_items" else given
+    # Each key is a numeric field of GateThresholds, checked above; mypy cannot tell which one.
+    gate = replace(GateThresholds(), **thresholds)  # type: ignore[arg-type]
+    return gate if floors is None else replace(gate, min_coverage=floors)
+
+
+class _CrawlValues(TypedDict, total=False):
+    event_ids: tuple[str, ...]
+    web_base: str | None
+    api_base: str | None
+    state: Path
+    settings: Mapping[str, object]
+
+
+def _crawl_values(table: Mapping[str, object], path: Path) -> _CrawlValues:
+    """The ``[crawl]`` table's values, checked as the command line's are."""
+    if "event_id" in table and "event_ids" in table:
         raise ConfigError(f"[crawl] takes event_id or event_ids, not both, in {path}")
-    events = values.pop("event_ids", None) or [values.pop("event_id", "502")]
-    values.pop("event_id", None)
+    values = _CrawlValues()
+    events = table.get("event_ids") or [table.get("event_id", "502")]
+    assert isinstance(events, list)
     try:
         values["event_ids"] = parse_event_ids(events)
         for key in ("web_base", "api_base"):
-            if values.get(key):
+            given = table.get(key)
+            if isinstance(given, str) and given:
                 check = check_api_base if key == "api_base" else check_base_url
-                values[key] = check(values[key], what=f"[crawl] {key}")
-        values["settings"] = check_settings(values.get("settings", {}))
-        if "page_budget" in values:
+                values[key] = check(given, what=f"[crawl] {key}")
+            elif given == "":
+                values[key] = None
+        settings = check_settings(_table(table.get("settings", {}), "crawl.settings", path))
+        if "page_budget" in table:
             # The table's key is the setting under a shorter name; it wins over [crawl.settings].
-            budget = values.pop("page_budget")
-            values["settings"].update(check_settings({"UNDERLINE_PAGE_BUDGET": budget}))
+            settings.update(check_settings({"UNDERLINE_PAGE_BUDGET": table["page_budget"]}))
+        values["settings"] = settings
     except ArgumentError as exc:
         raise ConfigError(f"{exc} (in {path})") from None
-    for key in ("remove_lectures", "redact_authors", "retire_events"):
-        if key in values:
-            if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in values[key]):
-                raise ConfigError(f"[publish] {key} must be a list of strings (in {path})")
-            values[key] = tuple(str(v).strip() if key == "remove_lectures" else str(v) for v in values[key])
-    _check_removals(values.get("remove_lectures", ()), values.get("redact_authors", ()), path)
-    if values.get("retire_events"):
+    if "state" in table:
+        values["state"] = Path(str(table["state"]))
+    return values
+
+
+class _PublishValues(TypedDict, total=False):
+    out: Path
+    name: str | None
+    push_to_hub: str | None
+    private: bool
+    revision: str | None
+    remove_lectures: tuple[str, ...]
+    redact_authors: tuple[str, ...]
+    retire_events: tuple[str, ...]
+    anthology: Path | None
+
+
+def _publish_values(table: Mapping[str, object], path: Path) -> _PublishValues:
+    """The ``[publish]`` table's values: removals that name something, retired events as event ids."""
+    values = _PublishValues()
+    removals = {
+        key: _texts(table, key, path) for key in ("remove_lectures", "redact_authors", "retire_events")
+    }
+    lectures = tuple(text.strip() for text in removals["remove_lectures"] or ())
+    _check_removals(lectures, removals["redact_authors"] or (), path)
+    if removals["remove_lectures"] is not None:
+        values["remove_lectures"] = lectures
+    if removals["redact_authors"] is not None:
+        values["redact_authors"] = removals["redact_authors"]
+    retired = removals["retire_events"]
+    if retired is not None:
         try:
-            values["retire_events"] = parse_event_ids(values["retire_events"])
+            values["retire_events"] = parse_event_ids(retired) if retired else ()
         except ArgumentError as exc:
             raise ConfigError(f"[publish] retire_events: {exc} (in {path})") from None
-    for key in ("state", "out"):
-        if key in values:
-            values[key] = Path(values[key])
-    if "anthology" in values:
-        values["anthology"] = Path(values["anthology"]) if values["anthology"] else None
-    for key in ("push_to_hub", "revision", "name", "web_base", "api_base"):
-        if values.get(key) == "":
-            values[key] = None
-    try:
-        return _checked_retired(RunConfig(**values, gate=GateThresholds(**gate_values)))
-    except ConfigError as exc:
-        raise ConfigError(f"{exc} (in {path})") from None
+    if "out" in table:
+        values["out"] = Path(str(table["out"]))
+    if "anthology" in table:
+        values["anthology"] = Path(str(table["anthology"])) if table["anthology"] else None
+    if "private" in table:
+        values["private"] = bool(table["private"])
+    for key in ("name", "push_to_hub", "revision"):
+        if key in table:
+            values[key] = str(table[key]) or None
+    return values
+
+
+def _texts(table: Mapping[str, object], key: str, path: Path) -> tuple[str, ...] | None:
+    """The list of texts (or numbers, taken as texts) under ``key``; None when it is not given."""
+    if key not in table:
+        return None
+    given = table[key]
+    assert isinstance(given, list)
+    if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in given):
+        raise ConfigError(f"[publish] {key} must be a list of strings (in {path})")
+    return tuple(str(v) for v in given)

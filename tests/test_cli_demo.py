@@ -1,0 +1,60 @@
+"""``eventcrawl demo``: the replica served, crawled and published, as a first-time user runs it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import datasets
+
+
+def _demo(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # The demo's temporary state directory goes under TMPDIR: the test can see that it is removed.
+    env = {**os.environ, "TMPDIR": str(cwd / "tmp")}
+    (cwd / "tmp").mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", "demo", "--lectures", "16", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_demo_publishes_both_events_and_removes_its_temporary_state(tmp_path: Path) -> None:
+    result = _demo(tmp_path, "--out", "out")
+    assert result.returncode == 0, result.stderr
+    out = (tmp_path / "out").resolve()
+    lines = result.stdout.splitlines()
+    assert re.fullmatch(r"replica of Underline serving on http://127\.0\.0\.1:\d+", lines[0])
+    assert re.fullmatch(rf"published 16 lectures to {re.escape(str(out))} in \d+\.\d s", lines[1])
+    assert lines[2:] == [
+        "load it with:",
+        f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"",
+    ]
+    assert list((tmp_path / "tmp").iterdir()) == []
+    train = datasets.load_dataset(str(out))["train"]
+    assert train.num_rows == 16
+    assert sorted(set(train["event_id"])) == ["469", "502"]
+
+
+def test_the_demo_keeps_a_state_directory_it_is_given(tmp_path: Path) -> None:
+    result = _demo(tmp_path, "--out", "out", "--state", "state")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "state" / "stage" / "COMPLETE").is_file()
+    assert (tmp_path / "state" / "crawl-report.json").is_file()
+
+
+def test_the_demo_refuses_an_output_folder_inside_its_state_directory(tmp_path: Path) -> None:
+    result = _demo(tmp_path, "--out", "state/out", "--state", "state")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "eventcrawl: --out 'state/out' and --state 'state' overlap; "
+        "keep the dataset and the crawl state in separate folders\n"
+    )
+    assert not (tmp_path / "state").exists()

@@ -1,0 +1,84 @@
+"""The state directory's paths, named once in crawler/state_dir.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crawler import stage
+from crawler.arguments import check_state_layout
+from crawler.catalogue import CATALOGUE_FILE
+from crawler.dedup.index import INDEX_NAME, index_path
+from crawler.dedup.near import CACHE_DIRNAME
+from crawler.fsutil import DamagedFile
+from crawler.pipelines.boilerplate import MODEL_NAME
+from crawler.publish.removals import LEDGER
+from crawler.runner import CRAWL_REPORT
+from crawler.schedule.lock import LOCK_NAME
+from crawler.schedule.run import PUSH_STATE, REPORT_NAME
+from crawler.state_dir import StateDir
+
+
+def test_every_path_is_under_the_root_with_its_name() -> None:
+    state = StateDir.of("/srv/state")
+    root = Path("/srv/state")
+    assert state.stage == root / "stage"
+    assert state.stage_complete == root / "stage" / "COMPLETE"
+    assert state.stage_refused == root / "stage" / "REFUSED"
+    assert state.stage_fleet_run == root / "stage" / "FRONTIER"
+    assert state.stage_lock == root / ".stage.lock"
+    assert state.stage_lines("w-1") == root / "stage" / "w-1.jsonl"
+    assert state.crawl_stats("w-1") == root / "stage" / "stats-w-1.json"
+    assert state.previous_stage == root / "stage.previous"
+    assert state.refused_stage == root / "stage.refused"
+    assert state.http_cache == root / "httpcache"
+    assert state.worker_signatures("main") == root / "minhash" / "main.jsonl"
+    assert state.boilerplate_model == root / "boilerplate-model.json"
+    assert state.crawl_report == root / "crawl-report.json"
+    assert state.run_report == root / "run-report.json"
+    assert state.hub_push == root / "hub-push.json"
+    assert state.published_index == root / "published-index.json"
+    assert state.removals == root / "removals.json"
+    assert state.events == root / "events.json"
+    assert state.lock == root / "run.lock"
+
+
+def test_the_names_agree_with_the_modules_that_still_spell_them() -> None:
+    """Until every module asks StateDir, the names it spells itself must be StateDir's."""
+    state = StateDir.of("s")
+    assert state.stage == stage.stage_dir(Path("s"))
+    assert state.previous_stage.name == stage.PREVIOUS_DIRNAME
+    assert state.refused_stage.name == stage.REFUSED_DIRNAME
+    assert state.stage_complete.name == stage.COMPLETE_MARKER
+    assert state.stage_refused.name == stage.REFUSED_MARKER
+    assert state.stage_fleet_run.name == stage.RUN_FILE
+    assert state.stage_lock.name == stage.LOCK_FILE
+    assert state.signatures.name == CACHE_DIRNAME
+    assert state.boilerplate_model.name == MODEL_NAME
+    assert state.crawl_report.name == CRAWL_REPORT
+    assert state.run_report.name == REPORT_NAME
+    assert state.hub_push.name == PUSH_STATE
+    assert state.published_index == index_path(Path("s"))
+    assert state.published_index.name == INDEX_NAME
+    assert state.removals.name == LEDGER
+    assert state.events.name == CATALOGUE_FILE
+    assert state.lock.name == LOCK_NAME
+
+
+@pytest.mark.parametrize("name", ["stage", "stage.previous", "httpcache", "minhash"])
+def test_a_file_where_a_state_folder_belongs_is_damage(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text("x", encoding="utf-8")
+    with pytest.raises(DamagedFile, match="a file where a folder belongs"):
+        check_state_layout(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "name", ["run.lock", "crawl-report.json", "run-report.json", "hub-push.json", "published-index.json"]
+)
+def test_a_folder_where_a_state_file_belongs_is_damage(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).mkdir()
+    with pytest.raises(DamagedFile, match="a folder where a file belongs"):
+        check_state_layout(tmp_path)
+    (tmp_path / name).rmdir()
+    assert check_state_layout(tmp_path) == tmp_path
