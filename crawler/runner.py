@@ -55,7 +55,7 @@ PROVENANCE_SETTINGS = (
     "UNDERLINE_REFRESH",
 )
 # Our own server on loopback: politeness delays would only slow a crawl of it down.
-LOOPBACK_CRAWL_SETTINGS: dict[str, Any] = {
+LOOPBACK_CRAWL_SETTINGS: dict[str, int | bool | str] = {
     "DOWNLOAD_DELAY": 0,
     "AUTOTHROTTLE_ENABLED": False,
     "CONCURRENT_REQUESTS": 16,
@@ -282,7 +282,7 @@ def write_crawl_report(state_dir: Path, result: CrawlResult, event_ids: list[str
     return write_json_atomic(Path(state_dir) / CRAWL_REPORT, report, sort_keys=True)
 
 
-def read_crawl_report(state_dir: Path) -> dict[str, Any]:
+def read_crawl_report(state_dir: Path) -> JsonObject:
     path = Path(state_dir) / CRAWL_REPORT
     if not path.exists():
         return {}
@@ -328,7 +328,8 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
 
 def _provenance(state_dir: Path, staged: StageIndex, dedup: DedupReport) -> JsonObject:
     """What the release records of the crawl it was made from."""
-    crawl_used = cast(JsonObject, read_crawl_report(state_dir).get("settings", {}))
+    found = read_crawl_report(state_dir).get("settings")
+    crawl_used = found if isinstance(found, dict) else {}
     summary = staged.summary
     names = {f"{e.event_id} {e.event_name or ''}".strip() for e in staged.entries.values()}
     # Every event the crawl covered, as "<id> <name>", in id order.

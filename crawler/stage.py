@@ -192,7 +192,7 @@ class StageWriter:
         added to the crawl's statistics (so that a resumed crawl counts it exactly once); the
         ``(lecture_id, url)`` aliases its page linked go just before it (once it is staged, a resumed
         crawl skips its page)."""
-        payload: dict[str, Any] = {"kind": "lecture", "record": to_json_record(record)}
+        payload: JsonObject = {"kind": "lecture", "record": to_json_record(record)}
         if listing_hashes:
             payload["listing_hashes"] = dict(listing_hashes)
         if carried:
@@ -241,13 +241,13 @@ class StagedCrawl:
     bad_lines: int = 0
     duplicate_lectures: int = 0
     orphan_aliases: int = 0
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: JsonObject = field(default_factory=dict)
     # What the listings said of the events' sessions, by session id: session_id, event_id, name,
     # description, start, end.
-    sessions: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[JsonObject] = field(default_factory=list)
 
 
-def _stage_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, str]]:
+def _stage_lines(path: Path) -> Iterator[tuple[JsonObject | None, str]]:
     with path.open("r", encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if not line.endswith("\n"):
@@ -541,17 +541,24 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
     ids: set[str] = set()
     for path in directory.glob("*.jsonl"):
         for payload, _ in _stage_lines(path):
-            if payload and payload.get("kind") == "lecture" and isinstance(payload.get("record"), dict):
+            raw = _record_of(payload)
+            if raw is not None:
                 # Only a record the stage can read back counts as staged: one read_stage would reject
                 # is fetched again, not lost.
                 try:
-                    record = from_json_record(payload["record"])
+                    record = from_json_record(raw)
                 except (TypeError, ValueError):
                     continue
                 lecture_id = record.get(SORT_KEY)
                 if isinstance(lecture_id, str):
                     ids.add(lecture_id)
     return ids
+
+
+def _record_of(payload: JsonObject | None) -> JsonObject | None:
+    """The record of a lecture line (None for any other line)."""
+    record = payload.get("record") if payload is not None and payload.get("kind") == "lecture" else None
+    return record if isinstance(record, dict) else None
 
 
 def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) -> Counter[str]:
@@ -564,10 +571,11 @@ def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) ->
     if not path.is_file():
         return counts
     for payload, _ in _stage_lines(path):
-        if not payload or payload.get("kind") != "lecture" or not isinstance(payload.get("record"), dict):
+        raw = _record_of(payload)
+        if payload is None or raw is None:
             continue
         try:
-            from_json_record(payload["record"])
+            from_json_record(raw)
         except (TypeError, ValueError):
             continue  # read back by nobody: the lecture is fetched, and counted, again
         counts[keys.STAGE_LECTURES] += 1

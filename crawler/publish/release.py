@@ -772,8 +772,8 @@ class _BuildContext:
     removals: _Removals
 
     @property
-    def provenance(self) -> dict[str, Any]:
-        found: dict[str, Any] = public_provenance(self.options.provenance)
+    def provenance(self) -> JsonObject:
+        found: JsonObject = public_provenance(self.options.provenance)
         return found
 
 
@@ -797,7 +797,9 @@ class _Written:
         return lecture_table([], SUMMARY_COLUMNS)
 
 
-def _event_rows(lectures: list[Lecture], context: _BuildContext, written: _Written) -> list[dict[str, Any]]:
+def _event_rows(
+    lectures: list[Lecture], context: _BuildContext, written: _Written
+) -> Sequence[Mapping[str, object]]:
     """One event's rows with the removals applied, validated and sorted; the problems go to ``written``
     (nothing more is written once there is one, but every event is still checked)."""
     records = apply_removals(
@@ -811,9 +813,9 @@ def _event_rows(lectures: list[Lecture], context: _BuildContext, written: _Writt
     except InvalidRecordsError as exc:
         written.problems.extend(exc.problems)
         return []
-    duplicates = [r["lecture_id"] for r in rows if r["lecture_id"] in written.seen]
-    written.problems.extend(f"lecture_id={i!r}: duplicate lecture_id" for i in duplicates)
-    written.seen.update(r["lecture_id"] for r in rows)
+    ids = [str(r["lecture_id"]) for r in rows]
+    written.problems.extend(f"lecture_id={i!r}: duplicate lecture_id" for i in ids if i in written.seen)
+    written.seen.update(ids)
     return rows
 
 
@@ -882,7 +884,7 @@ def _merge_changes(parts: Sequence[Path], target: Path) -> None:
     """The events' change rows as one file in lecture-id order (each part is in that order already),
     merged a few thousand rows at a time."""
 
-    def rows_of(part: Path) -> Iterator[dict[str, Any]]:
+    def rows_of(part: Path) -> Iterator[Mapping[str, object]]:
         for batch in pq.ParquetFile(part).iter_batches(batch_size=CHANGE_CHUNK_ROWS):
             yield from batch.to_pylist()
 
@@ -891,7 +893,7 @@ def _merge_changes(parts: Sequence[Path], target: Path) -> None:
     with pq.ParquetWriter(
         target, change_files.arrow_schema(), compression="zstd", write_statistics=True, store_schema=True
     ) as writer:
-        chunk: list[dict[str, Any]] = []
+        chunk: list[Mapping[str, object]] = []
         for row in merged:
             chunk.append(row)
             if len(chunk) == CHANGE_CHUNK_ROWS:
@@ -1183,56 +1185,21 @@ def verify_release(
     carried = frozenset(carried)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     verify_files(root, manifest)
-    for spec in (s for s in SPECS if s.name in manifest["configs"] and s is not LECTURES):
-        table = read_shards(root, spec, manifest["configs"][spec.name]["files"])
-        if table.num_rows != expected_rows[spec.name]:
-            raise ReleaseError(f"{spec.name}: {table.num_rows} rows read, {expected_rows[spec.name]} written")
-    lecture_files = list(manifest["configs"][LECTURES.name]["files"])
-    lecture_rows_read = 0
-    for path in lecture_files:
-        _check_schema(root, path)
-        lecture_rows_read += pq.read_metadata(root / path).num_rows
-    if lecture_rows_read != expected_rows[LECTURES.name]:
-        raise ReleaseError(
-            f"{LECTURES.name}: {lecture_rows_read} rows read, {expected_rows[LECTURES.name]} written"
-        )
-    event_files: list[str] = []
-    rewritten: dict[str, int] = {}
-    for config_name, config in manifest["configs"].items():
-        if config_name in SPECS_BY_NAME:
-            continue
-        event_files += config["files"]
-        if set(config["files"]) <= carried:
-            table = pa.concat_tables(
-                pq.read_table(root / path, columns=["event_id", LECTURES.key]) for path in config["files"]
-            )
-        else:
-            table = read_shards(root, LECTURES, config["files"])
-            rewritten[config_name] = config["rows"]
-        if table.num_rows != config["rows"] or set(table.column("event_id").to_pylist()) - {
-            config["event_id"]
-        }:
-            raise ReleaseError(
-                f"{config_name}: its files do not hold exactly its event's {config['rows']} rows"
-            )
-        ids = table.column(LECTURES.key).to_pylist()
-        if ids != sorted(ids):
-            raise ReleaseError(f"{config_name}: lectures are not sorted by lecture_id")
-        del table
-    if sorted(event_files) != sorted(lecture_files) and expected_rows[LECTURES.name]:
+    _check_tables(root, manifest, expected_rows)
+    lecture_files = _check_lecture_files(root, manifest, expected_rows[LECTURES.name])
+    rewritten = _check_event_configs(root, manifest, carried)
+    if (
+        sorted(f for c in rewritten.values() for f in c) != sorted(lecture_files)
+        and expected_rows[LECTURES.name]
+    ):
         raise ReleaseError("the event configs' files are not exactly the lectures config's files")
-    history = list(manifest.get("change_files", []))
-    for index, path in enumerate(history):
-        # This release's change file is read whole; the earlier ones (sha256 checked above) by schema.
-        if index == len(history) - 1:
-            pq.read_table(root / path, schema=change_files.arrow_schema())
-        elif not pq.read_schema(root / path).remove_metadata().equals(change_files.arrow_schema()):
-            raise ReleaseError(f"{path}: schema differs from the change files' schema")
+    _check_change_files(root, manifest)
     _check_links(root, manifest)
     loaded = {
         name: config["rows"]
         for name, config in manifest["configs"].items()
-        if name in rewritten or (name in SPECS_BY_NAME and name != DEFAULT_CONFIG)
+        if (rewritten.get(name) is not None and not _carried(config, carried))
+        or (name in SPECS_BY_NAME and name != DEFAULT_CONFIG)
     }
     if not expected_rows[LECTURES.name]:
         loaded[DEFAULT_CONFIG] = 0
@@ -1244,6 +1211,69 @@ def verify_release(
     if bad:
         raise ReleaseError("the dataset card fails lint:\n" + "\n".join(f"  - {p}" for p in bad))
     return [p for p in problems if p not in bad]
+
+
+def _carried(config: Mapping[str, Any], carried: Iterable[str]) -> bool:
+    return set(config["files"]) <= set(carried)
+
+
+def _check_tables(root: Path, manifest: Mapping[str, Any], expected_rows: Mapping[str, int]) -> None:
+    """Every summary table reads back whole with its declared schema and row count."""
+    for spec in (s for s in SPECS if s.name in manifest["configs"] and s is not LECTURES):
+        table = read_shards(root, spec, manifest["configs"][spec.name]["files"])
+        if table.num_rows != expected_rows[spec.name]:
+            raise ReleaseError(f"{spec.name}: {table.num_rows} rows read, {expected_rows[spec.name]} written")
+
+
+def _check_lecture_files(root: Path, manifest: Mapping[str, Any], expected: int) -> list[str]:
+    """The ``lectures`` files have the declared schema and the rows written, counted from their metadata."""
+    lecture_files = list(manifest["configs"][LECTURES.name]["files"])
+    found = 0
+    for path in lecture_files:
+        _check_schema(root, path)
+        found += pq.read_metadata(root / path).num_rows
+    if found != expected:
+        raise ReleaseError(f"{LECTURES.name}: {found} rows read, {expected} written")
+    return lecture_files
+
+
+def _check_event_configs(
+    root: Path, manifest: Mapping[str, Any], carried: frozenset[str]
+) -> dict[str, list[str]]:
+    """Each event's config holds exactly its event's rows in lecture-id order: files written now read
+    whole, carried ones from two columns. Returns every event config's files, by config."""
+    out: dict[str, list[str]] = {}
+    for config_name, config in manifest["configs"].items():
+        if config_name in SPECS_BY_NAME:
+            continue
+        out[config_name] = list(config["files"])
+        if set(config["files"]) <= carried:
+            table = pa.concat_tables(
+                pq.read_table(root / path, columns=["event_id", LECTURES.key]) for path in config["files"]
+            )
+        else:
+            table = read_shards(root, LECTURES, config["files"])
+        if table.num_rows != config["rows"] or set(table.column("event_id").to_pylist()) - {
+            config["event_id"]
+        }:
+            raise ReleaseError(
+                f"{config_name}: its files do not hold exactly its event's {config['rows']} rows"
+            )
+        ids = table.column(LECTURES.key).to_pylist()
+        if ids != sorted(ids):
+            raise ReleaseError(f"{config_name}: lectures are not sorted by lecture_id")
+        del table
+    return out
+
+
+def _check_change_files(root: Path, manifest: Mapping[str, Any]) -> None:
+    """This release's change file reads whole; the earlier ones (sha256 checked already) by schema."""
+    history = list(manifest.get("change_files", []))
+    for index, path in enumerate(history):
+        if index == len(history) - 1:
+            pq.read_table(root / path, schema=change_files.arrow_schema())
+        elif not pq.read_schema(root / path).remove_metadata().equals(change_files.arrow_schema()):
+            raise ReleaseError(f"{path}: schema differs from the change files' schema")
 
 
 def _check_schema(root: Path, path: str) -> None:
