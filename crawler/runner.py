@@ -75,8 +75,13 @@ class CrawlResult:
     """How a crawl ended: Scrapy's finish reason, its statistics and the settings that shaped it."""
 
     reason: str
-    stats: dict[str, Any]
-    settings: dict[str, Any]
+    # Scrapy's statistics (counts, and a few times and texts) and the settings' values, as they are.
+    stats: dict[str, object]
+    settings: dict[str, object]
+
+    def count(self, key: str) -> int:
+        value = self.stats.get(key, 0)
+        return int(value) if isinstance(value, int | float) else 0
 
     @property
     def finished(self) -> bool:
@@ -84,7 +89,7 @@ class CrawlResult:
 
     @property
     def lectures(self) -> int:
-        return int(self.stats.get(keys.STAGE_LECTURES, 0))
+        return self.count(keys.STAGE_LECTURES)
 
     def empty_events(self) -> list[str]:
         """One line per crawled event whose listing named no lecture, with the HTTP status it gave."""
@@ -98,13 +103,14 @@ class CrawlResult:
 
     def pages(self) -> str:
         """What the crawl asked of the site, and what its pace means in wall time for the host."""
-        fetched = int(self.stats.get(keys.PAGES_FETCHED, 0))
-        revalidated = int(self.stats.get(keys.PAGES_REVALIDATED, 0))
-        carried = int(self.stats.get(keys.PAGES_CARRIED, 0))
-        requests = int(self.stats.get(keys.REQUESTS_SENT, 0))
+        fetched = self.count(keys.PAGES_FETCHED)
+        revalidated = self.count(keys.PAGES_REVALIDATED)
+        carried = self.count(keys.PAGES_CARRIED)
+        requests = self.count(keys.REQUESTS_SENT)
         # The delay the crawl ran with (a report's value, not a Scrapy setting read).
         configured = self.settings
-        delay = float(configured.get("DOWNLOAD_DELAY") or 0)
+        found = configured.get("DOWNLOAD_DELAY")
+        delay = float(found) if isinstance(found, int | float | str) and found else 0.0
         pace = f", ~{requests * delay / 60:.0f} min at {1 / delay:g} req/s" if delay > 0 else ""
         return (
             f"{fetched} pages fetched, {revalidated} revalidated, {carried} carried over; "
@@ -406,7 +412,7 @@ def _carry_events(
     """Every event of the next release built one at a time and spilled to disk: the staged rows on top of
     the previous release's, the removals applied, the links kept or made by ``keep_links``."""
     from crawler.publish.release import CarriedRelease, carry_forward
-    from crawler.publish.removals import apply_removals
+    from crawler.publish.removals import remove_from
     from crawler.publish.summaries import SpilledEvents
 
     spill = SpilledEvents()
@@ -424,12 +430,8 @@ def _carry_events(
         )
         carried.update(part.carried_events)
         retired.update(part.retired_events)
-        rows = apply_removals(
-            (lec.values() for lec in part.records),
-            remove_lectures=carry.removals.lectures,
-            redact_authors=carry.redactions,
-        )
-        lectures = keep_links([Lecture.from_json(r) for r in rows])
+        kept = remove_from(part.records, remove_lectures=carry.removals.lectures, redactions=carry.redactions)
+        lectures = keep_links(kept)
         if lectures:
             spill.add(event_id, sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id)))
     return spill, CarriedRelease([], dict(sorted(carried.items())), dict(sorted(retired.items())), [])

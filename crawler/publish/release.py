@@ -51,7 +51,7 @@ from crawler.publish.parquet import (
     read_shards,
     write_shards,
 )
-from crawler.publish.removals import Redactions, apply_removals
+from crawler.publish.removals import Redactions, apply_removals, remove_from
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
@@ -76,8 +76,10 @@ MANIFEST_FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 # Progress callback: called with the step's name and the directory it concerns.
 ReleaseStep = Callable[[str, Path], None]
-# Change rows are merged into the release's change file this many at a time.
+# Change rows are written to the release's change file this many at a time, read from each event's part
+# of them this many at a time (the first release's change rows are every lecture's whole row).
 CHANGE_CHUNK_ROWS = 4096
+CHANGE_PART_ROWS = 8
 
 
 class ReleaseError(RuntimeError):
@@ -802,11 +804,9 @@ def _event_rows(
 ) -> Sequence[Mapping[str, object]]:
     """One event's rows with the removals applied, validated and sorted; the problems go to ``written``
     (nothing more is written once there is one, but every event is still checked)."""
-    records = apply_removals(
-        (lec.values() for lec in lectures),
-        remove_lectures=context.removals.lectures,
-        redact_authors=context.removals.authors,
-    )
+    removals = context.removals
+    kept = remove_from(lectures, remove_lectures=removals.lectures, redactions=removals.authors)
+    records = [lec.values() for lec in kept]
     written.total += len(records)
     try:
         rows = lecture_rows(records)
@@ -848,7 +848,9 @@ def _write_changes_of(
         written.change_counts[kind] += count
     if found:
         part = context.build / ".changes" / f"{len(written.change_parts)}.parquet"
-        change_files.write_changes(found, part)
+        part.parent.mkdir(parents=True, exist_ok=True)
+        # Small row groups: the merge reads every event's part at once, a row group of each at a time.
+        pq.write_table(change_files.changes_table(found), part, row_group_size=CHANGE_PART_ROWS)
         written.change_parts.append(part)
 
 
@@ -885,7 +887,7 @@ def _merge_changes(parts: Sequence[Path], target: Path) -> None:
     merged a few thousand rows at a time."""
 
     def rows_of(part: Path) -> Iterator[Mapping[str, object]]:
-        for batch in pq.ParquetFile(part).iter_batches(batch_size=CHANGE_CHUNK_ROWS):
+        for batch in pq.ParquetFile(part).iter_batches(batch_size=CHANGE_PART_ROWS):
             yield from batch.to_pylist()
 
     target.parent.mkdir(parents=True, exist_ok=True)
