@@ -9,8 +9,10 @@ from pathlib import Path
 
 import datasets  # noqa: F401  (imported before measuring: its import is not what is measured)
 import pyarrow.parquet as pq
+import pytest
 
 from crawler import schema
+from crawler.publish import release
 from crawler.publish.release import PublishOptions, publish_events
 from crawler.schema import Lecture
 from tests.test_publish_parquet import PROVENANCE, make_record
@@ -64,7 +66,12 @@ def traced_peak(events: int, out: Path) -> tuple[int, MadeEvents]:
     return peak - before, source
 
 
-def test_publishing_eight_events_holds_about_what_publishing_two_holds(tmp_path: Path) -> None:
+def test_publishing_eight_events_holds_about_what_publishing_two_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The change rows are merged a few at a time; these events are small, so the few are fewer.
+    monkeypatch.setattr(release, "CHANGE_CHUNK_ROWS", 8)
+    monkeypatch.setattr(release, "CHANGE_PART_ROWS", 4)
     # A first publish fills the caches (templates, datasets' modules) that the next ones find full.
     publish_events(MadeEvents(1), tmp_path / "warm", PublishOptions(name="emnlp", provenance=PROVENANCE))
     small, _ = traced_peak(2, tmp_path / "two")

@@ -78,8 +78,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$"
 ReleaseStep = Callable[[str, Path], None]
 # Change rows are written to the release's change file this many at a time, read from each event's part
 # of them this many at a time (the first release's change rows are every lecture's whole row).
-CHANGE_CHUNK_ROWS = 4096
-CHANGE_PART_ROWS = 8
+CHANGE_CHUNK_ROWS = 1024
+CHANGE_PART_ROWS = 16
 
 
 class ReleaseError(RuntimeError):
