@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypedDict, cast
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawler import schema
@@ -672,6 +673,25 @@ CARD_COLUMNS = (
 )
 # What else the release says of all its lectures: the summary tables, the links file and the hashes.
 SUMMARY_COLUMNS = (*CARD_COLUMNS, "event_name", "url", "video_url", "video_doi", "content_sha256")
+# The columns the summary tables (events, sessions, authors) are made of, and the links file's.
+TABLE_COLUMNS = (
+    "lecture_id",
+    "event_id",
+    "event_name",
+    "extraction",
+    "held_at",
+    "session_id",
+    "session_name",
+    "presentation_type",
+    "authors",
+)
+LINK_COLUMNS = ("anthology_id", "url", "video_url", "video_doi", "withdrawn")
+
+
+def _linked(table: pa.Table) -> list[dict[str, object]]:
+    """The rows of ``table`` (the links file's columns) that have an Anthology id."""
+    found: list[dict[str, object]] = table.filter(pc.is_valid(table.column("anthology_id"))).to_pylist()
+    return found
 
 
 @dataclass(frozen=True)
@@ -962,15 +982,15 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
     version = next_version(_crawl_date(options.provenance), previous.versions)
     written = _write_events(events, context)
     summary = written.summary()
-    tables = summary_tables(summary.to_pylist(), session_details(options.sessions))
+    tables = summary_tables(
+        summary.select(list(TABLE_COLUMNS)).to_pylist(), session_details(options.sessions)
+    )
     per_event = event_configs(tables["events"].to_pylist())
     by_event = {w.event_id: w for w in written.events}
     event_files = [_event_config_files(build, by_event[e.event_id], e) for e in per_event]
     configs = _lecture_configs(context, written, summary.num_rows) + _table_configs(build, tables)
     # The links the Anthology could ingest: every linked lecture still on the site.
-    links = link_rows(
-        summary.select(["anthology_id", "url", "video_url", "video_doi", "withdrawn"]).to_pylist()
-    )
+    links = link_rows(_linked(summary.select(list(LINK_COLUMNS))))
     (build / LINKS_FILE).write_text(links_csv(links), encoding="utf-8")
     history = _carry_change_files(previous, build, context.removals)
     change_file = change_files.changes_path(version)
@@ -1310,9 +1330,12 @@ def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
         found = read_links_csv((root / entry["path"]).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ReleaseError(f"{entry['path']}: {exc}") from None
-    columns = ["anthology_id", "url", "video_url", "video_doi", "withdrawn"]
-    lectures = read_shards(root, LECTURES, manifest["configs"][LECTURES.name]["files"]).select(columns)
-    expected = link_rows(lectures.to_pylist())
+    # Read five columns of one file at a time (the schemas were checked before), linked rows only.
+    expected = link_rows(
+        row
+        for path in manifest["configs"][LECTURES.name]["files"]
+        for row in _linked(pq.read_table(root / path, columns=list(LINK_COLUMNS)))
+    )
     if found != expected or entry["rows"] != len(expected):
         raise ReleaseError(
             f"{entry['path']}: {len(found)} rows do not match the {len(expected)} linked lectures"
