@@ -8,37 +8,25 @@ run report and the dataset card show it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, lecture_order
+from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, Lecture, has_value, lecture_order
 
 MONITORED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.name not in BOOKKEEPING_FIELDS)
 ALL_EVENTS = "*"
 
 
-def has_value(value: Any) -> bool:
-    """Non-null and non-empty (a False boolean is a value; an empty string or list is not)."""
-    if value is None:
-        return False
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, list | tuple | dict):
-        return bool(value)
-    return True
-
-
-def field_coverage(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+def field_coverage(records: Iterable[Lecture]) -> dict[str, dict[str, float]]:
     """``{event_id: {field: share}}`` over the live (not withdrawn) lectures, and ``"*"`` for all events."""
     totals: dict[str, int] = defaultdict(int)
     filled: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for record in records:
-        if record.get("withdrawn"):
+        if record.withdrawn:
             continue
-        for event in (str(record.get("event_id") or ""), ALL_EVENTS):
+        for event in (str(record.event_id or ""), ALL_EVENTS):
             totals[event] += 1
             for name in MONITORED:
-                if has_value(record.get(name)):
+                if has_value(getattr(record, name)):
                     filled[event][name] += 1
     return {
         event: {name: round(filled[event][name] / n, 4) for name in MONITORED}
@@ -46,15 +34,13 @@ def field_coverage(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
     }
 
 
-def lectures_missing(
-    records: Iterable[Mapping[str, Any]], event: str, name: str, limit: int = 5
-) -> list[str]:
+def lectures_missing(records: Iterable[Lecture], event: str, name: str, limit: int = 5) -> list[str]:
     """A few lecture ids of ``event`` without a value in ``name``, lowest first: examples for a report."""
     ids = [
-        str(r["lecture_id"])
+        r.lecture_id
         for r in records
-        if not r.get("withdrawn")
-        and (event == ALL_EVENTS or str(r.get("event_id") or "") == event)
-        and not has_value(r.get(name))
+        if not r.withdrawn
+        and (event == ALL_EVENTS or str(r.event_id or "") == event)
+        and not has_value(getattr(r, name))
     ]
     return sorted(ids, key=lecture_order)[:limit]

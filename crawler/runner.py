@@ -14,26 +14,37 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy.settings import Settings
 
 from crawler import __version__
 from crawler import stats_keys as keys
 from crawler.fsutil import read_json_file, write_json_atomic
+from crawler.json_types import JsonObject, JsonValue
+from crawler.publish.removals import RemovalRequests
 from crawler.schema import Lecture, lecture_order
 from crawler.urls import without_credentials
 
 if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
+    from crawler.dedup.records import DedupReport
     from crawler.publish.hub import PushResult
-    from crawler.publish.release import ReleaseResult
-    from crawler.publish.removals import Redactions, RemovalRequests
+    from crawler.publish.release import (
+        CarriedRelease,
+        EventRows,
+        PreviousRelease,
+        ReleaseResult,
+        SessionDetail,
+    )
+    from crawler.publish.removals import Redactions
+    from crawler.publish.summaries import SpilledEvents
     from crawler.replica.layout import ReplicaSite
     from crawler.schedule.changelog import Changelog
+    from crawler.stage import StageIndex
 
 SPIDER_NAME = "underline"
 CRAWL_REPORT = "crawl-report.json"
@@ -50,7 +61,7 @@ PROVENANCE_SETTINGS = (
     "UNDERLINE_REFRESH",
 )
 # Our own server on loopback: politeness delays would only slow a crawl of it down.
-LOOPBACK_CRAWL_SETTINGS: dict[str, Any] = {
+LOOPBACK_CRAWL_SETTINGS: dict[str, int | bool | str] = {
     "DOWNLOAD_DELAY": 0,
     "AUTOTHROTTLE_ENABLED": False,
     "CONCURRENT_REQUESTS": 16,
@@ -70,8 +81,13 @@ class CrawlResult:
     """How a crawl ended: Scrapy's finish reason, its statistics and the settings that shaped it."""
 
     reason: str
-    stats: dict[str, Any]
-    settings: dict[str, Any]
+    # Scrapy's statistics (counts, and a few times and texts) and the settings' values, as they are.
+    stats: dict[str, object]
+    settings: dict[str, object]
+
+    def count(self, key: str) -> int:
+        value = self.stats.get(key, 0)
+        return int(value) if isinstance(value, int | float) else 0
 
     @property
     def finished(self) -> bool:
@@ -79,7 +95,7 @@ class CrawlResult:
 
     @property
     def lectures(self) -> int:
-        return int(self.stats.get(keys.STAGE_LECTURES, 0))
+        return self.count(keys.STAGE_LECTURES)
 
     def empty_events(self) -> list[str]:
         """One line per crawled event whose listing named no lecture, with the HTTP status it gave."""
@@ -93,13 +109,14 @@ class CrawlResult:
 
     def pages(self) -> str:
         """What the crawl asked of the site, and what its pace means in wall time for the host."""
-        fetched = int(self.stats.get(keys.PAGES_FETCHED, 0))
-        revalidated = int(self.stats.get(keys.PAGES_REVALIDATED, 0))
-        carried = int(self.stats.get(keys.PAGES_CARRIED, 0))
-        requests = int(self.stats.get(keys.REQUESTS_SENT, 0))
+        fetched = self.count(keys.PAGES_FETCHED)
+        revalidated = self.count(keys.PAGES_REVALIDATED)
+        carried = self.count(keys.PAGES_CARRIED)
+        requests = self.count(keys.REQUESTS_SENT)
         # The delay the crawl ran with (a report's value, not a Scrapy setting read).
         configured = self.settings
-        delay = float(configured.get("DOWNLOAD_DELAY") or 0)
+        found = configured.get("DOWNLOAD_DELAY")
+        delay = float(found) if isinstance(found, int | float | str) and found else 0.0
         pace = f", ~{requests * delay / 60:.0f} min at {1 / delay:g} req/s" if delay > 0 else ""
         return (
             f"{fetched} pages fetched, {revalidated} revalidated, {carried} carried over; "
@@ -130,68 +147,73 @@ class CrawlResult:
 
 @dataclass(frozen=True)
 class StagedCrawl:
-    """The staged crawl merged into one record per lecture, with the provenance of the crawl and what
-    the listings said of the events' sessions."""
+    """The staged crawl, one record per lecture (duplicate talks merged) read one event at a time, with
+    the provenance of the crawl and what the listings said of the events' sessions."""
 
-    records: list[dict[str, Any]]
-    provenance: dict[str, Any]
-    sessions: list[dict[str, Any]] = field(default_factory=list)
+    lectures: EventRows
+    provenance: JsonObject
+    sessions: list[SessionDetail] = field(default_factory=list)
     # The events the crawl covered (those whose listing named nothing included), and whether it finished.
     event_ids: tuple[str, ...] = ()
     complete: bool = True
 
     @property
     def stage_info(self) -> dict[str, int]:
-        return {k: int(self.provenance[k]) for k in ("staged_lines", "bad_lines")}
+        return {k: int(cast(int, self.provenance[k])) for k in ("staged_lines", "bad_lines")}
 
 
 @dataclass(frozen=True)
 class NextRelease:
     """The next release as every command builds it from the staged crawl and the previous release.
 
-    ``records`` are every row it will hold (withdrawn ones included), the removals in force applied;
-    ``previous`` the previous release's rows; ``carried_events`` events of the previous release the crawl
-    did not cover, kept as they were (event id -> rows); ``retired_events`` events taken out (event id
-    -> rows); ``sessions`` the staged session details, completed by the previous release's."""
+    ``events`` holds every row it will hold (withdrawn ones included), the removals in force applied,
+    kept on disk one event per file; ``previous`` reads the previous release; ``carried_events`` are
+    events of the previous release the crawl did not cover, kept as they were (event id -> rows);
+    ``retired_events`` events taken out (event id -> rows); ``sessions`` the staged session details,
+    completed by the previous release's."""
 
-    records: list[dict[str, Any]]
-    previous: list[dict[str, Any]]
+    events: SpilledEvents
+    previous: PreviousRelease
     removals: RemovalRequests
     # The author redactions in force, with the names their ORCID iDs carried before they were applied.
     redactions: Redactions
-    sessions: list[dict[str, Any]]
+    sessions: list[SessionDetail]
     carried_events: dict[str, int] = field(default_factory=dict)
     retired_events: dict[str, int] = field(default_factory=dict)
     # What linking to the ACL Anthology did; None when the release was built without its files.
     links: LinkSummary | None = None
 
     @property
-    def live(self) -> list[dict[str, Any]]:
-        """The rows of lectures still on the site."""
-        return [r for r in self.records if not r.get("withdrawn")]
+    def records(self) -> list[Lecture]:
+        """Every row of the release at once (for callers that need the whole release)."""
+        return list(self.events)
 
     @property
-    def previous_live(self) -> list[dict[str, Any]]:
+    def live(self) -> list[Lecture]:
+        """The lectures still on the site, as the gate and the changelog take them."""
+        return [lec for lec in self.events if not lec.withdrawn]
+
+    @property
+    def previous_live(self) -> list[Lecture]:
         """The previous release's rows still on the site, retired events left out: what the gate and
         the changelog compare with."""
         retired = set(self.retired_events)
-        return [r for r in self.previous if not r.get("withdrawn") and str(r.get("event_id")) not in retired]
+        return [
+            lec
+            for lec in self.previous.iter_lectures()
+            if not lec.withdrawn and str(lec.event_id) not in retired
+        ]
 
     def changelog(self) -> Changelog:
         from crawler.schedule.changelog import compute_changelog
 
-        return compute_changelog(
-            map(Lecture.from_json, self.previous_live), map(Lecture.from_json, self.live)
-        )
+        return compute_changelog(self.previous_live, self.live)
 
     @property
     def unchanged(self) -> bool:
         """True when the release would hold exactly the previous one's rows (content and withdrawal)."""
-
-        def state(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[Any, bool]]:
-            return {str(r["lecture_id"]): (r.get("content_sha256"), bool(r.get("withdrawn"))) for r in rows}
-
-        return bool(self.previous) and state(self.previous) == state(self.records)
+        before = {i: (s.content_sha256, s.withdrawn) for i, s in self.previous.states().items()}
+        return bool(before) and before == self.events.states
 
     def notes(self) -> list[str]:
         """One line per event not crawled but kept, and per event retired, for the operator."""
@@ -272,7 +294,7 @@ def write_crawl_report(state_dir: Path, result: CrawlResult, event_ids: list[str
     return write_json_atomic(Path(state_dir) / CRAWL_REPORT, report, sort_keys=True)
 
 
-def read_crawl_report(state_dir: Path) -> dict[str, Any]:
+def read_crawl_report(state_dir: Path) -> JsonObject:
     path = Path(state_dir) / CRAWL_REPORT
     if not path.exists():
         return {}
@@ -283,36 +305,54 @@ def read_crawl_report(state_dir: Path) -> dict[str, Any]:
 
 
 def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
-    """The staged crawl, one record per lecture (duplicate talks merged), ready to publish."""
+    """The staged crawl, one record per lecture (duplicate talks merged), ready to publish. The stage is
+    indexed, not loaded: a lecture is read back when its event is published."""
     from crawler.dedup.index import load_index
-    from crawler.dedup.records import merge_duplicates
-    from crawler.stage import read_stage
+    from crawler.dedup.near import load_signatures
+    from crawler.publish.summaries import StagedEvents, plan_dedup
+    from crawler.stage import index_stage
 
-    staged = read_stage(state_dir)
+    staged = index_stage(state_dir)
     if not staged.complete and not allow_partial:
         raise NothingToPublish(
             f"the crawl staged in {state_dir} did not finish; resume it with `eventcrawl crawl --state "
             f"{state_dir}` or publish it anyway with --allow-partial"
         )
-    if not staged.records:
+    if not staged.entries:
         raise NothingToPublish(f"the crawl staged in {state_dir} holds no lectures; nothing to publish")
     # Ids already published keep their place when a talk turns up under a second id.
     published = load_index(state_dir).record_ids()
-    merged, dedup = merge_duplicates(
-        [Lecture.from_json(r) for r in staged.records], state_dir=state_dir, published=published
+    plan = plan_dedup(
+        staged.lecture_ids(), staged.lecture, signatures=load_signatures(state_dir), published=published
     )
-    records = [r.values() for r in merged]
-    crawl_used = read_crawl_report(state_dir).get("settings", {})
-    provenance = {
-        "crawl_date": str(staged.summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
+    summary = staged.summary
+    crawled = {str(e) for e in cast(list[object], summary.get("event_ids") or []) if e is not None}
+    crawled |= set(staged.event_ids())
+    sessions = [cast("SessionDetail", staged.sessions[k]) for k in sorted(staged.sessions, key=lecture_order)]
+    return StagedCrawl(
+        StagedEvents(staged, plan),
+        _provenance(state_dir, staged, plan.report),
+        sessions,
+        tuple(sorted(crawled, key=lecture_order)),
+        staged.complete,
+    )
+
+
+def _provenance(state_dir: Path, staged: StageIndex, dedup: DedupReport) -> JsonObject:
+    """What the release records of the crawl it was made from."""
+    found = read_crawl_report(state_dir).get("settings")
+    crawl_used = found if isinstance(found, dict) else {}
+    summary = staged.summary
+    names = {f"{e.event_id} {e.event_name or ''}".strip() for e in staged.entries.values()}
+    # Every event the crawl covered, as "<id> <name>", in id order.
+    shown = sorted(names, key=lambda text: lecture_order(text.split(" ", 1)[0]))
+    events: list[JsonValue] = list(shown)
+    return {
+        "crawl_date": str(summary.get("finished_at") or datetime.now(UTC).isoformat())[:10],
         "crawler_version": __version__,
-        # Every event the crawl covered, as "<id> <name>", in id order.
-        "events": sorted(
-            {f"{r.get('event_id')} {r.get('event_name') or ''}".strip() for r in staged.records},
-            key=lambda text: lecture_order(text.split(" ", 1)[0]),
-        ),
+        "events": events,
         "web_base": without_credentials(
-            str(crawl_used.get("UNDERLINE_WEB_BASE") or staged.summary.get("web_base") or "")
+            str(crawl_used.get("UNDERLINE_WEB_BASE") or summary.get("web_base") or "")
         ),
         "settings": {
             key: without_credentials(value) if isinstance(value, str) and "://" in value else value
@@ -320,12 +360,87 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         },
         "staged_lines": staged.lines,
         "bad_lines": staged.bad_lines,
-        "dedup": dedup.summary(),
+        "dedup": cast(JsonObject, dedup.summary()),
     }
-    crawled = {str(e) for e in staged.summary.get("event_ids") or () if e is not None}
-    crawled |= {str(r.get("event_id")) for r in staged.records}
-    event_ids = tuple(sorted(crawled, key=lecture_order))
-    return StagedCrawl(records, provenance, staged.sessions, event_ids, staged.complete)
+
+
+def removals_in_force(out_dir: Path, state_dir: Path, removals: RemovalRequests | None) -> RemovalRequests:
+    """The removals the next release of ``out_dir`` applies: those ``state_dir`` recorded, ``removals``
+    and the lecture ids the release removed; :class:`DamagedFile` when the release redacted more authors
+    than they name."""
+    from crawler.fsutil import DamagedFile
+    from crawler.publish.removals import LEDGER, ReleaseRemovals, load_removals, redaction_count
+
+    kept = ReleaseRemovals.load(out_dir)
+    in_force = (
+        load_removals(state_dir).merged(removals or RemovalRequests()).merged(RemovalRequests(kept.lectures))
+    )
+    named = redaction_count(in_force.authors)
+    if named < kept.authors:
+        raise DamagedFile(
+            Path(state_dir) / LEDGER,
+            f"the release in {out_dir} redacted {kept.authors} author(s), this state directory and the "
+            f"configuration name {named}",
+            "publish with the state directory that published the release, or list every redaction in the "
+            "configuration's redact_authors (--config)",
+        )
+    return in_force
+
+
+@dataclass(frozen=True)
+class _Carry:
+    """How the next release carries the previous one forward (see :func:`carry_forward`)."""
+
+    staged: StagedCrawl
+    previous: PreviousRelease
+    retire_events: frozenset[str]
+    removals: RemovalRequests
+    redactions: Redactions
+
+    def event_ids(self) -> list[str]:
+        return sorted({*self.staged.lectures.event_ids(), *self.previous.event_ids()}, key=lecture_order)
+
+    def carried_rows(self) -> Iterator[Lecture]:
+        """Every row the release carries, before removals: read only to find the names a redacted ORCID
+        iD carries."""
+        staged = self.staged.lectures.event_of()
+        for event_id in self.staged.lectures.event_ids():
+            if event_id not in self.retire_events:
+                yield from self.staged.lectures.lectures_of(event_id)
+        for lecture in self.previous.iter_lectures():
+            if lecture.lecture_id not in staged and str(lecture.event_id) not in self.retire_events:
+                yield lecture
+
+
+def _carry_events(
+    carry: _Carry, keep_links: Callable[[list[Lecture]], list[Lecture]]
+) -> tuple[SpilledEvents, CarriedRelease]:
+    """Every event of the next release built one at a time and spilled to disk: the staged rows on top of
+    the previous release's, the removals applied, the links kept or made by ``keep_links``."""
+    from crawler.publish.release import CarriedRelease, carry_forward
+    from crawler.publish.removals import remove_from
+    from crawler.publish.summaries import SpilledEvents
+
+    spill = SpilledEvents()
+    staged_ids = carry.staged.lectures.event_of()
+    carried: dict[str, int] = {}
+    retired: dict[str, int] = {}
+    for event_id in carry.event_ids():
+        part = carry_forward(
+            carry.previous.lectures_of([event_id]),
+            carry.staged.lectures.lectures_of(event_id),
+            crawled_events=carry.staged.event_ids,
+            complete=carry.staged.complete,
+            retire_events=carry.retire_events,
+            staged_ids=staged_ids,
+        )
+        carried.update(part.carried_events)
+        retired.update(part.retired_events)
+        kept = remove_from(part.records, remove_lectures=carry.removals.lectures, redactions=carry.redactions)
+        lectures = keep_links(kept)
+        if lectures:
+            spill.add(event_id, sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id)))
+    return spill, CarriedRelease([], dict(sorted(carried.items())), dict(sorted(retired.items())), [])
 
 
 def next_release(
@@ -342,64 +457,41 @@ def next_release(
     removed) applied, and every row linked to its paper in the ACL Anthology's files under ``anthology``
     (without them, a lecture keeps the link it last had). Every command that writes a release goes
     through here, so none drops history or brings back what was removed; :class:`DamagedFile` when the
-    release redacted more authors than this state directory and ``removals`` name."""
-    from crawler.anthology.links import keep_links
-    from crawler.fsutil import DamagedFile
-    from crawler.publish.release import carry_forward, read_previous_release
-    from crawler.publish.removals import (
-        LEDGER,
-        Redactions,
-        ReleaseRemovals,
-        RemovalRequests,
-        apply_removals,
-        load_removals,
-        redaction_count,
-    )
+    release redacted more authors than this state directory and ``removals`` name. The release is built
+    one event at a time and kept on disk until it is published."""
+    from crawler.publish.release import read_previous_release
+    from crawler.publish.removals import Redactions
 
-    kept = ReleaseRemovals.load(out_dir)
-    in_force = (
-        load_removals(state_dir).merged(removals or RemovalRequests()).merged(RemovalRequests(kept.lectures))
-    )
-    named = redaction_count(in_force.authors)
-    if named < kept.authors:
-        raise DamagedFile(
-            Path(state_dir) / LEDGER,
-            f"the release in {out_dir} redacted {kept.authors} author(s), this state directory and the "
-            f"configuration name {named}",
-            "publish with the state directory that published the release, or list every redaction in the "
-            "configuration's redact_authors (--config)",
-        )
+    in_force = removals_in_force(out_dir, state_dir, removals)
     previous = read_previous_release(out_dir)
-    carried = carry_forward(
-        previous.rows,
-        staged.records,
-        crawled_events=staged.event_ids,
-        complete=staged.complete,
-        retire_events=retire_events,
-    )
-    # The names an ORCID iD carries are read before it is redacted: they go with it, in the earlier
-    # change files too.
-    redactions = Redactions.parse(in_force.authors).with_names_of(carried.records)
-    records = apply_removals(carried.records, remove_lectures=in_force.lectures, redact_authors=redactions)
+    carry = _Carry(staged, previous, frozenset(retire_events), in_force, Redactions.parse(in_force.authors))
+    if carry.redactions.orcids:
+        # The names an ORCID iD carries are read before it is redacted: they go with it, in the earlier
+        # change files too.
+        carry = replace(
+            carry, redactions=carry.redactions.with_names_of(lec.values() for lec in carry.carried_rows())
+        )
     links = None
     if anthology is not None:
-        records, links = link_anthology(records, anthology)
+        spill, carried = _carry_events(carry, lambda lectures: lectures)
+        spill, links = link_anthology(spill, anthology)
     else:
-        kept_links = keep_links(
-            [Lecture.from_json(r) for r in records], map(Lecture.from_json, previous.rows)
-        )
-        records = [r.values() for r in kept_links]
-    known = {s["session_id"] for s in staged.sessions}
+        spill, carried = _carry_events(carry, _links_kept(previous))
     retired = set(carried.retired_events)
+    known = {s["session_id"] for s in staged.sessions}
     sessions = [
         *staged.sessions,
-        *(s for s in previous.sessions if s["session_id"] not in known and s.get("event_id") not in retired),
+        *(
+            s
+            for s in previous.sessions()
+            if s["session_id"] not in known and s.get("event_id") not in retired
+        ),
     ]
     return NextRelease(
-        records,
-        previous.rows,
+        spill,
+        previous,
         in_force,
-        redactions,
+        carry.redactions,
         sessions,
         carried.carried_events,
         carried.retired_events,
@@ -407,55 +499,92 @@ def next_release(
     )
 
 
-def link_anthology(
-    records: Sequence[Mapping[str, Any]], anthology: Path
-) -> tuple[list[dict[str, Any]], LinkSummary]:
-    """``records`` linked to their papers in the ACL Anthology's collection files under ``anthology``
+def _links_kept(previous: PreviousRelease) -> Callable[[list[Lecture]], list[Lecture]]:
+    """Each lecture with the link it had in ``previous``: a publish not asked to link changes no link."""
+    from crawler.anthology.links import keep_links
+
+    before = previous.links()
+
+    def kept(lectures: list[Lecture]) -> list[Lecture]:
+        # keep_links takes the previous release's records: only the linked ones of these lectures are given.
+        ids = (lec.lecture_id for lec in lectures)
+        linked = [Lecture.from_json({"lecture_id": i, **before[i]}) for i in ids if i in before]
+        return keep_links(lectures, linked)
+
+    return kept
+
+
+def link_anthology(events: SpilledEvents, anthology: Path) -> tuple[SpilledEvents, LinkSummary]:
+    """``events`` linked to their papers in the ACL Anthology's collection files under ``anthology``
     (``anthology_id``, ``anthology_url``, ``anthology_match`` set or cleared; content hashes
-    recomputed), and what linking did. Raises ``AnthologyError`` for a broken or missing file."""
-    from crawler.anthology.links import link_records
+    recomputed), and what linking did. The papers are matched against every lecture's title, authors and
+    abstract (conflicts between lectures are settled over the whole release), then each event's rows are
+    linked. Raises ``AnthologyError`` for a broken or missing file."""
+    from crawler.anthology.links import LISTED, EventLinks, LinkSummary, lecture_text, unclear_link, with_link
+    from crawler.anthology.match import PaperIndex, match_lectures
     from crawler.anthology.reader import AnthologyError, read_papers
+    from crawler.publish.summaries import SpilledEvents
 
     papers, read = read_papers(Path(anthology))
     if not read.files:
         raise AnthologyError(f"{anthology}: holds no Anthology collection file (data/xml/<collection>.xml)")
-    linked, summary = link_records([Lecture.from_json(r) for r in records], papers)
-    return [r.values() for r in linked], summary
+    index = PaperIndex(papers)
+    matches = match_lectures(index, (lecture_text(lec) for lec in events))
+    by_id = {m.key: m for m in matches}
+    linked = SpilledEvents()
+    by_event: dict[str, EventLinks] = {}
+    for event_id in events.event_ids():
+        rows = [with_link(lec, by_id[lec.lecture_id]) for lec in events.lectures_of(event_id)]
+        counts = by_event.setdefault(event_id, {"lectures": 0, "linked": 0})
+        counts["lectures"] += len(rows)
+        counts["linked"] += sum(1 for lec in rows if lec.anthology_id)
+        linked.add(event_id, rows)
+    events.close()
+    unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
+    summary = LinkSummary(
+        papers=len(index),
+        lectures=len(matches),
+        linked=sum(1 for m in matches if m.status == "linked"),
+        ambiguous=sum(1 for m in matches if m.status == "ambiguous"),
+        conflicts=sum(1 for m in matches if m.status == "conflict"),
+        by_event=dict(sorted(by_event.items())),
+        unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
+    )
+    return linked, summary
 
 
 def publish(
     release: NextRelease,
-    provenance: Mapping[str, Any],
+    provenance: Mapping[str, object],
     *,
     out_dir: Path,
     name: str,
     state_dir: Path,
     template: Path | None = None,
 ) -> ReleaseResult:
-    """Write a checked release of ``release`` (see :func:`next_release`) to ``out_dir``, record the
-    removals it applied in ``state_dir`` and remember what it published."""
+    """Write a checked release of ``release`` (see :func:`next_release`) to ``out_dir``, one event in
+    memory at a time, record the removals it applied in ``state_dir`` and remember what it published."""
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
-    from crawler.publish.release import publish_release
+    from crawler.publish.release import PublishOptions, publish_events
     from crawler.publish.removals import ReleaseRemovals, record_removals, redaction_count
 
     # The card shows each field's coverage per event: what a user can expect to find filled.
-    provenance = {"coverage": field_coverage(release.records), **provenance}
-    result = publish_release(
-        release.records,
-        out_dir,
+    coverage = field_coverage(release.events)
+    options = PublishOptions(
         name=name,
-        provenance=provenance,
+        provenance={"coverage": coverage, **provenance},
         template=template,
-        sessions=release.sessions,
+        sessions=[dict(s) for s in release.sessions],
         remove_lectures=release.removals.lectures,
         redact_authors=release.redactions,
     )
+    result = publish_events(release.events, out_dir, options)
     record_removals(state_dir, release.removals)
     if release.removals:
         lectures, authors = release.removals.lectures, redaction_count(release.removals.authors)
         ReleaseRemovals(lectures, authors).save(out_dir)
-    update_index(release.records, state_dir)
+    update_index((lec.values() for lec in release.events), state_dir)
     return result
 
 

@@ -29,7 +29,15 @@ from typing import IO, Any
 
 from crawler import stats_keys as keys
 from crawler.fsutil import exclusive_lock, write_json_atomic
-from crawler.schema import SORT_KEY, from_json_record, lecture_order, parse_timestamp, to_json_record
+from crawler.json_types import JsonObject, JsonValue
+from crawler.schema import (
+    SORT_KEY,
+    Lecture,
+    from_json_record,
+    lecture_order,
+    parse_timestamp,
+    to_json_record,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +192,7 @@ class StageWriter:
         added to the crawl's statistics (so that a resumed crawl counts it exactly once); the
         ``(lecture_id, url)`` aliases its page linked go just before it (once it is staged, a resumed
         crawl skips its page)."""
-        payload: dict[str, Any] = {"kind": "lecture", "record": to_json_record(record)}
+        payload: JsonObject = {"kind": "lecture", "record": to_json_record(record)}
         if listing_hashes:
             payload["listing_hashes"] = dict(listing_hashes)
         if carried:
@@ -233,13 +241,13 @@ class StagedCrawl:
     bad_lines: int = 0
     duplicate_lectures: int = 0
     orphan_aliases: int = 0
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: JsonObject = field(default_factory=dict)
     # What the listings said of the events' sessions, by session id: session_id, event_id, name,
     # description, start, end.
-    sessions: list[dict[str, Any]] = field(default_factory=list)
+    sessions: list[JsonObject] = field(default_factory=list)
 
 
-def _stage_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, str]]:
+def _stage_lines(path: Path) -> Iterator[tuple[JsonObject | None, str]]:
     with path.open("r", encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if not line.endswith("\n"):
@@ -253,80 +261,163 @@ def _stage_lines(path: Path) -> Iterator[tuple[dict[str, Any] | None, str]]:
             yield (payload if isinstance(payload, dict) else None), line
 
 
-def read_stage(state_dir: Path) -> StagedCrawl:
-    """Merge every worker's staged lines: the latest fetch of a lecture wins, URLs are united."""
+@dataclass(frozen=True)
+class StagedLine:
+    """Where the latest staged line of a lecture is, and what the index keeps of it."""
+
+    path: Path
+    offset: int
+    fetched_at: datetime
+    event_id: str
+    event_name: str | None
+
+
+@dataclass
+class StageIndex:
+    """A stage indexed by lecture id in one pass: where each lecture's latest line is, the URLs seen
+    linking to it, the sessions and the counts. A lecture's record is read back when it is needed, so
+    that the stage is never held whole (see :meth:`lecture`)."""
+
+    directory: Path
+    workers: list[str]
+    entries: dict[str, StagedLine] = field(default_factory=dict)
+    urls: dict[str, set[str]] = field(default_factory=dict)
+    sessions: dict[str, JsonObject] = field(default_factory=dict)
+    lines: int = 0
+    bad_lines: int = 0
+    duplicate_lectures: int = 0
+    orphan_aliases: int = 0
+    # (lecture_id, url) alias lines, united with the lectures' URLs once every line is read.
+    _aliases: list[tuple[str, str]] = field(default_factory=list, repr=False)
+
+    @property
+    def complete(self) -> bool:
+        return (self.directory / COMPLETE_MARKER).exists()
+
+    @property
+    def summary(self) -> JsonObject:
+        """What the crawl wrote into ``COMPLETE`` when it finished (empty when it did not)."""
+        try:
+            found = json.loads((self.directory / COMPLETE_MARKER).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def lecture_ids(self) -> list[str]:
+        return sorted(self.entries, key=lecture_order)
+
+    def event_ids(self) -> list[str]:
+        return sorted({e.event_id for e in self.entries.values()}, key=lecture_order)
+
+    def lectures_of(self, event_id: str) -> list[Lecture]:
+        """Every staged lecture of ``event_id`` in lecture order, read back from the stage."""
+        ids = [i for i, e in self.entries.items() if e.event_id == event_id]
+        return [self.lecture(i) for i in sorted(ids, key=lecture_order)]
+
+    def lecture(self, lecture_id: str) -> Lecture:
+        """The lecture's latest staged record, with every URL seen linking to it."""
+        entry = self.entries[lecture_id]
+        with entry.path.open("rb") as fh:
+            fh.seek(entry.offset)
+            payload = json.loads(fh.readline())
+        lecture = Lecture.from_json(payload["record"])
+        lecture.source_urls = sorted(self.urls[lecture_id])
+        return lecture
+
+    def _add_line(self, path: Path, offset: int, raw: bytes) -> None:
+        self.lines += 1
+        payload = _payload(raw)
+        kind = payload.get("kind") if payload is not None else None
+        if payload is None:
+            self.bad_lines += 1
+        elif (
+            kind == "alias"
+            and isinstance(payload.get("lecture_id"), str)
+            and isinstance(payload.get("url"), str)
+        ):
+            self._aliases.append((str(payload["lecture_id"]), str(payload["url"])))
+        elif kind == "session" and isinstance(payload.get("session"), dict):
+            session = payload["session"]
+            assert isinstance(session, dict)
+            if isinstance(session.get("session_id"), str):
+                self.sessions[str(session["session_id"])] = session
+        elif kind == "lecture" and isinstance(payload.get("record"), dict):
+            self._add_lecture(path, offset, payload["record"])
+        else:
+            self.bad_lines += 1
+
+    def _add_lecture(self, path: Path, offset: int, raw: JsonValue) -> None:
+        assert isinstance(raw, dict)
+        try:
+            record = from_json_record(raw)
+        except (TypeError, ValueError):
+            self.bad_lines += 1
+            return
+        lecture_id = record.get(SORT_KEY)
+        if not isinstance(lecture_id, str):
+            self.bad_lines += 1
+            return
+        self.urls.setdefault(lecture_id, set()).update(record.get("source_urls") or [])
+        fetched = _fetched(record)
+        held = self.entries.get(lecture_id)
+        if held is not None:
+            self.duplicate_lectures += 1
+        if held is None or fetched >= held.fetched_at:
+            self.entries[lecture_id] = StagedLine(
+                path, offset, fetched, str(record.get("event_id")), record.get("event_name")
+            )
+
+    def _link_aliases(self) -> None:
+        for lecture_id, url in self._aliases:
+            if lecture_id in self.urls:
+                self.urls[lecture_id].add(url)
+            else:
+                self.orphan_aliases += 1
+        self._aliases = []
+
+
+def _payload(raw: bytes) -> JsonObject | None:
+    """A stage line's JSON object; None for a torn, undecodable or non-object line."""
+    if not raw.endswith(b"\n"):
+        return None
+    try:
+        payload = json.loads(raw.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def index_stage(state_dir: Path) -> StageIndex:
+    """Index every worker's staged lines: the latest fetch of a lecture wins, URLs are united."""
     directory = stage_dir(state_dir)
     if not directory.is_dir():
         raise StageError(f"no staged crawl in {directory}: run `eventcrawl crawl --state {state_dir}` first")
-    latest: dict[str, dict[str, Any]] = {}
-    urls: dict[str, set[str]] = {}
-    aliases: list[tuple[str, str]] = []
-    sessions: dict[str, dict[str, Any]] = {}
-    lines = bad = duplicates = 0
-    workers = sorted(p.stem for p in directory.glob("*.jsonl"))
-    for worker in workers:
-        for payload, _ in _stage_lines(directory / f"{worker}.jsonl"):
-            lines += 1
-            if payload is None:
-                bad += 1
-                continue
-            kind = payload.get("kind")
-            if (
-                kind == "alias"
-                and isinstance(payload.get("lecture_id"), str)
-                and isinstance(payload.get("url"), str)
-            ):
-                aliases.append((payload["lecture_id"], payload["url"]))
-            elif kind == "session" and isinstance(payload.get("session"), dict):
-                session = payload["session"]
-                if isinstance(session.get("session_id"), str):
-                    sessions[session["session_id"]] = session
-            elif kind == "lecture" and isinstance(payload.get("record"), dict):
-                try:
-                    record = from_json_record(payload["record"])
-                except (TypeError, ValueError):
-                    bad += 1
-                    continue
-                lecture_id = record.get(SORT_KEY)
-                if not isinstance(lecture_id, str):
-                    bad += 1
-                    continue
-                urls.setdefault(lecture_id, set()).update(record.get("source_urls") or [])
-                held = latest.get(lecture_id)
-                if held is not None:
-                    duplicates += 1
-                if held is None or _fetched(record) >= _fetched(held):
-                    latest[lecture_id] = record
-            else:
-                bad += 1
-    orphans = 0
-    for lecture_id, url in aliases:
-        if lecture_id in urls:
-            urls[lecture_id].add(url)
-        else:
-            orphans += 1
-    records = []
-    for lecture_id in sorted(latest, key=lecture_order):
-        record = dict(latest[lecture_id])
-        record["source_urls"] = sorted(urls[lecture_id])
-        records.append(record)
-    marker = directory / COMPLETE_MARKER
-    summary: dict[str, Any] = {}
-    if marker.exists():
-        try:
-            summary = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            summary = {}
+    index = StageIndex(directory, sorted(p.stem for p in directory.glob("*.jsonl")))
+    for worker in index.workers:
+        path = directory / f"{worker}.jsonl"
+        with path.open("rb") as fh:
+            offset = 0
+            for raw in fh:
+                index._add_line(path, offset, raw)
+                offset += len(raw)
+    index._link_aliases()
+    return index
+
+
+def read_stage(state_dir: Path) -> StagedCrawl:
+    """Merge every worker's staged lines: the latest fetch of a lecture wins, URLs are united."""
+    index = index_stage(state_dir)
+    sessions = index.sessions
     return StagedCrawl(
-        records=records,
-        complete=marker.exists(),
-        workers=workers,
-        lines=lines,
-        bad_lines=bad,
-        duplicate_lectures=duplicates,
-        orphan_aliases=orphans,
-        summary=summary,
-        sessions=[sessions[k] for k in sorted(sessions, key=lecture_order)],
+        records=[from_json_record(index.lecture(i).values()) for i in index.lecture_ids()],
+        complete=index.complete,
+        workers=index.workers,
+        lines=index.lines,
+        bad_lines=index.bad_lines,
+        duplicate_lectures=index.duplicate_lectures,
+        orphan_aliases=index.orphan_aliases,
+        summary=dict(index.summary) if index.complete else {},
+        sessions=[dict(sessions[k]) for k in sorted(sessions, key=lecture_order)],
     )
 
 
@@ -450,17 +541,24 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
     ids: set[str] = set()
     for path in directory.glob("*.jsonl"):
         for payload, _ in _stage_lines(path):
-            if payload and payload.get("kind") == "lecture" and isinstance(payload.get("record"), dict):
+            raw = _record_of(payload)
+            if raw is not None:
                 # Only a record the stage can read back counts as staged: one read_stage would reject
                 # is fetched again, not lost.
                 try:
-                    record = from_json_record(payload["record"])
+                    record = from_json_record(raw)
                 except (TypeError, ValueError):
                     continue
                 lecture_id = record.get(SORT_KEY)
                 if isinstance(lecture_id, str):
                     ids.add(lecture_id)
     return ids
+
+
+def _record_of(payload: JsonObject | None) -> JsonObject | None:
+    """The record of a lecture line (None for any other line)."""
+    record = payload.get("record") if payload is not None and payload.get("kind") == "lecture" else None
+    return record if isinstance(record, dict) else None
 
 
 def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) -> Counter[str]:
@@ -473,10 +571,11 @@ def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) ->
     if not path.is_file():
         return counts
     for payload, _ in _stage_lines(path):
-        if not payload or payload.get("kind") != "lecture" or not isinstance(payload.get("record"), dict):
+        raw = _record_of(payload)
+        if payload is None or raw is None:
             continue
         try:
-            from_json_record(payload["record"])
+            from_json_record(raw)
         except (TypeError, ValueError):
             continue  # read back by nobody: the lecture is fetched, and counted, again
         counts[keys.STAGE_LECTURES] += 1

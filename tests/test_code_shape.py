@@ -19,14 +19,9 @@ EXEMPT = PACKAGE / "replica"
 ALLOWED = frozenset(
     {
         "crawler.httpcache.store_entry",
-        "crawler.publish.release._build",
-        "crawler.publish.release.publish_release",
-        "crawler.publish.release.verify_release",
-        "crawler.runner.next_release",
         "crawler.spiders.underline.PageBudget.hold",
         "crawler.spiders.underline.UnderlineSpider.lecture_output",
         "crawler.spiders.underline.UnderlineSpider.read_listing_page",
-        "crawler.stage.read_stage",
     }
 )
 

@@ -14,6 +14,7 @@ from crawler.publish.changes import read_changes
 from crawler.publish.diff import LectureChange, ReleaseDiff, diff_releases
 from crawler.publish.release import publish_release, read_previous_release
 from crawler.publish.removals import Redactions, RemovalRequests
+from crawler.publish.summaries import SpilledEvents
 from crawler.runner import NextRelease
 from crawler.schedule import run
 from crawler.schedule.changelog import Changelog
@@ -60,7 +61,10 @@ def card_counts(card: str) -> tuple[dict[str, int], dict[str, int]]:
 def release_changelog(out: Path) -> Changelog:
     """The changelog ``eventcrawl run`` reports for publishing :func:`next_records` over ``out``."""
     previous = read_previous_release(out)
-    release = NextRelease(next_records(), previous.rows, RemovalRequests(), Redactions.parse([]), [])
+    events = SpilledEvents()
+    for lecture in map(Lecture.from_json, next_records()):
+        events.add(str(lecture.event_id), [lecture])
+    release = NextRelease(events, previous, RemovalRequests(), Redactions.parse([]), [])
     return run.release_changelog(release)
 
 

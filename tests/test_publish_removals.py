@@ -15,9 +15,16 @@ import pytest
 from crawler import schema
 from crawler.fsutil import DamagedFile
 from crawler.pages.profiles import author_name
-from crawler.publish.release import carry_forward, manifest_problem, publish_release, read_manifest
+from crawler.publish.release import (
+    GroupedEvents,
+    carry_forward,
+    manifest_problem,
+    publish_release,
+    read_manifest,
+)
 from crawler.publish.removals import RemovalRequests, apply_removals, load_removals, record_removals
 from crawler.runner import StagedCrawl, next_release, publish
+from crawler.schema import Lecture
 from crawler.text.normalize import person_name
 from tests.test_publish_parquet import PROVENANCE, make_record
 
@@ -71,9 +78,10 @@ def test_an_orcid_redaction_reaches_name_only_rows_in_the_change_files_kept(tmp_
     # The next release as every command builds it: the runner redacts before publishing.
     ada = author("Ada Lovelace", ORCID)
     later = [make_record(1, authors=[author("Ada Lovelace")]), make_record(2, authors=[ada])]
-    staged = StagedCrawl(later, {**PROVENANCE, "crawl_date": "2025-11-20"}, [], ("502", "469"), True)
+    lectures = GroupedEvents(Lecture.from_json(r) for r in later)
+    staged = StagedCrawl(lectures, {**PROVENANCE, "crawl_date": "2025-11-20"}, [], ("502", "469"), True)
     release = next_release(staged, out_dir=out, state_dir=state, removals=RemovalRequests((), (ORCID,)))
-    assert all(r["authors"] == [] for r in release.records if r["lecture_id"] in ("130101", "130102"))
+    assert all(r.authors == [] for r in release.records if r.lecture_id in ("130101", "130102"))
     publish(release, staged.provenance, out_dir=out, name="emnlp", state_dir=state)
     for path in out.rglob("*"):
         if path.is_file() and path.suffix in (".parquet", ".md", ".json"):
@@ -95,8 +103,15 @@ def test_the_ledger_keeps_every_removal_once_and_names_itself_when_damaged(tmp_p
         load_removals(tmp_path)
 
 
-def row(lecture_id: str, event: str, *, withdrawn: bool = False) -> dict[str, Any]:
-    return {"lecture_id": lecture_id, "event_id": event, "withdrawn": withdrawn, "content_sha256": lecture_id}
+def row(lecture_id: str, event: str, *, withdrawn: bool = False) -> Lecture:
+    return Lecture(
+        lecture_id=lecture_id,
+        url="",
+        event_id=event,
+        withdrawn=withdrawn,
+        content_sha256=lecture_id,
+        extraction="",
+    )
 
 
 def test_carrying_the_previous_release_forward() -> None:
@@ -109,7 +124,7 @@ def test_carrying_the_previous_release_forward() -> None:
     ]
     staged = [row("1", "502"), row("6", "502"), row("7", "9")]
     done = carry_forward(previous, staged, crawled_events=["502", "9"], complete=True, retire_events=["9"])
-    assert {r["lecture_id"]: r["withdrawn"] for r in done.records} == {
+    assert {r.lecture_id: r.withdrawn for r in done.records} == {
         "1": False,
         "6": False,
         "2": True,  # its event was read whole and no longer lists it
@@ -118,7 +133,7 @@ def test_carrying_the_previous_release_forward() -> None:
     }
     assert (done.carried_events, done.retired_events, done.withdrawn) == ({"469": 1}, {"9": 2}, ["2"])
     partial = carry_forward(previous, staged, crawled_events=["502"], complete=False)
-    assert {r["lecture_id"]: r["withdrawn"] for r in partial.records}["2"] is False
+    assert {r.lecture_id: r.withdrawn for r in partial.records}["2"] is False
 
 
 GOOD = {

@@ -168,7 +168,7 @@ def link_records(records: Sequence[Lecture], papers: Iterable[Paper]) -> tuple[l
         ambiguous=sum(1 for m in matches if m.status == "ambiguous"),
         conflicts=sum(1 for m in matches if m.status == "conflict"),
         by_event=dict(sorted(by_event.items())),
-        unclear=tuple(_unclear(m) for m in unclear[:LISTED]),
+        unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
     )
     return linked, summary
 
@@ -187,7 +187,7 @@ def keep_links(records: Sequence[Lecture], previous: Iterable[Lecture]) -> list[
     return out
 
 
-def _unclear(match: Match) -> Unclear:
+def unclear_link(match: Match) -> Unclear:
     best, second = match.best, match.runner_up
     return Unclear(
         lecture_id=match.key,

@@ -24,9 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawler.json_types import JsonObject, JsonValue
-from crawler.publish.changes import Change, change_rows
-from crawler.publish.changes import counts as change_counts
-from crawler.publish.diff import ReleaseDiff
+from crawler.publish.changes import Change, file_counts
+from crawler.publish.diff import DiffSummary
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, page_derived, type_label
 from crawler.schema import format_timestamp, has_value
 
@@ -100,12 +99,12 @@ class Changes:
     removed: int
 
     @classmethod
-    def of(cls, diff: ReleaseDiff, previous_version: str | None) -> Changes:
+    def of(cls, diff: DiffSummary, previous_version: str | None) -> Changes:
         return cls(
             previous_version=previous_version,
-            added=len(diff.of_kind("added")),
-            changed=sum(1 for c in diff.changes if c.content_changed),
-            removed=len(diff.of_kind("removed")),
+            added=diff.counts["added"],
+            changed=diff.content_changed,
+            removed=diff.counts["removed"],
         )
 
 
@@ -698,7 +697,7 @@ def card_context(
     release: CardRelease,
     configs: Sequence[ConfigFiles],
     tables: Mapping[str, pa.Table],
-    diff: ReleaseDiff,
+    diff: DiffSummary,
     event_configs: Sequence[EventConfig] = (),
     change_files: Sequence[str] = (),
     lecture_email_like: int | None = None,
@@ -728,7 +727,7 @@ def card_context(
         "change_file": change_files[-1] if change_files else None,
         "change_files": list(change_files),
         "changes": Changes.of(diff, release.previous_version),
-        "change_counts": change_counts(change_rows(diff)),
+        "change_counts": file_counts(diff),
         "email_like": sum(
             email_like_values(table)
             for config, table in tables.items()

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler import schema
-from crawler.publish.diff import ChangeKind, LectureChange, ReleaseDiff, diff_releases
+from crawler.publish.diff import ChangeKind, DiffSummary, LectureChange, ReleaseDiff, diff_releases
 from crawler.schema import Lecture
 
 CHANGES_DIR = "changes"
@@ -80,6 +80,14 @@ def change_row(change: LectureChange) -> ChangeRow:
 def change_rows(diff: ReleaseDiff) -> list[ChangeRow]:
     """The change file's rows: one per lecture of the diff, in lecture id order."""
     return [change_row(c) for c in diff.changes]
+
+
+def file_counts(diff: DiffSummary) -> dict[Change, int]:
+    """How many rows of each kind the change file of a diff with these counts holds."""
+    found: dict[Change, int] = dict.fromkeys(CHANGE_KINDS, 0)
+    for kind, count in diff.counts.items():
+        found[FILE_KIND[kind]] += count
+    return found
 
 
 def compute_changes(previous: Iterable[Lecture], current: Iterable[Lecture]) -> list[ChangeRow]:

@@ -93,6 +93,30 @@ class ReleaseDiff:
     def empty(self) -> bool:
         return not self.changes
 
+    def summary(self) -> DiffSummary:
+        return DiffSummary(
+            counts=self.counts(), content_changed=sum(1 for c in self.changes if c.content_changed)
+        )
+
+
+@dataclass(frozen=True)
+class DiffSummary:
+    """A diff's counts, which add up: a release published one event at a time sums its events' diffs
+    without holding them. ``content_changed`` counts lectures in both releases with another hash."""
+
+    counts: dict[ChangeKind, int]
+    content_changed: int = 0
+
+    @classmethod
+    def none(cls) -> DiffSummary:
+        return cls(counts=dict.fromkeys(CHANGE_KINDS, 0))
+
+    def __add__(self, other: DiffSummary) -> DiffSummary:
+        return DiffSummary(
+            counts={kind: self.counts[kind] + other.counts[kind] for kind in CHANGE_KINDS},
+            content_changed=self.content_changed + other.content_changed,
+        )
+
 
 def differing_fields(before: Lecture, after: Lecture) -> tuple[str, ...]:
     """The compared fields whose values differ, in schema order; values compare as JSON holds them

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from crawler import schema
 from crawler.fsutil import DamagedFile, read_json_file, write_json_atomic
+from crawler.schema import Author, Lecture
 from crawler.text.normalize import person_name
 
 _ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.IGNORECASE)
@@ -140,7 +141,7 @@ class Redactions:
                 names.add(_name_key(entry))
         return cls(frozenset(orcids), frozenset(names))
 
-    def matches(self, author: Mapping[str, Any]) -> bool:
+    def matches(self, author: Author | Mapping[str, object]) -> bool:
         orcid = author.get("orcid")
         if orcid and str(orcid).upper() in self.orcids:
             return True
@@ -150,14 +151,14 @@ class Redactions:
     def __bool__(self) -> bool:
         return bool(self.orcids or self.names)
 
-    def with_names_of(self, records: Iterable[Mapping[str, Any]]) -> Redactions:
+    def with_names_of(self, records: Iterable[Mapping[str, object]]) -> Redactions:
         """These redactions plus every name a redacted ORCID iD carries in ``records``: the same person
         listed elsewhere without an iD is redacted too."""
         if not self.orcids:
             return self
         names = set(self.names)
         for record in records:
-            for author in record.get("authors") or ():
+            for author in cast(list[Author], record.get("authors") or []):
                 orcid = author.get("orcid")
                 if orcid and str(orcid).upper() in self.orcids and author.get("name"):
                     names.add(_name_key(str(author["name"])))
@@ -181,11 +182,11 @@ def _without_names(text: str, names: Iterable[str]) -> str:
 
 
 def apply_removals(
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, object]],
     *,
     remove_lectures: Iterable[str] = (),
     redact_authors: Iterable[str] | Redactions = (),
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """``records`` without the removed lecture ids and without the redacted authors.
 
     A redacted author is matched by ORCID iD (bare or as an ``https://orcid.org/`` URL) or by name
@@ -207,21 +208,41 @@ def apply_removals(
         if str(record.get("lecture_id")) in removed:
             continue
         row = dict(record)
-        if redactions:
-            row = _redact(row, redactions)
+        edited = _redacted(cast(list[Author], row.get("authors") or []), row.get("text"), redactions)
+        if edited is not None:
+            row["authors"], row["text"] = edited
+            row["content_sha256"] = schema.content_sha256(row)
         out.append(row)
     return out
 
 
-def _redact(row: dict[str, Any], redactions: Redactions) -> dict[str, Any]:
-    authors = list(row.get("authors") or [])
+def remove_from(
+    lectures: Iterable[Lecture], *, remove_lectures: Iterable[str] = (), redactions: Redactions
+) -> list[Lecture]:
+    """:func:`apply_removals` on lecture records (``redactions`` already expanded); edited lectures are
+    new records with a new ``content_sha256``, the others the records given."""
+    removed = {str(i) for i in remove_lectures}
+    out = []
+    for lecture in lectures:
+        if lecture.lecture_id in removed:
+            continue
+        edited = _redacted(lecture.authors, lecture.text, redactions)
+        if edited is not None:
+            lecture = replace(lecture, authors=edited[0], text=str(edited[1] or ""))
+            lecture.content_sha256 = schema.content_sha256(lecture.values())
+        out.append(lecture)
+    return out
+
+
+def _redacted(
+    authors: list[Author], text: object, redactions: Redactions
+) -> tuple[list[Author], object] | None:
+    """The authors and text left once the redacted authors are taken out; None when nothing changes."""
+    if not redactions:
+        return None
     gone = [a for a in authors if redactions.matches(a)]
-    text = row.get("text")
     names = [str(a["name"]) for a in gone if a.get("name")]
     new_text = _without_names(text, [*names, *redactions.names]) if isinstance(text, str) else text
     if not gone and new_text == text:
-        return row
-    row["authors"] = [a for a in authors if not redactions.matches(a)]
-    row["text"] = new_text
-    row["content_sha256"] = schema.content_sha256(row)
-    return row
+        return None
+    return [a for a in authors if not redactions.matches(a)], new_text

@@ -55,11 +55,11 @@ def _event(record: Lecture) -> str:
 
 
 def _coverage(records: Iterable[Lecture]) -> dict[str, dict[str, float]]:
-    return field_coverage(r.values() for r in records)
+    return field_coverage(records)
 
 
 def _missing(records: Iterable[Lecture], event: str, name: str, limit: int = 5) -> list[str]:
-    return lectures_missing((r.values() for r in records), event, name, limit)
+    return lectures_missing(records, event, name, limit)
 
 
 class CheckReport(TypedDict):

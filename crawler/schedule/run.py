@@ -25,7 +25,6 @@ from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateInput, GateReport, GateThresholds, GateVerdict, evaluate
 from crawler.schedule.lock import StateLock
-from crawler.schema import Lecture
 from crawler.stage import mark_refused
 
 if TYPE_CHECKING:
@@ -232,7 +231,7 @@ def _crawl_refused(crawled: runner.CrawlResult, report: RunReport, *, force: boo
 
 def release_diff(release: runner.NextRelease) -> ReleaseDiff:
     """The next release's diff against the previous one: what its changelog, change file and card tell."""
-    return diff_releases(map(Lecture.from_json, release.previous), map(Lecture.from_json, release.records))
+    return diff_releases(release.previous.iter_lectures(), release.records)
 
 
 def release_changelog(release: runner.NextRelease) -> Changelog:
@@ -269,9 +268,7 @@ def _judge(
     records, live = release.live, release.previous_live
     # A staged line that cannot be read back is a lecture lost: it counts against the error rate.
     stats = {**crawled.stats, keys.STAGE_BAD_LINES: staged.stage_info["bad_lines"]}
-    lectures = [Lecture.from_json(r) for r in records]
-    previous = [Lecture.from_json(r) for r in live]
-    verdict = evaluate(GateInput(lectures, stats, len(previous) or None, previous), thresholds)
+    verdict = evaluate(GateInput(records, stats, len(live) or None, live), thresholds)
     report["gate"] = verdict.as_dict()
     report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)

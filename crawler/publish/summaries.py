@@ -1,0 +1,287 @@
+"""What publishing decides over the whole catalogue, from small per-lecture summaries.
+
+A release is written one event at a time (:mod:`crawler.publish.release`), but two decisions look
+across events: the same talk staged under two ids becomes one record, and near-duplicate talks share a
+cluster. Both are taken here from what each lecture is reduced to (its id, the key of its talk, the key
+of its text and its MinHash signature, one row of a ``uint32`` matrix), never from whole records: the
+memory they take is a few hundred bytes per lecture, and a candidate pair's texts are read back from
+the stage only to check its exact similarity. The decisions are those of
+:func:`crawler.dedup.records.merge_duplicates` on the same records (same kept ids, same alternates,
+same clusters, same report).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import weakref
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from crawler import schema
+from crawler.dedup import near
+from crawler.dedup.records import SAME_TALK, Cluster, DedupReport, Merge, talk_key
+from crawler.schema import Lecture, lecture_order
+from crawler.stage import StageIndex
+
+logger = logging.getLogger(__name__)
+
+# Reads a lecture back by id (from the stage): only candidate pairs' texts are read twice.
+ReadLecture = Callable[[str], Lecture]
+
+
+@dataclass(frozen=True, slots=True)
+class TalkSummary:
+    """What the duplicate decisions need of one staged lecture."""
+
+    lecture_id: str
+    talk: str | None  # :func:`crawler.dedup.records.talk_key`
+    alternate_ids: tuple[str, ...]
+
+
+@dataclass
+class DedupPlan:
+    """The duplicate decisions over a staged crawl, applied to its lectures one at a time."""
+
+    dropped: frozenset[str] = frozenset()
+    # Kept id -> its alternate ids, and the ids whose URLs it takes over.
+    alternates: dict[str, tuple[list[str], tuple[str, ...]]] = field(default_factory=dict)
+    clusters: dict[str, str] = field(default_factory=dict)
+    report: DedupReport = field(default_factory=DedupReport)
+
+    def apply(self, lecture: Lecture, urls: Callable[[str], Sequence[str]]) -> Lecture | None:
+        """``lecture`` as the release holds it (its hash computed again), None when it was merged into
+        another id; ``urls`` gives an id's staged URLs (a kept record unites its merged ones')."""
+        if lecture.lecture_id in self.dropped:
+            return None
+        merged = self.alternates.get(lecture.lecture_id)
+        if merged is not None:
+            lecture.alternate_ids = merged[0]
+            united = set(lecture.source_urls)
+            for other in merged[1]:
+                united.update(urls(other))
+            lecture.source_urls = sorted(united)
+        lecture.alternate_ids = list(lecture.alternate_ids or [])
+        lecture.near_duplicate_cluster = self.clusters.get(lecture.lecture_id)
+        lecture.content_sha256 = schema.content_sha256(lecture.values())
+        return lecture
+
+
+@dataclass
+class _Signatures:
+    """One signature per lecture, in lecture order, as rows of one matrix."""
+
+    ids: list[str]
+    matrix: np.ndarray
+    stats: near.SearchStats
+
+
+def _signatures(
+    ids: Sequence[str], read: ReadLecture, cached: Mapping[str, near.Signature]
+) -> tuple[_Signatures, list[TalkSummary]]:
+    matrix = np.empty((len(ids), near.NUM_PERM), dtype=np.uint32)
+    stats = near.SearchStats()
+    talks = []
+    for row, lecture_id in enumerate(ids):
+        lecture = read(lecture_id)
+        talks.append(
+            TalkSummary(lecture_id, talk_key(lecture.title, lecture.abstract), tuple(lecture.alternate_ids))
+        )
+        words = near.talk_words(lecture.title, lecture.abstract)
+        values = cached.get(near.key_of_words(words))
+        if values is None:
+            values = near.signature_of_shingles(near.shingles_of_words(words))
+            stats.signatures_computed += 1
+        else:
+            stats.signatures_cached += 1
+        matrix[row] = values
+    return _Signatures(list(ids), matrix, stats), talks
+
+
+def _same_talks(talks: Sequence[TalkSummary], published: Container[str], plan: DedupPlan) -> None:
+    """Each talk once: the id an earlier release published (else the lowest) kept, the others dropped."""
+    groups: dict[str, list[TalkSummary]] = {}
+    for talk in talks:
+        if talk.talk is not None:
+            groups.setdefault(talk.talk, []).append(talk)
+    dropped: set[str] = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        keep = min(members, key=lambda t: (t.lecture_id not in published, lecture_order(t.lecture_id)))
+        others = sorted((t for t in members if t is not keep), key=lambda t: lecture_order(t.lecture_id))
+        alternates = set(keep.alternate_ids)
+        for other in others:
+            alternates.add(other.lecture_id)
+            alternates.update(other.alternate_ids)
+        alternates.discard(keep.lecture_id)
+        merged = tuple(t.lecture_id for t in others)
+        plan.alternates[keep.lecture_id] = (sorted(alternates, key=lecture_order), merged)
+        dropped.update(merged)
+        merge = Merge(keep.lecture_id, merged)
+        plan.report.merges.append(merge)
+        logger.info("lectures %s are lecture %s (%s): merged", ", ".join(merge.merged), merge.kept, SAME_TALK)
+    plan.report.merges.sort(key=lambda m: lecture_order(m.kept))
+    plan.dropped = frozenset(dropped)
+
+
+def _band_mates(matrix: np.ndarray) -> dict[int, set[int]]:
+    """Per row, the rows sharing an LSH band with it (datasketch's banding for ``LSH_THRESHOLD``), from
+    a sort of each band's values: no index of MinHash objects. A bucket larger than the candidate cap
+    gives each member only its lowest ``MAX_CANDIDATES + 1`` rows, which is all the capped query keeps."""
+    bands, rows = near.lsh_bands()
+    values = np.ascontiguousarray(matrix[:, : bands * rows], dtype="<u4")
+    mates: dict[int, set[int]] = {}
+    for band in range(bands):
+        keys = np.ascontiguousarray(values[:, band * rows : (band + 1) * rows]).view(
+            np.dtype((np.void, 4 * rows))
+        )[:, 0]
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        breaks = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+        for bucket in np.split(order, breaks):
+            if len(bucket) < 2:
+                continue
+            members = sorted(int(i) for i in bucket)
+            lowest = members[: near.MAX_CANDIDATES + 1]
+            for member in members:
+                mates.setdefault(member, set()).update(m for m in lowest if m != member)
+    return mates
+
+
+def _near_pairs(signed: _Signatures, keep: Sequence[int], read: ReadLecture) -> list[near.NearPair]:
+    """The near-duplicate pairs among the kept rows: candidates from shared bands (the first
+    ``MAX_CANDIDATES`` of each row's, in lecture order), each checked by the exact Jaccard similarity."""
+    kept = np.asarray(keep, dtype=np.int64)
+    mates = _band_mates(signed.matrix[kept])
+    grams: dict[int, set[str]] = {}
+
+    def grams_of(row: int) -> set[str]:
+        if row not in grams:
+            lecture = read(signed.ids[int(kept[row])])
+            grams[row] = near.shingles(lecture.title, lecture.abstract)
+        return grams[row]
+
+    pairs = []
+    for row in sorted(mates):
+        candidates = sorted(mates[row])
+        if len(candidates) > near.MAX_CANDIDATES:
+            signed.stats.capped_queries += 1
+            candidates = candidates[: near.MAX_CANDIDATES]
+        for mate in (m for m in candidates if m > row):
+            signed.stats.candidate_pairs += 1
+            similarity = near.jaccard(grams_of(row), grams_of(mate))
+            if similarity >= near.MATCH_THRESHOLD:
+                first, second = signed.ids[int(kept[row])], signed.ids[int(kept[mate])]
+                pairs.append(near.NearPair(first, second, round(similarity, 4)))
+    return sorted(pairs, key=lambda p: (lecture_order(p.first), lecture_order(p.second)))
+
+
+def _report_clusters(pairs: Sequence[near.NearPair], plan: DedupPlan) -> None:
+    by_cluster: dict[str, list[str]] = {}
+    for member, cluster_id in plan.clusters.items():
+        by_cluster.setdefault(cluster_id, []).append(member)
+    for cluster_id in sorted(by_cluster, key=lecture_order):
+        members = tuple(sorted(by_cluster[cluster_id], key=lecture_order))
+        inside = tuple(p for p in pairs if plan.clusters.get(p.first) == cluster_id)
+        plan.report.clusters.append(Cluster(cluster_id, members, inside))
+        logger.info(
+            "lectures %s are near-duplicates (Jaccard %s): cluster %s",
+            ", ".join(members),
+            ", ".join(f"{p.similarity:.2f}" for p in inside),
+            cluster_id,
+        )
+
+
+def plan_dedup(
+    ids: Sequence[str],
+    read: ReadLecture,
+    *,
+    signatures: Mapping[str, near.Signature],
+    published: Container[str] = (),
+) -> DedupPlan:
+    """The duplicate decisions over the lectures ``ids`` (in lecture order), each read once with
+    ``read``; ``signatures`` are the ones the crawl cached (by text key), ``published`` the ids an
+    earlier release published (they win when one record of a talk must be kept)."""
+    plan = DedupPlan()
+    plan.report.records_in = len(ids)
+    signed, talks = _signatures(ids, read, signatures)
+    _same_talks(talks, published, plan)
+    keep = [row for row, lecture_id in enumerate(ids) if lecture_id not in plan.dropped]
+    pairs = _near_pairs(signed, keep, read)
+    plan.clusters = near.clusters(pairs)
+    _report_clusters(pairs, plan)
+    plan.report.search = signed.stats
+    plan.report.records_out = len(keep)
+    return plan
+
+
+class StagedEvents:
+    """The staged crawl's lectures with the duplicate decisions applied, one event at a time (see
+    :class:`crawler.publish.release.EventRows`), read back from the stage when they are asked for."""
+
+    def __init__(self, index: StageIndex, plan: DedupPlan) -> None:
+        self.index = index
+        self.plan = plan
+
+    def event_of(self) -> dict[str, str]:
+        return {i: e.event_id for i, e in self.index.entries.items() if i not in self.plan.dropped}
+
+    def event_ids(self) -> list[str]:
+        return sorted(set(self.event_of().values()), key=lecture_order)
+
+    def lectures_of(self, event_id: str) -> list[Lecture]:
+        out = []
+        for lecture in self.index.lectures_of(event_id):
+            kept = self.plan.apply(lecture, lambda other: sorted(self.index.urls.get(other, ())))
+            if kept is not None:
+                out.append(kept)
+        return out
+
+
+class SpilledEvents:
+    """Lectures kept on disk, one JSON-lines file per event, until they are written: what the next
+    release holds between building it and publishing it. Only each lecture's id, event, hash and
+    withdrawal stay in memory; the folder is removed with the object."""
+
+    def __init__(self, prefix: str = "eventcrawl-events-") -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix=prefix))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.directory, ignore_errors=True)
+        self._files: dict[str, Path] = {}
+        self.states: dict[str, tuple[str, bool]] = {}
+        self._event_of: dict[str, str] = {}
+
+    def add(self, event_id: str, lectures: Iterable[Lecture]) -> None:
+        """Append lectures to an event (an event may be added in several parts)."""
+        path = self._files.setdefault(event_id, self.directory / f"{len(self._files)}.jsonl")
+        with path.open("a", encoding="utf-8") as fh:
+            for lecture in lectures:
+                fh.write(json.dumps(lecture.to_json(), ensure_ascii=False) + "\n")
+                self.states[lecture.lecture_id] = (lecture.content_sha256, lecture.withdrawn)
+                self._event_of[lecture.lecture_id] = event_id
+
+    def event_ids(self) -> list[str]:
+        return sorted(self._files, key=lecture_order)
+
+    def event_of(self) -> dict[str, str]:
+        return dict(self._event_of)
+
+    def lectures_of(self, event_id: str) -> list[Lecture]:
+        path = self._files.get(event_id)
+        if path is None:
+            return []
+        with path.open(encoding="utf-8") as fh:
+            return [Lecture.from_json(json.loads(line)) for line in fh]
+
+    def __iter__(self) -> Iterator[Lecture]:
+        """Every lecture, one event in memory at a time."""
+        for event_id in self.event_ids():
+            yield from self.lectures_of(event_id)
+
+    def close(self) -> None:
+        self._finalizer()
