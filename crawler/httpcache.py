@@ -42,19 +42,16 @@ the process is killed.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import os
 import queue
 import shutil
 import threading
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from time import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.httpcache import HttpCacheMiddleware
 from scrapy.extensions.httpcache import RFC2616Policy
@@ -62,8 +59,25 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.project import data_path
 
+from crawler.cache_entry import (
+    ENTRY_FORMAT,
+    ENTRY_SUFFIX,
+    TEMP_SUFFIX,
+    BodyForm,
+    BodyReader,
+    BrokenEntry,
+    EntryHeader,
+    StoredRead,
+    decode_entry,
+    decoded_body,
+    encode_entry,
+    is_json_type,
+    new_entry,
+    store_entry,
+    stripped_body,
+    write_entry,
+)
 from crawler.extensions.workers import JobFailed, WorkerPool, crawler_pool
-from crawler.pages import strip_page_personal_data, strip_personal_data
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -73,9 +87,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ENTRY_SUFFIX = ".entry"
-TEMP_SUFFIX = ".tmp"
-ENTRY_FORMAT = "eventcrawl-httpcache/1"
 # The earlier layout: a directory of part files per entry, this one written last.
 META_FILE = "pickled_meta"
 _VALIDATORS = (b"If-None-Match", b"If-Modified-Since")
@@ -86,7 +97,6 @@ _SECONDS_PER_DAY = 86400.0
 _BODY_HEADERS = (b"Content-Length", b"Content-Encoding", b"Transfer-Encoding")
 _DROPPED_HEADERS = frozenset({*(h.lower() for h in _BODY_HEADERS), b"set-cookie"})
 _IDENTITY = frozenset({b"", b"identity"})
-_JSON_TYPES = (b"application/json", b"application/vnd.api+json")
 # Entries encoded but not yet on disk, at most: the crawl waits rather than hold more in memory.
 _WRITE_QUEUE = 64
 
@@ -106,142 +116,17 @@ class PurgeResult:
     removed_partial: int = 0  # interrupted writes: temporary files, or part directories without metadata
 
 
-@dataclass(frozen=True)
-class StoredRead:
-    """What a worker's store job returns: whether the entry was written, and what a reader made of the
-    decoded body on the way (its result, or the exception it raised), with that body's length."""
-
-    stored: bool
-    body_length: int = 0
-    value: Any = None
-    error: Exception | None = None
-
-
-# A pure function of a stored answer's decoded body, run in the job that stores the answer (see
-# BoundedFilesystemCacheStorage): the body goes to a worker process once, for both.
-BodyReader = Callable[[bytes], Any]
-
-
-class BrokenEntry(Exception):
-    """A stored entry that cannot be used: torn header, or a body that does not match its length or hash."""
-
-
-# -- the entry file ----------------------------------------------------------------------------------
-
-
-def encode_entry(header: dict[str, Any], body: bytes) -> bytes:
-    """One entry: the JSON header line (with the body's length and sha256 added), then the body."""
-    meta = {
-        **header,
-        "format": ENTRY_FORMAT,
-        "body_length": len(body),
-        "body_sha256": hashlib.sha256(body).hexdigest(),
-    }
-    return json.dumps(meta, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n" + body
-
-
-def decode_entry(data: bytes) -> tuple[dict[str, Any], bytes]:
-    """The header and body of an entry; :class:`BrokenEntry` unless the body is whole and unchanged."""
-    line, newline, body = data.partition(b"\n")
-    if not newline:
-        raise BrokenEntry("no header line")
-    try:
-        header = json.loads(line)
-    except ValueError as exc:
-        raise BrokenEntry(f"unreadable header: {exc}") from None
-    if not isinstance(header, dict) or header.get("format") != ENTRY_FORMAT:
-        raise BrokenEntry("not an entry of this cache")
-    if header.get("body_length") != len(body):
-        raise BrokenEntry(f"body is {len(body)} bytes, {header.get('body_length')} were stored")
-    if header.get("body_sha256") != hashlib.sha256(body).hexdigest():
-        raise BrokenEntry("body does not match its stored sha256")
-    return header, body
-
-
-def write_entry(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: a temporary file renamed into place.
-
-    Not synced: a killed crawl loses nothing the kernel was given, and after a power loss an entry the disk
-    did not keep fails its length and sha256 check and is fetched again (syncing cost about 0.5 ms an
-    entry, on the path of every page)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}{TEMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    os.replace(tmp, path)
-
-
 # -- personal data ------------------------------------------------------------------------------------
 
 
-def content_encodings(response: Response) -> list[bytes]:
+def content_encodings(response: Response) -> tuple[bytes, ...]:
     """The response's content encodings, in the order they were applied (identity left out)."""
-    return [
+    return tuple(
         e.strip().lower()
         for value in response.headers.getlist(b"Content-Encoding")
         for e in value.split(b",")
         if e.strip().lower() not in _IDENTITY
-    ]
-
-
-def decoded_body(body: bytes, encodings: list[bytes], max_size: int) -> bytes | None:
-    """``body`` without its content ``encodings``; None for an encoding that cannot be read here."""
-    for encoding in reversed(encodings):
-        if encoding not in (b"gzip", b"x-gzip", b"deflate"):
-            return None
-        # 47: a zlib or gzip header, detected; a bounded output guards against a compression bomb.
-        decoder = zlib.decompressobj(47 if encoding != b"deflate" else 15)
-        try:
-            out = decoder.decompress(body, max_size + 1 if max_size else 0)
-        except zlib.error:
-            try:
-                out = zlib.decompressobj(-15).decompress(body, max_size + 1 if max_size else 0)
-            except zlib.error:
-                return None
-        if max_size and len(out) > max_size:
-            return None
-        body = out
-    return body
-
-
-def is_json_type(content_type: bytes) -> bool:
-    """Whether a ``Content-Type`` value names JSON."""
-    media_type = content_type.split(b";")[0].strip().lower()
-    return media_type in _JSON_TYPES or media_type.endswith(b"+json")
-
-
-def stripped_body(body: bytes, *, is_json: bool) -> bytes:
-    """``body`` (already decoded) with personal data removed: JSON through ``strip_personal_data``,
-    anything else through ``strip_page_personal_data``. JSON that does not parse is scrubbed as text."""
-    if is_json:
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            return strip_page_personal_data(body)
-        clean = strip_personal_data(doc)
-        if clean == doc:
-            return body
-        return json.dumps(clean, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    return strip_page_personal_data(body)
-
-
-def new_entry(
-    header: dict[str, Any], body: bytes, encodings: list[bytes], *, is_json: bool, max_size: int
-) -> bytes | None:
-    """The stored form of a downloaded answer: its body decoded and stripped of personal data, after
-    ``header`` (see :func:`encode_entry`); None when its content encoding cannot be read here."""
-    decoded = decoded_body(body, encodings, max_size)
-    if decoded is None:
-        return None
-    return encode_entry(header, stripped_body(decoded, is_json=is_json))
+    )
 
 
 # -- size and purge -----------------------------------------------------------------------------------
@@ -525,43 +410,21 @@ class BoundedFilesystemCacheStorage:
         )
 
     def store_response(self, spider: Spider, request: Request, response: Response) -> None:
-        headers = [
-            [name.decode("latin-1"), [v.decode("latin-1") for v in values]]
-            for name, values in response.headers.items()
-            if name.lower() not in _DROPPED_HEADERS
-        ]
-        header = {
-            "url": request.url,
-            "method": request.method,
-            "status": response.status,
-            "response_url": response.url,
-            "timestamp": time(),
-            "headers": headers,
-            # "cached" is added on every read; stored, it would pile up once per revalidation.
-            "flags": [flag for flag in response.flags if flag != "cached"],
-            "protocol": response.protocol,
-        }
+        header = entry_header(request, response)
         path = self.entry_path(spider, request)
         if "cached" in response.flags:
             # Read from this cache (a 304 refreshed it): its body was stripped when it was first stored.
             data = encode_entry(header, response.body)
         else:
-            encodings = content_encodings(response)
-            is_json = is_json_type(response.headers.get(b"Content-Type") or b"")
+            form = BodyForm(
+                content_encodings(response),
+                is_json_type(response.headers.get(b"Content-Type") or b""),
+                self.max_size,
+            )
             if self._workers is not None:
-                # Decoded, stripped, hashed and written by a worker process; drain() waits for it. A
-                # spider that will read this body has the worker read it in the same job.
-                reader = self._reader_for(request, response) if self._reader_for is not None else None
-                job = self._workers.submit(
-                    store_entry, path, header, response.body, encodings, is_json, self.max_size, reader
-                )
-                if reader is not None:
-                    self._workers.keep_for(request, job)
-                task = asyncio.ensure_future(self._stored(path, job))
-                self._in_workers.add(task)
-                task.add_done_callback(self._in_workers.discard)
+                self._store_in_worker(path, header, request, response, form)
                 return
-            built = new_entry(header, response.body, encodings, is_json=is_json, max_size=self.max_size)
+            built = new_entry(header, response.body, form)
             if built is None:
                 self._count("httpcache/not_stored_encoding")
                 return
@@ -571,28 +434,64 @@ class BoundedFilesystemCacheStorage:
         else:
             self._writes.put((path, data))
 
+    def _store_in_worker(
+        self, path: Path, header: EntryHeader, request: Request, response: Response, form: BodyForm
+    ) -> None:
+        """Decoded, stripped, hashed and written by a worker process; drain() waits for it. A spider that
+        will read this body has the worker read it in the same job."""
+        workers = self._workers
+        assert workers is not None
+        reader = self._reader_for(request, response) if self._reader_for is not None else None
+        job = workers.submit(store_entry, path, header, response.body, form, reader)
+        if reader is not None:
+            workers.keep_for(request, job)
+        task = asyncio.ensure_future(self._stored(path, job))
+        self._in_workers.add(task)
+        task.add_done_callback(self._in_workers.discard)
 
-def store_entry(
-    path: Path,
-    header: dict[str, Any],
-    body: bytes,
-    encodings: list[bytes],
-    is_json: bool,
-    max_size: int,
-    reader: BodyReader | None = None,
-) -> StoredRead:
-    """Build a downloaded answer's entry (:func:`new_entry`) and write it to ``path`` whole or not at
-    all; not stored when its content encoding cannot be read here (nothing is written, nothing read).
 
-    ``reader``, when given, reads the decoded body (before it is stripped) in the same job: what it
-    returns or raises comes back in the :class:`StoredRead`, after the entry is written."""
-    decoded = decoded_body(body, encodings, max_size)
-    if decoded is None:
-        return StoredRead(stored=False)
-    write_entry(path, encode_entry(header, stripped_body(decoded, is_json=is_json)))
-    if reader is None:
-        return StoredRead(stored=True, body_length=len(decoded))
-    try:
-        return StoredRead(stored=True, body_length=len(decoded), value=reader(decoded))
-    except Exception as exc:  # the reader's own failure (an unparsable page): the spider gets it
-        return StoredRead(stored=True, body_length=len(decoded), error=exc)
+def entry_header(request: Request, response: Response) -> EntryHeader:
+    """What an entry keeps of an answer besides its body."""
+    return {
+        "url": request.url,
+        "method": request.method,
+        "status": response.status,
+        "response_url": response.url,
+        "timestamp": time(),
+        "headers": [
+            (name.decode("latin-1"), [v.decode("latin-1") for v in values])
+            for name, values in response.headers.items()
+            if name.lower() not in _DROPPED_HEADERS
+        ],
+        # "cached" is added on every read; stored, it would pile up once per revalidation.
+        "flags": [flag for flag in response.flags if flag != "cached"],
+        "protocol": response.protocol,
+    }
+
+
+__all__ = [
+    "ENTRY_FORMAT",
+    "ENTRY_SUFFIX",
+    "TEMP_SUFFIX",
+    "BodyForm",
+    "BodyReader",
+    "BoundedFilesystemCacheStorage",
+    "BrokenEntry",
+    "CacheSize",
+    "EntryHeader",
+    "PurgeResult",
+    "RevalidatingCacheMiddleware",
+    "RevalidatingPolicy",
+    "StoredRead",
+    "cache_size",
+    "decode_entry",
+    "decoded_body",
+    "encode_entry",
+    "entry_header",
+    "is_json_type",
+    "new_entry",
+    "purge_cache",
+    "store_entry",
+    "stripped_body",
+    "write_entry",
+]
