@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -183,14 +183,16 @@ class SignatureCache:
 
     def __init__(self, state_dir: Path | None, worker: str = "main") -> None:
         self.path = cache_dir(state_dir) / f"{worker}.jsonl" if state_dir is not None else None
-        self.known: set[str] = set()
+        # Each written key's hash: a set of small numbers rather than of 40-character keys.
+        self.known: set[int] = set()
         self._fh: IO[str] | None = None
 
     def add(self, key: str, values: Signature) -> bool:
         """Remember a signature; False when this key was already written by this process."""
-        if key in self.known:
+        known = hash(key)
+        if known in self.known:
             return False
-        self.known.add(key)
+        self.known.add(known)
         if self.path is None:
             return True
         if self._fh is None:
@@ -365,7 +367,7 @@ def lsh_bands(threshold: float = LSH_THRESHOLD) -> tuple[int, int]:
 
 
 def candidate_groups(
-    ids: Sequence[str], signatures: np.ndarray, talks: Sequence[str | None] | None = None
+    ids: Sequence[str], signatures: np.ndarray, talks: Sequence[Hashable | None] | None = None
 ) -> list[list[str]]:
     """Groups of ids whose signatures share an LSH band (connected components), for a crawl's summary.
 

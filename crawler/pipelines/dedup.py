@@ -48,13 +48,17 @@ class DedupPipeline:
         workers: WorkerPool | None = None,
     ) -> None:
         self.stats = stats
-        self.hashes: dict[str, str] = {}
-        self.urls: dict[str, set[str]] = {}
-        self.talks: dict[str, str] = {}
-        self.talk_of: dict[str, str | None] = {}
+        # Per lecture only what the decisions compare, as small numbers: its row (the lecture's place in
+        # the arrays below), and a 64-bit key of each URL it was seen at. Its content hash, its talk key
+        # and its signature sit in its row.
+        self.rows: dict[str, int] = {}
+        self.seen_urls: set[int] = set()
+        self.content = np.zeros(_INITIAL_ROWS, dtype=np.uint64)
+        # The talk key of each row (0: too short an abstract to tell), and the first lecture of each talk.
+        self.talk_keys = np.zeros(_INITIAL_ROWS, dtype=np.uint64)
+        self.talks: dict[int, str] = {}
         self.signatures = near.SignatureCache(state_dir, worker)
         # One row per lecture: its latest signature, for the near-duplicate summary at close.
-        self.rows: dict[str, int] = {}
         self.matrix = np.zeros((_INITIAL_ROWS, near.NUM_PERM), dtype=np.uint32)
         # Signatures being computed by worker processes (None: here): each row takes its latest one.
         self.workers = workers
@@ -90,7 +94,8 @@ class DedupPipeline:
     def summarize_near_duplicates(self) -> list[list[str]]:
         """Count and report the candidate near-duplicate groups among the lectures seen (one log line)."""
         ids = list(self.rows)
-        groups = near.candidate_groups(ids, self.matrix[: len(ids)], [self.talk_of.get(i) for i in ids])
+        talks = [int(key) or None for key in self.talk_keys[: len(ids)]]
+        groups = near.candidate_groups(ids, self.matrix[: len(ids)], talks)
         lectures = sum(len(g) for g in groups)
         self.stats.set_value("dedup/near_duplicate_candidates", lectures - len(groups))
         self.stats.set_value("dedup/near_duplicate_groups_count", len(groups))
@@ -120,18 +125,19 @@ class DedupPipeline:
             item.page_aliases = self._new_aliases(item.page_aliases)
         lecture_id = item.lecture_id
         item.content_sha256 = content_sha256(item.record())
-        known_urls = self.urls.setdefault(lecture_id, set())
-        new_urls = set(item.source_urls) - known_urls
-        previous = self.hashes.get(lecture_id)
-        self.hashes[lecture_id] = item.content_sha256
-        known_urls.update(new_urls)
-        if previous is None:
+        content = _key64(item.content_sha256)
+        new_urls = [u for u in dict.fromkeys(item.source_urls) if self._see_url(lecture_id, u)]
+        row = self.rows.get(lecture_id)
+        if row is None:
+            row = self._new_row(lecture_id)
+            self.content[row] = content
             self.stats.inc_value("dedup/unique")
-            self._prepare_record_dedup(item)
+            self._prepare_record_dedup(item, row)
             return item
-        if previous != item.content_sha256:
+        if self.content[row] != content:
+            self.content[row] = content
             self.stats.inc_value("dedup/changed_on_refetch")
-            self._prepare_record_dedup(item)
+            self._prepare_record_dedup(item, row)
             return item
         if new_urls or item.page_aliases:
             # The lecture is staged again only for what is new about it: its URLs, or what it links.
@@ -140,21 +146,34 @@ class DedupPipeline:
         self.stats.inc_value("dedup/dropped")
         raise DropItem(f"lecture {lecture_id} already staged with the same content", log_level="DEBUG")
 
-    def _prepare_record_dedup(self, item: LectureItem) -> None:
+    def _see_url(self, lecture_id: str, url: str) -> bool:
+        """Remember that ``url`` belongs to the lecture; False when it was known already."""
+        key = hash((lecture_id, url))
+        if key in self.seen_urls:
+            return False
+        self.seen_urls.add(key)
+        return True
+
+    def _new_row(self, lecture_id: str) -> int:
+        row = self.rows[lecture_id] = len(self.rows)
+        if row >= len(self.matrix):
+            grown = 2 * len(self.matrix)
+            self.matrix = _grown(self.matrix, grown)
+            self.content = _grown(self.content, grown)
+            self.talk_keys = _grown(self.talk_keys, grown)
+        return row
+
+    def _prepare_record_dedup(self, item: LectureItem, row: int) -> None:
         lecture_id = item.lecture_id
         title, abstract = item.title, item.abstract
         key = talk_key(title, abstract)
-        self.talk_of[lecture_id] = key
-        if key is not None:
-            first = self.talks.setdefault(key, lecture_id)
+        talk = _key64(key) if key is not None else 0
+        self.talk_keys[row] = talk
+        if talk:
+            first = self.talks.setdefault(talk, lecture_id)
             if first != lecture_id:
                 self.stats.inc_value("dedup/same_talk_seen")
                 logger.debug("lecture %s repeats lecture %s (same title and abstract)", lecture_id, first)
-        row = self.rows.setdefault(lecture_id, len(self.rows))
-        if row >= len(self.matrix):
-            grown = np.zeros((2 * len(self.matrix), near.NUM_PERM), dtype=np.uint32)
-            grown[: len(self.matrix)] = self.matrix
-            self.matrix = grown
         if self.workers is None:
             self._signed(row, *near.keyed_signature(title, abstract))
             return
@@ -188,12 +207,22 @@ class DedupPipeline:
         URLs or an alias already staged)."""
         kept = []
         for lecture_id, url in aliases:
-            urls = self.urls.setdefault(lecture_id, set())
-            if url in urls:
+            if not self._see_url(lecture_id, url):
                 self.stats.inc_value("dedup/alias_dropped")
                 continue
-            urls.add(url)
             kept.append([lecture_id, url])
         if kept:
             self.stats.inc_value("dedup/alias", len(kept))
         return kept
+
+
+def _key64(hex_digest: str) -> int:
+    """The first 64 bits of a hex digest: what the crawl keeps of a content hash or a talk key to tell
+    equal from different (two different ones share them with a chance of one in 2**64)."""
+    return int(hex_digest[:16], 16)
+
+
+def _grown(array: np.ndarray, rows: int) -> np.ndarray:
+    grown = np.zeros((rows, *array.shape[1:]), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
