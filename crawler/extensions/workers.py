@@ -39,7 +39,7 @@ import multiprocessing
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -53,6 +53,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
+from crawler import stats_keys as keys
 from crawler.extensions import worker_side
 
 logger = logging.getLogger(__name__)
@@ -60,13 +61,13 @@ logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
 
-STAT_PROCESSES = "workers/processes"
-STAT_JOBS = "workers/jobs"
-STAT_TIMED_OUT = "workers/timed_out"
-STAT_DIED = "workers/died"
-STAT_RETRIED = "workers/retried"
-STAT_FAILED = "workers/failed"
-STAT_POOLS_REPLACED = "workers/pools_replaced"
+STAT_PROCESSES = keys.WORKERS_PROCESSES
+STAT_JOBS = keys.WORKERS_JOBS
+STAT_TIMED_OUT = keys.WORKERS_TIMED_OUT
+STAT_DIED = keys.WORKERS_DIED
+STAT_RETRIED = keys.WORKERS_RETRIED
+STAT_FAILED = keys.WORKERS_FAILED
+STAT_POOLS_REPLACED = keys.WORKERS_POOLS_REPLACED
 
 # How often the pool is looked at (a pool that Pebble gave up on, or one that stopped answering).
 _WATCH_SECONDS = 1.0
@@ -92,7 +93,7 @@ class WorkerDied(JobFailed):
 class _Job:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
-    kwargs: dict[str, Any]
+    kwargs: Mapping[str, object]
     result: asyncio.Future[Any]
     tries: int = 1
     running: Future[Any] | None = field(default=None, repr=False)

@@ -270,14 +270,14 @@ def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False
 
 
 def scrub_fields(
-    fields: Mapping[str, Any], url_fields: frozenset[str] | set[str] = frozenset()
-) -> tuple[dict[str, Any], dict[str, int]]:
+    fields: Mapping[str, object], url_fields: frozenset[str] | set[str] = frozenset()
+) -> tuple[dict[str, object], dict[str, int]]:
     """Every string field (and string inside a list field) of a record scrubbed.
 
     Fields named in ``url_fields`` get :data:`URL_PLACEHOLDER`, the others :data:`PLACEHOLDER`.
     Returns the scrubbed copy and, for each field that held addresses, how many.
     """
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     counts: dict[str, int] = {}
     for name, value in fields.items():
         is_url = name in url_fields
