@@ -59,6 +59,7 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.project import data_path
 
+from crawler import stats_keys as keys
 from crawler.cache_entry import (
     ENTRY_FORMAT,
     ENTRY_SUFFIX,
@@ -253,7 +254,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 request.headers.pop(header, None)
         result = super().process_request(request)
         if request.meta.get(_VALIDATORS_SET_META):
-            self.stats.inc_value("httpcache/conditional")
+            self.stats.inc_value(keys.HTTPCACHE_CONDITIONAL)
         return result
 
     def process_response(
@@ -267,7 +268,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 response.headers.pop(name, None)
         result = super().process_response(request, response)
         if revalidated and result is not response:
-            self.stats.inc_value("httpcache/hit_304")
+            self.stats.inc_value(keys.HTTPCACHE_HIT_304)
         return result
 
 
@@ -335,7 +336,7 @@ class BoundedFilesystemCacheStorage:
             logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
             return
         if not stored.stored:
-            self._count("httpcache/not_stored_encoding")
+            self._count(keys.HTTPCACHE_NOT_STORED_ENCODING)
 
     async def drain(self) -> None:
         """Wait until every entry handed to a worker process is on disk."""
@@ -368,14 +369,14 @@ class BoundedFilesystemCacheStorage:
         stats = spider.crawler.stats
         assert stats is not None
         if self._write_errors:
-            stats.set_value("httpcache/write_errors", self._write_errors)
+            stats.set_value(keys.HTTPCACHE_WRITE_ERRORS, self._write_errors)
         if self.purge_on_close and self.max_age_seconds > 0:
             result = purge_cache(self.spider_dir(spider), self.max_age_seconds)
-            stats.set_value("httpcache/purged_entries", result.removed_entries)
-            stats.set_value("httpcache/purged_bytes", result.removed_bytes)
+            stats.set_value(keys.HTTPCACHE_PURGED_ENTRIES, result.removed_entries)
+            stats.set_value(keys.HTTPCACHE_PURGED_BYTES, result.removed_bytes)
         size = self.size(spider)
-        stats.set_value("httpcache/entries", size.entries)
-        stats.set_value("httpcache/bytes", size.bytes)
+        stats.set_value(keys.HTTPCACHE_ENTRIES, size.entries)
+        stats.set_value(keys.HTTPCACHE_BYTES, size.bytes)
 
     def retrieve_response(self, spider: Spider, request: Request) -> Response | None:
         path = self.entry_path(spider, request)
@@ -390,7 +391,7 @@ class BoundedFilesystemCacheStorage:
         try:
             header, body = decode_entry(data)
         except BrokenEntry as exc:
-            self._count("httpcache/broken_entries")
+            self._count(keys.HTTPCACHE_BROKEN_ENTRIES)
             logger.warning("Cached answer for %s is broken (%s): fetching it again", request.url, exc)
             return None
         headers = Headers(
@@ -426,7 +427,7 @@ class BoundedFilesystemCacheStorage:
                 return
             built = new_entry(header, response.body, form)
             if built is None:
-                self._count("httpcache/not_stored_encoding")
+                self._count(keys.HTTPCACHE_NOT_STORED_ENCODING)
                 return
             data = built
         if self._writer is None:  # not opened for a spider: write in this thread

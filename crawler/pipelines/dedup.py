@@ -25,6 +25,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 from scrapy.statscollectors import StatsCollector
 
+from crawler import stats_keys as keys
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
 from crawler.extensions.workers import WorkerPool, crawler_pool
@@ -97,11 +98,11 @@ class DedupPipeline:
         talks = [int(key) or None for key in self.talk_keys[: len(ids)]]
         groups = near.candidate_groups(ids, self.matrix[: len(ids)], talks)
         lectures = sum(len(g) for g in groups)
-        self.stats.set_value("dedup/near_duplicate_candidates", lectures - len(groups))
-        self.stats.set_value("dedup/near_duplicate_groups_count", len(groups))
+        self.stats.set_value(keys.DEDUP_NEAR_DUPLICATE_CANDIDATES, lectures - len(groups))
+        self.stats.set_value(keys.DEDUP_NEAR_DUPLICATE_GROUPS_COUNT, len(groups))
         if groups:
             self.stats.set_value(
-                "dedup/near_duplicate_groups",
+                keys.DEDUP_NEAR_DUPLICATE_GROUPS,
                 [g[:MAX_REPORTED_MEMBERS] for g in groups[:MAX_REPORTED_GROUPS]],
             )
             logger.info(
@@ -110,7 +111,7 @@ class DedupPipeline:
                 lectures,
                 len(groups),
             )
-        same = self.stats.get_value("dedup/same_talk_seen", 0)
+        same = self.stats.get_value(keys.DEDUP_SAME_TALK_SEEN, 0)
         if same:
             logger.info("%d lectures repeat another lecture's title and abstract: merged at publish", same)
         return groups
@@ -131,19 +132,19 @@ class DedupPipeline:
         if row is None:
             row = self._new_row(lecture_id)
             self.content[row] = content
-            self.stats.inc_value("dedup/unique")
+            self.stats.inc_value(keys.DEDUP_UNIQUE)
             self._prepare_record_dedup(item, row)
             return item
         if self.content[row] != content:
             self.content[row] = content
-            self.stats.inc_value("dedup/changed_on_refetch")
+            self.stats.inc_value(keys.DEDUP_CHANGED_ON_REFETCH)
             self._prepare_record_dedup(item, row)
             return item
         if new_urls or item.page_aliases:
             # The lecture is staged again only for what is new about it: its URLs, or what it links.
-            self.stats.inc_value("dedup/merged_urls")
+            self.stats.inc_value(keys.DEDUP_MERGED_URLS)
             return item
-        self.stats.inc_value("dedup/dropped")
+        self.stats.inc_value(keys.DEDUP_DROPPED)
         raise DropItem(f"lecture {lecture_id} already staged with the same content", log_level="DEBUG")
 
     def _see_url(self, lecture_id: str, url: str) -> bool:
@@ -172,7 +173,7 @@ class DedupPipeline:
         if talk:
             first = self.talks.setdefault(talk, lecture_id)
             if first != lecture_id:
-                self.stats.inc_value("dedup/same_talk_seen")
+                self.stats.inc_value(keys.DEDUP_SAME_TALK_SEEN)
                 logger.debug("lecture %s repeats lecture %s (same title and abstract)", lecture_id, first)
         if self.workers is None:
             self._signed(row, *near.keyed_signature(title, abstract))
@@ -199,7 +200,7 @@ class DedupPipeline:
 
     def _signed(self, row: int, text: str, values: near.Signature) -> None:
         if self.signatures.add(text, values):
-            self.stats.inc_value("dedup/signatures")
+            self.stats.inc_value(keys.DEDUP_SIGNATURES)
         self.matrix[row] = values
 
     def _new_aliases(self, aliases: list[list[str]]) -> list[list[str]]:
@@ -208,11 +209,11 @@ class DedupPipeline:
         kept = []
         for lecture_id, url in aliases:
             if not self._see_url(lecture_id, url):
-                self.stats.inc_value("dedup/alias_dropped")
+                self.stats.inc_value(keys.DEDUP_ALIAS_DROPPED)
                 continue
             kept.append([lecture_id, url])
         if kept:
-            self.stats.inc_value("dedup/alias", len(kept))
+            self.stats.inc_value(keys.DEDUP_ALIAS, len(kept))
         return kept
 
 
