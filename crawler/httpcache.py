@@ -50,6 +50,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from time import time
 from typing import TYPE_CHECKING
 
@@ -133,28 +134,44 @@ def content_encodings(response: Response) -> tuple[bytes, ...]:
 # -- size and purge -----------------------------------------------------------------------------------
 
 
-def _entry_files(cache_dir: Path) -> list[Path]:
-    return sorted(p for p in cache_dir.rglob(f"*{ENTRY_SUFFIX}") if p.is_file())
+@dataclass(frozen=True)
+class _Scan:
+    """Every regular file under a cache directory (with its stat), by the directory that holds it: one
+    walk of the tree, where sizing and purging each walked it several times."""
 
+    root: Path
+    files: dict[Path, list[tuple[Path, os.stat_result]]]
 
-def _temp_files(cache_dir: Path) -> list[Path]:
-    return sorted(p for p in cache_dir.rglob(f"*{TEMP_SUFFIX}") if p.is_file())
+    @classmethod
+    def of(cls, root: Path) -> _Scan:
+        files: dict[Path, list[tuple[Path, os.stat_result]]] = {}
+        for dirpath, _, names in os.walk(root):
+            directory = Path(dirpath)
+            found = files[directory] = []
+            for name in names:
+                path = directory / name
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                if S_ISREG(stat.st_mode):
+                    found.append((path, stat))
+        return cls(root, files)
 
+    def ending(self, suffix: str) -> list[tuple[Path, os.stat_result]]:
+        return sorted(f for found in self.files.values() for f in found if f[0].name.endswith(suffix))
 
-def _legacy_dirs(cache_dir: Path) -> list[Path]:
-    return sorted(meta.parent for meta in cache_dir.rglob(META_FILE) if meta.is_file())
+    def legacy_dirs(self) -> list[Path]:
+        """Entry directories of the earlier layout (their metadata file written last)."""
+        return sorted(d for d, found in self.files.items() if any(p.name == META_FILE for p, _ in found))
 
-
-def _legacy_partial_dirs(cache_dir: Path) -> list[Path]:
-    return sorted(
-        d
-        for d in cache_dir.rglob("*")
-        if d.is_dir() and not (d / META_FILE).exists() and any(f.is_file() for f in d.iterdir())
-    )
-
-
-def _tree_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    def tree_bytes(self, under: Path) -> int:
+        return sum(
+            stat.st_size
+            for directory, found in self.files.items()
+            if directory == under or under in directory.parents
+            for _, stat in found
+        )
 
 
 def cache_size(cache_dir: str | os.PathLike[str]) -> CacheSize:
@@ -162,7 +179,8 @@ def cache_size(cache_dir: str | os.PathLike[str]) -> CacheSize:
     root = Path(cache_dir)
     if not root.is_dir():
         return CacheSize(0, 0)
-    return CacheSize(len(_entry_files(root)) + len(_legacy_dirs(root)), _tree_bytes(root))
+    scan = _Scan.of(root)
+    return CacheSize(len(scan.ending(ENTRY_SUFFIX)) + len(scan.legacy_dirs()), scan.tree_bytes(root))
 
 
 def purge_cache(
@@ -177,24 +195,27 @@ def purge_cache(
     if not root.is_dir():
         return PurgeResult(0, 0, 0, 0)
     cutoff = (time() if now is None else now) - max_age_seconds
+    scan = _Scan.of(root)
     removed = removed_bytes = kept = kept_bytes = partial = 0
-    for entry in _entry_files(root):
-        stat = entry.stat()
+    gone: set[Path] = set()
+    for entry, stat in scan.ending(ENTRY_SUFFIX):
         if stat.st_mtime < cutoff:
             entry.unlink(missing_ok=True)
+            gone.add(entry)
             removed += 1
             removed_bytes += stat.st_size
         else:
             kept += 1
             kept_bytes += stat.st_size
-    for temp in _temp_files(root):
-        stat = temp.stat()
+    for temp, stat in scan.ending(TEMP_SUFFIX):
         if stat.st_mtime < cutoff:
             temp.unlink(missing_ok=True)
+            gone.add(temp)
             removed_bytes += stat.st_size
             partial += 1
-    for entry_dir in _legacy_dirs(root):
-        size = _tree_bytes(entry_dir)
+    legacy = scan.legacy_dirs()
+    for entry_dir in legacy:
+        size = scan.tree_bytes(entry_dir)
         if (entry_dir / META_FILE).stat().st_mtime < cutoff:
             shutil.rmtree(entry_dir)
             removed += 1
@@ -202,18 +223,18 @@ def purge_cache(
         else:
             kept += 1
             kept_bytes += size
-    for entry_dir in _legacy_partial_dirs(root):
-        files = [f for f in entry_dir.iterdir() if f.is_file()]
-        if max(f.stat().st_mtime for f in files) < cutoff and not any(
-            f.suffix == ENTRY_SUFFIX for f in files
+    for entry_dir, found in sorted(scan.files.items()):
+        files = [(p, stat) for p, stat in found if p not in gone]
+        if entry_dir == root or entry_dir in legacy or not files or (entry_dir / META_FILE).exists():
+            continue
+        if max(stat.st_mtime for _, stat in files) < cutoff and not any(
+            p.suffix == ENTRY_SUFFIX for p, _ in files
         ):
-            removed_bytes += _tree_bytes(entry_dir)
+            removed_bytes += scan.tree_bytes(entry_dir)
             shutil.rmtree(entry_dir)
             partial += 1
-    for directory in sorted(
-        (d for d in root.rglob("*") if d.is_dir()), key=lambda d: len(d.parts), reverse=True
-    ):
-        if not any(directory.iterdir()):
+    for directory in sorted(scan.files, key=lambda d: len(d.parts), reverse=True):
+        if directory != root and directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
     return PurgeResult(removed, removed_bytes, kept, kept_bytes, partial)
 
