@@ -158,8 +158,11 @@ class BoilerplatePipeline:
             own = fields_as_blocks(record)
             item.extraction = text_rebuilt_from_fields(item.extraction)
             self.stats.inc_value(STAT_TEXT_FROM_FIELDS)
-        item.text = text_of(own, latex=self.latex)
-        if self.latex and item.text != text_of(own, latex=False):
+        # Normalized once: the LaTeX-cleaned text is compared with the plain one.
+        plain = [line for line in (normalize_line(b) for b in own) if line]
+        cleaned = [line for line in map(clean_latex, plain) if line] if self.latex else plain
+        item.text = "\n\n".join(cleaned)
+        if cleaned != plain:
             self.stats.inc_value(keys.BOILERPLATE_LATEX_CLEANED)
         self.stats.inc_value(keys.BOILERPLATE_BLOCKS_KEPT, len(own))
         self.stats.inc_value(keys.BOILERPLATE_BLOCKS_REMOVED, max(0, len(blocks) - len(own)))
