@@ -144,6 +144,11 @@ def keyed_signature(title: str | None, abstract: str | None) -> tuple[str, Signa
     return key_of_words(words), signature_of_shingles(shingles_of_words(words))
 
 
+def keyed_signatures(texts: Sequence[tuple[str | None, str | None]]) -> list[tuple[str, Signature]]:
+    """:func:`keyed_signature` of each ``(title, abstract)``: one worker job for many talks."""
+    return [keyed_signature(title, abstract) for title, abstract in texts]
+
+
 def encode_signature(values: Signature) -> str:
     return base64.b64encode(np.asarray(values, dtype="<u4").tobytes()).decode("ascii")
 

@@ -15,6 +15,7 @@ first ``MAX_REPORTED_GROUPS`` of them), which the crawl report keeps.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Coroutine
 from pathlib import Path
@@ -38,6 +39,9 @@ logger = logging.getLogger(__name__)
 MAX_REPORTED_GROUPS = 200
 MAX_REPORTED_MEMBERS = 20
 _INITIAL_ROWS = 1024
+# Lectures whose signatures one worker job computes: a job's own cost (sending it, its answer coming back
+# to the crawl's loop) is paid once for all of them rather than once a lecture.
+SIGNATURE_BATCH = 64
 
 
 class DedupPipeline:
@@ -61,10 +65,12 @@ class DedupPipeline:
         self.signatures = near.SignatureCache(state_dir, worker)
         # One row per lecture: its latest signature, for the near-duplicate summary at close.
         self.matrix = np.zeros((_INITIAL_ROWS, near.NUM_PERM), dtype=np.uint32)
-        # Signatures being computed by worker processes (None: here): each row takes its latest one.
+        # Signatures computed by worker processes (None: here), SIGNATURE_BATCH lectures a job: the texts
+        # not yet sent, the jobs under way, and for each row the job that carries its latest text.
         self.workers = workers
-        self._signing: dict[asyncio.Future[tuple[str, near.Signature]], int] = {}
-        self._latest: dict[int, asyncio.Future[tuple[str, near.Signature]]] = {}
+        self._batch: list[tuple[int, str | None, str | None]] = []
+        self._signing: set[asyncio.Future[list[tuple[str, near.Signature]]]] = set()
+        self._latest: dict[int, asyncio.Future[list[tuple[str, near.Signature]]]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DedupPipeline:
@@ -78,6 +84,7 @@ class DedupPipeline:
     def close_spider(self) -> Coroutine[Any, Any, None] | None:
         """Write the signatures and summarize; a coroutine (Scrapy awaits it) while worker processes
         still compute some."""
+        self._send_batch()
         if self._signing:
             return self._close_when_signed()
         self._close()
@@ -180,23 +187,41 @@ class DedupPipeline:
             return
         # Hashing every shingle is the step's main cost: a worker process does it, and the rest of the
         # crawl does not wait for it.
-        future = self.workers.submit(near.keyed_signature, title, abstract)
-        self._signing[future] = row
-        self._latest[row] = future
-        future.add_done_callback(self._signed_in_worker)
+        self._batch.append((row, title, abstract))
+        if len(self._batch) >= SIGNATURE_BATCH:
+            self._send_batch()
 
-    def _signed_in_worker(self, future: asyncio.Future[tuple[str, near.Signature]]) -> None:
-        row = self._signing.pop(future)
-        if self._latest.get(row) is not future:  # a later signature of the same lecture is on its way
+    def _send_batch(self) -> None:
+        if not self._batch or self.workers is None:
             return
-        del self._latest[row]
+        batch, self._batch = self._batch, []
+        future = self.workers.submit(
+            near.keyed_signatures, [(title, abstract) for _, title, abstract in batch]
+        )
+        self._signing.add(future)
+        # A row twice in one batch takes its second text's signature.
+        rows = {row: at for at, (row, _, _) in enumerate(batch)}
+        for row in rows:
+            self._latest[row] = future
+        future.add_done_callback(functools.partial(self._signed_in_worker, rows))
+
+    def _signed_in_worker(
+        self, rows: dict[int, int], future: asyncio.Future[list[tuple[str, near.Signature]]]
+    ) -> None:
+        self._signing.discard(future)
+        # A row whose later text went in a later job takes that job's signature.
+        mine = [(row, at) for row, at in rows.items() if self._latest.get(row) is future]
+        for row, _ in mine:
+            del self._latest[row]
         if future.cancelled():
             return
         error = future.exception()
         if error is not None:
-            logger.error("A near-duplicate signature could not be computed: %r", error)
+            logger.error("%d near-duplicate signatures could not be computed: %r", len(rows), error)
             return
-        self._signed(row, *future.result())
+        signed = future.result()
+        for row, at in mine:
+            self._signed(row, *signed[at])
 
     def _signed(self, row: int, text: str, values: near.Signature) -> None:
         if self.signatures.add(text, values):
