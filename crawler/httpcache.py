@@ -42,6 +42,7 @@ the process is killed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import queue
@@ -79,7 +80,7 @@ from crawler.cache_entry import (
     stripped_body,
     write_entry,
 )
-from crawler.extensions.workers import JobFailed, WorkerPool, crawler_pool
+from crawler.extensions.workers import WorkerPool, crawler_pool
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -326,7 +327,8 @@ class BoundedFilesystemCacheStorage:
         self._workers: WorkerPool | None = None
         self._reader_for: Callable[[Request, Response], BodyReader | None] | None = None
         self._write_errors = 0
-        self._in_workers: set[asyncio.Task[None]] = set()
+        # Store jobs under way in worker processes (a callback, not a task each, sees each one end).
+        self._in_workers: set[asyncio.Future[StoredRead[object]]] = set()
 
     def open_spider(self, spider: Spider) -> None:
         self._fingerprinter = spider.crawler.request_fingerprinter
@@ -349,20 +351,23 @@ class BoundedFilesystemCacheStorage:
                 self._write_errors += 1
                 logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
 
-    async def _stored(self, path: Path, job: asyncio.Future[StoredRead]) -> None:
-        try:
-            stored = await job
-        except (OSError, JobFailed) as exc:
-            self._write_errors += 1
-            logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
+    def _stored(self, path: Path, job: asyncio.Future[StoredRead[object]]) -> None:
+        self._in_workers.discard(job)
+        if job.cancelled():
             return
-        if not stored.stored:
+        error = job.exception()
+        if error is not None:  # a disk error, or the worker pool gave the job up (JobFailed)
+            self._write_errors += 1
+            logger.warning("Could not store %s in the HTTP cache: %s", path, error)
+            return
+        if not job.result().stored:
             self._count(keys.HTTPCACHE_NOT_STORED_ENCODING)
 
     async def drain(self) -> None:
         """Wait until every entry handed to a worker process is on disk."""
         while self._in_workers:
-            await asyncio.gather(*self._in_workers)
+            await asyncio.gather(*self._in_workers, return_exceptions=True)
+            await asyncio.sleep(0)  # the jobs' callbacks run on the loop's next turn
 
     def flush(self) -> None:
         """Wait until every entry handed to the writer is on disk."""
@@ -467,9 +472,8 @@ class BoundedFilesystemCacheStorage:
         job = workers.submit(store_entry, path, header, response.body, form, reader)
         if reader is not None:
             workers.keep_for(request, job)
-        task = asyncio.ensure_future(self._stored(path, job))
-        self._in_workers.add(task)
-        task.add_done_callback(self._in_workers.discard)
+        self._in_workers.add(job)
+        job.add_done_callback(functools.partial(self._stored, path))
 
 
 def entry_header(request: Request, response: Response) -> EntryHeader:
