@@ -16,7 +16,13 @@ from scrapy.statscollectors import StatsCollector
 from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem
 from crawler.schema import FIELD_NAMES
-from crawler.text.privacy import PLACEHOLDER, RECORD_URL_FIELDS, URL_PLACEHOLDER, scrub_value
+from crawler.text.privacy import (
+    PLACEHOLDER,
+    RECORD_URL_FIELDS,
+    URL_PLACEHOLDER,
+    scrub_value,
+    values_may_hold_address,
+)
 
 # What of a lecture item is scrubbed: its record, and the page's blocks and links that travel beside it.
 SCRUBBED = (*FIELD_NAMES, "page_blocks", "page_aliases")
@@ -40,6 +46,8 @@ class PrivacyPipeline:
         return self.lecture(item)
 
     def lecture(self, item: LectureItem) -> LectureItem:
+        if not values_may_hold_address(getattr(item, name) for name in SCRUBBED):
+            return item  # nearly every lecture: one search of all its strings, not one per field
         stored = 0
         for name in SCRUBBED:
             is_url = name in URL_FIELDS

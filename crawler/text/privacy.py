@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -238,6 +238,26 @@ def scrub_url(url: str, placeholder: str = URL_PLACEHOLDER) -> tuple[str, int]:
 def contains_email(text: str) -> bool:
     """True when :func:`scrub_emails` would change ``text``."""
     return next(_addresses(text, _at_positions(text)), None) is not None
+
+
+def _strings_in(value: object, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings_in(item, out)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _strings_in(item, out)
+
+
+def values_may_hold_address(values: Iterable[object]) -> bool:
+    """False when :func:`scrub_value` would change none of ``values`` (whether as text or as URLs): the
+    strings inside them are searched as one text, so a record without an address costs one search."""
+    strings: list[str] = []
+    for value in values:
+        _strings_in(value, strings)
+    return bool(strings_to_scrub(strings))
 
 
 def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False) -> tuple[Any, int]:
