@@ -42,19 +42,18 @@ the process is killed.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
+import functools
 import logging
 import os
 import queue
 import shutil
 import threading
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from time import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.httpcache import HttpCacheMiddleware
 from scrapy.extensions.httpcache import RFC2616Policy
@@ -62,8 +61,26 @@ from scrapy.http import Headers
 from scrapy.responsetypes import responsetypes
 from scrapy.utils.project import data_path
 
-from crawler.extensions.workers import JobFailed, WorkerPool, crawler_pool
-from crawler.pages import strip_page_personal_data, strip_personal_data
+from crawler import stats_keys as keys
+from crawler.cache_entry import (
+    ENTRY_FORMAT,
+    ENTRY_SUFFIX,
+    TEMP_SUFFIX,
+    BodyForm,
+    BodyReader,
+    BrokenEntry,
+    EntryHeader,
+    StoredRead,
+    decode_entry,
+    decoded_body,
+    encode_entry,
+    is_json_type,
+    new_entry,
+    store_entry,
+    stripped_body,
+    write_entry,
+)
+from crawler.extensions.workers import WorkerPool, crawler_pool
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -73,9 +90,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ENTRY_SUFFIX = ".entry"
-TEMP_SUFFIX = ".tmp"
-ENTRY_FORMAT = "eventcrawl-httpcache/1"
 # The earlier layout: a directory of part files per entry, this one written last.
 META_FILE = "pickled_meta"
 _VALIDATORS = (b"If-None-Match", b"If-Modified-Since")
@@ -86,7 +100,6 @@ _SECONDS_PER_DAY = 86400.0
 _BODY_HEADERS = (b"Content-Length", b"Content-Encoding", b"Transfer-Encoding")
 _DROPPED_HEADERS = frozenset({*(h.lower() for h in _BODY_HEADERS), b"set-cookie"})
 _IDENTITY = frozenset({b"", b"identity"})
-_JSON_TYPES = (b"application/json", b"application/vnd.api+json")
 # Entries encoded but not yet on disk, at most: the crawl waits rather than hold more in memory.
 _WRITE_QUEUE = 64
 
@@ -106,169 +119,60 @@ class PurgeResult:
     removed_partial: int = 0  # interrupted writes: temporary files, or part directories without metadata
 
 
-@dataclass(frozen=True)
-class StoredRead:
-    """What a worker's store job returns: whether the entry was written, and what a reader made of the
-    decoded body on the way (its result, or the exception it raised), with that body's length."""
-
-    stored: bool
-    body_length: int = 0
-    value: Any = None
-    error: Exception | None = None
-
-
-# A pure function of a stored answer's decoded body, run in the job that stores the answer (see
-# BoundedFilesystemCacheStorage): the body goes to a worker process once, for both.
-BodyReader = Callable[[bytes], Any]
-
-
-class BrokenEntry(Exception):
-    """A stored entry that cannot be used: torn header, or a body that does not match its length or hash."""
-
-
-# -- the entry file ----------------------------------------------------------------------------------
-
-
-def encode_entry(header: dict[str, Any], body: bytes) -> bytes:
-    """One entry: the JSON header line (with the body's length and sha256 added), then the body."""
-    meta = {
-        **header,
-        "format": ENTRY_FORMAT,
-        "body_length": len(body),
-        "body_sha256": hashlib.sha256(body).hexdigest(),
-    }
-    return json.dumps(meta, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n" + body
-
-
-def decode_entry(data: bytes) -> tuple[dict[str, Any], bytes]:
-    """The header and body of an entry; :class:`BrokenEntry` unless the body is whole and unchanged."""
-    line, newline, body = data.partition(b"\n")
-    if not newline:
-        raise BrokenEntry("no header line")
-    try:
-        header = json.loads(line)
-    except ValueError as exc:
-        raise BrokenEntry(f"unreadable header: {exc}") from None
-    if not isinstance(header, dict) or header.get("format") != ENTRY_FORMAT:
-        raise BrokenEntry("not an entry of this cache")
-    if header.get("body_length") != len(body):
-        raise BrokenEntry(f"body is {len(body)} bytes, {header.get('body_length')} were stored")
-    if header.get("body_sha256") != hashlib.sha256(body).hexdigest():
-        raise BrokenEntry("body does not match its stored sha256")
-    return header, body
-
-
-def write_entry(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all: a temporary file renamed into place.
-
-    Not synced: a killed crawl loses nothing the kernel was given, and after a power loss an entry the disk
-    did not keep fails its length and sha256 check and is fetched again (syncing cost about 0.5 ms an
-    entry, on the path of every page)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}{TEMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    except BaseException:
-        os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    os.replace(tmp, path)
-
-
 # -- personal data ------------------------------------------------------------------------------------
 
 
-def content_encodings(response: Response) -> list[bytes]:
+def content_encodings(response: Response) -> tuple[bytes, ...]:
     """The response's content encodings, in the order they were applied (identity left out)."""
-    return [
+    return tuple(
         e.strip().lower()
         for value in response.headers.getlist(b"Content-Encoding")
         for e in value.split(b",")
         if e.strip().lower() not in _IDENTITY
-    ]
-
-
-def decoded_body(body: bytes, encodings: list[bytes], max_size: int) -> bytes | None:
-    """``body`` without its content ``encodings``; None for an encoding that cannot be read here."""
-    for encoding in reversed(encodings):
-        if encoding not in (b"gzip", b"x-gzip", b"deflate"):
-            return None
-        # 47: a zlib or gzip header, detected; a bounded output guards against a compression bomb.
-        decoder = zlib.decompressobj(47 if encoding != b"deflate" else 15)
-        try:
-            out = decoder.decompress(body, max_size + 1 if max_size else 0)
-        except zlib.error:
-            try:
-                out = zlib.decompressobj(-15).decompress(body, max_size + 1 if max_size else 0)
-            except zlib.error:
-                return None
-        if max_size and len(out) > max_size:
-            return None
-        body = out
-    return body
-
-
-def is_json_type(content_type: bytes) -> bool:
-    """Whether a ``Content-Type`` value names JSON."""
-    media_type = content_type.split(b";")[0].strip().lower()
-    return media_type in _JSON_TYPES or media_type.endswith(b"+json")
-
-
-def stripped_body(body: bytes, *, is_json: bool) -> bytes:
-    """``body`` (already decoded) with personal data removed: JSON through ``strip_personal_data``,
-    anything else through ``strip_page_personal_data``. JSON that does not parse is scrubbed as text."""
-    if is_json:
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            return strip_page_personal_data(body)
-        clean = strip_personal_data(doc)
-        if clean == doc:
-            return body
-        return json.dumps(clean, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    return strip_page_personal_data(body)
-
-
-def new_entry(
-    header: dict[str, Any], body: bytes, encodings: list[bytes], *, is_json: bool, max_size: int
-) -> bytes | None:
-    """The stored form of a downloaded answer: its body decoded and stripped of personal data, after
-    ``header`` (see :func:`encode_entry`); None when its content encoding cannot be read here."""
-    decoded = decoded_body(body, encodings, max_size)
-    if decoded is None:
-        return None
-    return encode_entry(header, stripped_body(decoded, is_json=is_json))
+    )
 
 
 # -- size and purge -----------------------------------------------------------------------------------
 
 
-def _entry_files(cache_dir: Path) -> list[Path]:
-    return sorted(p for p in cache_dir.rglob(f"*{ENTRY_SUFFIX}") if p.is_file())
+@dataclass(frozen=True)
+class _Scan:
+    """Every regular file under a cache directory (with its stat), by the directory that holds it: one
+    walk of the tree, where sizing and purging each walked it several times."""
 
+    root: Path
+    files: dict[Path, list[tuple[Path, os.stat_result]]]
 
-def _temp_files(cache_dir: Path) -> list[Path]:
-    return sorted(p for p in cache_dir.rglob(f"*{TEMP_SUFFIX}") if p.is_file())
+    @classmethod
+    def of(cls, root: Path) -> _Scan:
+        files: dict[Path, list[tuple[Path, os.stat_result]]] = {}
+        for dirpath, _, names in os.walk(root):
+            directory = Path(dirpath)
+            found = files[directory] = []
+            for name in names:
+                path = directory / name
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                if S_ISREG(stat.st_mode):
+                    found.append((path, stat))
+        return cls(root, files)
 
+    def ending(self, suffix: str) -> list[tuple[Path, os.stat_result]]:
+        return sorted(f for found in self.files.values() for f in found if f[0].name.endswith(suffix))
 
-def _legacy_dirs(cache_dir: Path) -> list[Path]:
-    return sorted(meta.parent for meta in cache_dir.rglob(META_FILE) if meta.is_file())
+    def legacy_dirs(self) -> list[Path]:
+        """Entry directories of the earlier layout (their metadata file written last)."""
+        return sorted(d for d, found in self.files.items() if any(p.name == META_FILE for p, _ in found))
 
-
-def _legacy_partial_dirs(cache_dir: Path) -> list[Path]:
-    return sorted(
-        d
-        for d in cache_dir.rglob("*")
-        if d.is_dir() and not (d / META_FILE).exists() and any(f.is_file() for f in d.iterdir())
-    )
-
-
-def _tree_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    def tree_bytes(self, under: Path) -> int:
+        return sum(
+            stat.st_size
+            for directory, found in self.files.items()
+            if directory == under or under in directory.parents
+            for _, stat in found
+        )
 
 
 def cache_size(cache_dir: str | os.PathLike[str]) -> CacheSize:
@@ -276,7 +180,8 @@ def cache_size(cache_dir: str | os.PathLike[str]) -> CacheSize:
     root = Path(cache_dir)
     if not root.is_dir():
         return CacheSize(0, 0)
-    return CacheSize(len(_entry_files(root)) + len(_legacy_dirs(root)), _tree_bytes(root))
+    scan = _Scan.of(root)
+    return CacheSize(len(scan.ending(ENTRY_SUFFIX)) + len(scan.legacy_dirs()), scan.tree_bytes(root))
 
 
 def purge_cache(
@@ -291,24 +196,27 @@ def purge_cache(
     if not root.is_dir():
         return PurgeResult(0, 0, 0, 0)
     cutoff = (time() if now is None else now) - max_age_seconds
+    scan = _Scan.of(root)
     removed = removed_bytes = kept = kept_bytes = partial = 0
-    for entry in _entry_files(root):
-        stat = entry.stat()
+    gone: set[Path] = set()
+    for entry, stat in scan.ending(ENTRY_SUFFIX):
         if stat.st_mtime < cutoff:
             entry.unlink(missing_ok=True)
+            gone.add(entry)
             removed += 1
             removed_bytes += stat.st_size
         else:
             kept += 1
             kept_bytes += stat.st_size
-    for temp in _temp_files(root):
-        stat = temp.stat()
+    for temp, stat in scan.ending(TEMP_SUFFIX):
         if stat.st_mtime < cutoff:
             temp.unlink(missing_ok=True)
+            gone.add(temp)
             removed_bytes += stat.st_size
             partial += 1
-    for entry_dir in _legacy_dirs(root):
-        size = _tree_bytes(entry_dir)
+    legacy = scan.legacy_dirs()
+    for entry_dir in legacy:
+        size = scan.tree_bytes(entry_dir)
         if (entry_dir / META_FILE).stat().st_mtime < cutoff:
             shutil.rmtree(entry_dir)
             removed += 1
@@ -316,18 +224,18 @@ def purge_cache(
         else:
             kept += 1
             kept_bytes += size
-    for entry_dir in _legacy_partial_dirs(root):
-        files = [f for f in entry_dir.iterdir() if f.is_file()]
-        if max(f.stat().st_mtime for f in files) < cutoff and not any(
-            f.suffix == ENTRY_SUFFIX for f in files
+    for entry_dir, found in sorted(scan.files.items()):
+        files = [(p, stat) for p, stat in found if p not in gone]
+        if entry_dir == root or entry_dir in legacy or not files or (entry_dir / META_FILE).exists():
+            continue
+        if max(stat.st_mtime for _, stat in files) < cutoff and not any(
+            p.suffix == ENTRY_SUFFIX for p, _ in files
         ):
-            removed_bytes += _tree_bytes(entry_dir)
+            removed_bytes += scan.tree_bytes(entry_dir)
             shutil.rmtree(entry_dir)
             partial += 1
-    for directory in sorted(
-        (d for d in root.rglob("*") if d.is_dir()), key=lambda d: len(d.parts), reverse=True
-    ):
-        if not any(directory.iterdir()):
+    for directory in sorted(scan.files, key=lambda d: len(d.parts), reverse=True):
+        if directory != root and directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
     return PurgeResult(removed, removed_bytes, kept, kept_bytes, partial)
 
@@ -368,7 +276,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 request.headers.pop(header, None)
         result = super().process_request(request)
         if request.meta.get(_VALIDATORS_SET_META):
-            self.stats.inc_value("httpcache/conditional")
+            self.stats.inc_value(keys.HTTPCACHE_CONDITIONAL)
         return result
 
     def process_response(
@@ -382,7 +290,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 response.headers.pop(name, None)
         result = super().process_response(request, response)
         if revalidated and result is not response:
-            self.stats.inc_value("httpcache/hit_304")
+            self.stats.inc_value(keys.HTTPCACHE_HIT_304)
         return result
 
 
@@ -419,7 +327,8 @@ class BoundedFilesystemCacheStorage:
         self._workers: WorkerPool | None = None
         self._reader_for: Callable[[Request, Response], BodyReader | None] | None = None
         self._write_errors = 0
-        self._in_workers: set[asyncio.Task[None]] = set()
+        # Store jobs under way in worker processes (a callback, not a task each, sees each one end).
+        self._in_workers: set[asyncio.Future[StoredRead[object]]] = set()
 
     def open_spider(self, spider: Spider) -> None:
         self._fingerprinter = spider.crawler.request_fingerprinter
@@ -442,20 +351,23 @@ class BoundedFilesystemCacheStorage:
                 self._write_errors += 1
                 logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
 
-    async def _stored(self, path: Path, job: asyncio.Future[StoredRead]) -> None:
-        try:
-            stored = await job
-        except (OSError, JobFailed) as exc:
-            self._write_errors += 1
-            logger.warning("Could not store %s in the HTTP cache: %s", path, exc)
+    def _stored(self, path: Path, job: asyncio.Future[StoredRead[object]]) -> None:
+        self._in_workers.discard(job)
+        if job.cancelled():
             return
-        if not stored.stored:
-            self._count("httpcache/not_stored_encoding")
+        error = job.exception()
+        if error is not None:  # a disk error, or the worker pool gave the job up (JobFailed)
+            self._write_errors += 1
+            logger.warning("Could not store %s in the HTTP cache: %s", path, error)
+            return
+        if not job.result().stored:
+            self._count(keys.HTTPCACHE_NOT_STORED_ENCODING)
 
     async def drain(self) -> None:
         """Wait until every entry handed to a worker process is on disk."""
         while self._in_workers:
-            await asyncio.gather(*self._in_workers)
+            await asyncio.gather(*self._in_workers, return_exceptions=True)
+            await asyncio.sleep(0)  # the jobs' callbacks run on the loop's next turn
 
     def flush(self) -> None:
         """Wait until every entry handed to the writer is on disk."""
@@ -483,14 +395,14 @@ class BoundedFilesystemCacheStorage:
         stats = spider.crawler.stats
         assert stats is not None
         if self._write_errors:
-            stats.set_value("httpcache/write_errors", self._write_errors)
+            stats.set_value(keys.HTTPCACHE_WRITE_ERRORS, self._write_errors)
         if self.purge_on_close and self.max_age_seconds > 0:
             result = purge_cache(self.spider_dir(spider), self.max_age_seconds)
-            stats.set_value("httpcache/purged_entries", result.removed_entries)
-            stats.set_value("httpcache/purged_bytes", result.removed_bytes)
+            stats.set_value(keys.HTTPCACHE_PURGED_ENTRIES, result.removed_entries)
+            stats.set_value(keys.HTTPCACHE_PURGED_BYTES, result.removed_bytes)
         size = self.size(spider)
-        stats.set_value("httpcache/entries", size.entries)
-        stats.set_value("httpcache/bytes", size.bytes)
+        stats.set_value(keys.HTTPCACHE_ENTRIES, size.entries)
+        stats.set_value(keys.HTTPCACHE_BYTES, size.bytes)
 
     def retrieve_response(self, spider: Spider, request: Request) -> Response | None:
         path = self.entry_path(spider, request)
@@ -505,7 +417,7 @@ class BoundedFilesystemCacheStorage:
         try:
             header, body = decode_entry(data)
         except BrokenEntry as exc:
-            self._count("httpcache/broken_entries")
+            self._count(keys.HTTPCACHE_BROKEN_ENTRIES)
             logger.warning("Cached answer for %s is broken (%s): fetching it again", request.url, exc)
             return None
         headers = Headers(
@@ -525,45 +437,23 @@ class BoundedFilesystemCacheStorage:
         )
 
     def store_response(self, spider: Spider, request: Request, response: Response) -> None:
-        headers = [
-            [name.decode("latin-1"), [v.decode("latin-1") for v in values]]
-            for name, values in response.headers.items()
-            if name.lower() not in _DROPPED_HEADERS
-        ]
-        header = {
-            "url": request.url,
-            "method": request.method,
-            "status": response.status,
-            "response_url": response.url,
-            "timestamp": time(),
-            "headers": headers,
-            # "cached" is added on every read; stored, it would pile up once per revalidation.
-            "flags": [flag for flag in response.flags if flag != "cached"],
-            "protocol": response.protocol,
-        }
+        header = entry_header(request, response)
         path = self.entry_path(spider, request)
         if "cached" in response.flags:
             # Read from this cache (a 304 refreshed it): its body was stripped when it was first stored.
             data = encode_entry(header, response.body)
         else:
-            encodings = content_encodings(response)
-            is_json = is_json_type(response.headers.get(b"Content-Type") or b"")
+            form = BodyForm(
+                content_encodings(response),
+                is_json_type(response.headers.get(b"Content-Type") or b""),
+                self.max_size,
+            )
             if self._workers is not None:
-                # Decoded, stripped, hashed and written by a worker process; drain() waits for it. A
-                # spider that will read this body has the worker read it in the same job.
-                reader = self._reader_for(request, response) if self._reader_for is not None else None
-                job = self._workers.submit(
-                    store_entry, path, header, response.body, encodings, is_json, self.max_size, reader
-                )
-                if reader is not None:
-                    self._workers.keep_for(request, job)
-                task = asyncio.ensure_future(self._stored(path, job))
-                self._in_workers.add(task)
-                task.add_done_callback(self._in_workers.discard)
+                self._store_in_worker(path, header, request, response, form)
                 return
-            built = new_entry(header, response.body, encodings, is_json=is_json, max_size=self.max_size)
+            built = new_entry(header, response.body, form)
             if built is None:
-                self._count("httpcache/not_stored_encoding")
+                self._count(keys.HTTPCACHE_NOT_STORED_ENCODING)
                 return
             data = built
         if self._writer is None:  # not opened for a spider: write in this thread
@@ -571,28 +461,63 @@ class BoundedFilesystemCacheStorage:
         else:
             self._writes.put((path, data))
 
+    def _store_in_worker(
+        self, path: Path, header: EntryHeader, request: Request, response: Response, form: BodyForm
+    ) -> None:
+        """Decoded, stripped, hashed and written by a worker process; drain() waits for it. A spider that
+        will read this body has the worker read it in the same job."""
+        workers = self._workers
+        assert workers is not None
+        reader = self._reader_for(request, response) if self._reader_for is not None else None
+        job = workers.submit(store_entry, path, header, response.body, form, reader)
+        if reader is not None:
+            workers.keep_for(request, job)
+        self._in_workers.add(job)
+        job.add_done_callback(functools.partial(self._stored, path))
 
-def store_entry(
-    path: Path,
-    header: dict[str, Any],
-    body: bytes,
-    encodings: list[bytes],
-    is_json: bool,
-    max_size: int,
-    reader: BodyReader | None = None,
-) -> StoredRead:
-    """Build a downloaded answer's entry (:func:`new_entry`) and write it to ``path`` whole or not at
-    all; not stored when its content encoding cannot be read here (nothing is written, nothing read).
 
-    ``reader``, when given, reads the decoded body (before it is stripped) in the same job: what it
-    returns or raises comes back in the :class:`StoredRead`, after the entry is written."""
-    decoded = decoded_body(body, encodings, max_size)
-    if decoded is None:
-        return StoredRead(stored=False)
-    write_entry(path, encode_entry(header, stripped_body(decoded, is_json=is_json)))
-    if reader is None:
-        return StoredRead(stored=True, body_length=len(decoded))
-    try:
-        return StoredRead(stored=True, body_length=len(decoded), value=reader(decoded))
-    except Exception as exc:  # the reader's own failure (an unparsable page): the spider gets it
-        return StoredRead(stored=True, body_length=len(decoded), error=exc)
+def entry_header(request: Request, response: Response) -> EntryHeader:
+    """What an entry keeps of an answer besides its body."""
+    return {
+        "url": request.url,
+        "method": request.method,
+        "status": response.status,
+        "response_url": response.url,
+        "timestamp": time(),
+        "headers": [
+            (name.decode("latin-1"), [v.decode("latin-1") for v in values])
+            for name, values in response.headers.items()
+            if name.lower() not in _DROPPED_HEADERS
+        ],
+        # "cached" is added on every read; stored, it would pile up once per revalidation.
+        "flags": [flag for flag in response.flags if flag != "cached"],
+        "protocol": response.protocol,
+    }
+
+
+__all__ = [
+    "ENTRY_FORMAT",
+    "ENTRY_SUFFIX",
+    "TEMP_SUFFIX",
+    "BodyForm",
+    "BodyReader",
+    "BoundedFilesystemCacheStorage",
+    "BrokenEntry",
+    "CacheSize",
+    "EntryHeader",
+    "PurgeResult",
+    "RevalidatingCacheMiddleware",
+    "RevalidatingPolicy",
+    "StoredRead",
+    "cache_size",
+    "decode_entry",
+    "decoded_body",
+    "encode_entry",
+    "entry_header",
+    "is_json_type",
+    "new_entry",
+    "purge_cache",
+    "store_entry",
+    "stripped_body",
+    "write_entry",
+]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import scrapy
 
@@ -24,9 +23,9 @@ class LectureItem(Lecture):
     # The statistics counters the lecture's outcome added.
     counted: list[str] = field(default_factory=list)
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, object]:
         """The record's fields, as the stage and the publisher take them."""
-        return {name: getattr(self, name) for name in FIELD_NAMES}
+        return self.values()
 
 
 # The fields a LectureItem can be built with from the parser's fields.

@@ -18,7 +18,6 @@ EXEMPT = PACKAGE / "replica"
 # never add a name to it; split the function instead.
 ALLOWED = frozenset(
     {
-        "crawler.httpcache.store_entry",
         "crawler.spiders.underline.PageBudget.hold",
         "crawler.spiders.underline.UnderlineSpider.lecture_output",
         "crawler.spiders.underline.UnderlineSpider.read_listing_page",

@@ -162,3 +162,44 @@ def test_crawling_imports_neither_datasketch_nor_scipy() -> None:
         cwd=Path(__file__).resolve().parents[1],
     )
     assert json.loads(result.stdout) == []
+
+
+def test_signatures_from_a_worker_come_in_batches_and_each_row_takes_its_latest() -> None:
+    import asyncio
+
+    from scrapy.statscollectors import MemoryStatsCollector
+
+    from crawler.extensions.workers import WorkerPool
+    from crawler.pipelines.dedup import SIGNATURE_BATCH
+
+    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": ""})
+    stats = MemoryStatsCollector(crawler)
+    pool = WorkerPool(1, 60.0, stats=stats)
+    step = DedupPipeline(stats, workers=pool)
+    count = SIGNATURE_BATCH + 10
+
+    async def crawl() -> None:
+        pool.start()
+        try:
+            for n in range(count):
+                step.process_item(item(str(n), abstract=f"{ABSTRACT} {n}"))
+            # Lecture 0 changes twice after its first text went out with the first batch: both changes go in
+            # the second batch, and only the last of the three texts is signed.
+            step.process_item(item("0", abstract=f"{ABSTRACT} first change"))
+            step.process_item(item("0", abstract=f"{ABSTRACT} second change"))
+            closing = step.close_spider()
+            assert closing is not None
+            await closing
+        finally:
+            pool.close()
+
+    try:
+        asyncio.run(crawl())
+    finally:
+        assert pool.wait_stopped(15)
+    signed = count + 2
+    assert stats.get_value("workers/jobs") == -(-signed // SIGNATURE_BATCH) == 2
+    assert stats.get_value("dedup/signatures") == count
+    assert (step.matrix[0] == near.signature("Title 0", f"{ABSTRACT} second change")).all()
+    for n in range(1, count):
+        assert (step.matrix[n] == near.signature(f"Title {n}", f"{ABSTRACT} {n}")).all()

@@ -17,6 +17,7 @@ from crawler.text.privacy import (
     scrub_url,
     scrub_value,
     strings_to_scrub,
+    values_may_hold_address,
 )
 
 R = PLACEHOLDER
@@ -312,3 +313,32 @@ def test_strings_to_scrub_names_only_strings_that_can_change() -> None:
     strings = ["abc", "a@b", "x", "y [at] z", "%40", "&#64;", "q%", "40", "&", "#64;"]
     assert strings_to_scrub(strings) == {"a@b", "y [at] z", "%40", "&#64;"}
     assert strings_to_scrub([]) == set()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.text(max_size=30),
+            st.lists(st.text(max_size=20), max_size=3),
+            st.dictionaries(st.text(max_size=5), st.text(max_size=20), max_size=3),
+            st.none(),
+            st.integers(),
+        ),
+        max_size=6,
+    ),
+    address=st.sampled_from(["", "jane@example.org", "x%40example.org", "a [at] b [dot] org", "a&#64;b.org"]),
+)
+def test_values_without_an_address_form_are_left_alone_by_scrub_value(
+    values: list[object], address: str
+) -> None:
+    if address:
+        values = [*values, [f"see {address} now"]]
+    may = values_may_hold_address(values)
+    if address:
+        assert may
+    if not may:
+        for value in values:
+            assert scrub_value(value) == (value, 0)
+            assert scrub_value(value, URL_PLACEHOLDER, url=True) == (value, 0)
+    assert values_may_hold_address(["plain text", ["and a list"], {"k": "of strings"}, None, 3]) is False

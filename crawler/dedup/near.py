@@ -2,13 +2,17 @@
 
 A talk's text is its normalized, case-folded title and abstract as word 3-shingles. Its MinHash
 signature (128 permutations) is computed once per item while crawling and cached in the state
-directory under the text's key, so publishing only reads signatures. The crawl computes it with numpy,
-bit for bit what datasketch's ``MinHash(num_perm=128, seed=1)`` gives with its default "affine32"
-scheme, without building a MinHash object per item, and without importing datasketch, which pulls in
-scipy (about 0.3 s of a crawl's start-up): only publishing imports it. At publish time an LSH index
-(``MinHashLSH``) proposes candidate pairs in about linear time, and each candidate is verified with the
-exact Jaccard similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a
-near-duplicate. No step compares every record with every other.
+directory under the text's key, so publishing only reads signatures. It is computed with numpy, bit for
+bit what datasketch's ``MinHash(num_perm=128, seed=1)`` gives with its default "affine32" scheme,
+without building a MinHash object per item, and without importing datasketch, which pulls in scipy.
+
+One search serves both the crawl and publishing: :class:`BandIndex`, an LSH over the signatures with the
+bands datasketch's ``MinHashLSH`` would choose (:func:`lsh_bands`), and one :class:`UnionFind`. The crawl
+reports the rows that share a band as candidate groups (:func:`candidate_groups`); publishing takes each
+record's bucket mates as candidate pairs in about linear time, and verifies each with the exact Jaccard
+similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a near-duplicate
+(:func:`near_duplicate_pairs`), and the pairs join into clusters (:func:`clusters`). No step compares
+every record with every other.
 
 Thresholds, measured on the replica's planted cases and the real EMNLP 2025 records
 (``bench/quality.py``): abstracts revised by one to four words score 0.83 and more, while the
@@ -23,11 +27,11 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -140,6 +144,11 @@ def keyed_signature(title: str | None, abstract: str | None) -> tuple[str, Signa
     return key_of_words(words), signature_of_shingles(shingles_of_words(words))
 
 
+def keyed_signatures(texts: Sequence[tuple[str | None, str | None]]) -> list[tuple[str, Signature]]:
+    """:func:`keyed_signature` of each ``(title, abstract)``: one worker job for many talks."""
+    return [keyed_signature(title, abstract) for title, abstract in texts]
+
+
 def encode_signature(values: Signature) -> str:
     return base64.b64encode(np.asarray(values, dtype="<u4").tobytes()).decode("ascii")
 
@@ -183,14 +192,16 @@ class SignatureCache:
 
     def __init__(self, state_dir: Path | None, worker: str = "main") -> None:
         self.path = cache_dir(state_dir) / f"{worker}.jsonl" if state_dir is not None else None
-        self.known: set[str] = set()
+        # Each written key's hash: a set of small numbers rather than of 40-character keys.
+        self.known: set[int] = set()
         self._fh: IO[str] | None = None
 
     def add(self, key: str, values: Signature) -> bool:
         """Remember a signature; False when this key was already written by this process."""
-        if key in self.known:
+        known = hash(key)
+        if known in self.known:
             return False
-        self.known.add(key)
+        self.known.add(known)
         if self.path is None:
             return True
         if self._fh is None:
@@ -260,48 +271,43 @@ def near_duplicate_pairs(
 ) -> list[NearPair]:
     """Pairs of talks whose shingle sets have a Jaccard similarity of at least ``threshold``.
 
-    ``signatures`` (by :func:`text_key`) spares computing them again; missing ones are computed.
-    Pairs come sorted by their ids.
+    ``signatures`` (by :func:`text_key`) spares computing them again; missing ones are computed. The LSH
+    (:class:`BandIndex`) proposes candidates, at most ``MAX_CANDIDATES`` per talk (the first in lecture
+    order), and the exact similarity of the shingle sets decides. Pairs come sorted by their ids.
     """
-    from datasketch import MinHashLSH
-
     stats = stats if stats is not None else SearchStats()
     signatures = signatures or {}
-    lsh = MinHashLSH(threshold=min(LSH_THRESHOLD, threshold), num_perm=NUM_PERM)
-    minhashes: dict[str, MinHash] = {}
-    for talk in talks:
-        key = text_key(talk.title, talk.abstract)
-        values = signatures.get(key)
+    matrix = np.empty((len(talks), NUM_PERM), dtype=np.uint32)
+    for row, talk in enumerate(talks):
+        values = signatures.get(text_key(talk.title, talk.abstract))
         if values is None:
             values = signature(talk.title, talk.abstract)
             stats.signatures_computed += 1
         else:
             stats.signatures_cached += 1
-        minhashes[talk.lecture_id] = as_minhash(values)
-        lsh.insert(talk.lecture_id, minhashes[talk.lecture_id], check_duplication=False)
-    by_id = {t.lecture_id: t for t in talks}
-    grams: dict[str, set[str]] = {}
+        matrix[row] = values
+    index = BandIndex(matrix, min(LSH_THRESHOLD, threshold))
+    grams: dict[int, set[str]] = {}
 
-    def grams_of(lecture_id: str) -> set[str]:
-        found = grams.get(lecture_id)
+    def grams_of(row: int) -> set[str]:
+        found = grams.get(row)
         if found is None:
-            talk = by_id[lecture_id]
-            found = grams[lecture_id] = shingles(talk.title, talk.abstract)
+            found = grams[row] = shingles(talks[row].title, talks[row].abstract)
         return found
 
+    rows_of = {talk.lecture_id: row for row, talk in enumerate(talks)}
     pairs: list[NearPair] = []
-    for talk in talks:
-        mates = sorted(
-            (m for m in lsh.query(minhashes[talk.lecture_id]) if m != talk.lecture_id), key=lecture_order
-        )
+    for row, talk in enumerate(talks):
+        own = lecture_order(talk.lecture_id)
+        mates = sorted({talks[m].lecture_id for m in index.mates(row)} - {talk.lecture_id}, key=lecture_order)
         if len(mates) > MAX_CANDIDATES:
             stats.capped_queries += 1
             mates = mates[:MAX_CANDIDATES]
         for mate in mates:
-            if lecture_order(mate) <= lecture_order(talk.lecture_id):
+            if lecture_order(mate) <= own:
                 continue
             stats.candidate_pairs += 1
-            similarity = jaccard(grams_of(talk.lecture_id), grams_of(mate))
+            similarity = jaccard(grams_of(row), grams_of(rows_of[mate]))
             if similarity >= threshold:
                 pairs.append(NearPair(talk.lecture_id, mate, round(similarity, 4)))
     return sorted(pairs, key=lambda p: (lecture_order(p.first), lecture_order(p.second)))
@@ -309,21 +315,14 @@ def near_duplicate_pairs(
 
 def clusters(pairs: Iterable[NearPair]) -> dict[str, str]:
     """Connected components of the pairs: lecture id -> cluster id (its lowest member id)."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    pairs = list(pairs)
+    ids = sorted({i for pair in pairs for i in (pair.first, pair.second)}, key=lecture_order)
+    index = {lecture_id: n for n, lecture_id in enumerate(ids)}
+    components = UnionFind(len(ids))
     for pair in pairs:
-        a, b = find(pair.first), find(pair.second)
-        if a != b:
-            low, high = sorted((a, b), key=lecture_order)
-            parent[high] = low
-    return {member: find(member) for member in parent}
+        components.union(index[pair.first], index[pair.second])
+    # Indices follow lecture order and a component's root is its lowest index: its lowest id.
+    return {lecture_id: ids[components.find(n)] for n, lecture_id in enumerate(ids)}
 
 
 def all_pairs(talks: Sequence[Talk], *, threshold: float = MATCH_THRESHOLD) -> Iterator[NearPair]:
@@ -347,7 +346,7 @@ def lsh_bands(threshold: float = LSH_THRESHOLD) -> tuple[int, int]:
     above). The integrands are polynomials of degree at most ``NUM_PERM``, which Gauss-Legendre
     quadrature with ``NUM_PERM // 2 + 1`` nodes integrates exactly (up to rounding).
     """
-    # Imported here: only the close of a crawl needs it, once.
+    # Imported here: only a search needs it, once (the choice is cached).
     from numpy.polynomial.legendre import leggauss
 
     pairs = [(b, r) for b in range(1, NUM_PERM + 1) for r in range(1, NUM_PERM // b + 1)]
@@ -364,52 +363,106 @@ def lsh_bands(threshold: float = LSH_THRESHOLD) -> tuple[int, int]:
     return pairs[int(np.argmin(error))]
 
 
-def candidate_groups(
-    ids: Sequence[str], signatures: np.ndarray, talks: Sequence[str | None] | None = None
-) -> list[list[str]]:
-    """Groups of ids whose signatures share an LSH band (connected components), for a crawl's summary.
+class UnionFind:
+    """Connected components of ``0 .. size - 1``; a component's root is its lowest member."""
 
-    ``signatures`` is an ``(len(ids), NUM_PERM)`` array. Members of one talk (equal non-None ``talks``) do
-    not make a group by themselves: a group holds at least two talks. Memory is a few bytes per id and band
-    (no index of MinHash objects); publishing checks the exact similarity and decides. Groups and their
-    members come in lecture order.
-    """
-    count = len(ids)
-    if count < 2:
-        return []
-    bands, rows = lsh_bands()
-    parent = list(range(count))
+    def __init__(self, size: int) -> None:
+        self.parent = list(range(size))
 
-    def find(x: int) -> int:
+    def find(self, x: int) -> int:
+        parent = self.parent
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
 
-    matrix = np.ascontiguousarray(signatures[:count, : bands * rows], dtype="<u4")
-    for band in range(bands):
-        keys = np.ascontiguousarray(matrix[:, band * rows : (band + 1) * rows]).view(
-            np.dtype((np.void, 4 * rows))
-        )[:, 0]
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        same = np.flatnonzero(ordered[1:] == ordered[:-1])
-        for at in same:
-            a, b = find(int(order[at])), find(int(order[at + 1]))
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    members: dict[int, list[int]] = {}
-    for index in range(count):
-        members.setdefault(find(index), []).append(index)
+    def union(self, a: int, b: int) -> None:
+        a, b = self.find(a), self.find(b)
+        if a != b:
+            self.parent[max(a, b)] = min(a, b)
+
+    def components(self) -> list[list[int]]:
+        """Every component of two members or more, each in ascending order."""
+        members: dict[int, list[int]] = {}
+        for x in range(len(self.parent)):
+            members.setdefault(self.find(x), []).append(x)
+        return [m for m in members.values() if len(m) >= 2]
+
+
+class BandIndex:
+    """The LSH over an ``(n, NUM_PERM)`` array of signatures: rows that agree on every value of one band
+    share that band's bucket. The bands are those :func:`lsh_bands` picks for ``threshold`` (datasketch's
+    ``MinHashLSH`` choice, whose buckets are the same), so a pair becomes a candidate with the chance
+    ``1 - (1 - s**rows)**bands`` at similarity ``s``. Memory is a few bytes per row and band: no index
+    of MinHash objects.
+    """
+
+    def __init__(self, signatures: np.ndarray, threshold: float = LSH_THRESHOLD) -> None:
+        bands, rows = lsh_bands(threshold)
+        matrix = np.ascontiguousarray(signatures[:, : bands * rows], dtype="<u4")
+        self.size = len(matrix)
+        # Per band, the buckets of two rows or more, each an array of rows.
+        self.buckets: list[list[np.ndarray]] = []
+        for band in range(bands):
+            keys = np.ascontiguousarray(matrix[:, band * rows : (band + 1) * rows]).view(
+                np.dtype((np.void, 4 * rows))
+            )[:, 0]
+            order = np.argsort(keys, kind="stable")
+            ordered = keys[order]
+            starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+            ends = np.r_[starts[1:], len(order)]
+            self.buckets.append([order[a:b] for a, b in zip(starts, ends, strict=True) if b - a >= 2])
+        self._of_row: dict[int, list[np.ndarray]] | None = None
+
+    def mates(self, row: int) -> set[int]:
+        """The rows that share a bucket with ``row`` (``row`` itself included when it shares one)."""
+        if self._of_row is None:
+            self._of_row = {}
+            for buckets in self.buckets:
+                for bucket in buckets:
+                    for member in bucket.tolist():
+                        self._of_row.setdefault(member, []).append(bucket)
+        found: set[int] = set()
+        for bucket in self._of_row.get(row, ()):
+            found.update(bucket.tolist())
+        return found
+
+    def components(self) -> list[list[int]]:
+        """Rows joined by shared buckets (connected components of two rows or more)."""
+        joined = UnionFind(self.size)
+        for buckets in self.buckets:
+            for bucket in buckets:
+                first = int(bucket[0])
+                for member in bucket[1:].tolist():
+                    joined.union(first, member)
+        return joined.components()
+
+
+def candidate_groups(
+    ids: Sequence[str], signatures: np.ndarray, talks: Sequence[Hashable | None] | None = None
+) -> list[list[str]]:
+    """Groups of ids whose signatures share an LSH band (connected components), for a crawl's summary.
+
+    ``signatures`` is an ``(len(ids), NUM_PERM)`` array. Members of one talk (equal non-None ``talks``) do
+    not make a group by themselves: a group holds at least two talks. Publishing checks the exact
+    similarity and decides. Groups and their members come in lecture order.
+    """
+    count = len(ids)
+    if count < 2:
+        return []
     groups = []
-    for indices in members.values():
-        if len(indices) < 2:
-            continue
+    for indices in BandIndex(signatures[:count]).components():
         kinds = {talks[i] if talks is not None and talks[i] is not None else f"#{i}" for i in indices}
         if len(kinds) >= 2:
             groups.append(sorted((ids[i] for i in indices), key=lecture_order))
     return sorted(groups, key=lambda g: lecture_order(g[0]))
 
 
-def describe(pair: NearPair) -> dict[str, Any]:
+class NearPairJson(TypedDict):
+    first: str
+    second: str
+    similarity: float
+
+
+def describe(pair: NearPair) -> NearPairJson:
     return {"first": pair.first, "second": pair.second, "similarity": pair.similarity}

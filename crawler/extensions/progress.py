@@ -103,8 +103,8 @@ class ProgressLine:
     def snapshot(self) -> tuple[int, int, int]:
         assert self.crawler.stats is not None
         stats = self.crawler.stats
-        done = int(stats.get_value("response_received_count", 0) or 0)
-        items = int(stats.get_value("item_scraped_count", 0) or 0)
+        done = int(stats.get_value(keys.RESPONSES_RECEIVED, 0) or 0)
+        items = int(stats.get_value(keys.ITEMS_SCRAPED, 0) or 0)
         engine = self.crawler.engine
         scheduler = engine.scheduler if engine is not None else None
         queued = len(scheduler) if scheduler is not None and hasattr(scheduler, "__len__") else 0

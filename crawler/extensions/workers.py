@@ -34,13 +34,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import multiprocessing
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -54,21 +53,22 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import load_object
 from scrapy.utils.reactor import is_asyncio_reactor_installed
 
+from crawler import stats_keys as keys
+from crawler.extensions import worker_side
+
 logger = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-STAT_PROCESSES = "workers/processes"
-STAT_JOBS = "workers/jobs"
-STAT_TIMED_OUT = "workers/timed_out"
-STAT_DIED = "workers/died"
-STAT_RETRIED = "workers/retried"
-STAT_FAILED = "workers/failed"
-STAT_POOLS_REPLACED = "workers/pools_replaced"
+STAT_PROCESSES = keys.WORKERS_PROCESSES
+STAT_JOBS = keys.WORKERS_JOBS
+STAT_TIMED_OUT = keys.WORKERS_TIMED_OUT
+STAT_DIED = keys.WORKERS_DIED
+STAT_RETRIED = keys.WORKERS_RETRIED
+STAT_FAILED = keys.WORKERS_FAILED
+STAT_POOLS_REPLACED = keys.WORKERS_POOLS_REPLACED
 
-# Imported by each worker when it starts, before its first job arrives.
-_JOB_MODULES = ("crawler.httpcache", "crawler.pages.lecture", "crawler.dedup.near")
 # How often the pool is looked at (a pool that Pebble gave up on, or one that stopped answering).
 _WATCH_SECONDS = 1.0
 # A pool with jobs waiting that finishes none for the job timeout plus this long has stopped answering:
@@ -89,28 +89,11 @@ class WorkerDied(JobFailed):
     """The job's worker died twice while running it (or its pool was gone twice)."""
 
 
-def _warm_up(job_wrapper: Callable[..., Any] | None) -> None:
-    for module in _JOB_MODULES:
-        importlib.import_module(module)
-    global _JOB_WRAPPER
-    _JOB_WRAPPER = job_wrapper
-
-
-_JOB_WRAPPER: Callable[..., Any] | None = None
-
-
-def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
-    """Run a job in a worker, through ``WORKER_JOB_WRAPPER`` when one is set."""
-    if _JOB_WRAPPER is not None:
-        return cast(T, _JOB_WRAPPER(fn, *args, **kwargs))
-    return fn(*args, **kwargs)
-
-
 @dataclass(eq=False)
 class _Job:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
-    kwargs: dict[str, Any]
+    kwargs: Mapping[str, object]
     result: asyncio.Future[Any]
     tries: int = 1
     running: Future[Any] | None = field(default=None, repr=False)
@@ -162,7 +145,7 @@ class WorkerPool:
     def _new_pool(self) -> ProcessPool:
         pool = ProcessPool(
             max_workers=self.processes,
-            initializer=_warm_up,
+            initializer=worker_side.warm_up,
             initargs=[self.job_wrapper],
             context=self._context,
         )
@@ -238,12 +221,12 @@ class WorkerPool:
         assert self._pool is not None
         call = (job.fn, job.args, job.kwargs)
         try:
-            running = self._pool.schedule(_call, args=call, timeout=self.job_timeout)
+            running = self._pool.schedule(worker_side.call, args=call, timeout=self.job_timeout)
         except RuntimeError as exc:  # Pebble gave up on this pool
             self._replace(f"Pebble gave the pool up ({exc})")
             self.start()
             assert self._pool is not None
-            running = self._pool.schedule(_call, args=call, timeout=self.job_timeout)
+            running = self._pool.schedule(worker_side.call, args=call, timeout=self.job_timeout)
         job.running = running
         running.add_done_callback(lambda done: self._answered(job, done))
 

@@ -42,6 +42,7 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.python import global_object_name
 from tenacity import RetryCallState, Retrying, wait_random_exponential
 
+from crawler import stats_keys as keys
 from crawler.middlewares.slots import SlotFloors
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class BackoffMiddleware:
         counted = False
         while (wait := state.hold_until - monotonic()) > 0:
             if not counted:
-                self.stats.inc_value("backoff/held_requests")
+                self.stats.inc_value(keys.BACKOFF_HELD_REQUESTS)
                 counted = True
             await sleep(wait)
 
@@ -168,12 +169,12 @@ class BackoffMiddleware:
         state.delay = min(self.max_delay, max(self.min_delay, current * self.factor))
         state.changed_at = now
         self.floors.set(key, FLOOR_OWNER, state.delay)
-        self.stats.inc_value("backoff/delay_raised")
+        self.stats.inc_value(keys.BACKOFF_DELAY_RAISED)
         wait = full_jitter_wait(state.errors_in_a_row, self.min_delay, self.factor, self.max_delay)
         if retry_after is not None:
-            self.stats.inc_value("backoff/retry_after_honoured")
+            self.stats.inc_value(keys.BACKOFF_RETRY_AFTER_HONOURED)
             if retry_after > self.max_delay:
-                self.stats.inc_value("backoff/retry_after_capped")
+                self.stats.inc_value(keys.BACKOFF_RETRY_AFTER_CAPPED)
             wait = max(wait, min(retry_after, self.max_delay))
         self._hold(key, state, now + wait)
         logger.info(
@@ -204,11 +205,11 @@ class BackoffMiddleware:
             state.delay = 0.0
             state.errors_in_a_row = 0
             self.floors.clear(key, FLOOR_OWNER)
-            self.stats.inc_value("backoff/recovered")
+            self.stats.inc_value(keys.BACKOFF_RECOVERED)
             logger.info("Backoff of %(slot)s over", {"slot": key})
         else:
             self.floors.relax(key, FLOOR_OWNER, state.delay)
-            self.stats.inc_value("backoff/delay_lowered")
+            self.stats.inc_value(keys.BACKOFF_DELAY_LOWERED)
 
     def _on_response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         key = request.meta.get("download_slot")
@@ -223,7 +224,7 @@ class BackoffMiddleware:
         retries = int(request.meta.get("retry_times", 0)) + 1
         max_retries = int(request.meta.get("backoff_max_retries", self.max_retries))
         if retries > max_retries:
-            self.stats.inc_value("backoff/max_reached")
+            self.stats.inc_value(keys.BACKOFF_GAVE_UP)
             logger.error(
                 "Gave up retrying %(request)s (failed %(times)d times): %(reason)s",
                 {"request": request, "times": retries, "reason": reason},
@@ -233,8 +234,8 @@ class BackoffMiddleware:
         retry.meta["retry_times"] = retries
         retry.dont_filter = True
         retry.priority = request.priority + self.priority_adjust
-        self.stats.inc_value("backoff/retry_count")
-        self.stats.inc_value(f"backoff/retry_count/{reason}")
+        self.stats.inc_value(keys.BACKOFF_RETRY_COUNT)
+        self.stats.inc_value(keys.BACKOFF_RETRY_COUNT_PREFIX + reason)
         logger.debug(
             "Retrying %(request)s (failed %(times)d times): %(reason)s",
             {"request": request, "times": retries, "reason": reason},

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
+from crawler import stats_keys as keys
 from crawler.middlewares.gated import redirect_target
 
 if TYPE_CHECKING:
@@ -68,6 +69,6 @@ class OffOriginRedirectMiddleware:
             return response
         request.meta["off_origin"] = target
         if self.stats is not None:
-            self.stats.inc_value("offorigin/redirects")
+            self.stats.inc_value(keys.OFFORIGIN_REDIRECTS)
         logger.warning("Not following a redirect off the site: %s -> %s", request.url, target)
         raise IgnoreRequest(f"{request.url} redirects off the site's origin, to {target}")

@@ -41,6 +41,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from crawler import stats_keys as keys
 from crawler.middlewares.slots import SlotFloors, host_min_interval
 
 if TYPE_CHECKING:
@@ -100,9 +101,9 @@ class RobotsCrawlDelayMiddleware:
         return max(self.min_interval, self.crawl_delays.get(netloc, 0.0))
 
     def _on_spider_opened(self, spider: Spider) -> None:
-        if self.obey_robots and self.stats.get_value("robotstxt/forbidden") is None:
+        if self.obey_robots and self.stats.get_value(keys.ROBOTSTXT_FORBIDDEN) is None:
             # Scrapy only creates the key on the first refusal; a zero makes "none refused" visible too.
-            self.stats.set_value("robotstxt/forbidden", 0)
+            self.stats.set_value(keys.ROBOTSTXT_FORBIDDEN, 0)
 
     def _on_robots_parsed(self, robotparser: RobotParser, request: Request) -> None:
         if not self.crawl_delay_enabled:
@@ -112,9 +113,9 @@ class RobotsCrawlDelayMiddleware:
             return
         netloc = urlparse_cached(request).netloc
         self.crawl_delays[netloc] = min(delay, self.crawl_delay_max)
-        self.stats.inc_value("robotstxt/crawl_delay/hosts")
+        self.stats.inc_value(keys.ROBOTSTXT_CRAWL_DELAY_HOSTS)
         if delay > self.crawl_delay_max:
-            self.stats.inc_value("robotstxt/crawl_delay/capped")
+            self.stats.inc_value(keys.ROBOTSTXT_CRAWL_DELAY_CAPPED)
         logger.info(
             "robots.txt of %(netloc)s asks for Crawl-delay %(delay)s, using %(used).2fs",
             {"netloc": netloc, "delay": delay, "used": self.crawl_delays[netloc]},

@@ -165,7 +165,7 @@ def unknown_attributes(
     """
     known = known_names(table)
     counts: dict[str, int] = {}
-    examples: dict[str, Any] = {}
+    examples: dict[str, str] = {}
     settled: set[str] = set()
     for resource in resources:
         attributes = member(resource, "attributes")

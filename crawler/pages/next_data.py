@@ -36,6 +36,23 @@ def decode_json(text: str, max_json_bytes: int | None = MAX_JSON_BYTES) -> tuple
         len(text) > max_json_bytes or len(text.encode("utf-8", "surrogatepass")) > max_json_bytes
     ):
         return None, f"__NEXT_DATA__ larger than {max_json_bytes} bytes"
+    global _decoded_last
+    last, _decoded_last = _decoded_last, None
+    if last is not None and last[0] == text:
+        return last[1]
+    decoded = _decode(text)
+    _decoded_last = (text, decoded)
+    return decoded
+
+
+# The last script text decoded, with what it decoded to, handed to the next caller with the same text
+# once: the worker job that stores a lecture page strips the page's JSON and then reads the page, and
+# the JSON is decoded once for both. Nothing here changes a decoded
+# tree, so the two can share it.
+_decoded_last: tuple[str, tuple[Any, str | None]] | None = None
+
+
+def _decode(text: str) -> tuple[Any, str | None]:
     candidates = [text]
     if "&quot;" in text:
         candidates.append(html_lib.unescape(text))

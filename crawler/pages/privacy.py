@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, overload
 
+from crawler.json_types import JsonObject, JsonValue
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
 from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
@@ -100,7 +101,7 @@ def _scrubbed(value: Any) -> Any:
     return _scrubbed_copy(value, 0, dirty) if dirty else value
 
 
-def _without_profiles(doc: Mapping[str, Any]) -> dict[str, Any]:
+def _without_profiles(doc: Mapping[str, JsonValue]) -> JsonObject:
     """The document with its profiles cut down: a copy, or the document itself (a dict) when it holds
     no profile, since the copy would be the same."""
     data = doc.get("data")

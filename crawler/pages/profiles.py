@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from crawler.json_types import JsonObject, JsonValue
 from crawler.pages.attributes import (
     LECTURE_RELATIONSHIPS,
     PROFILE_ATTRIBUTES,
@@ -128,10 +129,10 @@ def lecture_authors(
 _ALLOWED = known_names(PROFILE_ATTRIBUTES)
 
 
-def allowed_profile(profile: Mapping[str, Any]) -> dict[str, Any]:
+def allowed_profile(profile: Mapping[str, JsonValue]) -> JsonObject:
     """A profile resource with nothing but its type, id and allowed attributes (name parts,
     affiliation, ORCID iD): no e-mail, avatar, links, meta or relationships."""
-    out: dict[str, Any] = {key: profile[key] for key in ("type", "id") if key in profile}
+    out: JsonObject = {key: profile[key] for key in ("type", "id") if key in profile}
     attributes = member(profile, "attributes")
     if isinstance(attributes, Mapping):
         out["attributes"] = {k: v for k, v in attributes.items() if k in _ALLOWED}

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
+from crawler import stats_keys as keys
 from crawler.items import LectureItem
 from crawler.text.boilerplate import own_content_indices
 from crawler.text.latex import clean_latex
@@ -42,7 +43,7 @@ from crawler.text.template import TemplateModel, TemplateParams
 MODEL_NAME = "boilerplate-model.json"
 # Appended to ``extraction`` when ``text`` was rebuilt from the fields rather than found on the page.
 TEXT_FROM_FIELDS = "+text_from_fields"
-STAT_TEXT_FROM_FIELDS = "boilerplate/text_from_fields"
+STAT_TEXT_FROM_FIELDS = keys.BOILERPLATE_TEXT_FROM_FIELDS  # the name bench/quality.py reads
 logger = logging.getLogger(__name__)
 
 
@@ -111,12 +112,12 @@ class BoilerplatePipeline:
         if self.model_path is not None:
             self.model = TemplateModel.load(self.model_path, self.params)
             pages = sum(m.pages for m in self.model.sites.values())
-            self.stats.set_value("boilerplate/model_pages_loaded", pages)
+            self.stats.set_value(keys.BOILERPLATE_MODEL_PAGES_LOADED, pages)
 
     def close_spider(self) -> None:
         sizes = self.model.sizes()
-        self.stats.set_value("boilerplate/model_pages", sum(m.pages for m in self.model.sites.values()))
-        self.stats.set_value("boilerplate/model_hashes", sizes["hashes"])
+        self.stats.set_value(keys.BOILERPLATE_MODEL_PAGES, sum(m.pages for m in self.model.sites.values()))
+        self.stats.set_value(keys.BOILERPLATE_MODEL_HASHES, sizes["hashes"])
         if self.model_path is not None:
             try:
                 self.model.save(self.model_path)
@@ -138,14 +139,14 @@ class BoilerplatePipeline:
         if item.extraction != "next_data":
             own = self.model.own_blocks(site, blocks, title=title, description=description)
             if own is None:
-                self.stats.inc_value("boilerplate/general_not_ready")
+                self.stats.inc_value(keys.BOILERPLATE_GENERAL_NOT_READY)
             else:
-                self.stats.inc_value("boilerplate/layer/general")
+                self.stats.inc_value(keys.BOILERPLATE_LAYER_GENERAL)
         record = item.record()
         if own is None:
             indices = own_content_indices(blocks, record)
             own = [normalize_line(blocks[i]) for i in indices]
-            self.stats.inc_value("boilerplate/layer/structural")
+            self.stats.inc_value(keys.BOILERPLATE_LAYER_STRUCTURAL)
             if indices and item.extraction == "next_data":
                 # The page's JSON named its own blocks: the model learns them as the record's.
                 taught = indices
@@ -157,9 +158,12 @@ class BoilerplatePipeline:
             own = fields_as_blocks(record)
             item.extraction = text_rebuilt_from_fields(item.extraction)
             self.stats.inc_value(STAT_TEXT_FROM_FIELDS)
-        item.text = text_of(own, latex=self.latex)
-        if self.latex and item.text != text_of(own, latex=False):
-            self.stats.inc_value("boilerplate/latex_cleaned")
-        self.stats.inc_value("boilerplate/blocks_kept", len(own))
-        self.stats.inc_value("boilerplate/blocks_removed", max(0, len(blocks) - len(own)))
+        # Normalized once: the LaTeX-cleaned text is compared with the plain one.
+        plain = [line for line in (normalize_line(b) for b in own) if line]
+        cleaned = [line for line in map(clean_latex, plain) if line] if self.latex else plain
+        item.text = "\n\n".join(cleaned)
+        if cleaned != plain:
+            self.stats.inc_value(keys.BOILERPLATE_LATEX_CLEANED)
+        self.stats.inc_value(keys.BOILERPLATE_BLOCKS_KEPT, len(own))
+        self.stats.inc_value(keys.BOILERPLATE_BLOCKS_REMOVED, max(0, len(blocks) - len(own)))
         return item

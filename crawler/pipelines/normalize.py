@@ -8,6 +8,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 
+from crawler import stats_keys as keys
 from crawler.items import LectureItem
 from crawler.schema import ONE_LINE_FIELDS
 from crawler.text.normalize import normalize_line
@@ -45,7 +46,7 @@ class NormalizePipeline:
                 setattr(item, f.name, clean or None)
         blocks = [normalize_line(b) for b in item.page_blocks]
         item.page_blocks = [b for b in blocks if b]
-        self.stats.inc_value("normalize/items")
+        self.stats.inc_value(keys.NORMALIZE_ITEMS)
         if changed:
-            self.stats.inc_value("normalize/fields_changed", changed)
+            self.stats.inc_value(keys.NORMALIZE_FIELDS_CHANGED, changed)
         return item

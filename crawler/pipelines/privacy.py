@@ -13,9 +13,16 @@ from typing import Any
 from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
+from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem
 from crawler.schema import FIELD_NAMES
-from crawler.text.privacy import PLACEHOLDER, RECORD_URL_FIELDS, URL_PLACEHOLDER, scrub_value
+from crawler.text.privacy import (
+    PLACEHOLDER,
+    RECORD_URL_FIELDS,
+    URL_PLACEHOLDER,
+    scrub_value,
+    values_may_hold_address,
+)
 
 # What of a lecture item is scrubbed: its record, and the page's blocks and links that travel beside it.
 SCRUBBED = (*FIELD_NAMES, "page_blocks", "page_aliases")
@@ -39,6 +46,8 @@ class PrivacyPipeline:
         return self.lecture(item)
 
     def lecture(self, item: LectureItem) -> LectureItem:
+        if not values_may_hold_address(getattr(item, name) for name in SCRUBBED):
+            return item  # nearly every lecture: one search of all its strings, not one per field
         stored = 0
         for name in SCRUBBED:
             is_url = name in URL_FIELDS
@@ -50,13 +59,13 @@ class PrivacyPipeline:
             if name == "page_blocks":
                 # Blocks are not stored, they only feed ``text``: counted apart, so the total counts each
                 # stored address once.
-                self.stats.inc_value("privacy/emails_scrubbed_page_blocks", count)
+                self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED_PAGE_BLOCKS, count)
                 continue
             stored += count
-            self.stats.inc_value(f"privacy/fields/{name}", count)
+            self.stats.inc_value(keys.PRIVACY_FIELDS_PREFIX + name, count)
         if stored:
-            self.stats.inc_value("privacy/emails_scrubbed", stored)
-            self.stats.inc_value("privacy/items_scrubbed")
+            self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
+            self.stats.inc_value(keys.PRIVACY_ITEMS_SCRUBBED)
         return item
 
     def _session(self, item: Any) -> Any:
@@ -66,8 +75,8 @@ class PrivacyPipeline:
             if count:
                 item[name] = clean
                 stored += count
-                self.stats.inc_value(f"privacy/session_fields/{name}", count)
+                self.stats.inc_value(keys.PRIVACY_SESSION_FIELDS_PREFIX + name, count)
         if stored:
-            self.stats.inc_value("privacy/emails_scrubbed", stored)
-            self.stats.inc_value("privacy/sessions_scrubbed")
+            self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
+            self.stats.inc_value(keys.PRIVACY_SESSIONS_SCRUBBED)
         return item

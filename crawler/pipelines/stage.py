@@ -63,16 +63,16 @@ class StagePipeline:
     def open_spider(self) -> None:
         self.writer.open(self.fleet.join() if self.fleet is not None else None)
         if self.writer.previous_moved:
-            self.stats.set_value("stage/previous_moved", True)
+            self.stats.set_value(keys.STAGE_PREVIOUS_MOVED, True)
         if self.writer.resumed:
-            self.stats.set_value("stage/resumed", True)
+            self.stats.set_value(keys.STAGE_RESUMED, True)
         if self.writer.torn_bytes_dropped:
-            self.stats.set_value("stage/torn_bytes_dropped", self.writer.torn_bytes_dropped)
+            self.stats.set_value(keys.STAGE_TORN_BYTES_DROPPED, self.writer.torn_bytes_dropped)
 
     def process_item(self, item: Any) -> Any:
         if isinstance(item, SessionItem):
             self.writer.write_session(dict(item))
-            self.stats.inc_value("stage/sessions")
+            self.stats.inc_value(keys.STAGE_SESSIONS)
             return item
         carried = isinstance(item, CarriedLecture)
         if not carried and not isinstance(item, LectureItem):
@@ -88,13 +88,13 @@ class StagePipeline:
             self.stats.inc_value(keys.STAGE_INVALID)
             if aliases:  # what the page linked is still staged
                 self.writer.write_aliases(aliases)
-                self.stats.inc_value("stage/aliases", len(aliases))
+                self.stats.inc_value(keys.STAGE_ALIASES, len(aliases))
             raise DropItem(f"lecture {record.get('lecture_id')!r} not staged: {'; '.join(problems)}")
         self.writer.write_lecture(
             record, listing_hashes=listing_hashes, carried=carried, aliases=aliases, counted=counted
         )
         if aliases:
-            self.stats.inc_value("stage/aliases", len(aliases))
+            self.stats.inc_value(keys.STAGE_ALIASES, len(aliases))
         self.stats.inc_value(keys.STAGE_LECTURES)
         if carried:
             self.stats.inc_value(keys.STAGE_CARRIED)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -240,6 +240,26 @@ def contains_email(text: str) -> bool:
     return next(_addresses(text, _at_positions(text)), None) is not None
 
 
+def _strings_in(value: object, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings_in(item, out)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _strings_in(item, out)
+
+
+def values_may_hold_address(values: Iterable[object]) -> bool:
+    """False when :func:`scrub_value` would change none of ``values`` (whether as text or as URLs): the
+    strings inside them are searched as one text, so a record without an address costs one search."""
+    strings: list[str] = []
+    for value in values:
+        _strings_in(value, strings)
+    return bool(strings_to_scrub(strings))
+
+
 def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False) -> tuple[Any, int]:
     """A string, or the strings inside lists, tuples and mappings, scrubbed; other values unchanged.
 
@@ -270,14 +290,14 @@ def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False
 
 
 def scrub_fields(
-    fields: Mapping[str, Any], url_fields: frozenset[str] | set[str] = frozenset()
-) -> tuple[dict[str, Any], dict[str, int]]:
+    fields: Mapping[str, object], url_fields: frozenset[str] | set[str] = frozenset()
+) -> tuple[dict[str, object], dict[str, int]]:
     """Every string field (and string inside a list field) of a record scrubbed.
 
     Fields named in ``url_fields`` get :data:`URL_PLACEHOLDER`, the others :data:`PLACEHOLDER`.
     Returns the scrubbed copy and, for each field that held addresses, how many.
     """
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     counts: dict[str, int] = {}
     for name, value in fields.items():
         is_url = name in url_fields
