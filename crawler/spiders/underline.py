@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import heapq
 import json
 import math
 import tempfile
@@ -126,43 +127,98 @@ QUIET_WAIT = 5.0
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Candidate:
     """A lecture that needs its page, held until every listing is read: why (``rank``), its place among
-    those of the same rank (a stale lecture's page age, else the order it was listed in) and where its
-    listing fields wait on disk."""
+    those of the same rank (a stale lecture's page age, else ``listed``: the order it was listed in) and
+    where its listing fields wait on disk (``offset``, -1: not written)."""
 
     rank: int
     order: float
-    offset: int
-    lecture_id: str
+    listed: int
+    lecture_id: str = dataclasses.field(compare=False)
+    offset: int = dataclasses.field(default=-1, compare=False)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HeldListing:
+    """What a held lecture's page request or its waiting record is made from: the event whose listing
+    named it, its listing fields, and whether the listing left some of its authors' profiles out."""
+
+    event: str
+    fields: LectureFields
+    authors_incomplete: bool
+
+    def to_json(self) -> str:
+        held = {
+            "event": self.event,
+            "listing": listing_to_json(self.fields),
+            "incomplete": self.authors_incomplete,
+        }
+        return json.dumps(held, ensure_ascii=False, default=str)
+
+    @classmethod
+    def from_json(cls, line: bytes) -> HeldListing | None:
+        held = json.loads(line)
+        fields = listing_from_json(held.get("listing"))
+        if fields is None:
+            return None
+        return cls(str(held["event"]), fields, bool(held["incomplete"]))
 
 
 class PageBudget:
-    """The lectures that need a page, across every event's listing, kept as small tuples while their
-    listing fields wait in a temporary file: the budget is spent on them in rank order once the
-    listings are read, and the rest wait for a later crawl."""
+    """The lectures the page budget may buy, across every event's listing: at most ``room`` of them (the
+    best so far by rank, then age or listing order), kept as small tuples while their listing fields
+    wait in a temporary file. A lecture that cannot be among the ``room`` best, or is pushed out of them
+    by a better one, waits for a later crawl at once: what is held does not grow with the catalogue.
 
-    def __init__(self) -> None:
-        self.candidates: list[Candidate] = []
+    The ``room`` held when the listings are read are the lectures a sort of every candidate would have
+    put first, so the pages asked are the same as when all were held."""
+
+    def __init__(self, room: int | None = None) -> None:
+        # None: no bound (every candidate held).
+        self.room = room
+        # A max-heap by rank (negated keys): its top is the held candidate the budget would buy last.
+        self._heap: list[tuple[int, float, int, Candidate]] = []
+        self._listed = 0
         self._spill: IO[bytes] | None = None
 
+    @property
+    def candidates(self) -> list[Candidate]:
+        return [entry[3] for entry in self._heap]
+
     def hold(
-        self, rank: int, order: float, lecture_id: str, event: str, listed: dict[str, Any], incomplete: bool
-    ) -> None:
-        """Keep a lecture for the budget; ``incomplete``: the listing left some authors' profiles out."""
+        self, rank: int, order: float, lecture_id: str, held: HeldListing
+    ) -> tuple[Candidate, HeldListing] | None:
+        """Keep a lecture for the budget. Returns the lecture that waits because of it (itself, or the
+        held one it pushed out), with what it was held with; None when none has to wait yet."""
+        candidate = Candidate(rank, order, self._listed, lecture_id)
+        self._listed += 1
+        if self.room is not None and len(self._heap) >= self.room:
+            if self.room == 0 or not candidate < self._heap[0][3]:
+                return candidate, held
+            _, _, _, out = heapq.heapreplace(self._heap, self._entry(self._write(candidate, held)))
+            return out, self.listing(out)
+        heapq.heappush(self._heap, self._entry(self._write(candidate, held)))
+        return None
+
+    @staticmethod
+    def _entry(candidate: Candidate) -> tuple[int, float, int, Candidate]:
+        return (-candidate.rank, -candidate.order, -candidate.listed, candidate)
+
+    def _write(self, candidate: Candidate, held: HeldListing) -> Candidate:
         if self._spill is None:
             # Closed in close() (at the latest when the spider closes), not at the end of a block.
             self._spill = tempfile.TemporaryFile(prefix="eventcrawl-budget-")  # noqa: SIM115
         offset = self._spill.seek(0, 2)
-        held = {"event": event, "listing": listed, "authors_incomplete": incomplete}
-        line = json.dumps(held, ensure_ascii=False, default=str)
-        self._spill.write(line.encode("utf-8") + b"\n")
-        self.candidates.append(Candidate(rank, order, offset, lecture_id))
+        self._spill.write(held.to_json().encode("utf-8") + b"\n")
+        return dataclasses.replace(candidate, offset=offset)
 
-    def listing(self, candidate: Candidate) -> tuple[str, dict[str, Any], bool]:
-        """The event, listing fields and authors' completeness ``candidate`` was held with."""
-        assert self._spill is not None
+    def listing(self, candidate: Candidate) -> HeldListing:
+        """What ``candidate`` was held with, read back from disk."""
+        assert self._spill is not None and candidate.offset >= 0
         self._spill.seek(candidate.offset)
-        held = json.loads(self._spill.readline())
-        return str(held["event"]), held["listing"], bool(held["authors_incomplete"])
+        held = HeldListing.from_json(self._spill.readline())
+        # The file holds only what to_json wrote: not expected.
+        assert held is not None, f"lecture {candidate.lecture_id}: its held listing cannot be read back"
+        return held
 
     def ranked(self) -> list[Candidate]:
         return sorted(self.candidates)
@@ -171,7 +227,7 @@ class PageBudget:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
-        self.candidates = []
+        self._heap = []
 
 
 @dataclasses.dataclass
@@ -179,7 +235,6 @@ class Decision:
     """What the listing says of one lecture, and what the last crawl staged of it."""
 
     fields: LectureFields
-    listed: dict[str, Any]
     hashes: dict[str, str]
     previous: PreviousLecture | None
     staged: StagedLecture | None
@@ -258,6 +313,9 @@ class UnderlineSpider(scrapy.Spider):
         spider.max_listing_pages = max(1, settings.getint("UNDERLINE_MAX_LISTING_PAGES"))
         spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
         spider.page_budget = max(0, settings.getint("UNDERLINE_PAGE_BUDGET"))
+        if spider.page_budget > 0:
+            # Holds no more lectures than the budget buys (see PageBudget).
+            spider.budget = PageBudget(room=spider.pages_left())
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
         )
@@ -426,7 +484,7 @@ class UnderlineSpider(scrapy.Spider):
         listing = answer.listing
         stats.inc_value(keys.LISTING_PAGES)
         for problem in listing.problems:
-            stats.inc_value("underline/listing_problems")
+            stats.inc_value(keys.LISTING_PROBLEMS)
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
         self.count_unmapped(answer.unmapped)
         yield from self.sessions(answer.sessions, event)
@@ -438,10 +496,10 @@ class UnderlineSpider(scrapy.Spider):
         decisions: list[Decision] = []
         for fields in listing.records:
             if fields.event_id and fields.event_id != event:
-                stats.inc_value("underline/listing_other_event")
+                stats.inc_value(keys.LISTING_OTHER_EVENT)
                 continue
             if fields.lecture_id in self.listed:
-                stats.inc_value("underline/listing_repeated")
+                stats.inc_value(keys.LISTING_REPEATED)
                 continue
             self.listed.add(fields.lecture_id)
             new += 1
@@ -454,7 +512,7 @@ class UnderlineSpider(scrapy.Spider):
                 stats.inc_value(keys.AUTHORS_INCOMPLETE)
                 stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
             if fields.lecture_id in self.already_staged:
-                stats.inc_value("underline/resume_skipped")
+                stats.inc_value(keys.RESUME_SKIPPED)
                 continue
             decisions.append(self.decide(fields))
         yield from self.fetch_or_carry(decisions, event)
@@ -504,7 +562,7 @@ class UnderlineSpider(scrapy.Spider):
         if not (total is None or page < total or size >= self.page_size):
             return False
         if total is not None and page >= total:
-            self.stats.inc_value("underline/listing_past_total_pages")
+            self.stats.inc_value(keys.LISTING_PAST_TOTAL_PAGES)
         cap = self.max_listing_pages if total is None else min(self.max_listing_pages, total + 1)
         if page < cap:
             return True
@@ -522,8 +580,7 @@ class UnderlineSpider(scrapy.Spider):
 
     def decide(self, fields: LectureFields) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
-        listed = listing_to_json(fields)
-        hashes = listing_hashes(listed)
+        hashes = listing_hashes(fields)
         previous = self.previous.get(fields.lecture_id)
         staged = None
         if previous is not None and self.refresh:
@@ -531,8 +588,8 @@ class UnderlineSpider(scrapy.Spider):
             if staged is None:
                 self.stats.inc_value(keys.PREVIOUS_DAMAGED)
                 previous = None  # its page is fetched as a new lecture's
-        unchanged = staged is not None and listing_unchanged(staged, listed, hashes)
-        return Decision(fields, listed, hashes, previous, staged, unchanged)
+        unchanged = staged is not None and listing_unchanged(staged, fields, hashes)
+        return Decision(fields, hashes, previous, staged, unchanged)
 
     def fetch_or_carry(self, decisions: list[Decision], event: str) -> Iterator[Any]:
         """A request for each lecture that is new, changed or due for revalidation (the oldest first, at
@@ -557,87 +614,87 @@ class UnderlineSpider(scrapy.Spider):
                 self.stats.inc_value(keys.PAGES_CARRIED)
                 yield CarriedLecture(record=record, listing_hashes=d.hashes, counted=[keys.PAGES_CARRIED])
                 continue
+            held = HeldListing(event, d.fields, authors_incomplete(d.fields))
             if self.page_budget > 0:
-                rank = need_rank(d)
-                order = d.previous.fetched_at.timestamp() if rank == STALE and d.previous else 0.0
-                if self.budget_spent:
-                    # A listing page read after the budget was spent (see listings_read): it waits.
-                    yield from self.waiting(Candidate(rank, order, -1, lecture_id), event, d.listed)
-                else:
-                    self.budget.hold(rank, order, lecture_id, event, d.listed, authors_incomplete(d.fields))
+                yield from self.hold_for_budget(d, held)
                 continue
-            yield self.page_request(
-                d.listed, event, revalidated=d.unchanged, incomplete=authors_incomplete(d.fields)
-            )
+            yield self.page_request(held, revalidated=d.unchanged)
 
-    def page_request(
-        self, listed: dict[str, Any], event: str, *, revalidated: bool, incomplete: bool
-    ) -> scrapy.Request:
-        """The request for a lecture's page, counted as fetched (new or changed) or revalidated;
-        ``incomplete``: the listing left some of its authors' profiles out (the fields from JSON do
-        not say)."""
-        lecture_id = str(listed["lecture_id"])
-        slug = listed.get("slug")
+    def hold_for_budget(self, decision: Decision, held: HeldListing) -> Iterator[Any]:
+        """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
+        lecture it ranks before) is staged now, so no more than the budget can buy is held."""
+        rank = need_rank(decision)
+        previous = decision.previous
+        order = previous.fetched_at.timestamp() if rank == STALE and previous is not None else 0.0
+        lecture_id = decision.fields.lecture_id
+        if self.budget_spent:
+            # A listing page read after the budget was spent (see listings_read): it waits.
+            yield from self.waiting(Candidate(rank, order, -1, lecture_id), held)
+            return
+        out = self.budget.hold(rank, order, lecture_id, held)
+        if out is not None:
+            yield from self.waiting(*out)
+
+    def page_request(self, held: HeldListing, *, revalidated: bool) -> scrapy.Request:
+        """The request for a lecture's page, counted as fetched (new or changed) or revalidated. It
+        carries the listing's fields as JSON (another process may read the page: a crawl fleet) and
+        whether the listing left some authors' profiles out (the fields from JSON do not say)."""
+        fields = held.fields
         decision = keys.PAGES_REVALIDATED if revalidated else keys.PAGES_FETCHED
         self.stats.inc_value(decision)
         return scrapy.Request(
-            canonical_lecture_url(self.web_base, lecture_id, slug if isinstance(slug, str) else None),
+            canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug),
             callback=self.parse_lecture,
             errback=self.fetch_failed,
-            cb_kwargs={"lecture_id": lecture_id, "listing": listed, "event_id": event},
-            meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: incomplete},
+            cb_kwargs={
+                "lecture_id": fields.lecture_id,
+                "listing": listing_to_json(fields),
+                "event_id": held.event,
+            },
+            meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: held.authors_incomplete},
         )
 
+    def pages_left(self) -> int:
+        """How many lecture pages the budget still buys: a lecture costs its page, and its subtitles'
+        request when they are asked for; a resumed crawl has spent what its stage counts already."""
+        return max(0, self.page_budget // self.page_cost() - self.spent_before)
+
+    def page_cost(self) -> int:
+        return 2 if self.subtitles else 1
+
     def spend_budget(self) -> Iterator[Any]:
-        """Once every listing is read: a page request for each held lecture the budget buys (new ones
-        first, then changed, then stale, the oldest page first), and for every other one what it is
-        published as until a later crawl fetches its page."""
-        # A lecture costs its page, and its subtitles' request when they are asked for. A resumed crawl
-        # has spent what its stage counts already.
-        cost = 2 if self.subtitles else 1
-        per_crawl = self.page_budget // cost
-        spent = self.spent_before
-        left = max(0, per_crawl - spent)
+        """Once every listing is read: a page request for each held lecture (the budget buys them all:
+        new ones first, then changed, then stale, the oldest page first)."""
+        per_crawl = self.page_budget // self.page_cost()
         self.stats.set_value(keys.PAGE_BUDGET, self.page_budget)
         self.stats.set_value(keys.PAGE_BUDGET_LECTURES, per_crawl)
         if per_crawl == 0:
             self.logger.error(
                 "A page budget of %d buys no lecture page at %d requests a lecture: nothing is fetched",
                 self.page_budget,
-                cost,
+                self.page_cost(),
             )
         ranked = self.budget.ranked()
         self.budget_spent = True
-        for n, candidate in enumerate(ranked):
-            event, listed, incomplete = self.budget.listing(candidate)
-            if n < left:
-                yield self.page_request(
-                    listed, event, revalidated=candidate.rank == STALE, incomplete=incomplete
-                )
-            else:
-                yield from self.waiting(candidate, event, listed)
+        for candidate in ranked:
+            yield self.page_request(self.budget.listing(candidate), revalidated=candidate.rank == STALE)
         self.budget.close()
-        if len(ranked) > left:
+        waiting = sum(int(self.stats.get_value(key) or 0) for key in keys.PAGES_WAITING)
+        if waiting:
             self.logger.info(
-                "Page budget %d spent: %d lecture pages wait for a later crawl",
-                self.page_budget,
-                len(ranked) - left,
+                "Page budget %d spent: %d lecture pages wait for a later crawl", self.page_budget, waiting
             )
 
-    def waiting(self, candidate: Candidate, event: str, listed: dict[str, Any]) -> Iterator[Any]:
+    def waiting(self, candidate: Candidate, held: HeldListing) -> Iterator[Any]:
         """A lecture whose page waits for a later crawl: the record the last crawl staged of its page
         (with the fields new to its listing filled), or, for a page never fetched, the listing's fields
         (``extraction = api_listing``, no listing hashes: a later crawl ranks it new)."""
         key = WAITING_KEYS[candidate.rank]
         self.stats.inc_value(key)
-        fields = listing_from_json(listed)
-        if fields is None:  # the listing's own fields, written by listing_to_json: not expected
-            self.logger.error("Lecture %s: its held listing fields cannot be read back", candidate.lecture_id)
-            yield from self.keep_listed(candidate.lecture_id, None, event, [key])
-            return
+        fields = held.fields
         staged = self.previous.staged(candidate.lecture_id) if candidate.rank != NEW else None
         if staged is not None:
-            hashes = listing_hashes(listed)
+            hashes = listing_hashes(fields)
             record = with_new_listing_fields(staged, fields, hashes)
             # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
             # changed next time. A stale one's listing is as staged.
@@ -652,7 +709,7 @@ class UnderlineSpider(scrapy.Spider):
         merged = merge_fields(fields, None)
         if merged is None:
             return
-        merged["event_id"] = merged.get("event_id") or event
+        merged["event_id"] = merged.get("event_id") or held.event
         yield self.lecture_item(merged, "api_listing", None, set(), [key])
 
     def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
@@ -786,7 +843,7 @@ class UnderlineSpider(scrapy.Spider):
         # A lecture page reached through an event's listing belongs to that event unless it says.
         fields["event_id"] = fields.get("event_id") or event_id or self.event_id
         seen_at = {response.url, *response.meta.get("redirect_urls", [])}
-        hashes = listing_hashes(listing) if isinstance(listing, dict) else None
+        hashes = listing_hashes(listed) if listed is not None else None
         if hashes is not None:
             # A page that disagrees with its listing may lag it: fetched again next time.
             for name in disagreed:
@@ -800,7 +857,7 @@ class UnderlineSpider(scrapy.Spider):
             ref = lecture_ref(link)
             if ref is not None and ref.lecture_id != fields["lecture_id"]:
                 if not same_host(link, self.web_base):
-                    stats.inc_value("underline/foreign_links")
+                    stats.inc_value(keys.FOREIGN_LINKS)
                     continue
                 # Most pages link the same lectures again: each alias is staged once.
                 if link not in self.seen_links:
@@ -871,11 +928,11 @@ class UnderlineSpider(scrapy.Spider):
         try:
             item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
         except (ValueError, AttributeError, RecursionError):
-            self.stats.inc_value("underline/transcripts_unreadable")
+            self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
         yield item
 
     def transcripts_failed(self, failure: Failure) -> Iterator[Any]:
-        self.stats.inc_value("underline/transcripts_failed")
+        self.stats.inc_value(keys.TRANSCRIPTS_FAILED)
         yield failure.request.cb_kwargs["item"]  # type: ignore[attr-defined]
 
     def request_dropped(self, request: scrapy.Request) -> None:
@@ -888,7 +945,7 @@ class UnderlineSpider(scrapy.Spider):
         if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
         self.stats.inc_value(keys.FETCH_FAILED)
-        self.stats.inc_value("underline/redirect_loop")
+        self.stats.inc_value(keys.REDIRECT_LOOP)
         self.logger.warning("Giving up on %s: redirected to a URL already requested", request.url)
 
     def fetch_failed(self, failure: Failure) -> Iterator[Any]:
@@ -941,15 +998,17 @@ def _value_hash(value: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def listing_hashes(listed: dict[str, Any]) -> dict[str, str]:
-    """A short hash of each of a lecture's listing fields (as :func:`listing_to_json` wrote them): the
+def listing_hashes(fields: LectureFields) -> dict[str, str]:
+    """A short hash of each of a lecture's listing fields (as :func:`listing_to_json` writes them): the
     next crawl fetches the page again when a field both crawls know hashes differently."""
+    listed = listing_to_json(fields)
     return {name: _value_hash(value) for name, value in listed.items() if name != "lecture_id"}
 
 
-def listing_sha256(listed: dict[str, Any]) -> str:
+def listing_sha256(fields: LectureFields) -> str:
     """One hash over all of a lecture's listing fields: what stages written before there were per-field
     hashes compared by (kept so that such a stage is still a refresh's base)."""
+    listed = listing_to_json(fields)
     blob = json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -960,7 +1019,7 @@ def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]
     return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
 
 
-def listing_unchanged(staged: StagedLecture, listed: dict[str, Any], hashes: Mapping[str, str]) -> bool:
+def listing_unchanged(staged: StagedLecture, listed: LectureFields, hashes: Mapping[str, str]) -> bool:
     """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
     if staged.listing_hashes is not None:
         return not changed_listing_fields(staged.listing_hashes, hashes)
@@ -1054,10 +1113,10 @@ def merge_fields(
             if mine in (None, "", []) and theirs not in (None, "", []):
                 primary[name] = theirs
                 if stats_inc:
-                    stats_inc(f"underline/filled_from_api/{name}")
+                    stats_inc(keys.FILLED_FROM_API_PREFIX + name)
             elif theirs not in (None, "", []) and mine != theirs:
                 if stats_inc:
-                    stats_inc(f"underline/api_mismatch/{name}")
+                    stats_inc(keys.API_MISMATCH_PREFIX + name)
                 if mismatched is not None:
                     mismatched.add(name)
         if not primary.get("slug"):
