@@ -6,8 +6,8 @@ Serves a replica catalogue (``--events`` events sharing ``--lectures`` lectures)
 runs two nights on one state directory, each ``eventcrawl crawl --page-budget B`` (every event given with
 ``--event-id``, loopback speed settings) then ``eventcrawl publish``; each command's peak RSS and wall time
 are measured from outside. The replica's request log says which lecture pages (and subtitles) each night
-asked for. Night 1's release is read back and compared with the replica's ground truth on the listing's
-fields. Prints one JSON object.
+asked for. Night 1's release is read back (in a child process, after the crawls) and compared with the
+replica's ground truth on the listing's fields. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -55,18 +57,35 @@ _LECTURE_ID = re.compile(r"^/lecture/(\d+)")
 _TRANSCRIPT_ID = re.compile(r"filter\[lecture_id\]=(\d+)")
 
 
-def pages_asked(requests: Sequence[dict[str, Any]]) -> tuple[int, set[str]]:
-    """How many lecture-page and subtitle requests the replica answered, and the lectures they were for."""
-    count, lectures = 0, set()
-    for record in requests:
-        if record.get("kind") not in PAGE_KINDS:
-            continue
-        count += 1
-        path = str(record.get("path") or "")
-        found = _LECTURE_ID.match(path) or _TRANSCRIPT_ID.search(path.replace("%5B", "[").replace("%5D", "]"))
-        if found:
-            lectures.add(found.group(1))
-    return count, lectures
+def pages_asked(log: Path, skip: int) -> tuple[int, set[str], int]:
+    """How many lecture-page and subtitle requests the replica's log holds after its first ``skip`` lines,
+    the lectures they were for, and the log's length (read line by line: see :func:`run`)."""
+    count, lectures, lines = 0, set(), 0
+    with log.open(encoding="utf-8") as fh:
+        for lines, line in enumerate(fh, start=1):
+            if lines <= skip or not line.strip():
+                continue
+            record = json.loads(line)
+            if record.get("kind") not in PAGE_KINDS:
+                continue
+            count += 1
+            path = str(record.get("path") or "").replace("%5B", "[").replace("%5D", "]")
+            found = _LECTURE_ID.match(path) or _TRANSCRIPT_ID.search(path)
+            if found:
+                lectures.add(found.group(1))
+    return count, lectures, lines
+
+
+def truth_events(path: Path) -> tuple[list[str], int]:
+    """The events of the replica's ground truth in the order they first appear, and its lectures."""
+    events: dict[str, None] = {}
+    lectures = 0
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                events.setdefault(json.loads(line)["event_id"])
+                lectures += 1
+    return list(events), lectures
 
 
 def _normal(value: Any) -> Any:
@@ -76,11 +95,13 @@ def _normal(value: Any) -> Any:
     return value
 
 
-def release_check(out: Path, truth: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def release_check(out: Path, truth_path: Path) -> dict[str, Any]:
     """Night 1's release against the ground truth: rows, distinct lectures, listing-only rows, and the
     share of (lecture, listing field) pairs equal to the truth."""
     import pyarrow.parquet as pq
 
+    with truth_path.open(encoding="utf-8") as fh:
+        truth = {r["lecture_id"]: r for r in (json.loads(line) for line in fh if line.strip())}
     rows = pq.read_table(out / "data" / "lectures").to_pylist()
     ids = Counter(str(r["lecture_id"]) for r in rows)
     compared = equal = 0
@@ -142,24 +163,31 @@ def night(
 
 
 def run(work: Path, events: int, lectures: int, budget: int) -> dict[str, Any]:
+    """Both nights, then the checks. This process stays small while it starts the crawls: a child's peak
+    RSS as the kernel reports it (``ru_maxrss``) starts from its parent's at the fork, so the ground
+    truth and the release are read only in a child of their own, after the last crawl."""
     work.mkdir(parents=True, exist_ok=True)
     state = work / "state"
     nights: list[dict[str, Any]] = []
     asked: list[set[str]] = []
     with procs.replica(work / "replica", "--events", str(events), "--lectures", str(lectures)) as rep:
-        truth = {r["lecture_id"]: r for r in rep.ground_truth()}
-        event_ids = list(dict.fromkeys(r["event_id"] for r in truth.values()))
+        event_ids, lectures_listed = truth_events(rep.ground_truth_path)
+        seen = 0
         for n in (1, 2):
-            before = len(rep.requests())
             figures, _ = night(work, rep.base_url, state, n, budget, event_ids)
-            count, ids = pages_asked(rep.requests()[before:])
+            count, ids, seen = pages_asked(rep.request_log_path, seen)
             figures["pages_requested"] = count
             figures["lectures_asked"] = len(ids)
-            if n == 1 and figures["publish_returncode"] == 0:
-                figures["release"] = release_check(work / "out-1", truth)
             nights.append(figures)
             asked.append(ids)
-    lectures_listed = len(truth)
+        truth_copy = work / "ground-truth.jsonl"
+        shutil.copyfile(rep.ground_truth_path, truth_copy)
+    if nights[0]["publish_returncode"] == 0:
+        command = [sys.executable, "-m", "bench.bench_catalogue_crawl", "--check", str(work / "out-1")]
+        checked = subprocess.run(
+            [*command, str(truth_copy)], capture_output=True, text=True, check=True, cwd=procs.REPO
+        )
+        nights[0]["release"] = json.loads(checked.stdout)
     first = nights[0]
     return {
         "events": events,
@@ -174,11 +202,17 @@ def run(work: Path, events: int, lectures: int, budget: int) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bench_catalogue_crawl", description=__doc__)
-    parser.add_argument("--events", type=int, required=True)
-    parser.add_argument("--lectures", type=int, required=True)
+    parser.add_argument("--events", type=int)
+    parser.add_argument("--lectures", type=int)
     parser.add_argument("--budget", type=int, default=2500)
-    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--work", type=Path)
+    parser.add_argument("--check", nargs=2, type=Path, metavar=("RELEASE", "TRUTH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.check:
+        print(json.dumps(release_check(*args.check)))
+        return 0
+    if args.events is None or args.lectures is None or args.work is None:
+        parser.error("--events, --lectures and --work are required")
     print(json.dumps(run(args.work, args.events, args.lectures, args.budget), indent=2))
     return 0
 
