@@ -84,8 +84,10 @@ class Cleaner:
 
     def __call__(self, page: StoredPage) -> dict[str, Any]:
         parsed = parse_lecture_page(page.body, page.url, encoding="utf-8")
-        fields = merge_fields(parsed.fields, None) or {}
-        fields.pop("slug", None)
+        merged = merge_fields(parsed.fields, None)
+        fields = merged.to_item_fields() if merged is not None else {}
+        # As the spider's item: a page that does not say is not premium.
+        fields["is_premium"] = bool(fields.get("is_premium"))
         item = LectureItem(
             **{k: v for k, v in fields.items() if k in RECORD_FIELDS},
             url=page.url,

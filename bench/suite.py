@@ -6,10 +6,13 @@ filesystem HTTP cache, same pages and settings), ``throughput`` (crawler vs a fe
 figures, ``bench.quality.section`` when present), ``publish`` (``bench/bench_publish.py``, when present),
 ``scale`` (1,000 vs 10,000 lectures: CPU, wall time and peak memory), ``polite`` (default settings' request
 rate), ``recrawl`` (a second crawl through the HTTP cache) and ``anthology`` (linking 30,000 synthetic
-lectures to 30,000 synthetic Anthology papers, against reading and normalising them, and against 3,000)
-and ``catalogue`` (publishing synthetic stages of 3,740 lectures over 4 events and 30,740 over 32: peak
+lectures to 30,000 synthetic Anthology papers, against reading and normalising them, and against 3,000),
+``catalogue`` (publishing synthetic stages of 3,740 lectures over 4 events and 30,740 over 32: peak
 memory and CPU and wall time per lecture on the first night and on a night that changed one percent of
-the lectures, and the bytes that night rewrites).
+the lectures, and the bytes that night rewrites) and
+``catalogue_crawl`` (two nights of ``crawl --page-budget 2500`` and ``publish`` on replica catalogues of
+3,740 lectures of 4 events and 30,740 of 32: the crawl's peak memory and time per lecture, the pages a
+night asks, what night 1 publishes and whether night 2 asks a page again).
 Prints one table and writes every figure, with the commit it measured, as JSON
 (``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the README's table.
 """
@@ -49,11 +52,18 @@ SECTIONS = (
     "recrawl",
     "anthology",
     "catalogue",
+    "catalogue_crawl",
 )
 # Publishing 8 times the lectures may take at most this many times the peak memory, and this many times
 # the CPU per lecture.
 CATALOGUE_MEMORY_TARGET = 1.5
 CATALOGUE_TIME_TARGET = 1.2
+# Crawling 8.2 times the lectures at a page budget may take at most this many times the crawl's peak
+# memory; a night asks at most the budget's pages, and night 1 publishes at least this share of the
+# listing's fields right.
+CATALOGUE_CRAWL_MEMORY_TARGET = 1.5
+CATALOGUE_CRAWL_BUDGET = 2500
+CATALOGUE_CRAWL_FIELDS_TARGET = 0.995
 # Linking 10 times as many lectures against 10 times as many papers may cost at most this many times
 # as much per lecture (comparing all pairs would cost 10 times as much).
 ANTHOLOGY_SCALING_TARGET = 2.0
@@ -878,6 +888,107 @@ def catalogue(work: Path, points: tuple[tuple[int, int], tuple[int, int]]) -> Se
     return section
 
 
+def catalogue_crawl_point(work: Path, lectures: int, events: int, budget: int) -> dict[str, Any]:
+    """One run of ``bench.bench_catalogue_crawl`` (two nights of crawl and publish) in its own process."""
+    cmd = [sys.executable, "-m", "bench.bench_catalogue_crawl", "--lectures", str(lectures)]
+    cmd += ["--events", str(events), "--budget", str(budget), "--work", str(work / f"crawl-{lectures}")]
+    measured = procs.measure(cmd, workdir=work, name=f"catalogue-crawl-{lectures}", timeout=4 * 3600)
+    if measured.returncode != 0:
+        return {"lectures": lectures, "error": measured.stderr[-800:]}
+    point: dict[str, Any] = json.loads(measured.stdout)
+    return point
+
+
+def catalogue_crawl(
+    work: Path, sizes: tuple[tuple[int, int], tuple[int, int]], budget: int = CATALOGUE_CRAWL_BUDGET
+) -> Section:
+    """Two nights of ``crawl --page-budget`` then ``publish`` on replica catalogues of two sizes (lectures,
+    events): the crawl's peak memory and wall time per lecture against the catalogue's size, the pages
+    each night asks, and what night 1 publishes."""
+    section = Section()
+    small, large = (catalogue_crawl_point(work, n, events, budget) for n, events in sizes)
+    section.details = {"small": small, "large": large}
+    for point in (small, large):
+        if "error" in point:
+            section.notes.append(f"catalogue crawl of {point['lectures']:,}: {point['error']}")
+            continue
+        for n, night in enumerate(point["nights"], start=1):
+            for step in ("crawl", "publish"):
+                if night[f"{step}_returncode"]:
+                    section.notes.append(
+                        f"catalogue crawl of {point['lectures']:,}, night {n}: {step} exited "
+                        f"{night[f'{step}_returncode']}: {night[f'{step}_error']}"
+                    )
+    if any("error" in p for p in (small, large)):
+        return section
+    (n_small, e_small), (n_large, e_large) = sizes
+    label = f"at {n_small:,}/{e_small} events"
+
+    def peak(point: dict[str, Any]) -> float:
+        return max(night["crawl_max_rss_mib"] for night in point["nights"])
+
+    memory = _ratio(peak(large), peak(small))
+    wall = [
+        _ratio(a, b)
+        for a, b in zip(large["crawl_seconds_per_lecture"], small["crawl_seconds_per_lecture"], strict=True)
+    ]
+    asked = max(night["pages_requested"] for night in large["nights"])
+    first = large["nights"][0]
+    release = first.get("release") or {}
+    right = release.get("listing_fields_right")
+    published = f"{first['published'] or 0}/{large['lectures']}"
+    section.figures += [
+        Figure(
+            f"crawl peak RSS, {n_large:,} lectures of {e_large} events, budget {budget:,} (vs {n_small:,})",
+            peak(large),
+            "MiB",
+            peak(small),
+            label,
+            memory,
+            f"<= {CATALOGUE_CRAWL_MEMORY_TARGET:.2f}",
+            memory is not None and memory <= CATALOGUE_CRAWL_MEMORY_TARGET,
+        ),
+        *(
+            Figure(
+                f"crawl wall time per lecture, night {n}, at {n_large:,} (vs {n_small:,})",
+                large["crawl_seconds_per_lecture"][n - 1] * 1000,
+                "ms",
+                small["crawl_seconds_per_lecture"][n - 1] * 1000,
+                label,
+                wall[n - 1],
+            )
+            for n in (1, 2)
+        ),
+        Figure(
+            f"lecture pages a night asks at {n_large:,} (most of 2 nights)",
+            asked,
+            baseline=budget,
+            baseline_label="budget",
+            target=f"<= {budget:,}",
+            met=asked <= budget,
+        ),
+        Figure(
+            f"lectures published on night 1 at {n_large:,} / listed",
+            published,
+            target="all, once",
+            met=first["published"] == large["lectures"] and release.get("repeated") == 0,
+        ),
+        Figure(
+            f"listing fields right on night 1 at {n_large:,}",
+            right,
+            target=f">= {CATALOGUE_CRAWL_FIELDS_TARGET}",
+            met=right is not None and right >= CATALOGUE_CRAWL_FIELDS_TARGET,
+        ),
+        Figure(
+            f"pages night 2 asks that night 1 fetched, at {n_large:,}",
+            large["night2_asked_again"],
+            target="0",
+            met=large["night2_asked_again"] == 0,
+        ),
+    ]
+    return section
+
+
 def _num(value: Any) -> str:
     if value is None:
         return "-"
@@ -963,6 +1074,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "recrawl": lambda w: recrawl(w, lectures=200 if quick else None),
         "anthology": lambda w: anthology(w, (300, 3000) if quick else (3000, 30000)),
         "catalogue": lambda w: catalogue(w, ((400, 4), (3200, 32)) if quick else ((3740, 4), (30740, 32))),
+        "catalogue_crawl": lambda w: catalogue_crawl(
+            w, ((300, 2), (1200, 8)) if quick else ((3740, 4), (30740, 32)), budget=100 if quick else 2500
+        ),
     }
     info = machine()
     print(f"eventcrawl benchmarks on {info['cores']} cores ({info['platform']}, Python {info['python']}, "

@@ -213,3 +213,17 @@ PACE_MAX_WAIT_SECONDS = "frontier/pace/max_wait_seconds"
 PACE_ERRORS = "frontier/pace/errors"
 PACE_RETRY_SECONDS = "frontier/pace/retry_seconds"
 PACE_GAVE_UP = "frontier/pace/gave_up"
+
+# The spider's own counters, named once here.
+LISTING_PROBLEMS = "underline/listing_problems"
+LISTING_OTHER_EVENT = "underline/listing_other_event"
+LISTING_REPEATED = "underline/listing_repeated"
+RESUME_SKIPPED = "underline/resume_skipped"
+LISTING_PAST_TOTAL_PAGES = "underline/listing_past_total_pages"
+FOREIGN_LINKS = "underline/foreign_links"
+TRANSCRIPTS_UNREADABLE = "underline/transcripts_unreadable"
+TRANSCRIPTS_FAILED = "underline/transcripts_failed"
+REDIRECT_LOOP = "underline/redirect_loop"
+# Per field: filled from the API listing where the page had none; the page and the listing disagreed.
+FILLED_FROM_API_PREFIX = "underline/filled_from_api/"
+API_MISMATCH_PREFIX = "underline/api_mismatch/"

@@ -20,6 +20,7 @@ from crawler.spiders.underline import (
     NEW,
     STALE,
     Decision,
+    HeldListing,
     PageBudget,
     need_rank,
 )
@@ -36,7 +37,7 @@ def decision(extraction: str | None, *, unchanged: bool = False) -> Decision:
     if extraction is not None:
         staged = StagedLecture({"lecture_id": "1", "extraction": extraction}, {"title": "x"}, None)
         previous = PreviousLecture(Path("main.jsonl"), 0, NOW)
-    return Decision(LectureFields(lecture_id="1"), {"lecture_id": "1"}, {}, previous, staged, unchanged)
+    return Decision(LectureFields(lecture_id="1"), {}, previous, staged, unchanged)
 
 
 @pytest.mark.parametrize(
@@ -56,32 +57,52 @@ def test_a_lecture_is_ranked_by_why_it_needs_its_page(
     assert need_rank(decision(extraction, unchanged=unchanged)) == rank
 
 
+HELD = [
+    (STALE, 300.0, "s-new"),
+    (CHANGED, 0.0, "c1"),
+    (NEW, 0.0, "n1"),
+    (STALE, 100.0, "s-old"),
+    (CHANGED, 0.0, "c2"),
+    (NEW, 0.0, "n2"),
+]
+
+
+def held_listing(lecture_id: str, rank: int) -> HeldListing:
+    return HeldListing("502", LectureFields(lecture_id=lecture_id, title=f"T {lecture_id}"), rank == NEW)
+
+
 def test_the_budget_is_spent_new_then_changed_then_stale_oldest_first() -> None:
     budget = PageBudget()
-    held = [
-        (STALE, 300.0, "s-new"),
-        (CHANGED, 0.0, "c1"),
-        (NEW, 0.0, "n1"),
-        (STALE, 100.0, "s-old"),
-        (CHANGED, 0.0, "c2"),
-        (NEW, 0.0, "n2"),
-    ]
-    for rank, order, lecture_id in held:
-        budget.hold(
-            rank,
-            order,
-            lecture_id,
-            "502",
-            {"lecture_id": lecture_id, "title": f"T {lecture_id}"},
-            rank == NEW,
-        )
+    for rank, order, lecture_id in HELD:
+        assert budget.hold(rank, order, lecture_id, held_listing(lecture_id, rank)) is None
     ranked = budget.ranked()
     assert [c.lecture_id for c in ranked] == ["n1", "n2", "c1", "c2", "s-old", "s-new"]
     # The listing fields come back from disk as held.
-    assert budget.listing(ranked[3]) == ("502", {"lecture_id": "c2", "title": "T c2"}, False)
-    assert budget.listing(ranked[0])[2] is True
+    assert budget.listing(ranked[3]) == HeldListing(
+        "502", LectureFields(lecture_id="c2", title="T c2"), False
+    )
+    assert budget.listing(ranked[0]).authors_incomplete is True
     budget.close()
     assert budget.candidates == []
+
+
+@pytest.mark.parametrize("room", [0, 1, 2, 3, 5, 6, 10])
+def test_a_bounded_budget_holds_what_an_unbounded_one_would_buy_first(room: int) -> None:
+    """A budget with room for N holds no more than N lectures, and the N it holds are the first N of
+    the whole ranking; every other one is handed back to wait, each once, with what it was held with."""
+    budget = PageBudget(room=room)
+    waiting: list[str] = []
+    for rank, order, lecture_id in HELD:
+        out = budget.hold(rank, order, lecture_id, held_listing(lecture_id, rank))
+        assert len(budget.candidates) <= room
+        if out is not None:
+            candidate, held = out
+            assert held == held_listing(candidate.lecture_id, candidate.rank)
+            waiting.append(candidate.lecture_id)
+    order = ["n1", "n2", "c1", "c2", "s-old", "s-new"]
+    assert [c.lecture_id for c in budget.ranked()] == order[:room]
+    assert sorted(waiting) == sorted(order[room:])
+    budget.close()
 
 
 def test_the_account_says_what_waits_and_for_how_many_nights() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from crawler.replica.faults import FaultProfile, SiteFaults, named_profile
 from crawler.replica.layout import (
     ReplicaSite,
+    build_catalogue,
     build_site,
     ground_truth,
     load_records,
@@ -23,6 +24,7 @@ __all__ = [
     "ReplicaSite",
     "RequestRecord",
     "SiteFaults",
+    "build_catalogue",
     "build_site",
     "ground_truth",
     "load_records",

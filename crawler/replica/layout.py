@@ -526,16 +526,109 @@ def build_site(
             _Draft(rec, str(n), event_id) for rec, n in zip(recs, numbers, strict=True)
         ]
 
+    return _assemble(rng, seed, EVENTS, drafts_by_event, side_event=SIDE_EVENT_ID)
+
+
+# A catalogue (``build_catalogue``): events of these series, one a year each, in this order.
+CATALOGUE_SERIES: tuple[tuple[str, str, str], ...] = (
+    ("ACL", "Vienna, Austria", "Austria"),
+    ("NAACL", "Albuquerque, New Mexico", "United States"),
+    ("EACL", "St. Julian\u2019s, Malta", "Malta"),
+    ("COLING", "Abu Dhabi, UAE", "United Arab Emirates"),
+    ("CoNLL", "Montr\u00e9al, Canada", "Canada"),
+    ("AACL", "Bali, Indonesia", "Indonesia"),
+    ("LREC", "Torino, Italy", "Italy"),
+    ("SIGDIAL", "S\u00e3o Paulo, Brazil", "Brazil"),
+)
+CATALOGUE_FIRST_YEAR = 2025
+# Catalogue events' ids: spaced, and apart from the default site's 469 and 502.
+CATALOGUE_EVENT_ID_BASE = 611
+CATALOGUE_EVENT_ID_STEP = 17
+# Catalogue lecture ids start here, each event's range after the one before (with a gap), and session
+# ids at CATALOGUE_SESSION_BASE, each event a block of its own.
+CATALOGUE_LECTURE_ID_BASE = 140_000
+CATALOGUE_LECTURE_ID_GAP = 997
+CATALOGUE_SESSION_BASE = 20_000
+
+
+def catalogue_events(count: int, per_event: int) -> dict[str, Event]:
+    """``count`` events of a catalogue, each with its own id, name, place, dates and a range of lecture ids
+    (``ID_SPREAD`` times ``per_event`` wide, disjoint from every other's) and of session ids."""
+    if count < 1:
+        raise ValueError(f"a catalogue has at least one event, not {count}")
+    width = ID_SPREAD * max(1, per_event)
+    session_block = 1000 * (1 + per_event // 20_000)
+    events: dict[str, Event] = {}
+    for k in range(count):
+        series, location, country = CATALOGUE_SERIES[k % len(CATALOGUE_SERIES)]
+        year = CATALOGUE_FIRST_YEAR - k // len(CATALOGUE_SERIES)
+        name = f"{series} {year}"
+        start = date(year, 3 + k % len(CATALOGUE_SERIES), 4 + k % 20)
+        low = CATALOGUE_LECTURE_ID_BASE + k * (width + CATALOGUE_LECTURE_ID_GAP)
+        event_id = str(CATALOGUE_EVENT_ID_BASE + k * CATALOGUE_EVENT_ID_STEP)
+        events[event_id] = Event(
+            id=event_id,
+            name=name,
+            description=(
+                f"## Welcome to {name}!\n"
+                f"We are glad to welcome you to {name}, held in {location} and on Underline.<br>\n\n"
+                f"*Message from the {name} organizers*"
+            ),
+            location=location,
+            country=country,
+            start_date=start,
+            end_date=start + timedelta(days=3),
+            lecture_id_range=(low, low + width - 1),
+            session_id_base=CATALOGUE_SESSION_BASE + k * session_block,
+        )
+    return events
+
+
+def build_catalogue(
+    records: Sequence[Mapping[str, Any]], *, events: int, lectures: int, seed: int = 0
+) -> ReplicaSite:
+    """A deterministic catalogue of ``events`` events sharing ``lectures`` lectures about equally (in the
+    order of a seeded shuffle of the records, copies of them past the real ones: see
+    :func:`synthesize_records`). Each event has its own id, name, dates, sessions and lecture id range
+    (:func:`catalogue_events`); a lecture's related lectures are of its own event."""
+    if lectures < 0 or lectures > MAX_LECTURES:
+        raise ValueError(f"a catalogue holds 0 to {MAX_LECTURES} lectures, not {lectures}")
+    pool = synthesize_records(records, lectures) if lectures > len(records) else list(records)
+    rng = random.Random(seed)
+    order = list(range(len(pool)))
+    rng.shuffle(order)
+    shares = _chunks(order[:lectures], events)
+    catalogue = catalogue_events(events, max((len(s) for s in shares), default=0))
+    drafts_by_event: dict[str, list[_Draft]] = {}
+    for event, share in zip(catalogue.values(), shares, strict=True):
+        low, high = event.lecture_id_range
+        numbers = rng.sample(range(low, high + 1), len(share))
+        drafts_by_event[event.id] = [
+            _Draft(pool[index], str(n), event.id) for index, n in zip(share, numbers, strict=True)
+        ]
+    return _assemble(rng, seed, catalogue, drafts_by_event, side_event=None)
+
+
+def _assemble(
+    rng: random.Random,
+    seed: int,
+    events: Mapping[str, Event],
+    drafts_by_event: dict[str, list[_Draft]],
+    *,
+    side_event: str | None,
+) -> ReplicaSite:
+    """The site of events whose lectures have their ids: sessions, per-lecture attributes and links, drawn
+    from ``rng`` in a fixed order. Lectures of the other events link to ``side_event``'s now and then."""
     sessions: dict[str, Session] = {}
     for event_id, drafts in drafts_by_event.items():
         if drafts:
-            planned = _plan_sessions(rng, EVENTS[event_id], drafts)
+            planned = _plan_sessions(rng, events[event_id], drafts)
             sessions.update((s.id, s) for s in planned)
     # Per-lecture attributes, drawn in a fixed order (event, then the event's shuffled order).
     base: dict[str, dict[str, Any]] = {}
     used_dois: set[str] = set()
     for event_id, drafts in drafts_by_event.items():
-        event = EVENTS[event_id]
+        event = events[event_id]
         event_start = datetime.combine(event.start_date, datetime.min.time(), tzinfo=UTC)
         for d in drafts:
             title = str(d.record["title"])
@@ -575,7 +668,7 @@ def build_site(
                 **lecture_extras(seed, d.id, d.record, session.kind == SESSION_KIND_POSTER),
             }
 
-    side_ids = sorted((d.id for d in drafts_by_event[SIDE_EVENT_ID]), key=int)
+    side_ids = sorted((d.id for d in drafts_by_event.get(side_event or "", [])), key=int)
     for event_id in drafts_by_event:
         ids = sorted((d.id for d in drafts_by_event[event_id]), key=int)
         schedule = sorted(ids, key=lambda i: (base[i]["held_at"], int(i)))
@@ -583,7 +676,7 @@ def build_site(
         for pos, lecture_id in enumerate(schedule):
             others = _AllBut(ids, index_of[lecture_id])
             related_ids = rng.sample(others, min(10, len(others)))
-            if event_id != SIDE_EVENT_ID and side_ids and related_ids and rng.random() < 0.15:
+            if event_id != side_event and side_ids and related_ids and rng.random() < 0.15:
                 related_ids[rng.randrange(len(related_ids))] = rng.choice(side_ids)
             related = tuple(
                 _link(
@@ -603,7 +696,7 @@ def build_site(
 
     built = {i: Lecture(**fields) for i, fields in sorted(base.items(), key=lambda kv: int(kv[0]))}
     tags = {tag_id: Tag(tag_id, name) for name, tag_id in TAG_IDS.items()}
-    return ReplicaSite(seed=seed, events=dict(EVENTS), tags=tags, sessions=sessions, lectures=built)
+    return ReplicaSite(seed=seed, events=dict(events), tags=tags, sessions=sessions, lectures=built)
 
 
 # Made-up affiliations for authors the data gives none for (real institutions, some non-ASCII).

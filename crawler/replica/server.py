@@ -50,6 +50,7 @@ from crawler.replica.layout import (
     SIDE_EVENT_EVERY,
     Lecture,
     ReplicaSite,
+    build_catalogue,
     build_site,
     ground_truth,
     load_records,
@@ -730,6 +731,14 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
     parser.add_argument("--lectures", type=int, default=None, help="how many lectures (default: all 740)")
+    parser.add_argument(
+        "--events",
+        type=int,
+        default=None,
+        metavar="N",
+        help="serve a catalogue of N events of about equal size sharing the --lectures, each with its own "
+        "id, name, dates, sessions and lecture ids (default: the two EMNLP events)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="layout seed (default 0)")
     parser.add_argument(
         "--side-event-every",
@@ -751,7 +760,8 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
         "--event-id",
         action="append",
         default=None,
-        help=f"an event the ground truth covers (repeatable; default {MAIN_EVENT_ID})",
+        help=f"an event the ground truth covers (repeatable; default {MAIN_EVENT_ID}, or every event of a "
+        "catalogue)",
     )
     broken = parser.add_argument_group("answers broken every time")
     broken.add_argument(
@@ -882,9 +892,21 @@ def site_from_args(args: argparse.Namespace) -> ReplicaSite:
         raise ValueError("--lectures must not be negative")
     if args.side_event_every < 1:
         raise ValueError("--side-event-every must be at least 1")
+    if args.events is not None:
+        if args.events < 1:
+            raise ValueError("--events must be at least 1")
+        return build_catalogue(
+            load_records(), events=args.events, lectures=args.lectures or 740, seed=args.seed
+        )
     return build_site(
         load_records(), seed=args.seed, lectures=args.lectures, side_event_every=args.side_event_every
     )
+
+
+def default_event_ids(site: ReplicaSite) -> tuple[str, ...]:
+    """The events the ground truth covers when none is named: EMNLP 2025 on the default site, every event
+    of a catalogue (in the site's order)."""
+    return (MAIN_EVENT_ID,) if MAIN_EVENT_ID in site.events else tuple(site.events)
 
 
 TruthTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
@@ -927,7 +949,7 @@ def serve(
         pass  # not the main thread: the caller decides when to stop
     server.start()
     try:
-        event_ids = tuple(args.event_id or (MAIN_EVENT_ID,))
+        event_ids = tuple(args.event_id or default_event_ids(site))
         if args.ground_truth is not None:
             truth = ground_truth(site, server.base_url, event_ids=event_ids)
             if truth_transform is not None:

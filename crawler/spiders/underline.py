@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import heapq
 import json
 import math
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, ParamSpec, TypeVar, cast
@@ -19,6 +20,7 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
+from scrapy.statscollectors import StatsCollector
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task
 from twisted.python.failure import Failure
@@ -29,6 +31,7 @@ from crawler.arguments import parse_event_ids
 from crawler.extensions.workers import JobFailed, crawler_pool
 from crawler.httpcache import BodyReader, StoredRead
 from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SessionItem
+from crawler.json_types import JsonObject, JsonValue
 from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
@@ -126,43 +129,98 @@ QUIET_WAIT = 5.0
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Candidate:
     """A lecture that needs its page, held until every listing is read: why (``rank``), its place among
-    those of the same rank (a stale lecture's page age, else the order it was listed in) and where its
-    listing fields wait on disk."""
+    those of the same rank (a stale lecture's page age, else ``listed``: the order it was listed in) and
+    where its listing fields wait on disk (``offset``, -1: not written)."""
 
     rank: int
     order: float
-    offset: int
-    lecture_id: str
+    listed: int
+    lecture_id: str = dataclasses.field(compare=False)
+    offset: int = dataclasses.field(default=-1, compare=False)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HeldListing:
+    """What a held lecture's page request or its waiting record is made from: the event whose listing
+    named it, its listing fields, and whether the listing left some of its authors' profiles out."""
+
+    event: str
+    fields: LectureFields
+    authors_incomplete: bool
+
+    def to_json(self) -> str:
+        held = {
+            "event": self.event,
+            "listing": listing_to_json(self.fields),
+            "incomplete": self.authors_incomplete,
+        }
+        return json.dumps(held, ensure_ascii=False, default=str)
+
+    @classmethod
+    def from_json(cls, line: bytes) -> HeldListing | None:
+        held = json.loads(line)
+        fields = listing_from_json(held.get("listing"))
+        if fields is None:
+            return None
+        return cls(str(held["event"]), fields, bool(held["incomplete"]))
 
 
 class PageBudget:
-    """The lectures that need a page, across every event's listing, kept as small tuples while their
-    listing fields wait in a temporary file: the budget is spent on them in rank order once the
-    listings are read, and the rest wait for a later crawl."""
+    """The lectures the page budget may buy, across every event's listing: at most ``room`` of them (the
+    best so far by rank, then age or listing order), kept as small tuples while their listing fields
+    wait in a temporary file. A lecture that cannot be among the ``room`` best, or is pushed out of them
+    by a better one, waits for a later crawl at once: what is held does not grow with the catalogue.
 
-    def __init__(self) -> None:
-        self.candidates: list[Candidate] = []
+    The ``room`` held when the listings are read are the lectures a sort of every candidate would have
+    put first, so the pages asked are the same as when all were held."""
+
+    def __init__(self, room: int | None = None) -> None:
+        # None: no bound (every candidate held).
+        self.room = room
+        # A max-heap by rank (negated keys): its top is the held candidate the budget would buy last.
+        self._heap: list[tuple[int, float, int, Candidate]] = []
+        self._listed = 0
         self._spill: IO[bytes] | None = None
 
+    @property
+    def candidates(self) -> list[Candidate]:
+        return [entry[3] for entry in self._heap]
+
     def hold(
-        self, rank: int, order: float, lecture_id: str, event: str, listed: dict[str, Any], incomplete: bool
-    ) -> None:
-        """Keep a lecture for the budget; ``incomplete``: the listing left some authors' profiles out."""
+        self, rank: int, order: float, lecture_id: str, held: HeldListing
+    ) -> tuple[Candidate, HeldListing] | None:
+        """Keep a lecture for the budget. Returns the lecture that waits because of it (itself, or the
+        held one it pushed out), with what it was held with; None when none has to wait yet."""
+        candidate = Candidate(rank, order, self._listed, lecture_id)
+        self._listed += 1
+        if self.room is not None and len(self._heap) >= self.room:
+            if self.room == 0 or not candidate < self._heap[0][3]:
+                return candidate, held
+            _, _, _, out = heapq.heapreplace(self._heap, self._entry(self._write(candidate, held)))
+            return out, self.listing(out)
+        heapq.heappush(self._heap, self._entry(self._write(candidate, held)))
+        return None
+
+    @staticmethod
+    def _entry(candidate: Candidate) -> tuple[int, float, int, Candidate]:
+        return (-candidate.rank, -candidate.order, -candidate.listed, candidate)
+
+    def _write(self, candidate: Candidate, held: HeldListing) -> Candidate:
         if self._spill is None:
             # Closed in close() (at the latest when the spider closes), not at the end of a block.
             self._spill = tempfile.TemporaryFile(prefix="eventcrawl-budget-")  # noqa: SIM115
         offset = self._spill.seek(0, 2)
-        held = {"event": event, "listing": listed, "authors_incomplete": incomplete}
-        line = json.dumps(held, ensure_ascii=False, default=str)
-        self._spill.write(line.encode("utf-8") + b"\n")
-        self.candidates.append(Candidate(rank, order, offset, lecture_id))
+        self._spill.write(held.to_json().encode("utf-8") + b"\n")
+        return dataclasses.replace(candidate, offset=offset)
 
-    def listing(self, candidate: Candidate) -> tuple[str, dict[str, Any], bool]:
-        """The event, listing fields and authors' completeness ``candidate`` was held with."""
-        assert self._spill is not None
+    def listing(self, candidate: Candidate) -> HeldListing:
+        """What ``candidate`` was held with, read back from disk."""
+        assert self._spill is not None and candidate.offset >= 0
         self._spill.seek(candidate.offset)
-        held = json.loads(self._spill.readline())
-        return str(held["event"]), held["listing"], bool(held["authors_incomplete"])
+        held = HeldListing.from_json(self._spill.readline())
+        # The file holds only what to_json wrote: not expected.
+        assert held is not None, f"lecture {candidate.lecture_id}: its held listing cannot be read back"
+        return held
 
     def ranked(self) -> list[Candidate]:
         return sorted(self.candidates)
@@ -171,7 +229,23 @@ class PageBudget:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
-        self.candidates = []
+        self._heap = []
+
+
+@dataclasses.dataclass
+class PageAsked:
+    """What a lecture page's request carried: the lecture it was asked for, its listing's fields (None:
+    not carried, or unreadable), the event whose listing named it, and the counters its outcome added
+    (they travel with its item into the stage)."""
+
+    lecture_id: str
+    listed: LectureFields | None
+    event_id: str | None
+    counted: list[str]
+
+    def count(self, stats: StatsCollector, key: str) -> None:
+        stats.inc_value(key)
+        self.counted.append(key)
 
 
 @dataclasses.dataclass
@@ -179,7 +253,6 @@ class Decision:
     """What the listing says of one lecture, and what the last crawl staged of it."""
 
     fields: LectureFields
-    listed: dict[str, Any]
     hashes: dict[str, str]
     previous: PreviousLecture | None
     staged: StagedLecture | None
@@ -258,6 +331,9 @@ class UnderlineSpider(scrapy.Spider):
         spider.max_listing_pages = max(1, settings.getint("UNDERLINE_MAX_LISTING_PAGES"))
         spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
         spider.page_budget = max(0, settings.getint("UNDERLINE_PAGE_BUDGET"))
+        if spider.page_budget > 0:
+            # Holds no more lectures than the budget buys (see PageBudget).
+            spider.budget = PageBudget(room=spider.pages_left())
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
         )
@@ -426,7 +502,7 @@ class UnderlineSpider(scrapy.Spider):
         listing = answer.listing
         stats.inc_value(keys.LISTING_PAGES)
         for problem in listing.problems:
-            stats.inc_value("underline/listing_problems")
+            stats.inc_value(keys.LISTING_PROBLEMS)
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
         self.count_unmapped(answer.unmapped)
         yield from self.sessions(answer.sessions, event)
@@ -434,30 +510,45 @@ class UnderlineSpider(scrapy.Spider):
         fresh = {f.lecture_id for f in listing.records} - named
         named |= fresh
         so_far = ListingSoFar.of(response).add(listing, len(fresh))
-        new = 0
-        decisions: list[Decision] = []
-        for fields in listing.records:
-            if fields.event_id and fields.event_id != event:
-                stats.inc_value("underline/listing_other_event")
-                continue
-            if fields.lecture_id in self.listed:
-                stats.inc_value("underline/listing_repeated")
-                continue
-            self.listed.add(fields.lecture_id)
-            new += 1
-            stats.inc_value(keys.LISTED)
-            stats.inc_value(keys.LISTED_PREFIX + event)
-            for problem in fields.problems:
-                if problem.startswith(INVALID_ORCID):
-                    stats.inc_value(keys.ORCID_INVALID)
-            if authors_incomplete(fields):
-                stats.inc_value(keys.AUTHORS_INCOMPLETE)
-                stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
-            if fields.lecture_id in self.already_staged:
-                stats.inc_value("underline/resume_skipped")
-                continue
-            decisions.append(self.decide(fields))
+        new = [fields for fields in listing.records if self.newly_listed(fields, event)]
+        decisions = [self.decide(f) for f in new if not self.resumed(f)]
         yield from self.fetch_or_carry(decisions, event)
+        yield from self.next_listing_page(listing, page, event, so_far, bool(new))
+
+    def newly_listed(self, fields: LectureFields, event: str) -> bool:
+        """Whether the listing of ``event`` names a lecture of its own not listed before in this crawl
+        (counted, with what its listing fields lack)."""
+        stats = self.stats
+        if fields.event_id and fields.event_id != event:
+            stats.inc_value(keys.LISTING_OTHER_EVENT)
+            return False
+        if fields.lecture_id in self.listed:
+            stats.inc_value(keys.LISTING_REPEATED)
+            return False
+        self.listed.add(fields.lecture_id)
+        stats.inc_value(keys.LISTED)
+        stats.inc_value(keys.LISTED_PREFIX + event)
+        for problem in fields.problems:
+            if problem.startswith(INVALID_ORCID):
+                stats.inc_value(keys.ORCID_INVALID)
+        if authors_incomplete(fields):
+            stats.inc_value(keys.AUTHORS_INCOMPLETE)
+            stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
+        return True
+
+    def resumed(self, fields: LectureFields) -> bool:
+        """Whether the unfinished crawl this one resumes staged the lecture already."""
+        if fields.lecture_id not in self.already_staged:
+            return False
+        self.stats.inc_value(keys.RESUME_SKIPPED)
+        return True
+
+    def next_listing_page(
+        self, listing: LectureListPage, page: int, event: str, so_far: ListingSoFar, listed_new: bool
+    ) -> Iterator[scrapy.Request]:
+        """The request for the event's next listing page, when the listing goes on; else the listing is
+        judged whole or incomplete. ``listed_new``: this page named a lecture not listed before."""
+        stats = self.stats
         total, size = listing.total_pages, len(listing.records)
         if size == 0 and total is not None and page < total:
             stats.inc_value(keys.LISTING_EMPTY_PAGE)
@@ -470,7 +561,7 @@ class UnderlineSpider(scrapy.Spider):
                 total,
             )
         # An empty or repeated page ends the listing, unless its meta says more pages follow.
-        more = new > 0 or (total is not None and page < total)
+        more = listed_new or (total is not None and page < total)
         if (
             more
             and not stats.get_value(keys.LISTING_UNBOUNDED)
@@ -504,7 +595,7 @@ class UnderlineSpider(scrapy.Spider):
         if not (total is None or page < total or size >= self.page_size):
             return False
         if total is not None and page >= total:
-            self.stats.inc_value("underline/listing_past_total_pages")
+            self.stats.inc_value(keys.LISTING_PAST_TOTAL_PAGES)
         cap = self.max_listing_pages if total is None else min(self.max_listing_pages, total + 1)
         if page < cap:
             return True
@@ -522,8 +613,7 @@ class UnderlineSpider(scrapy.Spider):
 
     def decide(self, fields: LectureFields) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
-        listed = listing_to_json(fields)
-        hashes = listing_hashes(listed)
+        hashes = listing_hashes(fields)
         previous = self.previous.get(fields.lecture_id)
         staged = None
         if previous is not None and self.refresh:
@@ -531,8 +621,8 @@ class UnderlineSpider(scrapy.Spider):
             if staged is None:
                 self.stats.inc_value(keys.PREVIOUS_DAMAGED)
                 previous = None  # its page is fetched as a new lecture's
-        unchanged = staged is not None and listing_unchanged(staged, listed, hashes)
-        return Decision(fields, listed, hashes, previous, staged, unchanged)
+        unchanged = staged is not None and listing_unchanged(staged, fields, hashes)
+        return Decision(fields, hashes, previous, staged, unchanged)
 
     def fetch_or_carry(self, decisions: list[Decision], event: str) -> Iterator[Any]:
         """A request for each lecture that is new, changed or due for revalidation (the oldest first, at
@@ -553,92 +643,92 @@ class UnderlineSpider(scrapy.Spider):
             # UNDERLINE_REFRESH off: every page is fetched (the previous crawl still stands in for a
             # page that fails).
             if d.unchanged and d.staged is not None and lecture_id not in due:
-                record = with_new_listing_fields(d.staged, d.fields, d.hashes)
+                record = with_new_listing_fields(d.staged, d.fields, d.hashes).record
                 self.stats.inc_value(keys.PAGES_CARRIED)
                 yield CarriedLecture(record=record, listing_hashes=d.hashes, counted=[keys.PAGES_CARRIED])
                 continue
+            held = HeldListing(event, d.fields, authors_incomplete(d.fields))
             if self.page_budget > 0:
-                rank = need_rank(d)
-                order = d.previous.fetched_at.timestamp() if rank == STALE and d.previous else 0.0
-                if self.budget_spent:
-                    # A listing page read after the budget was spent (see listings_read): it waits.
-                    yield from self.waiting(Candidate(rank, order, -1, lecture_id), event, d.listed)
-                else:
-                    self.budget.hold(rank, order, lecture_id, event, d.listed, authors_incomplete(d.fields))
+                yield from self.hold_for_budget(d, held)
                 continue
-            yield self.page_request(
-                d.listed, event, revalidated=d.unchanged, incomplete=authors_incomplete(d.fields)
-            )
+            yield self.page_request(held, revalidated=d.unchanged)
 
-    def page_request(
-        self, listed: dict[str, Any], event: str, *, revalidated: bool, incomplete: bool
-    ) -> scrapy.Request:
-        """The request for a lecture's page, counted as fetched (new or changed) or revalidated;
-        ``incomplete``: the listing left some of its authors' profiles out (the fields from JSON do
-        not say)."""
-        lecture_id = str(listed["lecture_id"])
-        slug = listed.get("slug")
+    def hold_for_budget(self, decision: Decision, held: HeldListing) -> Iterator[Any]:
+        """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
+        lecture it ranks before) is staged now, so no more than the budget can buy is held."""
+        rank = need_rank(decision)
+        previous = decision.previous
+        order = previous.fetched_at.timestamp() if rank == STALE and previous is not None else 0.0
+        lecture_id = decision.fields.lecture_id
+        if self.budget_spent:
+            # A listing page read after the budget was spent (see listings_read): it waits.
+            yield from self.waiting(Candidate(rank, order, -1, lecture_id), held)
+            return
+        out = self.budget.hold(rank, order, lecture_id, held)
+        if out is not None:
+            yield from self.waiting(*out)
+
+    def page_request(self, held: HeldListing, *, revalidated: bool) -> scrapy.Request:
+        """The request for a lecture's page, counted as fetched (new or changed) or revalidated. It
+        carries the listing's fields as JSON (another process may read the page: a crawl fleet) and
+        whether the listing left some authors' profiles out (the fields from JSON do not say)."""
+        fields = held.fields
         decision = keys.PAGES_REVALIDATED if revalidated else keys.PAGES_FETCHED
         self.stats.inc_value(decision)
         return scrapy.Request(
-            canonical_lecture_url(self.web_base, lecture_id, slug if isinstance(slug, str) else None),
+            canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug),
             callback=self.parse_lecture,
             errback=self.fetch_failed,
-            cb_kwargs={"lecture_id": lecture_id, "listing": listed, "event_id": event},
-            meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: incomplete},
+            cb_kwargs={
+                "lecture_id": fields.lecture_id,
+                "listing": listing_to_json(fields),
+                "event_id": held.event,
+            },
+            meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: held.authors_incomplete},
         )
 
+    def pages_left(self) -> int:
+        """How many lecture pages the budget still buys: a lecture costs its page, and its subtitles'
+        request when they are asked for; a resumed crawl has spent what its stage counts already."""
+        return max(0, self.page_budget // self.page_cost() - self.spent_before)
+
+    def page_cost(self) -> int:
+        return 2 if self.subtitles else 1
+
     def spend_budget(self) -> Iterator[Any]:
-        """Once every listing is read: a page request for each held lecture the budget buys (new ones
-        first, then changed, then stale, the oldest page first), and for every other one what it is
-        published as until a later crawl fetches its page."""
-        # A lecture costs its page, and its subtitles' request when they are asked for. A resumed crawl
-        # has spent what its stage counts already.
-        cost = 2 if self.subtitles else 1
-        per_crawl = self.page_budget // cost
-        spent = self.spent_before
-        left = max(0, per_crawl - spent)
+        """Once every listing is read: a page request for each held lecture (the budget buys them all:
+        new ones first, then changed, then stale, the oldest page first)."""
+        per_crawl = self.page_budget // self.page_cost()
         self.stats.set_value(keys.PAGE_BUDGET, self.page_budget)
         self.stats.set_value(keys.PAGE_BUDGET_LECTURES, per_crawl)
         if per_crawl == 0:
             self.logger.error(
                 "A page budget of %d buys no lecture page at %d requests a lecture: nothing is fetched",
                 self.page_budget,
-                cost,
+                self.page_cost(),
             )
         ranked = self.budget.ranked()
         self.budget_spent = True
-        for n, candidate in enumerate(ranked):
-            event, listed, incomplete = self.budget.listing(candidate)
-            if n < left:
-                yield self.page_request(
-                    listed, event, revalidated=candidate.rank == STALE, incomplete=incomplete
-                )
-            else:
-                yield from self.waiting(candidate, event, listed)
+        for candidate in ranked:
+            yield self.page_request(self.budget.listing(candidate), revalidated=candidate.rank == STALE)
         self.budget.close()
-        if len(ranked) > left:
+        waiting = sum(int(self.stats.get_value(key) or 0) for key in keys.PAGES_WAITING)
+        if waiting:
             self.logger.info(
-                "Page budget %d spent: %d lecture pages wait for a later crawl",
-                self.page_budget,
-                len(ranked) - left,
+                "Page budget %d spent: %d lecture pages wait for a later crawl", self.page_budget, waiting
             )
 
-    def waiting(self, candidate: Candidate, event: str, listed: dict[str, Any]) -> Iterator[Any]:
+    def waiting(self, candidate: Candidate, held: HeldListing) -> Iterator[Any]:
         """A lecture whose page waits for a later crawl: the record the last crawl staged of its page
         (with the fields new to its listing filled), or, for a page never fetched, the listing's fields
         (``extraction = api_listing``, no listing hashes: a later crawl ranks it new)."""
         key = WAITING_KEYS[candidate.rank]
         self.stats.inc_value(key)
-        fields = listing_from_json(listed)
-        if fields is None:  # the listing's own fields, written by listing_to_json: not expected
-            self.logger.error("Lecture %s: its held listing fields cannot be read back", candidate.lecture_id)
-            yield from self.keep_listed(candidate.lecture_id, None, event, [key])
-            return
+        fields = held.fields
         staged = self.previous.staged(candidate.lecture_id) if candidate.rank != NEW else None
         if staged is not None:
-            hashes = listing_hashes(listed)
-            record = with_new_listing_fields(staged, fields, hashes)
+            hashes = listing_hashes(fields)
+            record = with_new_listing_fields(staged, fields, hashes).record
             # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
             # changed next time. A stale one's listing is as staged.
             kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
@@ -649,11 +739,8 @@ class UnderlineSpider(scrapy.Spider):
             # Ranked new only because the refresh is off: its last page's record stands in.
             yield CarriedLecture(record=last, listing_hashes=None, counted=[key])
             return
-        merged = merge_fields(fields, None)
-        if merged is None:
-            return
-        merged["event_id"] = merged.get("event_id") or event
-        yield self.lecture_item(merged, "api_listing", None, set(), [key])
+        listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
+        yield self.lecture_item(listing_only_fields, "api_listing", None, set(), [key])
 
     def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
         """Count the lecture attributes the crawler does not map, with one example each: a renamed
@@ -711,115 +798,134 @@ class UnderlineSpider(scrapy.Spider):
     async def parse_lecture(
         self,
         response: Response,
+        *,
         lecture_id: str,
-        listing: dict[str, Any] | None = None,
+        listing: JsonObject | None = None,
         listing_sha: str | None = None,
         event_id: str | None = None,
     ) -> AsyncIterator[Any]:
+        """A lecture page's answer. The request carries the listing's fields as JSON, since another process
+        (a crawl fleet) may have read the listing; ``listing_sha`` (requests queued by older crawls) is not
+        used: the listing's hashes are computed from ``listing``."""
         page: LecturePage | PageParseError
         try:
             page = await self.read_page(response)
         except PageParseError as exc:
             page = exc
-        for out in self.lecture_output(response, page, lecture_id, listing, listing_sha, event_id):
+        asked = PageAsked(
+            lecture_id=lecture_id,
+            listed=listing_from_json(listing),
+            event_id=event_id,
+            counted=list(response.meta.get(COUNTED_META) or []),
+        )
+        for out in self.lecture_output(response, page, asked):
             yield out
 
     def lecture_output(
-        self,
-        response: Response,
-        page: LecturePage | PageParseError,
-        lecture_id: str,
-        listing: dict[str, Any] | None = None,
-        listing_sha: str | None = None,
-        event_id: str | None = None,
+        self, response: Response, page: LecturePage | PageParseError, asked: PageAsked
     ) -> Iterator[Any]:
         """What a fetched lecture page yields: the lecture item (or the listed record when the page
-        fails), and its subtitles request when asked for. ``listing_sha`` is not used: the listing's
-        hashes are computed from ``listing``."""
-        stats = self.stats
-        # The counters this lecture's outcome adds travel with its item into the stage.
-        counted: list[str] = list(response.meta.get(COUNTED_META) or [])
-
-        def count(key: str) -> None:
-            stats.inc_value(key)
-            counted.append(key)
-
-        # The request carries the listing's fields: another process (a crawl fleet) may have read it.
-        listed = listing_from_json(listing)
+        fails), and its subtitles request when asked for."""
         if isinstance(page, PageParseError):
-            count(keys.PAGE_UNPARSABLE)
+            asked.count(self.stats, keys.PAGE_UNPARSABLE)
             self.logger.warning("Lecture page %s could not be parsed: %s", response.url, page)
-            yield from self.keep_listed(lecture_id, listing, event_id, counted)
+            yield from self.keep_listed(asked)
             return
         for problem in page.problems:
             self.logger.info("Lecture page %s: %s", response.url, problem)
-        if page.fields is not None and page.fields.lecture_id != lecture_id:
+        if page.fields is not None and page.fields.lecture_id != asked.lecture_id:
             # The page describes another lecture: neither its fields nor this URL belong to that one.
-            count(keys.PAGE_LECTURE_MISMATCH)
-            count(keys.FETCH_FAILED)
+            asked.count(self.stats, keys.PAGE_LECTURE_MISMATCH)
+            asked.count(self.stats, keys.FETCH_FAILED)
             self.logger.warning(
-                "Lecture page %s shows lecture %s, not %s", response.url, page.fields.lecture_id, lecture_id
+                "Lecture page %s shows lecture %s, not %s",
+                response.url,
+                page.fields.lecture_id,
+                asked.lecture_id,
             )
-            yield from self.keep_listed(lecture_id, listing, event_id, counted)
+            yield from self.keep_listed(asked)
             return
-        count(keys.extraction_key(page.extraction))
+        asked.count(self.stats, keys.extraction_key(page.extraction))
         disagreed: set[str] = set()
-        if page.extraction == "visible_text" and listed is not None:
-            # Without the page's JSON the page tells only what its meta tags say (whitespace
-            # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
-            fields = merge_fields(listed, page.fields, stats_inc=count)
-            if fields is not None and page.fields is not None and not fields.get("related_lecture_ids"):
-                fields["related_lecture_ids"] = list(page.fields.related_lecture_ids)
-        else:
-            fields = merge_fields(page.fields, listed, stats_inc=count, mismatched=disagreed)
+        fields = self.page_fields(response, page, asked, disagreed)
         if fields is None:
-            count(keys.PAGE_WITHOUT_LECTURE)
+            asked.count(self.stats, keys.PAGE_WITHOUT_LECTURE)
             self.logger.warning("Lecture page %s shows no lecture", response.url)
-            yield from self.keep_listed(lecture_id, listing, event_id, counted)
+            yield from self.keep_listed(asked)
             return
-        if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
-            # The site left some authors' profiles out: the lecture keeps its last authors.
-            kept = (self.previous.record(lecture_id) or {}).get("authors")
-            if kept:
-                fields["authors"] = kept
-                count(keys.AUTHORS_KEPT)
-        # A lecture page reached through an event's listing belongs to that event unless it says.
-        fields["event_id"] = fields.get("event_id") or event_id or self.event_id
-        seen_at = {response.url, *response.meta.get("redirect_urls", [])}
-        hashes = listing_hashes(listing) if isinstance(listing, dict) else None
+        hashes = listing_hashes(asked.listed) if asked.listed is not None else None
         if hashes is not None:
             # A page that disagrees with its listing may lag it: fetched again next time.
             for name in disagreed:
                 hashes[LISTING_NAMES.get(name, name)] = DISAGREED
-        item = self.lecture_item(fields, page.extraction, hashes, seen_at, counted)
+        seen_at = {response.url, *response.meta.get("redirect_urls", [])}
+        item = self.lecture_item(fields, page.extraction, hashes, seen_at, asked.counted)
         item.page_blocks = list(page.blocks)
         # The linked lectures ride with the item (one item a page, not one per link); the stage writes
         # them before the lecture, so a resumed crawl that skips this page has them already.
-        aliases = []
-        for link in page.lecture_links:
-            ref = lecture_ref(link)
-            if ref is not None and ref.lecture_id != fields["lecture_id"]:
-                if not same_host(link, self.web_base):
-                    stats.inc_value("underline/foreign_links")
-                    continue
-                # Most pages link the same lectures again: each alias is staged once.
-                if link not in self.seen_links:
-                    self.seen_links.add(link)
-                    aliases.append([ref.lecture_id, link])
-        item.page_aliases = aliases
+        item.page_aliases = self.new_aliases(page.lecture_links, fields.lecture_id)
         yield from self.with_subtitles(item)
+
+    def page_fields(
+        self, response: Response, page: LecturePage, asked: PageAsked, disagreed: set[str]
+    ) -> LectureFields | None:
+        """The lecture's fields from its page and its listing (the fields where both say and differ are
+        added to ``disagreed``); None when neither shows a lecture."""
+        listed = asked.listed
+
+        def count(key: str) -> None:
+            asked.count(self.stats, key)
+
+        if page.extraction == "visible_text" and listed is not None:
+            # Without the page's JSON the page tells only what its meta tags say (whitespace
+            # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
+            fields = merge_fields(listed, page.fields, stats_inc=count)
+            if fields is not None and page.fields is not None and not fields.related_lecture_ids:
+                fields.related_lecture_ids = list(page.fields.related_lecture_ids)
+        else:
+            fields = merge_fields(page.fields, listed, stats_inc=count, mismatched=disagreed)
+        if fields is None:
+            return None
+        if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
+            # The site left some authors' profiles out: the lecture keeps its last authors.
+            kept = (self.previous.record(asked.lecture_id) or {}).get("authors")
+            if kept:
+                fields.authors = list(kept)
+                count(keys.AUTHORS_KEPT)
+        # A lecture page reached through an event's listing belongs to that event unless it says.
+        fields.event_id = fields.event_id or asked.event_id or self.event_id
+        return fields
+
+    def new_aliases(self, links: Iterable[str], lecture_id: str) -> list[list[str]]:
+        """The page's links to other lectures of this site that no page of this crawl showed before, as
+        (lecture id, URL) pairs: most pages link the same lectures again, and each alias is staged once."""
+        aliases = []
+        for link in links:
+            ref = lecture_ref(link)
+            if ref is None or ref.lecture_id == lecture_id:
+                continue
+            if not same_host(link, self.web_base):
+                self.stats.inc_value(keys.FOREIGN_LINKS)
+                continue
+            if link not in self.seen_links:
+                self.seen_links.add(link)
+                aliases.append([ref.lecture_id, link])
+        return aliases
 
     def lecture_item(
         self,
-        fields: dict[str, Any],
+        fields: LectureFields,
         extraction: str,
         hashes: dict[str, str] | None,
         seen_at: set[str],
         counted: list[str] | None = None,
     ) -> LectureItem:
-        canonical = canonical_lecture_url(self.web_base, fields["lecture_id"], fields.pop("slug", None))
+        canonical = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
+        record = fields.to_item_fields()
+        # A source that does not say (no package, no label) and no other to ask: not premium.
+        record["is_premium"] = bool(record.get("is_premium"))
         return LectureItem(
-            **{k: v for k, v in fields.items() if k in RECORD_FIELDS},
+            **{k: v for k, v in record.items() if k in RECORD_FIELDS},
             url=canonical,
             source_urls=sorted(u for u in {canonical, *seen_at} if lecture_ref(u)),
             extraction=extraction,
@@ -829,29 +935,22 @@ class UnderlineSpider(scrapy.Spider):
             counted=list(counted or []),
         )
 
-    def keep_listed(
-        self,
-        lecture_id: str,
-        listing: dict[str, Any] | None,
-        event_id: str | None,
-        counted: list[str],
-    ) -> Iterator[Any]:
+    def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
         """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
         is still on the site, and is never published as withdrawn for a page that did not answer."""
-        record = self.previous.record(lecture_id)
+        record = self.previous.record(asked.lecture_id)
+        counted = [*asked.counted, keys.PAGE_FAILED_KEPT]
         if record is not None:
             self.stats.inc_value(keys.PAGE_FAILED_KEPT)
             # No listing hashes: the next crawl fetches the page again.
-            yield CarriedLecture(
-                record=record, listing_hashes=None, counted=[*counted, keys.PAGE_FAILED_KEPT]
-            )
+            yield CarriedLecture(record=record, listing_hashes=None, counted=counted)
             return
-        fields = merge_fields(listing_from_json(listing), None)
+        fields = merge_fields(asked.listed, None)
         if fields is None:
             return
         self.stats.inc_value(keys.PAGE_FAILED_KEPT)
-        fields["event_id"] = fields.get("event_id") or event_id or self.event_id
-        yield self.lecture_item(fields, "api_listing", None, set(), [*counted, keys.PAGE_FAILED_KEPT])
+        fields.event_id = fields.event_id or asked.event_id or self.event_id
+        yield self.lecture_item(fields, "api_listing", None, set(), counted)
 
     def with_subtitles(self, item: LectureItem) -> Iterator[Any]:
         """The item, with its subtitles first when UNDERLINE_SUBTITLES asks for them (one request)."""
@@ -871,11 +970,11 @@ class UnderlineSpider(scrapy.Spider):
         try:
             item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
         except (ValueError, AttributeError, RecursionError):
-            self.stats.inc_value("underline/transcripts_unreadable")
+            self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
         yield item
 
     def transcripts_failed(self, failure: Failure) -> Iterator[Any]:
-        self.stats.inc_value("underline/transcripts_failed")
+        self.stats.inc_value(keys.TRANSCRIPTS_FAILED)
         yield failure.request.cb_kwargs["item"]  # type: ignore[attr-defined]
 
     def request_dropped(self, request: scrapy.Request) -> None:
@@ -888,7 +987,7 @@ class UnderlineSpider(scrapy.Spider):
         if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
         self.stats.inc_value(keys.FETCH_FAILED)
-        self.stats.inc_value("underline/redirect_loop")
+        self.stats.inc_value(keys.REDIRECT_LOOP)
         self.logger.warning("Giving up on %s: redirected to a URL already requested", request.url)
 
     def fetch_failed(self, failure: Failure) -> Iterator[Any]:
@@ -907,10 +1006,13 @@ class UnderlineSpider(scrapy.Spider):
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
         if request is not None and "lecture_id" in request.cb_kwargs:
             kwargs = request.cb_kwargs
-            counted = [*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED]
-            yield from self.keep_listed(
-                kwargs["lecture_id"], kwargs.get("listing"), kwargs.get("event_id"), counted
+            asked = PageAsked(
+                lecture_id=kwargs["lecture_id"],
+                listed=listing_from_json(kwargs.get("listing")),
+                event_id=kwargs.get("event_id"),
+                counted=[*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED],
             )
+            yield from self.keep_listed(asked)
 
 
 def need_rank(decision: Decision) -> int:
@@ -941,15 +1043,17 @@ def _value_hash(value: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def listing_hashes(listed: dict[str, Any]) -> dict[str, str]:
-    """A short hash of each of a lecture's listing fields (as :func:`listing_to_json` wrote them): the
+def listing_hashes(fields: LectureFields) -> dict[str, str]:
+    """A short hash of each of a lecture's listing fields (as :func:`listing_to_json` writes them): the
     next crawl fetches the page again when a field both crawls know hashes differently."""
+    listed = listing_to_json(fields)
     return {name: _value_hash(value) for name, value in listed.items() if name != "lecture_id"}
 
 
-def listing_sha256(listed: dict[str, Any]) -> str:
+def listing_sha256(fields: LectureFields) -> str:
     """One hash over all of a lecture's listing fields: what stages written before there were per-field
     hashes compared by (kept so that such a stage is still a refresh's base)."""
+    listed = listing_to_json(fields)
     blob = json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -960,7 +1064,7 @@ def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]
     return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
 
 
-def listing_unchanged(staged: StagedLecture, listed: dict[str, Any], hashes: Mapping[str, str]) -> bool:
+def listing_unchanged(staged: StagedLecture, listed: LectureFields, hashes: Mapping[str, str]) -> bool:
     """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
     if staged.listing_hashes is not None:
         return not changed_listing_fields(staged.listing_hashes, hashes)
@@ -971,20 +1075,19 @@ def listing_unchanged(staged: StagedLecture, listed: dict[str, Any], hashes: Map
 
 def with_new_listing_fields(
     staged: StagedLecture, fields: LectureFields, hashes: Mapping[str, str]
-) -> dict[str, Any]:
-    """The staged record, with each record field that comes from a listing field new since it was
-    staged filled from the listing (a field the crawler learned needs no page request)."""
-    record = dict(staged.record)
+) -> StagedLecture:
+    """The staged lecture, its record's fields that come from a listing field new since it was staged
+    filled from the listing (a field the crawler learned needs no page request)."""
     if staged.listing_hashes is None:
-        return record
+        return staged
     new = {RECORD_NAMES.get(name, name) for name in hashes.keys() - staged.listing_hashes.keys()}
-    if not new:
-        return record
-    listed = merge_fields(fields, None) or {}
-    for name in new:
-        if name in listed and name in RECORD_FIELDS:
-            record[name] = listed[name]
-    return record
+    listed = fields.to_item_fields()
+    # A listing that does not say (no package): not premium.
+    listed["is_premium"] = bool(listed["is_premium"])
+    filled = {name: listed[name] for name in new if name in listed and name in RECORD_FIELDS}
+    if not filled:
+        return staged
+    return dataclasses.replace(staged, record={**staged.record, **filled})
 
 
 def authors_incomplete(fields: LectureFields | None) -> bool:
@@ -996,14 +1099,19 @@ def complete_authors(fields: LectureFields | None) -> bool:
     return fields is not None and bool(fields.authors) and not authors_incomplete(fields)
 
 
-def listing_to_json(fields: LectureFields) -> dict[str, Any]:
-    """A lecture's listing fields as JSON types, to travel in a request's ``cb_kwargs``."""
-    out: dict[str, Any] = {}
+def listing_to_json(fields: LectureFields) -> JsonObject:
+    """A lecture's listing fields as JSON types, to travel in a request's ``cb_kwargs`` (read by another
+    process in a crawl fleet) and in the page budget's file."""
+    out: JsonObject = {}
     for f in dataclasses.fields(fields):
         if f.name == "problems":
             continue
         value = getattr(fields, f.name)
-        out[f.name] = format_timestamp(value) if isinstance(value, datetime) else value
+        if isinstance(value, datetime):
+            value = format_timestamp(value)
+        elif f.name == "authors":
+            value = [dict(author) for author in value]
+        out[f.name] = cast(JsonValue, value)
     return out
 
 
@@ -1037,31 +1145,44 @@ def _encoding(response: Response) -> str | None:
 def merge_fields(
     page: LectureFields | None,
     listed: LectureFields | None,
-    stats_inc: Any = None,
+    stats_inc: Callable[[str], None] | None = None,
     mismatched: set[str] | None = None,
-) -> dict[str, Any] | None:
+) -> LectureFields | None:
     """The lecture's fields from its page, cross-checked with (and gaps filled from) the API listing;
-    the fields where both have a value and differ are added to ``mismatched``."""
+    the fields where both have a value and differ are added to ``mismatched``. Values are compared in
+    the record's form (a title's whitespace collapsed, an unknown package as no value)."""
     if page is None and listed is None:
         return None
     source = page if page is not None else listed
     assert source is not None
-    primary = {**source.to_item_fields(), "slug": source.slug}
-    if page is not None and listed is not None:
-        secondary = {**listed.to_item_fields(), "slug": listed.slug}
-        for name in CROSS_CHECKED:
-            mine, theirs = primary.get(name), secondary.get(name)
-            if mine in (None, "", []) and theirs not in (None, "", []):
-                primary[name] = theirs
-                if stats_inc:
-                    stats_inc(f"underline/filled_from_api/{name}")
-            elif theirs not in (None, "", []) and mine != theirs:
-                if stats_inc:
-                    stats_inc(f"underline/api_mismatch/{name}")
-                if mismatched is not None:
-                    mismatched.add(name)
-        if not primary.get("slug"):
-            primary["slug"] = secondary.get("slug")
-    # A page that does not say (no package, no label) and no listing to ask: not premium.
-    primary["is_premium"] = bool(primary.get("is_premium"))
-    return primary
+    merged = dataclasses.replace(source)
+    if page is None or listed is None:
+        return merged
+    mine_all, theirs_all = page.to_item_fields(), listed.to_item_fields()
+    for name in CROSS_CHECKED:
+        mine, theirs = mine_all.get(name), theirs_all.get(name)
+        if _no_value(theirs):
+            continue
+        if _no_value(mine):
+            _take_field(merged, listed, name)
+            if stats_inc:
+                stats_inc(keys.FILLED_FROM_API_PREFIX + name)
+        elif mine != theirs:
+            if stats_inc:
+                stats_inc(keys.API_MISMATCH_PREFIX + name)
+            if mismatched is not None:
+                mismatched.add(name)
+    merged.slug = merged.slug or listed.slug
+    return merged
+
+
+def _no_value(value: object) -> bool:
+    return value is None or value == "" or value == []
+
+
+def _take_field(merged: LectureFields, listed: LectureFields, name: str) -> None:
+    """``merged``'s field ``name`` (a record field's name) as ``listed`` has it."""
+    if name == "is_premium":
+        merged.is_premium, merged.premium_known = listed.is_premium, listed.premium_known
+    else:
+        setattr(merged, name, getattr(listed, name))
