@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import pytest
 
-# Test modules by the CPU time they took (their own process plus the crawl subprocesses they start),
-# most first; a module not listed runs after these, in collection order. The list only orders: a module
-# renamed or removed here costs balance, never a test.
+# Test modules by the time they took (the CPU of their own process and of the crawl subprocesses they
+# start, or the politeness tests' waits where those are longer), most first; a module not listed runs
+# after these, in collection order. The list only orders: a module renamed or removed costs balance,
+# never a test.
 HEAVIEST_FIRST = (
     "test_refresh.py",
+    "test_polite_replica.py",
+    "test_refresh_faults.py",
     "test_frontier_redis.py",
     "test_schedule_run.py",
     "test_next_release.py",
@@ -23,10 +26,8 @@ HEAVIEST_FIRST = (
     "test_anthology_end_to_end.py",
     "test_end_to_end_planted.py",
     "test_page_budget.py",
-    "test_polite_replica.py",
     "test_hostile_crawl.py",
     "test_end_to_end.py",
-    "test_refresh_faults.py",
     "test_httpcache.py",
     "test_anthology_run.py",
     "test_personal_data.py",
@@ -38,6 +39,7 @@ HEAVIEST_FIRST = (
     "test_spider_subtitles.py",
     "test_middleware_backoff.py",
     "test_hostile_properties.py",
+    "test_replica_layout.py",
     "test_middleware_robots_delay.py",
 )
 _RANK = {name: rank for rank, name in enumerate(HEAVIEST_FIRST)}
