@@ -8,7 +8,9 @@ more requests.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,34 @@ def site() -> ReplicaSite:
     return build_site(load_records(), seed=5, lectures=300)
 
 
+@dataclass(frozen=True)
+class FirstNight:
+    """The first night of the site, run once for the module; a test that starts from it takes a copy."""
+
+    work: Path
+    port: int
+    requests: int
+    kinds: dict[str, int]
+
+
+@pytest.fixture(scope="module")
+def first_night(site: ReplicaSite, tmp_path_factory: pytest.TempPathFactory) -> FirstNight:
+    work = tmp_path_factory.mktemp("first-night")
+    with ReplicaServer(site) as server:
+        first = nightly(server, work)
+        port = int(server.base_url.rsplit(":", 1)[1])
+        made = FirstNight(work, port, len(server.requests), kinds(server))
+    assert first.returncode == 0, first.stderr[-3000:]
+    return made
+
+
+def after_first_night(first_night: FirstNight, work: Path) -> int:
+    """``work`` as the first night left it (state and release); the port the night crawled, which the
+    state's URLs name."""
+    shutil.copytree(first_night.work, work, symlinks=True, dirs_exist_ok=True)
+    return first_night.port
+
+
 def nightly(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     command = run_args(server.base_url, work, "refresh", *extra)
     return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
@@ -52,15 +82,13 @@ def kinds(server: ReplicaServer) -> dict[str, int]:
     return counts
 
 
-def test_a_refresh_asks_the_site_for_what_changed_only(site: ReplicaSite, tmp_path: Path) -> None:
+def test_a_refresh_asks_the_site_for_what_changed_only(
+    site: ReplicaSite, first_night: FirstNight, tmp_path: Path
+) -> None:
     lectures = sum(1 for lec in site.lectures.values() if lec.event_id == "502")
-    with ReplicaServer(site) as server:
-        first = nightly(server, tmp_path)
-        assert first.returncode == 0, first.stderr[-3000:]
-        first_requests = len(server.requests)
-        assert first_requests <= 1.05 * lectures, kinds(server)
-        port = int(server.base_url.rsplit(":", 1)[1])
-        server.clear_requests()
+    assert first_night.requests <= 1.05 * lectures, first_night.kinds
+    port = after_first_night(first_night, tmp_path)
+    with ReplicaServer(site, port=port) as server:
         unchanged = nightly(server, tmp_path)
         assert unchanged.returncode == 3, unchanged.stderr[-3000:]
         # robots.txt and the listing pages, nothing else.
@@ -94,10 +122,10 @@ def unchanged_requests(lectures: int) -> range:
     return range(1 + -(-lectures // 100))
 
 
-def test_a_refresh_publishes_what_a_full_crawl_publishes(site: ReplicaSite, tmp_path: Path) -> None:
-    with ReplicaServer(site) as server:
-        assert nightly(server, tmp_path / "refresh").returncode == 0
-        port = int(server.base_url.rsplit(":", 1)[1])
+def test_a_refresh_publishes_what_a_full_crawl_publishes(
+    site: ReplicaSite, first_night: FirstNight, tmp_path: Path
+) -> None:
+    port = after_first_night(first_night, tmp_path / "refresh")
     changed = changed_site(site, edits=8, removals=2, seed=2)
     with ReplicaServer(changed.site, port=port) as server:
         refreshed = nightly(server, tmp_path / "refresh")
@@ -115,12 +143,12 @@ def test_a_refresh_publishes_what_a_full_crawl_publishes(site: ReplicaSite, tmp_
     assert differ == set()
 
 
-def test_five_lectures_whose_pages_fail_keep_their_content(site: ReplicaSite, tmp_path: Path) -> None:
+def test_five_lectures_whose_pages_fail_keep_their_content(
+    site: ReplicaSite, first_night: FirstNight, tmp_path: Path
+) -> None:
     failing = sorted((i for i, lec in site.lectures.items() if lec.event_id == "502"), key=int)[5:10]
-    with ReplicaServer(site) as server:
-        assert nightly(server, tmp_path).returncode == 0
-        before = rows(tmp_path)
-        port = int(server.base_url.rsplit(":", 1)[1])
+    port = after_first_night(first_night, tmp_path)
+    before = rows(tmp_path)
     broken = SiteFaults(failing_lectures=frozenset(failing))
     # Every page asked for again, so that the failing ones are asked for too.
     with ReplicaServer(site, port=port, site_faults=broken) as server:
@@ -137,12 +165,10 @@ def test_five_lectures_whose_pages_fail_keep_their_content(site: ReplicaSite, tm
 
 
 @pytest.mark.parametrize("previous", [False, True])
-def test_a_failing_listing_page_publishes_nothing(site: ReplicaSite, tmp_path: Path, previous: bool) -> None:
-    port = None
-    if previous:
-        with ReplicaServer(site) as server:
-            assert nightly(server, tmp_path).returncode == 0
-            port = int(server.base_url.rsplit(":", 1)[1])
+def test_a_failing_listing_page_publishes_nothing(
+    site: ReplicaSite, first_night: FirstNight, tmp_path: Path, previous: bool
+) -> None:
+    port = after_first_night(first_night, tmp_path) if previous else None
     before = {p: p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
     # The last listing page of the event fails every time.
     pages = -(-sum(1 for lec in site.lectures.values() if lec.event_id == "502") // 100)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,31 @@ HUB_TOKEN = "hf_StandInSecretToken0123456789abcdef"
 @pytest.fixture(scope="module")
 def site() -> ReplicaSite:
     return build_site(load_records(), seed=3, lectures=40)
+
+
+@dataclass(frozen=True)
+class FirstRun:
+    """The site's first run, made once for the module; a test that starts from it takes a copy."""
+
+    work: Path
+    port: int
+
+
+@pytest.fixture(scope="module")
+def first_run(site: ReplicaSite, tmp_path_factory: pytest.TempPathFactory) -> FirstRun:
+    work = tmp_path_factory.mktemp("first-run")
+    with ReplicaServer(site) as server:
+        first = run(server, work)
+        port = int(server.base_url.rsplit(":", 1)[1])
+    assert first.returncode == 0, first.stderr[-3000:]
+    return FirstRun(work, port)
+
+
+def after_first_run(first_run: FirstRun, work: Path) -> int:
+    """``work`` as the first run left it (state and release); the port it crawled, which the state's
+    URLs name."""
+    shutil.copytree(first_run.work, work, symlinks=True, dirs_exist_ok=True)
+    return first_run.port
 
 
 def main_event_ids(site: ReplicaSite) -> list[str]:
@@ -61,10 +88,11 @@ def release_bytes(work: Path) -> dict[str, bytes]:
     }
 
 
-def test_an_unchanged_site_publishes_nothing_new_and_says_so(site: ReplicaSite, tmp_path: Path) -> None:
-    with ReplicaServer(site) as server:
-        first = run(server, tmp_path)
-        assert first.returncode == 0, first.stderr[-3000:]
+def test_an_unchanged_site_publishes_nothing_new_and_says_so(
+    site: ReplicaSite, first_run: FirstRun, tmp_path: Path
+) -> None:
+    port = after_first_run(first_run, tmp_path)
+    with ReplicaServer(site, port=port) as server:
         assert report(tmp_path)["status"] == "published"
         before = release_bytes(tmp_path)
         second = run(server, tmp_path)
@@ -107,10 +135,10 @@ def test_the_changelog_lists_added_changed_and_gone_exactly(site: ReplicaSite, t
     assert sum(not r["withdrawn"] for r in rows.values()) == len(new_truth)
 
 
-def test_the_gate_refuses_a_site_that_lost_half_its_lectures(site: ReplicaSite, tmp_path: Path) -> None:
-    with ReplicaServer(site) as server:
-        assert run(server, tmp_path).returncode == 0
-        port = int(server.base_url.rsplit(":", 1)[1])
+def test_the_gate_refuses_a_site_that_lost_half_its_lectures(
+    site: ReplicaSite, first_run: FirstRun, tmp_path: Path
+) -> None:
+    port = after_first_run(first_run, tmp_path)
     before = release_bytes(tmp_path)
     half = without_lectures(site, main_event_ids(site)[::2])
     with ReplicaServer(half, port=port) as server:
@@ -183,10 +211,10 @@ def test_two_runs_cannot_share_a_state_directory(site: ReplicaSite, tmp_path: Pa
     assert report(tmp_path)["status"] == "published"
 
 
-def test_the_gate_refuses_a_redesign_that_dropped_the_page_json(site: ReplicaSite, tmp_path: Path) -> None:
-    with ReplicaServer(site) as server:
-        assert run(server, tmp_path).returncode == 0
-        port = int(server.base_url.rsplit(":", 1)[1])
+def test_the_gate_refuses_a_redesign_that_dropped_the_page_json(
+    site: ReplicaSite, first_run: FirstRun, tmp_path: Path
+) -> None:
+    port = after_first_run(first_run, tmp_path)
     before = release_bytes(tmp_path)
     redesigned = PlantedSite(
         seed=site.seed,
@@ -282,10 +310,10 @@ def test_a_release_the_hub_refused_is_pushed_by_the_next_run(
 
 
 def test_a_removal_in_the_configuration_is_gone_from_the_next_release_and_its_changes(
-    site: ReplicaSite, tmp_path: Path
+    site: ReplicaSite, first_run: FirstRun, tmp_path: Path
 ) -> None:
-    with ReplicaServer(site) as server:
-        assert run(server, tmp_path).returncode == 0
+    port = after_first_run(first_run, tmp_path)
+    with ReplicaServer(site, port=port) as server:
         first = published(tmp_path)
         lecture_id = main_event_ids(site)[0]
         victim_of = next(r for r in first.values() if r["authors"] and r["lecture_id"] != lecture_id)
@@ -322,10 +350,10 @@ def test_a_removal_in_the_configuration_is_gone_from_the_next_release_and_its_ch
     ],
 )
 def test_a_damaged_state_or_release_file_is_named_with_a_way_out(
-    site: ReplicaSite, tmp_path: Path, damaged: str
+    site: ReplicaSite, first_run: FirstRun, tmp_path: Path, damaged: str
 ) -> None:
-    with ReplicaServer(site) as server:
-        assert run(server, tmp_path).returncode == 0
+    port = after_first_run(first_run, tmp_path)
+    with ReplicaServer(site, port=port) as server:
         path = tmp_path / damaged
         assert path.is_file()
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
@@ -339,9 +367,8 @@ def test_a_damaged_state_or_release_file_is_named_with_a_way_out(
     assert release_bytes(tmp_path) == before
 
 
-def test_a_damaged_crawl_report_stops_publish_with_a_way_out(site: ReplicaSite, tmp_path: Path) -> None:
-    with ReplicaServer(site) as server:
-        assert run(server, tmp_path).returncode == 0
+def test_a_damaged_crawl_report_stops_publish_with_a_way_out(first_run: FirstRun, tmp_path: Path) -> None:
+    after_first_run(first_run, tmp_path)
     report_path = tmp_path / "state" / "crawl-report.json"
     report_path.write_text('{"stats": {', encoding="utf-8")
     result = subprocess.run(
@@ -355,11 +382,9 @@ def test_a_damaged_crawl_report_stops_publish_with_a_way_out(site: ReplicaSite, 
 
 
 def test_a_renamed_attribute_is_refused_and_named_and_the_release_stays(
-    site: ReplicaSite, tmp_path: Path
+    site: ReplicaSite, first_run: FirstRun, tmp_path: Path
 ) -> None:
-    with ReplicaServer(site) as server:
-        assert run(server, tmp_path).returncode == 0
-        port = int(server.base_url.rsplit(":", 1)[1])
+    port = after_first_run(first_run, tmp_path)
     before = release_bytes(tmp_path)
     first = published(tmp_path).values()
     with_keywords = round(sum(1 for r in first if r["keywords"]) / len(first), 4)

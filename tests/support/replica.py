@@ -20,7 +20,15 @@ __all__ = [
     "running_replica",
 ]
 
-fast_crawl_settings = loopback_crawl_args
+
+def fast_crawl_settings() -> list[str]:
+    """Loopback speed (:func:`loopback_crawl_args`), with the crawl's pure steps in its own process.
+
+    A worker process is spawned for every crawl and imports the crawler again, about a second of CPU
+    each, and the suite runs a few hundred crawls. ``test_extension_workers`` checks that a crawl with
+    workers stages, caches and signs exactly what a crawl without them does, and sets
+    ``WORKER_PROCESSES`` itself (a later ``-s`` wins)."""
+    return [*loopback_crawl_args(), "-s", "WORKER_PROCESSES=0"]
 
 
 def eventcrawl(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,50 @@
+"""Suite-wide test configuration: the order modules run in, and how many cases generated tests try.
+
+Modules run heaviest first. pytest-xdist (``--dist loadfile``) hands whole modules to its workers in
+collection order, a new one to whichever worker runs out first; with the modules that crawl the replica
+for a minute or more at the end of that queue, one worker would still be crawling long after the other
+ran out of work. Started first, the long modules overlap each other and the many quick modules fill
+the gaps. The order changes nothing else: each module still runs whole, in one process.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Test modules by the time they took (the CPU of their own process and of the crawl subprocesses they
+# start, or the politeness tests' waits where those are longer), most first; a module not listed runs
+# after these, in collection order. The list only orders: a module renamed or removed costs balance,
+# never a test.
+HEAVIEST_FIRST = (
+    "test_refresh.py",
+    "test_polite_replica.py",
+    "test_refresh_faults.py",
+    "test_frontier_redis.py",
+    "test_schedule_run.py",
+    "test_next_release.py",
+    "test_extension_workers.py",
+    "test_anthology_end_to_end.py",
+    "test_end_to_end_planted.py",
+    "test_page_budget.py",
+    "test_hostile_crawl.py",
+    "test_end_to_end.py",
+    "test_httpcache.py",
+    "test_anthology_run.py",
+    "test_personal_data.py",
+    "test_page_budget_run.py",
+    "test_cli_usage.py",
+    "test_publish_release.py",
+    "test_sitecheck.py",
+    "test_spider_events.py",
+    "test_spider_subtitles.py",
+    "test_middleware_backoff.py",
+    "test_hostile_properties.py",
+    "test_replica_layout.py",
+    "test_middleware_robots_delay.py",
+)
+_RANK = {name: rank for rank, name in enumerate(HEAVIEST_FIRST)}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A stable sort keeps each module's tests in their own order.
+    items.sort(key=lambda item: _RANK.get(item.path.name, len(_RANK)))
