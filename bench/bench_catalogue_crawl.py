@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -129,54 +127,6 @@ def release_check(out: Path, truth_path: Path) -> dict[str, Any]:
     }
 
 
-def _peak_rss_mib(pid: int) -> float | None:
-    """The process's own peak RSS so far (``VmHWM``: the high-water mark of the memory it exec'd into),
-    None once it has exited."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
-def measure(cmd: Sequence[str], *, workdir: Path, name: str, timeout: float) -> procs.Measured:
-    """``cmd`` as ``procs.measure`` runs it, with the peak RSS of its own process rather than the
-    kernel's ``ru_maxrss``, which starts from the parent's peak at the fork (in ``bench/run`` the whole
-    suite's). ``VmHWM`` is read every 20 ms until the process exits, so a peak in its last 20 ms could be
-    missed."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    out_path, err_path = workdir / f"{name}.out", workdir / f"{name}.err"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(procs.REPO)}
-    peak = 0.0
-    with out_path.open("w") as out, err_path.open("w") as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, cwd=procs.REPO, env=env)
-        while True:
-            peak = max(peak, _peak_rss_mib(proc.pid) or 0.0)
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - started > timeout:
-                proc.kill()
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.02)
-        wall = time.perf_counter() - started
-    return procs.Measured(
-        returncode=os.waitstatus_to_exitcode(status),
-        wall_s=wall,
-        cpu_s=usage.ru_utime + usage.ru_stime,
-        max_rss_mib=peak,
-        stdout=out_path.read_text(errors="replace"),
-        stderr=err_path.read_text(errors="replace"),
-        user_s=usage.ru_utime,
-        system_s=usage.ru_stime,
-    )
-
-
 def night(
     work: Path, base: str, state: Path, n: int, budget: int, event_ids: Sequence[str]
 ) -> tuple[dict[str, Any], procs.Measured]:
@@ -186,9 +136,9 @@ def night(
         "--page-budget", str(budget), *(a for e in event_ids for a in ("--event-id", e)),
         *procs.fast_settings(), "-s", "PROGRESS_ENABLED=False",
     )  # fmt: skip
-    crawl = measure(crawl_cmd, workdir=work, name=f"crawl-{n}", timeout=7200)
+    crawl = procs.measure(crawl_cmd, workdir=work, name=f"crawl-{n}", timeout=7200)
     out = work / f"out-{n}"
-    publish = measure(
+    publish = procs.measure(
         procs.eventcrawl_cmd("publish", "--state", str(state), "--out", str(out), "--name", "bench"),
         workdir=work,
         name=f"publish-{n}",
