@@ -26,32 +26,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import procs
+from tests.support.replica import LISTING_FIELDS
 
-# Fields a lecture published from its listing has as a full crawl would (the page adds the related
-# lectures and the text).
-LISTING_FIELDS = (
-    "lecture_id",
-    "url",
-    "title",
-    "abstract",
-    "authors",
-    "event_id",
-    "event_name",
-    "doi",
-    "video_doi",
-    "keywords",
-    "presentation_type",
-    "session_id",
-    "session_name",
-    "held_at",
-    "published_at",
-    "is_poster",
-    "is_premium",
-    "paper_url",
-    "slides_url",
-    "poster_url",
-    "video_url",
-)
 PAGE_KINDS = ("lecture_page", "transcripts")
 _LECTURE_ID = re.compile(r"^/lecture/(\d+)")
 _TRANSCRIPT_ID = re.compile(r"filter\[lecture_id\]=(\d+)")

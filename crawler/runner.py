@@ -520,7 +520,7 @@ def link_anthology(events: SpilledEvents, anthology: Path) -> tuple[SpilledEvent
     recomputed), and what linking did. The papers are matched against every lecture's title, authors and
     abstract (conflicts between lectures are settled over the whole release), then each event's rows are
     linked. Raises ``AnthologyError`` for a broken or missing file."""
-    from crawler.anthology.links import LISTED, EventLinks, LinkSummary, lecture_text, unclear_link, with_link
+    from crawler.anthology.links import EventLinks, LinkSummary, lecture_text, with_link
     from crawler.anthology.match import PaperIndex, match_lectures
     from crawler.anthology.reader import AnthologyError, read_papers
     from crawler.publish.summaries import SpilledEvents
@@ -540,17 +540,7 @@ def link_anthology(events: SpilledEvents, anthology: Path) -> tuple[SpilledEvent
         counts["linked"] += sum(1 for lec in rows if lec.anthology_id)
         linked.add(event_id, rows)
     events.close()
-    unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
-    summary = LinkSummary(
-        papers=len(index),
-        lectures=len(matches),
-        linked=sum(1 for m in matches if m.status == "linked"),
-        ambiguous=sum(1 for m in matches if m.status == "ambiguous"),
-        conflicts=sum(1 for m in matches if m.status == "conflict"),
-        by_event=dict(sorted(by_event.items())),
-        unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
-    )
-    return linked, summary
+    return linked, LinkSummary.of(matches, papers=len(index), by_event=by_event)
 
 
 def publish(

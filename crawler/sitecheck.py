@@ -24,7 +24,6 @@ from urllib.parse import urljoin, urlsplit
 from protego import Protego
 
 from crawler import settings as defaults
-from crawler.coverage import has_value
 from crawler.fsutil import write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages import (
@@ -40,6 +39,7 @@ from crawler.pages import (
     unknown_attributes,
 )
 from crawler.pages.jsonapi import is_document
+from crawler.schema import has_value
 from crawler.text.privacy import contains_email, scrub_emails, scrub_url
 from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url, without_credentials
 

@@ -25,36 +25,12 @@ from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_r
 from crawler.replica.server import ReplicaServer
 from crawler.schema import format_timestamp
 from crawler.stage import read_stage
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 from tests.support.sites import changed_site
 
 EVENT = "502"
 BUDGET = 40
 LECTURE_PAGE = re.compile(r"^/lecture/(\d+)(?:-|$)")
-# Fields the listing carries: a lecture published from its listing has them as a full crawl would.
-LISTING_FIELDS = (
-    "lecture_id",
-    "url",
-    "title",
-    "abstract",
-    "authors",
-    "event_id",
-    "event_name",
-    "doi",
-    "video_doi",
-    "keywords",
-    "presentation_type",
-    "session_id",
-    "session_name",
-    "held_at",
-    "published_at",
-    "is_poster",
-    "is_premium",
-    "paper_url",
-    "slides_url",
-    "poster_url",
-    "video_url",
-)
 
 
 def crawl(server: ReplicaServer, state: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -24,36 +24,12 @@ from crawler.replica.layout import ReplicaSite, build_catalogue, ground_truth, l
 from crawler.replica.server import KIND_LECTURE_PAGE, ReplicaServer
 from crawler.schema import format_timestamp
 from crawler.stage import read_stage
-from tests.support.replica import fast_crawl_settings
+from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 
 EVENTS = 6
 LECTURES = 1200
 BUDGET = 150
 LECTURE_PAGE = re.compile(r"^/lecture/(\d+)(?:-|$)")
-# Fields the listing carries: a lecture staged from its listing has them as a full crawl would.
-LISTING_FIELDS = (
-    "lecture_id",
-    "url",
-    "title",
-    "abstract",
-    "authors",
-    "event_id",
-    "event_name",
-    "doi",
-    "video_doi",
-    "keywords",
-    "presentation_type",
-    "session_id",
-    "session_name",
-    "held_at",
-    "published_at",
-    "is_poster",
-    "is_premium",
-    "paper_url",
-    "slides_url",
-    "poster_url",
-    "video_url",
-)
 # Every page fetched is due for revalidation: only the ranking keeps night 2 from asking them again.
 ALL_DUE = ("-s", "UNDERLINE_REVALIDATE_AFTER_DAYS=0", "-s", "UNDERLINE_REVALIDATE_SHARE=1.0")
 

@@ -11,7 +11,7 @@ import csv
 import dataclasses
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -89,6 +89,20 @@ class LinkSummary:
     by_event: dict[str, EventLinks] = field(default_factory=dict)
     unclear: tuple[Unclear, ...] = ()  # the first LISTED ambiguous and conflicting lectures
 
+    @classmethod
+    def of(cls, matches: Sequence[Match], *, papers: int, by_event: Mapping[str, EventLinks]) -> LinkSummary:
+        """The summary of these decisions, one per lecture, against ``papers`` papers."""
+        unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
+        return cls(
+            papers=papers,
+            lectures=len(matches),
+            linked=sum(1 for m in matches if m.status == "linked"),
+            ambiguous=sum(1 for m in matches if m.status == "ambiguous"),
+            conflicts=sum(1 for m in matches if m.status == "conflict"),
+            by_event=dict(sorted(by_event.items())),
+            unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
+        )
+
     def line(self) -> str:
         return (
             f"anthology: {self.linked} of {self.lectures} lectures linked to {self.papers} papers, "
@@ -160,17 +174,7 @@ def link_records(records: Sequence[Lecture], papers: Iterable[Paper]) -> tuple[l
         counts = by_event.setdefault(str(record.event_id or ""), {"lectures": 0, "linked": 0})
         counts["lectures"] += 1
         counts["linked"] += 1 if has_value(record.anthology_id) else 0
-    unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
-    summary = LinkSummary(
-        papers=len(index),
-        lectures=len(records),
-        linked=sum(1 for m in matches if m.status == "linked"),
-        ambiguous=sum(1 for m in matches if m.status == "ambiguous"),
-        conflicts=sum(1 for m in matches if m.status == "conflict"),
-        by_event=dict(sorted(by_event.items())),
-        unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
-    )
-    return linked, summary
+    return linked, LinkSummary.of(matches, papers=len(index), by_event=by_event)
 
 
 def keep_links(records: Sequence[Lecture], previous: Iterable[Lecture]) -> list[Lecture]:

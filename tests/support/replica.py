@@ -61,3 +61,30 @@ def run_args(base: str, work: Path, name: str, *extra: str) -> list[str]:
 def run_report(work: Path) -> dict[str, Any]:
     """The last ``eventcrawl run``'s report in ``work``'s state directory."""
     return json.loads((work / "state" / "run-report.json").read_text(encoding="utf-8"))
+
+
+# Fields a lecture published from its listing alone has as a full crawl would (the page adds the related
+# lectures and the text): what the page budget's tests and benchmark compare with the ground truth.
+LISTING_FIELDS = (
+    "lecture_id",
+    "url",
+    "title",
+    "abstract",
+    "authors",
+    "event_id",
+    "event_name",
+    "doi",
+    "video_doi",
+    "keywords",
+    "presentation_type",
+    "session_id",
+    "session_name",
+    "held_at",
+    "published_at",
+    "is_poster",
+    "is_premium",
+    "paper_url",
+    "slides_url",
+    "poster_url",
+    "video_url",
+)
