@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crawler.cli import main
-from tests.support.replica import eventcrawl
+from tests.support.replica import QUICK_GIVE_UP, eventcrawl
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_a_site_that_cannot_be_reached_is_a_failed_crawl_not_a_usage_error(tmp_p
     result = eventcrawl(
         "crawl", "--state", str(tmp_path / "state"),
         "--web-base", "http://127.0.0.1:9", "--api-base", "http://127.0.0.1:9",
-        "-s", "BACKOFF_MAX_RETRIES=1", "-s", "DOWNLOAD_DELAY=0", "-s", "LOG_LEVEL=ERROR",
+        *QUICK_GIVE_UP, "-s", "DOWNLOAD_DELAY=0", "-s", "LOG_LEVEL=ERROR",
         cwd=tmp_path, timeout=120,
     )  # fmt: skip
     assert result.returncode == 5, result.stderr[-2000:]

@@ -20,14 +20,13 @@ import pytest
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
-from tests.support.replica import run_args, run_report
+from tests.support.replica import QUICK_GIVE_UP, run_args, run_report
 from tests.support.sites import changed_site
 
 # Fields only a page shows: a carried page keeps the previous night's (the page budget refreshes them).
 PAGE_ONLY = ("related_lecture_ids", "source_urls")
 IGNORED = ("fetched_at", "extraction", *PAGE_ONLY)
 # A failing page is given up on after one retry, without the host-wide slow-down a real crawl keeps.
-QUICK_GIVE_UP = ("-s", "BACKOFF_MAX_RETRIES=1", "-s", "BACKOFF_MIN_DELAY=0.05", "-s", "BACKOFF_MAX_DELAY=0.2")
 
 
 @pytest.fixture(scope="module")

@@ -29,13 +29,12 @@ from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_r
 from crawler.replica.server import ReplicaServer
 from crawler.stage import read_stage
 from crawler.urls import listing_url
-from tests.support.replica import run_args, run_report
+from tests.support.replica import QUICK_GIVE_UP, run_args, run_report
 from tests.support.sites import EDIT_SUFFIX, with_edit
 
 EVENT = "502"
 PAGE_SIZE = 5
 # A failing page is given up on after one retry, without the host-wide slow-down a real crawl keeps.
-QUICK_GIVE_UP = ("-s", "BACKOFF_MAX_RETRIES=1", "-s", "BACKOFF_MIN_DELAY=0.05", "-s", "BACKOFF_MAX_DELAY=0.2")
 
 
 def free_port() -> int:

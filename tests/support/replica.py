@@ -11,6 +11,7 @@ from typing import Any
 from tests.support.process import RunningReplica, loopback_crawl_args, running_replica
 
 __all__ = [
+    "QUICK_GIVE_UP",
     "RunningReplica",
     "crawl_args",
     "eventcrawl",
@@ -19,6 +20,16 @@ __all__ = [
     "run_report",
     "running_replica",
 ]
+
+
+# Give up on a failing page after one retry, and let the host recover within half a second: a page that
+# fails every time must not hold the rest of a loopback crawl at the slowed pace for the default window.
+QUICK_GIVE_UP = (
+    "-s", "BACKOFF_MAX_RETRIES=1",
+    "-s", "BACKOFF_MIN_DELAY=0.05",
+    "-s", "BACKOFF_MAX_DELAY=0.2",
+    "-s", "BACKOFF_WINDOW=0.5",
+)  # fmt: skip
 
 
 def fast_crawl_settings() -> list[str]:
