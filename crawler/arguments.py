@@ -290,13 +290,13 @@ def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
     if change_files:
         import pyarrow as pa
 
-        from crawler.publish.changes import read_changes
+        from crawler.publish.changes import ChangeFileSchemaError, check_change_file
 
         for name in change_files:
             path = out_dir / name
             try:
-                read_changes(path)
-            except (OSError, pa.ArrowException) as exc:
+                check_change_file(path)
+            except (OSError, pa.ArrowException, ChangeFileSchemaError) as exc:
                 raise DamagedFile(path, f"unreadable change file: {exc}", recovery) from None
     return out_dir
 

@@ -30,6 +30,8 @@ from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec
 from crawler.schema import format_timestamp, has_value
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "dataset_card" / "README.template.md"
+# A lecture table may carry its abstracts' lengths instead of their texts (see :func:`abstract_lengths`).
+ABSTRACT_LENGTH = "abstract_length"
 TOP = 20
 EXAMPLE_ROWS = 5
 
@@ -300,13 +302,21 @@ def _share(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}%" if total else "n/a"
 
 
+def abstract_lengths(lectures: pa.Table) -> pa.ChunkedArray:
+    """Each lecture's abstract length in characters: the ``abstract_length`` column when the table has
+    one (a release's card reads the lengths, not the texts, of all its lectures), else counted."""
+    if ABSTRACT_LENGTH in lectures.column_names:
+        return lectures.column(ABSTRACT_LENGTH)
+    return pc.utf8_length(lectures.column("abstract"))
+
+
 def lecture_statistics(lectures: pa.Table) -> LectureStatistics:
     """Escaped, template-ready statistics of the lectures table."""
     rows = lectures.select(
         ["keywords", "presentation_type", "session_id", "session_name", "is_premium", "doi", "held_at"]
     ).to_pylist()
     total = len(rows)
-    lengths = pc.utf8_length(lectures.column("abstract"))
+    lengths = abstract_lengths(lectures)
     held = [r["held_at"] for r in rows if r["held_at"] is not None]
     session_names = {r["session_id"]: r["session_name"] for r in rows if r["session_id"] is not None}
     return {

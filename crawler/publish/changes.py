@@ -107,6 +107,21 @@ def write_changes(rows: Sequence[ChangeRow], path: Path) -> None:
     pq.write_table(changes_table(rows), path, compression="zstd", write_statistics=True, store_schema=True)
 
 
+class ChangeFileSchemaError(ValueError):
+    """A change file whose columns are not the change files' columns."""
+
+
+def check_change_file(path: Path, *, rows: bool = True) -> None:
+    """Raise unless ``path`` is a change file: :class:`ChangeFileSchemaError` when its schema differs,
+    ``OSError`` or pyarrow's ``ArrowException`` when it does not read back. With ``rows``, every row is
+    read back, a row group at a time (a first release's change file holds every lecture's whole row)."""
+    reader = pq.ParquetFile(path)
+    if not reader.schema_arrow.remove_metadata().equals(arrow_schema().remove_metadata()):
+        raise ChangeFileSchemaError(f"{path.name}: schema differs from the change files' schema")
+    for group in range(reader.num_row_groups if rows else 0):
+        reader.read_row_group(group)
+
+
 def read_changes(path: Path) -> list[ChangeRow]:
     rows = []
     for row in pq.read_table(path, schema=arrow_schema()).to_pylist():

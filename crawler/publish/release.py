@@ -19,6 +19,7 @@ import ctypes
 import errno
 import hashlib
 import heapq
+import itertools
 import json
 import os
 import re
@@ -62,12 +63,12 @@ from crawler.publish.tables import (
     SPECS_BY_NAME,
     EventConfig,
     InvalidRecordsError,
+    SummaryTables,
     event_configs,
     event_directory,
     lecture_rows,
     lecture_table,
     session_details,
-    summary_tables,
 )
 from crawler.schema import AnthologyMatch, Lecture, lecture_order
 from crawler.urls import without_credentials
@@ -78,10 +79,12 @@ MANIFEST_FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 # Progress callback: called with the step's name and the directory it concerns.
 ReleaseStep = Callable[[str, Path], None]
-# Change rows are written to the release's change file this many at a time, read from each event's part
-# of them this many at a time (the first release's change rows are every lecture's whole row).
+# Change rows are written to the release's change file this many at a time; each event's part of them is
+# stored in row groups of this many, the most the merge reads of a part beyond what a chunk takes of it
+# (a first release's change rows are every lecture's whole row). Smaller groups would cost more in each
+# part's metadata, which the merge holds for every part at once, than they save.
 CHANGE_CHUNK_ROWS = 1024
-CHANGE_PART_ROWS = 16
+CHANGE_PART_ROWS = 256
 
 
 class ReleaseError(RuntimeError):
@@ -654,11 +657,10 @@ class _Built:
 
 
 # The columns of the lectures the card's statistics read (the release writes the whole rows one event at
-# a time; the card sees these few columns of all of them).
+# a time; the card sees these few columns of all of them, and the abstracts' lengths, not their texts).
 CARD_COLUMNS = (
     "lecture_id",
     "title",
-    "abstract",
     "keywords",
     "authors",
     "presentation_type",
@@ -671,20 +673,6 @@ CARD_COLUMNS = (
     "anthology_id",
     "withdrawn",
     "extraction",
-)
-# What else the release says of all its lectures: the summary tables, the links file and the hashes.
-SUMMARY_COLUMNS = (*CARD_COLUMNS, "event_name", "url", "video_url", "video_doi", "content_sha256")
-# The columns the summary tables (events, sessions, authors) are made of, and the links file's.
-TABLE_COLUMNS = (
-    "lecture_id",
-    "event_id",
-    "event_name",
-    "extraction",
-    "held_at",
-    "session_id",
-    "session_name",
-    "presentation_type",
-    "authors",
 )
 LINK_COLUMNS = ("anthology_id", "url", "video_url", "video_doi", "withdrawn")
 
@@ -803,11 +791,14 @@ class _BuildContext:
 
 @dataclass
 class _Written:
-    """What the build gathered while writing the events: their files, the narrow columns of every
-    lecture (see ``SUMMARY_COLUMNS``), the change files of each event, the problems found."""
+    """What the build gathered while writing the events: their files, the few columns of every lecture
+    the card reads (``CARD_COLUMNS``), the summary tables, the linked lectures, the change files of each
+    event, the problems found."""
 
     events: list[_EventShards] = field(default_factory=list)
-    summaries: list[pa.Table] = field(default_factory=list)
+    card_columns: list[pa.Table] = field(default_factory=list)
+    tables: SummaryTables = field(default_factory=SummaryTables)
+    linked: list[Lecture] = field(default_factory=list)
     change_parts: list[Path] = field(default_factory=list)
     # The release's diff, summed over its events: the card and the manifest tell these counts.
     diff: DiffSummary = field(default_factory=DiffSummary.none)
@@ -815,11 +806,31 @@ class _Written:
     total: int = 0
     seen: set[str] = field(default_factory=set)
 
-    def summary(self) -> pa.Table:
-        # In lecture-id order, as a table of the whole release would be (the card shows its first rows).
-        if self.summaries:
-            return pa.concat_tables(self.summaries).sort_by("lecture_id")
-        return lecture_table([], SUMMARY_COLUMNS)
+    def add(self, rows: Sequence[Lecture]) -> None:
+        """What the release says of all its lectures, taken from one event's rows."""
+        self.card_columns.append(card_table(rows))
+        self.tables.add(rows)
+        self.linked.extend(_linked(lecture_table(rows, LINK_COLUMNS)))
+
+    def card_table(self) -> pa.Table:
+        """The card's columns of every lecture, in lecture-id order as a table of the whole release would
+        be (the card shows its first rows); the events' parts are let go."""
+        parts, self.card_columns = self.card_columns, []
+        if not parts:
+            return card_table([])
+        table = pa.concat_tables(parts)
+        del parts
+        order = pc.sort_indices(table.column("lecture_id"))
+        # Events usually come in lecture-id order already: then the table is not copied.
+        if pc.all(pc.equal(order, pa.array(range(len(order)), order.type))).as_py():
+            return table
+        return table.take(order)
+
+
+def card_table(rows: Sequence[Lecture]) -> pa.Table:
+    """The card's columns of ``rows`` (see ``CARD_COLUMNS``) and their abstracts' lengths."""
+    lengths = pa.array([None if r.abstract is None else len(r.abstract) for r in rows], pa.int64())
+    return lecture_table(rows, CARD_COLUMNS).append_column(cards.ABSTRACT_LENGTH, lengths)
 
 
 def _event_rows(lectures: list[Lecture], context: _BuildContext, written: _Written) -> list[Lecture]:
@@ -869,7 +880,6 @@ def _write_changes_of(
     if found:
         part = context.build / ".changes" / f"{len(written.change_parts)}.parquet"
         part.parent.mkdir(parents=True, exist_ok=True)
-        # Small row groups: the merge reads every event's part at once, a row group of each at a time.
         pq.write_table(change_files.changes_table(found), part, row_group_size=CHANGE_PART_ROWS)
         written.change_parts.append(part)
 
@@ -881,7 +891,7 @@ def _write_event(
     if written.problems or not rows:
         return
     written.events.append(_event_shards(context.build, event_id, rows, context.previous))
-    written.summaries.append(lecture_table(rows, SUMMARY_COLUMNS))
+    written.add(rows)
     _write_changes_of(event_id, rows, context, written, event_of)
 
 
@@ -903,26 +913,57 @@ def _write_events(events: EventRows, context: _BuildContext) -> _Written:
 
 
 def _merge_changes(parts: Sequence[Path], target: Path) -> None:
-    """The events' change rows as one file in lecture-id order (each part is in that order already),
-    merged a few thousand rows at a time."""
+    """The events' change rows as one file in lecture-id order (each part is in that order already).
 
-    def rows_of(part: Path) -> Iterator[Mapping[str, object]]:
-        for batch in pq.ParquetFile(part).iter_batches(batch_size=CHANGE_PART_ROWS):
-            yield from batch.to_pylist()
-
+    Only the parts' lecture ids are read whole: they give the merged order, and the rows follow a chunk
+    at a time, each part's share of a chunk read from the few row groups that hold it. (A first release's
+    change rows are every lecture's whole row: reading every part at once would hold a buffer per part
+    and column.)"""
+    readers = [pq.ParquetFile(part) for part in parts]
+    ids = [reader.read(columns=["lecture_id"]).column("lecture_id").to_pylist() for reader in readers]
+    merged = heapq.merge(*(_keyed(part, col) for part, col in enumerate(ids)))
     target.parent.mkdir(parents=True, exist_ok=True)
-    merged = heapq.merge(*(rows_of(p) for p in parts), key=lambda row: str(row["lecture_id"]))
+    schema = change_files.arrow_schema()
     with pq.ParquetWriter(
-        target, change_files.arrow_schema(), compression="zstd", write_statistics=True, store_schema=True
+        target, schema, compression="zstd", write_statistics=True, store_schema=True
     ) as writer:
-        chunk: list[Mapping[str, object]] = []
-        for row in merged:
-            chunk.append(row)
-            if len(chunk) == CHANGE_CHUNK_ROWS:
-                writer.write_table(pa.Table.from_pylist(chunk, schema=change_files.arrow_schema()))
-                chunk = []
-        if chunk or not parts:
-            writer.write_table(pa.Table.from_pylist(chunk, schema=change_files.arrow_schema()))
+        chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
+        if not chunk:
+            writer.write_table(schema.empty_table())
+        while chunk:
+            writer.write_table(_gathered(readers, chunk).cast(schema))
+            chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
+
+
+def _keyed(part: int, ids: Sequence[object]) -> Iterator[tuple[str, int, int]]:
+    """A part's rows as (lecture id, part, row), the merge's key first."""
+    return ((str(lecture_id), part, row) for row, lecture_id in enumerate(ids))
+
+
+def _gathered(readers: Sequence[pq.ParquetFile], picks: Sequence[tuple[int, int]]) -> pa.Table:
+    """The rows ``picks`` names (part, row), in that order. A part's picks in one chunk are consecutive
+    rows of it (the merge reads each part in order), so each part gives one slice of a few row groups."""
+    pieces: list[pa.Table] = []
+    start: dict[int, int] = {}  # part -> where its slice starts in the pieces, less its first row
+    for part in dict.fromkeys(p for p, _ in picks):
+        rows = [r for p, r in picks if p == part]
+        piece = _rows_of(readers[part], rows[0], rows[-1] + 1)
+        start[part] = sum(len(x) for x in pieces) - rows[0]
+        pieces.append(piece)
+    return pa.concat_tables(pieces).take([start[part] + row for part, row in picks])
+
+
+def _rows_of(reader: pq.ParquetFile, first: int, end: int) -> pa.Table:
+    """Rows ``first`` to ``end`` (excluded) of a file, read from the row groups that hold them."""
+    groups, offset, skipped = [], 0, None
+    for index in range(reader.num_row_groups):
+        rows = reader.metadata.row_group(index).num_rows
+        if offset + rows > first and offset < end:
+            groups.append(index)
+            skipped = offset if skipped is None else skipped
+        offset += rows
+    table = reader.read_row_groups(groups, use_threads=False)
+    return table.slice(first - (skipped or 0), end - first)
 
 
 def _lecture_configs(context: _BuildContext, written: _Written, rows: int) -> list[cards.ConfigFiles]:
@@ -981,16 +1022,13 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
     created = (options.now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     version = next_version(_crawl_date(options.provenance), previous.versions)
     written = _write_events(events, context)
-    summary = written.summary()
-    narrow = [Lecture.from_json(row) for row in summary.select(list(TABLE_COLUMNS)).to_pylist()]
-    tables = summary_tables(narrow, session_details(options.sessions))
-    del narrow
+    tables = written.tables.tables(session_details(options.sessions))
     per_event = event_configs(tables["events"].to_pylist())
     by_event = {w.event_id: w for w in written.events}
     event_files = [_event_config_files(build, by_event[e.event_id], e) for e in per_event]
-    configs = _lecture_configs(context, written, summary.num_rows) + _table_configs(build, tables)
+    configs = _lecture_configs(context, written, written.total) + _table_configs(build, tables)
     # The links the Anthology could ingest: every linked lecture still on the site.
-    links = link_rows(_linked(summary.select(list(LINK_COLUMNS))))
+    links = link_rows(written.linked)
     (build / LINKS_FILE).write_text(links_csv(links), encoding="utf-8")
     history = _carry_change_files(previous, build, context.removals)
     change_file = change_files.changes_path(version)
@@ -1006,8 +1044,7 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
         [*history, change_file],
         cards.Changes.of(written.diff, previous.version),
     )
-    card_columns = [n for n in summary.column_names if n in CARD_COLUMNS]
-    _write_card(context, release, tables, summary.select(card_columns), written)
+    _write_card(context, release, tables, written.card_table(), written)
     files = _write_manifest(context, release, written, len(links))
     _fsync_tree(build)
     return _Built(
@@ -1278,13 +1315,13 @@ def _check_event_configs(
 
 
 def _check_change_files(root: Path, manifest: Mapping[str, Any]) -> None:
-    """This release's change file reads whole; the earlier ones (sha256 checked already) by schema."""
+    """This release's change file reads back whole; the earlier ones (sha256 checked already) by schema."""
     history = list(manifest.get("change_files", []))
     for index, path in enumerate(history):
-        if index == len(history) - 1:
-            pq.read_table(root / path, schema=change_files.arrow_schema())
-        elif not pq.read_schema(root / path).remove_metadata().equals(change_files.arrow_schema()):
-            raise ReleaseError(f"{path}: schema differs from the change files' schema")
+        try:
+            change_files.check_change_file(root / path, rows=index == len(history) - 1)
+        except change_files.ChangeFileSchemaError:
+            raise ReleaseError(f"{path}: schema differs from the change files' schema") from None
 
 
 def _check_schema(root: Path, path: str) -> None:

@@ -352,8 +352,9 @@ def lecture_rows(records: Iterable[Lecture | Mapping[str, object]]) -> list[Lect
     return rows
 
 
-def _most_common(values: Iterable[str | None]) -> str | None:
-    counts = Counter(v for v in values if v is not None)
+def _most_common(counts: Counter[str]) -> str | None:
+    """The most frequent value, the smallest of the most frequent on a tie (so that the order the
+    lectures come in does not matter); None when there is none."""
     if not counts:
         return None
     return min(counts.items(), key=lambda item: (-item[1], item[0]))[0]
@@ -371,27 +372,34 @@ class EventRow(TypedDict):
     last_held_at: datetime | None
 
 
-def event_rows(lectures: Sequence[Lecture]) -> list[EventRow]:
-    groups: dict[str, list[Lecture]] = defaultdict(list)
-    for row in lectures:
-        groups[str(row.event_id)].append(row)
-    out: list[EventRow] = []
-    for event_id in sorted(groups):
-        group = groups[event_id]
-        held = [r.held_at for r in group if r.held_at is not None]
-        page = sum(1 for r in group if page_derived(r.extraction))
-        out.append(
-            {
-                "event_id": event_id,
-                "event_name": _most_common(r.event_name for r in group),
-                "lecture_count": len(group),
-                "page_lectures": page,
-                "listing_only_lectures": len(group) - page,
-                "first_held_at": min(held, default=None),
-                "last_held_at": max(held, default=None),
-            }
-        )
-    return out
+@dataclass
+class _EventSeen:
+    names: Counter[str] = field(default_factory=Counter)
+    lectures: int = 0
+    page: int = 0
+    first_held_at: datetime | None = None
+    last_held_at: datetime | None = None
+
+    def add(self, row: Lecture) -> None:
+        self.lectures += 1
+        self.page += page_derived(row.extraction)
+        if row.event_name is not None:
+            self.names[row.event_name] += 1
+        held = row.held_at
+        if held is not None:
+            self.first_held_at = held if self.first_held_at is None else min(self.first_held_at, held)
+            self.last_held_at = held if self.last_held_at is None else max(self.last_held_at, held)
+
+    def row(self, event_id: str) -> EventRow:
+        return {
+            "event_id": event_id,
+            "event_name": _most_common(self.names),
+            "lecture_count": self.lectures,
+            "page_lectures": self.page,
+            "listing_only_lectures": self.lectures - self.page,
+            "first_held_at": self.first_held_at,
+            "last_held_at": self.last_held_at,
+        }
 
 
 SESSION_KEYS = frozenset(["session_id", "event_id", "name", "description", "start", "end"])
@@ -465,36 +473,35 @@ class SessionRow(TypedDict):
     ends_at: datetime | None
 
 
-def session_rows(
-    lectures: Sequence[Lecture], details: Mapping[str, SessionDetail] | None = None
-) -> list[SessionRow]:
-    """One row per session that has lectures in the release, completed by ``details`` (see
-    :func:`session_details`): the lectures' own session name wins, the caller's fills in."""
-    details = details or {}
-    groups: dict[str, list[Lecture]] = defaultdict(list)
-    for row in lectures:
-        if row.session_id is not None:
-            groups[row.session_id].append(row)
-    out: list[SessionRow] = []
-    for session_id in sorted(groups):
-        group = groups[session_id]
-        known = details.get(session_id)
-        out.append(
-            {
-                "session_id": session_id,
-                "session_name": _most_common(r.session_name for r in group)
-                or (known["name"] if known else None),
-                "event_id": _most_common(r.event_id for r in group),
-                "lecture_count": len(group),
-                "presentation_types": sorted(
-                    {r.presentation_type for r in group if r.presentation_type is not None}
-                ),
-                "description": known["description"] if known else None,
-                "starts_at": known["start"] if known else None,
-                "ends_at": known["end"] if known else None,
-            }
-        )
-    return out
+@dataclass
+class _SessionSeen:
+    names: Counter[str] = field(default_factory=Counter)
+    event_ids: Counter[str] = field(default_factory=Counter)
+    lectures: int = 0
+    presentation_types: set[str] = field(default_factory=set)
+
+    def add(self, row: Lecture) -> None:
+        self.lectures += 1
+        if row.session_name is not None:
+            self.names[row.session_name] += 1
+        if row.event_id is not None:
+            self.event_ids[row.event_id] += 1
+        if row.presentation_type is not None:
+            self.presentation_types.add(row.presentation_type)
+
+    def row(self, session_id: str, known: SessionDetail | None) -> SessionRow:
+        """The session's row, completed by what the caller knows of it: the lectures' own session name
+        wins, the caller's fills in."""
+        return {
+            "session_id": session_id,
+            "session_name": _most_common(self.names) or (known["name"] if known else None),
+            "event_id": _most_common(self.event_ids),
+            "lecture_count": self.lectures,
+            "presentation_types": sorted(self.presentation_types),
+            "description": known["description"] if known else None,
+            "starts_at": known["start"] if known else None,
+            "ends_at": known["end"] if known else None,
+        }
 
 
 def author_key(author: schema.Author) -> str:
@@ -517,38 +524,62 @@ class AuthorRow(TypedDict):
 
 @dataclass
 class _AuthorSeen:
-    names: list[str] = field(default_factory=list)
+    names: Counter[str] = field(default_factory=Counter)
     affiliations: set[str] = field(default_factory=set)
     lecture_ids: set[str] = field(default_factory=set)
     event_ids: set[str] = field(default_factory=set)
     orcid: str | None = None
 
+    def add(self, author: schema.Author, row: Lecture) -> None:
+        self.names[author["name"]] += 1
+        self.affiliations.update(a for a in author.get("affiliations") or () if a)
+        self.lecture_ids.add(row.lecture_id)
+        self.event_ids.add(str(row.event_id))
+        self.orcid = author.get("orcid") or None
 
-def author_rows(lectures: Sequence[Lecture]) -> list[AuthorRow]:
-    """One row per author key (see :func:`author_key`), sorted by key."""
-    seen: dict[str, _AuthorSeen] = defaultdict(_AuthorSeen)
-    for row in lectures:
-        for author in row.authors or ():
-            if not author.get("name"):
-                continue
-            entry = seen[author_key(author)]
-            entry.names.append(author["name"])
-            entry.affiliations.update(a for a in author.get("affiliations") or () if a)
-            entry.lecture_ids.add(row.lecture_id)
-            entry.event_ids.add(str(row.event_id))
-            entry.orcid = author.get("orcid") or None
-    return [
-        {
+    def row(self, key: str) -> AuthorRow:
+        return {
             "author_key": key,
-            "name": _most_common(entry.names),
-            "orcid": entry.orcid,
-            "affiliations": sorted(entry.affiliations),
-            "lecture_ids": sorted(entry.lecture_ids),
-            "event_ids": sorted(entry.event_ids),
-            "lecture_count": len(entry.lecture_ids),
+            "name": _most_common(self.names),
+            "orcid": self.orcid,
+            "affiliations": sorted(self.affiliations),
+            "lecture_ids": sorted(self.lecture_ids),
+            "event_ids": sorted(self.event_ids),
+            "lecture_count": len(self.lecture_ids),
         }
-        for key, entry in sorted(seen.items())
-    ]
+
+
+class SummaryTables:
+    """The ``events``, ``sessions`` and ``authors`` tables, gathered a few lectures at a time: what they
+    keep is per event, per session and per author (with the ids of the author's lectures, which the
+    ``authors`` table lists), never a lecture's record, so that a release can add its lectures one
+    event at a time and drop each event's records before the next."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, _EventSeen] = defaultdict(_EventSeen)
+        self._sessions: dict[str, _SessionSeen] = defaultdict(_SessionSeen)
+        self._authors: dict[str, _AuthorSeen] = defaultdict(_AuthorSeen)
+
+    def add(self, lectures: Iterable[Lecture]) -> None:
+        for row in lectures:
+            self._events[str(row.event_id)].add(row)
+            if row.session_id is not None:
+                self._sessions[row.session_id].add(row)
+            for author in row.authors or ():
+                if author.get("name"):
+                    self._authors[author_key(author)].add(author, row)
+
+    def tables(self, sessions: Mapping[str, SessionDetail] | None = None) -> dict[str, pa.Table]:
+        """The three tables, each sorted by its key; ``sessions`` (see :func:`session_details`) completes
+        the sessions the lectures name."""
+        details = sessions or {}
+        return {
+            EVENTS.name: _table([e.row(k) for k, e in sorted(self._events.items())], EVENTS),
+            SESSIONS.name: _table(
+                [s.row(k, details.get(k)) for k, s in sorted(self._sessions.items())], SESSIONS
+            ),
+            AUTHORS.name: _table([a.row(k) for k, a in sorted(self._authors.items())], AUTHORS),
+        }
 
 
 def build_tables(
@@ -565,15 +596,13 @@ def _table(rows: Sequence[Mapping[str, object]], spec: TableSpec) -> pa.Table:
 
 
 def summary_tables(
-    lectures: Sequence[Lecture], sessions: Mapping[str, SessionDetail] | None = None
+    lectures: Iterable[Lecture], sessions: Mapping[str, SessionDetail] | None = None
 ) -> dict[str, pa.Table]:
     """The ``events``, ``sessions`` and ``authors`` tables of :func:`build_tables`, without the
-    ``lectures`` table itself (a release writes that one event at a time)."""
-    return {
-        EVENTS.name: _table(event_rows(lectures), EVENTS),
-        SESSIONS.name: _table(session_rows(lectures, sessions), SESSIONS),
-        AUTHORS.name: _table(author_rows(lectures), AUTHORS),
-    }
+    ``lectures`` table itself (a release gathers them event by event: :class:`SummaryTables`)."""
+    gathered = SummaryTables()
+    gathered.add(lectures)
+    return gathered.tables(sessions)
 
 
 def lecture_table(rows: Sequence[Lecture], columns: Sequence[str] | None = None) -> pa.Table:
