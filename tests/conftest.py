@@ -5,9 +5,15 @@ collection order, a new one to whichever worker runs out first; with the modules
 for a minute or more at the end of that queue, one worker would still be crawling long after the other
 ran out of work. Started first, the long modules overlap each other and the many quick modules fill
 the gaps. The order changes nothing else: each module still runs whole, in one process.
+
+``-n auto`` starts one worker more than the machine has cores: about a third of the workers' time is
+spent waiting (politeness delays, a crawl in a child process, a server's answer), and one worker more
+keeps the cores busy while another waits.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -16,31 +22,37 @@ import pytest
 # after these, in collection order. The list only orders: a module renamed or removed costs balance,
 # never a test.
 HEAVIEST_FIRST = (
+    "test_schedule_run.py",
+    "test_frontier_redis.py",
     "test_refresh.py",
     "test_polite_replica.py",
     "test_refresh_faults.py",
-    "test_frontier_redis.py",
-    "test_schedule_run.py",
-    "test_next_release.py",
     "test_extension_workers.py",
+    "test_next_release.py",
+    "test_middleware_backoff.py",
     "test_anthology_end_to_end.py",
-    "test_end_to_end_planted.py",
-    "test_page_budget.py",
-    "test_hostile_crawl.py",
-    "test_end_to_end.py",
     "test_httpcache.py",
+    "test_end_to_end_planted.py",
+    "test_end_to_end.py",
+    "test_page_budget_catalogue.py",
+    "test_hostile_crawl.py",
+    "test_publish_memory.py",
+    "test_page_budget.py",
     "test_anthology_run.py",
     "test_personal_data.py",
-    "test_page_budget_run.py",
+    "test_publish_card.py",
     "test_cli_usage.py",
-    "test_publish_release.py",
-    "test_sitecheck.py",
-    "test_spider_events.py",
-    "test_spider_subtitles.py",
-    "test_middleware_backoff.py",
-    "test_hostile_properties.py",
-    "test_replica_layout.py",
+    "test_page_budget_run.py",
     "test_middleware_robots_delay.py",
+    "test_hostile_properties.py",
+    "test_cli_demo.py",
+    "test_spider_events.py",
+    "test_publish_release.py",
+    "test_replica_layout.py",
+    "test_catalogue.py",
+    "test_publish_shards.py",
+    "test_spider_subtitles.py",
+    "test_sitecheck.py",
 )
 _RANK = {name: rank for rank, name in enumerate(HEAVIEST_FIRST)}
 
@@ -48,3 +60,7 @@ _RANK = {name: rank for rank, name in enumerate(HEAVIEST_FIRST)}
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A stable sort keeps each module's tests in their own order.
     items.sort(key=lambda item: _RANK.get(item.path.name, len(_RANK)))
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return len(os.sched_getaffinity(0)) + 1

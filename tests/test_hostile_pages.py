@@ -185,9 +185,9 @@ def test_a_one_megabyte_title_is_read_in_linear_time() -> None:
     lecture = api_lecture(title=title)
     payload = json.dumps({"d": {"data": lecture, "included": INCLUDED}})
     html = f"<title>{title} | Underline</title><h1>{title}</h1><script id='__NEXT_DATA__'>{payload}</script>"
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the suite's other workers share the cores
     parsed = parse_lecture_page(html, f"{WEB}/lecture/130123")
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert parsed.fields is not None and parsed.fields.title == title
     assert parsed.fields.to_item_fields()["title"] == " ".join(title.split())
 
@@ -264,9 +264,9 @@ def test_a_page_of_several_megabytes() -> None:
     filler = "<div><p>filler paragraph text</p><span>more</span></div>" * 150_000
     page = seed_page().replace("</main>", filler + "</main>", 1)
     assert len(page) > 8_000_000
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the suite's other workers share the cores
     parsed = parse_lecture_page(page.encode("utf-8"), URL)
-    assert time.monotonic() - started < 20
+    assert time.process_time() - started < 20
     assert parsed.fields == FIELDS
     assert parsed.extraction == "next_data"
 

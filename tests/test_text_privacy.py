@@ -101,9 +101,10 @@ def test_a_custom_placeholder_and_idempotence() -> None:
     ],
 )
 def test_linear_time_on_a_megabyte(text: str) -> None:
-    started = time.monotonic()
+    # CPU time, not wall time: the suite's other workers share the cores.
+    started = time.process_time()
     scrub_emails(text)
-    assert time.monotonic() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 @pytest.mark.parametrize(
