@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from crawler import schema
 from crawler.publish.diff import ChangeKind, DiffSummary, LectureChange, ReleaseDiff, diff_releases
+from crawler.publish.parquet import release_unused_memory
 from crawler.schema import Lecture
 
 CHANGES_DIR = "changes"
@@ -120,6 +121,7 @@ def check_change_file(path: Path, *, rows: bool = True) -> None:
         raise ChangeFileSchemaError(f"{path.name}: schema differs from the change files' schema")
     for group in range(reader.num_row_groups if rows else 0):
         reader.read_row_group(group)
+        release_unused_memory()
 
 
 def read_changes(path: Path) -> list[ChangeRow]:

@@ -40,6 +40,13 @@ PARTITIONED = frozenset({"lectures"})
 EMPTY_PARTITION = "no-event"
 
 
+def release_unused_memory() -> None:
+    """Hand back to the system what Arrow's memory pool holds free. pyarrow's default pool (mimalloc)
+    keeps freed pages for reuse; a publish that reads and writes one event after another would keep
+    the largest allocation of every step, and its peak would grow with the number of events."""
+    pa.default_memory_pool().release_unused()
+
+
 def config_dir(spec: TableSpec, partition: str | None = None) -> str:
     return f"data/{spec.name}" if partition is None else f"data/{spec.name}/{partition}"
 

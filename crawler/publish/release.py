@@ -52,6 +52,7 @@ from crawler.publish.parquet import (
     data_files_pattern,
     file_schema,
     read_shards,
+    release_unused_memory,
     write_shards,
 )
 from crawler.publish.removals import Redactions, apply_removals, remove_from
@@ -905,6 +906,7 @@ def _write_events(events: EventRows, context: _BuildContext) -> _Written:
     current = events.event_ids()
     for event_id in current:
         _write_event(event_id, events, context, written, event_of)
+        release_unused_memory()
     if written.problems:
         raise InvalidRecordsError(written.problems, written.total)
     for event_id in sorted(set(context.previous.event_ids()) - set(current), key=lecture_order):
@@ -932,6 +934,7 @@ def _merge_changes(parts: Sequence[Path], target: Path) -> None:
             writer.write_table(schema.empty_table())
         while chunk:
             writer.write_table(_gathered(readers, chunk).cast(schema))
+            release_unused_memory()
             chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
 
 
@@ -1311,6 +1314,7 @@ def _check_event_configs(
         if ids != sorted(ids):
             raise ReleaseError(f"{config_name}: lectures are not sorted by lecture_id")
         del table
+        release_unused_memory()
     return out
 
 
