@@ -174,9 +174,11 @@ class EventRows(Protocol):
 
 
 class GroupedEvents:
-    """Lectures already in memory, grouped by event."""
+    """Lectures already in memory, grouped by event; ``validated`` when they come from
+    :func:`crawler.publish.tables.lecture_rows` (scrubbed, checked and hashed: not done twice)."""
 
-    def __init__(self, lectures: Iterable[Lecture]) -> None:
+    def __init__(self, lectures: Iterable[Lecture], *, validated: bool = False) -> None:
+        self.validated = validated
         self._by_event: dict[str, list[Lecture]] = {}
         for lecture in lectures:
             self._by_event.setdefault(str(lecture.event_id), []).append(lecture)
@@ -238,8 +240,7 @@ def publish_release(
     options = PublishOptions(name, provenance, template, now, on_step, sessions, remove_lectures, redactions)
     # Invalid records are named all at once, with their place in ``records``, before anything is written.
     rows = lecture_rows(apply_removals(records, remove_lectures=remove_lectures, redact_authors=redactions))
-    events = GroupedEvents(rows)
-    return publish_events(events, out_dir, options)
+    return publish_events(GroupedEvents(rows, validated=True), out_dir, options)
 
 
 def _redactions(
@@ -834,14 +835,16 @@ def card_table(rows: Sequence[Lecture]) -> pa.Table:
     return lecture_table(rows, CARD_COLUMNS).append_column(cards.ABSTRACT_LENGTH, lengths)
 
 
-def _event_rows(lectures: list[Lecture], context: _BuildContext, written: _Written) -> list[Lecture]:
-    """One event's rows with the removals applied, validated and sorted; the problems go to ``written``
-    (nothing more is written once there is one, but every event is still checked)."""
+def _event_rows(
+    lectures: list[Lecture], context: _BuildContext, written: _Written, *, validated: bool
+) -> list[Lecture]:
+    """One event's rows with the removals applied, validated (unless they were) and sorted; the problems
+    go to ``written`` (nothing more is written once there is one, but every event is still checked)."""
     removals = context.removals
     kept = remove_from(lectures, remove_lectures=removals.lectures, redactions=removals.authors)
     written.total += len(kept)
     try:
-        rows = lecture_rows(kept)
+        rows = sorted(kept, key=lambda r: r.lecture_id) if validated else lecture_rows(kept)
     except InvalidRecordsError as exc:
         written.problems.extend(exc.problems)
         return []
@@ -888,7 +891,8 @@ def _write_changes_of(
 def _write_event(
     event_id: str, events: EventRows, context: _BuildContext, written: _Written, event_of: Mapping[str, str]
 ) -> None:
-    rows = _event_rows(events.lectures_of(event_id), context, written)
+    validated = isinstance(events, GroupedEvents) and events.validated
+    rows = _event_rows(events.lectures_of(event_id), context, written, validated=validated)
     if written.problems or not rows:
         return
     written.events.append(_event_shards(context.build, event_id, rows, context.previous))
