@@ -33,11 +33,10 @@ from crawler.pages.catalogue import (
     summarize_events,
 )
 from crawler.sitecheck import Answer, Fetch, PoliteFetcher, fetch_url
-from crawler.state_dir import EVENTS, StateDir
+from crawler.state_dir import StateDir
 from crawler.text.privacy import scrub_emails
 from crawler.urls import API_ACCEPT, library_listing_url, without_credentials
 
-CATALOGUE_FILE = EVENTS
 FORMAT = 1
 DEFAULT_MAX_AGE_HOURS = 24.0
 # The whole library is large (a hundred lectures a page); a listing longer than this is not believed.

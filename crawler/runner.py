@@ -27,6 +27,7 @@ from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish.removals import RemovalRequests
 from crawler.schema import Lecture, lecture_order
+from crawler.state_dir import StateDir
 from crawler.urls import without_credentials
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from crawler.stage import StageIndex
 
 SPIDER_NAME = "underline"
-CRAWL_REPORT = "crawl-report.json"
 # Settings a dataset's provenance records: the ones that change what or how politely was fetched.
 PROVENANCE_SETTINGS = (
     "USER_AGENT",
@@ -245,7 +245,7 @@ def crawl_settings(
     settings = get_project_settings()
     state_dir = Path(state_dir).resolve()
     settings.set("STAGE_STATE_DIR", str(state_dir), priority="cmdline")
-    settings.set("HTTPCACHE_DIR", str(state_dir / "httpcache"), priority="cmdline")
+    settings.set("HTTPCACHE_DIR", str(StateDir(state_dir).http_cache), priority="cmdline")
     if web_base:
         settings.set("UNDERLINE_WEB_BASE", web_base, priority="cmdline")
     if api_base:
@@ -291,11 +291,11 @@ def write_crawl_report(state_dir: Path, result: CrawlResult, event_ids: list[str
         "settings": result.settings,
         "stats": result.stats,
     }
-    return write_json_atomic(Path(state_dir) / CRAWL_REPORT, report, sort_keys=True)
+    return write_json_atomic(StateDir.of(state_dir).crawl_report, report, sort_keys=True)
 
 
 def read_crawl_report(state_dir: Path) -> JsonObject:
-    path = Path(state_dir) / CRAWL_REPORT
+    path = StateDir.of(state_dir).crawl_report
     if not path.exists():
         return {}
     report = read_json_file(
@@ -369,7 +369,7 @@ def removals_in_force(out_dir: Path, state_dir: Path, removals: RemovalRequests 
     and the lecture ids the release removed; :class:`DamagedFile` when the release redacted more authors
     than they name."""
     from crawler.fsutil import DamagedFile
-    from crawler.publish.removals import LEDGER, ReleaseRemovals, load_removals, redaction_count
+    from crawler.publish.removals import ReleaseRemovals, load_removals, redaction_count
 
     kept = ReleaseRemovals.load(out_dir)
     in_force = (
@@ -378,7 +378,7 @@ def removals_in_force(out_dir: Path, state_dir: Path, removals: RemovalRequests 
     named = redaction_count(in_force.authors)
     if named < kept.authors:
         raise DamagedFile(
-            Path(state_dir) / LEDGER,
+            StateDir.of(state_dir).removals,
             f"the release in {out_dir} redacted {kept.authors} author(s), this state directory and the "
             f"configuration name {named}",
             "publish with the state directory that published the release, or list every redaction in the "

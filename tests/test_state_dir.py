@@ -8,15 +8,10 @@ import pytest
 
 from crawler import stage
 from crawler.arguments import check_state_layout
-from crawler.catalogue import CATALOGUE_FILE
 from crawler.dedup.index import INDEX_NAME, index_path
 from crawler.dedup.near import CACHE_DIRNAME
 from crawler.fsutil import DamagedFile
 from crawler.pipelines.boilerplate import MODEL_NAME
-from crawler.publish.removals import LEDGER
-from crawler.runner import CRAWL_REPORT
-from crawler.schedule.lock import LOCK_NAME
-from crawler.schedule.run import PUSH_STATE, REPORT_NAME
 from crawler.state_dir import StateDir
 
 
@@ -56,14 +51,8 @@ def test_the_names_agree_with_the_modules_that_still_spell_them() -> None:
     assert state.stage_lock.name == stage.LOCK_FILE
     assert state.signatures.name == CACHE_DIRNAME
     assert state.boilerplate_model.name == MODEL_NAME
-    assert state.crawl_report.name == CRAWL_REPORT
-    assert state.run_report.name == REPORT_NAME
-    assert state.hub_push.name == PUSH_STATE
     assert state.published_index == index_path(Path("s"))
     assert state.published_index.name == INDEX_NAME
-    assert state.removals.name == LEDGER
-    assert state.events.name == CATALOGUE_FILE
-    assert state.lock.name == LOCK_NAME
 
 
 @pytest.mark.parametrize("name", ["stage", "stage.previous", "httpcache", "minhash"])

@@ -25,10 +25,10 @@ from typing import cast
 from crawler import schema
 from crawler.fsutil import DamagedFile, read_json_file, write_json_atomic
 from crawler.schema import Author, Lecture
+from crawler.state_dir import StateDir
 from crawler.text.normalize import person_name
 
 _ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.IGNORECASE)
-LEDGER = "removals.json"
 # What a release keeps of its removals, beside it (not in its manifest: never pushed).
 RELEASE_LEDGER = ".removals.json"
 
@@ -64,7 +64,7 @@ def _ledger_recovery(state_dir: Path) -> str:
 
 def load_removals(state_dir: Path) -> RemovalRequests:
     """Every removal a release of ``state_dir`` applied (none when the ledger does not exist)."""
-    path = Path(state_dir) / LEDGER
+    path = StateDir.of(state_dir).removals
     if not path.is_file():
         return RemovalRequests()
     data = read_json_file(path, recovery=_ledger_recovery(state_dir))
@@ -82,7 +82,7 @@ def record_removals(state_dir: Path, requests: RemovalRequests) -> None:
     merged = known.merged(requests)
     if merged != known:
         payload = {"lectures": list(merged.lectures), "authors": list(merged.authors)}
-        write_json_atomic(Path(state_dir) / LEDGER, payload)
+        write_json_atomic(StateDir.of(state_dir).removals, payload)
 
 
 def redaction_count(authors: Iterable[str]) -> int:

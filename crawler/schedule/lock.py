@@ -21,8 +21,7 @@ from types import TracebackType
 from typing import IO
 
 from crawler.fsutil import DamagedFile
-
-LOCK_NAME = "run.lock"
+from crawler.state_dir import StateDir
 
 
 class LockHeld(RuntimeError):
@@ -31,7 +30,7 @@ class LockHeld(RuntimeError):
 
 class StateLock:
     def __init__(self, state_dir: Path, *, shared: bool = False) -> None:
-        self.path = Path(state_dir) / LOCK_NAME
+        self.path = StateDir.of(state_dir).lock
         self.shared = shared
         self._fh: IO[str] | None = None
 

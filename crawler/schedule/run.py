@@ -26,13 +26,10 @@ from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateInput, GateReport, GateThresholds, GateVerdict, evaluate
 from crawler.schedule.lock import StateLock
 from crawler.stage import mark_refused
+from crawler.state_dir import StateDir
 
 if TYPE_CHECKING:
     from crawler.anthology.links import LinkReport
-
-REPORT_NAME = "run-report.json"
-# What the Hub holds: the last release version pushed per repository and branch.
-PUSH_STATE = "hub-push.json"
 
 
 class RunStatus(enum.IntEnum):
@@ -331,7 +328,7 @@ def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, messa
             f" pushes it: {exc}",
         )
     pushed[where] = local
-    write_json_atomic(config.state / PUSH_STATE, pushed, sort_keys=True)
+    write_json_atomic(StateDir(config.state).hub_push, pushed, sort_keys=True)
     hub["hub_version"] = local
     hub["commit"] = result.commit_url
     if status == RunStatus.NOTHING_CHANGED:
@@ -346,7 +343,7 @@ def local_version(out_dir: Path) -> str | None:
 
 
 def _pushed_versions(state: Path) -> dict[str, str]:
-    path = state / PUSH_STATE
+    path = StateDir(state).hub_push
     if not path.is_file():
         return {}
     data = read_json_file(path, recovery="remove it; the next run pushes the local release again")
@@ -382,5 +379,5 @@ def _finish(state: Path, report: RunReport, status: RunStatus, message: str) -> 
     report["status"] = status.name.lower()
     report["exit_code"] = int(status)
     report["message"] = message
-    write_json_atomic(state / REPORT_NAME, report, sort_keys=True)
+    write_json_atomic(StateDir(state).run_report, report, sort_keys=True)
     return RunOutcome(status, message, report)
