@@ -18,7 +18,6 @@ from crawler.coverage import field_coverage
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.diff import ReleaseDiff, diff_releases
-from crawler.publish.hub import HubPushError
 from crawler.publish.release import read_manifest
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
@@ -316,6 +315,8 @@ def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, messa
     report["hub"] = hub
     if local is None or pushed.get(where) == local:
         return status, message
+    from crawler.publish.hub import HubPushError  # the Hub's client, only for a run that pushes
+
     try:
         result = runner.push(config.out, config.push_to_hub, private=config.private, revision=config.revision)
     except HubPushError as exc:
