@@ -192,3 +192,14 @@ def test_the_pipelines_docstring_follows_the_order_settings_run_them() -> None:
     assert modules == ["normalize", "privacy", "boilerplate", "dedup", "stage"]
     assert crawler.pipelines.__doc__ is not None
     assert " -> ".join(modules) in " ".join(crawler.pipelines.__doc__.split())
+
+
+def test_the_remote_control_is_not_loaded_while_it_is_off(tmp_path: Path) -> None:
+    from crawler.runner import REMOTE_CONTROL, crawl_settings
+
+    off = crawl_settings(tmp_path)
+    assert off.getwithbase("EXTENSIONS")[REMOTE_CONTROL] is None
+    # The project's own extensions are still there.
+    assert off.getwithbase("EXTENSIONS")["crawler.extensions.workers.WorkerProcesses"] == 100
+    on = crawl_settings(tmp_path, overrides={"REMOTE_CONTROL_ENABLED": "True"})
+    assert on.getwithbase("EXTENSIONS")[REMOTE_CONTROL] == 0
