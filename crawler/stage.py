@@ -457,9 +457,9 @@ class PreviousStage:
         self._file = array("H")
         self._offset = array("q")
         self._fetched = array("q")
-        # URLs the previous crawl saw linking to each lecture, one string of lines a lecture rather than a
-        # set of strings: a carried lecture keeps them.
-        self._aliases: dict[str, str] = {}
+        # URLs the previous crawl saw linking to each lecture, the one string most lectures have rather
+        # than a set: a carried lecture keeps them.
+        self._aliases: dict[str, str | tuple[str, ...]] = {}
         self.damaged: set[str] = set()
         directory = Path(state_dir or ".") / PREVIOUS_DIRNAME
         if state_dir is not None and directory.is_dir() and (directory / COMPLETE_MARKER).exists():
@@ -511,13 +511,16 @@ class PreviousStage:
         known = self._aliases.get(lecture_id)
         if known is None:
             self._aliases[lecture_id] = url
-        elif url not in known.split("\n"):
-            self._aliases[lecture_id] = known + "\n" + url
+        elif isinstance(known, str):
+            if url != known:
+                self._aliases[lecture_id] = (known, url)
+        elif url not in known:
+            self._aliases[lecture_id] = (*known, url)
 
-    def alias_urls(self, lecture_id: str) -> list[str]:
+    def alias_urls(self, lecture_id: str) -> tuple[str, ...]:
         """The URLs the previous crawl saw linking to the lecture (by alias lines, not in its record)."""
-        known = self._aliases.get(lecture_id)
-        return known.split("\n") if known is not None else []
+        known = self._aliases.get(lecture_id, ())
+        return (known,) if isinstance(known, str) else known
 
     def __contains__(self, lecture_id: object) -> bool:
         return lecture_id in self.entries
