@@ -33,6 +33,10 @@ UNDERLINE_SUBTITLES = False
 # read whole; then new lectures come first, changed ones next, stale ones (revalidation) last, and the
 # rest waits for the next crawl (published from the listing, or as the last crawl staged it).
 UNDERLINE_PAGE_BUDGET = 0
+# How many events' listings a crawl alone reads at once (0: every event's at once). A listing page waiting
+# to be read holds its body and, once read, what the last crawl staged of its lectures: more events at
+# once would make the crawl's memory grow with the catalogue, not make it faster (one worker reads them).
+UNDERLINE_LISTINGS_AT_ONCE = 4
 
 # Politeness: one request at a time per host, about one a second, robots.txt obeyed.
 ROBOTSTXT_OBEY = True

@@ -20,10 +20,11 @@ import logging
 import os
 import re
 import shutil
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -443,14 +444,22 @@ class StagedLecture:
 
 class PreviousStage:
     """The last finished stage (``stage.previous/``) indexed by lecture id, for a refresh to carry
-    unchanged lectures over. Only offsets are kept in memory; a lecture's line is read when it is needed,
-    and one that cannot be read back is counted in ``damaged`` and treated as absent (its page is
-    fetched again)."""
+    unchanged lectures over. Only where each lecture's line is, and when its page was fetched, are kept
+    in memory, as small numbers in arrays; a lecture's line is read when it is needed, and one that cannot
+    be read back is counted in ``damaged`` and treated as absent (its page is fetched again)."""
 
     def __init__(self, state_dir: Path | None) -> None:
-        self.entries: dict[str, PreviousLecture] = {}
-        # URLs the previous crawl saw linking to each lecture: a carried lecture keeps them.
-        self.alias_urls: dict[str, set[str]] = {}
+        # Per lecture id its row in the arrays below: its line's file (an index into ``_paths``), the
+        # line's offset, and its page's fetch time in microseconds since the epoch. An object a lecture
+        # (a path, an offset and a datetime) cost about 300 bytes; this costs its id and about 40.
+        self.entries: dict[str, int] = {}
+        self._paths: list[Path] = []
+        self._file = array("H")
+        self._offset = array("q")
+        self._fetched = array("q")
+        # URLs the previous crawl saw linking to each lecture, the one string most lectures have rather
+        # than a set: a carried lecture keeps them.
+        self._aliases: dict[str, str | tuple[str, ...]] = {}
         self.damaged: set[str] = set()
         directory = Path(state_dir or ".") / PREVIOUS_DIRNAME
         if state_dir is not None and directory.is_dir() and (directory / COMPLETE_MARKER).exists():
@@ -458,6 +467,8 @@ class PreviousStage:
                 self._index(path)
 
     def _index(self, path: Path) -> None:
+        file = len(self._paths)
+        self._paths.append(path)
         with path.open("rb") as fh:
             offset = 0
             for raw in fh:
@@ -468,35 +479,69 @@ class PreviousStage:
                     payload = json.loads(raw)
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     continue
-                if not isinstance(payload, dict):
-                    continue
-                if payload.get("kind") == "alias" and isinstance(payload.get("lecture_id"), str):
-                    self.alias_urls.setdefault(payload["lecture_id"], set()).add(str(payload.get("url")))
-                    continue
-                record = payload.get("record")
-                if payload.get("kind") != "lecture" or not isinstance(record, dict):
-                    continue
-                lecture_id = record.get(SORT_KEY)
-                if not isinstance(lecture_id, str):
-                    continue
-                try:
-                    fetched = parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
-                except ValueError:
-                    continue
-                held = self.entries.get(lecture_id)
-                if held is None or fetched >= held.fetched_at:
-                    self.entries[lecture_id] = PreviousLecture(path, start, fetched)
+                if isinstance(payload, dict):
+                    self._add(payload, file, start)
+
+    def _add(self, payload: JsonObject, file: int, offset: int) -> None:
+        """Index one line of the stage: a URL linking to a lecture, or a lecture's record."""
+        if payload.get("kind") == "alias" and isinstance(payload.get("lecture_id"), str):
+            self._add_alias(str(payload["lecture_id"]), str(payload.get("url")))
+            return
+        record = payload.get("record")
+        if payload.get("kind") != "lecture" or not isinstance(record, dict):
+            return
+        lecture_id = record.get(SORT_KEY)
+        if not isinstance(lecture_id, str):
+            return
+        try:
+            fetched = parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
+        except ValueError:
+            return
+        micros = _micros(fetched)
+        row = self.entries.get(lecture_id)
+        if row is None:
+            self.entries[lecture_id] = len(self._offset)
+            self._file.append(file)
+            self._offset.append(offset)
+            self._fetched.append(micros)
+        elif micros >= self._fetched[row]:
+            self._file[row], self._offset[row], self._fetched[row] = file, offset, micros
+
+    def _add_alias(self, lecture_id: str, url: str) -> None:
+        known = self._aliases.get(lecture_id)
+        if known is None:
+            self._aliases[lecture_id] = url
+        elif isinstance(known, str):
+            if url != known:
+                self._aliases[lecture_id] = (known, url)
+        elif url not in known:
+            self._aliases[lecture_id] = (*known, url)
+
+    def alias_urls(self, lecture_id: str) -> tuple[str, ...]:
+        """The URLs the previous crawl saw linking to the lecture (by alias lines, not in its record)."""
+        known = self._aliases.get(lecture_id, ())
+        return (known,) if isinstance(known, str) else known
 
     def __contains__(self, lecture_id: object) -> bool:
         return lecture_id in self.entries
 
+    def __len__(self) -> int:
+        return len(self.entries)
+
     def get(self, lecture_id: str) -> PreviousLecture | None:
-        return self.entries.get(lecture_id)
+        row = self.entries.get(lecture_id)
+        if row is None:
+            return None
+        return PreviousLecture(
+            self._paths[self._file[row]],
+            self._offset[row],
+            _EPOCH + timedelta(microseconds=self._fetched[row]),
+        )
 
     def staged(self, lecture_id: str) -> StagedLecture | None:
         """The lecture as the previous crawl staged it; None when it has none, or when its line cannot
         be read back (logged with the file, and counted in ``damaged``)."""
-        entry = self.entries.get(lecture_id)
+        entry = self.get(lecture_id)
         if entry is None:
             return None
         try:
@@ -522,7 +567,7 @@ class PreviousStage:
                     exc,
                 )
             return None
-        urls = {*(record.get("source_urls") or []), *self.alias_urls.get(lecture_id, ())}
+        urls = {*(record.get("source_urls") or []), *self.alias_urls(lecture_id)}
         record["source_urls"] = sorted(urls)
         return StagedLecture(record, hashes, sha if isinstance(sha, str) else None)
 
@@ -587,6 +632,14 @@ def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) ->
     if wanted:
         counts = Counter({k: v for k, v in counts.items() if k.startswith(wanted)})
     return counts
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _micros(moment: datetime) -> int:
+    """An aware datetime as whole microseconds since the epoch (exact: a datetime has no finer part)."""
+    return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
 def _fetched(record: Mapping[str, Any]) -> datetime:

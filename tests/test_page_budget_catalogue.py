@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from crawler.replica.layout import ReplicaSite, build_catalogue, ground_truth, load_records
-from crawler.replica.server import KIND_LECTURE_PAGE, ReplicaServer
+from crawler.replica.server import KIND_LECTURE_PAGE, KIND_LISTING, ReplicaServer
 from crawler.schema import format_timestamp
+from crawler.settings import UNDERLINE_LISTINGS_AT_ONCE
 from crawler.stage import read_stage
 from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 
@@ -40,6 +42,7 @@ class Nights:
     truth: dict[str, dict[str, Any]]
     runs: list[subprocess.CompletedProcess[str]] = field(default_factory=list)
     asked: list[list[str]] = field(default_factory=list)
+    listings: list[list[tuple[str, int]]] = field(default_factory=list)
     stages: list[dict[str, dict[str, Any]]] = field(default_factory=list)
     duplicates: list[int] = field(default_factory=list)
 
@@ -54,6 +57,27 @@ def pages_asked(server: ReplicaServer) -> list[str]:
     return ids
 
 
+def listing_pages_asked(server: ReplicaServer) -> list[tuple[str, int]]:
+    """The (event id, page number) of every listing request the replica answered, in order."""
+    pages = []
+    for record in server.requests:
+        if record.kind == KIND_LISTING:
+            query = parse_qs(urlsplit(record.path).query)
+            pages.append((query["filter[event_id]"][0], int(query["page[number]"][0])))
+    return pages
+
+
+def most_listings_at_once(pages: list[tuple[str, int]]) -> int:
+    """The most events whose listings were read at once: an event's from its first listing request to
+    its last."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for at, (event, _) in enumerate(pages):
+        first.setdefault(event, at)
+        last[event] = at
+    return max(sum(1 for e in first if first[e] <= at <= last[e]) for at in range(len(pages)))
+
+
 def night(server: ReplicaServer, state: Path, nights: Nights, *extra: str) -> None:
     server.clear_requests()
     events = [arg for event_id in nights.site.events for arg in ("--event-id", event_id)]
@@ -64,6 +88,7 @@ def night(server: ReplicaServer, state: Path, nights: Nights, *extra: str) -> No
     ]  # fmt: skip
     nights.runs.append(subprocess.run(command, capture_output=True, text=True, timeout=300, check=False))
     nights.asked.append(pages_asked(server))
+    nights.listings.append(listing_pages_asked(server))
     staged = read_stage(state)
     nights.stages.append({r["lecture_id"]: r for r in staged.records})
     nights.duplicates.append(staged.duplicate_lectures)
@@ -138,3 +163,13 @@ def test_night_two_asks_at_most_the_budget_and_none_of_night_ones_pages(nights: 
         f"{BUDGET} lecture pages fetched, {waiting} wait ({waiting - BUDGET} new, 0 changed, {BUDGET} stale)"
         in run.stdout
     )
+
+
+def test_no_more_events_listings_are_read_at_once_than_the_setting_says(nights: Nights) -> None:
+    # More events than are read at once: a crawl that asked every event's first page together would read
+    # all six at once.
+    assert EVENTS > UNDERLINE_LISTINGS_AT_ONCE >= 1
+    for pages in nights.listings:
+        assert {event for event, _ in pages} == set(nights.site.events)
+        assert max(page for _, page in pages) >= 2
+        assert most_listings_at_once(pages) == UNDERLINE_LISTINGS_AT_ONCE

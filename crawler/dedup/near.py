@@ -399,12 +399,13 @@ class BandIndex:
 
     def __init__(self, signatures: np.ndarray, threshold: float = LSH_THRESHOLD) -> None:
         bands, rows = lsh_bands(threshold)
-        matrix = np.ascontiguousarray(signatures[:, : bands * rows], dtype="<u4")
-        self.size = len(matrix)
+        self.size = len(signatures)
         # Per band, the buckets of two rows or more, each an array of rows.
         self.buckets: list[list[np.ndarray]] = []
         for band in range(bands):
-            keys = np.ascontiguousarray(matrix[:, band * rows : (band + 1) * rows]).view(
+            # One band's columns copied at a time, not the whole array: a crawl's matrix of every lecture
+            # would otherwise be held twice while the groups are found.
+            keys = np.ascontiguousarray(signatures[:, band * rows : (band + 1) * rows], dtype="<u4").view(
                 np.dtype((np.void, 4 * rows))
             )[:, 0]
             order = np.argsort(keys, kind="stable")

@@ -298,6 +298,8 @@ class UnderlineSpider(scrapy.Spider):
         self.budget = PageBudget()
         # Listing requests sent and not yet answered; the budget is spent once none is left.
         self.listings_pending = 0
+        # UNDERLINE_LISTINGS_AT_ONCE: the most events whose listings are read at once (0: no limit).
+        self.listings_at_once = 0
         self.budget_spent = False
         self.spent_before = 0
         self._previous: PreviousStage | None = None
@@ -331,6 +333,9 @@ class UnderlineSpider(scrapy.Spider):
         spider.max_listing_pages = max(1, settings.getint("UNDERLINE_MAX_LISTING_PAGES"))
         spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
         spider.page_budget = max(0, settings.getint("UNDERLINE_PAGE_BUDGET"))
+        # A fleet's listing pages are answered by any of its workers, so no worker can count them.
+        if not settings.get("STAGE_FLEET"):
+            spider.listings_at_once = max(0, settings.getint("UNDERLINE_LISTINGS_AT_ONCE"))
         if spider.page_budget > 0:
             # Holds no more lectures than the budget buys (see PageBudget).
             spider.budget = PageBudget(room=spider.pages_left())
@@ -378,6 +383,10 @@ class UnderlineSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[Any]:
         self.crawler.signals.connect(self.close_if_incomplete, signal=signals.spider_idle)
         for event_id in self.event_ids:
+            if self.listings_at_once:
+                # An event's listing is read page after page, one request out at a time: the events whose
+                # listings are still read are the listing requests out.
+                await self.listings_read(below=self.listings_at_once)
             yield self.listing_request(1, event_id)
         if self.page_budget <= 0:
             return
@@ -392,15 +401,16 @@ class UnderlineSpider(scrapy.Spider):
         """A listing request was answered (or failed, or was dropped)."""
         self.listings_pending = max(0, self.listings_pending - 1)
 
-    async def listings_read(self) -> None:
-        """Wait until every listing request sent is answered. Should one never be (a middleware that
-        swallows it), the wait ends once the crawl has had nothing else to do for a while."""
+    async def listings_read(self, below: int = 1) -> None:
+        """Wait until fewer than ``below`` listing requests sent are unanswered (by default: every one is
+        answered). Should one never be (a middleware that swallows it), the wait ends once the crawl has
+        had nothing else to do for a while."""
         quiet = 0
-        while self.listings_pending > 0:
+        while self.listings_pending >= below:
             quiet = quiet + 1 if self.engine_quiet() else 0
             if quiet * BACKOUT_PAUSE >= QUIET_WAIT:
                 self.logger.warning(
-                    "%d listing requests never came back; the page budget is spent on what was read",
+                    "%d listing requests never came back; the crawl goes on with what was read",
                     self.listings_pending,
                 )
                 return
