@@ -11,6 +11,7 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
+from tests.support.commands import run_command
 from tests.support.replica import run_args, run_report
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "anthology"
@@ -18,7 +19,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "anthology"
 
 def run(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     cmd = run_args(server.base_url, work, "emnlp-test", *extra)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    return run_command(cmd, timeout=300)
 
 
 report = run_report

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
+from tests.support import commands
 from tests.support.replica import fast_crawl_settings, run_report
 from tests.support.sites import without_lectures
 
@@ -27,9 +27,7 @@ def site() -> ReplicaSite:
 
 
 def eventcrawl(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crawler.cli", *args], capture_output=True, text=True, timeout=300, check=False
-    )
+    return commands.eventcrawl(*args, timeout=300)
 
 
 def run(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:

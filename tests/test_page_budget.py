@@ -25,6 +25,7 @@ from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_r
 from crawler.replica.server import ReplicaServer
 from crawler.schema import format_timestamp
 from crawler.stage import read_stage
+from tests.support.commands import eventcrawl, run_command
 from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 from tests.support.sites import changed_site
 
@@ -39,7 +40,7 @@ def crawl(server: ReplicaServer, state: Path, *extra: str) -> subprocess.Complet
         "--web-base", server.base_url, "--api-base", server.base_url, "--state", str(state),
         *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "-s", "UNDERLINE_PAGE_SIZE=25", *extra,
     ]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    return run_command(command, timeout=300)
 
 
 def pages_asked(server: ReplicaServer) -> list[str]:
@@ -95,11 +96,16 @@ def nights(site: ReplicaSite, tmp_path_factory: pytest.TempPathFactory) -> Itera
         truth = {t["lecture_id"]: t for t in ground_truth(site, server.base_url)}
         nights = Nights(site, work / "state", truth)
         night(server, nights, "--page-budget", str(BUDGET))
-        nights.published = subprocess.run(
-            [sys.executable, "-m", "crawler.cli", "publish", "--state", str(nights.state),
-             "--out", str(work / "out"), "--name", "budget"],
-            capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
+        nights.published = eventcrawl(
+            "publish",
+            "--state",
+            str(nights.state),
+            "--out",
+            str(work / "out"),
+            "--name",
+            "budget",
+            timeout=300,
+        )
         if nights.published.returncode == 0:
             table = pq.read_table(work / "out" / "data" / "lectures").to_pylist()
             nights.rows = {r["lecture_id"]: r for r in table}

@@ -26,6 +26,7 @@ from crawler.replica.server import KIND_LECTURE_PAGE, KIND_LISTING, ReplicaServe
 from crawler.schema import format_timestamp
 from crawler.settings import UNDERLINE_LISTINGS_AT_ONCE
 from crawler.stage import read_stage
+from tests.support.commands import run_command
 from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 
 EVENTS = 6
@@ -86,7 +87,7 @@ def night(server: ReplicaServer, state: Path, nights: Nights, *extra: str) -> No
         "--web-base", server.base_url, "--api-base", server.base_url, "--state", str(state), *events,
         "--page-budget", str(BUDGET), *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
     ]  # fmt: skip
-    nights.runs.append(subprocess.run(command, capture_output=True, text=True, timeout=300, check=False))
+    nights.runs.append(run_command(command, timeout=300))
     nights.asked.append(pages_asked(server))
     nights.listings.append(listing_pages_asked(server))
     staged = read_stage(state)

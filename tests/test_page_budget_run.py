@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.stage import read_stage
+from tests.support.commands import run_command
 from tests.support.replica import fast_crawl_settings, run_args
 
 EVENT = "502"
@@ -44,7 +44,7 @@ def test_run_honours_the_budget_and_its_gate_takes_the_first_night(site: Replica
         command = run_args(
             server.base_url, tmp_path, "budget", "--config", str(config), "--page-budget", "20"
         )
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        done = run_command(command, timeout=300)
         asked = kinds(server)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert asked.get("lecture_page") == 20
@@ -78,7 +78,7 @@ def test_subtitle_requests_count_against_the_budget(site: ReplicaSite, tmp_path:
             *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "-s", "UNDERLINE_SUBTITLES=True",
             "--page-budget", "10",
         ]  # fmt: skip
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        done = run_command(command, timeout=300)
         asked = kinds(server)
     assert done.returncode == 0, done.stderr[-3000:]
     # Two requests a lecture: five pages and their five transcripts.
@@ -98,16 +98,15 @@ def test_a_resumed_crawl_spends_what_is_left_of_its_budget(site: ReplicaSite, tm
             *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "--page-budget", "20",
         ]  # fmt: skip
         # Stopped after robots.txt, the listing and a few lecture pages: unfinished, resumed next time.
-        stopped = subprocess.run(
-            [*command, "-s", "CLOSESPIDER_PAGECOUNT=8", "-s", "CONCURRENT_REQUESTS=1"],
-            capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
+        stopped = run_command(
+            [*command, "-s", "CLOSESPIDER_PAGECOUNT=8", "-s", "CONCURRENT_REQUESTS=1"], timeout=300
+        )
         assert stopped.returncode == 5, stopped.stdout + stopped.stderr[-3000:]
         part = read_stage(state)
         assert not part.complete
         first = {r["lecture_id"] for r in part.records if not r["extraction"].startswith("api_listing")}
         assert 0 < len(first) < 20
-        resumed = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+        resumed = run_command(command, timeout=300)
         assert resumed.returncode == 0, resumed.stderr[-3000:]
     whole = read_stage(state)
     fetched = {r["lecture_id"] for r in whole.records if not r["extraction"].startswith("api_listing")}

@@ -20,6 +20,7 @@ import pytest
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
+from tests.support.commands import run_command
 from tests.support.replica import QUICK_GIVE_UP, run_args, run_report
 from tests.support.sites import changed_site
 
@@ -64,7 +65,7 @@ def after_first_night(first_night: FirstNight, work: Path) -> int:
 
 def nightly(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     command = run_args(server.base_url, work, "refresh", *extra)
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    return run_command(command, timeout=300)
 
 
 report = run_report

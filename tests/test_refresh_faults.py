@@ -29,6 +29,7 @@ from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_r
 from crawler.replica.server import ReplicaServer
 from crawler.stage import read_stage
 from crawler.urls import listing_url
+from tests.support.commands import run_command
 from tests.support.replica import QUICK_GIVE_UP, run_args, run_report
 from tests.support.sites import EDIT_SUFFIX, with_edit
 
@@ -48,9 +49,7 @@ def command(base: str, work: Path, *extra: str) -> list[str]:
 
 
 def nightly(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(server.base_url, work, *extra), capture_output=True, text=True, timeout=300, check=False
-    )
+    return run_command(command(server.base_url, work, *extra), timeout=300)
 
 
 report = run_report

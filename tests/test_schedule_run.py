@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from crawler.replica.pages import NEXT_DATA_MISSING, PageVariant
 from crawler.replica.server import ReplicaServer
 from crawler.schema import CONTENT_FIELDS
 from tests.scenarios.planted import PlantedSite
+from tests.support.commands import eventcrawl, run_command
 from tests.support.hub import StandIn, hub  # noqa: F401 (a fixture)
 from tests.support.replica import fast_crawl_settings, run_args, run_report
 from tests.support.sites import with_edit, without_lectures
@@ -64,14 +64,12 @@ def main_event_ids(site: ReplicaSite) -> list[str]:
     return sorted((i for i, lec in site.lectures.items() if lec.event_id == MAIN_EVENT), key=int)
 
 
-def run_command(server: ReplicaServer, work: Path, *extra: str) -> list[str]:
+def command_line(server: ReplicaServer, work: Path, *extra: str) -> list[str]:
     return run_args(server.base_url, work, "emnlp-2025-test", *extra)
 
 
 def run(server: ReplicaServer, work: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        run_command(server, work, *extra), capture_output=True, text=True, timeout=300, check=False
-    )
+    return run_command(command_line(server, work, *extra), timeout=300)
 
 
 report = run_report
@@ -173,7 +171,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_dataset(
         work = tmp_path / "killed"
         slow = ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05"]
         process = subprocess.Popen(
-            run_command(server, work, *slow), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            command_line(server, work, *slow), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         deadline = time.monotonic() + 120
         while staged_lectures(work) < kill_after and process.poll() is None and time.monotonic() < deadline:
@@ -197,7 +195,7 @@ def test_two_runs_cannot_share_a_state_directory(site: ReplicaSite, tmp_path: Pa
     with ReplicaServer(site) as server:
         slow = ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05"]
         first = subprocess.Popen(
-            run_command(server, tmp_path, *slow), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            command_line(server, tmp_path, *slow), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         deadline = time.monotonic() + 60
         while not (tmp_path / "state" / "run.lock").exists() and time.monotonic() < deadline:
@@ -252,11 +250,11 @@ def test_a_resumed_crawl_is_judged_whole_not_by_its_last_part(site: ReplicaSite,
     )
     with ReplicaServer(broken) as server:
         port = int(server.base_url.rsplit(":", 1)[1])
-        first = subprocess.run(
-            [sys.executable, "-m", "crawler.cli", "crawl", "--state", str(tmp_path / "state"),
-             "--web-base", server.base_url, "--api-base", server.base_url, *fast_crawl_settings(),
-             "-s", "PROGRESS_ENABLED=False", "-s", "CLOSESPIDER_PAGECOUNT=8", "-s", "CONCURRENT_REQUESTS=1"],
-            capture_output=True, text=True, timeout=300, check=False,
+        first = eventcrawl(
+            "crawl", "--state", str(tmp_path / "state"),
+            "--web-base", server.base_url, "--api-base", server.base_url, *fast_crawl_settings(),
+            "-s", "PROGRESS_ENABLED=False", "-s", "CLOSESPIDER_PAGECOUNT=8", "-s", "CONCURRENT_REQUESTS=1",
+            timeout=300,
         )  # fmt: skip
     assert first.returncode == 5, first.stderr[-3000:]
     with ReplicaServer(site, port=port) as server:
@@ -283,8 +281,8 @@ def test_a_release_the_hub_refused_is_pushed_by_the_next_run(
     stand_in.fault("POST", "/commit/", status=403, body={"error": "not now"})
 
     def nightly(server: ReplicaServer) -> subprocess.CompletedProcess[str]:
-        command = run_command(server, tmp_path, "--push-to-hub", "acl-archive/emnlp")
-        return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, env=env)
+        command = command_line(server, tmp_path, "--push-to-hub", "acl-archive/emnlp")
+        return run_command(command, timeout=300, env=env)
 
     with ReplicaServer(site) as server:
         refused = nightly(server)
@@ -371,11 +369,9 @@ def test_a_damaged_crawl_report_stops_publish_with_a_way_out(first_run: FirstRun
     after_first_run(first_run, tmp_path)
     report_path = tmp_path / "state" / "crawl-report.json"
     report_path.write_text('{"stats": {', encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "publish", "--state", str(tmp_path / "state"),
-         "--out", str(tmp_path / "again")],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    result = eventcrawl(
+        "publish", "--state", str(tmp_path / "state"), "--out", str(tmp_path / "again"), timeout=120
+    )
     assert result.returncode == 8, result.stderr[-3000:]
     assert f"{report_path} is damaged (not valid JSON" in result.stderr
     assert "crawl again" in result.stderr

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.commands import eventcrawl
 from tests.support.process import RunningReplica, loopback_crawl_args, running_replica
 
 __all__ = [
@@ -40,17 +40,6 @@ def fast_crawl_settings() -> list[str]:
     workers stages, caches and signs exactly what a crawl without them does, and sets
     ``WORKER_PROCESSES`` itself (a later ``-s`` wins)."""
     return [*loopback_crawl_args(), "-s", "WORKER_PROCESSES=0"]
-
-
-def eventcrawl(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crawler.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def crawl_args(base: str, state: Path, *extra: str) -> list[str]:

@@ -1,0 +1,130 @@
+"""Run ``python -m crawler.cli ...`` as its own process, forked from one that has imported the crawler.
+
+A fresh interpreter spends about a second of CPU importing Scrapy, Twisted, pyarrow and ``datasets``
+before a command does anything, and the suite runs a few hundred commands. Here each command still runs
+in a process of its own, with its own working directory, environment, exit status, output and memory, and
+a timeout that kills it; only the imports are done once per test worker, by a ``multiprocessing``
+fork server that loads the modules below and forks a child per command.
+
+The child runs ``crawler.cli`` as ``__main__`` (as ``-m`` does) and the interpreter's exit handlers
+before it exits, so what a command writes, flushes and cleans up at exit is what it does when started by
+hand. A command is started as a fresh interpreter instead when the environment differs from the one the
+fork server started with (modules read some variables once, when imported) or when it is not the
+crawler's command line. Tests that signal a running command, or read its output while it runs, use
+``subprocess.Popen`` themselves.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from multiprocessing.context import ForkServerContext
+from pathlib import Path
+
+CLI_MODULE = "crawler.cli"
+# What a command imports before it starts, and that the fork server imports once.
+PRELOAD = (
+    CLI_MODULE,
+    "crawler.publish.release",
+    "crawler.publish.card",
+    "datasets",
+    "scrapy.core.downloader.handlers.http11",
+    __name__,
+)
+# Variables pytest sets for each test; a command started by hand would see them too.
+_PER_TEST = frozenset({"PYTEST_CURRENT_TEST"})
+
+
+class _ForkServer:
+    """The fork server of this test worker, started on first use with the environment of that moment."""
+
+    def __init__(self) -> None:
+        self._context: ForkServerContext | None = None
+        self._environment: dict[str, str] = {}
+
+    def context_for(self, environment: Mapping[str, str]) -> ForkServerContext | None:
+        """The fork server to start a command in ``environment`` from, or None when it would differ."""
+        if self._context is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(list(PRELOAD))
+            self._context, self._environment = context, _comparable(environment)
+        return self._context if _comparable(environment) == self._environment else None
+
+
+_SERVER = _ForkServer()
+
+
+def _comparable(environment: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environment.items() if k not in _PER_TEST}
+
+
+def eventcrawl(
+    *args: str, cwd: Path | None = None, timeout: float = 600, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m crawler.cli *args``, its output captured as text; as ``subprocess.run`` would."""
+    return run_command([sys.executable, "-m", CLI_MODULE, *args], cwd=cwd, timeout=timeout, env=env)
+
+
+def run_command(
+    command: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    timeout: float = 600,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(command, capture_output=True, text=True, timeout=timeout)``, the crawler's commands
+    forked from the fork server (raises ``subprocess.TimeoutExpired`` after killing it, as that does)."""
+    command = [str(part) for part in command]
+    environment = dict(os.environ if env is None else env)
+    context = _SERVER.context_for(environment) if command[:3] == [sys.executable, "-m", CLI_MODULE] else None
+    if context is None:
+        return subprocess.run(
+            command, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env, check=False
+        )
+    with tempfile.TemporaryDirectory(prefix="eventcrawl-command-") as tmp:
+        out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
+        child = context.Process(
+            target=_run_cli,
+            args=(command[3:], str(cwd or Path.cwd()), environment, str(out), str(err)),
+            name="eventcrawl",
+        )
+        child.start()
+        child.join(timeout)
+        if child.is_alive():
+            child.kill()
+            child.join()
+            raise subprocess.TimeoutExpired(command, timeout, _read(out), _read(err))
+        assert child.exitcode is not None
+        return subprocess.CompletedProcess(command, child.exitcode, _read(out), _read(err))
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def _run_cli(args: list[str], cwd: str, environment: dict[str, str], out: str, err: str) -> None:
+    """In the forked child: the command's directory, environment and output files, then the command."""
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(environment)
+    for fd, path in ((1, out), (2, err)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.argv = [CLI_MODULE, *args]
+    # ``-m`` executes the module's file as ``__main__``; the fork server's import of it is not that module.
+    sys.modules.pop(CLI_MODULE, None)
+    try:
+        runpy.run_module(CLI_MODULE, run_name="__main__", alter_sys=True)
+    finally:
+        # An interpreter runs these on its way out (logging's flush, temporary directories' cleanup);
+        # multiprocessing's child ends with os._exit, which would skip them.
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()

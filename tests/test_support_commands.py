@@ -1,0 +1,55 @@
+"""The suite's way of running ``eventcrawl``: a forked command answers as a fresh interpreter does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import commands
+from tests.support.commands import eventcrawl, run_command
+
+
+def fresh(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "crawler.cli", *args], capture_output=True, text=True, cwd=cwd, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--version",), ("crawl", "--no-such-option"), ("publish", "--state", "missing-state", "--out", "out")],
+)
+def test_a_forked_command_exits_and_writes_as_a_fresh_interpreter_does(
+    args: tuple[str, ...], tmp_path: Path
+) -> None:
+    forked, started = eventcrawl(*args, cwd=tmp_path), fresh(*args, cwd=tmp_path)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        started.returncode,
+        started.stdout,
+        started.stderr,
+    )
+    assert forked.returncode == (0 if args[0] == "--version" else 2)
+    # A relative path is the command's working directory's.
+    assert args[0] != "publish" or f"{tmp_path}/missing-state/stage" in forked.stderr
+
+
+def test_a_command_past_its_timeout_is_killed(tmp_path: Path) -> None:
+    with pytest.raises(subprocess.TimeoutExpired):
+        eventcrawl("serve-replica", "--port", "0", "--lectures", "5", cwd=tmp_path, timeout=3)
+
+
+def test_a_changed_environment_gets_a_fresh_interpreter() -> None:
+    # Modules read some variables once, when the fork server imported them.
+    environment = dict(os.environ)
+    assert commands._SERVER.context_for(environment) is not None
+    assert commands._SERVER.context_for({**environment, "HF_ENDPOINT": "http://127.0.0.1:9"}) is None
+    assert commands._SERVER.context_for({**environment, "PYTEST_CURRENT_TEST": "another"}) is not None
+
+
+def test_other_commands_run_as_given(tmp_path: Path) -> None:
+    result = run_command([sys.executable, "-c", "import os; print(os.getcwd())"], cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, f"{tmp_path}\n")
