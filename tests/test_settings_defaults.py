@@ -8,6 +8,8 @@ keep Scrapy's defaults. The package is read as source (``ast``), so a read added
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,8 +200,25 @@ def test_the_remote_control_is_not_loaded_while_it_is_off(tmp_path: Path) -> Non
     from crawler.runner import REMOTE_CONTROL, crawl_settings
 
     off = crawl_settings(tmp_path)
-    assert off.getwithbase("EXTENSIONS")[REMOTE_CONTROL] is None
+    assert REMOTE_CONTROL not in off.getwithbase("EXTENSIONS")
     # The project's own extensions are still there.
     assert off.getwithbase("EXTENSIONS")["crawler.extensions.workers.WorkerProcesses"] == 100
     on = crawl_settings(tmp_path, overrides={"REMOTE_CONTROL_ENABLED": "True"})
     assert on.getwithbase("EXTENSIONS")[REMOTE_CONTROL] == 0
+
+
+def test_a_crawl_with_the_remote_control_off_never_imports_it(tmp_path: Path) -> None:
+    # In a fresh interpreter: Scrapy's extension manager reads its list as below, which imports every
+    # extension the list names.
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from crawler.runner import crawl_settings\n"
+        "crawl_settings(Path(sys.argv[1])).get_component_priority_dict_with_base('EXTENSIONS')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('aiohttp', 'scrapy.extensions.remote'))))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
