@@ -28,13 +28,42 @@ from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
 CLI_MODULE = "crawler.cli"
+# Scrapy's component lists whose modules a crawl imports when it builds its engine.
+_COMPONENT_LISTS = (
+    "DOWNLOAD_HANDLERS",
+    "DOWNLOADER_MIDDLEWARES",
+    "SPIDER_MIDDLEWARES",
+    "ITEM_PIPELINES",
+    "EXTENSIONS",
+    "ADDONS",
+)
+
+
+def _component_modules() -> tuple[str, ...]:
+    """The modules of every component the crawl's settings name (Scrapy's and the project's), but the
+    remote control's, which a crawl leaves out while it is off."""
+    from scrapy.settings import default_settings
+
+    from crawler import settings as project
+    from crawler.runner import REMOTE_CONTROL
+
+    names: set[str] = set()
+    for setting in _COMPONENT_LISTS:
+        for source in (getattr(default_settings, f"{setting}_BASE", {}), getattr(project, setting, {})):
+            names.update(str(path) for path in source.values() if isinstance(path, str))
+            names.update(key for key in source if isinstance(key, str) and key != REMOTE_CONTROL)
+    return tuple(sorted({name.rpartition(".")[0] for name in names if "." in name}))
+
+
 # What a command imports before it starts, and that the fork server imports once.
 PRELOAD = (
     CLI_MODULE,
     "crawler.publish.release",
     "crawler.publish.card",
+    "crawler.spiders.underline",
     "datasets",
-    "scrapy.core.downloader.handlers.http11",
+    "scrapy.core.engine",
+    *_component_modules(),
     __name__,
 )
 # Variables pytest sets for each test; a command started by hand would see them too.
