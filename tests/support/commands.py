@@ -9,8 +9,8 @@ fork server that loads the modules below and forks a child per command.
 The child runs ``crawler.cli`` as ``__main__`` (as ``-m`` does) and the interpreter's exit handlers
 before it exits, so what a command writes, flushes and cleans up at exit is what it does when started by
 hand. A command is started as a fresh interpreter instead when the environment differs from the one the
-fork server started with (modules read some variables once, when imported) or when it is not the
-crawler's command line. Tests that signal a running command, or read its output while it runs, use
+fork server started with (modules read some variables once, when imported) or when it is not a
+``python -m`` command line. Tests that signal a running command, or read its output while it runs, use
 ``subprocess.Popen`` themselves.
 """
 
@@ -111,7 +111,8 @@ def run_command(
     forked from the fork server (raises ``subprocess.TimeoutExpired`` after killing it, as that does)."""
     command = [str(part) for part in command]
     environment = dict(os.environ if env is None else env)
-    context = _SERVER.context_for(environment) if command[:3] == [sys.executable, "-m", CLI_MODULE] else None
+    forkable = len(command) > 2 and command[:2] == [sys.executable, "-m"]
+    context = _SERVER.context_for(environment) if forkable else None
     if context is None:
         return subprocess.run(
             command, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env, check=False
@@ -119,8 +120,8 @@ def run_command(
     with tempfile.TemporaryDirectory(prefix="eventcrawl-command-") as tmp:
         out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
         child = context.Process(
-            target=_run_cli,
-            args=(command[3:], str(cwd or Path.cwd()), environment, str(out), str(err)),
+            target=_run_module,
+            args=(command[2], command[3:], str(cwd or Path.cwd()), environment, (str(out), str(err))),
             name="eventcrawl",
         )
         child.start()
@@ -137,20 +138,22 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
 
-def _run_cli(args: list[str], cwd: str, environment: dict[str, str], out: str, err: str) -> None:
+def _run_module(
+    module: str, args: list[str], cwd: str, environment: dict[str, str], output: tuple[str, str]
+) -> None:
     """In the forked child: the command's directory, environment and output files, then the command."""
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(environment)
-    for fd, path in ((1, out), (2, err)):
+    for fd, path in zip((1, 2), output, strict=True):
         target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
         os.close(target)
-    sys.argv = [CLI_MODULE, *args]
+    sys.argv = [module, *args]
     # ``-m`` executes the module's file as ``__main__``; the fork server's import of it is not that module.
-    sys.modules.pop(CLI_MODULE, None)
+    sys.modules.pop(module, None)
     try:
-        runpy.run_module(CLI_MODULE, run_name="__main__", alter_sys=True)
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
     finally:
         # An interpreter runs these on its way out (logging's flush, temporary directories' cleanup);
         # multiprocessing's child ends with os._exit, which would skip them.

@@ -14,10 +14,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler import settings as project_settings
+from tests.support.commands import run_command
 from tests.support.settings import project_defaults
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -257,16 +256,9 @@ def run_crawl(
             }
         )
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(
-        [sys.executable, __file__, str(config)],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    # Forked from the test worker's fork server, whose sys.path holds the checkout (``tests`` is a package
+    # there); the crawl's relative paths (its HTTP cache) fall under ``workdir``.
+    proc = run_command([sys.executable, "-m", __name__, str(config)], cwd=workdir, timeout=timeout)
     if proc.returncode != 0 or not output.exists():
         raise RuntimeError(f"crawl failed ({proc.returncode}):\n{proc.stderr[-6000:]}")
     result = json.loads(output.read_text())
