@@ -53,3 +53,10 @@ def test_a_changed_environment_gets_a_fresh_interpreter() -> None:
 def test_other_commands_run_as_given(tmp_path: Path) -> None:
     result = run_command([sys.executable, "-c", "import os; print(os.getcwd())"], cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, f"{tmp_path}\n")
+
+
+def test_the_fork_server_keeps_the_workers_environment_whatever_the_first_command_asks() -> None:
+    # The fork server is started by the first command but inherits this process's environment.
+    server = commands._ForkServer()
+    assert server.context_for({**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}) is None
+    assert server.context_for(dict(os.environ)) is not None

@@ -82,7 +82,8 @@ class _ForkServer:
         if self._context is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(list(PRELOAD))
-            self._context, self._environment = context, _comparable(environment)
+            # The fork server inherits this process's environment, whatever the first command asked for.
+            self._context, self._environment = context, _comparable(os.environ)
         return self._context if _comparable(environment) == self._environment else None
 
 
