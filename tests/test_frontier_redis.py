@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from crawler.frontier.core import DONE, JOIN, SEED, Drain, Frontier
 from crawler.frontier.extension import FrontierExtension, IdleClock
 from crawler.schedule.lock import StateLock
 from crawler.stage import StageError, read_stage
+from tests.support.commands import Started, start_command
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
@@ -54,7 +55,7 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningRedis]:
 
 def start_worker(
     site: RunningReplica | str, frontier: str, state: Path, name: str, logs: Path, *settings: str
-) -> subprocess.Popen[str]:
+) -> Started | subprocess.Popen[str]:
     """``eventcrawl crawl --frontier`` of the replica *site* (or of the site at that base URL)."""
     base = site if isinstance(site, str) else site.base_url
     logs.mkdir(parents=True, exist_ok=True)
@@ -64,16 +65,10 @@ def start_worker(
         "--state", str(state), "--frontier", frontier, "--worker", name,
         *settings,
     ]  # fmt: skip
-    return subprocess.Popen(
-        cmd,
-        cwd=REPO,
-        stdout=(logs / f"{name}.out").open("w"),
-        stderr=(logs / f"{name}.err").open("w"),
-        text=True,
-    )
+    return start_command(cmd, cwd=REPO, stdout=logs / f"{name}.out", stderr=logs / f"{name}.err")
 
 
-def wait_all(procs: list[subprocess.Popen[str]], timeout: float = 120) -> list[int]:
+def wait_all(procs: Sequence[Started | subprocess.Popen[str]], timeout: float = 120) -> list[int]:
     deadline = time.monotonic() + timeout
     codes = []
     for proc in procs:
@@ -584,7 +579,7 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
             time.sleep(0.05)
         assert joined() == n, logs_text(logs)[-3000:]
 
-    workers: list[subprocess.Popen[str]] = []
+    workers: list[Started | subprocess.Popen[str]] = []
     refused: list[subprocess.Popen[str]] = []
     try:
         for name in ("w0", "w1"):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,22 @@ def test_the_fork_server_keeps_the_workers_environment_whatever_the_first_comman
     server = commands._ForkServer()
     assert server.context_for({**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}) is None
     assert server.context_for(dict(os.environ)) is not None
+
+
+def test_a_started_command_runs_forked_until_it_is_killed(tmp_path: Path) -> None:
+    out, err = tmp_path / "out", tmp_path / "err"
+    command = [sys.executable, "-m", "crawler.cli", "serve-replica", "--port", "0", "--lectures", "5"]
+    started = commands.start_command(command, cwd=tmp_path, stdout=out, stderr=err)
+    try:
+        assert isinstance(started, commands.Started)
+        deadline = time.monotonic() + 60
+        while not out.read_text().startswith("http://127.0.0.1:") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert out.read_text().startswith("http://127.0.0.1:"), err.read_text()[-2000:]
+        assert started.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            started.wait(timeout=0.1)
+        started.send_signal(signal.SIGKILL)
+        assert started.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        started.kill()

@@ -135,6 +135,62 @@ def run_command(
         return subprocess.CompletedProcess(command, child.exitcode, _read(out), _read(err))
 
 
+class Started:
+    """A command forked from the fork server and still running: the part of ``subprocess.Popen`` the
+    tests use (its output goes to the files it was started with). A test kills what it started: the test
+    process waits for a child still running when it exits, as multiprocessing does."""
+
+    def __init__(self, command: Sequence[str], process: multiprocessing.process.BaseProcess) -> None:
+        self.args = list(command)
+        self._process = process
+
+    @property
+    def pid(self) -> int:
+        assert self._process.pid is not None
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.exitcode
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return self._process.exitcode
+
+    def send_signal(self, signum: int) -> None:
+        if self._process.exitcode is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self._process.kill()
+
+
+def start_command(
+    command: Sequence[str], *, cwd: Path, stdout: Path, stderr: Path
+) -> Started | subprocess.Popen[str]:
+    """``subprocess.Popen(command, cwd=cwd)`` with its output written to two files, a ``python -m``
+    command forked from the fork server."""
+    command = [str(part) for part in command]
+    forkable = len(command) > 2 and command[:2] == [sys.executable, "-m"]
+    context = _SERVER.context_for(dict(os.environ)) if forkable else None
+    # Both files exist when this returns, as Popen's do.
+    with stdout.open("w") as out, stderr.open("w") as err:
+        if context is None:
+            return subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True)
+    child = context.Process(
+        target=_run_module,
+        args=(command[2], command[3:], str(cwd), dict(os.environ), (str(stdout), str(stderr))),
+        name="eventcrawl",
+    )
+    child.start()
+    return Started(command, child)
+
+
 def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
