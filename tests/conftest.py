@@ -64,3 +64,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return len(os.sched_getaffinity(0)) + 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fork_server() -> None:
+    """The fork server the suite's commands are forked from, started before any test changes the
+    environment (it keeps the one it started with; a command in another runs in a fresh interpreter)."""
+    from tests.support.commands import start_fork_server
+
+    start_fork_server()

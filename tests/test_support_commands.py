@@ -81,3 +81,13 @@ def test_a_started_command_runs_forked_until_it_is_killed(tmp_path: Path) -> Non
         assert started.wait(timeout=10) == -signal.SIGKILL
     finally:
         started.kill()
+
+
+def test_a_command_of_the_suite_runs_in_a_changed_environment_from_any_directory(tmp_path: Path) -> None:
+    # A fresh interpreter started in tmp_path still imports the ``tests`` package, as a forked child does.
+    command = [sys.executable, "-m", "tests.support.commands"]
+    environment = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}
+    assert commands._SERVER.context_for(environment) is None
+    for env in (None, environment):
+        result = run_command(command, cwd=tmp_path, env=env)
+        assert (result.returncode, result.stderr) == (0, "")

@@ -8,10 +8,10 @@ fork server that loads the modules below and forks a child per command.
 
 The child runs ``crawler.cli`` as ``__main__`` (as ``-m`` does) and the interpreter's exit handlers
 before it exits, so what a command writes, flushes and cleans up at exit is what it does when started by
-hand. A command is started as a fresh interpreter instead when the environment differs from the one the
-fork server started with (modules read some variables once, when imported) or when it is not a
-``python -m`` command line. Tests that signal a running command, or read its output while it runs, use
-``subprocess.Popen`` themselves.
+hand. The fork server starts with the suite, before any test changes the environment. A command is
+started as a fresh interpreter instead when its environment differs from the fork server's (modules read
+some variables once, when imported) or when it is not a ``python -m`` command line; that interpreter
+finds the ``tests`` package on ``PYTHONPATH``, as a forked child finds it on the inherited ``sys.path``.
 """
 
 from __future__ import annotations
@@ -24,10 +24,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from multiprocessing import forkserver
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
 CLI_MODULE = "crawler.cli"
+# The directory that holds the ``tests`` package.
+CHECKOUT = Path(__file__).resolve().parents[2]
 # Scrapy's component lists whose modules a crawl imports when it builds its engine.
 _COMPONENT_LISTS = (
     "DOWNLOAD_HANDLERS",
@@ -71,23 +74,28 @@ _PER_TEST = frozenset({"PYTEST_CURRENT_TEST"})
 
 
 class _ForkServer:
-    """The fork server of this test worker, started on first use with the environment of that moment."""
+    """The fork server of this test worker, started once with the environment of that moment."""
 
     def __init__(self) -> None:
         self._context: ForkServerContext | None = None
         self._environment: dict[str, str] = {}
 
-    def context_for(self, environment: Mapping[str, str]) -> ForkServerContext | None:
-        """The fork server to start a command in ``environment`` from, or None when it would differ."""
+    def start(self) -> None:
+        """Start the fork server now, before a test changes the environment it would inherit."""
         if self._context is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(list(PRELOAD))
-            # The fork server inherits this process's environment, whatever the first command asked for.
+            forkserver.ensure_running()
             self._context, self._environment = context, _comparable(os.environ)
+
+    def context_for(self, environment: Mapping[str, str]) -> ForkServerContext | None:
+        """The fork server to start a command in ``environment`` from, or None when it would differ."""
+        self.start()
         return self._context if _comparable(environment) == self._environment else None
 
 
 _SERVER = _ForkServer()
+start_fork_server = _SERVER.start
 
 
 def _comparable(environment: Mapping[str, str]) -> dict[str, str]:
@@ -112,20 +120,19 @@ def run_command(
     forked from the fork server (raises ``subprocess.TimeoutExpired`` after killing it, as that does)."""
     command = [str(part) for part in command]
     environment = dict(os.environ if env is None else env)
-    forkable = len(command) > 2 and command[:2] == [sys.executable, "-m"]
-    context = _SERVER.context_for(environment) if forkable else None
-    if context is None:
-        return subprocess.run(
-            command, capture_output=True, text=True, cwd=cwd, timeout=timeout, env=env, check=False
-        )
     with tempfile.TemporaryDirectory(prefix="eventcrawl-command-") as tmp:
         out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
-        child = context.Process(
-            target=_run_module,
-            args=(command[2], command[3:], str(cwd or Path.cwd()), environment, (str(out), str(err))),
-            name="eventcrawl",
-        )
-        child.start()
+        child = _fork(command, cwd or Path.cwd(), environment, (out, err))
+        if child is None:
+            return subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                cwd=cwd,
+                timeout=timeout,
+                env=_fresh(environment),
+                check=False,
+            )
         child.join(timeout)
         if child.is_alive():
             child.kill()
@@ -176,19 +183,40 @@ def start_command(
     """``subprocess.Popen(command, cwd=cwd)`` with its output written to two files, a ``python -m``
     command forked from the fork server."""
     command = [str(part) for part in command]
-    forkable = len(command) > 2 and command[:2] == [sys.executable, "-m"]
-    context = _SERVER.context_for(dict(os.environ)) if forkable else None
+    environment = dict(os.environ)
     # Both files exist when this returns, as Popen's do.
     with stdout.open("w") as out, stderr.open("w") as err:
-        if context is None:
-            return subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True)
+        child = _fork(command, cwd, environment, (stdout, stderr))
+        if child is None:
+            return subprocess.Popen(
+                command, cwd=cwd, stdout=out, stderr=err, text=True, env=_fresh(environment)
+            )
+    return Started(command, child)
+
+
+def _fork(
+    command: list[str], cwd: Path, environment: dict[str, str], output: tuple[Path, Path]
+) -> multiprocessing.process.BaseProcess | None:
+    """``command`` started as a child of the fork server, writing to the two ``output`` files; None when
+    it is not a ``python -m`` command line or its environment is not the fork server's."""
+    forkable = len(command) > 2 and command[:2] == [sys.executable, "-m"]
+    context = _SERVER.context_for(environment) if forkable else None
+    if context is None:
+        return None
     child = context.Process(
         target=_run_module,
-        args=(command[2], command[3:], str(cwd), dict(os.environ), (str(stdout), str(stderr))),
+        args=(command[2], command[3:], str(cwd), environment, (str(output[0]), str(output[1]))),
         name="eventcrawl",
     )
     child.start()
-    return Started(command, child)
+    return child
+
+
+def _fresh(environment: dict[str, str]) -> dict[str, str]:
+    """``environment`` for a fresh interpreter, which then finds the ``tests`` package from any working
+    directory, as a child of the fork server (which has the test worker's ``sys.path``) does."""
+    paths = [str(CHECKOUT), *filter(None, environment.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**environment, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def _read(path: Path) -> str:
