@@ -47,9 +47,14 @@ def test_a_command_past_its_timeout_is_killed(tmp_path: Path) -> None:
 def test_a_changed_environment_gets_a_fresh_interpreter() -> None:
     # Modules read some variables once, when the fork server imported them.
     environment = dict(os.environ)
-    assert commands._SERVER.context_for(environment) is not None
+    # Tests run before this one (in-process crawls among them) left the environment as they found it.
+    assert commands._SERVER.context_for(environment) is not None, commands._SERVER.differences(environment)
     assert commands._SERVER.context_for({**environment, "HF_ENDPOINT": "http://127.0.0.1:9"}) is None
     assert commands._SERVER.context_for({**environment, "PYTEST_CURRENT_TEST": "another"}) is not None
+    assert (
+        commands._SERVER.context_for({**environment, "SCRAPY_SETTINGS_MODULE": "crawler.settings"})
+        is not None
+    )
 
 
 def test_other_commands_run_as_given(tmp_path: Path) -> None:

@@ -66,11 +66,13 @@ PRELOAD = (
     "crawler.spiders.underline",
     "datasets",
     "scrapy.core.engine",
+    "tests.support.serve",
     *_component_modules(),
     __name__,
 )
-# Variables pytest sets for each test; a command started by hand would see them too.
-_PER_TEST = frozenset({"PYTEST_CURRENT_TEST"})
+# Variables no module reads when imported: pytest's name for the running test, and the settings module a
+# crawl in the test process sets (Scrapy reads it when a crawl starts, in the command's own environment).
+_READ_WHEN_USED = frozenset({"PYTEST_CURRENT_TEST", "SCRAPY_SETTINGS_MODULE"})
 
 
 class _ForkServer:
@@ -91,7 +93,12 @@ class _ForkServer:
     def context_for(self, environment: Mapping[str, str]) -> ForkServerContext | None:
         """The fork server to start a command in ``environment`` from, or None when it would differ."""
         self.start()
-        return self._context if _comparable(environment) == self._environment else None
+        return None if self.differences(environment) else self._context
+
+    def differences(self, environment: Mapping[str, str]) -> list[str]:
+        """The variables whose values in ``environment`` are not the fork server's."""
+        theirs = _comparable(environment)
+        return sorted(k for k in {*theirs, *self._environment} if theirs.get(k) != self._environment.get(k))
 
 
 _SERVER = _ForkServer()
@@ -99,7 +106,7 @@ start_fork_server = _SERVER.start
 
 
 def _comparable(environment: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in environment.items() if k not in _PER_TEST}
+    return {k: v for k, v in environment.items() if k not in _READ_WHEN_USED}
 
 
 def eventcrawl(
