@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +24,7 @@ from crawler.extensions.workers import JobTimedOut, WorkerDied, WorkerPool
 from crawler.httpcache import decode_entry
 from crawler.pipelines.dedup import SIGNATURE_BATCH
 from crawler.stage import read_stage
+from tests.support.commands import start_command
 from tests.support.replica import RunningReplica, crawl_args, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
 
@@ -340,11 +340,9 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
     args = crawl_args(
         replica.base_url, state, "--event-id", "502", *_settings(1, "-s", "WORKER_JOB_TIMEOUT=5")
     )
-    crawl = subprocess.Popen(
-        [sys.executable, "-m", "crawler.cli", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+    err = tmp_path / "crawl.err"
+    crawl = start_command(
+        [sys.executable, "-m", "crawler.cli", *args], cwd=tmp_path, stdout=tmp_path / "crawl.out", stderr=err
     )
     try:
         deadline = time.monotonic() + 60
@@ -359,11 +357,12 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
         while crawl.poll() is None and not replacements:
             replacements = _spawned_children(crawl.pid) - victims
             time.sleep(0.01)
-        _, stderr = crawl.communicate(timeout=120)
+        crawl.wait(timeout=120)
     finally:
         if crawl.poll() is None:
             crawl.kill()
             crawl.wait()
+    stderr = err.read_text()
     assert crawl.returncode == 0, stderr[-3000:]
     stats = _report(state)["stats"]
     assert killed_at < len(replica.ground_truth())

@@ -580,7 +580,6 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
         assert joined() == n, logs_text(logs)[-3000:]
 
     workers: list[Started | subprocess.Popen[str]] = []
-    refused: list[subprocess.Popen[str]] = []
     try:
         for name in ("w0", "w1"):
             workers.append(start_worker(base, url, state, name, logs, *FAST_FLEET))
@@ -592,21 +591,15 @@ def test_fleet_workers_share_the_state_and_keep_run_crawl_and_publish_out(
             ["publish", "--state", str(state), "--out", out],
             ["run", *site, "--state", str(state), "--out", out, "--name", "x"],
         ]
-        refused += [
-            subprocess.Popen(
-                [sys.executable, "-m", "crawler.cli", *cmd], cwd=REPO, stderr=subprocess.PIPE, text=True
-            )
-            for cmd in commands
-        ]
-        for cmd, proc in zip(commands, refused, strict=True):
-            _, err = proc.communicate(timeout=60)
-            assert proc.returncode == 6, (cmd[0], err[-2000:])
-            assert f"crawl workers of a fleet hold {state / 'run.lock'}" in err, cmd[0]
+        for cmd in commands:
+            refused = eventcrawl(*cmd, cwd=REPO, timeout=60)
+            assert refused.returncode == 6, (cmd[0], refused.stderr[-2000:])
+            assert f"crawl workers of a fleet hold {state / 'run.lock'}" in refused.stderr, cmd[0]
         assert all(w.poll() is None for w in workers)
         seeder.mark_seeded()
         codes = wait_all(workers, timeout=60)
     finally:
-        for proc in [*workers, *refused]:
+        for proc in workers:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()

@@ -29,7 +29,7 @@ from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_r
 from crawler.replica.server import ReplicaServer
 from crawler.stage import read_stage
 from crawler.urls import listing_url
-from tests.support.commands import run_command
+from tests.support.commands import run_command, start_command
 from tests.support.replica import QUICK_GIVE_UP, run_args, run_report
 from tests.support.sites import EDIT_SUFFIX, with_edit
 
@@ -298,10 +298,11 @@ def test_a_refused_crawl_killed_and_resumed_is_still_refused(
         slow = ("-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05")
         # 3600: no snapshot of the counters before the kill; 0.2: snapshots that hold part of the listing.
         snapshots = ("-s", f"CRAWL_STATS_INTERVAL={interval}")
-        process = subprocess.Popen(
+        process = start_command(
             command(server.base_url, work, *QUICK_GIVE_UP, *slow, *snapshots),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            cwd=tmp_path,
+            stdout=tmp_path / "killed.out",
+            stderr=tmp_path / "killed.err",
         )
         deadline = time.monotonic() + 120
         while (

@@ -21,7 +21,7 @@ from crawler.replica.pages import NEXT_DATA_MISSING, PageVariant
 from crawler.replica.server import ReplicaServer
 from crawler.schema import CONTENT_FIELDS
 from tests.scenarios.planted import PlantedSite
-from tests.support.commands import eventcrawl, run_command
+from tests.support.commands import eventcrawl, run_command, start_command
 from tests.support.hub import StandIn, hub  # noqa: F401 (a fixture)
 from tests.support.replica import fast_crawl_settings, run_args, run_report
 from tests.support.sites import with_edit, without_lectures
@@ -170,8 +170,9 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_dataset(
         assert run(server, reference, "-s", "HTTPCACHE_ENABLED=False").returncode == 0
         work = tmp_path / "killed"
         slow = ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05"]
-        process = subprocess.Popen(
-            command_line(server, work, *slow), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        output = (tmp_path / "killed.out", tmp_path / "killed.err")
+        process = start_command(
+            command_line(server, work, *slow), cwd=tmp_path, stdout=output[0], stderr=output[1]
         )
         deadline = time.monotonic() + 120
         while staged_lectures(work) < kill_after and process.poll() is None and time.monotonic() < deadline:
@@ -194,18 +195,19 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_dataset(
 def test_two_runs_cannot_share_a_state_directory(site: ReplicaSite, tmp_path: Path) -> None:
     with ReplicaServer(site) as server:
         slow = ["-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1", "-s", "DOWNLOAD_DELAY=0.05"]
-        first = subprocess.Popen(
-            command_line(server, tmp_path, *slow), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        err = tmp_path / "first.err"
+        first = start_command(
+            command_line(server, tmp_path, *slow), cwd=tmp_path, stdout=tmp_path / "first.out", stderr=err
         )
         deadline = time.monotonic() + 60
         while not (tmp_path / "state" / "run.lock").exists() and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.2)
         second = run(server, tmp_path)
-        _out, err = first.communicate(timeout=300)
+        first.wait(timeout=300)
     assert second.returncode == 6
     assert "another run holds" in second.stderr
-    assert first.returncode == 0, err[-3000:]
+    assert first.returncode == 0, err.read_text()[-3000:]
     assert report(tmp_path)["status"] == "published"
 
 

@@ -1,4 +1,4 @@
-"""The replica in a subprocess on a free loopback port, as a user runs it; for tests and benchmarks.
+"""The replica in a process of its own on a free loopback port, as a user runs it; for tests and benchmarks.
 
 It runs ``python -m tests.support.serve``: the replica's own command line plus the test scenarios
 (``--planted``, ``--hostile``, ``--hostile-only``, ``--hostile-plan``).
@@ -7,10 +7,10 @@ It runs ``python -m tests.support.serve``: the replica's own command line plus t
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,8 +19,7 @@ from typing import Any
 
 from crawler.runner import LOOPBACK_CRAWL_SETTINGS
 from crawler.schema import FIELD_NAMES
-
-_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+from tests.support.commands import Started, start_command
 
 
 def loopback_crawl_args() -> list[str]:
@@ -31,7 +30,7 @@ def loopback_crawl_args() -> list[str]:
 @dataclass
 class RunningReplica:
     base_url: str
-    process: subprocess.Popen[str]
+    process: Started | subprocess.Popen[str]
     ground_truth_path: Path
     request_log_path: Path
 
@@ -66,15 +65,12 @@ def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
     truth, log = workdir / "ground-truth.jsonl", workdir / "requests.jsonl"
     cmd = [sys.executable, "-m", "tests.support.serve", "--port", "0", "--ground-truth", str(truth)]
     cmd += ["--request-log", str(log), *extra]
-    path = os.pathsep.join(p for p in (str(_SOURCE_ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
-    with (workdir / "replica.err").open("w") as err:
-        process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+    out, err = workdir / "replica.out", workdir / "replica.err"
+    process = start_command(cmd, cwd=workdir, stdout=out, stderr=err)
     try:
-        assert process.stdout is not None
-        first = process.stdout.readline().strip()
+        first = _first_line(out, process)
         if not first.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"the replica did not start: {first!r}; see {workdir / 'replica.err'}")
+            raise RuntimeError(f"the replica did not start: {first!r}; see {err}")
         yield RunningReplica(first, process, truth, log)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -83,3 +79,15 @@ def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _first_line(path: Path, process: Started | subprocess.Popen[str], timeout: float = 120) -> str:
+    """The first line ``process`` writes to ``path`` (the replica prints its URL once it serves), or what
+    it wrote before it exited or ``timeout`` passed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        text = path.read_text(encoding="utf-8")
+        if "\n" in text:
+            return text.split("\n", 1)[0].strip()
+        time.sleep(0.02)
+    return path.read_text(encoding="utf-8").strip()
