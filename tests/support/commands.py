@@ -69,6 +69,7 @@ PRELOAD = (
     "tests.support.serve",
     *_component_modules(),
     __name__,
+    "tests.support.fork_ready",
 )
 # Variables no module reads when imported: pytest's name for the running test, and the settings module a
 # crawl in the test process sets (Scrapy reads it when a crawl starts, in the command's own environment).
