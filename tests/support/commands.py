@@ -71,9 +71,11 @@ PRELOAD = (
     __name__,
     "tests.support.fork_ready",
 )
-# Variables no module reads when imported: pytest's name for the running test, and the settings module a
-# crawl in the test process sets (Scrapy reads it when a crawl starts, in the command's own environment).
-_READ_WHEN_USED = frozenset({"PYTEST_CURRENT_TEST", "SCRAPY_SETTINGS_MODULE"})
+# Variables the test process changes as it runs that no preloaded module reads when imported: pytest's
+# name for the running test; the settings module a crawl in the test process sets (Scrapy reads it when a
+# crawl starts, in the command's own environment); the allocator settings polars sets when a test imports
+# it (read when polars loads, and the fork server does not preload it).
+_READ_WHEN_USED = frozenset({"PYTEST_CURRENT_TEST", "SCRAPY_SETTINGS_MODULE", "_RJEM_MALLOC_CONF"})
 
 
 class _ForkServer:
