@@ -66,7 +66,7 @@ def traced_peak(events: int, out: Path) -> tuple[int, MadeEvents]:
     return peak - before, source
 
 
-def test_publishing_eight_events_holds_about_what_publishing_two_holds(
+def test_publishing_four_events_holds_about_what_publishing_one_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The change rows are merged a few at a time; these events are small, so the few are fewer.
@@ -74,12 +74,15 @@ def test_publishing_eight_events_holds_about_what_publishing_two_holds(
     monkeypatch.setattr(release, "CHANGE_PART_ROWS", 4)
     # A first publish fills the caches (templates, datasets' modules) that the next ones find full.
     publish_events(MadeEvents(1), tmp_path / "warm", PublishOptions(name="emnlp", provenance=PROVENANCE))
-    small, _ = traced_peak(2, tmp_path / "two")
-    large, source = traced_peak(8, tmp_path / "eight")
+    # One against four: three events held too many already stand well above the bound (measured: rows
+    # kept across events add 4.2 MB, the publish as it is 45 kB). More events cost the suite time: the
+    # release check loads each event's config and each load reads the whole card, under tracing.
+    small, _ = traced_peak(1, tmp_path / "one")
+    large, source = traced_peak(4, tmp_path / "four")
     # Every event was asked for once, in order, and written whole.
-    assert source.asked == [str(600 + e) for e in range(8)]
-    rows = pq.read_table(tmp_path / "eight" / "data" / "lectures").num_rows
-    assert rows == 8 * LECTURES_PER_EVENT
+    assert source.asked == [str(600 + e) for e in range(4)]
+    rows = pq.read_table(tmp_path / "four" / "data" / "lectures").num_rows
+    assert rows == 4 * LECTURES_PER_EVENT
     one_event = LECTURES_PER_EVENT * TEXT_CHARS
-    # Holding every event's rows at once would add six events' text (about 7 MB) to the peak.
+    # Holding every event's rows at once would add three events' text (about 3.6 MB) to the peak.
     assert large - small < 2 * one_event, (small, large)
