@@ -130,6 +130,7 @@ def check_from_the_page(page: LecturePage, sources: str) -> None:
     if fields is None:
         return
     assert fields.lecture_id.isdigit()
+    assert all(isinstance(i, str) for i in fields.related_lecture_ids)
     assert fields.lecture_id not in fields.related_lecture_ids
     values = [getattr(fields, name) for name in STRING_FIELDS]
     values += list(fields.keywords)
