@@ -4,7 +4,8 @@ A bug in the crawler's URL builder, content hash, timestamp format, name normali
 cleaner must not appear on both sides of a comparison, so none of them is imported here. The cleaned
 text of the real records' abstracts and titles is a table of literal values (``data/clean_text.jsonl.gz``,
 each a reviewed snapshot of what a reader of the rendered paper sees); text the table does not know and
-that holds nothing LaTeX-like is its own cleaned form.
+that holds nothing LaTeX-like is its own cleaned form, and a block the table knows followed by such text
+is the block's cleaned form followed by that text.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ CONTENT_FIELDS_WHEN_SET: tuple[str, ...] = (
 _LIST_FIELDS = frozenset({"keywords", "related_lecture_ids", "alternate_ids"})
 # What LaTeX markup or a PDF line-end hyphenation looks like; text without any of it needs no cleaning.
 _LATEX_LIKE = re.compile(r"[\\$~]|--|[a-z]- [a-z]")
-_COPY_TAIL = re.compile(r"^(?P<head>.*)(?P<tail> \(replica copy \d+\))$")
 
 
 class UnknownText(LookupError):
@@ -123,9 +123,13 @@ def clean_text(block: str) -> str:
     table = _clean_table()
     if block in table:
         return table[block]
-    copy = _COPY_TAIL.match(block)
-    if copy is not None and copy["head"] in table:
-        return table[copy["head"]] + copy["tail"]
     if _LATEX_LIKE.search(block) is None:
         return block
+    # A known block with plain text appended (a copy's " (replica copy 2)", an edited abstract's added
+    # sentence): the head as the table cleans it, the tail as it is. The tail is read with the two
+    # characters before it, so that no markup or hyphenation straddles the cut.
+    cut = len(block)
+    while (cut := block.rfind(" ", 0, cut)) > 0 and _LATEX_LIKE.search(block, max(cut - 2, 0)) is None:
+        if block[:cut] in table:
+            return table[block[:cut]] + block[cut:]
     raise UnknownText(block[:80])
