@@ -32,7 +32,7 @@ IGNORED = ("fetched_at", "extraction", *PAGE_ONLY)
 
 @pytest.fixture(scope="module")
 def site() -> ReplicaSite:
-    return build_site(load_records(), seed=5, lectures=300)
+    return build_site(load_records(), seed=5, lectures=150)
 
 
 @dataclass(frozen=True)
