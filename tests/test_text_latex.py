@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from crawler.text.latex import clean_latex, dehyphenate, split_words
@@ -70,6 +70,11 @@ def test_pdf_hyphenation(raw: str, clean: str) -> None:
     assert dehyphenate(raw) == clean
 
 
+def test_a_split_word_with_more_than_one_space_is_joined_at_once() -> None:
+    # Whitespace is collapsed first; a second cleaning of the result finds nothing left to do.
+    assert clean_latex("reasoning rerank-  ing\n agent") == "reasoning reranking agent"
+
+
 def test_split_words_reports_each_decision() -> None:
     text = "rerank- ing in- domain open- and"
     assert split_words(text) == [
@@ -127,6 +132,7 @@ markup = st.sampled_from(
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(markup, st.text(max_size=4)), max_size=20).map("".join))
+@example("ing-  a")
 def test_clean_latex_is_idempotent_and_collapsed(text: str) -> None:
     once = clean_latex(text)
     assert clean_latex(once) == once

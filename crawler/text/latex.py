@@ -191,8 +191,11 @@ def clean_latex(text: str) -> str:
     Pure and idempotent: ``clean_latex(clean_latex(x)) == clean_latex(x)``. Text without a
     backslash, ``$``, ``~``, ``--`` or a split word is only whitespace-collapsed.
     """
+    # Collapsed before anything is looked for: ``rerank-  ing`` is a split word as much as
+    # ``rerank- ing``, which the collapsed text (and so a second cleaning) would show.
+    text = " ".join(text.split())
     if not _HAS_MARKUP.search(text):
-        return " ".join(text.split())
+        return text
     markup = bool(_LATEX_COMMAND.search(text) or _MATH.search(text))
     for _ in range(_MAX_ROUNDS):
         cleaned = " ".join(_one_round(text, markup).split())
