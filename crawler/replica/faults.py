@@ -224,6 +224,9 @@ class SiteFaults:
     - ``empty_listing_pages``: listing page numbers that answer 200 with no lectures, ``meta`` unchanged;
     - ``dropped_profiles``: lecture ids whose authors' profiles are left out of ``included``, in the
       listing and in the page JSON (``sorted_profiles`` still names them).
+    - ``failing_listing_events``: event ids whose listing answers 500 on every page, every time;
+    - ``unlisted_lectures``: lecture ids the listings leave out (their ``meta`` counting without them),
+      while the lectures' own resources and pages are still served.
     """
 
     listing_errors: Mapping[int, int | None] = field(default_factory=dict)
@@ -237,6 +240,8 @@ class SiteFaults:
     stripped_pages: frozenset[str] = frozenset()
     empty_listing_pages: frozenset[int] = frozenset()
     dropped_profiles: frozenset[str] = frozenset()
+    failing_listing_events: frozenset[str] = frozenset()
+    unlisted_lectures: frozenset[str] = frozenset()
 
     @property
     def edits_listing(self) -> bool:

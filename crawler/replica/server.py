@@ -365,8 +365,16 @@ class Router:
             _first(query, "filter[event_session_id]"),
             _first(query, "filter[poster_lecture]"),
         )
+        broken = self.site_faults
+        if key[0] is not None and key[0] in broken.failing_listing_events:
+            return _api_error(500, "Internal Server Error", f"the listing of event {key[0]} failed")
         library = _first(query, "filter[library]") == "true"
         lectures = self._library(key) if library else self._filtered(key)
+        if broken.unlisted_lectures:
+            # Not cached: the renderer's bodies are the whole site's.
+            lectures = [lec for lec in lectures if lec.id not in broken.unlisted_lectures]
+            doc = self.renderer.list_doc(lectures, size, number, profiles=_wants_profiles(query))
+            return Response(200, api_json(doc), API)
         if self.overrides is not None:
             answer = self.overrides.listing(lectures, size, number)
             if answer is not None:
@@ -836,6 +844,20 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
         metavar="ID",
         help="leave this lecture's author profiles out of the listing's and the page's included",
     )
+    broken.add_argument(
+        "--fail-listing-event",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="every listing page of this event answers 500",
+    )
+    broken.add_argument(
+        "--unlist-lecture",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="leave this lecture out of the listings (its resource and page are still served)",
+    )
     return parser
 
 
@@ -883,6 +905,8 @@ def site_faults_from_args(args: argparse.Namespace) -> SiteFaults | None:
         stripped_pages=_ids(args.strip_page_json),
         empty_listing_pages=frozenset(_page_numbers(args.empty_listing_page, "--empty-listing-page")),
         dropped_profiles=_ids(args.drop_profiles),
+        failing_listing_events=_ids(args.fail_listing_event),
+        unlisted_lectures=_ids(args.unlist_lecture),
     )
     return None if faults == SiteFaults() else faults
 
