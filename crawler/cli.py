@@ -296,7 +296,15 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         print(f"eventcrawl: {line}", file=sys.stderr)
     if not result.finished:
         print(f"eventcrawl: {result.explain()}", file=sys.stderr)
-    return int(RunStatus.PUBLISHED if result.finished else RunStatus.CRAWL_FAILED)
+        return int(RunStatus.CRAWL_FAILED)
+    kept = result.kept_back_events()
+    for event in kept:
+        print(
+            f"eventcrawl: event {event} kept back: its listing could not be read whole (see the log); a "
+            "publish keeps its lectures as last published",
+            file=sys.stderr,
+        )
+    return int(RunStatus.KEPT_BACK if kept else RunStatus.PUBLISHED)
 
 
 def cmd_publish(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from crawler.publish.removals import RemovalRequests
 from crawler.schema import Lecture, lecture_order
 from crawler.state_dir import StateDir
 from crawler.urls import without_credentials
+from crawler.withdrawals import Withdrawals
 
 if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
@@ -103,9 +104,16 @@ class CrawlResult:
         for key, status in sorted(self.stats.items()):
             if key.startswith(keys.LISTING_STATUS_PREFIX):
                 event = key[len(keys.LISTING_STATUS_PREFIX) :]
-                if not self.stats.get(keys.LISTED_PREFIX + event):
+                # The site said of the event itself that it is there (kept back) or gone (withdrawn).
+                settled = (keys.LISTED_PREFIX, keys.EVENT_KEPT_BACK_PREFIX, keys.EVENT_GONE_PREFIX)
+                if not any(self.stats.get(prefix + event) for prefix in settled):
                     lines.append(f"event {event} lists no lectures (the API answered HTTP {status})")
         return lines
+
+    def kept_back_events(self) -> list[str]:
+        """The events whose listing could not be read whole: their rows stay as last published."""
+        prefix = keys.EVENT_KEPT_BACK_PREFIX
+        return sorted((k[len(prefix) :] for k in self.stats if k.startswith(prefix)), key=lecture_order)
 
     def pages(self) -> str:
         """What the crawl asked of the site, and what its pace means in wall time for the host."""
@@ -136,9 +144,10 @@ class CrawlResult:
                 "If the event really has that many lectures, raise UNDERLINE_MAX_LISTING_PAGES"
             )
         if self.reason == keys.LISTING_INCOMPLETE_REASON:
+            events = ", ".join(self.kept_back_events())
             return (
-                "the crawl could not read the whole lecture listing; nothing may be published from it, and "
-                "the next crawl resumes it"
+                f"the crawl could not read the whole lecture listing{f' of event {events}' if events else ''}"
+                "; nothing may be published from it, and the next crawl resumes it"
             )
         if not self.stats.get("response_received_count") and self.stats.get("downloader/exception_count"):
             return "the site could not be reached; the next crawl resumes where this one stopped"
@@ -156,6 +165,13 @@ class StagedCrawl:
     # The events the crawl covered (those whose listing named nothing included), and whether it finished.
     event_ids: tuple[str, ...] = ()
     complete: bool = True
+    # What the site said of the lectures that left the listings, and the events kept back.
+    withdrawals: Withdrawals = field(default_factory=Withdrawals)
+
+    @property
+    def kept_back(self) -> dict[str, str]:
+        """The events whose listing could not be read whole, with why: published as they were."""
+        return dict(self.withdrawals.kept_back)
 
     @property
     def stage_info(self) -> dict[str, int]:
@@ -182,6 +198,8 @@ class NextRelease:
     retired_events: dict[str, int] = field(default_factory=dict)
     # What linking to the ACL Anthology did; None when the release was built without its files.
     links: LinkSummary | None = None
+    # Events crawled whose listing could not be read whole, with why: their rows are kept as they were.
+    kept_back: dict[str, str] = field(default_factory=dict)
 
     @property
     def records(self) -> list[Lecture]:
@@ -226,6 +244,10 @@ class NextRelease:
         lines += [
             f"event {event} retired: its {count} lectures leave the release"
             for event, count in self.retired_events.items()
+        ]
+        lines += [
+            f"event {event} kept back: {why}; its lectures stay as last published, the other events publish"
+            for event, why in self.kept_back.items()
         ]
         return lines
 
@@ -273,12 +295,17 @@ def crawl(
     web_base: str | None = None,
     api_base: str | None = None,
     overrides: Overrides = (),
+    release_dir: Path | None = None,
 ) -> CrawlResult:
-    """Run the spider in this process (once: Twisted's reactor cannot restart) and report on it."""
+    """Run the spider in this process (once: Twisted's reactor cannot restart) and report on it.
+    ``release_dir``: the release this crawl will be published onto, the base of its refresh for every
+    lecture the state's stage lacks (see :func:`base_on_release`)."""
     from scrapy.crawler import CrawlerProcess
 
     state_dir = Path(state_dir).resolve()
     state_dir.mkdir(parents=True, exist_ok=True)
+    if release_dir is not None:
+        base_on_release(state_dir, release_dir)
     settings = crawl_settings(state_dir, web_base=web_base, api_base=api_base, overrides=overrides)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(SPIDER_NAME)
@@ -291,6 +318,29 @@ def crawl(
     result = CrawlResult(reason=str(stats.get("finish_reason", "unknown")), stats=stats, settings=used)
     write_crawl_report(state_dir, result, list(event_ids))
     return result
+
+
+def base_on_release(state_dir: Path, release_dir: Path) -> int:
+    """Make the published release the base of the next crawl's refresh for the live lectures the state's
+    stage lacks (a lost or fresh state, an event kept back, an event first crawled by another state): the
+    crawl carries their published rows, its listing fields updated, instead of publishing its listing's
+    fields alone over them, and asks whether they are still on the site before any leaves. Returns the
+    rows the base holds."""
+    from crawler.publish.release import read_manifest, read_previous_release
+    from crawler.stage import refresh_base_ids, write_release_base
+
+    if read_manifest(release_dir) is None:
+        return write_release_base(state_dir, [])
+    previous = read_previous_release(release_dir)
+    have = refresh_base_ids(state_dir)
+    states = previous.states()
+    lacking = {i for i, s in states.items() if not s.withdrawn and i not in have}
+    events = sorted({states[i].event_id for i in lacking}, key=lecture_order)
+    rows = (
+        (lec.values() for lec in previous.lectures_of([event]) if lec.lecture_id in lacking)
+        for event in events
+    )
+    return write_release_base(state_dir, rows)
 
 
 def write_crawl_report(state_dir: Path, result: CrawlResult, event_ids: list[str]) -> Path:
@@ -345,6 +395,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         sessions,
         tuple(sorted(crawled, key=lecture_order)),
         staged.complete,
+        Withdrawals.from_summary(summary) if staged.complete else Withdrawals(),
     )
 
 
@@ -432,19 +483,22 @@ def _carry_events(
     from crawler.publish.summaries import SpilledEvents
 
     spill = SpilledEvents()
-    staged_ids = carry.staged.lectures.event_of()
+    # An event kept back is published as it was: its staged rows neither replace nor withdraw any.
+    kept_back = carry.staged.kept_back
+    staged_ids = {i for i, event in carry.staged.lectures.event_of().items() if event not in kept_back}
+    crawled = [e for e in carry.staged.event_ids if e not in kept_back]
     carried: dict[str, int] = {}
     retired: dict[str, int] = {}
     for event_id in carry.event_ids():
         part = carry_forward(
             carry.previous.lectures_of([event_id]),
-            carry.staged.lectures.lectures_of(event_id),
-            crawled_events=carry.staged.event_ids,
-            complete=carry.staged.complete,
+            [] if event_id in kept_back else carry.staged.lectures.lectures_of(event_id),
+            crawled_events=crawled,
+            withdrawals=carry.staged.withdrawals,
             retire_events=carry.retire_events,
             staged_ids=staged_ids,
         )
-        carried.update(part.carried_events)
+        carried.update({e: n for e, n in part.carried_events.items() if e not in kept_back})
         retired.update(part.retired_events)
         kept = remove_from(part.records, remove_lectures=carry.removals.lectures, redactions=carry.redactions)
         lectures = keep_links(kept)
@@ -506,6 +560,7 @@ def next_release(
         carried.carried_events,
         carried.retired_events,
         links,
+        staged.kept_back,
     )
 
 

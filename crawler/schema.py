@@ -55,6 +55,9 @@ class Field:
     # Text shown as one line (a title, a name): the normalize step cleans it (NFC, entities, markup,
     # whitespace); each item of a list.
     one_line: bool = False
+    # What only the lecture's page (or the request that follows it) gives: a record published from its
+    # listing alone lacks it, and never replaces a published row that has it.
+    from_page: bool = False
 
     def __post_init__(self) -> None:
         if (self.kind in STRUCT_KINDS) != bool(self.members):
@@ -98,6 +101,7 @@ class Column:
     attribute: tuple[str, ...] = ()
     link: bool = False
     one_line: bool = False
+    from_page: bool = False
 
 
 def column(
@@ -254,15 +258,20 @@ class Lecture:
         "Subtitle tracks: `locale`, language `name`, `auto_generated` and the subtitle file `url`; null"
         " when they were not fetched, empty when the lecture has none.",
         in_content_hash=False,
+        from_page=True,
         default=None,
     )
     related_lecture_ids: list[str] = column(
-        "Ids of the related lectures the page shows, in page order.", nullable=False, factory=list
+        "Ids of the related lectures the page shows, in page order.",
+        nullable=False,
+        from_page=True,
+        factory=list,
     )
     text: str = column(
         "The lecture's own visible content (abstract, event, title, keywords, type), one block per"
         " paragraph, normalized; no site boilerplate and no other lecture's content.",
         nullable=False,
+        from_page=True,
         default="",
     )
     withdrawn: bool = column(
@@ -397,6 +406,23 @@ ATTRIBUTE_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.attribute)
 # The fields the normalize step cleans as one line of text.
 ONE_LINE_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.one_line)
 CONTENT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.in_content_hash)
+# What a published row read from its page keeps when its listing alone gives the next record: the fields
+# only the page gives, and how and when it was read.
+PAGE_FIELDS: tuple[str, ...] = (*(f.name for f in FIELDS if f.from_page), "extraction", "fetched_at")
+# The extraction of a record its listing alone gave (a pipeline may append ``+text_from_fields``).
+LISTING_ONLY_EXTRACTION = "api_listing"
+
+
+def listing_only_extraction(extraction: object) -> bool:
+    """Whether an ``extraction`` value says no crawl read the lecture's page (``api_listing...``)."""
+    return str(extraction or "").split("+", 1)[0] == LISTING_ONLY_EXTRACTION
+
+
+def is_listing_only(lecture: Lecture) -> bool:
+    """Whether the record holds only its listing's fields (no crawl read its page)."""
+    return listing_only_extraction(lecture.extraction)
+
+
 # Rows are written in this order so that re-publishing the same data gives the same bytes.
 SORT_KEY = "lecture_id"
 

@@ -39,6 +39,7 @@ from crawler.schema import (
     parse_timestamp,
     to_json_record,
 )
+from crawler.state_dir import StateDir
 
 logger = logging.getLogger(__name__)
 
@@ -461,12 +462,21 @@ class PreviousStage:
         # than a set: a carried lecture keeps them.
         self._aliases: dict[str, str | tuple[str, ...]] = {}
         self.damaged: set[str] = set()
+        # Each lecture's event, as an index into ``_events``: what a listing that no longer names it is
+        # asked about.
+        self._event = array("I")
+        self._events: dict[str, int] = {}
         directory = Path(state_dir or ".") / PREVIOUS_DIRNAME
         if state_dir is not None and directory.is_dir() and (directory / COMPLETE_MARKER).exists():
             for path in sorted(directory.glob("*.jsonl")):
                 self._index(path)
+        base = StateDir.of(state_dir or ".").release_base
+        if state_dir is not None and base.is_file():
+            # The published rows the stage lacks (a lost state, an event kept back): the release is the
+            # base for them, never a reason to replace a lecture the stage holds.
+            self._index(base, fill_only=True)
 
-    def _index(self, path: Path) -> None:
+    def _index(self, path: Path, *, fill_only: bool = False) -> None:
         file = len(self._paths)
         self._paths.append(path)
         with path.open("rb") as fh:
@@ -480,10 +490,11 @@ class PreviousStage:
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     continue
                 if isinstance(payload, dict):
-                    self._add(payload, file, start)
+                    self._add(payload, file, start, fill_only=fill_only)
 
-    def _add(self, payload: JsonObject, file: int, offset: int) -> None:
-        """Index one line of the stage: a URL linking to a lecture, or a lecture's record."""
+    def _add(self, payload: JsonObject, file: int, offset: int, *, fill_only: bool = False) -> None:
+        """Index one line of the stage: a URL linking to a lecture, or a lecture's record (``fill_only``:
+        only a lecture not indexed yet)."""
         if payload.get("kind") == "alias" and isinstance(payload.get("lecture_id"), str):
             self._add_alias(str(payload["lecture_id"]), str(payload.get("url")))
             return
@@ -491,21 +502,32 @@ class PreviousStage:
         if payload.get("kind") != "lecture" or not isinstance(record, dict):
             return
         lecture_id = record.get(SORT_KEY)
-        if not isinstance(lecture_id, str):
+        if not isinstance(lecture_id, str) or (fill_only and lecture_id in self.entries):
             return
         try:
             fetched = parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
         except ValueError:
             return
         micros = _micros(fetched)
+        event = self._events.setdefault(str(record.get("event_id") or ""), len(self._events))
         row = self.entries.get(lecture_id)
         if row is None:
             self.entries[lecture_id] = len(self._offset)
             self._file.append(file)
             self._offset.append(offset)
             self._fetched.append(micros)
+            self._event.append(event)
         elif micros >= self._fetched[row]:
             self._file[row], self._offset[row], self._fetched[row] = file, offset, micros
+            self._event[row] = event
+
+    def lectures_by_event(self) -> dict[str, list[str]]:
+        """The lecture ids indexed, per the event their record names."""
+        names = {index: event for event, index in self._events.items()}
+        out: dict[str, list[str]] = {}
+        for lecture_id, row in self.entries.items():
+            out.setdefault(names[self._event[row]], []).append(lecture_id)
+        return out
 
     def _add_alias(self, lecture_id: str, url: str) -> None:
         known = self._aliases.get(lecture_id)
@@ -644,3 +666,51 @@ def _micros(moment: datetime) -> int:
 
 def _fetched(record: Mapping[str, Any]) -> datetime:
     return parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
+
+
+# A lecture line as StageWriter writes it: its id is the record's first field. Read without parsing the
+# line, to list a large stage's ids quickly; a line written otherwise is only not found here.
+_LECTURE_LINE_ID = re.compile(rb'^\{"kind":"lecture","record":\{"lecture_id":"([^"\\]+)"')
+
+
+def refresh_base_ids(state_dir: Path) -> set[str]:
+    """The lecture ids of the stage the next crawl will refresh from: the finished stage (unless the gate
+    refused it), else the previous one; none when neither finished."""
+    state = StateDir.of(state_dir)
+    if state.stage_complete.exists() and not state.stage_refused.exists():
+        directory = state.stage
+    elif (state.previous_stage / COMPLETE_MARKER).exists():
+        directory = state.previous_stage
+    else:
+        return set()
+    ids: set[str] = set()
+    for path in directory.glob("*.jsonl"):
+        with path.open("rb") as fh:
+            for raw in fh:
+                found = _LECTURE_LINE_ID.match(raw)
+                if found:
+                    ids.add(found[1].decode("utf-8", "replace"))
+    return ids
+
+
+def write_release_base(state_dir: Path, rows_by_event: Iterable[Iterable[Mapping[str, Any]]]) -> int:
+    """Write ``<state>/release-base.jsonl`` with these published rows (as stage lines, no listing hashes:
+    a refresh fetches each page again when its budget allows, and carries the row until then); remove it
+    when there are none. Returns the rows written."""
+    path = StateDir.of(state_dir).release_base
+    written = 0
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for rows in rows_by_event:
+            for record in rows:
+                line = {"kind": "lecture", "record": to_json_record(record)}
+                fh.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+                written += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    if written:
+        tmp.replace(path)
+    else:
+        tmp.unlink()
+        path.unlink(missing_ok=True)
+    return written

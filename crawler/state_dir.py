@@ -18,6 +18,8 @@ Path (under ``<state>/``)      What it holds
 ``stage.previous/``            the last finished, accepted stage: what a refresh carries unchanged lectures
                                from
 ``stage.refused/``             the last finished stage the quality gate refused (never carried from)
+``release-base.jsonl``         the published rows the previous stage lacks (a lost state, an event kept
+                               back): a refresh carries them like the previous stage's own
 ``httpcache/``                 Scrapy's HTTP cache (``eventcrawl cache``)
 ``minhash/<worker>.jsonl``     near-duplicate signatures computed by each crawl process
 ``boilerplate-model.json``     the learnt boilerplate model of the lecture pages
@@ -40,6 +42,7 @@ from pathlib import Path
 STAGE = "stage"
 PREVIOUS_STAGE = STAGE + ".previous"
 REFUSED_STAGE = STAGE + ".refused"
+RELEASE_BASE = "release-base.jsonl"
 COMPLETE = "COMPLETE"
 REFUSED = "REFUSED"
 FLEET_RUN = "FRONTIER"
@@ -102,6 +105,10 @@ class StateDir:
     def refused_stage(self) -> Path:
         return self.root / REFUSED_STAGE
 
+    @property
+    def release_base(self) -> Path:
+        return self.root / RELEASE_BASE
+
     # -- caches the crawl keeps ------------------------------------------------------------------
 
     @property
@@ -158,4 +165,11 @@ class StateDir:
 
     def checked_files(self) -> tuple[Path, ...]:
         """The entries that must be files when they exist (a folder in their place is reported)."""
-        return (self.lock, self.crawl_report, self.run_report, self.hub_push, self.published_index)
+        return (
+            self.lock,
+            self.crawl_report,
+            self.run_report,
+            self.hub_push,
+            self.published_index,
+            self.release_base,
+        )

@@ -45,6 +45,23 @@ LISTING_UNBOUNDED = "underline/listing_unbounded"
 # The finish reason of a crawl whose listing would not end: never published.
 LISTING_UNBOUNDED_REASON = "listing_unbounded"
 LISTING_STATUS_PREFIX = "underline/listing_status/"
+# Before a lecture that an event's listing no longer names may be withdrawn, its own resource is asked
+# (an event that lists nothing: the event's): how many were asked, and what they said (gone: 404/410;
+# live: still served under the event, which keeps the event back; moved: served under another event;
+# unknown: no answer that says either). Unasked: a page budget left no request for them.
+PRESENCE_ASKED = "underline/presence/asked"
+PRESENCE_GONE = "underline/presence/gone"
+PRESENCE_LIVE = "underline/presence/live"
+PRESENCE_MOVED = "underline/presence/moved"
+PRESENCE_UNKNOWN = "underline/presence/unknown"
+PRESENCE_UNASKED = "underline/presence/unasked"
+# An event whose listing could not be read whole, or that left out a lecture still served: its rows stay
+# as last published while the crawl's other events publish.
+EVENT_KEPT_BACK_PREFIX = "underline/kept_back/"
+# Listing requests given up on: each keeps its event back (reported as such), not a page lost.
+LISTING_GAVE_UP = "underline/listing_gave_up"
+# An event that lists nothing whose own resource says it is gone: its lectures are withdrawn.
+EVENT_GONE_PREFIX = "underline/event_gone/"
 # A listing that does not agree with its own ``meta``: a page of it came back empty although ``meta`` counts
 # more pages, or it ended with fewer pages or lectures than ``meta`` counts. It is incomplete.
 LISTING_EMPTY_PAGE = "underline/listing_empty_page"

@@ -137,3 +137,13 @@ def transcripts_url(api_base: str, lecture_id: str) -> str:
         "page[size]": "100",
     }
     return f"{api_base.rstrip('/')}/api/v1/transcripts?{urlencode(query)}"
+
+
+def lecture_resource_url(api_base: str, lecture_id: str) -> str:
+    """One lecture's own resource, with its event: what says whether it is still on the site."""
+    return f"{api_base.rstrip('/')}/api/v1/thin_lectures/{lecture_id}?include=event"
+
+
+def event_resource_url(api_base: str, event_id: str) -> str:
+    """One event's own resource: what says whether an event that lists nothing is still on the site."""
+    return f"{api_base.rstrip('/')}/api/v1/thin_events/{event_id}"

@@ -26,6 +26,7 @@ from crawler.publish.removals import RemovalRequests, apply_removals, load_remov
 from crawler.runner import StagedCrawl, next_release, publish
 from crawler.schema import Lecture
 from crawler.text.normalize import person_name
+from crawler.withdrawals import Withdrawals
 from tests.test_publish_parquet import PROVENANCE, make_record
 
 ORCID = "0000-0002-1825-0097"
@@ -123,17 +124,26 @@ def test_carrying_the_previous_release_forward() -> None:
         row("5", "9"),
     ]
     staged = [row("1", "502"), row("6", "502"), row("7", "9")]
-    done = carry_forward(previous, staged, crawled_events=["502", "9"], complete=True, retire_events=["9"])
+    said = Withdrawals(gone={"502": ["2"]})
+    done = carry_forward(previous, staged, crawled_events=["502", "9"], withdrawals=said, retire_events=["9"])
     assert {r.lecture_id: r.withdrawn for r in done.records} == {
         "1": False,
         "6": False,
-        "2": True,  # its event was read whole and no longer lists it
+        "2": True,  # the site said it is gone
         "3": True,  # withdrawn before, kept
         "4": False,  # its event was not crawled: kept as it was
     }
     assert (done.carried_events, done.retired_events, done.withdrawn) == ({"469": 1}, {"9": 2}, ["2"])
-    partial = carry_forward(previous, staged, crawled_events=["502"], complete=False)
-    assert {r.lecture_id: r.withdrawn for r in partial.records}["2"] is False
+    # No longer listed, but the site was not asked (or did not say): an absence withdraws nothing.
+    unasked = carry_forward(previous, staged, crawled_events=["502"], withdrawals=Withdrawals())
+    assert {r.lecture_id: r.withdrawn for r in unasked.records}["2"] is False
+    # The event kept back: nothing of it is withdrawn, whatever was said of its lectures.
+    kept = Withdrawals(gone={"502": ["2"]}, kept_back={"502": "listing page 2 of 2 came back empty"})
+    held = carry_forward(previous, staged, crawled_events=["502"], withdrawals=kept)
+    assert {r.lecture_id: r.withdrawn for r in held.records}["2"] is False
+    # An event whose own resource is gone: every lecture of it leaves.
+    whole = carry_forward(previous, [], crawled_events=["469"], withdrawals=Withdrawals(events_gone=["469"]))
+    assert [r.lecture_id for r in whole.records if r.withdrawn] == ["3", "4"]
 
 
 GOOD = {

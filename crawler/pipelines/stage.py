@@ -20,6 +20,8 @@ from crawler import stats_keys as keys
 from crawler.items import CarriedLecture, LectureItem, SessionItem
 from crawler.schema import validate_record
 from crawler.stage import COMPLETE_MARKER, StageWriter
+from crawler.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
+from crawler.withdrawals import Withdrawals
 
 
 class StageFleet(Protocol):
@@ -113,6 +115,10 @@ class StagePipeline:
         if self.fleet is None:
             complete = reason == "finished"
             summary["lectures"] = staged
+            withdrawals = getattr(spider, "withdrawals", None)
+            if isinstance(withdrawals, Withdrawals):
+                # What the site said of the lectures that left the listings: all a release may withdraw.
+                summary[WITHDRAWALS_KEY] = withdrawals.to_json()
         else:
             summary["worker_lectures"] = staged
             fleet = self.fleet.completion(reason, marked=(self.writer.directory / COMPLETE_MARKER).exists())

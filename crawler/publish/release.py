@@ -71,8 +71,16 @@ from crawler.publish.tables import (
     lecture_table,
     session_details,
 )
-from crawler.schema import AnthologyMatch, Lecture, lecture_order
+from crawler.schema import (
+    PAGE_FIELDS,
+    AnthologyMatch,
+    Lecture,
+    content_sha256,
+    is_listing_only,
+    lecture_order,
+)
 from crawler.urls import without_credentials
+from crawler.withdrawals import Withdrawals
 
 MANIFEST = "manifest.json"
 CARD = "README.md"
@@ -591,18 +599,20 @@ def carry_forward(
     staged: Sequence[Lecture],
     *,
     crawled_events: Iterable[str],
-    complete: bool,
+    withdrawals: Withdrawals,
     retire_events: Iterable[str] = (),
     staged_ids: Iterable[str] | None = None,
 ) -> CarriedRelease:
     """The next release's rows from the previous release's and the staged crawl's.
 
-    A staged lecture replaces its previous row. A previous lecture the crawl did not stage is kept:
-    marked withdrawn when its event was crawled and the crawl finished (the listing was read whole and
-    no longer names it), as it was when its event was not crawled (the site was not asked about it) or
-    the crawl is partial. Every lecture of a retired event, staged or not, is left out. ``staged_ids``
-    are the ids staged in the whole crawl when ``staged`` is one event's part of it (a lecture staged
-    under another event replaces its previous row too).
+    A staged lecture replaces its previous row, except that a row read from the lecture's page is never
+    replaced by one its listing alone gave (a page budget, a lost state): the listing's fields update it
+    (:func:`with_listing_fields`). A previous lecture the crawl did not stage is kept: marked withdrawn
+    only when the site said it is gone (``withdrawals``: its own resource, or its event's, answered so),
+    as it was otherwise (its event not crawled, kept back, or the site not asked). Every lecture of a
+    retired event, staged or not, is left out. ``staged_ids`` are the ids staged in the whole crawl when
+    ``staged`` is one event's part of it (a lecture staged under another event replaces its previous row
+    too).
     """
     crawled = {str(e) for e in crawled_events}
     retired = {str(e) for e in retire_events}
@@ -610,14 +620,17 @@ def carry_forward(
     carried: dict[str, int] = {}
     withdrawn: list[str] = []
     out: list[Lecture] = []
+    before = list(previous)
+    published = {row.lecture_id: row for row in before}
     for lecture in staged:
         event = str(lecture.event_id)
         if event in retired:
             retired_counts[event] = retired_counts.get(event, 0) + 1
-        else:
-            out.append(lecture)
+            continue
+        last = published.get(lecture.lecture_id)
+        out.append(lecture if last is None else with_listing_fields(lecture, last))
     restaged = set(staged_ids) if staged_ids is not None else {lec.lecture_id for lec in staged}
-    for row in previous:
+    for row in before:
         event = str(row.event_id)
         if event in retired:
             retired_counts[event] = retired_counts.get(event, 0) + 1
@@ -626,12 +639,23 @@ def carry_forward(
         elif event not in crawled:
             carried[event] = carried.get(event, 0) + 1
             out.append(row)
-        elif complete and not row.withdrawn:
+        elif not row.withdrawn and withdrawals.withdraws(event, row.lecture_id):
             withdrawn.append(row.lecture_id)
             out.append(replace(row, withdrawn=True))
         else:
             out.append(row)
     return CarriedRelease(out, dict(sorted(carried.items())), dict(sorted(retired_counts.items())), withdrawn)
+
+
+def with_listing_fields(staged: Lecture, published: Lecture) -> Lecture:
+    """``staged`` as the next release holds it against its ``published`` row: a record its listing alone
+    gave (``extraction = api_listing...``) keeps what the published row read from the lecture's page (the
+    fields only a page gives, how and when it was read), its listing fields taken from ``staged``."""
+    if not is_listing_only(staged) or is_listing_only(published):
+        return staged
+    kept = {name: getattr(published, name) for name in PAGE_FIELDS}
+    merged = replace(staged, **kept)
+    return replace(merged, content_sha256=content_sha256(merged.values()))
 
 
 def next_version(crawl_date: str, taken: Iterable[str]) -> str:

@@ -207,7 +207,9 @@ def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
     # Of the requests, or of the lectures listed when more: a refresh that carries most lectures over
     # sends few requests, and one give-up among them says little of the crawl's health.
     requests = max(crawl.count(keys.REQUESTS_SENT), crawl.count(keys.LISTED))
-    exhausted = crawl.count(keys.BACKOFF_GAVE_UP) + crawl.count(keys.RETRY_GAVE_UP)
+    # A listing request given up on keeps its event back as last published (its own verdict), not a page.
+    gave_up = crawl.count(keys.BACKOFF_GAVE_UP) + crawl.count(keys.RETRY_GAVE_UP)
+    exhausted = max(0.0, gave_up - crawl.count(keys.LISTING_GAVE_UP))
     rate = _rate(exhausted, requests)
     yield CheckResult(
         "retry_exhausted_rate",

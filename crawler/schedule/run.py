@@ -39,6 +39,8 @@ class RunStatus(enum.IntEnum):
     LOCKED = 6
     PUSH_FAILED = 7
     DAMAGED = 8
+    # Published, but an event's listing could not be read whole: that event's rows stay as they were.
+    KEPT_BACK = 9
 
 
 class CrawlReport(TypedDict):
@@ -58,6 +60,8 @@ class ChangesReport(ChangelogEntry):
 class EventsReport(TypedDict):
     crawled: list[str]
     not_crawled_kept: dict[str, int]
+    # Crawled, but their listing could not be read whole: kept as last published (event -> why).
+    kept_back: dict[str, str]
     retired: dict[str, int]
     notes: list[str]
 
@@ -174,14 +178,14 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
     notes += f"\n{budget}" if budget else ""
     if release.unchanged:
         return (
-            RunStatus.NOTHING_CHANGED,
+            RunStatus.KEPT_BACK if release.kept_back else RunStatus.NOTHING_CHANGED,
             f"nothing changed since the release in {config.out}; nothing published ({crawled.pages()})"
             + notes,
         )
     version = _publish(config, release, staged, report, forced=force and not verdict.passed)
     linked = f"; {release.links.line()}" if release.links is not None else ""
     return (
-        RunStatus.PUBLISHED,
+        RunStatus.KEPT_BACK if release.kept_back else RunStatus.PUBLISHED,
         f"published release {version} to {config.out}: {changelog.summary()} ({crawled.pages()})"
         + notes
         + linked,
@@ -195,6 +199,7 @@ def _crawl(config: RunConfig, report: RunReport) -> runner.CrawlResult:
         web_base=config.web_base,
         api_base=config.api_base,
         overrides=config.settings,
+        release_dir=config.out,
     )
     report["crawl"] = {
         "finish_reason": crawled.reason,
@@ -246,6 +251,7 @@ def _report_changes(release: runner.NextRelease, staged: runner.StagedCrawl, rep
     report["events"] = {
         "crawled": list(staged.event_ids),
         "not_crawled_kept": release.carried_events,
+        "kept_back": release.kept_back,
         "retired": release.retired_events,
         "notes": release.notes(),
     }

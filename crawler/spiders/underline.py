@@ -45,8 +45,24 @@ from crawler.pages import (
     parse_transcripts,
     read_listing,
 )
+from crawler.pages.presence import (
+    GONE_STATUSES,
+    Presence,
+    ResourceAnswer,
+    event_answer,
+    lecture_answer,
+)
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
-from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, format_timestamp, parse_timestamp
+from crawler.schema import (
+    BOOKKEEPING_FIELDS,
+    FIELDS,
+    PAGE_FIELDS,
+    format_timestamp,
+    has_value,
+    lecture_order,
+    listing_only_extraction,
+    parse_timestamp,
+)
 from crawler.stage import (
     PreviousLecture,
     PreviousStage,
@@ -57,11 +73,14 @@ from crawler.stage import (
 from crawler.urls import (
     API_ACCEPT,
     canonical_lecture_url,
+    event_resource_url,
     lecture_ref,
+    lecture_resource_url,
     listing_url,
     same_host,
     transcripts_url,
 )
+from crawler.withdrawals import Withdrawals
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -304,6 +323,11 @@ class UnderlineSpider(scrapy.Spider):
         self.spent_before = 0
         self._previous: PreviousStage | None = None
         self.close_reason: str | None = None
+        # What the site said of the lectures the listings no longer name, and the events kept back.
+        self.withdrawals = Withdrawals()
+        # Requests asking whether a lecture or an event is still on the site (counted in the budget).
+        self.presence_asked = 0
+        self.fleet = False
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> UnderlineSpider:
@@ -334,7 +358,8 @@ class UnderlineSpider(scrapy.Spider):
         spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
         spider.page_budget = max(0, settings.getint("UNDERLINE_PAGE_BUDGET"))
         # A fleet's listing pages are answered by any of its workers, so no worker can count them.
-        if not settings.get("STAGE_FLEET"):
+        spider.fleet = bool(settings.get("STAGE_FLEET"))
+        if not spider.fleet:
             spider.listings_at_once = max(0, settings.getint("UNDERLINE_LISTINGS_AT_ONCE"))
         if spider.page_budget > 0:
             # Holds no more lectures than the budget buys (see PageBudget).
@@ -388,10 +413,16 @@ class UnderlineSpider(scrapy.Spider):
                 # listings are still read are the listing requests out.
                 await self.listings_read(below=self.listings_at_once)
             yield self.listing_request(1, event_id)
+        if self.fleet:
+            # No worker of a fleet reads a whole listing: it asks about no lecture, withdraws nothing.
+            return
+        # Every listing first: what left them is asked about, and the budget goes to the lectures that
+        # need a page most, in every event.
+        await self.listings_read()
+        for request in self.presence_requests():
+            yield request
         if self.page_budget <= 0:
             return
-        # Every listing first: the budget goes to the lectures that need a page most, in every event.
-        await self.listings_read()
         for out in self.spend_budget():
             if isinstance(out, scrapy.Request):
                 await self.room_to_send()
@@ -446,11 +477,27 @@ class UnderlineSpider(scrapy.Spider):
 
     def close_if_incomplete(self) -> None:
         # A crawl that could not read its whole listing cannot tell a withdrawn lecture from an unread
-        # one: it must not end as "finished" (never published, and the next crawl resumes it).
-        if self.stats.get_value(keys.LISTING_FAILED):
-            raise CloseSpider(keys.LISTING_INCOMPLETE_REASON)
+        # one: it must not end as "finished" (never published, and the next crawl resumes it). An
+        # event kept back while others were read whole does not hold them back: it is published as it
+        # was (see Withdrawals). A fleet worker cannot tell which events another worker read.
         if self.stats.get_value(keys.LISTING_UNBOUNDED):
             raise CloseSpider(keys.LISTING_UNBOUNDED_REASON)
+        kept = self.withdrawals.kept_back
+        if (self.fleet and self.stats.get_value(keys.LISTING_FAILED)) or (
+            kept and all(event in kept for event in self.event_ids)
+        ):
+            raise CloseSpider(keys.LISTING_INCOMPLETE_REASON)
+
+    def keep_back(self, event: str, why: str) -> None:
+        """Keep ``event`` as last published: its listing is incomplete (``why``, logged)."""
+        if event not in self.withdrawals.kept_back:
+            self.stats.set_value(keys.EVENT_KEPT_BACK_PREFIX + event, 1)
+        self.withdrawals.keep_back(event, why)
+
+    def listing_failed(self, event: str, why: str) -> None:
+        """The listing of ``event`` could not be read whole: nothing of it is withdrawn or replaced."""
+        self.stats.inc_value(keys.LISTING_FAILED)
+        self.keep_back(event, why)
 
     async def in_worker(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)``, a pure step, run in a worker process when the crawl has them (see
@@ -488,7 +535,7 @@ class UnderlineSpider(scrapy.Spider):
             yield from self.read_listing_page(response, answer, page, event)
         except Exception as exc:  # any failure leaves the rest of the listing unread
             self.stats.inc_value(keys.LISTING_CALLBACK_ERROR)
-            self.stats.inc_value(keys.LISTING_FAILED)
+            self.listing_failed(event, f"listing page {page} could not be handled")
             self.logger.error(
                 "Listing page %d of event %s could not be handled (%s: %s); the listing is incomplete",
                 page,
@@ -506,7 +553,7 @@ class UnderlineSpider(scrapy.Spider):
             stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
         if answer is None:
             stats.inc_value(keys.LISTING_NOT_JSON)
-            stats.inc_value(keys.LISTING_FAILED)
+            self.listing_failed(event, f"listing page {page} is not JSON")
             self.logger.error("Listing page %d of event %s is not JSON: %s", page, event, response.url)
             return
         listing = answer.listing
@@ -560,9 +607,10 @@ class UnderlineSpider(scrapy.Spider):
         judged whole or incomplete. ``listed_new``: this page named a lecture not listed before."""
         stats = self.stats
         total, size = listing.total_pages, len(listing.records)
-        if size == 0 and total is not None and page < total:
+        # The last page counted too: an empty answer where meta promises lectures is no end of the listing.
+        if size == 0 and total is not None and page <= total:
             stats.inc_value(keys.LISTING_EMPTY_PAGE)
-            stats.inc_value(keys.LISTING_FAILED)
+            self.listing_failed(event, f"listing page {page} of {total} came back empty")
             self.logger.error(
                 "Listing page %d of event %s holds no lectures although its meta counts %d pages; the "
                 "listing is incomplete",
@@ -588,7 +636,7 @@ class UnderlineSpider(scrapy.Spider):
         if (pages is None or page >= pages) and (lectures is None or seen >= lectures):
             return
         self.stats.inc_value(keys.LISTING_SHORT)
-        self.stats.inc_value(keys.LISTING_FAILED)
+        self.listing_failed(event, f"the listing ended after {page} pages and {seen} lectures")
         self.logger.error(
             "The listing of event %s ended after %d pages and %d lectures, but its meta counts %s pages "
             "and %s lectures; the listing is incomplete",
@@ -719,8 +767,14 @@ class UnderlineSpider(scrapy.Spider):
             )
         ranked = self.budget.ranked()
         self.budget_spent = True
-        for candidate in ranked:
-            yield self.page_request(self.budget.listing(candidate), revalidated=candidate.rank == STALE)
+        # What asking about the lectures that left the listings spent is no longer the pages'.
+        affordable = max(0, (self.page_budget - self.presence_asked) // self.page_cost() - self.spent_before)
+        for place, candidate in enumerate(ranked):
+            held = self.budget.listing(candidate)
+            if place < affordable:
+                yield self.page_request(held, revalidated=candidate.rank == STALE)
+            else:
+                yield from self.waiting(candidate, held)
         self.budget.close()
         waiting = sum(int(self.stats.get_value(key) or 0) for key in keys.PAGES_WAITING)
         if waiting:
@@ -751,6 +805,104 @@ class UnderlineSpider(scrapy.Spider):
             return
         listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
         yield self.lecture_item(listing_only_fields, "api_listing", None, set(), [key])
+
+    def presence_requests(self) -> Iterator[scrapy.Request]:
+        """Once every listing is read: a request for the own resource of each lecture the base (the last
+        stage, and the release where the stage lacks it) holds of an event read whole that no listing of
+        this crawl names, and for the resource of each such event that lists nothing. Only their answers
+        withdraw anything (see Withdrawals); a page budget pays for them first."""
+        base = self.previous.lectures_by_event()
+        for event in self.event_ids:
+            known = base.get(event)
+            if not known or event in self.withdrawals.kept_back:
+                continue
+            if not self.stats.get_value(keys.LISTED_PREFIX + event):
+                asked = [("event", event)]
+            else:
+                gone = sorted(set(known) - self.listed, key=lecture_order)
+                asked = [("lecture", lecture_id) for lecture_id in gone]
+            for kind, resource_id in asked:
+                if not self.budget_allows_presence():
+                    self.stats.inc_value(keys.PRESENCE_UNASKED)
+                    continue
+                yield self.presence_request(kind, resource_id, event)
+
+    def budget_allows_presence(self) -> bool:
+        if self.page_budget <= 0:
+            return True
+        spent = self.spent_before * self.page_cost() + self.presence_asked
+        return spent < self.page_budget
+
+    def presence_request(self, kind: str, resource_id: str, event: str) -> scrapy.Request:
+        self.presence_asked += 1
+        self.stats.inc_value(keys.PRESENCE_ASKED)
+        url = (
+            lecture_resource_url(self.api_base, resource_id)
+            if kind == "lecture"
+            else event_resource_url(self.api_base, resource_id)
+        )
+        return scrapy.Request(
+            url,
+            headers={"Accept": API_ACCEPT},
+            callback=self.presence_answered,
+            errback=self.presence_failed,
+            cb_kwargs={"kind": kind, "resource_id": resource_id, "event": event},
+            # The answer is the evidence: never one stored from an earlier crawl.
+            meta={"dont_cache": True, "handle_httpstatus_list": sorted(GONE_STATUSES)},
+            dont_filter=True,
+            priority=10,
+        )
+
+    def presence_answered(self, response: Response, kind: str, resource_id: str, event: str) -> Iterator[Any]:
+        reader = lecture_answer if kind == "lecture" else event_answer
+        self.record_presence(kind, resource_id, event, reader(response.status, response.body, resource_id))
+        yield from ()
+
+    def presence_failed(self, failure: Failure) -> Iterator[Any]:
+        request = failure.request  # type: ignore[attr-defined]
+        response = getattr(failure.value, "response", None)
+        kwargs = request.cb_kwargs
+        kind, resource_id, event = kwargs["kind"], kwargs["resource_id"], kwargs["event"]
+        if response is not None:
+            reader = lecture_answer if kind == "lecture" else event_answer
+            answer = reader(response.status, response.body, resource_id)
+        else:
+            answer = ResourceAnswer(Presence.UNKNOWN, why=failure.getErrorMessage())
+        self.record_presence(kind, resource_id, event, answer)
+        yield from ()
+
+    def record_presence(self, kind: str, resource_id: str, event: str, answer: ResourceAnswer) -> None:
+        """What an answer about a lecture (or event) that left its listing means for the release."""
+        what = f"lecture {resource_id} of event {event}" if kind == "lecture" else f"event {event}"
+        if answer.presence is Presence.GONE:
+            self.stats.inc_value(keys.PRESENCE_GONE)
+            if kind == "lecture":
+                self.withdrawals.lecture_gone(event, resource_id)
+            else:
+                self.withdrawals.event_gone(event)
+                self.stats.set_value(keys.EVENT_GONE_PREFIX + event, 1)
+            self.logger.info("The site says %s is gone (%s): it is withdrawn", what, answer.why)
+        elif answer.presence is Presence.LIVE and kind == "lecture" and answer.event_id not in (None, event):
+            self.stats.inc_value(keys.PRESENCE_MOVED)
+            self.logger.warning(
+                "%s is served under event %s now: it stays as last published", what, answer.event_id
+            )
+        elif answer.presence is Presence.LIVE:
+            self.stats.inc_value(keys.PRESENCE_LIVE)
+            why = (
+                f"its listing left out lecture {resource_id}, which the site still serves"
+                if kind == "lecture"
+                else "it lists no lectures, but the site still serves the event"
+            )
+            self.keep_back(event, why)
+            self.logger.error("Event %s: %s; the event is kept as last published", event, why)
+        else:
+            self.stats.inc_value(keys.PRESENCE_UNKNOWN)
+            self.logger.warning(
+                "Whether %s is still on the site is unknown (%s): it stays as last published",
+                what,
+                answer.why,
+            )
 
     def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
         """Count the lecture attributes the crawler does not map, with one example each: a renamed
@@ -1004,7 +1156,8 @@ class UnderlineSpider(scrapy.Spider):
         request = getattr(failure, "request", None)
         if request is not None and request.callback == self.parse_listing:
             self.listing_answered()
-            self.stats.inc_value(keys.LISTING_FAILED)
+            self.stats.inc_value(keys.LISTING_GAVE_UP)
+            self.listing_failed(str(request.cb_kwargs.get("event_id")), f"{request.url} failed")
             response = getattr(failure.value, "response", None)
             if request.cb_kwargs.get("page") == 1 and response is not None:
                 self.stats.set_value(
@@ -1037,7 +1190,7 @@ def need_rank(decision: Decision) -> int:
 def listing_only(record: Mapping[str, Any]) -> bool:
     """Whether a staged record holds only its listing's fields (no crawl read its page): its extraction
     is ``api_listing``, perhaps with a suffix a pipeline added (``api_listing+text_from_fields``)."""
-    return str(record.get("extraction") or "").split("+", 1)[0] == "api_listing"
+    return listing_only_extraction(record.get("extraction"))
 
 
 def _count_or_none(value: Any) -> int | None:
@@ -1088,13 +1241,19 @@ def with_new_listing_fields(
 ) -> StagedLecture:
     """The staged lecture, its record's fields that come from a listing field new since it was staged
     filled from the listing (a field the crawler learned needs no page request)."""
-    if staged.listing_hashes is None:
-        return staged
-    new = {RECORD_NAMES.get(name, name) for name in hashes.keys() - staged.listing_hashes.keys()}
+    # A record no listing was hashed with (a published row the release is the base for, a page that
+    # failed): every field the listing gives a value is the listing's; what it leaves empty is no news.
+    unhashed = staged.listing_hashes is None
+    known = staged.listing_hashes.keys() if staged.listing_hashes is not None else set()
+    new = {RECORD_NAMES.get(name, name) for name in hashes.keys() - known} - set(PAGE_FIELDS)
     listed = fields.to_item_fields()
     # A listing that does not say (no package): not premium.
     listed["is_premium"] = bool(listed["is_premium"])
-    filled = {name: listed[name] for name in new if name in listed and name in RECORD_FIELDS}
+    filled = {
+        name: listed[name]
+        for name in new
+        if name in listed and name in RECORD_FIELDS and (not unhashed or has_value(listed[name]))
+    }
     if not filled:
         return staged
     return dataclasses.replace(staged, record={**staged.record, **filled})
