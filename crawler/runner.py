@@ -229,9 +229,10 @@ class NextRelease:
 
     @property
     def unchanged(self) -> bool:
-        """True when the release would hold exactly the previous one's rows (content and withdrawal)."""
+        """True when the release would hold exactly the previous one's rows (content and withdrawal) and
+        the previous one's files are as published (one edited in place is written again)."""
         before = {i: (s.content_sha256, s.withdrawn) for i, s in self.previous.states().items()}
-        return bool(before) and before == self.events.states
+        return bool(before) and before == self.events.states and not self.previous.edited_files()
 
     def notes(self) -> list[str]:
         """One line per event not crawled but kept, and per event retired, for the operator."""

@@ -302,3 +302,45 @@ def test_a_record_from_its_listing_alone_never_replaces_one_read_from_its_page()
     assert with_listing_fields(page, listing) is page
     done = carry_forward([page], [listing], crawled_events=["502"], withdrawals=Withdrawals())
     assert [(r.title, r.extraction) for r in done.records] == [("New", "next_data")]
+
+
+# -- a release file edited in place, or damaged ------------------------------------------------------
+
+
+def event_file(work: Path, event: str) -> Path:
+    manifest = json.loads((work / "out" / "manifest.json").read_text(encoding="utf-8"))
+    return work / "out" / manifest["event_shards"][event]["files"][0]
+
+
+def test_a_row_edited_in_place_is_repaired_not_reported_as_a_change(base: Base, tmp_path: Path) -> None:
+    work = base.copy(tmp_path / "night")
+    path = event_file(work, "502")
+    table = pq.read_table(path)
+    edited = str(table.column("lecture_id")[0])
+    titles = table.column("title").to_pylist()
+    original = titles[0]
+    titles[0] = "A title nobody published"
+    pq.write_table(table.set_column(table.schema.get_field_index("title"), "title", [titles]), path)
+    with base.server() as server:
+        night = nightly(server, work)
+    assert night.returncode == 0, night.stderr[-3000:]
+    assert "1 rows edited in place in the release are restored" in night.stdout + night.stderr
+    report = run_report(work)
+    assert (report["changes"]["changed"], report["changes"]["repaired"]) == ({}, [edited])
+    assert rows(work)[edited]["title"] == original
+    manifest = json.loads((work / "out" / "manifest.json").read_text(encoding="utf-8"))
+    changes = pq.read_table(work / "out" / manifest["change_files"][-1]).column("lecture_id").to_pylist()
+    assert edited not in changes
+    assert manifest["change_rows"] == {"added": 0, "changed": 0, "removed": 0, "withdrawn": 0}
+
+
+def test_a_damaged_release_file_is_found_before_the_crawl(base: Base, tmp_path: Path) -> None:
+    work = base.copy(tmp_path / "night")
+    path = event_file(work, "469")
+    path.write_bytes(path.read_bytes()[:100])
+    with base.server() as server:
+        night = nightly(server, work)
+        requests = list(server.requests)
+    assert night.returncode == 8, night.stderr[-3000:]
+    assert str(path.name) in night.stderr
+    assert requests == []

@@ -5,6 +5,11 @@
 counts (:class:`crawler.publish.card.Changes`) are views of its :class:`ReleaseDiff`; none compares
 lectures itself, so they cannot disagree on what changed.
 
+A row of the previous release that no longer matches its own ``content_sha256`` was edited in place (a
+release writes every row with the hash of its content): when the next release holds the lecture with that
+same hash, the site did not change it; the release repaired the file. Such a lecture is *repaired*, not
+changed, and stays out of every view of the diff but its count.
+
 ``fetched_at`` is refreshed by every crawl and ``anthology_match`` holds the evidence behind an Anthology
 link, whose scores may move while the link stays: neither alone makes a lecture changed (a changed link
 does, through ``anthology_id``).
@@ -17,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from crawler.schema import FIELD_NAMES, Lecture
+from crawler.schema import FIELD_NAMES, Lecture, content_sha256
 
 ChangeKind = Literal["added", "changed", "withdrawn", "re-added", "removed"]
 CHANGE_KINDS: tuple[ChangeKind, ...] = ("added", "changed", "withdrawn", "re-added", "removed")
@@ -78,6 +83,8 @@ class ReleaseDiff:
     """Every lecture that differs between two releases, in lecture id order (as text)."""
 
     changes: tuple[LectureChange, ...]
+    # Lectures whose previous row was edited in place and that the next release restores as published.
+    repaired: tuple[str, ...] = ()
 
     def of_kind(self, *kinds: ChangeKind) -> list[LectureChange]:
         return [c for c in self.changes if c.kind in kinds]
@@ -95,7 +102,9 @@ class ReleaseDiff:
 
     def summary(self) -> DiffSummary:
         return DiffSummary(
-            counts=self.counts(), content_changed=sum(1 for c in self.changes if c.content_changed)
+            counts=self.counts(),
+            content_changed=sum(1 for c in self.changes if c.content_changed),
+            repaired=len(self.repaired),
         )
 
 
@@ -106,6 +115,7 @@ class DiffSummary:
 
     counts: dict[ChangeKind, int]
     content_changed: int = 0
+    repaired: int = 0
 
     @classmethod
     def none(cls) -> DiffSummary:
@@ -115,7 +125,22 @@ class DiffSummary:
         return DiffSummary(
             counts={kind: self.counts[kind] + other.counts[kind] for kind in CHANGE_KINDS},
             content_changed=self.content_changed + other.content_changed,
+            repaired=self.repaired + other.repaired,
         )
+
+
+def edited_in_place(row: Lecture) -> bool:
+    """Whether a published row no longer matches its own content hash (its file was edited by hand)."""
+    return bool(row.content_sha256) and content_sha256(row.values()) != row.content_sha256
+
+
+def restored(before: Lecture, after: Lecture) -> bool:
+    """Whether ``after`` is ``before`` as it was published, before its row was edited in place."""
+    return (
+        after.content_sha256 == before.content_sha256
+        and after.withdrawn == before.withdrawn
+        and edited_in_place(before)
+    )
 
 
 def differing_fields(before: Lecture, after: Lecture) -> tuple[str, ...]:
@@ -141,6 +166,7 @@ def diff_releases(previous: Iterable[Lecture], current: Iterable[Lecture]) -> Re
     after = {lecture.lecture_id: lecture for lecture in current}
     seen: set[str] = set()
     changes = []
+    repaired = []
     for before in previous:
         lecture_id = before.lecture_id
         seen.add(lecture_id)
@@ -149,10 +175,12 @@ def diff_releases(previous: Iterable[Lecture], current: Iterable[Lecture]) -> Re
             changes.append(LectureChange(lecture_id, "removed", (), before, None))
             continue
         fields = differing_fields(before, new)
-        if fields:
+        if fields and restored(before, new):
+            repaired.append(lecture_id)
+        elif fields:
             changes.append(LectureChange(lecture_id, _kind(before, new), fields, before, new))
     for lecture_id, new in after.items():
         if lecture_id not in seen:
             changes.append(LectureChange(lecture_id, "added", (), None, new))
     changes.sort(key=lambda c: c.lecture_id)
-    return ReleaseDiff(tuple(changes))
+    return ReleaseDiff(tuple(changes), tuple(sorted(repaired)))

@@ -411,6 +411,18 @@ class PreviousRelease:
                     self._path(path), f"unreadable Parquet: {exc}", _recovery(self._path("."))
                 ) from None
 
+    def edited_files(self) -> list[str]:
+        """The lecture files that are no longer the files the manifest describes (size or sha256): edited
+        in place since they were published. The next release writes their events again."""
+        if self.manifest is None:
+            return []
+        listed = self.manifest["files"]
+        return [
+            path
+            for path in self.lecture_files
+            if path in listed and self._path(path).is_file() and _file_entry(self._path(path)) != listed[path]
+        ]
+
     def _lectures_in(self, path: str, keep: Callable[[str, str], bool] | None = None) -> list[Lecture]:
         # An older release may lack columns added since: Lecture.from_json gives them their empty value.
         rows = self._table(path).to_pylist()

@@ -51,10 +51,12 @@ class CrawlReport(TypedDict):
     page_budget: dict[str, int] | None
 
 
-class ChangesReport(ChangelogEntry):
-    """The changelog of the release, and the events retired from it (event id -> lectures dropped)."""
+class ChangesReport(ChangelogEntry, total=False):
+    """The changelog of the release, the events retired from it (event id -> lectures dropped), and the
+    lectures whose rows were edited in place in the previous release and are restored (no site change)."""
 
     retired_events: dict[str, int]
+    repaired: list[str]
 
 
 class EventsReport(TypedDict):
@@ -167,6 +169,12 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
     changelog = _report_changes(release, staged, report)
     verdict = _judge(release, crawled, staged, config.gate, report)
     notes = "".join(f"\n{line}" for line in release.notes())
+    repaired = report["changes"].get("repaired")
+    if repaired:
+        notes += (
+            f"\n{len(repaired)} rows edited in place in the release are restored as published (no change "
+            "of the site, and none in the change file)"
+        )
     if not verdict.passed and not force:
         # What the gate refused is no base for the next night's refresh: it is fetched again.
         mark_refused(state, {"failed_checks": [c.name for c in verdict.failures()]})
@@ -243,8 +251,12 @@ def release_changelog(release: runner.NextRelease) -> Changelog:
 
 def _report_changes(release: runner.NextRelease, staged: runner.StagedCrawl, report: RunReport) -> Changelog:
     """Put the release's changelog, its Anthology links and its events into the report."""
-    changelog = release_changelog(release)
+    diff = release_diff(release)
+    changelog = changelog_of(diff, retired_events=release.retired_events)
     report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
+    if diff.repaired:
+        # Rows edited in place in the release, which this one restores: no change of the site.
+        report["changes"]["repaired"] = list(diff.repaired)
     if release.links is not None:
         report["anthology"] = release.links.as_dict()
     report["changes_by_event"] = changelog.by_event()
