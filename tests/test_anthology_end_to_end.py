@@ -173,3 +173,22 @@ def test_a_broken_anthology_file_leaves_the_release_as_it_was(
     assert result.returncode == 2
     assert "2025.emnlp.xml: not well-formed XML" in result.stderr
     assert (out / "manifest.json").read_bytes() == before
+
+
+def test_a_collection_given_twice_stops_the_publish_with_one_line(
+    published: dict[str, Any], tmp_path: Path
+) -> None:
+    out = published["out"]
+    twice = tmp_path / "twice"
+    shutil.copytree(FIXTURES, twice)
+    (twice / "old").mkdir()
+    shutil.copy(FIXTURES / "2025.emnlp.xml", twice / "old" / "2025.emnlp.xml")
+    before = (out / "manifest.json").read_bytes()
+    state = out.parent / "state"
+    result = eventcrawl("publish", "--state", str(state), "--out", str(out), "--anthology", str(twice))
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert result.stderr.splitlines() == [
+        f"eventcrawl: {twice / 'old' / '2025.emnlp.xml'}: collection 2025.emnlp is also in "
+        f"{twice / '2025.emnlp.xml'}; give each collection once (remove the copy)"
+    ]
+    assert (out / "manifest.json").read_bytes() == before
