@@ -12,12 +12,13 @@ from crawler import cli, schema
 from crawler.anthology.links import (
     LINK_COLUMNS,
     LinkRow,
+    LinkSummary,
     link_records,
     link_rows,
     links_csv,
     read_links_csv,
 )
-from crawler.anthology.reader import read_papers
+from crawler.anthology.reader import MAX_TEXT, ReadSummary, read_papers
 from crawler.publish.changes import compute_changes
 from crawler.replica.gold import content_hash
 from crawler.schedule.changelog import compute_changelog
@@ -145,3 +146,16 @@ def test_the_configuration_and_the_command_line_take_the_anthology(tmp_path: Pat
         ["publish", "--state", str(state), "--out", str(tmp_path / "out"), "--anthology", str(tmp_path / "x")]
     )
     assert code == 2
+
+
+def test_the_link_summary_tells_what_reading_left_out() -> None:
+    read = ReadSummary(files=2, skipped=(), papers=7, capped=2, invalid_ids=1, notes=("a", "b", "c"))
+    summary = LinkSummary.of([], papers=7, by_event={}, read=read)
+    assert summary.line() == (
+        "anthology: 0 of 0 lectures linked to 7 papers, 0 ambiguous, 0 in conflict; left out of the "
+        f"Anthology's files: 2 texts past {MAX_TEXT} characters, 1 papers whose id is not the Anthology's"
+    )
+    report = summary.as_dict()
+    assert (report["capped"], report["invalid_ids"], report["read_notes"]) == (2, 1, ["a", "b", "c"])
+    plain = LinkSummary.of([], papers=7, by_event={}, read=dataclasses.replace(read, capped=0, invalid_ids=0))
+    assert plain.line() == "anthology: 0 of 0 lectures linked to 7 papers, 0 ambiguous, 0 in conflict"

@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 
 from crawler import schema
 from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
-from crawler.anthology.reader import Paper, anthology_url
+from crawler.anthology.reader import MAX_TEXT, Paper, ReadSummary, anthology_url
 from crawler.schema import AnthologyMatch, Lecture, has_value
 
 LINKS_FILE = "anthology-links.csv"
@@ -75,11 +75,16 @@ class LinkReport(TypedDict):
     conflicts: int
     by_event: dict[str, EventLinks]
     unclear: list[str]
+    capped: int
+    invalid_ids: int
+    read_notes: list[str]
 
 
 @dataclass(frozen=True)
 class LinkSummary:
-    """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones."""
+    """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones;
+    what reading the Anthology's files left out (texts past the reader's cap, papers whose id is not the
+    Anthology's, the first of them named in ``read_notes``)."""
 
     papers: int
     lectures: int
@@ -88,10 +93,21 @@ class LinkSummary:
     conflicts: int
     by_event: dict[str, EventLinks] = field(default_factory=dict)
     unclear: tuple[Unclear, ...] = ()  # the first LISTED ambiguous and conflicting lectures
+    capped: int = 0
+    invalid_ids: int = 0
+    read_notes: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, matches: Sequence[Match], *, papers: int, by_event: Mapping[str, EventLinks]) -> LinkSummary:
-        """The summary of these decisions, one per lecture, against ``papers`` papers."""
+    def of(
+        cls,
+        matches: Sequence[Match],
+        *,
+        papers: int,
+        by_event: Mapping[str, EventLinks],
+        read: ReadSummary | None = None,
+    ) -> LinkSummary:
+        """The summary of these decisions, one per lecture, against ``papers`` papers read as ``read``
+        tells."""
         unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
         return cls(
             papers=papers,
@@ -101,12 +117,21 @@ class LinkSummary:
             conflicts=sum(1 for m in matches if m.status == "conflict"),
             by_event=dict(sorted(by_event.items())),
             unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
+            capped=read.capped if read else 0,
+            invalid_ids=read.invalid_ids if read else 0,
+            read_notes=read.notes if read else (),
         )
 
     def line(self) -> str:
+        left_out = (
+            f"; left out of the Anthology's files: {self.capped} texts past {MAX_TEXT} characters, "
+            f"{self.invalid_ids} papers whose id is not the Anthology's"
+            if self.capped or self.invalid_ids
+            else ""
+        )
         return (
             f"anthology: {self.linked} of {self.lectures} lectures linked to {self.papers} papers, "
-            f"{self.ambiguous} ambiguous, {self.conflicts} in conflict"
+            f"{self.ambiguous} ambiguous, {self.conflicts} in conflict{left_out}"
         )
 
     def as_dict(self) -> LinkReport:
@@ -118,6 +143,9 @@ class LinkSummary:
             "conflicts": self.conflicts,
             "by_event": self.by_event,
             "unclear": [u.describe() for u in self.unclear],
+            "capped": self.capped,
+            "invalid_ids": self.invalid_ids,
+            "read_notes": list(self.read_notes),
         }
 
 
