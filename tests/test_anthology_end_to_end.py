@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shutil
 from pathlib import Path
@@ -179,6 +180,15 @@ def test_a_collection_given_twice_stops_the_publish_with_one_line(
     published: dict[str, Any], tmp_path: Path
 ) -> None:
     out = published["out"]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    # The release as the last publish left it: one paper fewer, every DOI of the replica a DOI.
+    assert manifest["anthology_links"] == {
+        "path": "anthology-links.csv",
+        "rows": 178,
+        "invalid_ids": 0,
+        "invalid_dois": 0,
+        "neutralised_cells": 0,
+    }
     twice = tmp_path / "twice"
     shutil.copytree(FIXTURES, twice)
     (twice / "old").mkdir()
