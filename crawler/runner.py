@@ -606,7 +606,7 @@ def link_anthology(events: SpilledEvents, anthology: Path) -> tuple[SpilledEvent
         counts["linked"] += sum(1 for lec in rows if lec.anthology_id)
         linked.add(event_id, rows)
     events.close()
-    return linked, LinkSummary.of(matches, papers=len(index), by_event=by_event)
+    return linked, LinkSummary.of(matches, papers=len(index), by_event=by_event, read=read)
 
 
 def publish(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shutil
 from pathlib import Path
@@ -172,4 +173,32 @@ def test_a_broken_anthology_file_leaves_the_release_as_it_was(
     result = eventcrawl("publish", "--state", str(state), "--out", str(out), "--anthology", str(broken))
     assert result.returncode == 2
     assert "2025.emnlp.xml: not well-formed XML" in result.stderr
+    assert (out / "manifest.json").read_bytes() == before
+
+
+def test_a_collection_given_twice_stops_the_publish_with_one_line(
+    published: dict[str, Any], tmp_path: Path
+) -> None:
+    out = published["out"]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    # The release as the last publish left it: one paper fewer, every DOI of the replica a DOI.
+    assert manifest["anthology_links"] == {
+        "path": "anthology-links.csv",
+        "rows": 178,
+        "invalid_ids": 0,
+        "invalid_dois": 0,
+        "neutralised_cells": 0,
+    }
+    twice = tmp_path / "twice"
+    shutil.copytree(FIXTURES, twice)
+    (twice / "old").mkdir()
+    shutil.copy(FIXTURES / "2025.emnlp.xml", twice / "old" / "2025.emnlp.xml")
+    before = (out / "manifest.json").read_bytes()
+    state = out.parent / "state"
+    result = eventcrawl("publish", "--state", str(state), "--out", str(out), "--anthology", str(twice))
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert result.stderr.splitlines() == [
+        f"eventcrawl: {twice / 'old' / '2025.emnlp.xml'}: collection 2025.emnlp is also in "
+        f"{twice / '2025.emnlp.xml'}; give each collection once (remove the copy)"
+    ]
     assert (out / "manifest.json").read_bytes() == before

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,17 +15,23 @@ from crawler import cli, schema
 from crawler.anthology.links import (
     LINK_COLUMNS,
     LinkRow,
+    LinksFile,
+    LinkSummary,
+    is_doi,
     link_records,
     link_rows,
     links_csv,
+    links_file,
     read_links_csv,
+    safe_cell,
 )
-from crawler.anthology.reader import read_papers
+from crawler.anthology.reader import MAX_TEXT, ReadSummary, read_papers
 from crawler.publish.changes import compute_changes
+from crawler.publish.release import publish_release
 from crawler.replica.gold import content_hash
 from crawler.schedule.changelog import compute_changelog
 from crawler.schedule.config import ConfigError, load_config
-from tests.test_publish_parquet import make_record
+from tests.test_publish_parquet import PROVENANCE, make_record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "anthology"
 PAPERS, _ = read_papers(FIXTURES)
@@ -145,3 +154,120 @@ def test_the_configuration_and_the_command_line_take_the_anthology(tmp_path: Pat
         ["publish", "--state", str(state), "--out", str(tmp_path / "out"), "--anthology", str(tmp_path / "x")]
     )
     assert code == 2
+
+
+# What starts a formula in a spreadsheet: OWASP's characters, their full-width forms, line feed and NUL.
+FORMULA_STARTS = ["=", "+", "-", "@", "\t", "\r", "\n", "\0", "\uff1d", "\uff0b", "\uff0d", "\uff20"]
+
+
+def test_a_cell_that_starts_a_formula_is_written_after_a_quote() -> None:
+    for start in FORMULA_STARTS:
+        cell = f'{start}HYPERLINK("https://x/")'
+        assert safe_cell(cell) == f"'{cell}", f"case {start!r}"
+        # Once is enough: a neutralised cell is left as it is.
+        assert safe_cell(safe_cell(cell)) == f"'{cell}", f"case {start!r}"
+    for cell in ("", "'=1", "https://u/lecture/1", " =1", "10.48448/=1", "2025.emnlp-main.1"):
+        assert safe_cell(cell) == cell, f"case {cell!r}"
+    # Every cell of the file, whatever built the row.
+    hostile = LinkRow("=1+1", "@SUM(A1)", "-2+3", "+cmd|' /C calc'!A0")
+    text = links_csv([hostile])
+    assert text.splitlines()[1] == "'=1+1,'@SUM(A1),'-2+3,'+cmd|' /C calc'!A0"
+    assert read_links_csv(text) == [LinkRow("'=1+1", "'@SUM(A1)", "'-2+3", "'+cmd|' /C calc'!A0")]
+
+
+@pytest.mark.parametrize(
+    ("doi", "valid"),
+    [
+        ("10.48448/ab12-cd34", True),
+        ("10.18653/v1/2025.emnlp-main.1", True),
+        ('10.1000/a,b"c;(d)', True),
+        ('=HYPERLINK("https://x/")', False),
+        ("-10.48448/ab12", False),
+        ("@10.48448/ab12", False),
+        ("10.48448/ab 12", False),
+        ("10.48448/ab\t12", False),
+        ("10.48448/ab12\r\n=1+1", False),
+        ("10.48448/", False),
+        ("10.484/ab12", False),
+        ("doi:10.48448/ab12", False),
+        ("https://doi.org/10.48448/ab12", False),
+        ("11.48448/ab12", False),
+        ("", False),
+    ],
+)
+def test_is_doi(doi: str, valid: bool) -> None:
+    assert is_doi(doi) is valid
+
+
+def test_the_links_file_leaves_out_bad_ids_and_dois_and_counts_them() -> None:
+    records = [
+        {"anthology_id": "2025.emnlp-main.1", "url": "https://u/lecture/1", "video_doi": "=1+1"},
+        {"anthology_id": "2025.emnlp-main.2", "url": "https://u/lecture/2", "video_doi": " 10.48448/ab-cd "},
+        {"anthology_id": "=cmd|' /C calc'!A0", "url": "https://u/lecture/3", "video_doi": "10.48448/x"},
+        {"anthology_id": "2025.emnlp-Main.3", "url": "https://u/lecture/4"},
+        {"anthology_id": "P19-10001", "url": "https://u/lecture/5"},
+        {"anthology_id": "P19-1001", "url": "https://u/lecture/6", "video_doi": "10.48448/a b"},
+        {"anthology_id": "P19-1002", "url": "https://u/lecture/7", "video_url": "@SUM(A1)"},
+        {"anthology_id": "2025.emnlp-main.9", "url": "https://u/lecture/8", "withdrawn": True},
+    ]
+    made = links_file([schema.Lecture.from_json(r) for r in records])
+    assert made == LinksFile(
+        rows=[
+            LinkRow("2025.emnlp-main.1", "https://u/lecture/1", None, None),
+            LinkRow("2025.emnlp-main.2", "https://u/lecture/2", None, "10.48448/ab-cd"),
+            LinkRow("P19-1001", "https://u/lecture/6", None, None),
+            LinkRow("P19-1002", "https://u/lecture/7", "'@SUM(A1)", None),
+        ],
+        invalid_ids=3,
+        invalid_dois=2,
+        neutralised=1,
+    )
+    assert made.entry() == {"rows": 4, "invalid_ids": 3, "invalid_dois": 2, "neutralised_cells": 1}
+    assert links_csv(made.rows).splitlines()[1:] == [
+        "2025.emnlp-main.1,https://u/lecture/1,,",
+        "2025.emnlp-main.2,https://u/lecture/2,,10.48448/ab-cd",
+        "P19-1001,https://u/lecture/6,,",
+        "P19-1002,https://u/lecture/7,'@SUM(A1),",
+    ]
+
+
+def test_a_release_writes_a_safe_links_file_counts_what_it_left_out_and_checks_it(tmp_path: Path) -> None:
+    records = [make_record(i) for i in range(4)]
+    records[0] |= {"anthology_id": "2025.emnlp-main.1", "video_doi": '=HYPERLINK("https://x/")'}
+    records[1] |= {"anthology_id": "2025.emnlp-main.2", "video_doi": "10.48448/ab-cd"}
+    records[1]["video_url"] = "https://v/2.m3u8"
+    records[2] |= {"anthology_id": "=1+1", "video_doi": "10.48448/ef-gh"}
+    for record in records:
+        record["anthology_url"] = (
+            f"https://aclanthology.org/{record['anthology_id']}/" if record.get("anthology_id") else None
+        )
+        record["content_sha256"] = schema.content_sha256(record)
+    out = tmp_path / "release"
+    publish_release(records, out, name="emnlp-2025", provenance=PROVENANCE)
+    rows = list(csv.reader(io.StringIO((out / "anthology-links.csv").read_text(encoding="utf-8"))))
+    assert rows == [
+        list(LINK_COLUMNS),
+        ["2025.emnlp-main.1", records[0]["url"], "", ""],
+        ["2025.emnlp-main.2", records[1]["url"], "https://v/2.m3u8", "10.48448/ab-cd"],
+    ]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["anthology_links"] == {
+        "path": "anthology-links.csv",
+        "rows": 2,
+        "invalid_ids": 1,
+        "invalid_dois": 1,
+        "neutralised_cells": 0,
+    }
+
+
+def test_the_link_summary_tells_what_reading_left_out() -> None:
+    read = ReadSummary(files=2, skipped=(), papers=7, capped=2, invalid_ids=1, notes=("a", "b", "c"))
+    summary = LinkSummary.of([], papers=7, by_event={}, read=read)
+    assert summary.line() == (
+        "anthology: 0 of 0 lectures linked to 7 papers, 0 ambiguous, 0 in conflict; left out of the "
+        f"Anthology's files: 2 texts past {MAX_TEXT} characters, 1 papers whose id is not the Anthology's"
+    )
+    report = summary.as_dict()
+    assert (report["capped"], report["invalid_ids"], report["read_notes"]) == (2, 1, ["a", "b", "c"])
+    plain = LinkSummary.of([], papers=7, by_event={}, read=dataclasses.replace(read, capped=0, invalid_ids=0))
+    assert plain.line() == "anthology: 0 of 0 lectures linked to 7 papers, 0 ambiguous, 0 in conflict"

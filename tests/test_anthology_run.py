@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from crawler.anthology.reader import MAX_TEXT
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
 from tests.support.commands import run_command
@@ -52,6 +53,13 @@ def test_run_links_and_a_changed_link_is_in_the_changelog(site: ReplicaSite, tmp
     head = text.index(f'<volume id="{volume}"')
     body = re.sub(rf'\n    <paper id="{number}">.*?</paper>', "", text[head:], count=1, flags=re.DOTALL)
     (fewer / "2025.emnlp.xml").write_text(text[:head] + body, encoding="utf-8")
+    # And a collection no lecture is from: an abstract past the reader's cap, an id not the Anthology's.
+    extra = (
+        '<collection id="2025.extra"><volume id="main">'
+        f'<paper id="1"><title>Long</title><abstract>{"x" * (MAX_TEXT + 1)}</abstract></paper>'
+        '<paper id="=2"><title>Formula</title></paper></volume></collection>'
+    )
+    (fewer / "2025.extra.xml").write_text(extra, encoding="utf-8")
     with ReplicaServer(site) as server:
         first = run(server, tmp_path, "--anthology", str(FIXTURES))
         assert first.returncode == 0, first.stderr[-3000:]
@@ -64,6 +72,16 @@ def test_run_links_and_a_changed_link_is_in_the_changelog(site: ReplicaSite, tmp
         assert again.returncode == 3, again.stderr[-3000:]
         relinked = run(server, tmp_path, "--anthology", str(fewer))
         assert relinked.returncode == 0, relinked.stderr[-3000:]
+        left_out = {k: report(tmp_path)["anthology"][k] for k in ("capped", "invalid_ids", "read_notes")}
+        assert left_out == {
+            "capped": 1,
+            "invalid_ids": 1,
+            "read_notes": [
+                f"{fewer / '2025.extra.xml'}: paper '1' of volume 'main': its abstract is longer than "
+                f"{MAX_TEXT} characters, left out",
+                f"{fewer / '2025.extra.xml'}: paper '=2' of volume 'main': not an Anthology id, left out",
+            ],
+        }
         assert report(tmp_path)["changes"] == {
             "added": [],
             "changed": {dropped_lecture: ["anthology_id", "anthology_url"]},

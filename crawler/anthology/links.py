@@ -2,7 +2,10 @@
 
 :func:`link_records` matches records (``crawler.schema`` shape) against papers and sets the three
 Anthology fields; :func:`links_csv` writes ``anthology-links.csv``: one row per linked lecture still on
-the site (Anthology id, lecture URL, video URL, video DOI), in Anthology id order.
+the site (Anthology id, lecture URL, video URL, video DOI), in Anthology id order. The file is opened in
+spreadsheets, and its cells come from the site: a lecture whose id is not the Anthology's is left out, a
+video DOI that is not a DOI is left out of its cell, and a cell a spreadsheet would read as a formula is
+written after a ``'`` (all counted, see :class:`LinksFile`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, TypedDict
 
 from crawler import schema
 from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
-from crawler.anthology.reader import Paper, anthology_url
+from crawler.anthology.reader import MAX_TEXT, Paper, ReadSummary, anthology_url, is_anthology_id
 from crawler.schema import AnthologyMatch, Lecture, has_value
 
 LINKS_FILE = "anthology-links.csv"
@@ -26,6 +29,12 @@ LINK_COLUMNS = ("anthology_id", "lecture_url", "video_url", "video_doi")
 ANTHOLOGY_FIELDS = ("anthology_id", "anthology_url", "anthology_match")
 # How many ambiguous lectures a summary names (all are counted).
 LISTED = 50
+# A DOI as the links file takes it: ``10.``, the registrant's four to nine digits, a slash and a suffix
+# of printable characters without spaces.
+DOI = re.compile(r"10\.[0-9]{4,9}/[^\s\x00-\x1f\x7f-\x9f]+")
+# What makes a spreadsheet read a cell as a formula when the cell starts with it (OWASP's list for CSV
+# injection, with the full-width forms, line feed and NUL); such a cell is written after a ``'``.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\0", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 @dataclass(frozen=True)
@@ -75,11 +84,16 @@ class LinkReport(TypedDict):
     conflicts: int
     by_event: dict[str, EventLinks]
     unclear: list[str]
+    capped: int
+    invalid_ids: int
+    read_notes: list[str]
 
 
 @dataclass(frozen=True)
 class LinkSummary:
-    """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones."""
+    """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones;
+    what reading the Anthology's files left out (texts past the reader's cap, papers whose id is not the
+    Anthology's, the first of them named in ``read_notes``)."""
 
     papers: int
     lectures: int
@@ -88,10 +102,21 @@ class LinkSummary:
     conflicts: int
     by_event: dict[str, EventLinks] = field(default_factory=dict)
     unclear: tuple[Unclear, ...] = ()  # the first LISTED ambiguous and conflicting lectures
+    capped: int = 0
+    invalid_ids: int = 0
+    read_notes: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, matches: Sequence[Match], *, papers: int, by_event: Mapping[str, EventLinks]) -> LinkSummary:
-        """The summary of these decisions, one per lecture, against ``papers`` papers."""
+    def of(
+        cls,
+        matches: Sequence[Match],
+        *,
+        papers: int,
+        by_event: Mapping[str, EventLinks],
+        read: ReadSummary | None = None,
+    ) -> LinkSummary:
+        """The summary of these decisions, one per lecture, against ``papers`` papers read as ``read``
+        tells."""
         unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
         return cls(
             papers=papers,
@@ -101,12 +126,21 @@ class LinkSummary:
             conflicts=sum(1 for m in matches if m.status == "conflict"),
             by_event=dict(sorted(by_event.items())),
             unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
+            capped=read.capped if read else 0,
+            invalid_ids=read.invalid_ids if read else 0,
+            read_notes=read.notes if read else (),
         )
 
     def line(self) -> str:
+        left_out = (
+            f"; left out of the Anthology's files: {self.capped} texts past {MAX_TEXT} characters, "
+            f"{self.invalid_ids} papers whose id is not the Anthology's"
+            if self.capped or self.invalid_ids
+            else ""
+        )
         return (
             f"anthology: {self.linked} of {self.lectures} lectures linked to {self.papers} papers, "
-            f"{self.ambiguous} ambiguous, {self.conflicts} in conflict"
+            f"{self.ambiguous} ambiguous, {self.conflicts} in conflict{left_out}"
         )
 
     def as_dict(self) -> LinkReport:
@@ -118,6 +152,9 @@ class LinkSummary:
             "conflicts": self.conflicts,
             "by_event": self.by_event,
             "unclear": [u.describe() for u in self.unclear],
+            "capped": self.capped,
+            "invalid_ids": self.invalid_ids,
+            "read_notes": list(self.read_notes),
         }
 
 
@@ -209,28 +246,88 @@ def _id_order(anthology_id: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", anthology_id))
 
 
+def is_doi(text: str) -> bool:
+    """Whether ``text`` is a DOI: ``10.<registrant>/<suffix>``, nothing around it."""
+    return DOI.fullmatch(text) is not None
+
+
+def safe_cell(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet reads as a formula: after a ``'`` when it starts like one."""
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+@dataclass(frozen=True)
+class LinksFile:
+    """The rows of ``anthology-links.csv`` and what they left out: linked lectures whose id is not the
+    Anthology's (no row), video DOIs that are not DOIs (an empty cell), and how many cells were written
+    after a ``'``."""
+
+    rows: list[LinkRow]
+    invalid_ids: int = 0
+    invalid_dois: int = 0
+    neutralised: int = 0
+
+    def entry(self) -> dict[str, int]:
+        """The counts as the release's manifest holds them."""
+        return {
+            "rows": len(self.rows),
+            "invalid_ids": self.invalid_ids,
+            "invalid_dois": self.invalid_dois,
+            "neutralised_cells": self.neutralised,
+        }
+
+
+def _link_row(record: Lecture) -> tuple[LinkRow | None, list[str]]:
+    """The row of a linked lecture (None when its id is not the Anthology's), and what was wrong:
+    ``id``, ``doi``, and one ``cell`` per cell neutralised."""
+    anthology_id = str(record.anthology_id)
+    if not is_anthology_id(anthology_id):
+        return None, ["id"]
+    doi = (record.video_doi or "").strip() or None
+    wrong = [] if doi is None or is_doi(doi) else ["doi"]
+    lecture_url, video_url = str(record.url), record.video_url or None
+    row = LinkRow(
+        anthology_id=anthology_id,
+        lecture_url=safe_cell(lecture_url),
+        video_url=safe_cell(video_url) if video_url else None,
+        video_doi=None if wrong else doi,
+    )
+    wrong += ["cell" for cell in (lecture_url, video_url) if cell and safe_cell(cell) != cell]
+    return row, wrong
+
+
+def links_file(records: Iterable[Lecture]) -> LinksFile:
+    """One row per linked lecture that is not withdrawn, in Anthology id order, every cell safe to open
+    in a spreadsheet; with what was left out."""
+    rows: list[LinkRow] = []
+    wrong: list[str] = []
+    for record in records:
+        if has_value(record.anthology_id) and not record.withdrawn:
+            row, found = _link_row(record)
+            wrong += found
+            rows += [row] if row is not None else []
+    return LinksFile(
+        rows=sorted(rows, key=lambda row: (_id_order(row.anthology_id), row.lecture_url)),
+        invalid_ids=wrong.count("id"),
+        invalid_dois=wrong.count("doi"),
+        neutralised=wrong.count("cell"),
+    )
+
+
 def link_rows(records: Iterable[Lecture]) -> list[LinkRow]:
-    """One row per linked lecture that is not withdrawn, in Anthology id order."""
-    rows = [
-        LinkRow(
-            anthology_id=str(r.anthology_id),
-            lecture_url=str(r.url),
-            video_url=r.video_url or None,
-            video_doi=r.video_doi or None,
-        )
-        for r in records
-        if has_value(r.anthology_id) and not r.withdrawn
-    ]
-    return sorted(rows, key=lambda row: (_id_order(row.anthology_id), row.lecture_url))
+    """The rows of :func:`links_file`."""
+    return links_file(records).rows
 
 
 def links_csv(rows: Iterable[LinkRow]) -> str:
-    """The CSV text: a header, then one line per row; an empty cell where there is no video."""
+    """The CSV text: a header, then one line per row; an empty cell where there is no video. No cell
+    starts like a formula (see :func:`safe_cell`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(LINK_COLUMNS)
     for row in rows:
-        writer.writerow([row.anthology_id, row.lecture_url, row.video_url or "", row.video_doi or ""])
+        cells = (row.anthology_id, row.lecture_url, row.video_url or "", row.video_doi or "")
+        writer.writerow([safe_cell(cell) for cell in cells])
     return buffer.getvalue()
 
 

@@ -3,23 +3,36 @@
 A collection file (``data/xml/<collection>.xml`` in the Anthology's repository) holds volumes, and
 volumes hold papers: title, authors (``<first>``, ``<last>``), abstract, with inline markup
 (``<fixed-case>``, ``<i>``, ``<b>``, ``<tex-math>``, ``<url>``...) whose text is kept and tags dropped.
-Files are read with lxml's ``iterparse``, each paper cleared once read, so memory holds the papers
-and not the trees.
+Files are parsed as a stream (lxml's parser with a target, fed a chunk at a time): no tree is built and
+no text is held past :data:`MAX_TEXT` characters, so memory holds the papers and not the files, whatever
+one element of a file holds.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lxml import etree
 
 ANTHOLOGY_URL = "https://aclanthology.org/{id}/"
+# The most characters a title, an abstract or a name may hold. The Anthology's longest abstracts hold a
+# few thousand; a text past this is dropped (counted in the summary) and never held whole: the reader
+# keeps at most this much of an element's text.
+MAX_TEXT = 20_000
+# Bytes of a file handed to the parser at a time.
+READ_CHUNK = 1 << 16
+# How many dropped texts and refused ids a summary names (all are counted).
+LISTED = 20
 # A new-style collection id starts with its year (``2025.emnlp``); older ones are a letter and two digits.
 _NEW_STYLE = re.compile(r"^\d{4}\.")
 _OLD_STYLE = re.compile(r"^[A-Z]\d{2}$")
+# The Anthology's own patterns: a collection id, and a paper's full id, new style (``2025.emnlp-main.1``:
+# year.venue-volume.number, lower-case letters and digits) or old (``P19-1001``, ``W18-6310``).
+COLLECTION_ID = re.compile(r"[0-9]{4}\.[a-z0-9]+|[A-Z][0-9]{2}")
+PAPER_ID = re.compile(r"[0-9]{4}\.[a-z0-9]+-[a-z0-9]+\.[a-z0-9]+|[A-Z][0-9]{2}-[0-9]{4}")
 
 
 class AnthologyError(ValueError):
@@ -53,16 +66,40 @@ class Paper:
 
 @dataclass(frozen=True, slots=True)
 class ReadSummary:
-    """What a directory held: collection files read, other XML files skipped, papers found."""
+    """What a directory held: collection files read, other XML files skipped, papers found; texts
+    dropped for being past :data:`MAX_TEXT` (``capped``) and papers left out for an id that is not the
+    Anthology's (``invalid_ids``), the first :data:`LISTED` of them named in ``notes``."""
 
     files: int
     skipped: tuple[str, ...]
     papers: int
+    capped: int = 0
+    invalid_ids: int = 0
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Tally:
+    """What reading dropped, counted over the files read, and the first ones named."""
+
+    capped: int = 0
+    invalid_ids: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < LISTED:
+            self.notes.append(text)
 
 
 def anthology_url(anthology_id: str) -> str:
     """``https://aclanthology.org/<id>/``."""
     return ANTHOLOGY_URL.format(id=anthology_id)
+
+
+def is_anthology_id(text: str) -> bool:
+    """Whether ``text`` is a paper's id as the Anthology writes them: ``2025.emnlp-main.123`` or
+    ``P19-1001``."""
+    return PAPER_ID.fullmatch(text) is not None
 
 
 def build_id(collection_id: str, volume_id: str, paper_id: str) -> str:
@@ -85,76 +122,202 @@ def build_id(collection_id: str, volume_id: str, paper_id: str) -> str:
     return f"{collection_id}-{int(volume_id)}{int(paper_id):03d}"
 
 
-def _text(element: etree._Element | None) -> str:
-    """An element's text with every inline tag dropped and its text kept, spaces collapsed."""
-    if element is None:
-        return ""
-    return " ".join("".join(element.itertext()).split())
+def paper_id_of(collection_id: str, volume_id: str, paper_id: str) -> str | None:
+    """The paper's Anthology id, or None when its parts do not make one the Anthology could give."""
+    try:
+        built = build_id(collection_id, volume_id, paper_id)
+    except ValueError:
+        return None
+    return built if is_anthology_id(built) else None
 
 
 def _local(tag: object) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
+class _Text:
+    """One element's text as the parser hands it over, kept up to :data:`MAX_TEXT` characters: past
+    that, what was kept is let go and the rest is not kept."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+
+    def add(self, data: str) -> None:
+        self.size += len(data)
+        if self.size > MAX_TEXT:
+            self.parts = []
+        else:
+            self.parts.append(data)
+
+    @property
+    def capped(self) -> bool:
+        return self.size > MAX_TEXT
+
+    def value(self) -> str:
+        """The text with every inline tag's text kept, spaces collapsed; empty when it was capped."""
+        return "" if self.capped else " ".join("".join(self.parts).split())
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A paper as it is read: its id, volume and texts, the authors so far."""
+
+    paper_id: str
+    volume_id: str
+    depth: int
+    texts: dict[str, _Text] = field(default_factory=dict)
+    authors: list[Author] = field(default_factory=list)
+    removed: bool = False
+    capped: list[str] = field(default_factory=list)
+
+
+# The texts a paper keeps, each read from its first element of the name: the paper's own children, and
+# an author's.
+_PAPER_TEXTS = ("title", "abstract")
+_AUTHOR_TEXTS = ("first", "last")
+
+
+class _Collection:
+    """The parser's target for one collection file: papers come out of :meth:`take` as they end."""
+
+    def __init__(self, path: Path, tally: Tally) -> None:
+        self.path = path
+        self.tally = tally
+        self.depth = 0
+        self.collection_id = ""
+        self.volume_id = ""
+        self.paper: _Draft | None = None
+        self.author: dict[str, _Text] | None = None
+        # The text being read: its element's depth and the text.
+        self.text: tuple[int, _Text] | None = None
+        self.ready: list[Paper] = []
+
+    def start(self, tag: object, attrib: Mapping[str, str]) -> None:
+        self.depth += 1
+        name = _local(tag)
+        if self.depth == 1:
+            self.collection_id = _collection_id(self.path, name, attrib.get("id"))
+        elif name == "collection":
+            raise AnthologyError(f"{self.path}: a <collection> inside collection {self.collection_id}")
+        elif name == "volume":
+            self.volume_id = str(attrib.get("id") or "")
+        paper = self.paper
+        if paper is None:
+            if name == "paper":
+                self.paper = _Draft(str(attrib.get("id") or ""), self.volume_id, self.depth)
+            return
+        if self.depth == paper.depth + 1:
+            if name == "removed":
+                paper.removed = True
+            elif name == "author":
+                self.author = {}
+            elif name in _PAPER_TEXTS:
+                self._begin(paper.texts, name)
+        elif self.author is not None and self.depth == paper.depth + 2 and name in _AUTHOR_TEXTS:
+            self._begin(self.author, name)
+
+    def _begin(self, texts: dict[str, _Text], name: str) -> None:
+        """Read the text of this element, unless an earlier element of the name was read."""
+        if name not in texts:
+            texts[name] = _Text()
+            self.text = (self.depth, texts[name])
+
+    def data(self, data: str) -> None:
+        if self.text is not None:
+            self.text[1].add(data)
+
+    def end(self, tag: object) -> None:
+        depth, self.depth = self.depth, self.depth - 1
+        if self.text is not None and self.text[0] == depth:
+            self.text = None
+        paper = self.paper
+        if paper is None:
+            return
+        if self.author is not None and depth == paper.depth + 1:
+            self._end_author(paper, self.author)
+            self.author = None
+        elif depth == paper.depth:
+            self.paper = None
+            found = self._paper(paper)
+            if found is not None:
+                self.ready.append(found)
+
+    def _end_author(self, paper: _Draft, texts: dict[str, _Text]) -> None:
+        paper.capped.extend(f"an author's {name} name" for name, text in texts.items() if text.capped)
+        first, last = (texts[n].value() if n in texts else "" for n in _AUTHOR_TEXTS)
+        if first or last:
+            paper.authors.append(Author(first, last))
+
+    def _paper(self, paper: _Draft) -> Paper | None:
+        """The paper read, or None: removed from the Anthology, without a title (or a title past the
+        cap), or with an id that is not the Anthology's. Capped texts and refused ids are counted."""
+        texts = paper.texts
+        capped = [*(f"its {n}" for n in _PAPER_TEXTS if n in texts and texts[n].capped), *paper.capped]
+        where = f"{self.path}: paper {paper.paper_id!r} of volume {paper.volume_id!r}"
+        self.tally.capped += len(capped)
+        for name in capped:
+            self.tally.note(f"{where}: {name} is longer than {MAX_TEXT} characters, left out")
+        # A paper taken out of the Anthology keeps its place in the file but is no paper to link to.
+        title = texts["title"].value() if "title" in texts else ""
+        if not paper.paper_id or paper.removed or not title:
+            return None
+        anthology_id = paper_id_of(self.collection_id, paper.volume_id, paper.paper_id)
+        if anthology_id is None:
+            self.tally.invalid_ids += 1
+            self.tally.note(f"{where}: not an Anthology id, left out")
+            return None
+        return Paper(
+            anthology_id=anthology_id,
+            title=title,
+            authors=tuple(paper.authors),
+            abstract=texts["abstract"].value() if "abstract" in texts else "",
+            volume_id=f"{self.collection_id}-{paper.volume_id}"
+            if _NEW_STYLE.match(self.collection_id)
+            else "",
+        )
+
+    def take(self) -> list[Paper]:
+        """The papers ended since the last call."""
+        ready, self.ready = self.ready, []
+        return ready
+
+    def close(self) -> None:
+        return None
+
+
+def _collection_id(path: Path, tag: str, given: str | None) -> str:
+    """The root's collection id; :class:`AnthologyError` when the root is no ``<collection>`` with an
+    id of the Anthology's pattern."""
+    if tag != "collection" or not given:
+        raise AnthologyError(f"{path}: not an Anthology collection file (root <{tag}>)")
+    if COLLECTION_ID.fullmatch(given) is None:
+        raise AnthologyError(f"{path}: {given!r} is not an Anthology collection id (2025.emnlp, P19)")
+    return given
+
+
 def read_collection(path: Path) -> Iterator[Paper]:
     """The papers of one collection file, in file order; raise :class:`AnthologyError` when the file is
     not XML or not a collection (a ``<collection id=...>`` root)."""
-    collection_id = ""
-    volume_id = ""
+    return _read(path, Tally())
+
+
+def _read(path: Path, tally: Tally) -> Iterator[Paper]:
+    target = _Collection(path, tally)
+    parser = etree.XMLParser(target=target, resolve_entities=False, no_network=True)
     try:
-        for event, element in etree.iterparse(
-            str(path), events=("start", "end"), resolve_entities=False, no_network=True, huge_tree=True
-        ):
-            tag = _local(element.tag)
-            if event == "start":
-                if not collection_id:
-                    if tag != "collection" or not element.get("id"):
-                        raise AnthologyError(f"{path}: not an Anthology collection file (root <{tag}>)")
-                    collection_id = str(element.get("id"))
-                elif tag == "volume":
-                    volume_id = str(element.get("id") or "")
-                continue
-            if tag == "paper":
-                paper = _paper(element, collection_id, volume_id, path)
-                element.clear(keep_tail=False)
-                # Papers already read are dropped from the root too, so a big file stays small in memory.
-                parent = element.getparent()
-                while parent is not None and element.getprevious() is not None:
-                    del parent[0]
-                if paper is not None:
-                    yield paper
-            elif tag in ("frontmatter", "meta"):
-                element.clear(keep_tail=False)
+        with Path(path).open("rb") as stream:
+            while chunk := stream.read(READ_CHUNK):
+                parser.feed(chunk)
+                yield from target.take()
+        parser.close()
+        yield from target.take()
     except etree.XMLSyntaxError as exc:
         raise AnthologyError(f"{path}: not well-formed XML: {exc}") from None
     except OSError as exc:
         raise AnthologyError(f"{path}: cannot be read: {exc}") from None
-
-
-def _paper(element: etree._Element, collection_id: str, volume_id: str, path: Path) -> Paper | None:
-    paper_id = str(element.get("id") or "")
-    # A paper taken out of the Anthology keeps its place in the file but is no paper to link to.
-    if not paper_id or element.find("removed") is not None:
-        return None
-    title = _text(element.find("title"))
-    if not title:
-        return None
-    try:
-        anthology_id = build_id(collection_id, volume_id, paper_id)
-    except ValueError as exc:
-        raise AnthologyError(f"{path}: {exc}") from None
-    authors = tuple(
-        Author(_text(a.find("first")), _text(a.find("last")))
-        for a in element.findall("author")
-        if _text(a.find("last")) or _text(a.find("first"))
-    )
-    return Paper(
-        anthology_id=anthology_id,
-        title=title,
-        authors=authors,
-        abstract=_text(element.find("abstract")),
-        volume_id=f"{collection_id}-{volume_id}" if _NEW_STYLE.match(collection_id) else "",
-    )
 
 
 def collection_files(root: Path) -> list[Path]:
@@ -167,38 +330,61 @@ def collection_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.xml") if p.is_file())
 
 
-def _is_collection(path: Path) -> bool:
-    """Whether the file's root element is ``<collection>`` (other XML in a checkout is skipped)."""
+def root_collection(path: Path) -> str | None:
+    """The id of the file's root ``<collection>`` ("" when it has none, or when the file breaks before
+    its root: :func:`read_collection` reports it with its line); None when the root is another element
+    (other XML in a checkout is skipped)."""
     try:
         for _event, element in etree.iterparse(
             str(path), events=("start",), resolve_entities=False, no_network=True
         ):
-            return _local(element.tag) == "collection"
-    except etree.XMLSyntaxError:
-        # Broken files are reported by read_collection with their line.
-        return True
-    return False
+            return str(element.get("id") or "") if _local(element.tag) == "collection" else None
+    except (etree.XMLSyntaxError, OSError):
+        return ""
+    return None
+
+
+def _refuse_copies(roots: Mapping[Path, str | None]) -> None:
+    """:class:`AnthologyError` when two files hold the same collection: one would shadow the other."""
+    first: dict[str, Path] = {}
+    for path, collection_id in roots.items():
+        if not collection_id:
+            continue
+        if collection_id in first:
+            raise AnthologyError(
+                f"{path}: collection {collection_id} is also in {first[collection_id]}; "
+                "give each collection once (remove the copy)"
+            )
+        first[collection_id] = path
 
 
 def read_papers(root: Path) -> tuple[list[Paper], ReadSummary]:
-    """Every paper of every collection file under ``root``, each id once (the first file's wins).
+    """Every paper of every collection file under ``root``.
 
-    XML files whose root is not ``<collection>`` are skipped and named in the summary; a collection file
-    that is not well-formed raises :class:`AnthologyError` naming it."""
+    XML files whose root is not ``<collection>`` are skipped and named in the summary. A collection
+    file that is not well-formed, a collection given in two files, or a paper id given twice raises
+    :class:`AnthologyError` naming the file, before any paper is linked; a text past :data:`MAX_TEXT`
+    and a paper whose id is not the Anthology's are left out and counted."""
+    roots = {path: root_collection(path) for path in collection_files(root)}
+    _refuse_copies(roots)
     papers: list[Paper] = []
     seen: set[str] = set()
-    skipped: list[str] = []
-    files = 0
-    for path in collection_files(root):
-        if not _is_collection(path):
-            skipped.append(str(path))
-            continue
-        files += 1
-        for paper in read_collection(path):
-            if paper.anthology_id not in seen:
-                seen.add(paper.anthology_id)
-                papers.append(paper)
-    return papers, ReadSummary(files=files, skipped=tuple(skipped), papers=len(papers))
+    tally = Tally()
+    for path in (p for p, collection_id in roots.items() if collection_id is not None):
+        for paper in _read(path, tally):
+            if paper.anthology_id in seen:
+                raise AnthologyError(f"{path}: paper {paper.anthology_id} is given twice")
+            seen.add(paper.anthology_id)
+            papers.append(paper)
+    summary = ReadSummary(
+        files=sum(1 for c in roots.values() if c is not None),
+        skipped=tuple(str(p) for p, c in roots.items() if c is None),
+        papers=len(papers),
+        capped=tally.capped,
+        invalid_ids=tally.invalid_ids,
+        notes=tuple(tally.notes),
+    )
+    return papers, summary
 
 
 def iter_papers(paths: Iterable[Path]) -> Iterator[Paper]:

@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawler import schema
-from crawler.anthology.links import LINKS_FILE, link_rows, links_csv, read_links_csv
+from crawler.anthology.links import LINKS_FILE, LinksFile, link_rows, links_csv, links_file, read_links_csv
 from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish import card as cards
@@ -1071,8 +1071,8 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
     event_files = [_event_config_files(build, by_event[e.event_id], e) for e in per_event]
     configs = _lecture_configs(context, written, written.total) + _table_configs(build, tables)
     # The links the Anthology could ingest: every linked lecture still on the site.
-    links = link_rows(written.linked)
-    (build / LINKS_FILE).write_text(links_csv(links), encoding="utf-8")
+    links = links_file(written.linked)
+    (build / LINKS_FILE).write_text(links_csv(links.rows), encoding="utf-8")
     history = _carry_change_files(previous, build, context.removals)
     change_file = change_files.changes_path(version)
     _merge_changes(written.change_parts, build / change_file)
@@ -1088,7 +1088,7 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
         cards.Changes.of(written.diff, previous.version),
     )
     _write_card(context, release, tables, written.card_table(), written)
-    files = _write_manifest(context, release, written, len(links))
+    files = _write_manifest(context, release, written, links)
     _fsync_tree(build)
     return _Built(
         version,
@@ -1136,7 +1136,7 @@ def _write_card(
 
 
 def _write_manifest(
-    context: _BuildContext, release: _Release, written: _Written, links: int
+    context: _BuildContext, release: _Release, written: _Written, links: LinksFile
 ) -> dict[str, FileEntry]:
     build, previous = context.build, context.previous
     configs = release.configs
@@ -1166,7 +1166,7 @@ def _write_manifest(
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": release.change_files,
         "change_rows": {kind: count for kind, count in change_files.file_counts(written.diff).items()},
-        "anthology_links": {"path": LINKS_FILE, "rows": links},
+        "anthology_links": {"path": LINKS_FILE, **links.entry()},
         "provenance": cards.json_safe(context.provenance),
         "files": files,
     }
