@@ -15,7 +15,8 @@ the run finished, appends to the stage as it is.
 Every lecture line read back (the stage a publish reads, the last stage a refresh carries from, the
 unfinished stage a crawl resumes, a fleet's shared stage) is checked against the schema as JSON holds it
 (:func:`record_problems`): a line that fails is logged with its file and line number, counted as bad, and
-its lecture is taken as not staged by it, so its page is fetched again and it is never published.
+its lecture is taken as not staged by it, so its page is fetched again and it is never published. A
+session line is checked as a release takes it, and a bad one is counted and left out the same way.
 """
 
 from __future__ import annotations
@@ -365,14 +366,24 @@ class StageIndex:
         ):
             self._aliases.append((str(payload["lecture_id"]), str(payload["url"])))
         elif kind == "session" and isinstance(payload.get("session"), dict):
-            session = payload["session"]
-            assert isinstance(session, dict)
-            if isinstance(session.get("session_id"), str):
-                self.sessions[str(session["session_id"])] = session
+            self._add_session(path, payload["session"], number)
         elif kind == "lecture" and isinstance(payload.get("record"), dict):
             self._add_lecture(path, offset, payload["record"], number)
         else:
             self._bad(path, number, f"not a line of the stage (kind {kind!r})")
+
+    def _add_session(self, path: Path, session: JsonValue, number: int) -> None:
+        """A session as the listing described it, checked as a release takes it (a bad one is logged
+        and counted, not kept)."""
+        from crawler.publish.tables import session_detail
+
+        assert isinstance(session, dict)
+        try:
+            session_detail(session, number)
+        except ValueError as exc:
+            self._bad(path, number, str(exc))
+            return
+        self.sessions[str(session["session_id"])] = session
 
     def _bad(self, path: Path, number: int, problem: str) -> None:
         self.bad_lines += 1

@@ -310,3 +310,27 @@ def test_a_bad_typed_line_in_a_fleets_shared_stage_is_counted_and_fetched_again(
     staged = read_stage(tmp_path)
     assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1", "3"], 1)
     assert unfinished_lecture_ids(tmp_path) == {"1", "3"}
+
+
+def test_a_session_line_a_release_could_not_take_is_counted_and_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    good = {"session_id": "9001", "event_id": "502", "name": "Poster 1", "start": "2025-11-05T09:00:00Z"}
+    bad_sessions: dict[str, dict[str, Any]] = {
+        "start not a timestamp": {**good, "session_id": "9002", "start": "tomorrow"},
+        "name a number": {**good, "session_id": "9002", "name": 5},
+        "session_id empty": {**good, "session_id": ""},
+        "session_id a number": {**good, "session_id": 9002},
+        "an unknown key": {**good, "session_id": "9002", "room": "A"},
+    }
+    for case, bad in bad_sessions.items():
+        state = tmp_path / case.replace(" ", "-")
+        writer = StageWriter(state)
+        writer.open()
+        writer.write_session(good)
+        writer.write_session(bad)
+        writer.close(complete=True)
+        caplog.clear()
+        staged = read_stage(state)
+        assert ([s["session_id"] for s in staged.sessions], staged.bad_lines) == (["9001"], 1), f"case {case}"
+        assert f"Stage line {writer.path}:2 is bad (" in caplog.text, f"case {case}"
