@@ -72,7 +72,8 @@ def is_digest(entry: str) -> bool:
 
 @dataclass(frozen=True)
 class RemovalRequests:
-    """Removals asked for: lecture ids and authors (names or ORCID iDs), each once, in order."""
+    """Removals asked for: lecture ids and authors (names, ORCID iDs, or digests a release's ledger
+    kept), each once, in order."""
 
     lectures: tuple[str, ...] = ()
     authors: tuple[str, ...] = ()
