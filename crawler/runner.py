@@ -428,19 +428,29 @@ def _provenance(state_dir: Path, staged: StageIndex, dedup: DedupReport) -> Json
 
 def removals_in_force(out_dir: Path, state_dir: Path, removals: RemovalRequests | None) -> RemovalRequests:
     """The removals the next release of ``out_dir`` applies: those ``state_dir`` recorded, ``removals``
-    and the lecture ids the release removed; :class:`DamagedFile` when the release redacted more authors
-    than they name."""
+    and those the release's ledger keeps (lecture ids, redactions as digests), so that a state directory
+    lost and restored, or another one, brings nothing back. :class:`DamagedFile` when the release's
+    manifest lists a ledger that neither the release nor ``state_dir`` holds, or when a release made
+    before ledgers were published redacted more authors than these removals name."""
     from crawler.fsutil import DamagedFile
-    from crawler.publish.removals import ReleaseRemovals, load_removals, redaction_count
+    from crawler.publish.removals import RELEASE_LEDGER, ReleaseRemovals, load_removals, redaction_count
 
     kept = ReleaseRemovals.load(out_dir)
-    in_force = (
-        load_removals(state_dir).merged(removals or RemovalRequests()).merged(RemovalRequests(kept.lectures))
-    )
+    ledger = StateDir.of(state_dir).removals
+    if kept.missing and not ledger.is_file():
+        raise DamagedFile(
+            Path(out_dir) / RELEASE_LEDGER,
+            f"the release's manifest lists it but it is missing, and {ledger} does not exist either: the "
+            "removals the release applied are known nowhere",
+            f"restore the release from the Hub (hf download --repo-type dataset <repo> --local-dir "
+            f"{out_dir}), or {ledger} from a backup",
+        )
+    asked = load_removals(state_dir).merged(removals or RemovalRequests())
+    in_force = asked.merged(kept.requests(asked))
     named = redaction_count(in_force.authors)
     if named < kept.authors:
         raise DamagedFile(
-            StateDir.of(state_dir).removals,
+            ledger,
             f"the release in {out_dir} redacted {kept.authors} author(s), this state directory and the "
             f"configuration name {named}",
             "publish with the state directory that published the release, or list every redaction in the "
@@ -619,11 +629,12 @@ def publish(
     template: Path | None = None,
 ) -> ReleaseResult:
     """Write a checked release of ``release`` (see :func:`next_release`) to ``out_dir``, one event in
-    memory at a time, record the removals it applied in ``state_dir`` and remember what it published."""
+    memory at a time, with the ledger of the removals it applied (``removals.json``, in its manifest),
+    record those removals in ``state_dir`` and remember what it published."""
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
     from crawler.publish.release import PublishOptions, publish_events
-    from crawler.publish.removals import ReleaseRemovals, record_removals, redaction_count
+    from crawler.publish.removals import ReleaseRemovals, record_removals
 
     # The card shows each field's coverage per event: what a user can expect to find filled.
     coverage = field_coverage(release.events)
@@ -634,12 +645,13 @@ def publish(
         sessions=[dict(s) for s in release.sessions],
         remove_lectures=release.removals.lectures,
         redact_authors=release.redactions,
+        # The release carries its removals (redactions as digests), pushed with it.
+        removals_ledger=(
+            ReleaseRemovals.of(release.removals.lectures, release.redactions) if release.removals else None
+        ),
     )
     result = publish_events(release.events, out_dir, options)
     record_removals(state_dir, release.removals)
-    if release.removals:
-        lectures, authors = release.removals.lectures, redaction_count(release.removals.authors)
-        ReleaseRemovals(lectures, authors).save(out_dir)
     update_index((lec.values() for lec in release.events), state_dir)
     return result
 

@@ -11,6 +11,12 @@ The workers of a fleet share one stage: each appends to its own ``<worker>.jsonl
 one run of the fleet, named in ``stage/FRONTIER``. Only the first worker of a new run moves a finished stage
 aside (under a lock file, so that two workers starting together agree); a worker that joins later, or after
 the run finished, appends to the stage as it is.
+
+Every lecture line read back (the stage a publish reads, the last stage a refresh carries from, the
+unfinished stage a crawl resumes, a fleet's shared stage) is checked against the schema as JSON holds it
+(:func:`record_problems`): a line that fails is logged with its file and line number, counted as bad, and
+its lecture is taken as not staged by it, so its page is fetched again and it is never published. A
+session line is checked as a release takes it, and a bad one is counted and left out the same way.
 """
 
 from __future__ import annotations
@@ -32,12 +38,15 @@ from crawler import stats_keys as keys
 from crawler.fsutil import exclusive_lock, write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.schema import (
+    FIELD_NAMES,
+    FIELDS,
     SORT_KEY,
     Lecture,
     from_json_record,
     lecture_order,
     parse_timestamp,
     to_json_record,
+    validate_record,
 )
 from crawler.state_dir import StateDir
 
@@ -70,6 +79,23 @@ def check_worker_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+def record_problems(record: Mapping[str, object]) -> list[str]:
+    """Why a staged record (as JSON holds it) cannot be read back: the schema's problems with its fields
+    (:func:`crawler.schema.validate_record`: types, a required field missing), or a timestamp that is not
+    an ISO 8601 string. Keys that are no field (one the schema dropped since) are left out, as
+    :meth:`Lecture.from_json` leaves them. Empty when the record reads back."""
+    known = {name: value for name, value in record.items() if name in FIELD_NAMES}
+    problems = validate_record(known)
+    for f in (f for f in FIELDS if f.kind == "timestamp" and not isinstance(known.get(f.name), str | None)):
+        if (named := f"{f.name} is not an ISO 8601 timestamp") not in problems:
+            problems.append(named)
+    return problems
+
+
+def _log_bad_line(path: Path, number: int, problem: str) -> None:
+    logger.warning("Stage line %s:%d is bad (%s): its lecture is not taken from it", path, number, problem)
 
 
 def start_stage(state_dir: Path, run: str | None = None) -> bool:
@@ -326,12 +352,14 @@ class StageIndex:
         lecture.source_urls = sorted(self.urls[lecture_id])
         return lecture
 
-    def _add_line(self, path: Path, offset: int, raw: bytes) -> None:
+    def _add_line(self, path: Path, offset: int, raw: bytes, number: int) -> None:
+        """Index line ``number`` of ``path`` (starting at byte ``offset``); a bad one is logged and
+        counted."""
         self.lines += 1
         payload = _payload(raw)
         kind = payload.get("kind") if payload is not None else None
         if payload is None:
-            self.bad_lines += 1
+            self._bad(path, number, "not a whole JSON object")
         elif (
             kind == "alias"
             and isinstance(payload.get("lecture_id"), str)
@@ -339,26 +367,37 @@ class StageIndex:
         ):
             self._aliases.append((str(payload["lecture_id"]), str(payload["url"])))
         elif kind == "session" and isinstance(payload.get("session"), dict):
-            session = payload["session"]
-            assert isinstance(session, dict)
-            if isinstance(session.get("session_id"), str):
-                self.sessions[str(session["session_id"])] = session
+            self._add_session(path, payload["session"], number)
         elif kind == "lecture" and isinstance(payload.get("record"), dict):
-            self._add_lecture(path, offset, payload["record"])
+            self._add_lecture(path, offset, payload["record"], number)
         else:
-            self.bad_lines += 1
+            self._bad(path, number, f"not a line of the stage (kind {kind!r})")
 
-    def _add_lecture(self, path: Path, offset: int, raw: JsonValue) -> None:
-        assert isinstance(raw, dict)
+    def _add_session(self, path: Path, session: JsonValue, number: int) -> None:
+        """A session as the listing described it, checked as a release takes it (a bad one is logged
+        and counted, not kept)."""
+        from crawler.publish.tables import session_detail
+
+        assert isinstance(session, dict)
         try:
-            record = from_json_record(raw)
-        except (TypeError, ValueError):
-            self.bad_lines += 1
+            session_detail(session, number)
+        except ValueError as exc:
+            self._bad(path, number, str(exc))
             return
-        lecture_id = record.get(SORT_KEY)
-        if not isinstance(lecture_id, str):
-            self.bad_lines += 1
+        self.sessions[str(session["session_id"])] = session
+
+    def _bad(self, path: Path, number: int, problem: str) -> None:
+        self.bad_lines += 1
+        _log_bad_line(path, number, problem)
+
+    def _add_lecture(self, path: Path, offset: int, raw: JsonValue, number: int) -> None:
+        assert isinstance(raw, dict)
+        problems = record_problems(raw)
+        if problems:
+            self._bad(path, number, "; ".join(problems))
             return
+        record = from_json_record(raw)
+        lecture_id = str(record[SORT_KEY])
         self.urls.setdefault(lecture_id, set()).update(record.get("source_urls") or [])
         fetched = _fetched(record)
         held = self.entries.get(lecture_id)
@@ -399,8 +438,8 @@ def index_stage(state_dir: Path) -> StageIndex:
         path = directory / f"{worker}.jsonl"
         with path.open("rb") as fh:
             offset = 0
-            for raw in fh:
-                index._add_line(path, offset, raw)
+            for number, raw in enumerate(fh, start=1):
+                index._add_line(path, offset, raw, number)
                 offset += len(raw)
     index._link_aliases()
     return index
@@ -570,6 +609,9 @@ class PreviousStage:
             with entry.path.open("rb") as fh:
                 fh.seek(entry.offset)
                 payload = json.loads(fh.readline())
+            problems = record_problems(payload["record"])
+            if problems:
+                raise ValueError("; ".join(problems))
             record = from_json_record(payload["record"])
             hashes = payload.get("listing_hashes")
             if hashes is not None and not (
@@ -581,11 +623,11 @@ class PreviousStage:
             if lecture_id not in self.damaged:
                 self.damaged.add(lecture_id)
                 logger.warning(
-                    "The last stage's record of lecture %s (%s, byte %d) cannot be read back (%s): its "
-                    "page is fetched again",
+                    "The last stage's record of lecture %s (%s:%d) cannot be read back (%s): its page is "
+                    "fetched again",
                     lecture_id,
                     entry.path,
-                    entry.offset,
+                    _line_number(entry.path, entry.offset),
                     exc,
                 )
             return None
@@ -601,25 +643,40 @@ class PreviousStage:
 
 
 def unfinished_lecture_ids(state_dir: Path) -> set[str]:
-    """Ids already staged by a crawl that did not finish: a resumed crawl need not fetch them again."""
+    """Ids already staged by a crawl that did not finish (every worker's lines): a resumed crawl need not
+    fetch them again. A lecture whose line is bad (see :func:`record_problems`) is not among them: it is
+    fetched again, not lost."""
     directory = stage_dir(state_dir)
     if not directory.is_dir() or (directory / COMPLETE_MARKER).exists():
         return set()
     ids: set[str] = set()
-    for path in directory.glob("*.jsonl"):
-        for payload, _ in _stage_lines(path):
-            raw = _record_of(payload)
-            if raw is not None:
-                # Only a record the stage can read back counts as staged: one read_stage would reject
-                # is fetched again, not lost.
-                try:
-                    record = from_json_record(raw)
-                except (TypeError, ValueError):
-                    continue
-                lecture_id = record.get(SORT_KEY)
-                if isinstance(lecture_id, str):
-                    ids.add(lecture_id)
+    for path in sorted(directory.glob("*.jsonl")):
+        for _, record in _readable_lectures(path, log=True):
+            ids.add(str(record[SORT_KEY]))
     return ids
+
+
+def _readable_lectures(path: Path, *, log: bool = False) -> Iterator[tuple[JsonObject, JsonObject]]:
+    """The lecture lines of ``path`` whose record reads back, with that record; ``log`` names the
+    others."""
+    for number, (payload, _) in enumerate(_stage_lines(path), start=1):
+        raw = _record_of(payload)
+        if payload is None or raw is None:
+            continue
+        problems = record_problems(raw)
+        if not problems:
+            yield payload, raw
+        elif log:
+            _log_bad_line(path, number, "; ".join(problems))
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """The number of the line starting at byte ``offset`` of ``path`` (read only to name a bad line)."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(offset).count(b"\n") + 1
+    except OSError:
+        return 0
 
 
 def _record_of(payload: JsonObject | None) -> JsonObject | None:
@@ -637,14 +694,8 @@ def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) ->
     path = stage_dir(state_dir) / f"{check_worker_name(worker)}.jsonl"
     if not path.is_file():
         return counts
-    for payload, _ in _stage_lines(path):
-        raw = _record_of(payload)
-        if payload is None or raw is None:
-            continue
-        try:
-            from_json_record(raw)
-        except (TypeError, ValueError):
-            continue  # read back by nobody: the lecture is fetched, and counted, again
+    # A line read back by nobody is not counted: its lecture is fetched, and counted, again.
+    for payload, _ in _readable_lectures(path):
         counts[keys.STAGE_LECTURES] += 1
         if payload.get("carried"):
             counts[keys.STAGE_CARRIED] += 1

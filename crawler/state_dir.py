@@ -27,7 +27,8 @@ Path (under ``<state>/``)      What it holds
 ``run-report.json``            the last ``eventcrawl run``'s report
 ``hub-push.json``              the release versions pushed to the Hub, per repository
 ``published-index.json``       every lecture id published, with its content hash and dates
-``removals.json``              every removal on request a release applied, kept for every later one
+``removals.json``              every removal on request a release applied, kept for every later one (names,
+                               ORCID iDs, and the digests a release's own ledger kept)
 ``events.json``                the library's events as ``eventcrawl events`` last read them
 ``run.lock``                   the ``flock`` that keeps two commands from working on the directory at once
 =============================  ==========================================================================

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from crawler.publish.removals import name_digest
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
 from tests.support import commands
@@ -105,21 +106,30 @@ def test_a_plain_publish_keeps_the_removals_and_the_withdrawn_rows_a_run_publish
     assert configured.returncode == 0, configured.stderr[-3000:]
     assert rows(tmp_path).keys() == by_run.keys()
 
-    # Another state directory (a fleet's) publishing onto the release without the configuration: the
-    # release kept its removed lecture ids and how many authors it redacted (never who), outside what
-    # is pushed.
-    beside = json.loads((out / ".removals.json").read_text(encoding="utf-8"))
-    assert beside == {"lectures": [removed], "authors": 1}
-    assert ".removals.json" not in json.loads((out / "manifest.json").read_text(encoding="utf-8"))["files"]
+    # Another state directory (a fleet's, or this one lost) publishing onto the release without the
+    # configuration: the release's own ledger, in its manifest, keeps the removed lecture ids and a
+    # digest of the redacted name, never who, and applies them.
+    kept = json.loads((out / "removals.json").read_text(encoding="utf-8"))
+    assert kept == {"format": 1, "lectures": [removed], "redactions": [name_digest(author.casefold())]}
+    assert "removals.json" in json.loads((out / "manifest.json").read_text(encoding="utf-8"))["files"]
+    state_ledger = (state / "removals.json").read_bytes()
     (state / "removals.json").unlink()
+    elsewhere = publish(tmp_path, "--name", "emnlp-test")
+    assert elsewhere.returncode == 0, elsewhere.stderr[-3000:]
+    assert removed not in rows(tmp_path)
+    assert all(author not in {a["name"] for a in r["authors"]} for r in rows(tmp_path).values())
+    # Known nowhere (the state's ledger and the release's both gone): refused, nothing written.
+    (state / "removals.json").unlink()
+    (out / "removals.json").unlink()
     release_before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     refused = publish(tmp_path, "--name", "emnlp-test")
     assert refused.returncode == 8, refused.stderr[-3000:]
-    ledger_path = state / "removals.json"
-    assert f"{ledger_path} is damaged (the release in {out} redacted 1 author(s)" in refused.stderr
+    assert f"{out / 'removals.json'} is damaged (the release's manifest lists it but it is missing" in (
+        refused.stderr
+    )
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == release_before
-    config.write_text(f'[publish]\nredact_authors = ["{author}"]\n', encoding="utf-8")
-    relisted = publish(tmp_path, "--name", "emnlp-test", "--config", str(config))
+    (state / "removals.json").write_bytes(state_ledger)
+    relisted = publish(tmp_path, "--name", "emnlp-test")
     assert relisted.returncode == 0, relisted.stderr[-3000:]
     assert removed not in rows(tmp_path)
     assert all(author not in {a["name"] for a in r["authors"]} for r in rows(tmp_path).values())

@@ -4,17 +4,24 @@ the manifest's shape."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from huggingface_hub import HfApi
 
 from crawler import schema
 from crawler.fsutil import DamagedFile
 from crawler.pages.profiles import author_name
+from crawler.publish.hub import RetryPolicy, push_to_hub
 from crawler.publish.release import (
     GroupedEvents,
     carry_forward,
@@ -22,12 +29,23 @@ from crawler.publish.release import (
     publish_release,
     read_manifest,
 )
-from crawler.publish.removals import RemovalRequests, apply_removals, load_removals, record_removals
-from crawler.runner import StagedCrawl, next_release, publish
+from crawler.publish.removals import (
+    RemovalRequests,
+    apply_removals,
+    load_removals,
+    name_digest,
+    orcid_digest,
+    record_removals,
+)
+from crawler.runner import PublishRequest, StagedCrawl, next_release, publish, publish_staged
 from crawler.schema import Lecture
+from crawler.stage import StageWriter
 from crawler.text.normalize import person_name
 from crawler.withdrawals import Withdrawals
+from tests.support.hub import StandIn, hub
 from tests.test_publish_parquet import PROVENANCE, make_record
+
+__all__ = ["hub"]  # the Hub stand-in fixture
 
 ORCID = "0000-0002-1825-0097"
 
@@ -181,3 +199,174 @@ def test_a_manifest_that_lost_its_shape_is_named(
         read_manifest(tmp_path)
     assert str(raised.value).startswith(f"{tmp_path / 'manifest.json'} is damaged ({problem}); restore")
     assert manifest_problem([GOOD]) == "not a JSON object but list"
+
+
+# -- the release's ledger: removals outlive the state directory ----------------------------------------
+
+REPO = "acl-archive/emnlp-removals"
+TOKEN = "hf_StandInSecretToken0123456789abcdef"
+GONE = ("Ada Lovelace", "Grace Hopper", ORCID)
+
+
+def crawl_records() -> list[dict[str, Any]]:
+    """A crawl that lists Ada Lovelace (with her ORCID iD, and once without it), Grace Hopper, and
+    lecture 130103, each time."""
+    return [
+        make_record(0),
+        make_record(1, authors=[author("Ada Lovelace", ORCID), author("Alan Turing")], text="Ada Lovelace."),
+        make_record(2, authors=[author("Grace  Hopper")], text="Joint work of Grace Hopper and A. Turing."),
+        make_record(3, authors=[author("Alan Turing")]),
+        make_record(4, authors=[author("Ada Lovelace")], text="As (Ada LOVELACE) said."),
+        make_record(5, text="Thanks to grace hopper, who is not an author here."),
+    ]
+
+
+def stage_crawl(state: Path, records: list[dict[str, Any]]) -> None:
+    writer = StageWriter(state)
+    writer.open()
+    for record in records:
+        writer.write_lecture(record)
+    writer.close(complete=True, summary={"event_ids": ["502", "469"]})
+
+
+def publish_crawl(state: Path, out: Path, removals: RemovalRequests | None = None) -> None:
+    stage_crawl(state, crawl_records())
+    publish_staged(PublishRequest(state_dir=state, out_dir=out, name=REPO, removals=removals))
+
+
+def published_text(root: Path) -> bytes:
+    """Every byte of every file under ``root``, Parquet files' rows decoded too."""
+    out = b""
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        out += path.read_bytes()
+        if path.suffix == ".parquet":
+            out += json.dumps(pq.read_table(path).to_pylist(), default=str).encode()
+    return out
+
+
+def restore_from_hub(endpoint: str, out: Path, home: Path) -> None:
+    """What the recovery messages say: ``hf download --repo-type dataset <repo> --local-dir <out>``."""
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": endpoint,
+        "HF_TOKEN": TOKEN,
+        "HF_HOME": str(home),
+        "HF_HUB_DISABLE_XET": "1",
+        "HF_HUB_DISABLE_TELEMETRY": "1",
+    }
+    hf = Path(sys.executable).with_name("hf")
+    done = subprocess.run(
+        [str(hf), "download", "--repo-type", "dataset", REPO, "--local-dir", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.fixture
+def pushed(hub: tuple[StandIn, str], tmp_path: Path) -> tuple[StandIn, str, Path]:
+    """A release that removed lecture 130103 and redacted Ada Lovelace (by ORCID iD) and Grace Hopper,
+    pushed to the stand-in Hub; then the state directory and the release folder are lost."""
+    stand_in, endpoint = hub
+    state, out = tmp_path / "state", tmp_path / "out"
+    publish_crawl(state, out, RemovalRequests(("130103",), (ORCID, "grace hopper")))
+    push_to_hub(out, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=RetryPolicy(sleep=lambda _: None))
+    shutil.rmtree(state)
+    shutil.rmtree(out)
+    return stand_in, endpoint, tmp_path
+
+
+def test_the_hub_commit_carries_the_ledger_and_never_who(pushed: tuple[StandIn, str, Path]) -> None:
+    stand_in, _, _ = pushed
+    (commit,) = stand_in.commits
+    ledger = json.loads(commit["added"]["removals.json"])
+    assert ledger == {
+        "format": 1,
+        "lectures": ["130103"],
+        "redactions": sorted([orcid_digest(ORCID), name_digest("ada lovelace"), name_digest("grace hopper")]),
+    }
+    manifest = json.loads(commit["added"]["manifest.json"])
+    entry = manifest["files"]["removals.json"]
+    assert entry == {
+        "size": len(commit["added"]["removals.json"]),
+        "sha256": hashlib.sha256(commit["added"]["removals.json"]).hexdigest(),
+    }
+    for path, data in commit["added"].items():
+        for who in GONE:
+            assert who.encode() not in data, f"case {path}: {who}"
+
+
+def test_a_state_lost_and_restored_from_the_hub_brings_nothing_back(
+    pushed: tuple[StandIn, str, Path],
+) -> None:
+    _, endpoint, work = pushed
+    state, out = work / "state", work / "out"
+    restore_from_hub(endpoint, out, work / "hf-home")
+    # A new crawl lists the removed lecture and the redacted authors again; nobody asks for removals.
+    publish_crawl(state, out)
+    rows = {r["lecture_id"]: r for r in pq.read_table(out / "data" / "lectures").to_pylist()}
+    assert sorted(rows) == ["130100", "130101", "130102", "130104", "130105"]
+    assert {i: [a["name"] for a in r["authors"]] for i, r in rows.items()} == {
+        "130100": [],
+        "130101": ["Alan Turing"],
+        "130102": [],
+        "130104": [],
+        "130105": [],
+    }
+    assert [rows[i]["text"] for i in ("130101", "130102", "130104", "130105")] == [
+        ".",
+        "Joint work of and A. Turing.",
+        "As () said.",
+        "Thanks to, who is not an author here.",
+    ]
+    everything = published_text(out)
+    for who in GONE:
+        assert who.encode() not in everything, f"case {who}"
+        assert who.casefold().encode() not in everything.lower(), f"case {who}"
+    # The state keeps the release's removals again, as digests.
+    assert load_removals(state) == RemovalRequests(
+        ("130103",),
+        tuple(sorted([orcid_digest(ORCID), name_digest("ada lovelace"), name_digest("grace hopper")])),
+    )
+
+
+def test_a_ledger_the_manifest_lists_but_nobody_holds_is_refused(pushed: tuple[StandIn, str, Path]) -> None:
+    _, endpoint, work = pushed
+    state, out = work / "state", work / "out"
+    restore_from_hub(endpoint, out, work / "hf-home")
+    (out / "removals.json").unlink()
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(DamagedFile) as refused:
+        publish_crawl(state, out)
+    assert str(refused.value) == (
+        f"{out / 'removals.json'} is damaged (the release's manifest lists it but it is missing, and "
+        f"{state / 'removals.json'} does not exist either: the removals the release applied are known "
+        f"nowhere); restore the release from the Hub (hf download --repo-type dataset <repo> --local-dir "
+        f"{out}), or {state / 'removals.json'} from a backup"
+    )
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_ledger_that_differs_from_the_manifest_is_named(tmp_path: Path) -> None:
+    state, out = tmp_path / "state", tmp_path / "out"
+    publish_crawl(state, out, RemovalRequests(("130103",), ()))
+    ledger = out / "removals.json"
+    ledger.write_text(ledger.read_text(encoding="utf-8").replace('"130103"', '"130104"'), encoding="utf-8")
+    with pytest.raises(DamagedFile, match=r"removals\.json is damaged \(its size or sha256 differs from"):
+        publish_crawl(state, out)
+
+
+def test_a_redaction_kept_as_a_digest_matches_what_its_name_or_orcid_matches() -> None:
+    records = crawl_records()
+    by_name = apply_removals(records, redact_authors=["Ada Lovelace", "Grace Hopper"])
+    by_digest = apply_removals(
+        records, redact_authors=[name_digest("ada lovelace"), name_digest("grace hopper")]
+    )
+    assert by_digest == by_name
+    by_orcid = apply_removals(records, redact_authors=[ORCID])
+    assert apply_removals(records, redact_authors=[orcid_digest(ORCID)]) == by_orcid
+    assert [a["name"] for a in by_orcid[4]["authors"]] == []
+    assert by_digest[2]["text"] == "Joint work of and A. Turing."
+    assert by_digest[5]["text"] == "Thanks to, who is not an author here."

@@ -15,6 +15,7 @@ from crawler.stage import (
     PreviousStage,
     StageError,
     StageWriter,
+    mark_complete,
     mark_refused,
     read_stage,
     staged_counts,
@@ -231,3 +232,105 @@ def test_an_unfinished_stage_counts_what_its_lectures_counted(tmp_path: Path) ->
         "underline/pages/carried": 1,
     }
     assert staged_counts(tmp_path, "other") == {}
+
+
+# Records that are JSON but not the schema's, each as a stage line would hold it.
+BAD_RECORDS: dict[str, dict[str, Any]] = {
+    "held_at a number that reads as a date": {**record("2"), "held_at": 20251120},
+    "held_at a number": {**record("2"), "held_at": 7},
+    "authors a string": {**record("2"), "authors": "Ada Lovelace"},
+    "an author not a mapping": {**record("2"), "authors": ["Ada Lovelace"]},
+    "title missing": {k: v for k, v in record("2").items() if k != "title"},
+    "is_premium 'yes'": {**record("2"), "is_premium": "yes"},
+    "withdrawn 0": {**record("2"), "withdrawn": 0},
+    "keywords a string": {**record("2"), "keywords": "nlp"},
+    "source_urls of numbers": {**record("2"), "source_urls": [1, 2]},
+    "lecture_id a number": {**record("2"), "lecture_id": 2},
+}
+
+
+def stage_with_bad_line(state: Path, bad: dict[str, Any], *, worker: str = "main") -> Path:
+    """A stage whose ``worker`` staged lecture 1, then ``bad`` (its second line)."""
+    writer = StageWriter(state, worker)
+    writer.open()
+    writer.write_lecture(record("1"), counted=["underline/pages/fetched"])
+    writer.close(complete=False)
+    with writer.path.open("a", encoding="utf-8") as fh:
+        fh.write(
+            json.dumps({"kind": "lecture", "record": bad, "counted": ["underline/pages/fetched"]}) + "\n"
+        )
+    return writer.path
+
+
+def test_a_bad_typed_line_is_counted_named_and_never_staged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    for case, bad in BAD_RECORDS.items():
+        state = tmp_path / case.replace(" ", "-").replace("'", "")
+        path = stage_with_bad_line(state, bad)
+        caplog.clear()
+        staged = read_stage(state)
+        assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1"], 1), f"case {case}"
+        assert f"Stage line {path}:2 is bad (" in caplog.text, f"case {case}"
+        # A crawl resuming the stage fetches it again, and counts only what it can read back.
+        assert unfinished_lecture_ids(state) == {"1"}, f"case {case}"
+        assert staged_counts(state, "main") == {"stage/lectures": 1, "underline/pages/fetched": 1}, (
+            f"case {case}"
+        )
+
+
+def test_a_bad_typed_line_of_the_last_stage_is_never_carried(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    for case, bad in BAD_RECORDS.items():
+        state = tmp_path / case.replace(" ", "-").replace("'", "")
+        path = stage_with_bad_line(state, bad)
+        mark_complete(state, {})
+        start_stage(state)
+        previous = PreviousStage(state)
+        caplog.clear()
+        assert previous.staged("2") is None and previous.record("2") is None, f"case {case}"
+        assert previous.record("1") is not None, f"case {case}"
+        if not isinstance(bad["lecture_id"], str):
+            assert "2" not in previous, f"case {case}"  # not indexed under any id
+            continue
+        assert previous.damaged == {"2"}, f"case {case}"
+        moved = path.parent.with_name("stage.previous") / path.name
+        assert f"The last stage's record of lecture 2 ({moved}:2) cannot be read back" in caplog.text, (
+            f"case {case}"
+        )
+
+
+def test_a_bad_typed_line_in_a_fleets_shared_stage_is_counted_and_fetched_again(tmp_path: Path) -> None:
+    good = StageWriter(tmp_path, "worker-a")
+    good.open("run-1")
+    good.write_lecture(record("3"))
+    good.close(complete=False)
+    stage_with_bad_line(tmp_path, BAD_RECORDS["authors a string"], worker="worker-b")
+    staged = read_stage(tmp_path)
+    assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1", "3"], 1)
+    assert unfinished_lecture_ids(tmp_path) == {"1", "3"}
+
+
+def test_a_session_line_a_release_could_not_take_is_counted_and_left_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    good = {"session_id": "9001", "event_id": "502", "name": "Poster 1", "start": "2025-11-05T09:00:00Z"}
+    bad_sessions: dict[str, dict[str, Any]] = {
+        "start not a timestamp": {**good, "session_id": "9002", "start": "tomorrow"},
+        "name a number": {**good, "session_id": "9002", "name": 5},
+        "session_id empty": {**good, "session_id": ""},
+        "session_id a number": {**good, "session_id": 9002},
+        "an unknown key": {**good, "session_id": "9002", "room": "A"},
+    }
+    for case, bad in bad_sessions.items():
+        state = tmp_path / case.replace(" ", "-")
+        writer = StageWriter(state)
+        writer.open()
+        writer.write_session(good)
+        writer.write_session(bad)
+        writer.close(complete=True)
+        caplog.clear()
+        staged = read_stage(state)
+        assert ([s["session_id"] for s in staged.sessions], staged.bad_lines) == (["9001"], 1), f"case {case}"
+        assert f"Stage line {writer.path}:2 is bad (" in caplog.text, f"case {case}"

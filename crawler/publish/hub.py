@@ -184,8 +184,9 @@ def push_to_hub(
     retry: RetryPolicy | None = None,
     tag: bool = True,
 ) -> PushResult:
-    """Upload a release (card, manifest, data, change files) to ``repo_id`` in one commit on ``revision``
-    (default main), then tag that commit with the release's version (``tag=False`` skips the tag).
+    """Upload a release (card, manifest and every file it lists: data, change files, the ledger of the
+    removals it applied) to ``repo_id`` in one commit on ``revision`` (default main), then tag that
+    commit with the release's version (``tag=False`` skips the tag).
 
     Creates the dataset repository (and the branch) when missing, and deletes data files a previous
     release left that this one does not have, in the same commit. A tag that already exists is accepted

@@ -55,7 +55,13 @@ from crawler.publish.parquet import (
     release_unused_memory,
     write_shards,
 )
-from crawler.publish.removals import Redactions, apply_removals, remove_from
+from crawler.publish.removals import (
+    RELEASE_LEDGER,
+    Redactions,
+    ReleaseRemovals,
+    apply_removals,
+    remove_from,
+)
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
@@ -213,6 +219,8 @@ class PublishOptions:
     sessions: Iterable[Mapping[str, object]] | None = None
     remove_lectures: Iterable[str] = ()
     redact_authors: Iterable[str] | Redactions = ()
+    # The removals the release keeps (``removals.json``, listed in the manifest, so pushed with it).
+    removals_ledger: ReleaseRemovals | None = None
 
 
 def publish_release(
@@ -1088,6 +1096,8 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
         cards.Changes.of(written.diff, previous.version),
     )
     _write_card(context, release, tables, written.card_table(), written)
+    if options.removals_ledger is not None:
+        options.removals_ledger.save(build)
     files = _write_manifest(context, release, written, links)
     _fsync_tree(build)
     return _Built(
@@ -1141,6 +1151,8 @@ def _write_manifest(
     build, previous = context.build, context.previous
     configs = release.configs
     paths = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *release.change_files]
+    if context.options.removals_ledger is not None:
+        paths.append(RELEASE_LEDGER)
     reused = {s.path for w in written.events if w.reused for s in w.shards}
     files: dict[str, FileEntry] = {
         path: _kept_entry(previous, path) if path in reused else _file_entry(build / path) for path in paths

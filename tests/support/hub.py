@@ -4,8 +4,10 @@ It serves the endpoints a dataset upload takes, in the shapes huggingface_hub's 
 modules read: repository and branch creation, ``preupload`` (Parquet and large or binary files answer
 ``uploadMode: "lfs"``, as on the Hub), the Git LFS batch endpoint with an upload and a verify action, the
 upload itself (to a storage path that stands for the presigned storage URL, outside the Hub API), the
-verify call, the NDJSON commit with ``file`` and ``lfsFile`` entries, tags, refs, and reading a tree and a
-file at a branch, tag or commit. Faults can be scripted per request.
+verify call, the NDJSON commit with ``file`` and ``lfsFile`` entries, tags, refs, and reading a revision's
+commit, a tree and a file at a branch, tag or commit (with the ``ETag`` and ``X-Repo-Commit`` headers a
+download reads, so that ``hf download`` restores a repository from it). Faults can be scripted per
+request.
 
 The Xet upload protocol is not served: the fixture turns huggingface_hub's Xet path off, so uploads take
 the LFS path that the Hub still accepts.
@@ -100,7 +102,9 @@ class StandIn:
             wanted = unquote(resolve["path"])
             if files is None or wanted not in files:
                 return 404, {"X-Error-Code": "EntryNotFound"}, {"error": "Entry not found"}
-            return 200, {"X-Raw-Bytes": "1"}, files[wanted]
+            oid = self._commit_oid(resolve["repo"], unquote(resolve["rev"])) or ""
+            found = files[wanted]
+            return 200, {"X-Raw-Bytes": "1", "ETag": f'"{_blob_id(found)}"', "X-Repo-Commit": oid}, found
         if method == "POST" and path == "/api/repos/create":
             data = json.loads(body)
             repo = f"{data['organization']}/{data['name']}"
@@ -118,7 +122,8 @@ class StandIn:
         if refs is not None:
             return self._refs(refs["repo"])
         match = re.fullmatch(
-            _REPO_PATH + r"/(?P<verb>branch|tree|preupload|commit|tag)/(?P<rev>[^/]+)(?P<rest>/.*)?", path
+            _REPO_PATH + r"/(?P<verb>branch|tree|preupload|commit|tag|revision)/(?P<rev>[^/]+)(?P<rest>/.*)?",
+            path,
         )
         if match is None or match["repo"] not in self.repos:
             return 404, {"X-Error-Code": "RepoNotFound"}, {"error": "Repository not found"}
@@ -134,15 +139,18 @@ class StandIn:
             return 200, {}, {}
         if match["verb"] == "tag":
             return self._tag(repo, revision, json.loads(body))
-        if match["verb"] == "tree":
+        if match["verb"] in ("tree", "revision"):
             files = self.files_at(repo, revision)
             if files is None:
                 return 404, {"X-Error-Code": "RevisionNotFound"}, {"error": "Invalid rev id"}
+            if match["verb"] == "revision":
+                siblings = [{"rfilename": p} for p in sorted(files)]
+                return 200, {}, {"id": repo, "sha": self._commit_oid(repo, revision), "siblings": siblings}
             return (
                 200,
                 {},
                 [
-                    {"type": "file", "path": p, "size": len(b), "oid": "0" * 40}
+                    {"type": "file", "path": p, "size": len(b), "oid": _blob_id(b)}
                     for p, b in sorted(files.items())
                 ],
             )
@@ -247,6 +255,11 @@ class StandIn:
                 "converts": [],
             },
         )
+
+
+def _blob_id(data: bytes) -> str:
+    """A file's git blob id, as the Hub names a file's version."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
