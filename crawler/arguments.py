@@ -256,7 +256,7 @@ def check_state_layout(state_dir: Path) -> Path:
 
 def release_recovery(out_dir: Path) -> str:
     return (
-        f"restore {out_dir} from the Hub (huggingface-cli download --repo-type dataset ...) or a backup, "
+        f"restore {out_dir} from the Hub (hf download --repo-type dataset ... --local-dir DIR) or a backup, "
         "or move it aside to publish a first release again"
     )
 

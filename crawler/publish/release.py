@@ -353,7 +353,7 @@ class _Removals:
 
 def _recovery(out_dir: Path) -> str:
     return (
-        f"restore {out_dir} from the Hub (huggingface-cli download --repo-type dataset ...) or a backup, "
+        f"restore {out_dir} from the Hub (hf download --repo-type dataset ... --local-dir DIR) or a backup, "
         "or move it aside to publish a first release again"
     )
 
