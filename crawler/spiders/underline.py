@@ -1157,8 +1157,10 @@ class UnderlineSpider(scrapy.Spider):
         if request is not None and request.callback == self.parse_listing:
             self.listing_answered()
             self.stats.inc_value(keys.LISTING_GAVE_UP)
-            self.listing_failed(str(request.cb_kwargs.get("event_id")), f"{request.url} failed")
             response = getattr(failure.value, "response", None)
+            why = f"HTTP {response.status}" if response is not None else failure.getErrorMessage()
+            page = request.cb_kwargs.get("page")
+            self.listing_failed(str(request.cb_kwargs.get("event_id")), f"listing page {page} failed ({why})")
             if request.cb_kwargs.get("page") == 1 and response is not None:
                 self.stats.set_value(
                     keys.LISTING_STATUS_PREFIX + str(request.cb_kwargs.get("event_id")), response.status
