@@ -26,7 +26,7 @@ from crawler.pipelines.normalize import NormalizePipeline
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
 from crawler.replica.pages import Renderer
 from crawler.schema import content_sha256
-from crawler.spiders.underline import merge_fields
+from crawler.spiders.refresh import merge_fields
 
 WEB_BASE = "http://replica.bench"
 FETCHED_AT = datetime(2025, 12, 1, tzinfo=UTC)

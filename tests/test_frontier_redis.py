@@ -387,7 +387,7 @@ def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
 
     from crawler.pages import LectureFields
     from crawler.schema import parse_timestamp
-    from crawler.spiders.underline import listing_from_json, listing_to_json
+    from crawler.spiders.refresh import listing_from_json, listing_to_json
 
     fields = LectureFields(
         lecture_id="130123",

@@ -15,15 +15,8 @@ from crawler.pages import LectureFields
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.gate import GateInput, GateThresholds, evaluate
 from crawler.schema import Lecture
-from crawler.spiders.underline import (
-    CHANGED,
-    NEW,
-    STALE,
-    Decision,
-    HeldListing,
-    PageBudget,
-    need_rank,
-)
+from crawler.spiders.budget import HeldListing, PageBudget
+from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, need_rank
 from crawler.stage import PreviousLecture, StagedLecture
 from tests.support.replica import eventcrawl
 

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
-import heapq
 import json
 import math
-import tempfile
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, ParamSpec, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 import scrapy
 from scrapy import signals
@@ -31,7 +28,7 @@ from crawler.arguments import parse_event_ids
 from crawler.extensions.workers import JobFailed, crawler_pool
 from crawler.httpcache import BodyReader, StoredRead
 from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SessionItem
-from crawler.json_types import JsonObject, JsonValue
+from crawler.json_types import JsonObject
 from crawler.pages import (
     INVALID_ORCID,
     LectureFields,
@@ -52,21 +49,33 @@ from crawler.pages.presence import (
     event_answer,
     lecture_answer,
 )
-from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import (
-    BOOKKEEPING_FIELDS,
-    FIELDS,
-    PAGE_FIELDS,
     format_timestamp,
-    has_value,
     lecture_order,
-    listing_only_extraction,
-    parse_timestamp,
+)
+from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
+from crawler.spiders.listing import LISTING_SO_FAR_META, ListingSoFar, listing_whole
+from crawler.spiders.refresh import (
+    CHANGED,
+    DISAGREED,
+    LISTING_NAMES,
+    NEW,
+    STALE,
+    Decision,
+    authors_incomplete,
+    complete_authors,
+    listing_from_json,
+    listing_hashes,
+    listing_only,
+    listing_to_json,
+    listing_unchanged,
+    merge_fields,
+    need_rank,
+    revalidation_due,
+    with_new_listing_fields,
 )
 from crawler.stage import (
-    PreviousLecture,
     PreviousStage,
-    StagedLecture,
     staged_counts,
     unfinished_lecture_ids,
 )
@@ -86,169 +95,17 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 MAX_PAGE_SIZE = 100
-# Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every schema
-# field both describe: not what only the page shows, nor what the crawl itself decides.
-NOT_CROSS_CHECKED = BOOKKEEPING_FIELDS | {"related_lecture_ids", "text", "subtitles"}
-CROSS_CHECKED = tuple(f.name for f in FIELDS if f.name not in NOT_CROSS_CHECKED)
-# Record fields under another name in the listing's fields, and back.
-LISTING_NAMES = {"is_premium": "package"}
-RECORD_NAMES = {v: k for k, v in LISTING_NAMES.items()}
-# Staged in place of a listing field's hash when the page disagreed with the listing on that field: the
-# page may lag its listing, so the next crawl fetches it again.
-DISAGREED = "page-disagreed"
 # Where a request for a lecture page carries the counters its decision added (fetched or revalidated).
 COUNTED_META = "underline_counted"
 # Set on that request when the listing left some of the lecture's authors' profiles out.
 AUTHORS_INCOMPLETE_META = "underline_authors_incomplete"
 
 
-# Where a listing page's request carries what the pages before it held and counted (see ListingSoFar).
-LISTING_SO_FAR_META = "underline_listing_so_far"
-
-
-@dataclasses.dataclass(frozen=True)
-class ListingSoFar:
-    """An event's listing up to a page: the entries its pages held (each lecture once, and entries that
-    are no lecture), and the most pages and lectures any of their ``meta`` counted. The listing is whole
-    when it agrees with them."""
-
-    entries: int = 0
-    pages: int | None = None
-    lectures: int | None = None
-
-    @classmethod
-    def of(cls, response: Response) -> ListingSoFar:
-        """What the request of ``response`` carried (nothing for a response without one)."""
-        carried = response.meta.get(LISTING_SO_FAR_META) if response.request is not None else None
-        try:
-            entries, pages, lectures = carried or (0, None, None)
-            return cls(int(entries), _count_or_none(pages), _count_or_none(lectures))
-        except (TypeError, ValueError):
-            return cls()
-
-    def add(self, page: LectureListPage, fresh: int) -> ListingSoFar:
-        """With one more page, of which ``fresh`` lectures were not named by an earlier page."""
-        return ListingSoFar(
-            self.entries + fresh + page.skipped,
-            _most(self.pages, page.total_pages),
-            _most(self.lectures, page.total_count),
-        )
-
-
-# Why a lecture needs its page, in the order a page budget spends itself on them (see PageBudget).
-NEW, CHANGED, STALE = 0, 1, 2
-WAITING_KEYS = dict(zip((NEW, CHANGED, STALE), keys.PAGES_WAITING, strict=True))
 # How long the release of budgeted page requests waits while the downloader is full.
 BACKOUT_PAUSE = 0.05
 # How long the crawl may have nothing to do while a listing request is still out before the page budget is
 # spent on the listings read (a request that never comes back must not stall the crawl).
 QUIET_WAIT = 5.0
-
-
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class Candidate:
-    """A lecture that needs its page, held until every listing is read: why (``rank``), its place among
-    those of the same rank (a stale lecture's page age, else ``listed``: the order it was listed in) and
-    where its listing fields wait on disk (``offset``, -1: not written)."""
-
-    rank: int
-    order: float
-    listed: int
-    lecture_id: str = dataclasses.field(compare=False)
-    offset: int = dataclasses.field(default=-1, compare=False)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class HeldListing:
-    """What a held lecture's page request or its waiting record is made from: the event whose listing
-    named it, its listing fields, and whether the listing left some of its authors' profiles out."""
-
-    event: str
-    fields: LectureFields
-    authors_incomplete: bool
-
-    def to_json(self) -> str:
-        held = {
-            "event": self.event,
-            "listing": listing_to_json(self.fields),
-            "incomplete": self.authors_incomplete,
-        }
-        return json.dumps(held, ensure_ascii=False, default=str)
-
-    @classmethod
-    def from_json(cls, line: bytes) -> HeldListing | None:
-        held = json.loads(line)
-        fields = listing_from_json(held.get("listing"))
-        if fields is None:
-            return None
-        return cls(str(held["event"]), fields, bool(held["incomplete"]))
-
-
-class PageBudget:
-    """The lectures the page budget may buy, across every event's listing: at most ``room`` of them (the
-    best so far by rank, then age or listing order), kept as small tuples while their listing fields
-    wait in a temporary file. A lecture that cannot be among the ``room`` best, or is pushed out of them
-    by a better one, waits for a later crawl at once: what is held does not grow with the catalogue.
-
-    The ``room`` held when the listings are read are the lectures a sort of every candidate would have
-    put first, so the pages asked are the same as when all were held."""
-
-    def __init__(self, room: int | None = None) -> None:
-        # None: no bound (every candidate held).
-        self.room = room
-        # A max-heap by rank (negated keys): its top is the held candidate the budget would buy last.
-        self._heap: list[tuple[int, float, int, Candidate]] = []
-        self._listed = 0
-        self._spill: IO[bytes] | None = None
-
-    @property
-    def candidates(self) -> list[Candidate]:
-        return [entry[3] for entry in self._heap]
-
-    def hold(
-        self, rank: int, order: float, lecture_id: str, held: HeldListing
-    ) -> tuple[Candidate, HeldListing] | None:
-        """Keep a lecture for the budget. Returns the lecture that waits because of it (itself, or the
-        held one it pushed out), with what it was held with; None when none has to wait yet."""
-        candidate = Candidate(rank, order, self._listed, lecture_id)
-        self._listed += 1
-        if self.room is not None and len(self._heap) >= self.room:
-            if self.room == 0 or not candidate < self._heap[0][3]:
-                return candidate, held
-            _, _, _, out = heapq.heapreplace(self._heap, self._entry(self._write(candidate, held)))
-            return out, self.listing(out)
-        heapq.heappush(self._heap, self._entry(self._write(candidate, held)))
-        return None
-
-    @staticmethod
-    def _entry(candidate: Candidate) -> tuple[int, float, int, Candidate]:
-        return (-candidate.rank, -candidate.order, -candidate.listed, candidate)
-
-    def _write(self, candidate: Candidate, held: HeldListing) -> Candidate:
-        if self._spill is None:
-            # Closed in close() (at the latest when the spider closes), not at the end of a block.
-            self._spill = tempfile.TemporaryFile(prefix="eventcrawl-budget-")  # noqa: SIM115
-        offset = self._spill.seek(0, 2)
-        self._spill.write(held.to_json().encode("utf-8") + b"\n")
-        return dataclasses.replace(candidate, offset=offset)
-
-    def listing(self, candidate: Candidate) -> HeldListing:
-        """What ``candidate`` was held with, read back from disk."""
-        assert self._spill is not None and candidate.offset >= 0
-        self._spill.seek(candidate.offset)
-        held = HeldListing.from_json(self._spill.readline())
-        # The file holds only what to_json wrote: not expected.
-        assert held is not None, f"lecture {candidate.lecture_id}: its held listing cannot be read back"
-        return held
-
-    def ranked(self) -> list[Candidate]:
-        return sorted(self.candidates)
-
-    def close(self) -> None:
-        if self._spill is not None:
-            self._spill.close()
-            self._spill = None
-        self._heap = []
 
 
 @dataclasses.dataclass
@@ -265,17 +122,6 @@ class PageAsked:
     def count(self, stats: StatsCollector, key: str) -> None:
         stats.inc_value(key)
         self.counted.append(key)
-
-
-@dataclasses.dataclass
-class Decision:
-    """What the listing says of one lecture, and what the last crawl staged of it."""
-
-    fields: LectureFields
-    hashes: dict[str, str]
-    previous: PreviousLecture | None
-    staged: StagedLecture | None
-    unchanged: bool
 
 
 class UnderlineSpider(scrapy.Spider):
@@ -632,9 +478,9 @@ class UnderlineSpider(scrapy.Spider):
     def listing_ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
         """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
         many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
-        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
-        if (pages is None or page >= pages) and (lectures is None or seen >= lectures):
+        if listing_whole(page, so_far):
             return
+        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
         self.stats.inc_value(keys.LISTING_SHORT)
         self.listing_failed(event, f"the listing ended after {page} pages and {seen} lectures")
         self.logger.error(
@@ -686,16 +532,7 @@ class UnderlineSpider(scrapy.Spider):
         """A request for each lecture that is new, changed or due for revalidation (the oldest first, at
         most UNDERLINE_REVALIDATE_SHARE of a listing page); the previous record for every other one,
         with the fields new to its listing filled from the listing."""
-        now = datetime.now(UTC)
-        stale = sorted(
-            (d for d in decisions if d.unchanged and d.previous is not None),
-            key=lambda d: d.previous.fetched_at if d.previous is not None else now,
-        )
-        due = {
-            d.fields.lecture_id
-            for d in stale[: math.ceil(self.revalidate_share * len(decisions))]
-            if d.previous is not None and now - d.previous.fetched_at > self.revalidate_after
-        }
+        due = revalidation_due(decisions, self.revalidate_share, self.revalidate_after, datetime.now(UTC))
         for d in decisions:
             lecture_id = d.fields.lecture_id
             # UNDERLINE_REFRESH off: every page is fetched (the previous crawl still stands in for a
@@ -1180,126 +1017,6 @@ class UnderlineSpider(scrapy.Spider):
             yield from self.keep_listed(asked)
 
 
-def need_rank(decision: Decision) -> int:
-    """Why a lecture needs its page: NEW when no crawl fetched it (none staged it, or staged only its
-    listing's fields), CHANGED when its listing changed since, else STALE (due for revalidation)."""
-    staged = decision.staged
-    if staged is None or listing_only(staged.record):
-        return NEW
-    return STALE if decision.unchanged else CHANGED
-
-
-def listing_only(record: Mapping[str, Any]) -> bool:
-    """Whether a staged record holds only its listing's fields (no crawl read its page): its extraction
-    is ``api_listing``, perhaps with a suffix a pipeline added (``api_listing+text_from_fields``)."""
-    return listing_only_extraction(record.get("extraction"))
-
-
-def _count_or_none(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _most(held: int | None, value: int | None) -> int | None:
-    return value if held is None else held if value is None else max(held, value)
-
-
-def _value_hash(value: Any) -> str:
-    blob = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
-
-
-def listing_hashes(fields: LectureFields) -> dict[str, str]:
-    """A short hash of each of a lecture's listing fields (as :func:`listing_to_json` writes them): the
-    next crawl fetches the page again when a field both crawls know hashes differently."""
-    listed = listing_to_json(fields)
-    return {name: _value_hash(value) for name, value in listed.items() if name != "lecture_id"}
-
-
-def listing_sha256(fields: LectureFields) -> str:
-    """One hash over all of a lecture's listing fields: what stages written before there were per-field
-    hashes compared by (kept so that such a stage is still a refresh's base)."""
-    listed = listing_to_json(fields)
-    blob = json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
-    """The listing fields both crawls know whose hashes differ: a field new to the listing (the crawler
-    learned it) or gone from it is no change of the lecture."""
-    return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
-
-
-def listing_unchanged(staged: StagedLecture, listed: LectureFields, hashes: Mapping[str, str]) -> bool:
-    """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
-    if staged.listing_hashes is not None:
-        return not changed_listing_fields(staged.listing_hashes, hashes)
-    if staged.listing_sha256 is not None:
-        return staged.listing_sha256 == listing_sha256(listed)
-    return False  # a page that failed, or showed another lecture: fetched again
-
-
-def with_new_listing_fields(
-    staged: StagedLecture, fields: LectureFields, hashes: Mapping[str, str]
-) -> StagedLecture:
-    """The staged lecture, its record's fields that come from a listing field new since it was staged
-    filled from the listing (a field the crawler learned needs no page request)."""
-    # A record no listing was hashed with (a published row the release is the base for, a page that
-    # failed): every field the listing gives a value is the listing's; what it leaves empty is no news.
-    unhashed = staged.listing_hashes is None
-    known = staged.listing_hashes.keys() if staged.listing_hashes is not None else set()
-    new = {RECORD_NAMES.get(name, name) for name in hashes.keys() - known} - set(PAGE_FIELDS)
-    listed = fields.to_item_fields()
-    # A listing that does not say (no package): not premium.
-    listed["is_premium"] = bool(listed["is_premium"])
-    filled = {
-        name: listed[name]
-        for name in new
-        if name in listed and name in RECORD_FIELDS and (not unhashed or has_value(listed[name]))
-    }
-    if not filled:
-        return staged
-    return dataclasses.replace(staged, record={**staged.record, **filled})
-
-
-def authors_incomplete(fields: LectureFields | None) -> bool:
-    """Whether the source left some of the lecture's authors' profiles out (their names unknown)."""
-    return fields is not None and any(p.endswith(AUTHOR_PROFILES_MISSING) for p in fields.problems)
-
-
-def complete_authors(fields: LectureFields | None) -> bool:
-    return fields is not None and bool(fields.authors) and not authors_incomplete(fields)
-
-
-def listing_to_json(fields: LectureFields) -> JsonObject:
-    """A lecture's listing fields as JSON types, to travel in a request's ``cb_kwargs`` (read by another
-    process in a crawl fleet) and in the page budget's file."""
-    out: JsonObject = {}
-    for f in dataclasses.fields(fields):
-        if f.name == "problems":
-            continue
-        value = getattr(fields, f.name)
-        if isinstance(value, datetime):
-            value = format_timestamp(value)
-        elif f.name == "authors":
-            value = [dict(author) for author in value]
-        out[f.name] = cast(JsonValue, value)
-    return out
-
-
-def listing_from_json(data: Any) -> LectureFields | None:
-    """The fields :func:`listing_to_json` wrote; None for anything else."""
-    if not isinstance(data, dict) or not isinstance(data.get("lecture_id"), str):
-        return None
-    names = {f.name for f in dataclasses.fields(LectureFields)} - {"problems"}
-    values = {k: v for k, v in data.items() if k in names}
-    try:
-        for name in ("held_at", "published_at"):
-            values[name] = parse_timestamp(values.get(name))
-        return LectureFields(**values)
-    except (TypeError, ValueError):
-        return None
-
-
 def _encoding(response: Response) -> str | None:
     """The charset the Content-Type header declares, None for none or an unknown one.
 
@@ -1311,49 +1028,3 @@ def _encoding(response: Response) -> str | None:
     if not content_type:
         return None
     return http_content_type_encoding(content_type.decode("latin-1"))
-
-
-def merge_fields(
-    page: LectureFields | None,
-    listed: LectureFields | None,
-    stats_inc: Callable[[str], None] | None = None,
-    mismatched: set[str] | None = None,
-) -> LectureFields | None:
-    """The lecture's fields from its page, cross-checked with (and gaps filled from) the API listing;
-    the fields where both have a value and differ are added to ``mismatched``. Values are compared in
-    the record's form (a title's whitespace collapsed, an unknown package as no value)."""
-    if page is None and listed is None:
-        return None
-    source = page if page is not None else listed
-    assert source is not None
-    merged = dataclasses.replace(source)
-    if page is None or listed is None:
-        return merged
-    mine_all, theirs_all = page.to_item_fields(), listed.to_item_fields()
-    for name in CROSS_CHECKED:
-        mine, theirs = mine_all.get(name), theirs_all.get(name)
-        if _no_value(theirs):
-            continue
-        if _no_value(mine):
-            _take_field(merged, listed, name)
-            if stats_inc:
-                stats_inc(keys.FILLED_FROM_API_PREFIX + name)
-        elif mine != theirs:
-            if stats_inc:
-                stats_inc(keys.API_MISMATCH_PREFIX + name)
-            if mismatched is not None:
-                mismatched.add(name)
-    merged.slug = merged.slug or listed.slug
-    return merged
-
-
-def _no_value(value: object) -> bool:
-    return value is None or value == "" or value == []
-
-
-def _take_field(merged: LectureFields, listed: LectureFields, name: str) -> None:
-    """``merged``'s field ``name`` (a record field's name) as ``listed`` has it."""
-    if name == "is_premium":
-        merged.is_premium, merged.premium_known = listed.is_premium, listed.premium_known
-    else:
-        setattr(merged, name, getattr(listed, name))
