@@ -31,15 +31,12 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, TypedDict
+from typing import IO, TypedDict
 
 import numpy as np
 
 from crawler.schema import lecture_order
 from crawler.text.normalize import normalize_line
-
-if TYPE_CHECKING:
-    from datasketch import MinHash
 
 NUM_PERM = 128
 SEED = 1
@@ -159,15 +156,6 @@ def decode_signature(text: str) -> Signature:
     if values.shape != (NUM_PERM,):
         raise ValueError(f"a signature holds {NUM_PERM} values, not {values.shape}")
     return values
-
-
-def as_minhash(values: Signature) -> MinHash:
-    from datasketch import MinHash
-
-    # The permutations drawn once: without them datasketch draws them again for every MinHash.
-    return MinHash(
-        num_perm=NUM_PERM, seed=SEED, hashvalues=values, permutations=_PERMUTATIONS, scheme="affine32"
-    )
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
