@@ -34,22 +34,37 @@ def write_json_atomic(path: Path, payload: Any, *, indent: int | None = 2, sort_
     return path
 
 
+def flock(fh: IO[str], *, shared: bool = False, wait: bool = True) -> bool:
+    """Take a ``flock`` on the open file ``fh``, shared or exclusive: the one lock of the project (the
+    kernel releases it when the holder dies, so a killed process never leaves it held). Without ``wait``,
+    False at once when another open file holds a conflicting lock."""
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    try:
+        fcntl.flock(fh.fileno(), mode if wait else mode | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def unlock(fh: IO[str]) -> None:
+    """Release the ``flock`` taken on ``fh``."""
+    fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 @contextmanager
 def exclusive_lock(path: Path, *, wait: bool = True) -> Iterator[IO[str]]:
-    """Hold an exclusive ``flock`` on *path* (created if missing) for the processes sharing this file system.
-
-    The kernel releases the lock when the holder dies, so a killed process never leaves it held. With
-    ``wait=False`` a lock held elsewhere raises ``BlockingIOError`` at once. Yields the open lock file, in
-    which the holder may note who it is.
-    """
+    """Hold an exclusive :func:`flock` on *path* (created if missing) for the processes sharing this file
+    system. With ``wait=False`` a lock held elsewhere raises ``BlockingIOError`` at once. Yields the open
+    lock file, in which the holder may note who it is."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+", encoding="utf-8") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not flock(fh, wait=wait):
+            raise BlockingIOError(f"{path} is locked by another process")
         try:
             yield fh
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            unlock(fh)
 
 
 class DamagedFile(ValueError):

@@ -13,14 +13,13 @@ write nothing (there may be many), and a refused exclusive command tells them ap
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from crawler.fsutil import DamagedFile
+from crawler.fsutil import DamagedFile, flock, unlock
 from crawler.state_dir import StateDir
 
 
@@ -46,15 +45,15 @@ class StateLock:
         try:
             held_by_fleet = False
             if self.shared:
-                taken = _try(fh, fcntl.LOCK_SH)
+                taken = flock(fh, shared=True, wait=False)
             else:
-                taken = _try(fh, fcntl.LOCK_EX)
+                taken = flock(fh, wait=False)
                 # Refused: by fleet workers when a shared lock can be had. They may have all left meanwhile.
-                if not taken and _try(fh, fcntl.LOCK_SH):
-                    taken = _try(fh, fcntl.LOCK_EX)
+                if not taken and flock(fh, shared=True, wait=False):
+                    taken = flock(fh, wait=False)
                     held_by_fleet = not taken
                     if not taken:
-                        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+                        unlock(fh)
             if not taken:
                 raise LockHeld(self._refusal(fh, held_by_fleet))
             if not self.shared:
@@ -77,7 +76,7 @@ class StateLock:
 
     def release(self) -> None:
         if self._fh is not None:
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
+            unlock(self._fh)
             self._fh.close()
             self._fh = None
 
@@ -88,12 +87,3 @@ class StateLock:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
-
-
-def _try(fh: IO[str], mode: int) -> bool:
-    """Take *mode* on *fh* without waiting; False when another open file holds a conflicting lock."""
-    try:
-        fcntl.flock(fh.fileno(), mode | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
