@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler import __version__, catalogue, runner
+from crawler import __version__, runner
 from crawler import settings as defaults
 from crawler.anthology.reader import AnthologyError
 from crawler.arguments import (
@@ -45,7 +45,8 @@ from crawler.publish.removals import RemovalRequests
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
-from crawler.sitecheck import DEFAULT_TIMEOUT, RecordError, SiteArguments, check_site, record_site
+from crawler.sitetools import events as catalogue
+from crawler.sitetools.check import DEFAULT_TIMEOUT, RecordError, SiteArguments, check_site, record_site
 from crawler.stage import StageError, check_worker_name
 from crawler.state_dir import StateDir
 

@@ -20,14 +20,14 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from crawler import catalogue
 from crawler import settings as defaults
 from crawler.cli import main
 from crawler.replica.faults import FaultProfile, SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer, Router
 from crawler.schedule.config import load_config
-from crawler.sitecheck import PoliteFetcher
+from crawler.sitetools import events as catalogue
+from crawler.sitetools.fetcher import PoliteFetcher
 from tests.support.pace import spaced_at_least
 from tests.support.replica import RunningReplica, eventcrawl, running_replica
 

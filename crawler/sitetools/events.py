@@ -32,7 +32,7 @@ from crawler.pages.catalogue import (
     parse_library_page,
     summarize_events,
 )
-from crawler.sitecheck import Answer, Fetch, PoliteFetcher, fetch_url
+from crawler.sitetools.fetcher import Answer, Fetch, PoliteFetcher, fetch_url
 from crawler.state_dir import StateDir
 from crawler.text.privacy import scrub_emails
 from crawler.urls import API_ACCEPT, library_listing_url, without_credentials
