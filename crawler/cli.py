@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crawler import __version__, runner
+from crawler import demo as demo_flow
 from crawler import settings as defaults
 from crawler.anthology.reader import AnthologyError
 from crawler.arguments import (
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 
 DEFAULT_STATE = Path("state")
 DEFAULT_EVENT = "502"
-DEMO_NAME = runner.DEMO_NAME
+DEMO_NAME = demo_flow.DEMO_NAME
 EVENT_HELP = "Underline event id or event page URL; repeat for several events (default: 502)"
 RETIRE_HELP = "take this event out of the next release (repeatable); an event not crawled is otherwise kept"
 ANTHOLOGY_HELP = (
@@ -408,7 +409,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     check_release_dir(check_output_dir(args.out, state_dir=args.state))
-    done = runner.demo(
+    done = demo_flow.demo(
         args.out, state_dir=args.state, lectures=args.lectures, seed=args.seed, serving=_print_serving
     )
     if done.published is None:

@@ -1,0 +1,97 @@
+"""The demo: serve the bundled replica of Underline on loopback, crawl its two events and publish them, in
+one call. An application flow beside the commands: the replica is a neighbour of the crawler, not a
+dependency, so the runner never imports it and only this flow (and the CLI's ``serve-replica``) loads it."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from crawler.runner import LOOPBACK_CRAWL_SETTINGS, CrawlResult, crawl, next_release, publish, read_staged
+
+if TYPE_CHECKING:
+    from crawler.publish.release import ReleaseResult
+    from crawler.replica.layout import ReplicaSite
+
+DEMO_NAME = "emnlp-demo"
+# The replica serves two full events, EMNLP 2025 and 2024; the demo crawls both.
+DEMO_EVENTS = ("502", "469")
+# One replica record in this many goes to the second event, so that both are full events.
+DEMO_SIDE_EVENT_EVERY = 4
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What the demo did: its crawl of the replica, the release (None: the crawl did not finish, and
+    nothing was published) and how long it all took, in seconds."""
+
+    crawled: CrawlResult
+    published: ReleaseResult | None
+    seconds: float
+
+
+def demo(
+    out_dir: Path,
+    *,
+    state_dir: Path | None = None,
+    lectures: int | None = None,
+    seed: int = 0,
+    serving: Callable[[str], None] | None = None,
+) -> DemoResult:
+    """Serve the bundled replica of Underline on loopback (``lectures`` of its records, laid out with
+    ``seed``), crawl both its events into ``state_dir`` and publish them to ``out_dir`` as
+    :data:`DEMO_NAME`. Without ``state_dir`` the crawl's state lives in a temporary folder, removed
+    afterwards. ``serving`` hears the replica's base URL once it answers."""
+    # The replica is a neighbour, not a dependency: only the flows that serve it load it.
+    from crawler.replica.layout import build_site, load_records
+
+    started = time.monotonic()
+    site = build_site(load_records(), seed=seed, lectures=lectures, side_event_every=DEMO_SIDE_EVENT_EVERY)
+    with _demo_state(state_dir) as state:
+        crawled = _crawl_replica(site, state, serving)
+        published = None
+        if crawled.finished:
+            staged = read_staged(state)
+            published = publish(
+                next_release(staged, out_dir=out_dir, state_dir=state),
+                staged.provenance,
+                out_dir=out_dir,
+                name=DEMO_NAME,
+                state_dir=state,
+            )
+    return DemoResult(crawled, published, time.monotonic() - started)
+
+
+@contextmanager
+def _demo_state(state_dir: Path | None) -> Iterator[Path]:
+    """``state_dir``, or a fresh temporary folder removed when the demo is done."""
+    if state_dir is not None:
+        yield state_dir
+        return
+    temporary = Path(tempfile.mkdtemp(prefix="eventcrawl-demo-"))
+    try:
+        yield temporary
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def _crawl_replica(site: ReplicaSite, state_dir: Path, serving: Callable[[str], None] | None) -> CrawlResult:
+    from crawler.replica.server import ReplicaServer
+
+    with ReplicaServer(site) as server:
+        if serving is not None:
+            serving(server.base_url)
+        # Loopback and our own server: politeness delays would only slow the demo down.
+        return crawl(
+            event_ids=DEMO_EVENTS,
+            state_dir=state_dir,
+            web_base=server.base_url,
+            api_base=server.base_url,
+            overrides=LOOPBACK_CRAWL_SETTINGS,
+        )
