@@ -77,8 +77,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 @pytest.fixture(scope="session", autouse=True)
 def _fork_server() -> None:
-    """The fork server the suite's commands are forked from, started before any test changes the
-    environment (it keeps the one it started with; a command in another runs in a fresh interpreter)."""
-    from tests.support.commands import start_fork_server
+    """The environment the suite's fork server starts with, kept before any test changes it; the server
+    itself starts when a test first runs a command (a command in another environment runs in a fresh
+    interpreter)."""
+    from tests.support.commands import remember_environment
 
-    start_fork_server()
+    remember_environment()

@@ -79,19 +79,37 @@ _READ_WHEN_USED = frozenset({"PYTEST_CURRENT_TEST", "SCRAPY_SETTINGS_MODULE", "_
 
 
 class _ForkServer:
-    """The fork server of this test worker, started once with the environment of that moment."""
+    """The fork server of this test worker, started when a test first runs a command (a module of pure
+    tests never pays for its imports), with the environment the worker started with."""
 
     def __init__(self) -> None:
         self._context: ForkServerContext | None = None
         self._environment: dict[str, str] = {}
+        self._original: dict[str, str] | None = None
+
+    def remember_environment(self) -> None:
+        """Keep the environment of this moment, before any test changes it: the fork server's, whenever
+        it starts."""
+        if self._original is None:
+            self._original = dict(os.environ)
 
     def start(self) -> None:
-        """Start the fork server now, before a test changes the environment it would inherit."""
-        if self._context is None:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(list(PRELOAD))
+        """Start the fork server now (at once), in the environment remembered."""
+        if self._context is not None:
+            return
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(list(PRELOAD))
+        original = self._original if self._original is not None else dict(os.environ)
+        current = dict(os.environ)
+        # The fork server inherits the environment of the moment it starts: the remembered one.
+        os.environ.clear()
+        os.environ.update(original)
+        try:
             forkserver.ensure_running()
-            self._context, self._environment = context, _comparable(os.environ)
+        finally:
+            os.environ.clear()
+            os.environ.update(current)
+        self._context, self._environment = context, _comparable(original)
 
     def context_for(self, environment: Mapping[str, str]) -> ForkServerContext | None:
         """The fork server to start a command in ``environment`` from, or None when it would differ."""
@@ -106,6 +124,7 @@ class _ForkServer:
 
 _SERVER = _ForkServer()
 start_fork_server = _SERVER.start
+remember_environment = _SERVER.remember_environment
 
 
 def _comparable(environment: Mapping[str, str]) -> dict[str, str]:
