@@ -45,8 +45,13 @@ DAY = 86400.0
 NOW = 1_762_329_600.0
 
 
+# The crawls here store their answers as a user's crawl does: decoded, stripped and written by a worker
+# process (the default WORKER_PROCESSES), whose extension the probe crawl runs among Scrapy's.
+WORKERS = {"crawler.extensions.workers.WorkerProcesses": 100}
+
+
 def _cache_settings(cache_dir: Path, **extra: object) -> dict[str, object]:
-    return {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(cache_dir), **extra}
+    return {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(cache_dir), "EXTENSIONS": WORKERS, **extra}
 
 
 def _legacy_entry(root: Path, name: str, body: bytes, mtime: float) -> Path:
@@ -308,6 +313,8 @@ def test_personal_data_never_reaches_the_cache_and_revalidation_still_works(tmp_
         (p, 304, routes[p].etag) for p in paths
     ]
     assert second.stats["httpcache/hit_304"] == 3
+    # Each answer of the first crawl was stripped and stored by a worker process.
+    assert (first.stats["workers/processes"], first.stats["workers/jobs"]) == (1, 3)
 
     def fields(result: CrawlResult) -> list[Any]:
         by_url = {item["request_url"]: item["body"] for item in result.items}
