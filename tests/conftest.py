@@ -47,6 +47,7 @@ HEAVIEST_FIRST = (
     "test_sitecheck.py",
     "test_support_commands.py",
     "test_spider_events.py",
+    "test_spider_guards.py",
     "test_anthology_run.py",
     "test_text_privacy.py",
     "test_page_budget.py",

@@ -318,6 +318,18 @@ def test_a_listing_that_does_not_end_stops_with_an_error(small_site: ReplicaSite
     assert {e.event_id: e.lectures for e in read.events} == small_counts(small_site)
 
 
+@pytest.mark.parametrize("size", [0, 101, 500])
+def test_a_page_size_the_api_does_not_take_is_refused_before_any_request(
+    small_site: ReplicaSite, size: int
+) -> None:
+    # The command line refuses it too; a caller of the module gets the same bound (the replica, as the
+    # API may some day, would answer 500 lectures a page).
+    with ReplicaServer(small_site) as server:
+        with pytest.raises(ValueError, match="page size must be from 1 to 100"):
+            catalogue.read_catalogue(server.base_url, delay=0.0, page_size=size)
+        assert server.requests == [], f"page size {size}"
+
+
 @dataclass
 class Override:
     status: int

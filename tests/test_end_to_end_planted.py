@@ -1,4 +1,5 @@
-"""The planted replica over real HTTP: crawl with the CLI, publish, and compare with what was planted."""
+"""The planted replica over real HTTP: crawl with the CLI, publish, and compare with what was planted. The
+crawls run with the default WORKER_PROCESSES, pages read in a worker process as in a user's crawl."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from crawler.replica.layout import build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.schema import FIELD_NAMES, parse_timestamp
 from tests.scenarios.planted import BANNERS, PlantedTruth, plant_cases
-from tests.support.replica import eventcrawl, fast_crawl_settings
+from tests.support.replica import eventcrawl, loopback_crawl_args
 
 SEED = 7
 
@@ -21,7 +22,7 @@ SEED = 7
 def crawl(server: ReplicaServer, state: Path, *extra: str) -> dict[str, Any]:
     result = eventcrawl(
         "crawl", "--event-id", "502", "--web-base", server.base_url, "--api-base", server.base_url,
-        "--state", str(state), *fast_crawl_settings(), *extra,
+        "--state", str(state), *loopback_crawl_args(), *extra,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     report: dict[str, Any] = json.loads((state / "crawl-report.json").read_text(encoding="utf-8"))
@@ -62,6 +63,14 @@ def test_the_planted_cases_are_there(planted: dict[str, Any]) -> None:
         i for n in truth.near_duplicates for i in (n.original, n.copy)
     ]
     assert len(planted_ids) == len(set(planted_ids))
+
+
+def test_both_crawls_read_their_pages_in_a_worker_process(planted: dict[str, Any]) -> None:
+    for night in ("first", "second"):
+        stats = planted[night]
+        assert stats["workers/processes"] == 1, f"crawl {night}"
+        assert stats["workers/jobs"] >= len(planted["expected"]), f"crawl {night}"
+        assert "workers/failed" not in stats, f"crawl {night}"
 
 
 def test_every_record_is_the_expected_one(planted: dict[str, Any]) -> None:

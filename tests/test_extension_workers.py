@@ -51,6 +51,8 @@ def raise_timeout() -> None:
 
 
 STALL_ENV = "EVENTCRAWL_TEST_STALL_LECTURES"
+# Seconds the crawl with stalled jobs may take: about 15 on a busy machine, two of them the job timeouts.
+STALLED_CRAWL = 60
 
 
 def stall_on_chosen_pages(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -91,8 +93,9 @@ def test_a_job_that_never_returns_times_out_and_its_worker_is_replaced() -> None
         started = time.monotonic()
         stuck = pool.submit(time.sleep, 3600)
         behind = pool.submit(pid_after, 0)  # queued behind the stuck job
+        # Bounded here too: a pool that lost its timeout fails this test in seconds, not in an hour.
         with pytest.raises(JobTimedOut, match="ran longer than 1 s"):
-            await stuck
+            await asyncio.wait_for(stuck, 10)
         waited = time.monotonic() - started
         return first, waited, await behind, await pool.run(os.getpid)
 
@@ -218,9 +221,10 @@ def _report(state: Path) -> dict[str, Any]:
     return dict(json.loads((state / "crawl-report.json").read_text(encoding="utf-8")))
 
 
-def _crawl(replica: RunningReplica, state: Path, processes: int, *extra: str) -> Crawl:
+def _crawl(replica: RunningReplica, state: Path, processes: int, *extra: str, timeout: float = 600) -> Crawl:
     result = eventcrawl(
-        *crawl_args(replica.base_url, state, "--event-id", "502", *_settings(processes, *extra))
+        *crawl_args(replica.base_url, state, "--event-id", "502", *_settings(processes, *extra)),
+        timeout=timeout,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return Crawl(state, _report(state))
@@ -295,14 +299,18 @@ def test_pages_whose_job_never_returns_fail_and_the_crawl_goes_on(
     monkeypatch.setenv(STALL_ENV, ",".join(chosen))
     wrapper = f"WORKER_JOB_WRAPPER={__name__}.stall_on_chosen_pages"
     started = time.monotonic()
-    stalled = _crawl(replica, tmp_path / "stalled", 1, "-s", "WORKER_JOB_TIMEOUT=1", "-s", wrapper)
+    # The stalled jobs never return: without the job timeout the crawl would never end, and the command's
+    # timeout fails the test within a minute.
+    stalled = _crawl(
+        replica, tmp_path / "stalled", 1, "-s", "WORKER_JOB_TIMEOUT=1", "-s", wrapper, timeout=STALLED_CRAWL
+    )
     took = time.monotonic() - started
     stats = stalled.stats
     assert stats["finish_reason"] == "finished"
     assert stats["workers/timed_out"] == stats["workers/failed"] == 2
     assert stats[keys.PAGE_UNPARSABLE] == 2
     assert stats[keys.PAGE_FAILED_KEPT] == 2
-    assert took < 120
+    assert took < STALLED_CRAWL
     records, reference = _records(stalled.state), _records(without_workers.state)
     # Every lecture is staged; the two whose page never came back are kept from their listing.
     assert records.keys() == reference.keys() == set(truth)

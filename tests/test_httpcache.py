@@ -45,8 +45,13 @@ DAY = 86400.0
 NOW = 1_762_329_600.0
 
 
+# The crawls here store their answers as a user's crawl does: decoded, stripped and written by a worker
+# process (the default WORKER_PROCESSES), whose extension the probe crawl runs among Scrapy's.
+WORKERS = {"crawler.extensions.workers.WorkerProcesses": 100}
+
+
 def _cache_settings(cache_dir: Path, **extra: object) -> dict[str, object]:
-    return {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(cache_dir), **extra}
+    return {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": str(cache_dir), "EXTENSIONS": WORKERS, **extra}
 
 
 def _legacy_entry(root: Path, name: str, body: bytes, mtime: float) -> Path:
@@ -308,6 +313,8 @@ def test_personal_data_never_reaches_the_cache_and_revalidation_still_works(tmp_
         (p, 304, routes[p].etag) for p in paths
     ]
     assert second.stats["httpcache/hit_304"] == 3
+    # Each answer of the first crawl was stripped and stored by a worker process.
+    assert (first.stats["workers/processes"], first.stats["workers/jobs"]) == (1, 3)
 
     def fields(result: CrawlResult) -> list[Any]:
         by_url = {item["request_url"]: item["body"] for item in result.items}
@@ -350,6 +357,30 @@ def test_a_broken_entry_is_fetched_again_without_validators_and_replaced(tmp_pat
     # Replaced: the next crawl revalidates it again.
     assert [e.status for e in server.log[third_from:]] == [304, 304]
     assert "httpcache/broken_entries" not in third.stats
+
+
+def test_an_entry_older_than_the_expiration_is_fetched_in_full_and_replaced(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    routes = {"/l/1": page("<p>lecture one</p>"), "/l/2": page("<p>lecture two</p>")}
+    with serve(routes) as server:
+        urls = [server.url("/l/1"), server.url("/l/2")]
+        run_crawl(urls, _cache_settings(cache_dir), tmp_path)
+        old = _entries(cache_dir)[urls[1]][0]
+        hour_ago = time.time() - 3600
+        os.utime(old, (hour_ago, hour_ago))
+        served = len(server.log)
+        second = run_crawl(urls, _cache_settings(cache_dir, HTTPCACHE_EXPIRATION_SECS=600), tmp_path)
+    # The fresh entry is revalidated; the expired one is not offered to the site, nor served.
+    assert sorted((e.path, e.status, e.headers.get("if-none-match")) for e in server.log[served:]) == [
+        ("/l/1", 304, routes["/l/1"].etag),
+        ("/l/2", 200, None),
+    ]
+    assert {i["request_url"]: i["cached"] for i in second.items} == {urls[0]: True, urls[1]: False}
+    assert second.stats["httpcache/hit_304"] == 1
+    assert second.stats["httpcache/conditional"] == 1
+    # The answer fetched in full took the expired entry's place.
+    assert old.stat().st_mtime > hour_ago + 1800
+    assert _entries(cache_dir)[urls[1]][2] == routes["/l/2"].body
 
 
 def test_a_crawl_killed_while_storing_leaves_only_whole_entries(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ __all__ = [
     "crawl_args",
     "eventcrawl",
     "fast_crawl_settings",
+    "loopback_crawl_args",
     "run_args",
     "run_report",
     "running_replica",
@@ -38,7 +39,9 @@ def fast_crawl_settings() -> list[str]:
     A worker process is spawned for every crawl and imports the crawler again, about a second of CPU
     each, and the suite runs a few hundred crawls. ``test_extension_workers`` checks that a crawl with
     workers stages, caches and signs exactly what a crawl without them does, and sets
-    ``WORKER_PROCESSES`` itself (a later ``-s`` wins)."""
+    ``WORKER_PROCESSES`` itself (a later ``-s`` wins); the modules that look for personal data on disk
+    and the planted end-to-end crawl use :func:`loopback_crawl_args` alone, and so crawl with the
+    default ``WORKER_PROCESSES``, as a user's crawl does."""
     return [*loopback_crawl_args(), "-s", "WORKER_PROCESSES=0"]
 
 
