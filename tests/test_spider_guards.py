@@ -126,7 +126,12 @@ def test_a_lecture_of_another_event_in_the_listing_is_not_counted_staged_or_fetc
     assert stats[keys.LISTED_PREFIX + EVENT] == stats[keys.LISTED] == len(own)
     assert intruder.id not in asked
     assert sorted(asked, key=int) == sorted(own, key=int)
-    assert sorted(r["lecture_id"] for r in read_stage(state).records) == sorted(own, key=int)
+    staged = read_stage(state)
+    assert sorted(r["lecture_id"] for r in staged.records) == sorted(own, key=int)
+    # Nor is the intruder's session this event's, unless a lecture of this event holds it too.
+    sessions = {s["session_id"] for s in staged.sessions}
+    own_sessions = {site.lectures[i].session_id for i in own}
+    assert sessions == own_sessions, sessions - own_sessions
 
 
 # -- revalidation: a share of each listing page, the oldest first --------------------------------------

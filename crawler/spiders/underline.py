@@ -408,7 +408,10 @@ class UnderlineSpider(scrapy.Spider):
             stats.inc_value(keys.LISTING_PROBLEMS)
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
         self.count_unmapped(answer.unmapped)
-        yield from self.sessions(answer.sessions, event)
+        # A session is the event's when a lecture of the event names it: one of another event's lecture
+        # that strayed into this listing is not.
+        own = {f.session_id for f in listing.records if f.event_id in (None, event)}
+        yield from self.sessions([s for s in answer.sessions if s.session_id in own], event)
         named = self.listing_ids.setdefault(event, set())
         fresh = {f.lecture_id for f in listing.records} - named
         named |= fresh
