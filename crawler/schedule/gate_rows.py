@@ -8,6 +8,7 @@ lecture. The coverage computed here is :func:`crawler.coverage.field_coverage`'s
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -34,11 +35,12 @@ class GateRow:
         for name, bit in _BIT.items():
             if has_value(getattr(lecture, name)):
                 filled |= bit
+        # Every lecture of an event shares its id, and most share an extraction: one string each.
         return cls(
             str(lecture.lecture_id),
-            str(lecture.event_id or ""),
+            sys.intern(str(lecture.event_id or "")),
             bool(lecture.withdrawn),
-            str(lecture.extraction or ""),
+            sys.intern(str(lecture.extraction or "")),
             filled,
         )
 
