@@ -199,6 +199,10 @@ def test_a_first_release_without_the_authors_profiles_is_refused(site: ReplicaSi
         round(len(dropped) / len(main), 4),
     )
     assert failure["examples"] == sorted(dropped, key=int)[:5]
+    # The stage is marked refused with the gate's report, by the command that refused it.
+    refusal = json.loads((tmp_path / "state" / "stage" / "REFUSED").read_text(encoding="utf-8"))
+    assert (refusal["command"], refusal["failed_checks"]) == ("run", [f"authors_missing:{MAIN}"])
+    assert refusal["gate"] == report["gate"]
     # `publish` of the same stage judges it alike.
     again = publish(tmp_path / "state", tmp_path / "out")
     assert again.returncode == 4, again.stderr[-3000:]

@@ -36,12 +36,16 @@ class Judgement:
     coverage: CoverageReport
 
     def refusal(self, command: str) -> dict[str, object]:
-        """What the stage's ``REFUSED`` marker records of the verdict."""
-        return {
-            "command": command,
-            "failed_checks": [c.name for c in self.verdict.failures()],
-            "gate": self.verdict.as_dict(),
-        }
+        return refusal(self.verdict, command)
+
+
+def refusal(verdict: GateVerdict, command: str) -> dict[str, object]:
+    """What the stage's ``REFUSED`` marker records of a verdict, and of the command that refused."""
+    return {
+        "command": command,
+        "failed_checks": [c.name for c in verdict.failures()],
+        "gate": verdict.as_dict(),
+    }
 
 
 def release_rows(release: NextRelease) -> tuple[list[GateRow], list[GateRow]]:

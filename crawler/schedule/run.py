@@ -22,7 +22,7 @@ from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateReport, GateThresholds, GateVerdict
-from crawler.schedule.judge import CoverageReport, judge_release
+from crawler.schedule.judge import CoverageReport, judge_release, refusal
 from crawler.schedule.lock import StateLock
 from crawler.stage import mark_refused
 from crawler.state_dir import StateDir
@@ -160,7 +160,7 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
     notes = "".join(f"\n{line}" for line in release.notes())
     if not verdict.passed and not force:
         # What the gate refused is no base for the next night's refresh: it is fetched again.
-        mark_refused(state, {"failed_checks": [c.name for c in verdict.failures()]})
+        mark_refused(state, refusal(verdict, "run"))
         return (
             RunStatus.GATE_REFUSED,
             "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
