@@ -13,11 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler import stats_keys as keys
+from crawler.publish.removals import Redactions
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.schedule.config import load_config
-from crawler.schedule.judge import staged_statistics
+from crawler.schedule.judge import row_as_asked, staged_statistics
+from crawler.schema import Lecture
 from tests.support.commands import eventcrawl, run_command
 from tests.support.replica import QUICK_GIVE_UP, crawl_args, fast_crawl_settings, run_args, run_report
 
@@ -215,3 +217,18 @@ def test_the_new_thresholds_are_read_from_the_gate_table(tmp_path: Path) -> None
     config.write_text("[gate]\nmax_lost_share = 0.25\nmax_authors_missing = 0.5\n", encoding="utf-8")
     gate = load_config(config).gate
     assert (gate.max_lost_share, gate.max_authors_missing) == (0.25, 0.5)
+
+
+def test_authors_redacted_on_request_are_no_loss_of_the_previous_release() -> None:
+    ada = {"name": "Ada Lovelace", "affiliations": [], "orcid": "0000-0002-1825-0097"}
+    alan = {"name": "Alan Turing", "affiliations": [], "orcid": None}
+    for authors, redacted, kept in [
+        ([ada], ["Ada Lovelace"], False),
+        ([ada], ["0000-0002-1825-0097"], False),
+        ([ada, alan], ["Ada Lovelace"], True),
+        ([ada], [], True),
+        ([], ["Ada Lovelace"], False),
+    ]:
+        lecture = Lecture.from_json({"lecture_id": "1", "event_id": MAIN, "authors": authors})
+        row = row_as_asked(lecture, Redactions.parse(redacted))
+        assert row.has("authors") is kept, f"case {authors} {redacted}"

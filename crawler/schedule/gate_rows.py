@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from crawler.coverage import ALL_EVENTS, MONITORED
 from crawler.schema import Lecture, has_value, lecture_order
@@ -47,6 +47,10 @@ class GateRow:
     def has(self, name: str) -> bool:
         """Whether the lecture has a value in the monitored field ``name``."""
         return bool(self.filled & _BIT[name])
+
+    def without(self, name: str) -> GateRow:
+        """This row with no value in the monitored field ``name``."""
+        return replace(self, filled=self.filled & ~_BIT[name])
 
 
 def gate_rows(records: Iterable[Lecture | GateRow]) -> tuple[GateRow, ...]:

@@ -20,7 +20,9 @@ from crawler.schedule.gate_rows import GateRow, row_coverage
 from crawler.state_dir import StateDir
 
 if TYPE_CHECKING:
+    from crawler.publish.removals import Redactions
     from crawler.runner import NextRelease
+    from crawler.schema import Lecture
 
 
 class CoverageReport(TypedDict):
@@ -50,19 +52,28 @@ def refusal(verdict: GateVerdict, command: str) -> dict[str, object]:
 
 def release_rows(release: NextRelease) -> tuple[list[GateRow], list[GateRow]]:
     """The release's live rows and the previous release's: what the gate compares, as gate rows, read
-    one event at a time. What left on request (a retired event, a lecture removed) is not counted in
-    the previous release: it is no loss."""
+    one event at a time. What left on request (a retired event, a lecture removed, the authors
+    redacted) is not counted in the previous release: it is no loss."""
     now = [GateRow.of(lecture) for lecture in release.events if not lecture.withdrawn]
     retired = set(release.retired_events)
     removed = set(release.removals.lectures)
     before = [
-        GateRow.of(lecture)
+        row_as_asked(lecture, release.redactions)
         for lecture in release.previous.iter_lectures()
         if not lecture.withdrawn
         and str(lecture.event_id) not in retired
         and lecture.lecture_id not in removed
     ]
     return now, before
+
+
+def row_as_asked(lecture: Lecture, redactions: Redactions) -> GateRow:
+    """A previous release's lecture as the gate compares it: without authors when every one of them is
+    redacted on request (their absence from the release is asked for, no loss)."""
+    row = GateRow.of(lecture)
+    if redactions and lecture.authors and all(redactions.matches(a) for a in lecture.authors):
+        return row.without("authors")
+    return row
 
 
 def judge_release(
