@@ -44,6 +44,7 @@ from crawler.paths import (
 )
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.config import ConfigError, load_config
+from crawler.schedule.gate import GateRefused, GateVerdict
 from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
 from crawler.sitetools import events as catalogue
@@ -148,8 +149,9 @@ def add_publish_parser(sub: Subcommands) -> None:
     publish = sub.add_parser(
         "publish",
         help="publish the staged crawl as a Hugging Face dataset",
-        description="Exit status: 0 published, 2 a usage or configuration error, 6 another command holds "
-        "the state directory, 8 a state or release file is damaged.",
+        description="Exit status: 0 published, 4 the quality gate refused the release (nothing written), "
+        "2 a usage or configuration error, 6 another command holds the state directory, 8 a state or "
+        "release file is damaged.",
     )
     publish.add_argument(
         "--config",
@@ -168,6 +170,7 @@ def add_publish_parser(sub: Subcommands) -> None:
     publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
     publish.add_argument("--revision", help="Hub branch to push to (created when missing)")
     publish.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
+    publish.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
 
 
 def add_run_parser(sub: Subcommands) -> None:
@@ -311,16 +314,29 @@ def cmd_crawl(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     request = publish_request(args)
-    published = runner.publish_staged(request, built=_print_links)
+    try:
+        published = runner.publish_staged(request, built=_print_links)
+    except GateRefused as refused:
+        _print_failed_checks(refused.verdict)
+        print(f"eventcrawl: {refused}; --force publishes anyway", file=sys.stderr)
+        return int(RunStatus.GATE_REFUSED)
     result, release = published.result, published.release
     out = request.out_dir
+    if published.verdict is not None and not published.verdict.passed:
+        _print_failed_checks(published.verdict)
+        print("eventcrawl: the quality gate refused the release; published anyway (--force)", file=sys.stderr)
     print(f"published {result.row_counts['lectures']} lectures to {out} (version {result.version})")
     for line in release.notes():
         print(f"eventcrawl: {line}", file=sys.stderr)
     if args.push_to_hub:
         pushed = runner.push(out, args.push_to_hub, private=args.private, revision=args.revision)
         print(f"pushed to the Hub: {pushed.commit_url}")
-    return 0
+    return int(RunStatus.KEPT_BACK if release.kept_back else RunStatus.PUBLISHED)
+
+
+def _print_failed_checks(verdict: GateVerdict) -> None:
+    for check in verdict.failures():
+        print(f"eventcrawl: FAIL {check.name}: {check.message}", file=sys.stderr)
 
 
 def publish_request(args: argparse.Namespace) -> runner.PublishRequest:
@@ -351,6 +367,8 @@ def publish_request(args: argparse.Namespace) -> runner.PublishRequest:
         anthology=check_anthology(args.anthology),
         template=args.card_template,
         allow_partial=args.allow_partial,
+        thresholds=config.gate,
+        force=args.force,
     )
 
 
@@ -409,9 +427,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     check_release_dir(check_output_dir(args.out, state_dir=args.state))
-    done = demo_flow.demo(
-        args.out, state_dir=args.state, lectures=args.lectures, seed=args.seed, serving=_print_serving
-    )
+    try:
+        done = demo_flow.demo(
+            args.out, state_dir=args.state, lectures=args.lectures, seed=args.seed, serving=_print_serving
+        )
+    except GateRefused as refused:
+        _print_failed_checks(refused.verdict)
+        print(f"eventcrawl: {refused}; nothing published", file=sys.stderr)
+        return int(RunStatus.GATE_REFUSED)
     if done.published is None:
         print(f"the crawl did not finish ({done.crawled.reason}); nothing published", file=sys.stderr)
         return 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler.runner import LOOPBACK_CRAWL_SETTINGS, CrawlResult, crawl, next_release, publish, read_staged
+from crawler.runner import LOOPBACK_CRAWL_SETTINGS, CrawlResult, PublishRequest, crawl, publish_staged
 
 if TYPE_CHECKING:
     from crawler.publish.release import ReleaseResult
@@ -57,14 +57,9 @@ def demo(
         crawled = _crawl_replica(site, state, serving)
         published = None
         if crawled.finished:
-            staged = read_staged(state)
-            published = publish(
-                next_release(staged, out_dir=out_dir, state_dir=state),
-                staged.provenance,
-                out_dir=out_dir,
-                name=DEMO_NAME,
-                state_dir=state,
-            )
+            # The gate every command that writes a release passes (GateRefused when it refuses).
+            request = PublishRequest(state_dir=state, out_dir=out_dir, name=DEMO_NAME)
+            published = publish_staged(request).result
     return DemoResult(crawled, published, time.monotonic() - started)
 
 

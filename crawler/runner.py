@@ -22,6 +22,7 @@ from crawler import stats_keys as keys
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish.removals import RemovalRequests
+from crawler.schedule.gate import GateThresholds, GateVerdict
 from crawler.schema import Lecture, lecture_order
 from crawler.state_dir import StateDir
 from crawler.urls import without_credentials
@@ -666,7 +667,8 @@ class PublishRequest:
     """What to publish, checked by the caller: the crawl staged in ``state_dir``, as the next release in
     ``out_dir`` named ``name``, with these removals on request, retired events, ACL Anthology files
     (see :func:`next_release`) and card template; ``allow_partial`` publishes a crawl that did not
-    finish."""
+    finish. The quality gate judges the release with ``thresholds``; ``force`` publishes it when the
+    gate refuses."""
 
     state_dir: Path
     out_dir: Path
@@ -676,26 +678,36 @@ class PublishRequest:
     anthology: Path | None = None
     template: Path | None = None
     allow_partial: bool = False
+    thresholds: GateThresholds = field(default_factory=GateThresholds)
+    force: bool = False
 
 
 @dataclass(frozen=True)
 class Published:
-    """A release written: the release as built (links, notes) and what was written."""
+    """A release written: the release as built (links, notes), what was written and the gate's verdict
+    on it (failed checks in it when ``force`` published it anyway)."""
 
     release: NextRelease
     result: ReleaseResult
+    verdict: GateVerdict | None = None
 
 
 def publish_staged(
     request: PublishRequest, *, built: Callable[[NextRelease], None] | None = None
 ) -> Published:
     """Publish the crawl staged in ``request.state_dir`` as the next release of ``request.out_dir``, under
-    the state directory's lock (``LockHeld`` when another command holds it). ``built`` hears the release
-    once it is built, before anything is written.
+    the state directory's lock (``LockHeld`` when another command holds it), once the quality gate
+    passed it (the gate ``run`` passes, with the statistics the crawl kept in the state directory).
+    ``built`` hears the release once it is built, before anything is written.
 
-    :class:`NothingToPublish` when the stage holds nothing publishable, ``DamagedFile`` for a damaged
-    state or release file, ``AnthologyError`` for unreadable Anthology files."""
+    :class:`NothingToPublish` when the stage holds nothing publishable, ``GateRefused`` when the gate
+    refused the release (nothing is written, and the stage is marked refused as ``run`` marks it),
+    ``DamagedFile`` for a damaged state or release file, ``AnthologyError`` for unreadable Anthology
+    files."""
+    from crawler.schedule.gate import GateRefused
+    from crawler.schedule.judge import judge_release, staged_statistics
     from crawler.schedule.lock import StateLock
+    from crawler.stage import mark_refused
 
     with StateLock(request.state_dir):
         staged = read_staged(request.state_dir, allow_partial=request.allow_partial)
@@ -709,6 +721,12 @@ def publish_staged(
         )
         if built is not None:
             built(release)
+        stats = staged_statistics(request.state_dir)
+        judged = judge_release(release, stats, request.thresholds, bad_lines=staged.stage_info["bad_lines"])
+        if not judged.verdict.passed and not request.force:
+            # As `run` does: what the gate refused is no base for the next crawl's refresh.
+            mark_refused(request.state_dir, judged.refusal("publish"))
+            raise GateRefused(judged.verdict)
         result = publish(
             release,
             staged.provenance,
@@ -717,4 +735,6 @@ def publish_staged(
             state_dir=request.state_dir,
             template=request.template,
         )
-    return Published(release, result)
+        # Published, the stage is the release's: the next crawl carries from it.
+        StateDir.of(request.state_dir).stage_refused.unlink(missing_ok=True)
+    return Published(release, result, judged.verdict)

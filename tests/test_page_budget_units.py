@@ -170,6 +170,7 @@ def lectures(fetched: int, listing_only: int) -> list[Lecture]:
                     "event_id": "502",
                     "title": f"T{i}",
                     "abstract": "A",
+                    "authors": [{"name": "A", "affiliations": [], "orcid": None}],
                     "related_lecture_ids": ["9"] if page else [],
                     "extraction": "next_data" if page else "api_listing+text_from_fields",
                 }

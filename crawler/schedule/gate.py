@@ -1,8 +1,9 @@
-"""The quality gate: checks on a finished crawl before it may replace the published release.
+"""The quality gate: checks on a release before it may replace the published one.
 
 Each check is a small function of the crawl (its records, its statistics, the previous release) and the
 thresholds, returning its result, in the spirit of spidermon's close-time monitors and datatrove's
-filters. A failing check refuses the release and says why.
+filters. A failing check refuses the release and says why. Every command that writes a release
+(``run``, ``publish``) is judged by the same checks (:mod:`crawler.schedule.judge`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from crawler import stats_keys as keys
-from crawler.coverage import ALL_EVENTS, field_coverage, lectures_missing
-from crawler.schema import Lecture, has_value
+from crawler.coverage import ALL_EVENTS
+from crawler.schedule.gate_rows import GateRow, gate_rows, listing_only, row_coverage, rows_missing
+from crawler.schema import Lecture, lecture_order
+
+__all__ = ["GateRow", "listing_only"]
 
 
 @dataclass(frozen=True)
@@ -28,38 +32,54 @@ class GateThresholds:
     max_fallback_rate: float = 0.05
     # A field's coverage (share of lectures with a value) may fall this much against the previous release.
     max_coverage_drop: float = 0.10
+    # The share of the previous release's Anthology links, authors or page-derived rows (of lectures
+    # still in the release) that the release may lose.
+    max_lost_share: float = 0.10
+    # The share of an event's lectures that may be without authors, or whose authors' profiles the
+    # listing left out: judged on every release, a first one too.
+    max_authors_missing: float = 0.05
     # Per-field floors of coverage, e.g. {"authors": 0.95}; fields not named have none.
     min_coverage: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class GateInput:
-    """What the gate judges: the crawl's records and statistics, and the previous release's live rows."""
+    """What the gate judges: the release's live records and the crawl's statistics, and the previous
+    release's live rows. Records are kept as :class:`GateRow` (lectures given are made rows)."""
 
-    records: Sequence[Lecture]
+    records: Sequence[Lecture | GateRow]
     stats: Mapping[str, object]
     previous_rows: int | None = None
-    previous: Sequence[Lecture] = ()
+    previous: Sequence[Lecture | GateRow] = ()
+    rows: tuple[GateRow, ...] = field(init=False, repr=False)
+    before: tuple[GateRow, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rows", gate_rows(self.records))
+        object.__setattr__(self, "before", gate_rows(self.previous))
 
     def count(self, key: str) -> float:
         value = self.stats.get(key, 0)
-        return float(value) if isinstance(value, int | float) else 0.0
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+    def total(self, names: Iterable[str]) -> float:
+        return sum(self.count(key) for key in names)
 
     def events(self) -> list[str]:
-        ids = {_event(r) for r in (*self.records, *self.previous)}
+        ids = {r.event_id for r in (*self.rows, *self.before)}
         return sorted(ids)
 
 
-def _event(record: Lecture) -> str:
-    return str(record.event_id or "")
+def _event(record: GateRow) -> str:
+    return record.event_id
 
 
-def _coverage(records: Iterable[Lecture]) -> dict[str, dict[str, float]]:
-    return field_coverage(records)
+def _coverage(records: Iterable[GateRow]) -> dict[str, dict[str, float]]:
+    return row_coverage(records)
 
 
-def _missing(records: Iterable[Lecture], event: str, name: str, limit: int = 5) -> list[str]:
-    return lectures_missing(records, event, name, limit)
+def _missing(records: Sequence[GateRow], event: str, name: str, limit: int = 5) -> list[str]:
+    return rows_missing(records, event, name, limit)
 
 
 class CheckReport(TypedDict):
@@ -102,6 +122,14 @@ class CheckResult:
         }
 
 
+class GateRefused(Exception):
+    """The gate refused the release and nothing was written; ``verdict`` says why."""
+
+    def __init__(self, verdict: GateVerdict) -> None:
+        super().__init__("the quality gate refused to publish; the previous release is untouched")
+        self.verdict = verdict
+
+
 class GateReport(TypedDict):
     passed: bool
     checks: list[CheckReport]
@@ -133,7 +161,7 @@ def _rate(part: float, whole: float) -> float:
 
 
 def min_items(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
-    n = len(crawl.records)
+    n = len(crawl.rows)
     yield CheckResult(
         "min_items", n >= t.min_items, n, t.min_items, f"{n} lectures (at least {t.min_items} required)"
     )
@@ -142,14 +170,14 @@ def min_items(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
 def max_drop(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     if not crawl.previous_rows:
         return
-    n, before = len(crawl.records), crawl.previous_rows
+    n, before = len(crawl.rows), crawl.previous_rows
     yield _drop_result("max_drop", n, before, t, None)
     events = crawl.events()
     if len(events) < 2:
         return
     # Growth in one event must not hide a drop in another.
-    now = Counter(_event(r) for r in crawl.records)
-    then = Counter(_event(r) for r in crawl.previous if not r.withdrawn)
+    now = Counter(_event(r) for r in crawl.rows)
+    then = Counter(_event(r) for r in crawl.before if not r.withdrawn)
     for event in events:
         if then[event]:
             yield _drop_result(f"max_drop:{event}", now[event], then[event], t, event)
@@ -171,8 +199,8 @@ def _drop_result(name: str, n: int, before: int, t: GateThresholds, event: str |
 
 def _share_check(name: str, field: str, what: str, minimum: Callable[[GateThresholds], float]) -> Check:
     def check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
-        n = len(crawl.records)
-        share = _rate(sum(1 for r in crawl.records if has_value(getattr(r, field))), n)
+        n = len(crawl.rows)
+        share = _rate(sum(1 for r in crawl.rows if r.has(field)), n)
         least = minimum(t)
         yield CheckResult(
             name,
@@ -190,34 +218,65 @@ title_share = _share_check("title_share", "title", "a title", lambda t: t.min_ti
 abstract_share = _share_check("abstract_share", "abstract", "an abstract", lambda t: t.min_abstract_share)
 
 
+def _failed_share(failed: float, asked: float) -> float:
+    """``failed`` of ``asked``; failures counted beyond what was asked are all of it (never over 1), and
+    nothing asked is no failed share."""
+    return _rate(failed, max(asked, failed))
+
+
+def _few_failed(failed: float, asked: float, share: float) -> bool:
+    """Whether ``failed`` of ``asked`` is within ``share``, which allows one failure at least: a crawl
+    that asks a handful (a refresh, a night resumed after its listing failed) is not refused for a
+    single one, while every one of them failing is still an outage."""
+    return failed <= max(1.0, share * asked + 1e-9)
+
+
 def error_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
-    pages = crawl.count(keys.LISTED) or float(len(crawl.records))
-    errors = sum(crawl.count(key) for key in keys.ERRORS)
-    rate = _rate(errors, pages)
+    """The failed lecture pages of those this crawl asked for (fetched and revalidated), not of the
+    lectures listed: a page budget or a refresh asks few, and all of them failing is an outage."""
+    asked = crawl.total((keys.PAGES_FETCHED, keys.PAGES_REVALIDATED))
+    failed = crawl.total(keys.PAGE_ERRORS)
+    rate = _failed_share(failed, asked)
+    what = f"{int(failed)} failed pages of {int(asked)} asked" if asked or failed else "no lecture page asked"
     yield CheckResult(
         "error_rate",
+        _few_failed(failed, asked, t.max_error_rate),
+        round(rate, 4),
+        t.max_error_rate,
+        f"{what}: {rate:.1%} (at most {t.max_error_rate:.0%}, or one page)",
+    )
+
+
+def lost_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
+    """The lectures the crawl meant to publish and lost on the way (a staged line that cannot be read
+    back, a record the schema refuses, a listing page that is not JSON, a callback that failed), of
+    the lectures listed."""
+    listed = crawl.count(keys.LISTED) or float(len(crawl.rows))
+    lost = crawl.total(keys.LOST_LECTURES)
+    rate = _failed_share(lost, listed)
+    yield CheckResult(
+        "lost_rate",
         rate <= t.max_error_rate,
         round(rate, 4),
         t.max_error_rate,
-        f"{int(errors)} failed pages of {int(pages)}: {rate:.1%} (at most {t.max_error_rate:.0%})",
+        f"{int(lost)} lectures lost of {int(listed)} listed: {rate:.1%} (at most {t.max_error_rate:.0%})",
     )
 
 
 def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
-    # Of the requests, or of the lectures listed when more: a refresh that carries most lectures over
-    # sends few requests, and one give-up among them says little of the crawl's health.
-    requests = max(crawl.count(keys.REQUESTS_SENT), crawl.count(keys.LISTED))
-    # A listing request given up on keeps its event back as last published (its own verdict), not a page.
+    """The requests that gave up after their retries, of the requests really sent. A listing request
+    given up on keeps its event back as last published (its own verdict), not a page lost."""
+    requests = crawl.count(keys.REQUESTS_SENT)
     gave_up = crawl.count(keys.BACKOFF_GAVE_UP) + crawl.count(keys.RETRY_GAVE_UP)
     exhausted = max(0.0, gave_up - crawl.count(keys.LISTING_GAVE_UP))
-    rate = _rate(exhausted, requests)
+    rate = _failed_share(exhausted, requests)
     yield CheckResult(
         "retry_exhausted_rate",
-        rate <= t.max_retry_exhausted_rate,
+        _few_failed(exhausted, requests, t.max_retry_exhausted_rate),
         round(rate, 4),
         t.max_retry_exhausted_rate,
-        f"{int(exhausted)} requests gave up after retries of {int(requests)}: {rate:.1%}"
-        f" (at most {t.max_retry_exhausted_rate:.0%})",
+        f"{int(exhausted)} requests gave up after retries of {int(requests)} sent: {rate:.1%}"
+        f" (at most {t.max_retry_exhausted_rate:.0%}, or one request)",
     )
 
 
@@ -240,7 +299,7 @@ def with_incomplete_authors(
 ) -> dict[str, dict[str, float]]:
     """Coverage where ``authors`` counts the lectures whose authors' profiles the listing left out as
     without authors (they keep their last authors, which would hide the site's fault from the gate)."""
-    events = Counter(_event(r) for r in crawl.records)
+    events = Counter(_event(r) for r in crawl.rows)
     out = {event: dict(shares) for event, shares in coverage.items()}
     for event, shares in out.items():
         if event == ALL_EVENTS or "authors" not in shares or not events[event]:
@@ -251,14 +310,84 @@ def with_incomplete_authors(
     return out
 
 
+def authors_missing(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
+    """Each event's share of lectures without authors, or whose authors' profiles the listing left out
+    (the larger of the two counts): judged on every release, a first one too, where no previous
+    release shows what the coverage should be."""
+    live = Counter(_event(r) for r in crawl.rows)
+    empty = Counter(_event(r) for r in crawl.rows if not r.has("authors"))
+    failures = []
+    for event in sorted(live, key=lecture_order):
+        incomplete = crawl.count(keys.AUTHORS_INCOMPLETE_PREFIX + event)
+        without = max(float(empty[event]), incomplete)
+        share = _rate(without, live[event])
+        if share > t.max_authors_missing + 1e-9:
+            examples = tuple(_missing(crawl.rows, event, "authors"))
+            shown = f" (e.g. lectures {', '.join(examples[:3])})" if examples else ""
+            failures.append(
+                CheckResult(
+                    f"authors_missing:{event}",
+                    False,
+                    round(share, 4),
+                    t.max_authors_missing,
+                    f"{int(without)} of {live[event]} lectures of event {event} ({share:.1%}) are without"
+                    f" authors ({empty[event]}) or had their authors' profiles left out by the listing"
+                    f" ({int(incomplete)}) (at most {t.max_authors_missing:.0%}){shown}",
+                    event=event,
+                    field="authors",
+                    examples=examples,
+                )
+            )
+    if failures:
+        yield from failures
+        return
+    yield CheckResult(
+        "authors_missing",
+        True,
+        0.0,
+        t.max_authors_missing,
+        f"every event has authors for at least {1 - t.max_authors_missing:.0%} of its lectures",
+    )
+
+
+# What a release may not lose of the previous one's rows that stay in it: (check name, what it is,
+# whether a row has it).
+KEPT_PROPERTIES: tuple[tuple[str, str, Callable[[GateRow], bool]], ...] = (
+    ("anthology_links", "Anthology links", lambda r: r.has("anthology_id")),
+    ("authors", "author lists", lambda r: r.has("authors")),
+    ("page_rows", "rows read from their page", lambda r: not listing_only(r)),
+)
+
+
+def lost_since_previous(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
+    """The previous release's Anthology links, author lists and page-derived rows, of the lectures
+    still in the release: at most ``max_lost_share`` of each may be lost (a link gone, authors
+    emptied, a page's row replaced by its listing's). Growth elsewhere does not hide a loss: each
+    lecture is compared with itself."""
+    now = {r.lecture_id: r for r in crawl.rows}
+    for name, what, has in KEPT_PROPERTIES:
+        kept_before = [
+            r.lecture_id for r in crawl.before if not r.withdrawn and has(r) and r.lecture_id in now
+        ]
+        if not kept_before:
+            continue
+        lost = sorted((i for i in kept_before if not has(now[i])), key=lecture_order)
+        share = _rate(len(lost), len(kept_before))
+        shown = f" (e.g. lectures {', '.join(lost[:3])})" if lost else ""
+        yield CheckResult(
+            f"lost:{name}",
+            share <= t.max_lost_share + 1e-9,
+            round(share, 4),
+            t.max_lost_share,
+            f"{len(lost)} of the previous release's {len(kept_before)} {what} lost: {share:.1%}"
+            f" (at most {t.max_lost_share:.0%}){shown}",
+            examples=tuple(lost[:5]),
+        )
+
+
 # Fields only a lecture's page (or the request that follows it) gives: a lecture published from its
 # listing while its page waits for a later crawl (a page budget) has none of them.
 PAGE_ONLY_FIELDS = ("related_lecture_ids", "subtitles")
-
-
-def listing_only(record: Lecture) -> bool:
-    """Whether a lecture was published from its listing alone (``extraction = api_listing...``)."""
-    return str(record.extraction or "").split("+", 1)[0] == "api_listing"
 
 
 def pages_waiting(crawl: GateInput) -> int:
@@ -275,7 +404,7 @@ def with_fetched_pages(
     judged on them."""
     if not pages_waiting(crawl):
         return coverage
-    fetched = _coverage(r for r in crawl.records if not listing_only(r))
+    fetched = _coverage(r for r in crawl.rows if not listing_only(r))
     out = {event: dict(shares) for event, shares in coverage.items()}
     for event, shares in out.items():
         for name in PAGE_ONLY_FIELDS:
@@ -294,7 +423,7 @@ def listing_only_share(crawl: GateInput, t: GateThresholds) -> Iterator[CheckRes
     waiting = pages_waiting(crawl)
     if not waiting:
         return
-    live = [r for r in crawl.records if not r.withdrawn]
+    live = [r for r in crawl.rows if not r.withdrawn]
     only = sum(1 for r in live if listing_only(r))
     share = _rate(only, len(live))
     budget = int(crawl.count(keys.PAGE_BUDGET))
@@ -315,9 +444,11 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
     One result for the whole crawl when every field holds; one failed result per field and event when
     not, naming both figures and a few lectures without the field.
     """
-    now = with_fetched_pages(with_incomplete_authors(_coverage(crawl.records), crawl), crawl)
-    then = _coverage(crawl.previous)
-    fetched = [r for r in crawl.records if not listing_only(r)] if pages_waiting(crawl) else crawl.records
+    now = with_fetched_pages(with_incomplete_authors(_coverage(crawl.rows), crawl), crawl)
+    then = _coverage(crawl.before)
+    fetched: Sequence[GateRow] = (
+        [r for r in crawl.rows if not listing_only(r)] if pages_waiting(crawl) else crawl.rows
+    )
     failures: list[CheckResult] = []
     for event, shares in now.items():
         if event == ALL_EVENTS:
@@ -330,7 +461,7 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
             if not (fell or low):
                 continue
             where = f"event {event}"
-            judged = fetched if name in PAGE_ONLY_FIELDS else crawl.records
+            judged = fetched if name in PAGE_ONLY_FIELDS else crawl.rows
             limit = f"{before:.0%} in the previous release" if fell else f"at least {floor:.0%} required"
             failures.append(
                 CheckResult(
@@ -366,9 +497,12 @@ CHECKS: tuple[Check, ...] = (
     title_share,
     abstract_share,
     error_rate,
+    lost_rate,
     retry_exhausted_rate,
     fallback_rate,
     field_coverage_check,
+    authors_missing,
+    lost_since_previous,
     listing_only_share,
 )
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, TypedDict
 
 from crawler import runner
 from crawler import stats_keys as keys
-from crawler.coverage import field_coverage
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.diff import ReleaseDiff, diff_releases
@@ -22,7 +21,8 @@ from crawler.publish.release import read_manifest
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig
-from crawler.schedule.gate import GateInput, GateReport, GateThresholds, GateVerdict, evaluate
+from crawler.schedule.gate import GateReport, GateThresholds, GateVerdict
+from crawler.schedule.judge import CoverageReport, judge_release, refusal
 from crawler.schedule.lock import StateLock
 from crawler.stage import mark_refused
 from crawler.state_dir import StateDir
@@ -66,11 +66,6 @@ class EventsReport(TypedDict):
     kept_back: dict[str, str]
     retired: dict[str, int]
     notes: list[str]
-
-
-class CoverageReport(TypedDict):
-    now: dict[str, dict[str, float]]
-    previous: dict[str, dict[str, float]]
 
 
 class UnmappedAttribute(TypedDict, total=False):
@@ -177,7 +172,7 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
         )
     if not verdict.passed and not force:
         # What the gate refused is no base for the next night's refresh: it is fetched again.
-        mark_refused(state, {"failed_checks": [c.name for c in verdict.failures()]})
+        mark_refused(state, refusal(verdict, "run"))
         return (
             RunStatus.GATE_REFUSED,
             "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
@@ -277,16 +272,15 @@ def _judge(
     thresholds: GateThresholds,
     report: RunReport,
 ) -> GateVerdict:
-    """The gate's verdict on the release's live lectures against the previous release's, reported with
-    the fields' coverage and the attributes the crawler does not map."""
-    records, live = release.live, release.previous_live
-    # A staged line that cannot be read back is a lecture lost: it counts against the error rate.
-    stats = {**crawled.stats, keys.STAGE_BAD_LINES: staged.stage_info["bad_lines"]}
-    verdict = evaluate(GateInput(records, stats, len(live) or None, live), thresholds)
-    report["gate"] = verdict.as_dict()
-    report["coverage"] = {"now": field_coverage(records), "previous": field_coverage(live)}
+    """The gate's verdict on the release's live lectures against the previous release's (the one gate
+    ``publish`` passes too), reported with the fields' coverage and the attributes the crawler does not
+    map."""
+    # A staged line that cannot be read back is a lecture lost: it counts against the lost share.
+    judged = judge_release(release, crawled.stats, thresholds, bad_lines=staged.stage_info["bad_lines"])
+    report["gate"] = judged.verdict.as_dict()
+    report["coverage"] = judged.coverage
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
-    return verdict
+    return judged.verdict
 
 
 def _publish(

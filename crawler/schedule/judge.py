@@ -1,0 +1,109 @@
+"""One gate for every command that writes a release: ``run`` and ``publish`` judge the next release with
+the same checks (:mod:`crawler.schedule.gate`), from a few small fields per lecture read one event at a
+time, and against the statistics of the crawl it was made from.
+
+``run`` has its crawl's statistics in hand; ``publish`` reads them from the state directory
+(:func:`staged_statistics`): the counters every crawl process kept in the stage, a fleet's workers
+added up, or the last crawl's report when the stage keeps none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
+
+from crawler import stats_keys as keys
+from crawler.schedule.gate import GateInput, GateThresholds, GateVerdict, evaluate
+from crawler.schedule.gate_rows import GateRow, row_coverage
+from crawler.state_dir import StateDir
+
+if TYPE_CHECKING:
+    from crawler.publish.removals import Redactions
+    from crawler.runner import NextRelease
+    from crawler.schema import Lecture
+
+
+class CoverageReport(TypedDict):
+    now: dict[str, dict[str, float]]
+    previous: dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The gate's verdict on a release, and each field's coverage in it and in the previous release."""
+
+    verdict: GateVerdict
+    coverage: CoverageReport
+
+    def refusal(self, command: str) -> dict[str, object]:
+        return refusal(self.verdict, command)
+
+
+def refusal(verdict: GateVerdict, command: str) -> dict[str, object]:
+    """What the stage's ``REFUSED`` marker records of a verdict, and of the command that refused."""
+    return {
+        "command": command,
+        "failed_checks": [c.name for c in verdict.failures()],
+        "gate": verdict.as_dict(),
+    }
+
+
+def release_rows(release: NextRelease) -> tuple[list[GateRow], list[GateRow]]:
+    """The release's live rows and the previous release's: what the gate compares, as gate rows, read
+    one event at a time. What left on request (a retired event, a lecture removed, the authors
+    redacted) is not counted in the previous release: it is no loss."""
+    now = [GateRow.of(lecture) for lecture in release.events if not lecture.withdrawn]
+    retired = set(release.retired_events)
+    removed = set(release.removals.lectures)
+    before = [
+        row_as_asked(lecture, release.redactions)
+        for lecture in release.previous.iter_lectures()
+        if not lecture.withdrawn
+        and str(lecture.event_id) not in retired
+        and lecture.lecture_id not in removed
+    ]
+    return now, before
+
+
+def row_as_asked(lecture: Lecture, redactions: Redactions) -> GateRow:
+    """A previous release's lecture as the gate compares it: without authors when every one of them is
+    redacted on request (their absence from the release is asked for, no loss)."""
+    row = GateRow.of(lecture)
+    if redactions and lecture.authors and all(redactions.matches(a) for a in lecture.authors):
+        return row.without("authors")
+    return row
+
+
+def judge_release(
+    release: NextRelease, stats: Mapping[str, object], thresholds: GateThresholds, *, bad_lines: int
+) -> Judgement:
+    """The gate's verdict on ``release`` against its previous release, with the crawl's ``stats``; the
+    staged lines that could not be read back (``bad_lines``) are lectures lost."""
+    now, before = release_rows(release)
+    counted = {**stats, keys.STAGE_BAD_LINES: bad_lines}
+    verdict = evaluate(GateInput(now, counted, len(before) or None, before), thresholds)
+    return Judgement(verdict, {"now": row_coverage(now), "previous": row_coverage(before)})
+
+
+def staged_statistics(state_dir: Path) -> dict[str, object]:
+    """The counters of the crawl staged in ``state_dir``: every crawl process's
+    (``stage/stats-<worker>.json``, a fleet's workers added up), or the last crawl report's statistics
+    when the stage keeps none; empty when neither is there."""
+    from crawler.extensions.crawl_stats import add_counters
+    from crawler.fsutil import read_json_file
+    from crawler.runner import read_crawl_report
+
+    found = sorted(StateDir.of(state_dir).stage.glob("stats-*.json"))
+    if not found:
+        stats = read_crawl_report(state_dir).get("stats")
+        return dict(stats) if isinstance(stats, dict) else {}
+    total: dict[str, object] = {}
+    for path in found:
+        counters = read_json_file(
+            path, recovery="remove it to judge the crawl without that process's counters"
+        )
+        if isinstance(counters, dict):
+            total = add_counters(total, counters)
+    return total
