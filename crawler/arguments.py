@@ -124,7 +124,8 @@ class Bounds:
 DAY = 86_400.0
 # A delay between requests: none, up to a day (a larger one is a mistake, and stalls the crawl).
 SECONDS = Bounds(0.0, DAY)
-# A time limit: something above none, up to a day.
+# A time limit or the period of a check: something above none, up to a day. (Settings where 0 means
+# "never", such as FRONTIER_IDLE_TIMEOUT, CLOSESPIDER_TIMEOUT or PROGRESS_INTERVAL, keep 0.)
 TIMEOUT = Bounds(0.0, DAY, low_open=True)
 AT_LEAST_ONE = Bounds(1.0)
 NONE_OR_MORE = Bounds(0.0)
@@ -160,6 +161,10 @@ SETTING_BOUNDS: dict[str, Bounds] = {
     "FRONTIER_POLL_INTERVAL": TIMEOUT,
     "FRONTIER_SOCKET_TIMEOUT": TIMEOUT,
     "FRONTIER_PACE_FAIL_TIMEOUT": TIMEOUT,
+    # 0 would abandon every page as timed out.
+    "WORKER_JOB_TIMEOUT": TIMEOUT,
+    # 0 is no period: Scrapy's memory check fails to start, and the memory limit goes unwatched.
+    "MEMUSAGE_CHECK_INTERVAL_SECONDS": TIMEOUT,
 }
 # Settings that hold a base URL of the site: checked as --web-base and --api-base are.
 _URL_SETTINGS = ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE")

@@ -130,6 +130,22 @@ def test_a_port_that_is_not_a_number_is_refused() -> None:
         ("CONCURRENT_REQUESTS", 0, "setting CONCURRENT_REQUESTS must be at least 1, not 0"),
         ("CONCURRENT_ITEMS", "0", "setting CONCURRENT_ITEMS must be at least 1, not '0'"),
         ("DOWNLOAD_TIMEOUT", "0", "setting DOWNLOAD_TIMEOUT must be more than 0 and at most 86400"),
+        (
+            "WORKER_JOB_TIMEOUT",
+            "0",
+            "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400, not '0'",
+        ),
+        (
+            "WORKER_JOB_TIMEOUT",
+            0.0,
+            "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400, not 0.0",
+        ),
+        ("WORKER_JOB_TIMEOUT", "1e6", "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400"),
+        (
+            "MEMUSAGE_CHECK_INTERVAL_SECONDS",
+            "0",
+            "setting MEMUSAGE_CHECK_INTERVAL_SECONDS must be more than 0 and at most 86400, not '0'",
+        ),
         ("UNDERLINE_REVALIDATE_AFTER_DAYS", "nan", "UNDERLINE_REVALIDATE_AFTER_DAYS takes a finite number"),
         ("UNDERLINE_REVALIDATE_AFTER_DAYS", "1e12", "UNDERLINE_REVALIDATE_AFTER_DAYS must be at least 0 and"),
         (
@@ -167,6 +183,12 @@ def test_settings_no_crawl_can_mean_are_refused_naming_the_setting(
         ("UNDERLINE_REVALIDATE_SHARE", 0.0, 0.0),
         ("UNDERLINE_REVALIDATE_AFTER_DAYS", "0", "0"),
         ("CONCURRENT_ITEMS", "1", "1"),
+        ("WORKER_JOB_TIMEOUT", "0.5", "0.5"),
+        ("MEMUSAGE_CHECK_INTERVAL_SECONDS", "86400", "86400"),
+        # 0 means "never" for these: still accepted.
+        ("FRONTIER_IDLE_TIMEOUT", "0", "0"),
+        ("CLOSESPIDER_TIMEOUT", "0", "0"),
+        ("PROGRESS_INTERVAL", "0", "0"),
         ("BACKOFF_PRIORITY_ADJUST", "-2", "-2"),
         ("UNDERLINE_API_BASE", "http://127.0.0.1:9/api/v1/", "http://127.0.0.1:9"),
     ],

@@ -11,6 +11,8 @@ import pytest
 from crawler.cli import main
 from tests.support.replica import QUICK_GIVE_UP, eventcrawl
 
+UNREACHABLE = ["--web-base", "http://127.0.0.1:9", "--api-base", "http://127.0.0.1:9"]
+
 
 @pytest.mark.parametrize(
     ("args", "says"),
@@ -20,6 +22,15 @@ from tests.support.replica import QUICK_GIVE_UP, eventcrawl
         (["crawl", "-s", "DOWNLOAD_DELAY=fast"], "setting DOWNLOAD_DELAY takes a number, not 'fast'"),
         (["crawl", "-s", "DOWNLOAD_DELAYS=1"], "unknown setting 'DOWNLOAD_DELAYS'"),
         (["run", "--event-id", "12x"], "event '12x' is neither an event id"),
+        # Nothing listens on port 9 of loopback: were the setting taken, the crawl would fail (exit 5).
+        (
+            ["crawl", *UNREACHABLE, *QUICK_GIVE_UP, "-s", "WORKER_JOB_TIMEOUT=0"],
+            "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400, not '0'",
+        ),
+        (
+            ["crawl", *UNREACHABLE, *QUICK_GIVE_UP, "-s", "MEMUSAGE_CHECK_INTERVAL_SECONDS=0"],
+            "setting MEMUSAGE_CHECK_INTERVAL_SECONDS must be more than 0 and at most 86400, not '0'",
+        ),
         (["run", "--api-base", "app.underline.io/api/v1"], "--api-base 'app.underline.io/api/v1' must be"),
     ],
 )
@@ -72,7 +83,6 @@ def test_a_site_that_cannot_be_reached_is_a_failed_crawl_not_a_usage_error(tmp_p
 
 
 SECRET = "s3cret"
-UNREACHABLE = ["--web-base", "http://127.0.0.1:9", "--api-base", "http://127.0.0.1:9"]
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
