@@ -307,8 +307,11 @@ def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
 
 
 def check_card_template(path: Path, *, what: str = "--card-template") -> Path:
-    """A dataset card template that exists, is UTF-8 text and parses as a Jinja template."""
+    """A dataset card template that exists, is UTF-8 text, parses as a Jinja template and uses no name
+    the card does not define (``{{ no_such_thing }}``, ``{{ x.y }}`` on an undefined ``x``)."""
     import jinja2
+
+    from crawler.publish.card_template import check_names
 
     try:
         text = read_text(path, f"{what} {str(path)!r}")
@@ -320,4 +323,5 @@ def check_card_template(path: Path, *, what: str = "--card-template") -> Path:
         raise ArgumentError(
             f"{what} {str(path)!r} is not a valid template: {exc.message} (line {exc.lineno})"
         ) from None
+    check_names(text, where=f"{what} {str(path)!r}")
     return path

@@ -20,6 +20,7 @@ from crawler.arguments import (
     parse_event_ids,
 )
 from crawler.fsutil import DamagedFile
+from crawler.publish.card import DEFAULT_TEMPLATE
 
 
 @pytest.mark.parametrize(
@@ -262,3 +263,26 @@ def test_a_card_template_must_exist_be_text_and_parse(tmp_path: Path) -> None:
         check_card_template(latin)
     with pytest.raises(ArgumentError, match=r"cannot be read"):
         check_card_template(tmp_path)
+
+
+def test_a_card_template_may_read_only_what_the_card_defines(tmp_path: Path) -> None:
+    template = tmp_path / "card.md"
+    template.write_text(DEFAULT_TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
+    assert check_card_template(template) == template
+    # Names set or looped over in the template, and Jinja's own, are defined.
+    template.write_text(
+        "{% set n = counts.lectures %}{{ n }}{% for r in range(3) %}{{ r }}{{ loop.index }}{% endfor %}\n",
+        encoding="utf-8",
+    )
+    assert check_card_template(template) == template
+    template.write_text(
+        "# {{ pretty_name }}\n{{ versoin }}\n{% if extra is defined %}{{ extra.a }}{% endif %}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ArgumentError) as raised:
+        check_card_template(template)
+    assert str(raised.value) == (
+        f"--card-template {str(template)!r} uses what the card does not define: 'versoin' (line 2), "
+        "'extra' (line 3); the names it defines are CardContext's in crawler/publish/card.py and the "
+        "metadata's fields"
+    )

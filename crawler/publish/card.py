@@ -725,7 +725,8 @@ def card_context(
     )
     return {
         **release_text(release),
-        "counts": {c.config_name: c.num_rows for c in configs},
+        # A table left out of the release while empty still has its count: 0.
+        "counts": {**dict.fromkeys(tables, 0), **{c.config_name: c.num_rows for c in configs}},
         "events": event_summaries(events),
         "event_names": event_names or "no event",
         "configs": config_rows(by_name),
@@ -779,10 +780,16 @@ def render_card(
     context: Mapping[str, Any],
     previous_card: str | None = None,
 ) -> str:
-    """Render the template with ``DatasetCard.from_template`` and carry the maintainer sections over."""
+    """Render the template as ``DatasetCard.from_template`` does (the metadata's fields and ``card_data``,
+    the YAML, beside ``context``), but strictly: a name, attribute or key the card does not define is a
+    :class:`~crawler.publish.card_template.CardTemplateError`, not an empty string. Then carry the
+    maintainer sections over."""
     from huggingface_hub import DatasetCard
 
-    card = DatasetCard.from_template(data, template_path=str(template), **context)
+    from crawler.publish.card_template import render_template
+
+    values = {**data.to_dict(), **context, "card_data": data.to_yaml()}
+    card = DatasetCard(render_template(template, values))
     text = str(card)
     if previous_card:
         text = merge_maintainer_sections(text, maintainer_sections(previous_card))
