@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler import schema
-from crawler.publish.card import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
+from crawler.publish.email_like import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
 from crawler.publish.release import publish_release
 from crawler.publish.tables import build_tables, lecture_rows, scrubbed_record, session_details
 from crawler.text.privacy import contains_email, scrub_emails

@@ -9,7 +9,6 @@ the front matter nor break a table.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import html
 import json
 import re
@@ -27,6 +26,7 @@ import pyarrow.compute as pc
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
+from crawler.publish.email_like import email_like_values
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, page_derived, type_label
 from crawler.schema import format_timestamp, has_value
 
@@ -58,42 +58,6 @@ SIZE_CATEGORIES = (
     (100_000_000_000, "10B<n<100B"),
     (1_000_000_000_000, "100B<n<1T"),
 )
-# What the card counts as looking like an e-mail address: an RE2 expression (pyarrow's), independent
-# of the scrubber's (crawler/text/privacy.py) and wider on purpose, so that what the scrubber leaves is
-# counted. A character a local part may end with (a word character or punctuation); "@" in any form
-# the scrubber knows, repeated or with any spaces (line breaks too) on either side; then a host in
-# brackets, localhost, a bare IPv4 address, or labels joined by dots in any form (a plain one with no
-# spaces or spaces on both sides), the last of two or more characters with a letter. Left out: "e.g.
-# A @ B", "x = A @ B.T", "pass@1", "mAP@0.5", "@emnlp" and "at"/"dot" as plain words. (Spaces and
-# repeated forms are not counted up to a bound: RE2's automaton for one grows past its memory and the
-# search falls back to one a hundred times slower.)
-_LIKE_SPACE = r"[\s\p{Zs}]"
-_LIKE_INVISIBLE = r"[\p{Cf}\p{Mn}]"
-_LIKE_AT = (
-    r"[\s\p{Zs}\p{Cf}\p{Mn}]*"
-    r"(?:@|\x{FF20}|\x{FE6B}|&#0*64;|&#x0*40;|&commat;|%40"
-    rf"|[\[({{<]{_LIKE_SPACE}*at{_LIKE_SPACE}*[\])}}>])+"
-    r"[\s\p{Zs}\p{Cf}\p{Mn}]*"
-)
-_LIKE_DOT = (
-    rf"(?:{_LIKE_INVISIBLE}*(?:\.|{_LIKE_SPACE}+\.{_LIKE_SPACE}+|\x{{FF0E}}|\x{{3002}}|\x{{FE52}}"
-    rf"|&#0*46;|&#x0*2e;|&period;|{_LIKE_SPACE}*[\[({{<]{_LIKE_SPACE}*dot{_LIKE_SPACE}*[\])}}>]{_LIKE_SPACE}*)"
-    rf"{_LIKE_INVISIBLE}*)+"
-)
-_LIKE_LABEL_CHARS = r"\pL\pN\pM\p{Cf}_\-"
-_LIKE_LABEL = rf"[{_LIKE_LABEL_CHARS}]+"
-# Two or more characters, a letter among them.
-_LIKE_LAST_LABEL = (
-    rf"(?:\pL[{_LIKE_LABEL_CHARS}]+|[\pN\pM\p{{Cf}}_\-][{_LIKE_LABEL_CHARS}]*\pL[{_LIKE_LABEL_CHARS}]*)"
-)
-EMAIL_LIKE = (
-    r"(?i)[\pL\pN\pM\p{Cf}'\x{2019}\"._+\-!#$*=?^`|~/]"
-    + _LIKE_AT
-    + r"(?:\[[^\]\s]{1,64}\]|localhost|\d{1,3}(?:\.\d{1,3}){3}"
-    + rf"|{_LIKE_LABEL}(?:{_LIKE_DOT}{_LIKE_LABEL})*{_LIKE_DOT}{_LIKE_LAST_LABEL})"
-)
-# Names the detector in a release's manifest: a count made by another one is made again.
-EMAIL_LIKE_RULE = hashlib.sha256(EMAIL_LIKE.encode()).hexdigest()[:16]
 _MARKER = re.compile(
     r"<!-- maintainer:start (?P<name>[\w.-]+) -->(?P<body>.*?)<!-- maintainer:end (?P=name) -->", re.DOTALL
 )
@@ -468,30 +432,6 @@ def _coverage_rows(measured: object) -> list[CoverageRow]:
             shown = escape_text(share, limit=40)
         out.append({"field": escape_text(field_name, limit=60), "share": shown})
     return out
-
-
-def email_like_values(lectures: pa.Table) -> int:
-    """How many string values of a table contain something shaped like an e-mail address
-    (:data:`EMAIL_LIKE`)."""
-    found = 0
-    for column in lectures.itercolumns():
-        for values in _string_leaves(column):
-            # RE2 runs in linear time: Python's re backtracks badly on long texts without an '@'.
-            found += pc.sum(pc.match_substring_regex(values, EMAIL_LIKE)).as_py() or 0
-    return found
-
-
-def _string_leaves(values: Any) -> list[Any]:
-    """Every string array inside a column: lists flattened, struct members taken one by one."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
-        return _string_leaves(pc.list_flatten(values))
-    if pa.types.is_struct(values.type):
-        return [leaf for i in range(values.type.num_fields) for leaf in _string_leaves(values.field(i))]
-    if pa.types.is_string(values.type):
-        return [values]
-    return []
 
 
 def _number(value: float) -> str:

@@ -23,7 +23,7 @@ What this leaves as text: an "@" without a local part before it (``@emnlp``, a d
 ``data@ 5.org``), "at" and "dot" as plain words (``jane at example dot org``: prose says "at" too) and
 names with apostrophes (``J. O'Brien``). An expression that reads like one is taken for one
 (``y @ np.linalg``). What looks like an address but is none of these forms is for the dataset card's
-count to find (``crawler/publish/card.py``), which reads wider on purpose.
+count to find (``crawler/publish/email_like.py``), which reads wider on purpose.
 
 Matching is linear in the text's length: the local part is taken as one atomic run that starts where a
 run of address characters starts, so a megabyte of letters with one ``@`` in it costs one pass.
