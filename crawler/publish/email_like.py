@@ -21,13 +21,14 @@ import pyarrow.compute as pc
 # "@emnlp" and "at"/"dot" as plain words. (Spaces and repeated forms are not counted up to a bound:
 # RE2's automaton for one grows past its memory and the search falls back to one a hundred times
 # slower.)
-_LIKE_SPACE = r"[\s\p{Zs}]"
+# Every character Python's \s matches (the scrubber's), not RE2's ASCII few.
+_LIKE_SPACE = r"[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]"
 _LIKE_INVISIBLE = r"[\p{Cf}\p{Mn}]"
 _LIKE_AT = (
-    r"[\s\p{Zs}\p{Cf}\p{Mn}]*"
+    r"[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}\p{Cf}\p{Mn}]*"
     r"(?:@|\x{FF20}|\x{FE6B}|&#0*64;|&#x0*40;|&commat;|%40"
     rf"|[\[({{<]{_LIKE_SPACE}*at{_LIKE_SPACE}*[\])}}>])+"
-    r"[\s\p{Zs}\p{Cf}\p{Mn}]*"
+    r"[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}\p{Cf}\p{Mn}]*"
 )
 _LIKE_DOT = (
     rf"(?:{_LIKE_INVISIBLE}*(?:\.|{_LIKE_SPACE}+\.{_LIKE_SPACE}+|\x{{FF0E}}|\x{{3002}}|\x{{FE52}}"
@@ -36,9 +37,12 @@ _LIKE_DOT = (
 )
 _LIKE_LABEL_CHARS = r"\pL\pN\pM\p{Cf}_\-"
 _LIKE_LABEL = rf"[{_LIKE_LABEL_CHARS}]+"
-# Two or more characters, a letter among them.
+# Two or more characters, a letter among them (or a number that is no digit, such as "²": Python's
+# [^\W\d_], what the scrubber's top-level domains are made of).
+_LIKE_LETTER = r"[\pL\p{Nl}\p{No}]"
 _LIKE_LAST_LABEL = (
-    rf"(?:\pL[{_LIKE_LABEL_CHARS}]+|[\pN\pM\p{{Cf}}_\-][{_LIKE_LABEL_CHARS}]*\pL[{_LIKE_LABEL_CHARS}]*)"
+    rf"(?:{_LIKE_LETTER}[{_LIKE_LABEL_CHARS}]+"
+    rf"|[{_LIKE_LABEL_CHARS}][{_LIKE_LABEL_CHARS}]*{_LIKE_LETTER}[{_LIKE_LABEL_CHARS}]*)"
 )
 EMAIL_LIKE = (
     r"(?i)[\pL\pN\pM\p{Cf}'\x{2019}\"._+\-!#$*=?^`|~/]"
