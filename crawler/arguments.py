@@ -124,7 +124,8 @@ class Bounds:
 DAY = 86_400.0
 # A delay between requests: none, up to a day (a larger one is a mistake, and stalls the crawl).
 SECONDS = Bounds(0.0, DAY)
-# A time limit: something above none, up to a day.
+# A time limit or the period of a check: something above none, up to a day. (Settings where 0 means
+# "never", such as FRONTIER_IDLE_TIMEOUT, CLOSESPIDER_TIMEOUT or PROGRESS_INTERVAL, keep 0.)
 TIMEOUT = Bounds(0.0, DAY, low_open=True)
 AT_LEAST_ONE = Bounds(1.0)
 NONE_OR_MORE = Bounds(0.0)
@@ -160,6 +161,10 @@ SETTING_BOUNDS: dict[str, Bounds] = {
     "FRONTIER_POLL_INTERVAL": TIMEOUT,
     "FRONTIER_SOCKET_TIMEOUT": TIMEOUT,
     "FRONTIER_PACE_FAIL_TIMEOUT": TIMEOUT,
+    # 0 would abandon every page as timed out.
+    "WORKER_JOB_TIMEOUT": TIMEOUT,
+    # 0 is no period: Scrapy's memory check fails to start, and the memory limit goes unwatched.
+    "MEMUSAGE_CHECK_INTERVAL_SECONDS": TIMEOUT,
 }
 # Settings that hold a base URL of the site: checked as --web-base and --api-base are.
 _URL_SETTINGS = ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE")
@@ -302,8 +307,11 @@ def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
 
 
 def check_card_template(path: Path, *, what: str = "--card-template") -> Path:
-    """A dataset card template that exists, is UTF-8 text and parses as a Jinja template."""
+    """A dataset card template that exists, is UTF-8 text, parses as a Jinja template and uses no name
+    the card does not define (``{{ no_such_thing }}``, ``{{ x.y }}`` on an undefined ``x``)."""
     import jinja2
+
+    from crawler.publish.card_template import check_names
 
     try:
         text = read_text(path, f"{what} {str(path)!r}")
@@ -315,4 +323,5 @@ def check_card_template(path: Path, *, what: str = "--card-template") -> Path:
         raise ArgumentError(
             f"{what} {str(path)!r} is not a valid template: {exc.message} (line {exc.lineno})"
         ) from None
+    check_names(text, where=f"{what} {str(path)!r}")
     return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -487,10 +488,14 @@ def serve_replica(argv: Sequence[str]) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    cache_dir = StateDir(check_state_layout(check_state_dir(args.state))).http_cache
+    state = check_state_layout(check_state_dir(args.state))
+    cache_dir = StateDir(state).http_cache
     if args.cache_command == "purge":
         check_number(args.max_age_days, what="--max-age-days", bounds=DAYS)
-        result = purge_cache(cache_dir, args.max_age_days * 86400)
+        # A crawl revalidates and stores entries while it runs: purge only when no command works on the
+        # state directory (the lock is taken exclusive, as publish does; a missing folder has no cache).
+        with StateLock(state) if state.is_dir() else contextlib.nullcontext():
+            result = purge_cache(cache_dir, args.max_age_days * 86400)
         print(f"removed {result.removed_entries} entries ({result.removed_bytes} bytes) from {cache_dir}")
     size = cache_size(cache_dir)
     print(f"{cache_dir}: {size.entries} entries, {size.bytes} bytes")

@@ -20,6 +20,7 @@ from crawler.arguments import (
     parse_event_ids,
 )
 from crawler.fsutil import DamagedFile
+from crawler.publish.card import DEFAULT_TEMPLATE
 
 
 @pytest.mark.parametrize(
@@ -130,6 +131,22 @@ def test_a_port_that_is_not_a_number_is_refused() -> None:
         ("CONCURRENT_REQUESTS", 0, "setting CONCURRENT_REQUESTS must be at least 1, not 0"),
         ("CONCURRENT_ITEMS", "0", "setting CONCURRENT_ITEMS must be at least 1, not '0'"),
         ("DOWNLOAD_TIMEOUT", "0", "setting DOWNLOAD_TIMEOUT must be more than 0 and at most 86400"),
+        (
+            "WORKER_JOB_TIMEOUT",
+            "0",
+            "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400, not '0'",
+        ),
+        (
+            "WORKER_JOB_TIMEOUT",
+            0.0,
+            "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400, not 0.0",
+        ),
+        ("WORKER_JOB_TIMEOUT", "1e6", "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400"),
+        (
+            "MEMUSAGE_CHECK_INTERVAL_SECONDS",
+            "0",
+            "setting MEMUSAGE_CHECK_INTERVAL_SECONDS must be more than 0 and at most 86400, not '0'",
+        ),
         ("UNDERLINE_REVALIDATE_AFTER_DAYS", "nan", "UNDERLINE_REVALIDATE_AFTER_DAYS takes a finite number"),
         ("UNDERLINE_REVALIDATE_AFTER_DAYS", "1e12", "UNDERLINE_REVALIDATE_AFTER_DAYS must be at least 0 and"),
         (
@@ -167,6 +184,12 @@ def test_settings_no_crawl_can_mean_are_refused_naming_the_setting(
         ("UNDERLINE_REVALIDATE_SHARE", 0.0, 0.0),
         ("UNDERLINE_REVALIDATE_AFTER_DAYS", "0", "0"),
         ("CONCURRENT_ITEMS", "1", "1"),
+        ("WORKER_JOB_TIMEOUT", "0.5", "0.5"),
+        ("MEMUSAGE_CHECK_INTERVAL_SECONDS", "86400", "86400"),
+        # 0 means "never" for these: still accepted.
+        ("FRONTIER_IDLE_TIMEOUT", "0", "0"),
+        ("CLOSESPIDER_TIMEOUT", "0", "0"),
+        ("PROGRESS_INTERVAL", "0", "0"),
         ("BACKOFF_PRIORITY_ADJUST", "-2", "-2"),
         ("UNDERLINE_API_BASE", "http://127.0.0.1:9/api/v1/", "http://127.0.0.1:9"),
     ],
@@ -240,3 +263,26 @@ def test_a_card_template_must_exist_be_text_and_parse(tmp_path: Path) -> None:
         check_card_template(latin)
     with pytest.raises(ArgumentError, match=r"cannot be read"):
         check_card_template(tmp_path)
+
+
+def test_a_card_template_may_read_only_what_the_card_defines(tmp_path: Path) -> None:
+    template = tmp_path / "card.md"
+    template.write_text(DEFAULT_TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
+    assert check_card_template(template) == template
+    # Names set or looped over in the template, and Jinja's own, are defined.
+    template.write_text(
+        "{% set n = counts.lectures %}{{ n }}{% for r in range(3) %}{{ r }}{{ loop.index }}{% endfor %}\n",
+        encoding="utf-8",
+    )
+    assert check_card_template(template) == template
+    template.write_text(
+        "# {{ pretty_name }}\n{{ versoin }}\n{% if extra is defined %}{{ extra.a }}{% endif %}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ArgumentError) as raised:
+        check_card_template(template)
+    assert str(raised.value) == (
+        f"--card-template {str(template)!r} uses what the card does not define: 'versoin' (line 2), "
+        "'extra' (line 3); the names it defines are CardContext's in crawler/publish/card.py and the "
+        "metadata's fields"
+    )

@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from crawler.cli import main
+from crawler.stage import StageWriter
 from tests.support.replica import QUICK_GIVE_UP, eventcrawl
+from tests.test_stage import record
+
+UNREACHABLE = ["--web-base", "http://127.0.0.1:9", "--api-base", "http://127.0.0.1:9"]
 
 
 @pytest.mark.parametrize(
@@ -20,6 +24,15 @@ from tests.support.replica import QUICK_GIVE_UP, eventcrawl
         (["crawl", "-s", "DOWNLOAD_DELAY=fast"], "setting DOWNLOAD_DELAY takes a number, not 'fast'"),
         (["crawl", "-s", "DOWNLOAD_DELAYS=1"], "unknown setting 'DOWNLOAD_DELAYS'"),
         (["run", "--event-id", "12x"], "event '12x' is neither an event id"),
+        # Nothing listens on port 9 of loopback: were the setting taken, the crawl would fail (exit 5).
+        (
+            ["crawl", *UNREACHABLE, *QUICK_GIVE_UP, "-s", "WORKER_JOB_TIMEOUT=0"],
+            "setting WORKER_JOB_TIMEOUT must be more than 0 and at most 86400, not '0'",
+        ),
+        (
+            ["crawl", *UNREACHABLE, *QUICK_GIVE_UP, "-s", "MEMUSAGE_CHECK_INTERVAL_SECONDS=0"],
+            "setting MEMUSAGE_CHECK_INTERVAL_SECONDS must be more than 0 and at most 86400, not '0'",
+        ),
         (["run", "--api-base", "app.underline.io/api/v1"], "--api-base 'app.underline.io/api/v1' must be"),
     ],
 )
@@ -72,7 +85,6 @@ def test_a_site_that_cannot_be_reached_is_a_failed_crawl_not_a_usage_error(tmp_p
 
 
 SECRET = "s3cret"
-UNREACHABLE = ["--web-base", "http://127.0.0.1:9", "--api-base", "http://127.0.0.1:9"]
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -274,3 +286,38 @@ def test_publish_checks_its_card_template_and_output_folder_first(
     a_folder_that_is_no_release(tmp_path / "other")
     code, err = run_main(capsys, "publish", "--state", "state", "--out", "other")
     assert (code, "exists and is not a release (no manifest.json)" in err) == (2, True)
+
+
+def test_a_card_template_that_reads_what_the_card_lacks_is_a_usage_error(tmp_path: Path) -> None:
+    writer = StageWriter(tmp_path / "state")
+    writer.open()
+    for lecture_id in ("1", "2"):
+        writer.write_lecture(record(lecture_id))
+    writer.close(complete=True, summary={"reason": "finished", "event_ids": ["502"]})
+    first = eventcrawl("publish", "--state", "state", "--out", "out", cwd=tmp_path, timeout=120)
+    assert first.returncode == 0, first.stderr
+    before = {p: p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    names = "the names it defines are CardContext's in crawler/publish/card.py and the metadata's fields"
+    for body, says in [
+        ("{{ no_such_thing }}", f"--card-template 'card.md' uses what the card does not define: "
+                                f"'no_such_thing' (line 4); {names}"),
+        ("{{ x.y }}", f"--card-template 'card.md' uses what the card does not define: 'x' (line 4); {names}"),
+        ("{{ stats.no_such_field }}", "card template 'card.md' uses what the card does not define: "
+                                      "'dict object' has no attribute 'no_such_field' (line 4)"),
+    ]:  # fmt: skip
+        (tmp_path / "card.md").write_text(f"---\n{{{{ card_data }}}}\n---\n{body}\n", encoding="utf-8")
+        result = eventcrawl(
+            "publish",
+            "--state",
+            "state",
+            "--out",
+            "out",
+            "--card-template",
+            "card.md",
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert (result.returncode, result.stderr) == (2, f"eventcrawl: {says}\n"), f"case {body}"
+        after = {p: p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+        assert after == before, f"case {body}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock", "card.md", "out", "state"]

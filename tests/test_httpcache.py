@@ -28,6 +28,7 @@ from crawler.httpcache import (
     purge_cache,
 )
 from crawler.pages import parse_lecture_document, parse_lecture_page
+from tests.support.commands import eventcrawl
 from tests.support.polite_server import (
     BASE_SETTINGS,
     REPO_ROOT,
@@ -245,6 +246,47 @@ def test_purge_and_size(tmp_path: Path) -> None:
     assert cache_size(root) == CacheSize(entries=1, bytes=53)
     assert purge_cache(tmp_path / "missing", 0) == PurgeResult(0, 0, 0, 0)
     assert cache_size(tmp_path / "missing") == CacheSize(0, 0)
+
+
+HOLD_LOCK = (
+    "import sys; from pathlib import Path; from crawler.schedule.lock import StateLock; "
+    "lock = StateLock(Path(sys.argv[1]), shared=sys.argv[2] == 'shared').acquire(); "
+    "print('held', flush=True); sys.stdin.read()"
+)
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("exclusive", 'another run holds {lock} ({{"pid": {pid}}}); wait for it to end'),
+        ("shared", "crawl workers of a fleet hold {lock}; wait for the last one to exit"),
+    ],
+)
+def test_cache_purge_waits_for_no_command_to_hold_the_state(tmp_path: Path, mode: str, says: str) -> None:
+    state = tmp_path / "state"
+    old = _file_entry(state / "httpcache", "aa01", 100, NOW - 40 * DAY)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(state), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        refused = eventcrawl("cache", "purge", "--state", str(state), "--max-age-days", "1", cwd=tmp_path)
+    finally:
+        holder.communicate("", timeout=30)
+    lock = state / "run.lock"
+    assert (refused.returncode, refused.stdout, refused.stderr) == (
+        6,
+        "",
+        f"eventcrawl: {says.format(lock=lock, pid=holder.pid)}\n",
+    )
+    assert old.exists()
+    purged = eventcrawl("cache", "purge", "--state", str(state), "--max-age-days", "1", cwd=tmp_path)
+    assert (purged.returncode, purged.stderr) == (0, "")
+    assert purged.stdout.splitlines()[0] == f"removed 1 entries (100 bytes) from {state / 'httpcache'}"
+    assert not old.exists()
 
 
 def test_an_entry_is_used_only_when_its_body_is_whole() -> None:

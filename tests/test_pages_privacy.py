@@ -164,3 +164,48 @@ def test_a_profile_kept_whole_is_written_as_every_other_once_a_page_changes() ->
     assert strip_page_personal_data(only_plain) == only_plain.replace(
         "jane.doe@example.org", "[email removed]"
     )
+
+
+def test_every_form_of_an_address_leaves_a_page_and_its_markup_stays() -> None:
+    # JSON writes the quotes and the tab escaped: the page's script holds them in no address's form.
+    forms = [
+        "o'brien+talks@example.org",
+        '"J. Doe" @ example.org',
+        "root@localhost",
+        "jane\t@\t[192.168.1.1]",
+    ]
+    doc = answer()
+    doc["data"]["attributes"]["abstract"] = "Write to " + ", ".join(forms) + "."
+    visible = '<p title="@example.org" class="x">Or to ' + " and ".join(forms) + ".</p>"
+    original = page_with(doc).replace("</main>", visible + "</main>")
+    stripped = strip_page_personal_data(original)
+    for form in forms:
+        assert form not in stripped, f"case {form}"
+    assert "brien" not in stripped and "J. Doe" not in stripped and "192.168" not in stripped
+    assert (
+        '<p title="@example.org" class="x">Or to [email removed] and [email removed] and [email removed] and '
+        "[email removed].</p>" in stripped
+    )
+    after = parse_lecture_page(stripped, f"{WEB}/lecture/130123")
+    assert after.fields is not None
+    assert (
+        after.fields.abstract
+        == "Write to [email removed], [email removed], [email removed], [email removed]."
+    )
+    assert after.fields.authors == EXPECTED_AUTHORS
+
+
+def test_an_address_the_page_script_writes_escaped_leaves_the_page() -> None:
+    # Next.js writes "&" as \u0026 in the script; JSON may write any character as \uXXXX. The script's
+    # text then holds no "@" in any form; its decoded strings do.
+    lecture = api_lecture()
+    lecture["attributes"]["abstract"] = "Write to jane&#64;example.org or ｊａｎｅ＠ｅｘａｍｐｌｅ．ｏｒｇ."
+    tree = {"props": {"pageProps": {"fallback": {"/api/v1/thin_lectures/130123": {"data": lecture}}}}}
+    script = json.dumps(tree).replace("&", "\\u0026")
+    assert "@" not in script and "&" not in script and "\uff20" not in script
+    head = HEAD.replace("jane.doe@example.org", "us")
+    stripped = strip_page_personal_data(head + script + TAIL)
+    after = parse_lecture_page(stripped, f"{WEB}/lecture/130123")
+    assert after.fields is not None
+    assert after.fields.abstract == "Write to [email removed] or [email removed]."
+    assert "#64;" not in stripped and "\\uff20" not in stripped

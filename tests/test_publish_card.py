@@ -305,3 +305,42 @@ def test_card_counts_match_the_parquet(release: Path, text: str) -> None:
         assert paths
         assert info["download_size"] == sum(p.stat().st_size for p in paths)
         assert info["splits"][0]["num_examples"] == sum(pq.read_metadata(p).num_rows for p in paths)
+
+
+def test_every_name_the_card_defines_renders_and_no_other_does(tmp_path: Path) -> None:
+    from crawler.publish.card_template import CardTemplateError, template_names
+
+    defined = sorted(template_names() - {"range", "dict", "lipsum", "cycler", "joiner", "namespace"})
+    template = tmp_path / "every.md"
+    template.write_text(
+        "---\n{{ card_data }}\n---\n" + "".join(f"- {name} = {{{{ {name} }}}}\n" for name in defined),
+        encoding="utf-8",
+    )
+    publish_release(
+        make_records(), tmp_path / "release", name="emnlp-2025", provenance=PROVENANCE, template=template
+    )
+    card = (tmp_path / "release" / "README.md").read_text(encoding="utf-8")
+    assert "\n- email_like = 0\n" in card
+    assert "\n- license_name = " in card and "\n- task_ids = ['document-retrieval'" in card
+    for body, says in [
+        ("{{ stats.no_such_field }}", "'dict object' has no attribute 'no_such_field' (line 4)"),
+        ("{% for e in events %}{{ e.nope }}{% endfor %}", "'dict object' has no attribute 'nope' (line 4)"),
+    ]:
+        bad = tmp_path / "bad.md"
+        bad.write_text(f"---\n{{{{ card_data }}}}\n---\n{body}\n", encoding="utf-8")
+        with pytest.raises(CardTemplateError) as raised:
+            publish_release(
+                make_records(), tmp_path / "other", name="emnlp-2025", provenance=PROVENANCE, template=bad
+            )
+        assert (
+            str(raised.value) == f"card template {str(bad)!r} uses what the card does not define: {says}"
+        ), f"case {body}"
+        assert not (tmp_path / "other").exists(), f"case {body}"
+
+
+def test_a_table_left_out_while_empty_is_counted_as_0(tmp_path: Path) -> None:
+    records = [make_record(i, session_id=None, session_name=None) for i in range(1, 4)]
+    publish_release(records, tmp_path / "release", name="emnlp-2025", provenance=PROVENANCE)
+    card = (tmp_path / "release" / "README.md").read_text(encoding="utf-8")
+    # The release's summary table: before, an empty cell.
+    assert "| Lectures | 3 |\n| Events | 1 |\n| Sessions | 0 |\n" in card

@@ -3,12 +3,23 @@ what looks like one in every table."""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crawler import schema
-from crawler.publish.card import email_like_values
+from crawler.publish.email_like import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
+from crawler.publish.release import publish_release
 from crawler.publish.tables import build_tables, lecture_rows, scrubbed_record, session_details
-from tests.test_publish_parquet import make_record
+from crawler.text.privacy import contains_email, scrub_emails
+from tests.test_publish_parquet import PROVENANCE, make_record, make_records
+from tests.test_text_privacy import AT_FORMS, DOMAIN_FORMS, DOT_FORMS, LOCAL_FORMS, NOT_AT_FORMS, email_corpus
 
 ADDRESS = "pc-chair@example.org"
 
@@ -51,3 +62,120 @@ def test_the_card_count_reads_any_table_not_only_the_lectures() -> None:
     authors = pa.table({"affiliations": [[f"a {ADDRESS}", "b"], []]})
     assert email_like_values(sessions) == 1
     assert email_like_values(authors) == 1
+
+
+# Written like an address, in no form the scrubber replaces: the card's count must see each.
+LEFTOVERS = [
+    "jane @example.org",
+    "jane@ example.org",
+    "jane @ example . org",
+    "jane    @    example.org",
+    "jane\n@\nexample.org",
+    "jane@@example.org",
+    "jane@example..org",
+    "jane@example.c0m",
+    "x@y.z1",
+    "jane@[tag:anything]",
+]
+# Prose and code with an "@" that is no address: neither replaced nor counted.
+NOT_ADDRESSES = [
+    "e.g. A @ B",
+    "x = A @ B.T",
+    "pass@1 and recall@75, precision@8.",
+    "mAP@0.5 and Acc@1. Experiments show",
+    "Follow us on @emnlp",
+    "@dataclass\nclass Config:",
+    "We evaluate on @article{smith2020}.",
+    "C++ & C# @ 50%",
+    "look at the dot product",
+    "[email removed] and email-removed",
+]
+
+
+def one_column(values: list[str]) -> pa.Table:
+    return pa.table({"value": values})
+
+
+def test_the_card_counts_what_the_scrubber_leaves_and_not_prose() -> None:
+    for value in LEFTOVERS:
+        assert scrub_emails(value) == (value, 0), f"case {value!r}"
+        assert email_like_values(one_column([value])) == 1, f"case {value!r}"
+    for value in NOT_ADDRESSES:
+        assert scrub_emails(value) == (value, 0), f"case {value!r}"
+        assert email_like_values(one_column([value])) == 0, f"case {value!r}"
+
+
+def test_the_card_counts_every_address_the_scrubber_replaces() -> None:
+    # The count reads wider than the scrubber: whatever the scrubber would replace, it counts.
+    # Spaces Python's expressions know and RE2's do not, a top-level domain of numbers that are no digits.
+    unusual = ["jane@example [dot]\x1forg", "jane\x85[at]\x0bexample.org", "x@y.\u00b2\u00b3"]
+    assert all(contains_email(text) for text in unusual)
+    corpus = [text for text in [*unusual, *email_corpus()] if contains_email(text)]
+    found = pc.match_substring_regex(pa.array(corpus), EMAIL_LIKE).to_pylist()
+    assert [text for text, hit in zip(corpus, found, strict=True) if not hit] == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.sampled_from(
+                AT_FORMS + NOT_AT_FORMS + DOT_FORMS + LOCAL_FORMS + DOMAIN_FORMS + [" ", '"', "'"]
+            ),
+            st.from_regex(r"[A-Za-z0-9._+-]{1,12}", fullmatch=True),
+            st.text(max_size=8),
+        ),
+        max_size=14,
+    )
+)
+def test_generated_text_the_scrubber_changes_is_counted(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    if contains_email(text):
+        assert email_like_values(one_column([text])) == 1
+
+
+def card_count(release: Path) -> int:
+    card = (release / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"that look like an e-mail address in this release:\n(\d+)\.", card)
+    assert found is not None
+    return int(found.group(1))
+
+
+def values_holding(release: Path, needles: list[str]) -> int:
+    """How many string values of the release's Parquet files hold one of ``needles``, read back."""
+    count = 0
+    for path in sorted((release / "data").rglob("*.parquet")):
+        for column in pq.read_table(path).itercolumns():
+            for value in column.to_pylist():
+                strings = value if isinstance(value, list) else [value]
+                count += any(isinstance(s, str) and any(n in s for n in needles) for s in strings)
+    return count
+
+
+def test_a_release_counts_the_addresses_its_parquet_holds_even_when_carried(tmp_path: Path) -> None:
+    records = make_records()
+    records[0] = make_record(11, title="Mail jane @ example . org")
+    records[1] = make_record(10, keywords=["x@y.z1"])
+    release = tmp_path / "release"
+    publish_release(records, release, name="emnlp-2025", provenance=PROVENANCE)
+    held = values_holding(release, ["jane @ example . org", "x@y.z1"])
+    # The title and the keyword.
+    assert held == 2
+    assert card_count(release) == 2
+    # A release whose manifest kept a count from another detector: the next one counts again.
+    manifest_path = release / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for entry in manifest["event_shards"].values():
+        entry["email_like"] = 0
+        entry.pop("email_like_rule", None)
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    publish_release(
+        records, release, name="emnlp-2025", provenance={**PROVENANCE, "crawl_date": "2025-11-13"}
+    )
+    assert values_holding(release, ["jane @ example . org", "x@y.z1"]) == 2
+    assert card_count(release) == 2
+    kept = json.loads(manifest_path.read_text(encoding="utf-8"))["event_shards"]
+    assert sorted((e["email_like"], e["email_like_rule"]) for e in kept.values()) == [
+        (0, EMAIL_LIKE_RULE),
+        (2, EMAIL_LIKE_RULE),
+    ]

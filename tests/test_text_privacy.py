@@ -4,7 +4,7 @@ import re
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from crawler.text.privacy import (
@@ -51,6 +51,33 @@ R = PLACEHOLDER
         ("王@例子.中国", R, 1),
         ("x@xn--80ak6aa92e.xn--p1ai", R, 1),
         ("Code at github.com/x and data@ 5.org", "Code at github.com/x and data@ 5.org", 0),
+        # The host's own name and hosts written as their address, bracketed or bare.
+        ("user@localhost", R, 1),
+        ("Mail ROOT@LOCALHOST.", f"Mail {R}.", 1),
+        ("jane@[192.168.1.1]", R, 1),
+        ("jane@[IPv6:2001:db8::1]", R, 1),
+        ("jane@[2001:DB8::FFFF:1.2.3.4]", R, 1),
+        ("jane@192.168.1.1.", f"{R}.", 1),
+        # Spaces on both sides of "@", within a line.
+        ("name @ example.com", R, 1),
+        ("Mail name  @  example.com today", f"Mail {R} today", 1),
+        ("name\u00a0@\u00a0example.com", R, 1),
+        ("name\u3000＠\u3000example.com", R, 1),
+        ("jane @ example [dot] org", R, 1),
+        # Apostrophes and RFC 5322's rarer characters inside a local part.
+        ("o'brien+talks@example.org", R, 1),
+        ("Contact O\u2019Brien@example.org.", f"Contact {R}.", 1),
+        ("jane'@example.org", R, 1),
+        ("first=last@example.org", R, 1),
+        ("a!b#c$d*e?f^g`h|i~j@example.org", R, 1),
+        ("'jane@example.org'", f"'{R}'", 1),
+        ("`jane@example.org`", f"`{R}`", 1),
+        ("**jane@example.org**", f"**{R}**", 1),
+        # Quoted local parts.
+        ('"john doe"@example.org', R, 1),
+        ('Write to "J. Doe" @ example.org.', f"Write to {R}.", 1),
+        ('"o\'brien" [at] example.org', R, 1),
+        ("JANE.DOE.@EXAMPLE.ORG.", f"{R}.", 1),
     ],
 )
 def test_addresses_in_every_form_are_replaced(text: str, expected: str, count: int) -> None:
@@ -62,7 +89,24 @@ def test_addresses_in_every_form_are_replaced(text: str, expected: str, count: i
     "text",
     [
         "We evaluate on @article{smith2020} and @inproceedings.",
-        "user@localhost",
+        "user@localhosts and user@localhost-dev",
+        "e.g. A @ B",
+        "x = A @ B.T",
+        "@emnlp",
+        "Follow us on @emnlp and @acl.",
+        "@dataclass\nclass Config:",
+        "@property def x(self): return a@b",
+        "J. O'Brien, A. D'Souza and M. O\u2019Neil",
+        "mAP@0.5 and P@10, Hits@1, acc @ 5",
+        "x@1.2.3 and y@1.2.3.4.5 and z@[12]",
+        "jane @example.org and jane@ example.org",
+        "name    @    example.com",
+        "name\n@\nexample.com",
+        'He said "yes"@home',
+        '<a href="mailto:x" title="@example.org">',
+        '{"domain":"@example.org","at": "@example.org"}',
+        '" title="@example.org and " @ example.org',
+        '"a@b"@example',
         "5@3.14 and 2@10.5",
         "x@y.z1",
         "a@b.c",
@@ -98,6 +142,11 @@ def test_a_custom_placeholder_and_idempotence() -> None:
         " [at] " * 200_000,
         "x (at) " * 200_000,
         ("jane@example.org " * 60_000),
+        "a'" * 500_000 + "@x",
+        " @ " * 300_000,
+        "x@[" * 300_000,
+        '"a"@' * 250_000,
+        "x@[1:" + ":1" * 400_000,
     ],
 )
 def test_linear_time_on_a_megabyte(text: str) -> None:
@@ -182,6 +231,29 @@ def test_generated_addresses_never_survive(before: str, user: str, host: str, af
     assert scrub_emails(clean) == (clean, 0)
 
 
+odd_local = st.one_of(
+    st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,12}(['\u2019=!~][A-Za-z0-9._+-]{1,8}){0,2}", fullmatch=True),
+    st.from_regex(r'"[A-Za-z0-9]([A-Za-z0-9. ]{0,18}[A-Za-z0-9.])?"', fullmatch=True),
+)
+odd_at = st.sampled_from(
+    ["@", " @ ", "\u00a0@\u00a0", "  @ ", "\t@\u3000", " [at] ", "(at)", "\uff20", "&#64;", "%40"]
+)
+odd_host = st.one_of(
+    domain,
+    st.sampled_from(["localhost", "LOCALHOST", "[192.168.1.1]", "[IPv6:2001:db8::1]", "[::1]", "10.1.2.3"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(before=filler, user=odd_local, at=odd_at, host=odd_host, after=filler)
+def test_generated_addresses_in_every_form_are_replaced_whole(
+    before: str, user: str, at: str, host: str, after: str
+) -> None:
+    # Text around the address that holds none itself, nor a "[dot]" that would carry the domain on.
+    assume(not contains_email(before) and not contains_email(after) and "dot" not in after.lower())
+    assert scrub_emails(f"{before} {user}{at}{host} {after}") == (f"{before} {R} {after}", 1)
+
+
 @settings(max_examples=500, deadline=None)
 @given(text=st.text(max_size=200))
 def test_generated_text_is_scrubbed_for_good(text: str) -> None:
@@ -225,9 +297,38 @@ AT_FORMS = [
     "\u00a0(at)\u00a0",
     "[at)",
     "<at]",
+    " @ ",
+    "   @   ",
+    "\u00a0@\t",
+    "\u3000\uff20\u3000",
 ]
 # Forms that look close but are not one: the expression finds no address through them.
-NOT_AT_FORMS = ["&#65;", "%41", "    [at]", "[at]    ", "[a t]", "[att]", "at", "(@", "&amp;"]
+NOT_AT_FORMS = [
+    "&#65;", "%41", "    [at]", "[at]    ", "[a t]", "[att]", "at", "(@", "&amp;",
+    " @", "@ ", "    @ ", " @    ", "\n@\n",
+]  # fmt: skip
+# Local parts and domains beyond the plain ones.
+LOCAL_FORMS = [
+    "o'brien+talks",
+    "o\u2019brien",
+    "jane'",
+    "a=b!c",
+    '"john doe"',
+    '"o.brien"',
+    "'jane",
+    "a''b",
+    '"a"b"',
+]
+DOMAIN_FORMS = [
+    "localhost",
+    "LocalHost",
+    "[192.168.1.1]",
+    "[IPv6:2001:db8::1]",
+    "[::1]",
+    "10.0.0.1",
+    "[12]",
+    "1.2.3",
+]
 DOT_FORMS = [".", "\uff0e", "\u3002", "&#46;", "&#x2e;", "&period;", " [dot] ", "(DOT)", "<dot>"]
 SURROUNDINGS = [
     ("", ""),
@@ -248,6 +349,11 @@ def email_corpus() -> list[str]:
             for before, after in SURROUNDINGS:
                 corpus.append(f"{before}ja\u200dne.doe{at}exa\u2060mple{dot}org{after}")
                 corpus.append(f"{before}jane{at}example{dot}co{dot}uk{after}")
+    for at in AT_FORMS[:4] + AT_FORMS[-4:] + NOT_AT_FORMS[-6:]:
+        for user in LOCAL_FORMS:
+            for host in [*DOMAIN_FORMS, "example.org"]:
+                for before, after in SURROUNDINGS[:4]:
+                    corpus.append(f"{before}{user}{at}{host}{after}")
     # Addresses split across tags, or by more than the forms allow.
     corpus += [
         "<b>jane</b>@<i>example.org</i>",
@@ -302,7 +408,14 @@ def test_hand_checked_forms(text: str, expected: str) -> None:
 @given(
     pieces=st.lists(
         st.one_of(
-            st.sampled_from(AT_FORMS + NOT_AT_FORMS + DOT_FORMS + ["<p>", "</p>", "\x00", " ", "\u200b"]),
+            st.sampled_from(
+                AT_FORMS
+                + NOT_AT_FORMS
+                + DOT_FORMS
+                + LOCAL_FORMS
+                + DOMAIN_FORMS
+                + ["<p>", "</p>", "\x00", " ", "\u200b", '"', "'", "\u2019", "="]
+            ),
             st.from_regex(r"[A-Za-z0-9._+-]{1,12}", fullmatch=True),
             st.text(max_size=8),
         ),

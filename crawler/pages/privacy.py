@@ -183,6 +183,12 @@ def _strip_next_data(text: str) -> str:
         return text
     try:
         stripped = _strip_tree(tree)
+        # Addresses are replaced in the decoded strings too: JSON escapes some of what an address may be
+        # written with (the quotes of "J. Doe"@..., a tab beside an "@", any character as \uXXXX),
+        # which the script's text then holds in a form no longer an address's. Without an "@" in any
+        # form and without an escape of that kind, no decoded string can hold one.
+        if strings_to_scrub([text]) or "\\u" in text or '\\"' in text:
+            stripped = _scrubbed(stripped)
         if stripped == tree:
             return text
         text = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))

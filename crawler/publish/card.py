@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
+from crawler.publish.email_like import email_like_values
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, page_derived, type_label
 from crawler.schema import format_timestamp, has_value
 
@@ -57,7 +58,6 @@ SIZE_CATEGORIES = (
     (100_000_000_000, "10B<n<100B"),
     (1_000_000_000_000, "100B<n<1T"),
 )
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 _MARKER = re.compile(
     r"<!-- maintainer:start (?P<name>[\w.-]+) -->(?P<body>.*?)<!-- maintainer:end (?P=name) -->", re.DOTALL
 )
@@ -434,29 +434,6 @@ def _coverage_rows(measured: object) -> list[CoverageRow]:
     return out
 
 
-def email_like_values(lectures: pa.Table) -> int:
-    """How many string values of a table contain something shaped like an e-mail address."""
-    found = 0
-    for column in lectures.itercolumns():
-        for values in _string_leaves(column):
-            # RE2 runs in linear time: Python's re backtracks badly on long texts without an '@'.
-            found += pc.sum(pc.match_substring_regex(values, EMAIL.pattern)).as_py() or 0
-    return found
-
-
-def _string_leaves(values: Any) -> list[Any]:
-    """Every string array inside a column: lists flattened, struct members taken one by one."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
-        return _string_leaves(pc.list_flatten(values))
-    if pa.types.is_struct(values.type):
-        return [leaf for i in range(values.type.num_fields) for leaf in _string_leaves(values.field(i))]
-    if pa.types.is_string(values.type):
-        return [values]
-    return []
-
-
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
 
@@ -725,7 +702,8 @@ def card_context(
     )
     return {
         **release_text(release),
-        "counts": {c.config_name: c.num_rows for c in configs},
+        # A table left out of the release while empty still has its count: 0.
+        "counts": {**dict.fromkeys(tables, 0), **{c.config_name: c.num_rows for c in configs}},
         "events": event_summaries(events),
         "event_names": event_names or "no event",
         "configs": config_rows(by_name),
@@ -779,10 +757,16 @@ def render_card(
     context: Mapping[str, Any],
     previous_card: str | None = None,
 ) -> str:
-    """Render the template with ``DatasetCard.from_template`` and carry the maintainer sections over."""
+    """Render the template as ``DatasetCard.from_template`` does (the metadata's fields and ``card_data``,
+    the YAML, beside ``context``), but strictly: a name, attribute or key the card does not define is a
+    :class:`~crawler.publish.card_template.CardTemplateError`, not an empty string. Then carry the
+    maintainer sections over."""
     from huggingface_hub import DatasetCard
 
-    card = DatasetCard.from_template(data, template_path=str(template), **context)
+    from crawler.publish.card_template import render_template
+
+    values = {**data.to_dict(), **context, "card_data": data.to_yaml()}
+    card = DatasetCard(render_template(template, values))
     text = str(card)
     if previous_card:
         text = merge_maintainer_sections(text, maintainer_sections(previous_card))

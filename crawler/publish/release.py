@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypedDict, cast
+from typing import Any, NotRequired, Protocol, TypedDict, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -43,6 +43,7 @@ from crawler.json_types import JsonObject, JsonValue
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish.diff import DiffSummary, diff_releases
+from crawler.publish.email_like import EMAIL_LIKE_RULE, email_like_values
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import (
     EMPTY_PARTITION,
@@ -125,6 +126,8 @@ class EventShardEntry(TypedDict):
     rows: int
     num_bytes: int
     email_like: int
+    # The card's detector the count was made with (``email_like.EMAIL_LIKE_RULE``); absent before it was kept.
+    email_like_rule: NotRequired[str]
 
 
 class Manifest(TypedDict):
@@ -753,6 +756,7 @@ class _EventShards:
             "rows": self.num_rows,
             "num_bytes": self.num_bytes,
             "email_like": self.email_like,
+            "email_like_rule": EMAIL_LIKE_RULE,
         }
 
 
@@ -779,17 +783,17 @@ def _event_shards(
     if isinstance(before, dict) and before.get("fingerprint") == fingerprint:
         carried = _carry_files(previous, build, before)
         if carried is not None:
+            # A count made with another detector is made again, from the files carried.
+            if before.get("email_like_rule") == EMAIL_LIKE_RULE:
+                email_like = int(before.get("email_like", 0))
+            else:
+                email_like = sum(email_like_values(pq.read_table(build / s.path)) for s in carried)
             return _EventShards(
-                event_id,
-                tuple(carried),
-                int(before["num_bytes"]),
-                fingerprint,
-                int(before.get("email_like", 0)),
-                reused=True,
+                event_id, tuple(carried), int(before["num_bytes"]), fingerprint, email_like, reused=True
             )
     table = lecture_table(rows)
     shards = write_shards(table, build, LECTURES, partition=event_directory(event_id))
-    found = cards.email_like_values(table)
+    found = email_like_values(table)
     return _EventShards(event_id, tuple(shards), table.nbytes, fingerprint, found, reused=False)
 
 

@@ -1,11 +1,11 @@
 """Who may work on a state directory: a ``flock`` on ``<state>/run.lock`` that the kernel releases when the
 holder dies.
 
-``run``, ``publish`` and a single-process ``crawl`` take it exclusive: one of them at a time, and none while
-fleet workers hold it. Every worker of a fleet (``crawl --frontier``) takes it shared: the workers stage side
-by side under their own names, Redis coordinates them, and they keep the exclusive commands out (a publish
-of a half-crawled stage, a single-process crawl writing the same stage) until the last one has exited. Both
-are taken without waiting: a refused command fails at once with :class:`LockHeld`.
+``run``, ``publish``, ``cache purge`` and a single-process ``crawl`` take it exclusive: one of them at a
+time, and none while fleet workers hold it. Every worker of a fleet (``crawl --frontier``) takes it shared:
+the workers stage side by side under their own names, Redis coordinates them, and they keep the exclusive
+commands out (a publish of a half-crawled stage, a single-process crawl writing the same stage) until the
+last one has exited. Both are taken without waiting: a refused command fails at once with :class:`LockHeld`.
 
 An exclusive holder writes its pid in the file, for the message of the command it refuses; shared holders
 write nothing (there may be many), and a refused exclusive command tells them apart by trying a shared lock.

@@ -3,10 +3,30 @@ stored.
 
 Authors' addresses turn up in abstracts, titles and keywords, written plainly (``jane@example.org``),
 with look-alike characters (``＠``, ``．``), as HTML character references (``&#64;``), percent-encoded
-in URLs (``%40``), obfuscated (``jane [at] example [dot] org``) or with invisible characters inside.
-Every one of those forms counts as an address here. Matching is linear in the text's length: the local
-part is taken as one atomic run that starts where a run of address characters starts, so a megabyte of
-letters with one ``@`` in it costs one pass.
+in URLs (``%40``), obfuscated (``jane [at] example [dot] org``, ``jane(at)example.org``), with spaces
+around the "@" (``jane @ example.org``) or with invisible characters inside. Every one of those forms
+counts as an address here, and is replaced whole:
+
+- the local part is a run of letters, digits, ``. _ + -``, with an apostrophe (``o'brien``, ``o’brien``)
+  or one of RFC 5322's rarer characters (``! # $ * = ? ^ ` | ~``) inside it or just before the "@" but
+  never first, so a quote or a Markdown mark before an address stays (``'jane@…'``); or it is quoted
+  (``"jane doe"@example.org``);
+- the "@" is any form above; a plain one has no space on either side, or one to three spaces within the
+  line on both sides;
+- the domain is dotted labels ending in a top-level domain of two or more letters (or ``xn--``), the
+  host's own name ``localhost``, or a host written as its address: ``[192.168.1.1]``,
+  ``[IPv6:2001:db8::1]``, or a bare ``192.168.1.1``. Case does not matter.
+
+What this leaves as text: an "@" without a local part before it (``@emnlp``, a decorator
+``@dataclass``, ``@article{...}``), or without such a domain after it (``e.g. A @ B``, ``x = A @ B.T``,
+``pass@1``, ``mAP@0.5``, ``user@localhost-dev``), spaces on one side of the "@" only (``jane @example``,
+``data@ 5.org``), "at" and "dot" as plain words (``jane at example dot org``: prose says "at" too) and
+names with apostrophes (``J. O'Brien``). An expression that reads like one is taken for one
+(``y @ np.linalg``). What looks like an address but is none of these forms is for the dataset card's
+count to find (``crawler/publish/email_like.py``), which reads wider on purpose.
+
+Matching is linear in the text's length: the local part is taken as one atomic run that starts where a
+run of address characters starts, so a megabyte of letters with one ``@`` in it costs one pass.
 """
 
 from __future__ import annotations
@@ -30,24 +50,47 @@ _INVISIBLE = (
     "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
 )
 _LOCAL_CHARS = rf"\w.+\-{_INVISIBLE}"
+# What a local part may hold between two runs of address characters, or just before its "@", but never
+# first: the apostrophe of o'brien@ (and its typographic form) and RFC 5322's rarer characters. Never
+# first, so that a quote or a Markdown mark before an address ('jane@…', `jane@…`) stays text.
+_JOINERS = "'\u2019!#$*=?^`|~"
 _LABEL_CHARS = rf"\w\-{_INVISIBLE}"
 _OPEN = r"[\[\(\{<]"
 _CLOSE = r"[\]\)\}>]"
-_AT = (
-    rf"[{_INVISIBLE}]*"
-    rf"(?:@|\uff20|\ufe6b|&\#0*64;|&\#x0*40;|&commat;|%40|\s{{0,3}}{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}\s{{0,3}})"
-    rf"[{_INVISIBLE}]*"
+# Spaces within a line: "jane @ example.org" writes its "@" between one to three of them on each side.
+_LINE_SPACE = r"[ \t\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]"
+_LINE_SPACES = frozenset(" \t\u00a0\u1680\u202f\u205f\u3000") | {chr(c) for c in range(0x2000, 0x200B)}
+_AT_FORMS = (
+    rf"(?:@|\uff20|\ufe6b|{_LINE_SPACE}{{1,3}}[@\uff20\ufe6b]{_LINE_SPACE}{{1,3}}"
+    rf"|&\#0*64;|&\#x0*40;|&commat;|%40|\s{{0,3}}{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}\s{{0,3}})"
 )
+_AT = rf"[{_INVISIBLE}]*{_AT_FORMS}[{_INVISIBLE}]*"
 _DOT = (
     rf"[{_INVISIBLE}]*"
     rf"(?:\.|\uff0e|\u3002|\ufe52|&\#0*46;|&\#x0*2e;|&period;|\s{{0,3}}{_OPEN}\s{{0,3}}dot\s{{0,3}}{_CLOSE}\s{{0,3}})"
     rf"[{_INVISIBLE}]*"
 )
 _TLD = r"(?:xn--[a-z0-9-]{2,59}|[^\W\d_]{2,63})"
-_EMAIL = re.compile(
-    rf"(?<![{_LOCAL_CHARS}])(?>[{_LOCAL_CHARS}]+){_AT}(?:(?>[{_LABEL_CHARS}]+){_DOT}){{1,10}}{_TLD}",
-    re.IGNORECASE,
+_IPV4 = r"(?:\d{1,3}\.){3}\d{1,3}"
+_DOMAIN = (
+    rf"(?:(?:(?>[{_LABEL_CHARS}]+){_DOT}){{1,10}}{_TLD}"
+    # The host's own name, and a host written as its address: bracketed (RFC 5321's address literals,
+    # IPv6 too) or bare.
+    rf"|localhost(?![{_LABEL_CHARS}])"
+    rf"|\[(?:ipv6:)?(?:{_IPV4}|(?=[0-9a-f.]*:[0-9a-f.]*:)[0-9a-f:.]{{2,45}})\]"
+    rf"|(?>{_IPV4})(?![\d.]*\d))"
 )
+# A local part: a run of address characters, joiners inside it, not one run's tail (the lookbehinds).
+_LOCAL = (
+    rf"(?<![{_LOCAL_CHARS}])(?<![{_LOCAL_CHARS}][{_JOINERS}])"
+    rf"(?>[{_LOCAL_CHARS}]+(?:[{_JOINERS}][{_LOCAL_CHARS}]+)*[{_JOINERS}]?)"
+)
+# A quoted local part ("jane doe"@example.org): what it holds can start no form of "@" (so that no "@"
+# is inside it), spans no line, and neither starts nor ends with a space nor holds what separates values
+# in markup, so that the quotes of two HTML attributes or JSON strings (title="@example.org",
+# {"domain":"@example.org"}) never make one.
+_QUOTED = r'"(?!\s)[^"\r\n@\uff20\ufe6b&%\[\]\(\)\{\}<>\\=:,;]{1,64}(?<!\s)"'
+_EMAIL = re.compile(rf"(?:{_QUOTED}{_AT_FORMS}[{_INVISIBLE}]*|{_LOCAL}{_AT}){_DOMAIN}", re.IGNORECASE)
 # Every form of "@" starts with one of these: "@" and its look-alikes, "&" (character references),
 # "%" (percent-encoding) or, for the bracketed forms, up to three spaces and an opening bracket.
 _AT_CHARS = ("@", "\uff20", "\ufe6b")
@@ -57,9 +100,11 @@ _WIDE_AT_CHARS = ("\uff20", "\ufe6b")
 _REFERENCE_AT = re.compile(r"&(?:\#0*64;|\#x0*40;|commat;)", re.IGNORECASE)
 _BRACKETED_AT = re.compile(rf"{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE)
 _SPACE = re.compile(r"\s")
-_LOCAL_CHAR = re.compile(rf"[{_LOCAL_CHARS}]", re.IGNORECASE)
-# The whole run of address characters that ends where the search ends: where a local part starts.
-_LOCAL_RUN_TO_END = re.compile(rf"(?<![{_LOCAL_CHARS}])(?>[{_LOCAL_CHARS}]+)\Z", re.IGNORECASE)
+_LOCAL_CHAR = re.compile(rf"[{_LOCAL_CHARS}{_JOINERS}]", re.IGNORECASE)
+# The whole local part that ends where the search ends: where it starts.
+_LOCAL_RUN_TO_END = re.compile(rf"{_LOCAL}\Z", re.IGNORECASE)
+_QUOTED_MAX = 64
+_QUOTED_LOCAL = re.compile(_QUOTED)
 # How far back a local part is first looked for; longer ones are found by doubling it.
 _LOCAL_WINDOW = 64
 
@@ -75,7 +120,11 @@ def _at_positions(text: str) -> list[int]:
     for char in _AT_CHARS if not text.isascii() else _AT_CHARS[:1]:
         at = text.find(char)
         while at >= 0:
-            found.append(at)
+            # "jane @ example.org": the form starts with the (up to three) spaces before its "@".
+            start = at
+            while start > 0 and at - start < 3 and text[start - 1] in _LINE_SPACES:
+                start -= 1
+            found.append(start)
             at = text.find(char, at + 1)
     at = text.find("&")
     while at >= 0:
@@ -96,13 +145,24 @@ def _at_positions(text: str) -> list[int]:
                     break
                 start -= 1
             found.append(start)
-    found.sort()
-    return found
+    return sorted(set(found))
+
+
+def _quoted_start(text: str, end: int, floor: int) -> int | None:
+    """Where the quoted local part that ends at ``end`` opens, if it opens at ``floor`` or later; None
+    when there is none. What it holds has no quote, so only the nearest quote before its last can open
+    it."""
+    if end - 1 <= floor or text[end - 1] != '"':
+        return None
+    opening = text.rfind('"', max(floor, end - 2 - _QUOTED_MAX), end - 1)
+    if opening < 0 or _QUOTED_LOCAL.fullmatch(text, opening, end) is None:
+        return None
+    return opening
 
 
 def _local_start(text: str, end: int, floor: int) -> int | None:
-    """Where the run of address characters that ends at ``end`` starts, if it starts at ``floor`` or
-    later; None when there is none."""
+    """Where the local part (a run of address characters and joiners) that ends at ``end`` starts, if it
+    starts at ``floor`` or later; None when there is none."""
     if end <= floor or not _LOCAL_CHAR.match(text, end - 1):
         return None
     window = _LOCAL_WINDOW
@@ -119,18 +179,23 @@ def _local_start(text: str, end: int, floor: int) -> int | None:
 def _addresses(text: str, positions: list[int]) -> Iterator[re.Match[str]]:
     """The matches of the full expression, as ``finditer`` would find them, tried only at ``positions``.
 
-    A match starts where a run of address characters starts (the lookbehind) and its local part is
-    that whole run (atomic), so its "@" starts right where the run ends: at one of ``positions``. Each
-    position is tried in order from the start of the run before it; a match ends before the next try.
-    Runs never cross a position (no form of "@" starts with an address character), so the search for
-    a run's start stops at the previous position and the whole text is read a bounded number of times.
+    A match starts where a local part starts (the lookbehinds) and its local part is that whole run of
+    address characters and joiners (atomic), or a quoted one, so its "@" starts right where the local
+    part ends: at one of ``positions``. Each position is tried in order from the start of the local
+    part before it; a match ends before the next try. Local parts never cross a position (no form of
+    "@" starts with an address character or a joiner, and a quoted local part holds none), so the
+    search for a start stops at the previous position and the whole text is read a bounded number of
+    times.
     """
     resume = 0
     floor = 0
     for at in positions:
         if at < resume:
             continue
-        start = _local_start(text, at, max(floor, resume))
+        low = max(floor, resume)
+        start = _local_start(text, at, low)
+        if start is None:
+            start = _quoted_start(text, at, low)
         floor = at + 1
         if start is None:
             continue
