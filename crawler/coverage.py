@@ -8,30 +8,43 @@ run report and the dataset card show it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, Lecture, has_value, lecture_order
 
 MONITORED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.name not in BOOKKEEPING_FIELDS)
 ALL_EVENTS = "*"
+T = TypeVar("T")
 
 
-def field_coverage(records: Iterable[Lecture]) -> dict[str, dict[str, float]]:
-    """``{event_id: {field: share}}`` over the live (not withdrawn) lectures, and ``"*"`` for all events."""
+def coverage_of(
+    items: Iterable[T], *, event_of: Callable[[T], str], has: Callable[[T, str], bool]
+) -> dict[str, dict[str, float]]:
+    """``{event_id: {field: share}}`` of the monitored fields over ``items`` (the live ones: each item has
+    a ``withdrawn``), and ``"*"`` for all events; ``has(item, name)`` says whether a field has a value."""
     totals: dict[str, int] = defaultdict(int)
     filled: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for record in records:
-        if record.withdrawn:
+    for item in items:
+        if getattr(item, "withdrawn", False):
             continue
-        for event in (str(record.event_id or ""), ALL_EVENTS):
+        for event in (event_of(item), ALL_EVENTS):
             totals[event] += 1
+            counts = filled[event]
             for name in MONITORED:
-                if has_value(getattr(record, name)):
-                    filled[event][name] += 1
+                if has(item, name):
+                    counts[name] += 1
     return {
         event: {name: round(filled[event][name] / n, 4) for name in MONITORED}
         for event, n in sorted(totals.items())
     }
+
+
+def field_coverage(records: Iterable[Lecture]) -> dict[str, dict[str, float]]:
+    """``{event_id: {field: share}}`` over the live (not withdrawn) lectures, and ``"*"`` for all events."""
+    return coverage_of(
+        records, event_of=lambda r: str(r.event_id or ""), has=lambda r, name: has_value(getattr(r, name))
+    )
 
 
 def lectures_missing(records: Iterable[Lecture], event: str, name: str, limit: int = 5) -> list[str]:

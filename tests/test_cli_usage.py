@@ -294,7 +294,8 @@ def test_a_card_template_that_reads_what_the_card_lacks_is_a_usage_error(tmp_pat
     for lecture_id in ("1", "2"):
         writer.write_lecture(record(lecture_id))
     writer.close(complete=True, summary={"reason": "finished", "event_ids": ["502"]})
-    first = eventcrawl("publish", "--state", "state", "--out", "out", cwd=tmp_path, timeout=120)
+    # Two bare records (no authors): the gate would refuse them; the card is what is tested here.
+    first = eventcrawl("publish", "--state", "state", "--out", "out", "--force", cwd=tmp_path, timeout=120)
     assert first.returncode == 0, first.stderr
     before = {p: p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
     names = "the names it defines are CardContext's in crawler/publish/card.py and the metadata's fields"
@@ -314,6 +315,7 @@ def test_a_card_template_that_reads_what_the_card_lacks_is_a_usage_error(tmp_pat
             "out",
             "--card-template",
             "card.md",
+            "--force",
             cwd=tmp_path,
             timeout=120,
         )

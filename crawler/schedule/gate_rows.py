@@ -9,12 +9,11 @@ lecture. The coverage computed here is :func:`crawler.coverage.field_coverage`'s
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from crawler.coverage import ALL_EVENTS, MONITORED
-from crawler.schema import Lecture, has_value, lecture_order
+from crawler.coverage import ALL_EVENTS, MONITORED, coverage_of
+from crawler.schema import Lecture, has_value, lecture_order, listing_only_extraction
 
 _BIT = {name: 1 << index for index, name in enumerate(MONITORED)}
 
@@ -60,27 +59,13 @@ def gate_rows(records: Iterable[Lecture | GateRow]) -> tuple[GateRow, ...]:
 
 def listing_only(row: GateRow | Lecture) -> bool:
     """Whether a lecture was published from its listing alone (``extraction = api_listing...``)."""
-    return str(row.extraction or "").split("+", 1)[0] == "api_listing"
+    return listing_only_extraction(row.extraction)
 
 
 def row_coverage(rows: Iterable[GateRow]) -> dict[str, dict[str, float]]:
     """``{event_id: {field: share}}`` over the live rows, and ``"*"`` for all events: the figures
     :func:`crawler.coverage.field_coverage` gives for the lectures themselves."""
-    totals: dict[str, int] = defaultdict(int)
-    filled: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for row in rows:
-        if row.withdrawn:
-            continue
-        for event in (row.event_id, ALL_EVENTS):
-            totals[event] += 1
-            counts = filled[event]
-            for name, bit in _BIT.items():
-                if row.filled & bit:
-                    counts[name] += 1
-    return {
-        event: {name: round(filled[event][name] / n, 4) for name in MONITORED}
-        for event, n in sorted(totals.items())
-    }
+    return coverage_of(rows, event_of=lambda row: row.event_id, has=GateRow.has)
 
 
 def rows_missing(rows: Sequence[GateRow], event: str, name: str, limit: int = 5) -> list[str]:
