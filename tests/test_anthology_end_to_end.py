@@ -95,11 +95,11 @@ def test_lectures_built_from_anthology_papers_get_exactly_their_ids(published: d
     assert {r["lecture_id"]: r["anthology_id"] for r in rows} == expected
     for row in rows:
         if row["anthology_id"]:
-            assert row["anthology_url"] == f"https://aclanthology.org/{row['anthology_id']}/"
-            assert row["anthology_match"]["method"].startswith("exact_title")
-            assert row["anthology_match"]["score"] >= 0.9
+            assert row["anthology_url"] == f"https://aclanthology.org/{row['anthology_id']}/", f"{row=}"
+            assert row["anthology_match"]["method"].startswith("exact_title"), f"{row=}"
+            assert row["anthology_match"]["score"] >= 0.9, f"{row=}"
         else:
-            assert row["anthology_url"] is None and row["anthology_match"] is None
+            assert row["anthology_url"] is None and row["anthology_match"] is None, f"{row=}"
     assert (
         "anthology: 179 of 740 lectures linked to 179 papers, 0 ambiguous, 0 in conflict"
         in (published["stdout"])
@@ -110,8 +110,8 @@ def test_links_do_not_change_the_hash_of_lectures_without_a_paper(published: dic
     before = {r["lecture_id"]: r for r in published["before"]}
     for row in published["after"]:
         old = before[row["lecture_id"]]
-        assert old["anthology_id"] is None
-        assert (row["content_sha256"] == old["content_sha256"]) == (row["anthology_id"] is None)
+        assert old["anthology_id"] is None, f"{row=}"
+        assert (row["content_sha256"] == old["content_sha256"]) == (row["anthology_id"] is None), f"{row=}"
 
 
 def test_the_release_holds_the_links_csv(published: dict[str, Any]) -> None:
@@ -123,8 +123,12 @@ def test_the_release_holds_the_links_csv(published: dict[str, Any]) -> None:
     assert sorted(r[0] for r in rows[1:]) == sorted(wanted.values())
     for anthology_id, url, video_url, video_doi in rows[1:]:
         lecture = by_url[url]
-        assert wanted[collapse(lecture["title"])] == anthology_id
-        assert (video_url or None, video_doi or None) == (lecture["video_url"], lecture["video_doi"])
+        assert wanted[collapse(lecture["title"])] == anthology_id, (
+            f"{anthology_id=}, {url=}, {video_url=}, {video_doi=}"
+        )
+        assert (video_url or None, video_doi or None) == (lecture["video_url"], lecture["video_doi"]), (
+            f"{anthology_id=}, {url=}, {video_url=}, {video_doi=}"
+        )
     numbers = [int(r[0].rsplit(".", 1)[1]) for r in rows[1:] if "-main." in r[0]]
     assert numbers == sorted(numbers)
 
@@ -134,7 +138,7 @@ def test_the_card_shows_the_linked_share_per_event(published: dict[str, Any]) ->
     for event_id in ("502", "469"):
         group = [r for r in published["after"] if r["event_id"] == event_id]
         linked = sum(1 for r in group if collapse(r["title"]) in wanted)
-        assert linked > 10
+        assert linked > 10, f"{event_id=}"
         share = f"{100 * linked / len(group):.1f}%"
         line = f"| Linked to the ACL Anthology | {linked} of {len(group)} lectures ({share}) |"
         assert line in published["card"], event_id

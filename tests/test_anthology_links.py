@@ -61,12 +61,12 @@ def test_a_record_without_a_paper_keeps_its_hash_and_gets_nulls() -> None:
     records = [unlinked(i) for i in range(3)]
     linked, summary = link_records(records, PAPERS)
     for before, after in zip(records, linked, strict=True):
-        assert after.anthology_id is None and after.anthology_url is None
-        assert after.anthology_match is None
+        assert after.anthology_id is None and after.anthology_url is None, f"{before=}, {after=}"
+        assert after.anthology_match is None, f"{before=}, {after=}"
         # Published before these fields existed, or with no paper found: one hash (the replica's own
         # implementation of the hash knows nothing of the Anthology fields).
-        assert after.content_sha256 == before.content_sha256
-        assert after.content_sha256 == content_hash(before.to_json())
+        assert after.content_sha256 == before.content_sha256, f"{before=}, {after=}"
+        assert after.content_sha256 == content_hash(before.to_json()), f"{before=}, {after=}"
     assert summary.linked == 0 and summary.lectures == 3 and summary.papers == 179
 
 

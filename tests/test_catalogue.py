@@ -126,7 +126,7 @@ def test_the_listing_is_read_once_politely_and_without_profiles(first: FirstCall
             "include": ["event"],
             "page[size]": [str(PAGE_SIZE)],
             "page[number]": [str(number)],
-        }
+        }, f"{number=}, {r=}"
     gaps = [b["time"] - a["time"] for a, b in itertools.pairwise(requests)]
     assert spaced_at_least(gaps, DELAY), gaps
 

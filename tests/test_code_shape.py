@@ -51,7 +51,7 @@ def shape_problems(root: Path = PACKAGE) -> dict[str, str]:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for name, function in _functions(tree, _module(path, root)):
-            assert function.end_lineno is not None
+            assert function.end_lineno is not None, f"{path=}, {name=}, {function=}"
             lines = function.end_lineno - function.lineno + 1
             positional = _positional(function)
             wrong = []

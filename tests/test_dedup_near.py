@@ -150,7 +150,7 @@ def test_lsh_finds_what_all_pairs_finds_at_high_similarity(abstracts: list[str])
     cluster = near.clusters(near.near_duplicate_pairs(talks, threshold=0.95))
     assert set(cluster) == {i for pair in wanted for i in pair}
     for member, cluster_id in cluster.items():
-        assert lecture_order(cluster_id) <= lecture_order(member)
+        assert lecture_order(cluster_id) <= lecture_order(member), f"{member=}, {cluster_id=}"
 
 
 def test_similarity_is_the_exact_shingle_jaccard() -> None:

@@ -120,7 +120,7 @@ def test_no_boilerplate_and_no_other_lecture_in_text(full_crawl: dict[str, Any])
     abstracts = {t["lecture_id"]: re.sub(r"\s+", " ", t["abstract"]).strip() for t in full_crawl["truth"]}
     for row in full_crawl["rows"]:
         text = row["text"]
-        assert text
+        assert text, f"{row=}"
         leaked = [line for line in boilerplate if line in text]
         assert leaked == [], (row["lecture_id"], leaked)
         others = [i for i, a in abstracts.items() if i != row["lecture_id"] and a[:200] in text]

@@ -99,8 +99,8 @@ def test_duplicates_become_one_record_with_alternate_ids(planted: dict[str, Any]
     for pair in truth.duplicates:
         keep, drop = sorted(pair, key=lambda i: (len(i), i))
         wanted[keep] = [drop]
-        assert drop not in rows
-        assert any(f"/lecture/{drop}-" in url for url in rows[keep]["source_urls"])
+        assert drop not in rows, f"{pair=}"
+        assert any(f"/lecture/{drop}-" in url for url in rows[keep]["source_urls"]), f"{pair=}"
     assert merged == wanted
     assert planted["provenance"]["dedup"]["same_talk_ids_merged"] == len(truth.duplicates)
 
@@ -122,8 +122,8 @@ def test_pages_without_json_are_read_from_the_visible_page(planted: dict[str, An
     fallback = {i for i, row in rows.items() if row["extraction"] == "visible_text"}
     assert fallback == set(truth.fallback)
     for lecture_id in fallback:
-        assert rows[lecture_id]["event_id"] == "502"
-        assert rows[lecture_id]["event_name"] == "EMNLP 2025"
+        assert rows[lecture_id]["event_id"] == "502", f"{lecture_id=}"
+        assert rows[lecture_id]["event_name"] == "EMNLP 2025", f"{lecture_id=}"
     first, second = planted["first"], planted["second"]
     assert first["underline/extraction/visible_text"] == len(fallback)
     assert first.get("boilerplate/layer/general", 0) + first.get("boilerplate/general_not_ready", 0) == len(

@@ -542,8 +542,8 @@ def test_the_idle_clock_runs_only_while_no_work_is_outstanding() -> None:
     assert not clock.expired(None, now=104.9)
     assert clock.expired(None, now=105)
     for status in ("busy", "queued", "seeding", "requeued", SEED):
-        assert not clock.expired(Drain(status, 1), now=1000)
-        assert clock.since is None
+        assert not clock.expired(Drain(status, 1), now=1000), f"{status=}"
+        assert clock.since is None, f"{status=}"
     assert not clock.expired(None, now=2000)
     clock.reset()
     assert not clock.expired(None, now=3000)

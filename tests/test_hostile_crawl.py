@@ -212,12 +212,12 @@ def test_pages_that_cannot_be_fetched_are_counted_and_kept_from_the_listing(craw
     assert set(crawl["records"]) == set(crawl["truth"]) - {looping}
     for lecture_id in kept:
         record, truth = crawl["records"][lecture_id], crawl["truth"][lecture_id]
-        assert record["extraction"] == "api_listing+text_from_fields"
+        assert record["extraction"] == "api_listing+text_from_fields", f"{lecture_id=}"
         assert (record["title"], record["abstract"], record["authors"]) == (
             truth["title"],
             truth["abstract"],
             truth["authors"],
-        )
+        ), f"{lecture_id=}"
     stats = crawl["stats"]
     assert stats["underline/fetch_failed"] == len(hostile.FAILING)
     assert stats["underline/page_failed_kept"] == len(kept)
@@ -331,7 +331,7 @@ def test_request_and_memory_limits_stop_cleanly_and_the_crawl_resumes(tmp_path: 
     assert sorted(records) == sorted(truth)
     for lecture_id, record in records.items():
         del record["fetched_at"]
-        assert record == truth[lecture_id]
+        assert record == truth[lecture_id], f"{lecture_id=}, {record=}"
 
 
 def test_a_page_that_trickles_out_is_cut_at_the_download_timeout(tmp_path: Path) -> None:

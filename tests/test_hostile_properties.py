@@ -137,11 +137,11 @@ def check_from_the_page(page: LecturePage, sources: str) -> None:
     for value in values:
         if value is None:
             continue
-        assert isinstance(value, str)
-        assert without_surrogates(value) == value
+        assert isinstance(value, str), f"{value=}"
+        assert without_surrogates(value) == value, f"{value=}"
         assert collapse_whitespace(value) in sources, value[:80]
     for url in page.lecture_links:
-        assert url.startswith(("http://", "https://"))
+        assert url.startswith(("http://", "https://")), f"{url=}"
 
 
 def run_pipelines(page: LecturePage, url: str) -> dict[str, Any]:
@@ -171,7 +171,7 @@ def check_text(page: LecturePage, item: dict[str, Any]) -> None:
     allowed = {normalize_line(x) for x in blocks | fields}
     for paragraph in filter(None, item["text"].split("\n\n")):
         # A paragraph is one of the page's blocks or one of the lecture's own values, scrubbed.
-        assert contains_email(paragraph) is False
+        assert contains_email(paragraph) is False, f"{paragraph=}"
         assert paragraph in allowed or any(
             _same_but_scrubbed(paragraph, candidate) for candidate in allowed
         ), paragraph[:80]
@@ -243,7 +243,7 @@ def test_cleaning_is_idempotent_and_leaves_nothing_invisible(text: str) -> None:
         assert category not in ("Cc", "Cs"), repr(char)
         assert (
             char not in "\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-        )
+        ), f"{char=}"
     paragraphs = normalize_text(text)
     assert normalize_text(paragraphs) == paragraphs
 

@@ -128,7 +128,7 @@ def test_policy_always_revalidates() -> None:
     )
     for status in (200, 500, 503):
         fresh = Response("http://example.org/", status=status)
-        assert policy.is_cached_response_valid(cached, fresh, request) is False
+        assert policy.is_cached_response_valid(cached, fresh, request) is False, f"{status=}"
 
 
 def test_second_crawl_revalidates_and_keeps_errors_out(tmp_path: Path) -> None:
@@ -343,13 +343,13 @@ def test_personal_data_never_reaches_the_cache_and_revalidation_still_works(tmp_
     for path in files:
         data = path.read_bytes()
         assert ADDRESS.findall(data) == [], path
-        assert b"avatar" not in data
+        assert b"avatar" not in data, f"{path=}"
     stored = _entries(cache_dir)
     for path in paths:
         _, header, _ = stored[server.url(path)]
         names = {name.lower() for name, _ in header["headers"]}
-        assert {"etag", "last-modified"} <= names
-        assert "content-encoding" not in names
+        assert {"etag", "last-modified"} <= names, f"{path=}"
+        assert "content-encoding" not in names, f"{path=}"
     # The second crawl revalidates everything and reads the same fields.
     assert [(e.path, e.status, e.headers.get("if-none-match")) for e in server.log[served:]] == [
         (p, 304, routes[p].etag) for p in paths
@@ -455,10 +455,10 @@ def test_a_crawl_killed_while_storing_leaves_only_whole_entries(tmp_path: Path) 
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             stored = _entries(cache_dir)  # raises if any entry is not whole
-            assert share * count <= len(stored) < count
+            assert share * count <= len(stored) < count, f"{share=}"
             assert all(
                 body == routes[url.split(str(server.port), 1)[1]].body for url, (_, _, body) in stored.items()
-            )
+            ), f"{share=}"
         served = len(server.log)
         second = run_crawl(urls, _cache_settings(cache_dir), tmp_path, timeout=120)
     again = {e.path: (e.status, e.headers.get("if-none-match")) for e in server.log[served:]}

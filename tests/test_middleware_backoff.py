@@ -244,7 +244,7 @@ def test_retry_after_holds_the_host_at_concurrency_4_without_download_delay(tmp_
     limited = [e for e in server.log if e.status == 429]
     assert len(limited) == 5
     for entry in limited:
-        assert entry.sent is not None
+        assert entry.sent is not None, f"{entry=}"
         on_the_wire = _arrived_while_held(server.log, entry)
         assert len(on_the_wire) <= 2 * (concurrency - 1), (entry, on_the_wire)
         assert all(e.mono - entry.sent < 0.25 for e in on_the_wire), (entry, on_the_wire)

@@ -153,8 +153,10 @@ def test_lectures_not_fetched_are_published_from_their_listing(nights: Nights) -
         if lecture_id not in fetched:
             # The stage reads timestamps back as datetimes; the truth writes them as text.
             got = {f: format_timestamp(v) if isinstance(v, datetime) else v for f, v in record.items()}
-            assert {f: got[f] for f in LISTING_FIELDS} == {f: truth[f] for f in LISTING_FIELDS}
-            assert record["related_lecture_ids"] == []
+            assert {f: got[f] for f in LISTING_FIELDS} == {f: truth[f] for f in LISTING_FIELDS}, (
+                f"{lecture_id=}, {record=}"
+            )
+            assert record["related_lecture_ids"] == [], f"{lecture_id=}, {record=}"
 
 
 def test_publish_takes_a_crawl_that_stopped_at_its_budget(nights: Nights) -> None:
@@ -165,8 +167,8 @@ def test_publish_takes_a_crawl_that_stopped_at_its_budget(nights: Nights) -> Non
     listing_only = {i for i, r in nights.rows.items() if r["extraction"].startswith("api_listing")}
     assert listing_only == lectures(nights.site) - set(nights.asked[0])
     for lecture_id in listing_only:
-        assert nights.rows[lecture_id]["title"] == nights.truth[lecture_id]["title"]
-        assert nights.rows[lecture_id]["abstract"] == nights.truth[lecture_id]["abstract"]
+        assert nights.rows[lecture_id]["title"] == nights.truth[lecture_id]["title"], f"{lecture_id=}"
+        assert nights.rows[lecture_id]["abstract"] == nights.truth[lecture_id]["abstract"], f"{lecture_id=}"
 
 
 def test_each_night_goes_on_where_the_last_stopped(nights: Nights) -> None:
@@ -186,8 +188,8 @@ def test_each_night_goes_on_where_the_last_stopped(nights: Nights) -> None:
         in nights.runs[1].stdout
     )
     for stage, duplicates in zip(nights.stages[:4], nights.duplicates[:4], strict=True):
-        assert set(stage) == everyone
-        assert duplicates == 0
+        assert set(stage) == everyone, f"{stage=}, {duplicates=}"
+        assert duplicates == 0, f"{stage=}, {duplicates=}"
     # After night 3 every lecture holds its page, and night 4 carries them all.
     assert all(r["extraction"].split("+")[0] == "next_data" for r in nights.stages[3].values())
     assert (
@@ -195,7 +197,9 @@ def test_each_night_goes_on_where_the_last_stopped(nights: Nights) -> None:
         in nights.runs[3].stdout
     )
     for lecture_id, record in nights.stages[3].items():
-        assert record["related_lecture_ids"] == nights.truth[lecture_id]["related_lecture_ids"]
+        assert record["related_lecture_ids"] == nights.truth[lecture_id]["related_lecture_ids"], (
+            f"{lecture_id=}, {record=}"
+        )
 
 
 def test_changed_lectures_come_before_stale_ones_and_stay_changed_until_fetched(nights: Nights) -> None:
@@ -217,10 +221,12 @@ def test_changed_lectures_come_before_stale_ones_and_stay_changed_until_fetched(
     # The two changed lectures waiting on night 5 kept their last record (the old abstract).
     # (the truth is the unedited site's), and took the edited one when fetched on night 6.
     for lecture_id in changed - set(five):
-        assert before[lecture_id]["abstract"] == nights.truth[lecture_id]["abstract"]
-        assert nights.stages[5][lecture_id]["abstract"] != nights.truth[lecture_id]["abstract"]
+        assert before[lecture_id]["abstract"] == nights.truth[lecture_id]["abstract"], f"{lecture_id=}"
+        assert nights.stages[5][lecture_id]["abstract"] != nights.truth[lecture_id]["abstract"], (
+            f"{lecture_id=}"
+        )
     for lecture_id in five:
-        assert before[lecture_id]["abstract"] != nights.truth[lecture_id]["abstract"]
+        assert before[lecture_id]["abstract"] != nights.truth[lecture_id]["abstract"], f"{lecture_id=}"
     everyone = len(lectures(nights.site))
     assert (
         f"3 lecture pages fetched, {everyone - 3} wait (0 new, 2 changed, {everyone - 5} stale)"

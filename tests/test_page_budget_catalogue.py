@@ -141,9 +141,9 @@ def test_night_one_stages_the_listing_fields_of_every_lecture(nights: Nights) ->
         got, truth = listing_view(record), nights.truth[lecture_id]
         assert {f: got[f] for f in LISTING_FIELDS} == {f: truth[f] for f in LISTING_FIELDS}, lecture_id
         if lecture_id not in fetched:
-            assert record["related_lecture_ids"] == []
+            assert record["related_lecture_ids"] == [], f"{lecture_id=}, {record=}"
         else:
-            assert record["related_lecture_ids"] == truth["related_lecture_ids"]
+            assert record["related_lecture_ids"] == truth["related_lecture_ids"], f"{lecture_id=}, {record=}"
 
 
 def test_night_two_asks_at_most_the_budget_and_none_of_night_ones_pages(nights: Nights) -> None:
@@ -171,6 +171,6 @@ def test_no_more_events_listings_are_read_at_once_than_the_setting_says(nights: 
     # all six at once.
     assert EVENTS > UNDERLINE_LISTINGS_AT_ONCE >= 1
     for pages in nights.listings:
-        assert {event for event, _ in pages} == set(nights.site.events)
-        assert max(page for _, page in pages) >= 2
-        assert most_listings_at_once(pages) == UNDERLINE_LISTINGS_AT_ONCE
+        assert {event for event, _ in pages} == set(nights.site.events), f"{pages=}"
+        assert max(page for _, page in pages) >= 2, f"{pages=}"
+        assert most_listings_at_once(pages) == UNDERLINE_LISTINGS_AT_ONCE, f"{pages=}"

@@ -67,7 +67,9 @@ def held_listing(lecture_id: str, rank: int) -> HeldListing:
 def test_the_budget_is_spent_new_then_changed_then_stale_oldest_first() -> None:
     budget = PageBudget()
     for rank, order, lecture_id in HELD:
-        assert budget.hold(rank, order, lecture_id, held_listing(lecture_id, rank)) is None
+        assert budget.hold(rank, order, lecture_id, held_listing(lecture_id, rank)) is None, (
+            f"{rank=}, {order=}, {lecture_id=}"
+        )
     ranked = budget.ranked()
     assert [c.lecture_id for c in ranked] == ["n1", "n2", "c1", "c2", "s-old", "s-new"]
     # The listing fields come back from disk as held.
@@ -87,10 +89,12 @@ def test_a_bounded_budget_holds_what_an_unbounded_one_would_buy_first(room: int)
     waiting: list[str] = []
     for rank, order, lecture_id in HELD:
         out = budget.hold(rank, order, lecture_id, held_listing(lecture_id, rank))
-        assert len(budget.candidates) <= room
+        assert len(budget.candidates) <= room, f"{rank=}, {order=}, {lecture_id=}"
         if out is not None:
             candidate, held = out
-            assert held == held_listing(candidate.lecture_id, candidate.rank)
+            assert held == held_listing(candidate.lecture_id, candidate.rank), (
+                f"{rank=}, {order=}, {lecture_id=}"
+            )
             waiting.append(candidate.lecture_id)
     order = ["n1", "n2", "c1", "c2", "s-old", "s-new"]
     assert [c.lecture_id for c in budget.ranked()] == order[:room]

@@ -26,7 +26,7 @@ def test_every_plain_attribute_field_is_declared_with_the_type_of_its_kind() -> 
     for f in ATTRIBUTE_FIELDS:
         assert f.name in hints, f"{f.name}: declare it in crawler/pages/fields.py LectureFields"
         assert hints[f.name] == EXPECTED_TYPES[f.kind], f.name
-        assert f.name in ITEM_FIELD_NAMES
+        assert f.name in ITEM_FIELD_NAMES, f"{f=}"
 
 
 def test_the_plain_attributes_are_the_schema_s_and_their_spellings_are_tried() -> None:
@@ -45,7 +45,7 @@ def test_the_plain_attributes_are_the_schema_s_and_their_spellings_are_tried() -
         "is_poster",
     ]
     for f in ATTRIBUTE_FIELDS:
-        assert LECTURE_ATTRIBUTES[f.name] == f.attribute
+        assert LECTURE_ATTRIBUTES[f.name] == f.attribute, f"{f=}"
     assert [f.name for f in ONE_LINE_FIELDS] == [
         "title",
         "keywords",

@@ -78,7 +78,7 @@ def lecture_with_authors(lecture_id: str = "130123", order: list[str] = SORTED) 
 
 def no_personal_data(text: str) -> None:
     for address in EMAILS:
-        assert address not in text
+        assert address not in text, f"{address=}"
     assert "@" not in text
     assert "avatar" not in text
 

@@ -117,7 +117,7 @@ def test_text_read_off_the_page_is_not_marked() -> None:
     step = pipeline()
     for i in range(1, 14):
         out = step.process_item(item(i, "visible_text" if i > 11 else "next_data"))
-        assert out.extraction == ("visible_text" if i > 11 else "next_data")
+        assert out.extraction == ("visible_text" if i > 11 else "next_data"), f"{i=}"
     assert step.stats.get_value("boilerplate/text_from_fields") is None
     assert step.stats.get_value("boilerplate/layer/general") == 2
 

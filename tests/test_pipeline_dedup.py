@@ -202,4 +202,4 @@ def test_signatures_from_a_worker_come_in_batches_and_each_row_takes_its_latest(
     assert stats.get_value("dedup/signatures") == count
     assert (step.matrix[0] == near.signature("Title 0", f"{ABSTRACT} second change")).all()
     for n in range(1, count):
-        assert (step.matrix[n] == near.signature(f"Title {n}", f"{ABSTRACT} {n}")).all()
+        assert (step.matrix[n] == near.signature(f"Title {n}", f"{ABSTRACT} {n}")).all(), f"{n=}"

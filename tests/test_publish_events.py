@@ -101,10 +101,10 @@ def test_every_config_loads_with_its_declared_features(release: Path, tmp_path: 
     assert sorted(everything["lecture_id"]) == [str(130100 + i) for i in range(12)]
     for config, event_id in by_event.items():
         part = load(config)
-        assert part.features == schema.hf_features() == LECTURES.features()
+        assert part.features == schema.hf_features() == LECTURES.features(), f"{config=}, {event_id=}"
         expected = sorted(str(130100 + i) for i in range(12) if (i % 10 == 9) == (event_id == "469"))
-        assert part["lecture_id"] == expected
-        assert set(part["event_id"]) == {event_id}
+        assert part["lecture_id"] == expected, f"{config=}, {event_id=}"
+        assert set(part["event_id"]) == {event_id}, f"{config=}, {event_id=}"
     first = everything.filter(lambda r: r["lecture_id"] == "130100")[0]
     assert first["authors"] == [ADA, ALAN]
     assert first["slides_url"] == "https://assets.underline.io/slides/0.pdf"
@@ -216,8 +216,8 @@ def test_apply_removals() -> None:
     assert by_id["130109"]["authors"] == [GRACE]
     assert by_id["130101"]["authors"] == []
     for record in kept:
-        assert record["content_sha256"] == schema.content_sha256(record)
-        assert schema.validate_record(record) == []
+        assert record["content_sha256"] == schema.content_sha256(record), f"{record=}"
+        assert schema.validate_record(record) == [], f"{record=}"
     untouched = {r["lecture_id"]: r for r in source}
     assert by_id["130102"] == untouched["130102"]
     assert apply_removals(source) == source

@@ -319,7 +319,7 @@ def test_the_tag_keeps_the_release_s_files(hub: tuple[StandIn, str], release: Pa
             f"{endpoint}/datasets/{REPO}/resolve/2025-11-12/{path}",
             headers={"Authorization": f"Bearer {TOKEN}"},
         )
-        assert answer.status_code == 200 and answer.content == (release / path).read_bytes()
+        assert answer.status_code == 200 and answer.content == (release / path).read_bytes(), f"{path=}"
     main = api.list_repo_files(REPO, repo_type="dataset", token=TOKEN)
     assert "changes/2025-11-20.parquet" in main and "changes/2025-11-20.parquet" not in at_tag
 

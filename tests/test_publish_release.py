@@ -65,7 +65,7 @@ def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
     assert manifest["provenance"]["settings"]["DOWNLOAD_DELAY"] == 1.0
     assert sorted(manifest["files"]) == [p for p in LAYOUT if p != "manifest.json"]
     for path, entry in manifest["files"].items():
-        assert entry == {"size": (out / path).stat().st_size, "sha256": sha(out / path)}
+        assert entry == {"size": (out / path).stat().st_size, "sha256": sha(out / path)}, f"{path=}, {entry=}"
     assert manifest["files"] == result.files
 
     expected = [schema.from_json_record(make_record(i)) for i in range(12)]

@@ -98,8 +98,8 @@ def test_only_the_changed_event_is_written_again(two_releases: dict[str, Any]) -
     changed = "data/lectures/event-502/train-00000-of-00001.parquet"
     for path in before:
         if path == changed:
-            assert after[path][0] != before[path][0]
-            assert after[path][1] != before[path][1]
+            assert after[path][0] != before[path][0], f"{path=}"
+            assert after[path][1] != before[path][1], f"{path=}"
         else:
             # Byte for byte, and the very file: it was not written again.
             assert after[path] == before[path], path
@@ -180,7 +180,7 @@ def test_a_push_after_a_one_event_change_uploads_only_what_changed(
         "data/lectures/event-469/train-00000-of-00001.parquet",
         "data/lectures/event-601/train-00000-of-00001.parquet",
     ):
-        assert second[path] == first[path] and second[path] not in uploaded
+        assert second[path] == first[path] and second[path] not in uploaded, f"{path=}"
     # The Hub holds the second release whole.
     assert (
         stand_in.repos[REPO]["main"]["data/lectures/event-469/train-00000-of-00001.parquet"]

@@ -42,11 +42,11 @@ def test_the_parser_reads_every_recorded_lecture_as_its_listing_says(recording: 
     assert len(pages) == len(listed)
     for body in pages:
         page = parse_lecture_page(body, recording.index["web_base"] + "/lecture/0")
-        assert page.fields is not None
+        assert page.fields is not None, f"{body=}"
         expected = listed[page.fields.lecture_id]
-        assert page.extraction == "next_data"
-        assert (page.fields.title, page.fields.abstract) == (expected.title, expected.abstract)
-        assert page.fields.authors == expected.authors
+        assert page.extraction == "next_data", f"{body=}"
+        assert (page.fields.title, page.fields.abstract) == (expected.title, expected.abstract), f"{body=}"
+        assert page.fields.authors == expected.authors, f"{body=}"
 
 
 @pytest.mark.parametrize("recording", RECORDINGS, ids=lambda r: r.name)
@@ -67,6 +67,6 @@ def test_the_spider_crawls_a_recording_into_exactly_its_lectures(
         assert (record["title"], record["abstract"]) == (
             listed[lecture_id].title,
             listed[lecture_id].abstract,
-        )
-        assert record["authors"] == listed[lecture_id].authors
-        assert record["extraction"] == "next_data"
+        ), f"{lecture_id=}, {record=}"
+        assert record["authors"] == listed[lecture_id].authors, f"{lecture_id=}, {record=}"
+        assert record["extraction"] == "next_data", f"{lecture_id=}, {record=}"

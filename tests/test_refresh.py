@@ -112,9 +112,9 @@ def test_a_refresh_asks_the_site_for_what_changed_only(
     assert changes["gone"] == sorted(changed.removed, key=int)
     published = rows(tmp_path)
     for lecture_id in changed.edited:
-        assert published[lecture_id]["abstract"] == truth[lecture_id]["abstract"]
+        assert published[lecture_id]["abstract"] == truth[lecture_id]["abstract"], f"{lecture_id=}"
     for lecture_id in changed.removed:
-        assert published[lecture_id]["withdrawn"] is True
+        assert published[lecture_id]["withdrawn"] is True, f"{lecture_id=}"
 
 
 def unchanged_requests(lectures: int) -> range:

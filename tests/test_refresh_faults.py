@@ -208,9 +208,11 @@ def test_records_the_gate_refused_are_fetched_again_not_published_the_next_night
     assert fetched == sorted(edited_ids)
     published = rows(work)
     for lecture_id in edited_ids:
-        assert published[lecture_id]["extraction"] == "next_data"
-        assert published[lecture_id]["abstract"] == truth[lecture_id]["abstract"]
-        assert published[lecture_id]["related_lecture_ids"] == truth[lecture_id]["related_lecture_ids"]
+        assert published[lecture_id]["extraction"] == "next_data", f"{lecture_id=}"
+        assert published[lecture_id]["abstract"] == truth[lecture_id]["abstract"], f"{lecture_id=}"
+        assert published[lecture_id]["related_lecture_ids"] == truth[lecture_id]["related_lecture_ids"], (
+            f"{lecture_id=}"
+        )
     assert (work / "state" / "stage.refused").is_dir()
 
 
@@ -231,7 +233,7 @@ def test_authors_whose_profiles_are_missing_keep_their_last_authors_and_are_coun
     assert counted[keys.AUTHORS_INCOMPLETE_PREFIX + EVENT] == 2
     staged = {r["lecture_id"]: r for r in read_stage(work / "state").records}
     for lecture_id in dropped:
-        assert staged[lecture_id]["authors"] == before[lecture_id]["authors"] != []
+        assert staged[lecture_id]["authors"] == before[lecture_id]["authors"] != [], f"{lecture_id=}"
 
 
 # -- a field new to the schema -------------------------------------------------------------------------

@@ -106,19 +106,19 @@ def test_events_share_the_lectures_about_equally(site: ReplicaSite) -> None:
 def test_each_event_has_its_own_ids_dates_and_sessions(site: ReplicaSite) -> None:
     ranges = sorted(e.lecture_id_range for e in site.events.values())
     for (_, high), (low, _) in itertools.pairwise(ranges):
-        assert high < low
+        assert high < low, f"{high=}, {low=}"
     for event in site.events.values():
         low, high = event.lecture_id_range
         lectures = site.event_lectures(event.id)
-        assert all(low <= int(lec.id) <= high for lec in lectures)
-        assert event.start_date < event.end_date
+        assert all(low <= int(lec.id) <= high for lec in lectures), f"{event=}"
+        assert event.start_date < event.end_date, f"{event=}"
         sessions = {lec.session_id for lec in lectures}
-        assert all(site.sessions[s].event_id == event.id for s in sessions)
-        assert all(event.start_date <= lec.held_at.date() <= event.end_date for lec in lectures)
+        assert all(site.sessions[s].event_id == event.id for s in sessions), f"{event=}"
+        assert all(event.start_date <= lec.held_at.date() <= event.end_date for lec in lectures), f"{event=}"
         # A lecture's related lectures are of its own event.
         assert all(
             site.lectures[link.lecture_id].event_id == event.id for lec in lectures for link in lec.related
-        )
+        ), f"{event=}"
     assert len(site.sessions) == len({s.id for s in site.sessions.values()})
 
 
@@ -184,7 +184,9 @@ def test_each_event_lists_its_lectures_and_the_library_lists_them_all(
 ) -> None:
     for event_id in site.events:
         expected = [lec.id for lec in site.event_lectures(event_id)]
-        assert listed_ids(server, f"filter[event_id]={event_id}&filter[published]=all") == expected
+        assert listed_ids(server, f"filter[event_id]={event_id}&filter[published]=all") == expected, (
+            f"{event_id=}"
+        )
     library = listed_ids(server, "filter[library]=true&filter[scope]=published")
     assert sorted(library, key=int) == sorted(site.lectures, key=int)
     assert len(library) == len(set(library))
@@ -196,15 +198,15 @@ def test_pages_profiles_sessions_and_transcripts_are_served(server: ReplicaServe
     for lecture in (next(iter(site.lectures.values())), with_subtitles):
         page = get_text(server, lecture.path)
         event = site.events[lecture.event_id]
-        assert event.name in page
-        assert re.search(r'<script id="__NEXT_DATA__"', page)
+        assert event.name in page, f"{lecture=}"
+        assert re.search(r'<script id="__NEXT_DATA__"', page), f"{lecture=}"
         doc = get_json(server, f"/api/v1/thin_lectures/{lecture.id}?include=tag,event,sorted_profiles")
         profiles = [r for r in doc["included"] if r["type"] == "profiles"]
-        assert len(profiles) == len(truth[lecture.id]["authors"])
+        assert len(profiles) == len(truth[lecture.id]["authors"]), f"{lecture=}"
         event_doc = get_json(server, f"/api/v1/thin_events/{event.id}")
-        assert event_doc["data"]["attributes"]["name"] == event.name
+        assert event_doc["data"]["attributes"]["name"] == event.name, f"{lecture=}"
         session = get_json(server, f"/api/v1/thin_event_sessions/{lecture.session_id}")
-        assert session["data"]["attributes"]["name"] == site.sessions[lecture.session_id].name
+        assert session["data"]["attributes"]["name"] == site.sessions[lecture.session_id].name, f"{lecture=}"
     transcripts = get_json(
         server,
         f"/api/v1/transcripts?filter[lecture_id]={with_subtitles.id}&filter[scope]=with_subtitles"

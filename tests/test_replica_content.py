@@ -123,11 +123,11 @@ def test_orcid_ids_pass_an_independent_check(site: ReplicaSite) -> None:
     for lec in site.lectures.values():
         for p in lec.profiles:
             if p.orcid is None:
-                assert p.orcid_id is None
+                assert p.orcid_id is None, f"{lec=}, {p=}"
                 continue
             bare = p.orcid.removeprefix("https://orcid.org/")
             assert orcid_is_valid(bare) is p.orcid_valid, p.orcid
-            assert bare[:-1] == (p.orcid_id or "")[:-1]
+            assert bare[:-1] == (p.orcid_id or "")[:-1], f"{lec=}, {p=}"
 
 
 def test_truth_authors_are_normalized_and_keep_only_valid_orcids(site: ReplicaSite) -> None:
@@ -136,22 +136,30 @@ def test_truth_authors_are_normalized_and_keep_only_valid_orcids(site: ReplicaSi
     messy = decomposed = names_only = dropped = 0
     for lecture_id, record in truth.items():
         lec = site.lectures[lecture_id]
-        assert len(record["authors"]) == len(lec.profiles)
+        assert len(record["authors"]) == len(lec.profiles), f"{lecture_id=}, {record=}"
         for author, p in zip(record["authors"], lec.profiles, strict=True):
-            assert author["name"] == " ".join(author["name"].split())
-            assert unicodedata.is_normalized("NFC", author["name"])
+            assert author["name"] == " ".join(author["name"].split()), (
+                f"{lecture_id=}, {record=}, {author=}, {p=}"
+            )
+            assert unicodedata.is_normalized("NFC", author["name"]), (
+                f"{lecture_id=}, {record=}, {author=}, {p=}"
+            )
             if p.full_name is None:
                 names_only += 1
-                assert author["name"] == f"{p.first_name} {p.last_name}".strip()
+                assert author["name"] == f"{p.first_name} {p.last_name}".strip(), (
+                    f"{lecture_id=}, {record=}, {author=}, {p=}"
+                )
             else:
                 messy += p.full_name != p.full_name.strip()
                 decomposed += not unicodedata.is_normalized("NFC", p.full_name)
             if p.orcid is not None and not p.orcid_valid:
                 dropped += 1
-                assert author["orcid"] is None
+                assert author["orcid"] is None, f"{lecture_id=}, {record=}, {author=}, {p=}"
             elif p.orcid is not None:
-                assert author["orcid"] is not None and orcid_is_valid(author["orcid"])
-            assert "email" not in author
+                assert author["orcid"] is not None and orcid_is_valid(author["orcid"]), (
+                    f"{lecture_id=}, {record=}, {author=}, {p=}"
+                )
+            assert "email" not in author, f"{lecture_id=}, {record=}, {author=}, {p=}"
     assert messy > 100 and decomposed > 10 and names_only > 300 and dropped > 20
 
 
@@ -165,18 +173,20 @@ def test_listing_includes_profiles_shuffled_only_when_asked(server: ReplicaServe
     for resource in doc["data"]:
         lec = site.lectures[resource["id"]]
         wanted = [ref["id"] for ref in resource["relationships"]["sorted_profiles"]["data"]]
-        assert wanted == [p.id for p in lec.profiles]
+        assert wanted == [p.id for p in lec.profiles], f"{resource=}"
         order_in_included = [
             r["id"] for r in doc["included"] if r["type"] == "profiles" and r["id"] in wanted
         ]
-        assert sorted(order_in_included) == sorted(wanted)
+        assert sorted(order_in_included) == sorted(wanted), f"{resource=}"
         if len(wanted) > 1:
-            assert order_in_included != wanted
+            assert order_in_included != wanted, f"{resource=}"
             differs += 1
         for position, profile_id in enumerate(wanted):
             attrs = profiles[profile_id]["attributes"]
-            assert set(attrs) == PROFILE_ATTRIBUTES
-            assert attrs["position"] == position and "@" in attrs["email"]
+            assert set(attrs) == PROFILE_ATTRIBUTES, f"{resource=}, {position=}, {profile_id=}"
+            assert attrs["position"] == position and "@" in attrs["email"], (
+                f"{resource=}, {position=}, {profile_id=}"
+            )
     assert differs >= 15
 
 
@@ -217,20 +227,20 @@ def test_media_fields_and_their_truth(server: ReplicaServer, site: ReplicaSite) 
     assert len(listing) == len(truth) == 726
     for resource in listing:
         attrs, record = resource["attributes"], truth[resource["id"]]
-        assert record["video_url"] == attrs["playlist"]
-        assert record["video_doi"] == attrs["video_doi"]
-        assert record["slides_url"] == attrs["slideshow_url"]
-        assert record["poster_url"] == attrs["poster_document_url"]
-        assert record["is_poster"] is attrs["poster_lecture"]
+        assert record["video_url"] == attrs["playlist"], f"{resource=}"
+        assert record["video_doi"] == attrs["video_doi"], f"{resource=}"
+        assert record["slides_url"] == attrs["slideshow_url"], f"{resource=}"
+        assert record["poster_url"] == attrs["poster_document_url"], f"{resource=}"
+        assert record["is_poster"] is attrs["poster_lecture"], f"{resource=}"
         if attrs["paper_url"] is None:
-            assert record["paper_url"] is None
+            assert record["paper_url"] is None, f"{resource=}"
         else:
             assert (
                 record["paper_url"]
                 == f"{server.base_url}/downloadable_materials/lectures/{resource['id']}/paper"
-            )
+            ), f"{resource=}"
         if attrs["poster_document_url"] is not None:
-            assert attrs["poster_lecture"] is True
+            assert attrs["poster_lecture"] is True, f"{resource=}"
         for name in ("playlist", "video_doi", "slideshow_url", "poster_document_url", "paper_url"):
             counts[name] += attrs[name] is not None
         counts["poster"] += attrs["poster_lecture"]
@@ -289,21 +299,25 @@ def test_sessions_carry_start_end_and_description(server: ReplicaServer, site: R
         held = sorted(
             lec.held_at for lec in site.lectures.values() if lec.session_id == session["session_id"]
         )
-        assert session["start_at"] == held[0].strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert session["start_at"] == held[0].strftime("%Y-%m-%dT%H:%M:%SZ"), f"{session=}"
         # The last lecture of a session takes its 15 minutes before the session ends.
-        assert session["end_at"] > held[-1].strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert session["end_at"] > held[-1].strftime("%Y-%m-%dT%H:%M:%SZ"), f"{session=}"
 
 
 def test_two_full_events(server: ReplicaServer, site: ReplicaSite) -> None:
     for event_id, name, start in (("502", "EMNLP 2025", "2025-11-05"), ("469", "EMNLP 2024", "2024-11-12")):
         event = fetch(server, f"/api/v1/thin_events/{event_id}").json()["data"]["attributes"]
-        assert (event["name"], event["start_date"]) == (name, start)
-        assert event["description"].startswith("## Welcome")
+        assert (event["name"], event["start_date"]) == (name, start), f"{event_id=}, {name=}, {start=}"
+        assert event["description"].startswith("## Welcome"), f"{event_id=}, {name=}, {start=}"
         listing = fetch(server, f"/api/v1/thin_lectures?filter[event_id]={event_id}&page[size]=100").json()
-        assert {r["attributes"]["event_id"] for r in listing["data"]} == {int(event_id)}
+        assert {r["attributes"]["event_id"] for r in listing["data"]} == {int(event_id)}, (
+            f"{event_id=}, {name=}, {start=}"
+        )
         sessions = {s.id for s in site.sessions.values() if s.event_id == event_id}
-        assert len(sessions) >= 2
-        assert {r["relationships"]["event_session"]["data"]["id"] for r in listing["data"]} <= sessions
+        assert len(sessions) >= 2, f"{event_id=}, {name=}, {start=}"
+        assert {r["relationships"]["event_session"]["data"]["id"] for r in listing["data"]} <= sessions, (
+            f"{event_id=}, {name=}, {start=}"
+        )
     side = [lec for lec in site.lectures.values() if lec.event_id == SIDE_EVENT_ID]
     assert len(side) == 740 // 50
     crossing = [lec for lec in site.lectures.values() if lec.event_id == MAIN_EVENT_ID and any(

@@ -27,7 +27,7 @@ def test_a_known_block_is_cleaned_as_reviewed() -> None:
 @pytest.mark.parametrize("tail", [" We also release our code.", " (replica copy 2)", " Two. Sentences."])
 def test_plain_text_after_a_known_block_is_kept_as_it_is(tail: str) -> None:
     for raw, clean in reviewed_pairs()[:5]:
-        assert clean_text(raw + tail) == clean + tail
+        assert clean_text(raw + tail) == clean + tail, f"{raw=}, {clean=}"
 
 
 def test_plain_text_alone_is_its_own_cleaned_form() -> None:

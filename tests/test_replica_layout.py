@@ -140,9 +140,9 @@ def test_lecture_ids(full_site: ReplicaSite) -> None:
     ids = list(full_site.lectures)
     assert len(set(ids)) == 740
     for lec in full_site.lectures.values():
-        assert lec.id == str(int(lec.id))
+        assert lec.id == str(int(lec.id)), f"{lec=}"
         low, high = EVENTS[lec.event_id].lecture_id_range
-        assert low <= int(lec.id) <= high
+        assert low <= int(lec.id) <= high, f"{lec=}"
     main_ids = sorted(int(lec.id) for lec in full_site.event_lectures("502"))
     # Spread over the range, not packed at one end.
     assert main_ids[0] < 129900 and main_ids[-1] > 132300
@@ -153,11 +153,11 @@ def test_sessions_alternate_oral_and_poster(full_site: ReplicaSite) -> None:
     assert [s.id for s in main] == [str(7001 + i) for i in range(29)]
     for i, session in enumerate(main):
         if i % 2 == 0:
-            assert session.kind == SESSION_KIND_ORAL
-            assert re.fullmatch(rf"Oral Session {i // 2 + 1}: [A-Z][a-z]+", session.name)
+            assert session.kind == SESSION_KIND_ORAL, f"{i=}, {session=}"
+            assert re.fullmatch(rf"Oral Session {i // 2 + 1}: [A-Z][a-z]+", session.name), f"{i=}, {session=}"
         else:
-            assert session.kind == SESSION_KIND_POSTER
-            assert session.name == f"Poster Session {i // 2 + 1}"
+            assert session.kind == SESSION_KIND_POSTER, f"{i=}, {session=}"
+            assert session.name == f"Poster Session {i // 2 + 1}", f"{i=}, {session=}"
     side = [s for s in full_site.sessions.values() if s.event_id == "469"]
     assert [(s.id, s.kind) for s in side] == [("6001", SESSION_KIND_ORAL), ("6002", SESSION_KIND_POSTER)]
     sizes = Counter(lec.session_id for lec in full_site.event_lectures("502"))
@@ -171,12 +171,12 @@ def test_presentation_types(full_site: ReplicaSite, records: list[dict[str, Any]
     assert names == {"technical paper": 342, "poster": 313, "demo": 78, "tutorial": 7}
     for lec in full_site.lectures.values():
         kind = full_site.sessions[lec.session_id].kind
-        assert lec.poster_lecture == (kind == SESSION_KIND_POSTER)
+        assert lec.poster_lecture == (kind == SESSION_KIND_POSTER), f"{lec=}"
         tag = full_site.tags[lec.tag_id].name
         if lec.track in ("tutorial", "demo"):
-            assert tag == lec.track
+            assert tag == lec.track, f"{lec=}"
         else:
-            assert tag == ("poster" if kind == SESSION_KIND_POSTER else "technical paper")
+            assert tag == ("poster" if kind == SESSION_KIND_POSTER else "technical paper"), f"{lec=}"
     assert {t.id: t.name for t in full_site.tags.values()} == {
         "7": "technical paper",
         "12": "poster",
@@ -190,9 +190,9 @@ def test_keywords_come_from_the_lecture_and_the_vocabulary(full_site: ReplicaSit
     assert counts == {0: 191, 1: 219, 2: 177, 3: 96, 4: 57}
     for lec in full_site.lectures.values():
         positions = [KEYWORD_VOCABULARY.index(k) for k in lec.keywords]
-        assert positions == sorted(set(positions))
+        assert positions == sorted(set(positions)), f"{lec=}"
         for keyword in lec.keywords:
-            assert keyword in f"{lec.title} {lec.abstract}".lower()
+            assert keyword in f"{lec.title} {lec.abstract}".lower(), f"{lec=}, {keyword=}"
 
 
 def test_times(full_site: ReplicaSite) -> None:
@@ -200,16 +200,18 @@ def test_times(full_site: ReplicaSite) -> None:
         event = EVENTS[lec.event_id]
         start = datetime.combine(event.start_date, datetime.min.time(), tzinfo=UTC)
         end = datetime.combine(event.end_date, datetime.max.time(), tzinfo=UTC)
-        assert start <= lec.held_at <= end
-        assert lec.held_at.tzinfo is UTC
-        assert timedelta(days=14) <= start - lec.published_at <= timedelta(days=43)
-        assert lec.published_at.microsecond == 0
+        assert start <= lec.held_at <= end, f"{lec=}"
+        assert lec.held_at.tzinfo is UTC, f"{lec=}"
+        assert timedelta(days=14) <= start - lec.published_at <= timedelta(days=43), f"{lec=}"
+        assert lec.published_at.microsecond == 0, f"{lec=}"
     by_session: dict[str, list[datetime]] = {}
     for lec in full_site.event_lectures("502"):
         by_session.setdefault(lec.session_id, []).append(lec.held_at)
     for session_id, times in by_session.items():
-        assert times[0] == full_site.sessions[session_id].starts_at
-        assert all(b - a == timedelta(minutes=15) for a, b in itertools.pairwise(times))
+        assert times[0] == full_site.sessions[session_id].starts_at, f"{session_id=}, {times=}"
+        assert all(b - a == timedelta(minutes=15) for a, b in itertools.pairwise(times)), (
+            f"{session_id=}, {times=}"
+        )
 
 
 def test_package_and_dois(full_site: ReplicaSite) -> None:
@@ -222,9 +224,11 @@ def test_package_and_dois(full_site: ReplicaSite) -> None:
     assert len(videos) == 740 - 383
     assert len(set(dois + videos)) == len(dois) + len(videos)
     for doi in dois + videos:
-        assert re.fullmatch(r"10\.48448/[a-z0-9]{4}-[a-z0-9]{4}", doi)
+        assert re.fullmatch(r"10\.48448/[a-z0-9]{4}-[a-z0-9]{4}", doi), f"{doi=}"
     for lec in lectures:
-        assert lec.playlist is None or lec.playlist.startswith("https://assets.underline.io/lecture/")
+        assert lec.playlist is None or lec.playlist.startswith("https://assets.underline.io/lecture/"), (
+            f"{lec=}"
+        )
 
 
 def test_related_next_and_similar(full_site: ReplicaSite) -> None:
@@ -233,13 +237,15 @@ def test_related_next_and_similar(full_site: ReplicaSite) -> None:
     with_side = 0
     poster_links = tabbed = 0
     for pos, lec in enumerate(main):
-        assert len(lec.related) == 10
+        assert len(lec.related) == 10, f"{pos=}, {lec=}"
         ids = [link.lecture_id for link in lec.related]
-        assert lec.id not in ids
+        assert lec.id not in ids, f"{pos=}, {lec=}"
         foreign = [i for i in ids if i in side_ids]
-        assert len(foreign) <= 1
+        assert len(foreign) <= 1, f"{pos=}, {lec=}"
         with_side += bool(foreign)
-        assert all(full_site.lectures[i].event_id == "502" for i in ids if i not in side_ids)
+        assert all(full_site.lectures[i].event_id == "502" for i in ids if i not in side_ids), (
+            f"{pos=}, {lec=}"
+        )
         for link in lec.related:
             target = full_site.lectures[link.lecture_id]
             session = full_site.sessions[target.session_id]
@@ -249,21 +255,23 @@ def test_related_next_and_similar(full_site: ReplicaSite) -> None:
                 tabbed += link.href.endswith("?tab=abstract")
                 assert link.href.removesuffix("?tab=abstract") == (
                     f"/events/{target.event_id}/posters/{session.id}/poster/{stem}"
-                )
+                ), f"{pos=}, {lec=}, {link=}"
             else:
-                assert link.href == f"/events/{target.event_id}/sessions/{session.id}/lecture/{stem}"
+                assert link.href == f"/events/{target.event_id}/sessions/{session.id}/lecture/{stem}", (
+                    f"{pos=}, {lec=}, {link=}"
+                )
         following = main[(pos + 1) % len(main)]
-        assert lec.next.lecture_id == following.id
-        assert lec.next.href == f"/lecture/{following.id}-{following.slug}"
-        assert lec.similar is not None
-        assert lec.similar.lecture_id != lec.id
-        assert full_site.lectures[lec.similar.lecture_id].event_id == "502"
-        assert lec.similar.href == f"/lecture/{lec.similar.lecture_id}"
+        assert lec.next.lecture_id == following.id, f"{pos=}, {lec=}"
+        assert lec.next.href == f"/lecture/{following.id}-{following.slug}", f"{pos=}, {lec=}"
+        assert lec.similar is not None, f"{pos=}, {lec=}"
+        assert lec.similar.lecture_id != lec.id, f"{pos=}, {lec=}"
+        assert full_site.lectures[lec.similar.lecture_id].event_id == "502", f"{pos=}, {lec=}"
+        assert lec.similar.href == f"/lecture/{lec.similar.lecture_id}", f"{pos=}, {lec=}"
     assert with_side == 109
     assert (poster_links, tabbed) == (3536, 1171)
     for lec in full_site.event_lectures("469"):
-        assert len(lec.related) == 10
-        assert {full_site.lectures[link.lecture_id].event_id for link in lec.related} == {"469"}
+        assert len(lec.related) == 10, f"{lec=}"
+        assert {full_site.lectures[link.lecture_id].event_id for link in lec.related} == {"469"}, f"{lec=}"
 
 
 def test_small_events_have_fewer_related(records: list[dict[str, Any]]) -> None:
@@ -274,7 +282,7 @@ def test_small_events_have_fewer_related(records: list[dict[str, Any]]) -> None:
     assert side[0].similar is None
     assert side[0].next.lecture_id == side[0].id
     for lec in site.event_lectures("502"):
-        assert len(lec.related) == 8
+        assert len(lec.related) == 8, f"{lec=}"
 
 
 def test_normalize_block() -> None:
@@ -292,18 +300,20 @@ def test_ground_truth_records(full_site: ReplicaSite) -> None:
     expected_fields = published + list(EXTRA_TRUTH_FIELDS)
     by_id = {r["lecture_id"]: r for r in truth}
     for record in truth:
-        assert list(record) == expected_fields
-        assert validate_record({**published_part(record), "fetched_at": "2025-12-01T00:00:00Z"}) == []
-        assert record["content_sha256"] == content_sha256(record)
-        assert record["extraction"] == "next_data"
-        assert record["event_id"] == "502" and record["event_name"] == "EMNLP 2025"
-        assert record["url"] in record["source_urls"]
-        assert record["source_urls"] == sorted(set(record["source_urls"]))
+        assert list(record) == expected_fields, f"{record=}"
+        assert validate_record({**published_part(record), "fetched_at": "2025-12-01T00:00:00Z"}) == [], (
+            f"{record=}"
+        )
+        assert record["content_sha256"] == content_sha256(record), f"{record=}"
+        assert record["extraction"] == "next_data", f"{record=}"
+        assert record["event_id"] == "502" and record["event_name"] == "EMNLP 2025", f"{record=}"
+        assert record["url"] in record["source_urls"], f"{record=}"
+        assert record["source_urls"] == sorted(set(record["source_urls"])), f"{record=}"
         lec = full_site.lectures[record["lecture_id"]]
-        assert record["url"] == f"{BASE}/lecture/{lec.id}-{lec.slug}"
-        assert record["abstract"] == lec.abstract
-        assert record["is_premium"] == (lec.package != "free")
-        assert record["doi"] == lec.underline_doi
+        assert record["url"] == f"{BASE}/lecture/{lec.id}-{lec.slug}", f"{record=}"
+        assert record["abstract"] == lec.abstract, f"{record=}"
+        assert record["is_premium"] == (lec.package != "free"), f"{record=}"
+        assert record["doi"] == lec.underline_doi, f"{record=}"
     # Every link on every page of the event shows up in its target's source_urls, and nothing else does.
     expected: dict[str, set[str]] = {r["lecture_id"]: {r["url"]} for r in truth}
     for lec in full_site.event_lectures("502"):
@@ -458,8 +468,8 @@ def test_ten_thousand_lectures(site_10k: ReplicaSite) -> None:
     assert len([s for s in site_10k.sessions.values() if s.event_id == "502"]) == 392
     ids = set(site_10k.lectures)
     for lec in main:
-        assert len(lec.related) == 10 and {link.lecture_id for link in lec.related} <= ids
-        assert lec.id not in {link.lecture_id for link in lec.related}
+        assert len(lec.related) == 10 and {link.lecture_id for link in lec.related} <= ids, f"{lec=}"
+        assert lec.id not in {link.lecture_id for link in lec.related}, f"{lec=}"
 
 
 def test_ground_truth_of_a_synthesized_site(records: list[dict[str, Any]]) -> None:
@@ -470,7 +480,9 @@ def test_ground_truth_of_a_synthesized_site(records: list[dict[str, Any]]) -> No
     assert copy["url"].endswith("-replica-copy-2")
     assert "(replica copy 2)" in copy["text"]
     for record in truth:
-        assert validate_record({**published_part(record), "fetched_at": "2025-12-01T00:00:00Z"}) == []
+        assert validate_record({**published_part(record), "fetched_at": "2025-12-01T00:00:00Z"}) == [], (
+            f"{record=}"
+        )
 
 
 def test_too_many_lectures(records: list[dict[str, Any]]) -> None:

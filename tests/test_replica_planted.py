@@ -62,7 +62,7 @@ def test_shares_of_the_planted_cases(site: ReplicaSite, planted: tuple[PlantedSi
     assert len(new_site.lectures) == len(site.lectures) + 15 + 22
     # The site's own lectures are unchanged; the planted ones are new ids of the main event.
     for lecture_id, lecture in site.lectures.items():
-        assert new_site.lectures[lecture_id] == lecture
+        assert new_site.lectures[lecture_id] == lecture, f"{lecture_id=}, {lecture=}"
     ids = [n for pair in truth.duplicates for n in pair] + [
         i for n in truth.near_duplicates for i in (n.original, n.copy)
     ]
@@ -79,9 +79,9 @@ def test_duplicates_are_the_same_talk_in_another_session(planted: tuple[PlantedS
             original.abstract,
             original.keywords,
             MAIN_EVENT_ID,
-        )
-        assert copy.session_id != original.session_id
-        assert copy.underline_doi != original.underline_doi
+        ), f"{original_id=}, {copy_id=}"
+        assert copy.session_id != original.session_id, f"{original_id=}, {copy_id=}"
+        assert copy.underline_doi != original.underline_doi, f"{original_id=}, {copy_id=}"
 
 
 def test_near_duplicates_have_their_recorded_edit_distance(planted: tuple[PlantedSite, PlantedTruth]) -> None:
@@ -89,9 +89,11 @@ def test_near_duplicates_have_their_recorded_edit_distance(planted: tuple[Plante
     distances = []
     for item in truth.near_duplicates:
         original, copy = new_site.lectures[item.original], new_site.lectures[item.copy]
-        assert copy.title == original.title and copy.abstract != original.abstract
-        assert word_edit_distance(original.abstract.split(), copy.abstract.split()) == item.edit_distance
-        assert 1 <= item.edit_distance <= 4 and len(item.edits) >= item.edit_distance
+        assert copy.title == original.title and copy.abstract != original.abstract, f"{item=}"
+        assert word_edit_distance(original.abstract.split(), copy.abstract.split()) == item.edit_distance, (
+            f"{item=}"
+        )
+        assert 1 <= item.edit_distance <= 4 and len(item.edits) >= item.edit_distance, f"{item=}"
         distances.append(item.edit_distance)
     assert sorted(distances) == [1] * 3 + [2] * 10 + [3] * 4 + [4] * 5
 
@@ -105,18 +107,20 @@ def test_pages_of_the_variants(planted: tuple[PlantedSite, PlantedTruth]) -> Non
     for kind, lecture_id in by_kind.items():
         lecture = new_site.lectures[lecture_id]
         html = renderer.lecture_page(lecture)
-        assert (b'id="__NEXT_DATA__"' in html) == (kind != NEXT_DATA_MISSING)
+        assert (b'id="__NEXT_DATA__"' in html) == (kind != NEXT_DATA_MISSING), f"{kind=}, {lecture_id=}"
         page = parse_lecture_page(html, BASE + lecture.path)
         assert page.extraction == "visible_text", kind
-        assert page.fields is not None and page.fields.title == lecture.title
+        assert page.fields is not None and page.fields.title == lecture.title, f"{kind=}, {lecture_id=}"
     plain = next(i for i in new_site.lectures if i not in truth.fallback and i not in truth.banners)
     assert parse_lecture_page(renderer.lecture_page(new_site.lectures[plain]), BASE).extraction == "next_data"
     for lecture_id, banner in truth.banners.items():
         variant = new_site.page_variants[lecture_id]
         html = renderer.lecture_page(new_site.lectures[lecture_id]).decode("utf-8")
-        assert html.count(banner) == 1
+        assert html.count(banner) == 1, f"{lecture_id=}, {banner=}"
         own_section = html.index("<section>")
-        assert (html.index(banner) < own_section) == (variant.banner_position == "top")
+        assert (html.index(banner) < own_section) == (variant.banner_position == "top"), (
+            f"{lecture_id=}, {banner=}"
+        )
 
 
 def test_next_data_script_variants() -> None:
@@ -143,12 +147,14 @@ def test_expected_records(planted: tuple[PlantedSite, PlantedTruth]) -> None:
     assert len(records) == 726 + 37 and len(expected) == 726 + 37 - 15
     for original_id, copy_id in truth.duplicates:
         keep, drop = sorted((original_id, copy_id), key=lambda i: (len(i), i))
-        assert drop not in expected and expected[keep]["alternate_ids"] == [drop]
+        assert drop not in expected and expected[keep]["alternate_ids"] == [drop], (
+            f"{original_id=}, {copy_id=}"
+        )
     clustered = {i: r["near_duplicate_cluster"] for i, r in expected.items() if r["near_duplicate_cluster"]}
     assert len(clustered) == 44
     for lecture_id in truth.fallback:
-        assert expected[lecture_id]["extraction"] == "visible_text"
-        assert expected[lecture_id]["related_lecture_ids"] == []
+        assert expected[lecture_id]["extraction"] == "visible_text", f"{lecture_id=}"
+        assert expected[lecture_id]["related_lecture_ids"] == [], f"{lecture_id=}"
 
 
 def test_the_server_serves_a_planted_site(planted: tuple[PlantedSite, PlantedTruth]) -> None:
@@ -161,7 +167,7 @@ def test_the_server_serves_a_planted_site(planted: tuple[PlantedSite, PlantedTru
             with urllib.request.urlopen(server.base_url + lecture.path, timeout=10) as response:
                 body = response.read()
             page = parse_lecture_page(body, server.base_url + lecture.path)
-            assert page.fields is not None and page.fields.lecture_id == wanted
+            assert page.fields is not None and page.fields.lecture_id == wanted, f"{wanted=}"
         assert page.extraction == "next_data"
         url = f"{server.base_url}/api/v1/thin_lectures?filter[event_id]=502&page[size]=500&page[number]=2"
         with urllib.request.urlopen(url.replace("[", "%5B").replace("]", "%5D"), timeout=10) as response:

@@ -237,36 +237,40 @@ def test_every_page_agrees_with_the_ground_truth(server: ReplicaServer, site: Re
     with_2024 = 0
     for lecture_id, expected in truth.items():
         answer = fetch(server, urlsplit(expected["url"]).path)
-        assert answer.status == 200
+        assert answer.status == 200, f"{lecture_id=}, {expected=}"
         page = answer.text
         for href in re.findall(r'<a href="([^"]+)">', page):
             href = html.unescape(href)
             match = re.search(r"/(\d+)(?:-[^/?]*)?(?:\?.*)?$", href)
-            assert match is not None
+            assert match is not None, f"{lecture_id=}, {expected=}, {href=}"
             if match.group(1) in seen_at:
                 seen_at[match.group(1)].add(base + href)
         data = next_data(page)
         attrs = find_doc(data, "thin_lectures", lecture_id)["data"]["attributes"]
-        assert attrs["abstract"] == expected["abstract"]
-        assert " ".join(attrs["title"].split()) == expected["title"]
-        assert attrs["keywords"] == expected["keywords"]
-        assert attrs["heldAt"] == expected["held_at"]
-        assert attrs["publishedAt"] == expected["published_at"]
-        assert attrs["underlineDoi"] == expected["doi"]
-        assert (attrs["package"] != "free") == expected["is_premium"]
+        assert attrs["abstract"] == expected["abstract"], f"{lecture_id=}, {expected=}"
+        assert " ".join(attrs["title"].split()) == expected["title"], f"{lecture_id=}, {expected=}"
+        assert attrs["keywords"] == expected["keywords"], f"{lecture_id=}, {expected=}"
+        assert attrs["heldAt"] == expected["held_at"], f"{lecture_id=}, {expected=}"
+        assert attrs["publishedAt"] == expected["published_at"], f"{lecture_id=}, {expected=}"
+        assert attrs["underlineDoi"] == expected["doi"], f"{lecture_id=}, {expected=}"
+        assert (attrs["package"] != "free") == expected["is_premium"], f"{lecture_id=}, {expected=}"
         related = next(
             d for d in data["props"]["pageProps"]["fallback"].values() if isinstance(d["data"], list)
         )
-        assert [r["id"] for r in related["data"]] == expected["related_lecture_ids"]
+        assert [r["id"] for r in related["data"]] == expected["related_lecture_ids"], (
+            f"{lecture_id=}, {expected=}"
+        )
         section = re.search(r"<main>\s*<section>(.*?)</section>", page, re.DOTALL)
-        assert section is not None
+        assert section is not None, f"{lecture_id=}, {expected=}"
         blocks = [clean_latex(normalize_block(b)) for b in visible_lines(section.group(1))]
-        assert "\n\n".join(b for b in blocks if b) == expected["text"]
+        assert "\n\n".join(b for b in blocks if b) == expected["text"], f"{lecture_id=}, {expected=}"
         if "## Welcome to EMNLP 2024!" in visible_lines(page):
             with_2024 += 1
-            assert any(site.lectures[i].event_id == "469" for i in expected["related_lecture_ids"])
+            assert any(site.lectures[i].event_id == "469" for i in expected["related_lecture_ids"]), (
+                f"{lecture_id=}, {expected=}"
+            )
             for line in WELCOME_2024:
-                assert line in visible_lines(page)
+                assert line in visible_lines(page), f"{lecture_id=}, {expected=}, {line=}"
     assert {i: sorted(urls) for i, urls in seen_at.items()} == {i: t["source_urls"] for i, t in truth.items()}
     assert with_2024 == sum(
         any(site.lectures[link.lecture_id].event_id == "469" for link in lec.related)
@@ -287,7 +291,7 @@ def test_alias_urls_serve_the_same_page(server: ReplicaServer, site: ReplicaSite
         answer = fetch(
             server, f"/events/502/posters/{poster.session_id}/poster/{poster.id}-{poster.slug}{query}"
         )
-        assert answer.status == 200 and answer.body == poster_page
+        assert answer.status == 200 and answer.body == poster_page, f"{query=}"
 
 
 @pytest.mark.parametrize(
@@ -360,9 +364,9 @@ def test_api_lecture_document(server: ReplicaServer, site: ReplicaSite) -> None:
 def test_api_not_found_is_a_jsonapi_error(server: ReplicaServer) -> None:
     for target in ("/api/v1/thin_lectures/1", "/api/v1/thin_event_sessions/1", "/api/v1/thin_events/1"):
         answer = fetch(server, target)
-        assert answer.status == 404
-        assert answer.headers["content-type"] == "application/vnd.api+json"
-        assert answer.json()["errors"][0]["status"] == "404"
+        assert answer.status == 404, f"{target=}"
+        assert answer.headers["content-type"] == "application/vnd.api+json", f"{target=}"
+        assert answer.json()["errors"][0]["status"] == "404", f"{target=}"
 
 
 def test_api_sessions_and_events(server: ReplicaServer, site: ReplicaSite) -> None:
@@ -381,7 +385,7 @@ def test_api_sessions_and_events(server: ReplicaServer, site: ReplicaSite) -> No
         ("469", "EMNLP 2024", "Miami, Florida"),
     ):
         attrs = fetch(server, f"/api/v1/thin_events/{event_id}").json()["data"]["attributes"]
-        assert (attrs["name"], attrs["location"]) == (name, location)
+        assert (attrs["name"], attrs["location"]) == (name, location), f"{event_id=}, {name=}, {location=}"
 
 
 def test_api_paging_covers_every_lecture_once(server: ReplicaServer, site: ReplicaSite) -> None:
@@ -395,17 +399,17 @@ def test_api_paging_covers_every_lecture_once(server: ReplicaServer, site: Repli
             "/api/v1/thin_lectures?filter%5Bevent_id%5D=502&filter%5Bpublished%5D=all&sort=held_at,id"
             f"&include=tag,event,event_session&page%5Bsize%5D=7&page%5Bnumber%5D={number}",
         )
-        assert answer.status == 200
+        assert answer.status == 200, f"{number=}"
         doc = answer.json()
-        assert doc["meta"] == {"total_pages": 9, "total_count": 59}
+        assert doc["meta"] == {"total_pages": 9, "total_count": 59}, f"{number=}"
         if not doc["data"]:
             break
         keys = [(r["type"], r["id"]) for r in doc["included"]]
-        assert len(keys) == len(set(keys))
+        assert len(keys) == len(set(keys)), f"{number=}"
         for resource in doc["data"]:
             ids.append(resource["id"])
             for rel in resource["relationships"].values():
-                assert (rel["data"]["type"], rel["data"]["id"]) in keys
+                assert (rel["data"]["type"], rel["data"]["id"]) in keys, f"{resource=}, {rel=}"
         number += 1
     assert number == 10
     assert ids == expected
@@ -461,18 +465,18 @@ def test_conditional_requests(server: ReplicaServer, site: ReplicaSite) -> None:
         first = fetch(server, target)
         etag, modified = first.headers["etag"], first.headers["last-modified"]
         not_modified = fetch(server, target, {"If-None-Match": etag})
-        assert not_modified.status == 304 and not_modified.body == b""
-        assert not_modified.headers["etag"] == etag
-        assert fetch(server, target, {"If-None-Match": f'"other", W/{etag}'}).status == 304
-        assert fetch(server, target, {"If-None-Match": '"other"'}).status == 200
-        assert fetch(server, target, {"If-Modified-Since": modified}).status == 304
+        assert not_modified.status == 304 and not_modified.body == b"", f"{target=}"
+        assert not_modified.headers["etag"] == etag, f"{target=}"
+        assert fetch(server, target, {"If-None-Match": f'"other", W/{etag}'}).status == 304, f"{target=}"
+        assert fetch(server, target, {"If-None-Match": '"other"'}).status == 200, f"{target=}"
+        assert fetch(server, target, {"If-Modified-Since": modified}).status == 304, f"{target=}"
         earlier = format_datetime(site.last_modified().replace(year=2020), usegmt=True)
-        assert fetch(server, target, {"If-Modified-Since": earlier}).status == 200
+        assert fetch(server, target, {"If-Modified-Since": earlier}).status == 200, f"{target=}"
         # If-None-Match wins over If-Modified-Since.
         assert (
             fetch(server, target, {"If-None-Match": '"other"', "If-Modified-Since": modified}).status == 200
-        )
-        assert fetch(server, target, {"If-Modified-Since": "not a date"}).status == 200
+        ), f"{target=}"
+        assert fetch(server, target, {"If-Modified-Since": "not a date"}).status == 200, f"{target=}"
     head = fetch(server, lec.path, method="HEAD")
     assert head.status == 200 and head.body == b""
     assert int(head.headers["content-length"]) == len(fetch(server, lec.path).body)
@@ -516,7 +520,7 @@ def test_throughput_on_loopback(server: ReplicaServer, site: ReplicaSite) -> Non
         conn.request("GET", paths[i % len(paths)])
         response = conn.getresponse()
         response.read()
-        assert response.status == 200
+        assert response.status == 200, f"{i=}"
     elapsed = time.monotonic() - started
     conn.close()
     assert 400 / elapsed > 200
@@ -599,15 +603,15 @@ def test_retry_after_in_seconds_or_as_a_date(site: ReplicaSite) -> None:
         for _ in range(20):
             before = time.time()
             answer = fetch(replica, "/api/v1/thin_events/502")
-            assert answer.status == 429
+            assert answer.status == 429, f"{forms=}"
             value = answer.headers["retry-after"]
             if value.isdigit():
                 forms["seconds"] += 1
-                assert 1 <= int(value) <= 2
+                assert 1 <= int(value) <= 2, f"{value=}"
             else:
                 forms["date"] += 1
                 wait = parsedate_to_datetime(value).timestamp() - before
-                assert 1 <= wait <= 4
+                assert 1 <= wait <= 4, f"{value=}, {wait=}"
     assert forms == {"seconds": 9, "date": 11}
 
 

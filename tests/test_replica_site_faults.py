@@ -76,7 +76,7 @@ def test_off_origin_redirects(site: ReplicaSite) -> None:
         locations = []
         for lec in lectures:
             answer = fetch(replica, lec.path)
-            assert answer.status == 302
+            assert answer.status == 302, f"{lec=}"
             locations.append(answer.headers["location"])
     assert locations == [
         f"http://localhost:{port}{lectures[0].path}",
@@ -169,9 +169,9 @@ def test_a_changed_site_for_a_refresh(site: ReplicaSite) -> None:
     # Removing a lecture also drops it from other pages' related lectures.
     assert set(change.edited) <= differ
     for lecture_id in change.edited:
-        assert after[lecture_id]["abstract"] == before[lecture_id]["abstract"] + EDIT_SUFFIX
+        assert after[lecture_id]["abstract"] == before[lecture_id]["abstract"] + EDIT_SUFFIX, f"{lecture_id=}"
     for record in after.values():
-        assert not set(record["related_lecture_ids"]) & set(change.removed)
+        assert not set(record["related_lecture_ids"]) & set(change.removed), f"{record=}"
 
 
 WITH_PROFILES = LISTING + "&include=sorted_profiles"

@@ -51,7 +51,7 @@ def test_struct_list_types() -> None:
     )
     assert declared.field("subtitles").nullable is True
     for name in ("video_url", "video_doi", "paper_url", "slides_url", "poster_url"):
-        assert declared.field(name).type == pa.string() and declared.field(name).nullable
+        assert declared.field(name).type == pa.string() and declared.field(name).nullable, f"{name=}"
     assert declared.field("is_poster").type == pa.bool_() and declared.field("is_poster").nullable
     features = schema.hf_features()
     assert features["authors"] == datasets.List(

@@ -58,8 +58,8 @@ def test_each_event_has_a_config_holding_exactly_its_lectures(published: dict[st
     assert set(configs) == set(EVENTS)
     for event, name in configs.items():
         rows = datasets.load_dataset(str(out), name)["train"]
-        assert set(rows["lecture_id"]) == by_event[event]
-        assert set(rows["event_id"]) == {event}
+        assert set(rows["lecture_id"]) == by_event[event], f"{event=}, {name=}"
+        assert set(rows["event_id"]) == {event}, f"{event=}, {name=}"
     everything = datasets.load_dataset(str(out))["train"]
     assert len(everything) == len(published["truth"])
 
@@ -71,5 +71,7 @@ def test_sessions_carry_what_the_listing_says_of_them(published: dict[str, Any])
     assert len(rows) >= 5
     assert any(row["description"] for row in rows.values())
     for session_id, row in rows.items():
-        assert row["description"] == truth[session_id]["description"]
-        assert row["starts_at"].isoformat().replace("+00:00", "Z") == truth[session_id]["start_at"]
+        assert row["description"] == truth[session_id]["description"], f"{session_id=}, {row=}"
+        assert row["starts_at"].isoformat().replace("+00:00", "Z") == truth[session_id]["start_at"], (
+            f"{session_id=}, {row=}"
+        )

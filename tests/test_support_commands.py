@@ -95,4 +95,4 @@ def test_a_command_of_the_suite_runs_in_a_changed_environment_from_any_directory
     assert commands._SERVER.context_for(environment) is None
     for env in (None, environment):
         result = run_command(command, cwd=tmp_path, env=env)
-        assert (result.returncode, result.stderr) == (0, "")
+        assert (result.returncode, result.stderr) == (0, ""), f"{env=}"

@@ -83,7 +83,7 @@ def test_seed_pages_give_exactly_the_lecture_block(seed: str, variant: str) -> N
     assert own == EXPECTED[seed]["own_blocks"]
     for line in [*EXPECTED[seed]["boilerplate"], *LABELS]:
         if normalize_line(line):
-            assert normalize_line(line) not in own
+            assert normalize_line(line) not in own, f"{line=}"
     assert text_from_blocks(own) == "\n\n".join(EXPECTED[seed]["own_blocks"])
 
 

@@ -90,7 +90,7 @@ def test_seed_002_abstract() -> None:
     assert abstract.startswith("We present REARANK")
     clean = clean_latex(abstract)
     for fragment in ("rerank- ing", "be- fore", "informa- tion", "in- domain", "under- score", "en- hance"):
-        assert fragment not in clean
+        assert fragment not in clean, f"{fragment=}"
     assert "reranking agent. REARANK explicitly reasons before reranking" in clean
     assert "popular information retrieval benchmarks" in clean
     assert "on both in-domain and out-of-domain benchmarks" in clean

@@ -461,6 +461,6 @@ def test_values_without_an_address_form_are_left_alone_by_scrub_value(
         assert may
     if not may:
         for value in values:
-            assert scrub_value(value) == (value, 0)
-            assert scrub_value(value, URL_PLACEHOLDER, url=True) == (value, 0)
+            assert scrub_value(value) == (value, 0), f"{value=}"
+            assert scrub_value(value, URL_PLACEHOLDER, url=True) == (value, 0), f"{value=}"
     assert values_may_hold_address(["plain text", ["and a list"], {"k": "of strings"}, None, 3]) is False

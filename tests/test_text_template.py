@@ -59,7 +59,7 @@ def judge(model: TemplateModel, blocks: list[str], i: int) -> list[str] | None:
 def test_a_learned_model_gives_exactly_the_own_blocks() -> None:
     model = learned()
     for i in range(40):
-        assert judge(model, page(i, 40), i) == expected(i)
+        assert judge(model, page(i, 40), i) == expected(i), f"{i=}"
     assert judge(model, page(3, 40), 3) == [
         "Abstract number 3: we study problem 3 in depth and report results.",
         "EVENT",

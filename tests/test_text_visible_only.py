@@ -61,7 +61,7 @@ def first_crawl() -> dict[str, Any]:
     for lecture in site.event_lectures(MAIN_EVENT_ID)[:PAGES]:
         url = BASE + lecture.path
         page = parse_lecture_page(without_json(renderer.lecture_page(lecture)), url)
-        assert page.extraction == "visible_text" and page.fields is not None
+        assert page.extraction == "visible_text" and page.fields is not None, f"{lecture=}"
         item = LectureItem(
             lecture_id=lecture.id,
             url=url,
@@ -93,7 +93,7 @@ def test_a_first_crawl_without_json_gives_each_lecture_its_own_text(first_crawl:
 def test_before_the_model_is_ready_only_the_shown_fields_are_taken(first_crawl: dict[str, Any]) -> None:
     # The structural layer stands in, knowing the visible title and abstract alone.
     for g, w in zip(first_crawl["got"][:MIN_PAGES], first_crawl["want"][:MIN_PAGES], strict=True):
-        assert g["text"] == f"{w[0]}\n\n{w[2]}"
+        assert g["text"] == f"{w[0]}\n\n{w[2]}", f"{g=}, {w=}"
 
 
 def test_no_boilerplate_and_no_other_lecture_reaches_the_text(first_crawl: dict[str, Any]) -> None:
@@ -102,7 +102,7 @@ def test_no_boilerplate_and_no_other_lecture_reaches_the_text(first_crawl: dict[
     for i, g in enumerate(first_crawl["got"]):
         blocks = g["text"].split("\n\n")
         assert not [line for line in boilerplate if line in blocks], i
-        assert blocks[:1] == [abstracts[i]]
+        assert blocks[:1] == [abstracts[i]], f"{i=}, {g=}"
         assert not [j for j, a in abstracts.items() if j != i and a in blocks], i
         # Whatever is kept is the lecture's own: no block the expected text does not hold.
         assert set(blocks) <= set(first_crawl["want"][i]), i
@@ -116,7 +116,7 @@ def replica_model() -> TemplateModel:
     model = TemplateModel()
     for lecture in site.event_lectures(MAIN_EVENT_ID)[:PAGES]:
         page = parse_lecture_page(without_json(renderer.lecture_page(lecture)), BASE + lecture.path)
-        assert page.fields is not None
+        assert page.fields is not None, f"{lecture=}"
         model.observe("site", page.blocks, title=page.fields.title, description=page.fields.abstract)
     return model
 
@@ -129,7 +129,7 @@ def test_real_seed_pages_without_json(replica_model: TemplateModel, seed: str) -
     for variant in ("skeleton", "seed_order"):
         html = without_json((FIXTURES / "pages" / f"{seed}_{variant}.html").read_bytes())
         page = parse_lecture_page(html, EXPECTED[seed][f"{variant}_url"])
-        assert page.extraction == "visible_text" and page.fields is not None
+        assert page.extraction == "visible_text" and page.fields is not None, f"{variant=}"
         results[variant] = replica_model.own_blocks(
             "site", page.blocks, title=page.fields.title, description=page.fields.abstract
         )
