@@ -46,11 +46,14 @@ from crawler.publish.diff import DiffSummary, diff_releases
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import (
     EMPTY_PARTITION,
+    MAX_ROW_GROUP_BYTES,
     ROW_GROUP_ROWS,
+    ROW_GROUP_TARGET_BYTES,
     SHARD_ROWS,
     Shard,
     data_files_pattern,
     file_schema,
+    oversized_row_groups,
     read_shards,
     release_unused_memory,
     write_shards,
@@ -753,7 +756,9 @@ def rows_fingerprint(rows: Iterable[Lecture]) -> str:
     order), the declared file schema and the writer's version and settings. Equal digests give equal
     bytes."""
     digest = hashlib.sha256()
-    digest.update(f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS}\n".encode())
+    digest.update(
+        f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}\n".encode()
+    )
     digest.update(file_schema(LECTURES).serialize().to_pybytes())
     for row in rows:
         record = row.to_json()
@@ -1263,7 +1268,11 @@ def verify_files(root: Path, manifest: Mapping[str, Any]) -> None:
 
 
 def verify_release(
-    root: Path, expected_rows: Mapping[str, int], *, carried: Iterable[str] = ()
+    root: Path,
+    expected_rows: Mapping[str, int],
+    *,
+    carried: Iterable[str] = (),
+    max_row_group_bytes: int = MAX_ROW_GROUP_BYTES,
 ) -> list[LintProblem]:
     """Check a release directory; raise :class:`ReleaseError` on any failure, return lint warnings.
 
@@ -1272,10 +1281,13 @@ def verify_release(
     (lecture files linked from the previous release, which checked them, and equal to them byte for byte)
     have their schema, row count, ids and order checked from two columns, so that a night which changed
     one event costs about that event's reading. The ``lectures`` config's files are checked to be exactly
-    its events' files, and ``datasets`` must resolve the config to them with the declared features."""
+    its events' files, and ``datasets`` must resolve the config to them with the declared features. No
+    Parquet file of the release may hold a row group whose uncompressed size passes
+    ``max_row_group_bytes`` (the Hub's viewer would not open it)."""
     carried = frozenset(carried)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     verify_files(root, manifest)
+    _check_row_groups(root, manifest, max_row_group_bytes)
     _check_tables(root, manifest, expected_rows)
     lecture_files = _check_lecture_files(root, manifest, expected_rows[LECTURES.name])
     rewritten = _check_event_configs(root, manifest, carried)
@@ -1302,6 +1314,16 @@ def verify_release(
     if bad:
         raise ReleaseError("the dataset card fails lint:\n" + "\n".join(f"  - {p}" for p in bad))
     return [p for p in problems if p not in bad]
+
+
+def _check_row_groups(root: Path, manifest: Mapping[str, Any], max_bytes: int) -> None:
+    """Every Parquet file of the release keeps its row groups within ``max_bytes`` uncompressed (read
+    from the files' footers alone)."""
+    for path in sorted(p for p in manifest["files"] if p.endswith(".parquet")):
+        for index, size in oversized_row_groups(root / path, max_bytes):
+            raise ReleaseError(
+                f"{path}: row group {index} holds {size} bytes uncompressed, more than {max_bytes}"
+            )
 
 
 def _carried(config: Mapping[str, Any], carried: Iterable[str]) -> bool:
