@@ -56,6 +56,7 @@ from crawler.publish.parquet import (
     oversized_row_groups,
     read_shards,
     release_unused_memory,
+    write_row_groups,
     write_shards,
 )
 from crawler.publish.removals import Redactions, apply_removals, remove_from
@@ -970,15 +971,12 @@ def _merge_changes(parts: Sequence[Path], target: Path) -> None:
     ids = [reader.read(columns=["lecture_id"]).column("lecture_id").to_pylist() for reader in readers]
     merged = heapq.merge(*(_keyed(part, col) for part, col in enumerate(ids)))
     target.parent.mkdir(parents=True, exist_ok=True)
-    schema = change_files.arrow_schema()
-    with pq.ParquetWriter(
-        target, schema, compression="zstd", write_statistics=True, store_schema=True
-    ) as writer:
+    schema, release = change_files.arrow_schema(), change_files.version_of(target.name)
+    with pq.ParquetWriter(target, schema, **change_files.writer_options()) as writer:
         chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
-        if not chunk:
-            writer.write_table(schema.empty_table())
+        # A night without changes gets a file without row groups: datasets cannot read an empty one.
         while chunk:
-            writer.write_table(_gathered(readers, chunk).cast(schema))
+            write_row_groups(writer, change_files.with_release(_gathered(readers, chunk), release))
             release_unused_memory()
             chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
 
@@ -1133,7 +1131,11 @@ def _write_card(
     )
     text = cards.render_card(
         template=context.template,
-        data=cards.card_data(pretty_name=" ".join(pretty_name.split()), configs=all_configs),
+        data=cards.card_data(
+            pretty_name=" ".join(pretty_name.split()),
+            configs=all_configs,
+            changes=cards.ChangesConfig.of(context.build, release.change_files),
+        ),
         context=context_values,
         previous_card=context.previous.card,
     )
@@ -1214,8 +1216,8 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: _Remov
         target.parent.mkdir(parents=True, exist_ok=True)
         if not _may_need_scrubbing(source, removals):
             # Nothing to remove from it: the file is carried as it is, without reading its rows (the
-            # first release's file holds every lecture).
-            shutil.copyfile(source, target)
+            # first release's file holds every lecture), unless it predates the ``release`` column.
+            change_files.carry_change_file(source, target)
             carried.append(path)
             continue
         scrubbed = change_files.scrub_changes(
@@ -1224,7 +1226,7 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: _Remov
             redact=lambda lectures: remove_from(lectures, redactions=removals.authors),
         )
         if scrubbed is None:
-            shutil.copyfile(source, target)
+            change_files.carry_change_file(source, target)
         else:
             change_files.write_changes(scrubbed, target)
         carried.append(path)
@@ -1297,6 +1299,8 @@ def verify_release(
     ):
         raise ReleaseError("the event configs' files are not exactly the lectures config's files")
     _check_change_files(root, manifest)
+    if cards.ChangesConfig.of(root, manifest.get("change_files", [])) is not None:
+        _check_changes_config(root, manifest.get("change_files", []))
     _check_links(root, manifest)
     loaded = {
         name: config["rows"]
@@ -1385,7 +1389,7 @@ def _check_change_files(root: Path, manifest: Mapping[str, Any]) -> None:
     history = list(manifest.get("change_files", []))
     for index, path in enumerate(history):
         try:
-            change_files.check_change_file(root / path, rows=index == len(history) - 1)
+            change_files.check_change_file(root / path, rows=index == len(history) - 1, earlier=False)
         except change_files.ChangeFileSchemaError:
             raise ReleaseError(f"{path}: schema differs from the change files' schema") from None
 
@@ -1411,6 +1415,22 @@ def _check_resolves(root: Path, config: str, files: Sequence[str]) -> None:
         )
     if builder.info.features is not None and builder.info.features != LECTURES.features():
         raise ReleaseError(f"{config}: the card declares features {builder.info.features}")
+
+
+def _check_changes_config(root: Path, files: Sequence[str]) -> None:
+    """``datasets`` reads the ``changes`` config from exactly the change files, with their features."""
+    import datasets
+
+    builder = datasets.load_dataset_builder(str(root), change_files.CONFIG)
+    data_files = builder.config.data_files or {}
+    found = sorted(Path(str(f)).resolve() for split in data_files.values() for f in split)
+    if found != sorted((root / f).resolve() for f in files):
+        raise ReleaseError(
+            f"{change_files.CONFIG}: datasets resolves {len(found)} file(s), not the change files"
+        )
+    declared = datasets.Features.from_arrow_schema(change_files.arrow_schema())
+    if builder.info.features != declared:
+        raise ReleaseError(f"{change_files.CONFIG}: the card declares features {builder.info.features}")
 
 
 def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
