@@ -181,7 +181,9 @@ def table_cell(markdown: str) -> str:
 def card_data(
     *, pretty_name: str, configs: Sequence[ConfigFiles], changes: ChangesConfig | None = None
 ) -> Any:
-    """The card's YAML: every count, path and feature comes from the written files and the schema."""
+    """The card's YAML: every count, path and feature comes from the written files and the schema. Every
+    config's files are Parquet files under ``data/`` or ``changes/``: the charts under ``assets/`` are in
+    none."""
     from datasets.info import DatasetInfo, DatasetInfosDict
     from datasets.splits import SplitDict, SplitInfo
     from datasets.utils.metadata import MetadataConfigs

@@ -38,10 +38,12 @@ import pyarrow.parquet as pq
 
 from crawler import schema
 from crawler.anthology.links import LINKS_FILE, LinksFile, link_rows, links_csv, links_file, read_links_csv
+from crawler.coverage import ALL_EVENTS, field_coverage
 from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
+from crawler.publish import charts
 from crawler.publish.diff import DiffSummary, diff_releases
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import (
@@ -138,6 +140,7 @@ class Manifest(TypedDict):
     changes: dict[str, int]
     change_files: list[str]
     change_rows: dict[str, int]
+    history: list[charts.HistoryEntry]
     anthology_links: dict[str, JsonValue]
     provenance: JsonObject
     files: dict[str, FileEntry]
@@ -543,7 +546,7 @@ def manifest_problem(manifest: Any) -> str | None:
         return f"`versions` does not hold the release's own version {version!r}"
     if not isinstance(manifest.get("previous_version"), str | None):
         return "`previous_version` is neither a version nor null"
-    return _files_problem(manifest)
+    return charts.history_problem(manifest.get("history")) or _files_problem(manifest)
 
 
 def _files_problem(manifest: JsonObject) -> str | None:
@@ -849,10 +852,13 @@ class _Written:
     problems: list[str] = field(default_factory=list)
     total: int = 0
     seen: set[str] = field(default_factory=set)
+    # Each watched field's coverage by event, for the card's chart.
+    coverage: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def add(self, rows: Sequence[Lecture]) -> None:
         """What the release says of all its lectures, taken from one event's rows."""
         self.card_columns.append(card_table(rows))
+        self.coverage.update((e, c) for e, c in field_coverage(rows).items() if e != ALL_EVENTS)
         self.tables.add(rows)
         self.linked.extend(_linked(lecture_table(rows, LINK_COLUMNS)))
 
@@ -1061,6 +1067,7 @@ class _Release:
     per_event: list[EventConfig]
     change_files: list[str]
     changes: cards.Changes
+    history: list[charts.HistoryEntry] = field(default_factory=list)
 
 
 def _build(events: EventRows, context: _BuildContext) -> _Built:
@@ -1089,9 +1096,12 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
         per_event,
         [*history, change_file],
         cards.Changes.of(written.diff, previous.version),
+        charts.release_history(
+            previous.manifest, version, written.total, change_files.file_counts(written.diff)
+        ),
     )
-    _write_card(context, release, tables, written.card_table(), written)
-    files = _write_manifest(context, release, written, links)
+    assets = _write_card(context, release, tables, written.card_table(), written)
+    files = _write_manifest(context, release, written, links, assets)
     _fsync_tree(build)
     return _Built(
         version,
@@ -1112,7 +1122,8 @@ def _write_card(
     tables: Mapping[str, pa.Table],
     lectures: pa.Table,
     written: _Written,
-) -> None:
+) -> list[str]:
+    """Write the card and its charts; return the charts' paths."""
     options = context.options
     name, provenance = options.name, context.provenance
     repo_id = str(provenance.get("repo_id") or (name if "/" in name else f"<namespace>/{name}"))
@@ -1129,6 +1140,12 @@ def _write_card(
         change_files=release.change_files,
         lecture_email_like=sum(w.email_like for w in written.events),
     )
+    drawn = charts.charts(
+        charts.event_figures(lectures, release.per_event, written.coverage), release.history
+    )
+    for chart in drawn:
+        (context.build / chart.path).parent.mkdir(parents=True, exist_ok=True)
+        (context.build / chart.path).write_text(chart.svg, encoding="utf-8")
     text = cards.render_card(
         template=context.template,
         data=cards.card_data(
@@ -1136,18 +1153,19 @@ def _write_card(
             configs=all_configs,
             changes=cards.ChangesConfig.of(context.build, release.change_files),
         ),
-        context=context_values,
+        context={**context_values, "charts": charts.card_rows(drawn)},
         previous_card=context.previous.card,
     )
     (context.build / CARD).write_text(text, encoding="utf-8")
+    return [chart.path for chart in drawn]
 
 
 def _write_manifest(
-    context: _BuildContext, release: _Release, written: _Written, links: LinksFile
+    context: _BuildContext, release: _Release, written: _Written, links: LinksFile, assets: Sequence[str]
 ) -> dict[str, FileEntry]:
     build, previous = context.build, context.previous
     configs = release.configs
-    paths = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *release.change_files]
+    paths = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *release.change_files, *assets]
     reused = {s.path for w in written.events if w.reused for s in w.shards}
     files: dict[str, FileEntry] = {
         path: _kept_entry(previous, path) if path in reused else _file_entry(build / path) for path in paths
@@ -1173,6 +1191,7 @@ def _write_manifest(
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": release.change_files,
         "change_rows": {kind: count for kind, count in change_files.file_counts(written.diff).items()},
+        "history": release.history,
         "anthology_links": {"path": LINKS_FILE, **links.entry()},
         "provenance": cards.json_safe(context.provenance),
         "files": files,
