@@ -4,6 +4,7 @@ the release and its manifest, and the release history they draw kept in the mani
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -261,3 +262,23 @@ def test_a_site_never_seen_gets_a_card_with_its_charts_and_loadable_changes(tmp_
     assert changes.num_rows == 120
     assert sorted(set(changes["change"])) == ["added"]
     assert len(set(changes["lecture_id"])) == 120
+
+
+@pytest.mark.parametrize("n", [1, 2, 12, 70])
+def test_history_labels_stay_apart_and_inside_the_chart(n: int) -> None:
+    root = parsed(charts.history_chart(history(n)))
+    labels = [t for t in root.iter(f"{SVG}text") if (t.text or "").startswith("2025-")]
+    assert labels[-1].text == history(n)[-1]["version"], f"case {n}"
+    assert labels[-1].get("text-anchor") == "end" and float(labels[-1].get("x") or 0) <= 720, f"case {n}"
+    # Labels are about 70 pixels wide: each starts 80 pixels or more after the one before, and the
+    # last (which ends at its bar) 150 or more.
+    starts = [float(t.get("x") or 0) for t in labels]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert all(g >= 80 for g in gaps[:-1]), f"case {n}: {gaps}"
+    assert not gaps or gaps[-1] >= 150, f"case {n}: {gaps}"
+
+
+def test_a_zero_count_draws_no_shape() -> None:
+    for chart in charts.charts([EventFigures("E", 5, 0, 0, 5, {})], history(1)):
+        sizes = [(r.get("width"), r.get("height")) for r in parsed(chart.svg).iter(f"{SVG}rect")]
+        assert not [s for s in sizes if "0" in s], f"case {chart.path}"

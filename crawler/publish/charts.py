@@ -14,6 +14,7 @@ the last :data:`HISTORY_SHOWN` releases.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ BAR_HEIGHT = 12
 TOP = 46
 LABEL_CHARS = 30
 HISTORY_SHOWN = 60
+# Where the history's bars start: left of it, each panel's name and its largest value.
+HISTORY_LEFT = 76
 FONT = 'font-family="sans-serif" font-size="11"'
 PAGE_COLOUR = "#2b6ca3"
 LISTING_COLOUR = "#a6c8e6"
@@ -115,7 +118,7 @@ def svg(height: float, title: str, desc: str, body: Sequence[str]) -> str:
             f'<desc id="desc">{label(desc, 1000)}</desc>',
             f'<rect width="{WIDTH}" height="{h}" fill="#ffffff"/>',
             f'<text x="8" y="18" {FONT} font-weight="bold">{label(title, 200)}</text>',
-            *body,
+            *(line for line in body if line),
             "</svg>",
             "",
         ]
@@ -127,6 +130,9 @@ def _text(x: float, y: float, text: str, anchor: str = "start") -> str:
 
 
 def _rect(x: float, y: float, w: float, h: float, colour: str, *, tip: str = "") -> str:
+    """A filled rectangle with its tooltip; nothing for one of no area (a zero count)."""
+    if w <= 0 or h <= 0:
+        return ""
     inner = f"<title>{tip}</title>" if tip else ""
     end = f">{inner}</rect>" if inner else "/>"
     return (
@@ -137,7 +143,7 @@ def _rect(x: float, y: float, w: float, h: float, colour: str, *, tip: str = "")
 def _legend(items: Sequence[tuple[str, str]], y: float = 34) -> list[str]:
     out, x = [], 8.0
     for name, colour in items:
-        out += [_rect(x, y - 9, 10, 10, colour), _text(x + 14, y, label(name))]
+        out += [_rect(x, y - 9, 10, 10, colour), _text(x + 14, y, label(name, 60))]
         x += 24 + 7 * len(name)
     return out
 
@@ -199,10 +205,11 @@ def coverage_chart(events: Sequence[EventFigures], fields: Sequence[str] = MONIT
     header = 130
     body = []
     for j, name in enumerate(fields):
-        x = LABEL_WIDTH + j * cell + cell / 2
+        # Read upwards: the glyphs stand left of x, so x sits a little right of the column's middle.
+        x = round(LABEL_WIDTH + j * cell + cell / 2 + 4, 1)
         body.append(
             f'<text x="{number(x)}" y="{header - 4}" {FONT} text-anchor="start"'
-            f' transform="rotate(-60 {number(x)} {header - 4})">{label(name)}</text>'
+            f' transform="rotate(-90 {number(x)} {header - 4})">{label(name)}</text>'
         )
     for i, e in enumerate(events):
         y = header + i * ROW_HEIGHT
@@ -276,8 +283,8 @@ def history_chart(history: Sequence[HistoryEntry]) -> str:
     """Per release (the last :data:`HISTORY_SHOWN`): its lectures as a bar, and under it its change
     file's rows by kind, stacked."""
     shown = list(history[-HISTORY_SHOWN:])
-    step = (WIDTH - 60) / max(1, len(shown))
-    bar = max(1.0, round(step * 0.7, 1))
+    step = (WIDTH - HISTORY_LEFT - 4) / max(1, len(shown))
+    bar = max(1.0, min(40.0, round(step * 0.7, 1)))
     panel = 120
     top, bottom = TOP + 10, TOP + panel + 40
     most = max((h["lectures"] for h in shown), default=0)
@@ -285,12 +292,12 @@ def history_chart(history: Sequence[HistoryEntry]) -> str:
     body = [
         *_legend([("lectures", PAGE_COLOUR), *((k, CHANGE_COLOURS[k]) for k in CHANGE_KINDS)]),
         _text(8, top + 10, "lectures"),
-        _text(8, top + 24, str(most)),
+        _text(8, top + 24, f"up to {most}"),
         _text(8, bottom + 10, "changes"),
-        _text(8, bottom + 24, str(changed)),
+        _text(8, bottom + 24, f"up to {changed}"),
     ]
     for i, h in enumerate(shown):
-        x = 56 + i * step
+        x = HISTORY_LEFT + i * step
         height = round(panel * h["lectures"] / most, 1) if most else 0.0
         body.append(
             _rect(
@@ -309,12 +316,17 @@ def history_chart(history: Sequence[HistoryEntry]) -> str:
             body.append(
                 _rect(x, y, bar, part, CHANGE_COLOURS[kind], tip=f"{label(h['version'])}: {h[kind]} {kind}")
             )
-    every = max(1, len(shown) // 6)
+    # Version labels (about 70 pixels wide) start at their bar, 80 pixels apart or more; the last one
+    # ends at its bar, and the others keep clear of it.
+    every, last = max(1, math.ceil(80 / step)), len(shown) - 1
     for i, h in enumerate(shown):
-        if i % every == 0 or i == len(shown) - 1:
-            body.append(
-                _text(56 + i * step + bar / 2, bottom + panel + 14, label(h["version"], 12), "middle")
-            )
+        if i == last:
+            x, anchor = HISTORY_LEFT + i * step + bar, "end"
+        elif i % every == 0 and (last - i) * step + bar >= 150:
+            x, anchor = HISTORY_LEFT + i * step, "start"
+        else:
+            continue
+        body.append(_text(x, bottom + panel + 14, label(h["version"], 12), anchor))
     return svg(
         bottom + panel + 24,
         "Release history",
