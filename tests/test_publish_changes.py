@@ -12,11 +12,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from crawler import schema
 from crawler.publish import changes as change_files
 from crawler.publish.changes import compute_changes
-from crawler.publish.release import publish_release
+from crawler.publish.release import ReleaseError, publish_release, verify_release
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records
 
 
@@ -167,3 +168,34 @@ def test_a_change_file_written_before_the_release_column_gets_it_when_carried(tm
     assert carried.num_rows == 12
     loaded = datasets.load_dataset(str(out), "changes", split="train", cache_dir=str(tmp_path / "cache"))
     assert sorted(collections.Counter(loaded["release"]).items()) == [("2025-11-12", 12), ("2025-11-20", 1)]
+
+
+def _with_card(out: Path, text: str) -> None:
+    """Replace a release's card, and its manifest entry with it."""
+    (out / "README.md").write_text(text, encoding="utf-8")
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    data = (out / "README.md").read_bytes()
+    manifest["files"]["README.md"] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+
+
+def test_the_release_s_check_refuses_a_changes_config_that_misses_change_files(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    result = publish_release(
+        [*make_records(), make_record(40)],
+        out,
+        name="emnlp",
+        provenance={**PROVENANCE, "crawl_date": "2025-11-20"},
+    )
+    card = (out / "README.md").read_text(encoding="utf-8")
+    pattern = "path: changes/*.parquet"
+    assert card.count(pattern) == 1
+    _with_card(out, card.replace(pattern, "path: changes/2025-11-20.parquet"))
+    with pytest.raises(ReleaseError, match=re.escape("changes: datasets resolves 1 of the 2 change file(s)")):
+        verify_release(out, result.row_counts)
+    _with_card(out, card.replace("config_name: changes", "config_name: nightly"))
+    with pytest.raises(ReleaseError, match=r"^changes: BuilderConfig 'changes' not found"):
+        verify_release(out, result.row_counts)

@@ -1440,12 +1440,15 @@ def _check_changes_config(root: Path, files: Sequence[str]) -> None:
     """``datasets`` reads the ``changes`` config from exactly the change files, with their features."""
     import datasets
 
-    builder = datasets.load_dataset_builder(str(root), change_files.CONFIG)
+    try:
+        builder = datasets.load_dataset_builder(str(root), change_files.CONFIG)
+    except ValueError as exc:  # no such config in the card
+        raise ReleaseError(f"{change_files.CONFIG}: {exc}") from None
     data_files = builder.config.data_files or {}
     found = sorted(Path(str(f)).resolve() for split in data_files.values() for f in split)
     if found != sorted((root / f).resolve() for f in files):
         raise ReleaseError(
-            f"{change_files.CONFIG}: datasets resolves {len(found)} file(s), not the change files"
+            f"{change_files.CONFIG}: datasets resolves {len(found)} of the {len(files)} change file(s)"
         )
     declared = datasets.Features.from_arrow_schema(change_files.arrow_schema())
     if builder.info.features != declared:
