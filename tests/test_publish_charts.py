@@ -282,3 +282,11 @@ def test_a_zero_count_draws_no_shape() -> None:
     for chart in charts.charts([EventFigures("E", 5, 0, 0, 5, {})], history(1)):
         sizes = [(r.get("width"), r.get("height")) for r in parsed(chart.svg).iter(f"{SVG}rect")]
         assert not [s for s in sizes if "0" in s], f"case {chart.path}"
+
+
+def test_the_coverage_grid_has_its_key() -> None:
+    root = parsed(charts.coverage_chart(figures(2)))
+    assert [t for t in texts(root) if t in {"0%", "100%", "not measured"}] == ["0%", "100%", "not measured"]
+    fills = [r.get("fill") for r in root.iter(f"{SVG}rect") if r.find(f"{SVG}title") is None][1:]
+    # White background aside: five shades from 0% to 100%, then the grey of a cell not measured.
+    assert fills == ["#f7fbff", "#bbc8da", "#8096b5", "#446390", "#08306b", "#dddddd"]

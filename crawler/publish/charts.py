@@ -198,12 +198,21 @@ def _shade(share: float) -> str:
     return "#" + "".join(f"{round(a + (b - a) * s):02x}" for a, b in zip(low, high, strict=True))
 
 
+def _scale() -> list[str]:
+    """The coverage grid's key: its shades from 0% to 100%, and the grey of a cell not measured."""
+    out = [_text(8, 46, "0%")]
+    for k in range(5):
+        out.append(_rect(30 + 16 * k, 37, 14, 12, _shade(k / 4)))
+    out += [_text(112, 46, "100%"), _rect(8, 55, 14, 12, "#dddddd"), _text(26, 64, "not measured")]
+    return out
+
+
 def coverage_chart(events: Sequence[EventFigures], fields: Sequence[str] = MONITORED) -> str:
     """Each watched field's coverage per event: a grid, one row per event and one column per field,
     darker for a larger share; an unmeasured cell is grey."""
     cell = (WIDTH - LABEL_WIDTH - 10) / max(1, len(fields))
     header = 130
-    body = []
+    body = _scale()
     for j, name in enumerate(fields):
         # Read upwards: the glyphs stand left of x, so x sits a little right of the column's middle.
         x = round(LABEL_WIDTH + j * cell + cell / 2 + 4, 1)
