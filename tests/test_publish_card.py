@@ -14,6 +14,7 @@ from huggingface_hub import DatasetCard
 
 from crawler import schema
 from crawler.publish import card as cards
+from crawler.publish import changes as change_files
 from crawler.publish.diff import diff_releases
 from crawler.publish.lint import split_front_matter
 from crawler.publish.release import publish_release
@@ -70,6 +71,7 @@ def test_metadata_is_derived_from_schema_and_files(text: str) -> None:
     assert meta["task_categories"] == ["text-retrieval", "text-classification"]
     assert meta["pretty_name"] == "EMNLP 2024, EMNLP 2025 lectures on Underline"
     assert meta["configs"] == [
+        {"config_name": "changes", "data_files": [{"split": "train", "path": "changes/*.parquet"}]},
         {
             "config_name": "emnlp-2024",
             "data_files": [
@@ -95,7 +97,12 @@ def test_metadata_is_derived_from_schema_and_files(text: str) -> None:
     ]
     infos = {info["config_name"]: info for info in meta["dataset_info"]}
     # No record of this release lists authors: the empty `authors` table is not a config.
-    assert sorted(infos) == ["emnlp-2024", "emnlp-2025", "events", "lectures", "sessions"]
+    assert sorted(infos) == ["changes", "emnlp-2024", "emnlp-2025", "events", "lectures", "sessions"]
+    # A first release's change file lists every lecture as added.
+    assert infos["changes"]["splits"][0]["num_examples"] == 12
+    assert Features._from_yaml_list(infos["changes"]["features"]) == Features.from_arrow_schema(
+        change_files.arrow_schema()
+    )
     for spec in SPECS:
         if spec.name != "authors":
             assert Features._from_yaml_list(infos[spec.name]["features"]) == spec.features()
@@ -298,13 +305,15 @@ def test_merge_maintainer_sections() -> None:
 def test_card_counts_match_the_parquet(release: Path, text: str) -> None:
     meta, _ = meta_and_body(text)
     infos = {info["config_name"]: info for info in meta["dataset_info"]}
-    layout = {"lectures": "lectures/*/*.parquet", "emnlp-2024": "lectures/event-469/*.parquet"}
-    layout["emnlp-2025"] = "lectures/event-502/*.parquet"
+    layout = {"lectures": "data/lectures/*/*.parquet", "emnlp-2024": "data/lectures/event-469/*.parquet"}
+    layout["emnlp-2025"] = "data/lectures/event-502/*.parquet"
+    layout["changes"] = "changes/*.parquet"
     for name, info in infos.items():
-        paths = sorted((release / "data").glob(layout.get(name, f"{name}/*.parquet")))
-        assert paths
-        assert info["download_size"] == sum(p.stat().st_size for p in paths)
-        assert info["splits"][0]["num_examples"] == sum(pq.read_metadata(p).num_rows for p in paths)
+        paths = sorted(release.glob(layout.get(name, f"data/{name}/*.parquet")))
+        assert paths, f"case {name}"
+        assert info["download_size"] == sum(p.stat().st_size for p in paths), f"case {name}"
+        rows = sum(pq.read_metadata(p).num_rows for p in paths)
+        assert info["splits"][0]["num_examples"] == rows, f"case {name}"
 
 
 def test_every_name_the_card_defines_renders_and_no_other_does(tmp_path: Path) -> None:

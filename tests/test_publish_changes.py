@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import json
 import re
 from datetime import UTC, datetime
@@ -10,10 +12,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from crawler import schema
+from crawler.publish import changes as change_files
 from crawler.publish.changes import compute_changes
-from crawler.publish.release import publish_release
+from crawler.publish.release import ReleaseError, publish_release, verify_release
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records
 
 
@@ -111,3 +115,87 @@ def test_applying_a_release_s_changes_to_the_previous_release_gives_it(
     for mine, theirs in zip(updated.to_pylist(), second.to_pylist(), strict=True):
         assert mine == theirs
     assert first.num_rows == 12  # the first release itself was different
+
+
+def test_the_changes_config_loads_every_release_s_rows(tmp_path: Path) -> None:
+    import datasets
+
+    out = tmp_path / "release"
+    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    first = datasets.load_dataset(str(out), "changes", split="train", cache_dir=str(tmp_path / "cache1"))
+    # A first release: one row per lecture, all added, all of this release.
+    assert first.num_rows == 12
+    assert sorted(first["lecture_id"]) == [str(130100 + i) for i in range(12)]
+    assert set(first["change"]) == {"added"}
+    assert set(first["release"]) == {"2025-11-12"}
+    assert first.features == datasets.Features.from_arrow_schema(change_files.arrow_schema())
+    second_records = [
+        make_record(3, title="A Corrected Title") if r["lecture_id"] == "130103" else r
+        for r in make_records()
+    ]
+    publish_release(second_records, out, name="emnlp", provenance={**PROVENANCE, "crawl_date": "2025-11-20"})
+    both = datasets.load_dataset(str(out), "changes", split="train", cache_dir=str(tmp_path / "cache2"))
+    assert both.num_rows == 13
+    latest = [(r["release"], r["lecture_id"], r["change"]) for r in both if r["release"] == "2025-11-20"]
+    assert latest == [("2025-11-20", "130103", "changed")]
+
+
+def _as_written_before_the_release_column(out: Path, path: str) -> None:
+    """Rewrite a release's change file without its ``release`` column, as releases wrote it before, and
+    its manifest entry with it."""
+    table = pq.read_table(out / path).drop_columns(["release"])
+    pq.write_table(table, out / path, compression="zstd")
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    data = (out / path).read_bytes()
+    manifest["files"][path] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+
+
+def test_a_change_file_written_before_the_release_column_gets_it_when_carried(tmp_path: Path) -> None:
+    import datasets
+
+    out = tmp_path / "release"
+    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    _as_written_before_the_release_column(out, "changes/2025-11-12.parquet")
+    assert "release" not in pq.read_schema(out / "changes/2025-11-12.parquet").names
+    records = [*make_records(), make_record(40)]
+    publish_release(records, out, name="emnlp", provenance={**PROVENANCE, "crawl_date": "2025-11-20"})
+    carried = pq.read_table(out / "changes/2025-11-12.parquet")
+    assert carried.schema.remove_metadata().equals(change_files.arrow_schema().remove_metadata())
+    assert set(carried.column("release").to_pylist()) == {"2025-11-12"}
+    assert carried.num_rows == 12
+    loaded = datasets.load_dataset(str(out), "changes", split="train", cache_dir=str(tmp_path / "cache"))
+    assert sorted(collections.Counter(loaded["release"]).items()) == [("2025-11-12", 12), ("2025-11-20", 1)]
+
+
+def _with_card(out: Path, text: str) -> None:
+    """Replace a release's card, and its manifest entry with it."""
+    (out / "README.md").write_text(text, encoding="utf-8")
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    data = (out / "README.md").read_bytes()
+    manifest["files"]["README.md"] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (out / "manifest.json").write_text(
+        json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+
+
+def test_the_release_s_check_refuses_a_changes_config_that_misses_change_files(tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    result = publish_release(
+        [*make_records(), make_record(40)],
+        out,
+        name="emnlp",
+        provenance={**PROVENANCE, "crawl_date": "2025-11-20"},
+    )
+    card = (out / "README.md").read_text(encoding="utf-8")
+    pattern = "path: changes/*.parquet"
+    assert card.count(pattern) == 1
+    _with_card(out, card.replace(pattern, "path: changes/2025-11-20.parquet"))
+    with pytest.raises(ReleaseError, match=re.escape("changes: datasets resolves 1 of the 2 change file(s)")):
+        verify_release(out, result.row_counts)
+    _with_card(out, card.replace("config_name: changes", "config_name: nightly"))
+    with pytest.raises(ReleaseError, match=r"^changes: BuilderConfig 'changes' not found"):
+        verify_release(out, result.row_counts)

@@ -35,6 +35,10 @@ RELEASE_FILES = [
     "README.md",
     "manifest.json",
     "anthology-links.csv",
+    "assets/anthology-share.svg",
+    "assets/field-coverage.svg",
+    "assets/lectures-per-event.svg",
+    "assets/release-history.svg",
     "changes/2025-11-12.parquet",
     "data/events/train-00000-of-00001.parquet",
     "data/lectures/event-469/train-00000-of-00001.parquet",
@@ -279,7 +283,9 @@ def test_parquet_goes_through_lfs_and_text_inline(hub: tuple[StandIn, str], rele
     parquet_files = sorted(p for p in RELEASE_FILES if p.endswith(".parquet"))
     (commit,) = stand_in.commits
     assert sorted(commit["lfs"]) == parquet_files
-    assert sorted(commit["inline"]) == ["README.md", "anthology-links.csv", "manifest.json"]
+    # The charts are small text files: inline too.
+    charts = sorted(p for p in RELEASE_FILES if p.endswith(".svg"))
+    assert sorted(commit["inline"]) == ["README.md", "anthology-links.csv", *charts, "manifest.json"]
     oids = {p: hashlib.sha256((release / p).read_bytes()).hexdigest() for p in parquet_files}
     assert {oid: stand_in.lfs_objects[oid] for oid in oids.values()} == {
         oids[p]: (release / p).read_bytes() for p in parquet_files

@@ -111,6 +111,8 @@ def _unknown_info_config(meta: dict[str, Any]) -> None:
         (_num_examples, ["splits-mismatch"]),
         (_two_defaults, ["configs-default"]),
         (_unknown_info_config, ["dataset-info-config"]),
+        (_first_config_path("assets/*"), ["data-files-not-parquet", "splits-mismatch"]),
+        (_first_config_path("*"), ["data-files-not-parquet", "splits-mismatch"]),
     ],
 )
 def test_each_bad_card_kind_is_caught(
@@ -146,3 +148,20 @@ def test_a_data_file_removed_after_the_card_was_written(tmp_path: Path) -> None:
 def test_problem_text() -> None:
     assert str(LintProblem("x", "y")) == "error: x: y"
     assert str(LintProblem("x", "y", "warning")) == "warning: x: y"
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("![Lectures per event](assets/lectures-per-event.svg)", []),
+        ("![Lectures per event](assets/no-such-chart.svg)", ["image-missing"]),
+        ("![Lectures per event](../outside.svg)", ["image-missing"]),
+        ("![](assets/lectures-per-event.svg)", ["image-alt"]),
+        ("![A remote picture](https://example.org/x.svg)", []),
+    ],
+)
+def test_every_image_the_card_shows_is_a_file_of_the_release_with_alt_text(
+    release: Path, good: tuple[dict[str, Any], str], image: str, expected: list[str]
+) -> None:
+    meta, body = good
+    assert codes(lint_card(card(meta, body + "\n" + image + "\n"), release)) == expected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -271,3 +272,66 @@ def test_an_empty_table_still_gets_one_loadable_shard(tmp_path: Path) -> None:
     shards = parquet.write_shards(empty["sessions"], tmp_path, SESSIONS)
     assert shards == [parquet.Shard("data/sessions/train-00000-of-00001.parquet", 0)]
     assert parquet.read_shards(tmp_path, SESSIONS, [shards[0].path]).num_rows == 0
+
+
+def _texts(*sizes: int) -> pa.Table:
+    # Each text its own letters, so that no encoding makes the file much smaller than the values.
+    return pa.table({"text": pa.array([(chr(65 + i % 26) * n) for i, n in enumerate(sizes)], pa.string())})
+
+
+def test_row_groups_are_sized_from_the_table_and_bounded_in_bytes() -> None:
+    # Ten rows of 1000 characters: 10,040 bytes in Arrow (values and offsets), 1004 a row.
+    assert _texts(*[1000] * 10).nbytes == 10_040
+    assert parquet.row_group_slices(_texts(*[1000] * 10), max_bytes=3500) == [(0, 3), (3, 3), (6, 3), (9, 1)]
+    assert parquet.row_group_slices(_texts(*[1000] * 10), max_rows=4, max_bytes=10**9) == [
+        (0, 4),
+        (4, 4),
+        (8, 2),
+    ]
+    # One row far larger than the mean: its group is halved until it fits, or holds that row alone.
+    skewed = _texts(10, 10, 10, 10, 10, 10, 10, 5000)
+    assert parquet.row_group_slices(skewed, max_bytes=4000) == [(0, 6), (6, 1), (7, 1)]
+    assert parquet.row_group_slices(_texts()) == []
+
+
+def test_a_written_file_keeps_its_row_groups_within_the_bound(tmp_path: Path) -> None:
+    # As in a release, the writer aims at half the bound the file is checked against: Parquet's
+    # uncompressed size counts more than Arrow's (here mostly the statistics' min and max values).
+    assert parquet.MAX_ROW_GROUP_BYTES == 2 * parquet.ROW_GROUP_TARGET_BYTES
+    table = _texts(*[1000] * 10)
+    with pq.ParquetWriter(tmp_path / "bounded.parquet", table.schema) as writer:
+        parquet.write_row_groups(writer, table, max_bytes=3500)
+    metadata = pq.read_metadata(tmp_path / "bounded.parquet")
+    assert [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)] == [3, 3, 3, 1]
+    assert parquet.oversized_row_groups(tmp_path / "bounded.parquet", 7000) == []
+    # The same rows in one row group: past the bound, and named.
+    pq.write_table(table, tmp_path / "one-group.parquet", compression="zstd")
+    size = pq.read_metadata(tmp_path / "one-group.parquet").row_group(0).total_byte_size
+    assert size > 10_000
+    assert parquet.oversized_row_groups(tmp_path / "one-group.parquet", 7000) == [(0, size)]
+
+
+def test_the_release_s_verification_refuses_a_row_group_past_the_bound(tmp_path: Path) -> None:
+    from crawler.publish.release import ReleaseError, publish_release, verify_release
+
+    out = tmp_path / "release"
+    result = publish_release(make_records(), out, name="emnlp-2025", provenance=PROVENANCE)
+    assert verify_release(out, result.row_counts) == []
+    files = sorted(p for p in result.files if p.endswith(".parquet"))
+    largest = {
+        p: max(
+            pq.read_metadata(out / p).row_group(i).total_byte_size
+            for i in range(pq.read_metadata(out / p).num_row_groups)
+        )
+        for p in files
+        if pq.read_metadata(out / p).num_row_groups
+    }
+    # Every Parquet file is checked: the change file too, and with a bound below its row group it is refused.
+    assert "changes/2025-11-12.parquet" in largest
+    bound = min(largest.values()) - 1
+    first = min(p for p, size in largest.items() if size > bound)
+    with pytest.raises(
+        ReleaseError,
+        match=re.escape(f"{first}: row group 0 holds {largest[first]} bytes uncompressed, more than {bound}"),
+    ):
+        verify_release(out, result.row_counts, max_row_group_bytes=bound)

@@ -25,6 +25,10 @@ REPO = Path(__file__).resolve().parents[1]
 LAYOUT = [
     "README.md",
     "anthology-links.csv",
+    "assets/anthology-share.svg",
+    "assets/field-coverage.svg",
+    "assets/lectures-per-event.svg",
+    "assets/release-history.svg",
     "changes/2025-11-12.parquet",
     "data/events/train-00000-of-00001.parquet",
     "data/lectures/event-469/train-00000-of-00001.parquet",

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawler.json_types import JsonObject, JsonValue
+from crawler.publish import changes as change_files
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
 from crawler.publish.email_like import email_like_values
@@ -110,6 +111,49 @@ class Changes:
         )
 
 
+@dataclass(frozen=True)
+class ChangesConfig:
+    """The ``changes`` config: every release's change file, one row per lecture and release. Declared only
+    while the files hold a row (datasets cannot load a split without rows)."""
+
+    num_rows: int
+    num_bytes: int  # uncompressed Parquet size, from the files' footers
+    download_size: int
+
+    @classmethod
+    def of(cls, root: Path, paths: Sequence[str]) -> ChangesConfig | None:
+        """The change files' rows and sizes, read from their footers; None while they hold no row."""
+        import pyarrow.parquet as pq
+
+        footers = [pq.read_metadata(root / path) for path in paths]
+        rows = sum(f.num_rows for f in footers)
+        if not rows:
+            return None
+        return cls(
+            num_rows=rows,
+            num_bytes=sum(f.row_group(i).total_byte_size for f in footers for i in range(f.num_row_groups)),
+            download_size=sum((root / path).stat().st_size for path in paths),
+        )
+
+
+def changes_info(changes: ChangesConfig) -> Any:
+    """The ``changes`` config's ``DatasetInfo``: the change files' features, rows and sizes."""
+    from datasets import Features
+    from datasets.info import DatasetInfo
+    from datasets.splits import SplitDict, SplitInfo
+
+    from crawler.publish.parquet import SPLIT
+
+    return DatasetInfo(
+        features=Features.from_arrow_schema(change_files.arrow_schema()),
+        splits=SplitDict(
+            {SPLIT: SplitInfo(name=SPLIT, num_bytes=changes.num_bytes, num_examples=changes.num_rows)}
+        ),
+        download_size=changes.download_size,
+        dataset_size=changes.num_bytes,
+    )
+
+
 def size_category(num_rows: int) -> str:
     for bound, label in SIZE_CATEGORIES:
         if num_rows < bound:
@@ -134,8 +178,12 @@ def table_cell(markdown: str) -> str:
     return " ".join(markdown.split()).replace("|", "\\|")
 
 
-def card_data(*, pretty_name: str, configs: Sequence[ConfigFiles]) -> Any:
-    """The card's YAML: every count, path and feature comes from the written files and the schema."""
+def card_data(
+    *, pretty_name: str, configs: Sequence[ConfigFiles], changes: ChangesConfig | None = None
+) -> Any:
+    """The card's YAML: every count, path and feature comes from the written files and the schema. Every
+    config's files are Parquet files under ``data/`` or ``changes/``: the charts under ``assets/`` are in
+    none."""
     from datasets.info import DatasetInfo, DatasetInfosDict
     from datasets.splits import SplitDict, SplitInfo
     from datasets.utils.metadata import MetadataConfigs
@@ -169,6 +217,11 @@ def card_data(*, pretty_name: str, configs: Sequence[ConfigFiles]) -> Any:
             }
             for c in configs
         }
+        | (
+            {}
+            if changes is None
+            else {change_files.CONFIG: {"data_files": [{"split": SPLIT, "path": change_files.PATTERN}]}}
+        )
     ).to_dataset_card_data(data)
     DatasetInfosDict(
         {
@@ -182,6 +235,7 @@ def card_data(*, pretty_name: str, configs: Sequence[ConfigFiles]) -> Any:
             )
             for c in configs
         }
+        | ({} if changes is None else {change_files.CONFIG: changes_info(changes)})
     ).to_dataset_card_data(data)
     return data
 

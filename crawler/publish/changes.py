@@ -8,20 +8,26 @@ lecture id from a copy of the previous release and appending the non-null rows g
 ``fetched_at`` is refreshed by every crawl; a lecture whose only difference is its ``fetched_at`` (or the
 scores in its ``anthology_match``) is not listed, so a copy kept up to date this way keeps the
 ``fetched_at`` (and ``anthology_match``) of the release that last listed it.
+
+Every row also names its ``release`` (the version whose file holds it), so that the files of all releases
+read as one table: the card's ``changes`` config. A file written before that column existed gets it when
+the next release carries the file (:func:`carry_change_file`): every file of a release has the same
+columns, which ``datasets`` needs to read them as one config.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
-from typing import Literal, TypedDict
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler import schema
 from crawler.publish.diff import ChangeKind, DiffSummary, LectureChange, ReleaseDiff, diff_releases
-from crawler.publish.parquet import release_unused_memory
+from crawler.publish.parquet import release_unused_memory, write_row_groups
 from crawler.schema import Lecture
 
 CHANGES_DIR = "changes"
@@ -49,11 +55,29 @@ class ChangeRow(TypedDict):
     lecture: Lecture | None
 
 
+RELEASE_COLUMN = "release"
+# The change files' config in the card: every release's file.
+CONFIG = "changes"
+PATTERN = f"{CHANGES_DIR}/*.parquet"
+
+
 def changes_path(version: str) -> str:
     return f"{CHANGES_DIR}/{version}.parquet"
 
 
+def version_of(path: str) -> str:
+    """The release a change file belongs to (the inverse of :func:`changes_path`)."""
+    return PurePosixPath(path).stem
+
+
 def arrow_schema() -> pa.Schema:
+    """A change file's columns: a row's columns (:func:`row_schema`) and the ``release`` holding it."""
+    rows = row_schema()
+    return rows.append(pa.field(RELEASE_COLUMN, pa.string(), nullable=False)).with_metadata(rows.metadata)
+
+
+def row_schema() -> pa.Schema:
+    """The columns of one change row, before the file gives it its release."""
     lecture = schema.arrow_schema()
     return pa.schema(
         [
@@ -97,27 +121,66 @@ def compute_changes(previous: Iterable[Lecture], current: Iterable[Lecture]) -> 
 
 
 def changes_table(rows: Sequence[ChangeRow]) -> pa.Table:
-    declared = arrow_schema()
+    """Change rows as a table of :func:`row_schema` (no ``release`` yet: see :func:`with_release`)."""
+    declared = row_schema()
     plain = [{**r, "lecture": None if r["lecture"] is None else r["lecture"].values()} for r in rows]
     return pa.Table.from_pylist(plain, schema=declared)
 
 
+def with_release(table: pa.Table, release: str) -> pa.Table:
+    """Change rows (of :func:`row_schema`, or a change file's own columns) as a change file of
+    ``release`` holds them."""
+    rows = table.select(row_schema().names)
+    column = pa.array([release] * rows.num_rows, pa.string())
+    return rows.append_column(RELEASE_COLUMN, column).cast(arrow_schema())
+
+
+def writer_options() -> dict[str, Any]:
+    """How every change file is written: the same rows give the same bytes."""
+    return {"compression": "zstd", "write_statistics": True, "store_schema": True}
+
+
 def write_changes(rows: Sequence[ChangeRow], path: Path) -> None:
-    """Write change rows deterministically (same rows, same bytes)."""
+    """Write change rows deterministically (same rows, same bytes), as the file of the release its name
+    says."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(changes_table(rows), path, compression="zstd", write_statistics=True, store_schema=True)
+    table = with_release(changes_table(rows), version_of(path.name))
+    with pq.ParquetWriter(path, arrow_schema(), **writer_options()) as writer:
+        write_row_groups(writer, table)
+
+
+def has_release_column(path: Path) -> bool:
+    return RELEASE_COLUMN in pq.read_schema(path).names
+
+
+def carry_change_file(source: Path, target: Path) -> None:
+    """Copy an earlier release's change file; one written before the ``release`` column gets it (read
+    and written a row group at a time: a first release's file holds every lecture's whole row)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if has_release_column(source):
+        shutil.copyfile(source, target)
+        return
+    reader = pq.ParquetFile(source)
+    release = version_of(target.name)
+    with pq.ParquetWriter(target, arrow_schema(), **writer_options()) as writer:
+        for group in range(reader.num_row_groups):
+            write_row_groups(writer, with_release(reader.read_row_group(group), release))
+            release_unused_memory()
 
 
 class ChangeFileSchemaError(ValueError):
     """A change file whose columns are not the change files' columns."""
 
 
-def check_change_file(path: Path, *, rows: bool = True) -> None:
+def check_change_file(path: Path, *, rows: bool = True, earlier: bool = True) -> None:
     """Raise unless ``path`` is a change file: :class:`ChangeFileSchemaError` when its schema differs,
     ``OSError`` or pyarrow's ``ArrowException`` when it does not read back. With ``rows``, every row is
-    read back, a row group at a time (a first release's change file holds every lecture's whole row)."""
+    read back, a row group at a time (a first release's change file holds every lecture's whole row).
+    With ``earlier``, a file written before the ``release`` column is a change file too."""
     reader = pq.ParquetFile(path)
-    if not reader.schema_arrow.remove_metadata().equals(arrow_schema().remove_metadata()):
+    found = reader.schema_arrow.remove_metadata()
+    allowed = [arrow_schema(), *([row_schema()] if earlier else [])]
+    if not any(found.equals(s.remove_metadata()) for s in allowed):
         raise ChangeFileSchemaError(f"{path.name}: schema differs from the change files' schema")
     for group in range(reader.num_row_groups if rows else 0):
         reader.read_row_group(group)
@@ -125,8 +188,10 @@ def check_change_file(path: Path, *, rows: bool = True) -> None:
 
 
 def read_changes(path: Path) -> list[ChangeRow]:
+    """A change file's rows (one written before the ``release`` column reads the same way)."""
     rows = []
-    for row in pq.read_table(path, schema=arrow_schema()).to_pylist():
+    declared = row_schema()
+    for row in pq.read_table(path, columns=declared.names).cast(declared).to_pylist():
         lecture = row["lecture"]
         rows.append(
             ChangeRow(

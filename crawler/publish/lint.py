@@ -155,6 +155,27 @@ def lint_card(card_text: str, data_dir: Path) -> list[LintProblem]:
         _check_size(meta, configs, data_dir, problems)
     if not parts[1].strip():
         problems.append(LintProblem("empty-body", "the card has no text after the metadata", "warning"))
+    problems.extend(_check_images(parts[1], data_dir))
+    return problems
+
+
+_IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<path>[^)\s]+)\)")
+
+
+def _check_images(body: str, data_dir: Path) -> list[LintProblem]:
+    """Every image the card shows by relative path is a file of the release, with alt text."""
+    problems = []
+    for match in _IMAGE.finditer(body):
+        path = match.group("path")
+        if "://" in path:
+            continue
+        posix = PurePosixPath(path)
+        if posix.is_absolute() or ".." in posix.parts or not (data_dir / path).is_file():
+            problems.append(
+                LintProblem("image-missing", f"the card shows {path!r}, not a file of the release")
+            )
+        if not match.group("alt").strip():
+            problems.append(LintProblem("image-alt", f"the card shows {path!r} without alt text"))
     return problems
 
 
@@ -291,7 +312,12 @@ def _check_configs(
                     )
                 else:
                     files.extend(matched)
-            resolved[name][split] = files
+            other = [f.relative_to(data_dir).as_posix() for f in files if f.suffix != ".parquet"]
+            if other:
+                problems.append(
+                    LintProblem("data-files-not-parquet", f"{name}/{split}: {patterns!r} reach {other[:3]}")
+                )
+            resolved[name][split] = [f for f in files if f.suffix == ".parquet"]
     return resolved
 
 

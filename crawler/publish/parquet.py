@@ -3,6 +3,10 @@
 The bytes depend only on the rows and the pyarrow version: no timestamps, no pandas metadata, rows in
 key order, fixed row groups and shard sizes. Re-publishing the same records gives identical files.
 
+A row group holds at most :data:`ROW_GROUP_ROWS` rows and about :data:`ROW_GROUP_TARGET_BYTES` of Arrow
+data (:func:`row_group_slices`), so that no row group's uncompressed size passes
+:data:`MAX_ROW_GROUP_BYTES`: the Hub's dataset viewer refuses to read larger ones.
+
 The ``lectures`` table is written one folder per event (``data/lectures/event-<id>/train-*.parquet``):
 the ``lectures`` config globs every folder, each event's config lists its own folder's files, and no row
 is written twice.
@@ -24,6 +28,12 @@ import pyarrow.parquet as pq
 from crawler.publish.tables import TableSpec
 
 ROW_GROUP_ROWS = 10_000
+# The largest uncompressed row group a release may hold (Parquet's ``total_byte_size``): the Hub's viewer
+# reads a row group at a time and gives up on the largest ones.
+MAX_ROW_GROUP_BYTES = 100_000_000
+# What the writer aims at, measured in Arrow's memory: half the bound leaves room for Parquet's
+# uncompressed encoding of the same values (length prefixes, definition levels).
+ROW_GROUP_TARGET_BYTES = MAX_ROW_GROUP_BYTES // 2
 SHARD_ROWS = 100_000
 SPLIT = "train"
 
@@ -114,6 +124,50 @@ def writer_options(spec: TableSpec, num_rows: int) -> WriterOptions:
     return options
 
 
+def row_group_slices(
+    table: pa.Table, *, max_rows: int = ROW_GROUP_ROWS, max_bytes: int = ROW_GROUP_TARGET_BYTES
+) -> list[tuple[int, int]]:
+    """Where ``table``'s row groups start and how many rows each holds: at most ``max_rows``, and no
+    more than ``max_bytes`` of Arrow data unless one row alone is larger. The rows per group come from the
+    table's mean row size; a group of larger rows than the mean is halved until it fits."""
+    if max_rows < 1 or max_bytes < 1:
+        raise ValueError("max_rows and max_bytes must be positive")
+    total = table.num_rows
+    if not total:
+        return []
+    mean = max(1, table.nbytes // total)
+    rows = max(1, min(max_rows, max_bytes // mean))
+    out = []
+    start = 0
+    while start < total:
+        length = min(rows, total - start)
+        while length > 1 and table.slice(start, length).nbytes > max_bytes:
+            length //= 2
+        out.append((start, length))
+        start += length
+    return out
+
+
+def write_row_groups(
+    writer: pq.ParquetWriter,
+    table: pa.Table,
+    *,
+    max_rows: int = ROW_GROUP_ROWS,
+    max_bytes: int = ROW_GROUP_TARGET_BYTES,
+) -> None:
+    """Write ``table`` as row groups bounded by :func:`row_group_slices` (none when it has no rows:
+    datasets cannot read a row group of zero rows)."""
+    for start, length in row_group_slices(table, max_rows=max_rows, max_bytes=max_bytes):
+        writer.write_table(table.slice(start, length), row_group_size=length)
+
+
+def oversized_row_groups(path: Path, max_bytes: int = MAX_ROW_GROUP_BYTES) -> list[tuple[int, int]]:
+    """The row groups of a Parquet file whose uncompressed size passes ``max_bytes``: (index, size)."""
+    metadata = pq.read_metadata(path)
+    sizes = (metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    return [(index, size) for index, size in enumerate(sizes) if size > max_bytes]
+
+
 def write_shards(
     table: pa.Table,
     root: Path,
@@ -139,9 +193,7 @@ def write_shards(
         part = table.slice(index * shard_rows, shard_rows)
         name = shard_name(index, count)
         with pq.ParquetWriter(target / name, schema, **writer_options(spec, part.num_rows)) as writer:
-            # An empty shard gets no row group at all: datasets cannot read a row group of zero rows.
-            if part.num_rows:
-                writer.write_table(part, row_group_size=row_group_rows)
+            write_row_groups(writer, part, max_rows=row_group_rows)
         shards.append(Shard(f"{config_dir(spec, partition)}/{name}", part.num_rows))
     return shards
 

@@ -38,22 +38,28 @@ import pyarrow.parquet as pq
 
 from crawler import schema
 from crawler.anthology.links import LINKS_FILE, LinksFile, link_rows, links_csv, links_file, read_links_csv
+from crawler.coverage import ALL_EVENTS, field_coverage
 from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
+from crawler.publish import charts
 from crawler.publish.diff import DiffSummary, diff_releases
 from crawler.publish.email_like import EMAIL_LIKE_RULE, email_like_values
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.parquet import (
     EMPTY_PARTITION,
+    MAX_ROW_GROUP_BYTES,
     ROW_GROUP_ROWS,
+    ROW_GROUP_TARGET_BYTES,
     SHARD_ROWS,
     Shard,
     data_files_pattern,
     file_schema,
+    oversized_row_groups,
     read_shards,
     release_unused_memory,
+    write_row_groups,
     write_shards,
 )
 from crawler.publish.removals import (
@@ -143,6 +149,7 @@ class Manifest(TypedDict):
     changes: dict[str, int]
     change_files: list[str]
     change_rows: dict[str, int]
+    history: list[charts.HistoryEntry]
     anthology_links: dict[str, JsonValue]
     provenance: JsonObject
     files: dict[str, FileEntry]
@@ -550,7 +557,7 @@ def manifest_problem(manifest: Any) -> str | None:
         return f"`versions` does not hold the release's own version {version!r}"
     if not isinstance(manifest.get("previous_version"), str | None):
         return "`previous_version` is neither a version nor null"
-    return _files_problem(manifest)
+    return charts.history_problem(manifest.get("history")) or _files_problem(manifest)
 
 
 def _files_problem(manifest: JsonObject) -> str | None:
@@ -765,7 +772,9 @@ def rows_fingerprint(rows: Iterable[Lecture]) -> str:
     order), the declared file schema and the writer's version and settings. Equal digests give equal
     bytes."""
     digest = hashlib.sha256()
-    digest.update(f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS}\n".encode())
+    digest.update(
+        f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}\n".encode()
+    )
     digest.update(file_schema(LECTURES).serialize().to_pybytes())
     for row in rows:
         record = row.to_json()
@@ -855,10 +864,13 @@ class _Written:
     problems: list[str] = field(default_factory=list)
     total: int = 0
     seen: set[str] = field(default_factory=set)
+    # Each watched field's coverage by event, for the card's chart.
+    coverage: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def add(self, rows: Sequence[Lecture]) -> None:
         """What the release says of all its lectures, taken from one event's rows."""
         self.card_columns.append(card_table(rows))
+        self.coverage.update((e, c) for e, c in field_coverage(rows).items() if e != ALL_EVENTS)
         self.tables.add(rows)
         self.linked.extend(_linked(lecture_table(rows, LINK_COLUMNS)))
 
@@ -977,15 +989,12 @@ def _merge_changes(parts: Sequence[Path], target: Path) -> None:
     ids = [reader.read(columns=["lecture_id"]).column("lecture_id").to_pylist() for reader in readers]
     merged = heapq.merge(*(_keyed(part, col) for part, col in enumerate(ids)))
     target.parent.mkdir(parents=True, exist_ok=True)
-    schema = change_files.arrow_schema()
-    with pq.ParquetWriter(
-        target, schema, compression="zstd", write_statistics=True, store_schema=True
-    ) as writer:
+    schema, release = change_files.arrow_schema(), change_files.version_of(target.name)
+    with pq.ParquetWriter(target, schema, **change_files.writer_options()) as writer:
         chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
-        if not chunk:
-            writer.write_table(schema.empty_table())
+        # A night without changes gets a file without row groups: datasets cannot read an empty one.
         while chunk:
-            writer.write_table(_gathered(readers, chunk).cast(schema))
+            write_row_groups(writer, change_files.with_release(_gathered(readers, chunk), release))
             release_unused_memory()
             chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
 
@@ -1070,6 +1079,7 @@ class _Release:
     per_event: list[EventConfig]
     change_files: list[str]
     changes: cards.Changes
+    history: list[charts.HistoryEntry] = field(default_factory=list)
 
 
 def _build(events: EventRows, context: _BuildContext) -> _Built:
@@ -1098,11 +1108,14 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
         per_event,
         [*history, change_file],
         cards.Changes.of(written.diff, previous.version),
+        charts.release_history(
+            previous.manifest, version, written.total, change_files.file_counts(written.diff)
+        ),
     )
-    _write_card(context, release, tables, written.card_table(), written)
+    assets = _write_card(context, release, tables, written.card_table(), written)
     if options.removals_ledger is not None:
         options.removals_ledger.save(build)
-    files = _write_manifest(context, release, written, links)
+    files = _write_manifest(context, release, written, links, assets)
     _fsync_tree(build)
     return _Built(
         version,
@@ -1123,7 +1136,8 @@ def _write_card(
     tables: Mapping[str, pa.Table],
     lectures: pa.Table,
     written: _Written,
-) -> None:
+) -> list[str]:
+    """Write the card and its charts; return the charts' paths."""
     options = context.options
     name, provenance = options.name, context.provenance
     repo_id = str(provenance.get("repo_id") or (name if "/" in name else f"<namespace>/{name}"))
@@ -1140,21 +1154,32 @@ def _write_card(
         change_files=release.change_files,
         lecture_email_like=sum(w.email_like for w in written.events),
     )
+    drawn = charts.charts(
+        charts.event_figures(lectures, release.per_event, written.coverage), release.history
+    )
+    for chart in drawn:
+        (context.build / chart.path).parent.mkdir(parents=True, exist_ok=True)
+        (context.build / chart.path).write_text(chart.svg, encoding="utf-8")
     text = cards.render_card(
         template=context.template,
-        data=cards.card_data(pretty_name=" ".join(pretty_name.split()), configs=all_configs),
-        context=context_values,
+        data=cards.card_data(
+            pretty_name=" ".join(pretty_name.split()),
+            configs=all_configs,
+            changes=cards.ChangesConfig.of(context.build, release.change_files),
+        ),
+        context={**context_values, "charts": charts.card_rows(drawn)},
         previous_card=context.previous.card,
     )
     (context.build / CARD).write_text(text, encoding="utf-8")
+    return [chart.path for chart in drawn]
 
 
 def _write_manifest(
-    context: _BuildContext, release: _Release, written: _Written, links: LinksFile
+    context: _BuildContext, release: _Release, written: _Written, links: LinksFile, assets: Sequence[str]
 ) -> dict[str, FileEntry]:
     build, previous = context.build, context.previous
     configs = release.configs
-    paths = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *release.change_files]
+    paths = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *release.change_files, *assets]
     if context.options.removals_ledger is not None:
         paths.append(RELEASE_LEDGER)
     reused = {s.path for w in written.events if w.reused for s in w.shards}
@@ -1182,6 +1207,7 @@ def _write_manifest(
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": release.change_files,
         "change_rows": {kind: count for kind, count in change_files.file_counts(written.diff).items()},
+        "history": release.history,
         "anthology_links": {"path": LINKS_FILE, **links.entry()},
         "provenance": cards.json_safe(context.provenance),
         "files": files,
@@ -1225,8 +1251,8 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: _Remov
         target.parent.mkdir(parents=True, exist_ok=True)
         if not _may_need_scrubbing(source, removals):
             # Nothing to remove from it: the file is carried as it is, without reading its rows (the
-            # first release's file holds every lecture).
-            shutil.copyfile(source, target)
+            # first release's file holds every lecture), unless it predates the ``release`` column.
+            change_files.carry_change_file(source, target)
             carried.append(path)
             continue
         scrubbed = change_files.scrub_changes(
@@ -1235,7 +1261,7 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: _Remov
             redact=lambda lectures: remove_from(lectures, redactions=removals.authors),
         )
         if scrubbed is None:
-            shutil.copyfile(source, target)
+            change_files.carry_change_file(source, target)
         else:
             change_files.write_changes(scrubbed, target)
         carried.append(path)
@@ -1279,7 +1305,11 @@ def verify_files(root: Path, manifest: Mapping[str, Any]) -> None:
 
 
 def verify_release(
-    root: Path, expected_rows: Mapping[str, int], *, carried: Iterable[str] = ()
+    root: Path,
+    expected_rows: Mapping[str, int],
+    *,
+    carried: Iterable[str] = (),
+    max_row_group_bytes: int = MAX_ROW_GROUP_BYTES,
 ) -> list[LintProblem]:
     """Check a release directory; raise :class:`ReleaseError` on any failure, return lint warnings.
 
@@ -1288,10 +1318,13 @@ def verify_release(
     (lecture files linked from the previous release, which checked them, and equal to them byte for byte)
     have their schema, row count, ids and order checked from two columns, so that a night which changed
     one event costs about that event's reading. The ``lectures`` config's files are checked to be exactly
-    its events' files, and ``datasets`` must resolve the config to them with the declared features."""
+    its events' files, and ``datasets`` must resolve the config to them with the declared features. No
+    Parquet file of the release may hold a row group whose uncompressed size passes
+    ``max_row_group_bytes`` (the Hub's viewer would not open it)."""
     carried = frozenset(carried)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     verify_files(root, manifest)
+    _check_row_groups(root, manifest, max_row_group_bytes)
     _check_tables(root, manifest, expected_rows)
     lecture_files = _check_lecture_files(root, manifest, expected_rows[LECTURES.name])
     rewritten = _check_event_configs(root, manifest, carried)
@@ -1301,6 +1334,8 @@ def verify_release(
     ):
         raise ReleaseError("the event configs' files are not exactly the lectures config's files")
     _check_change_files(root, manifest)
+    if cards.ChangesConfig.of(root, manifest.get("change_files", [])) is not None:
+        _check_changes_config(root, manifest.get("change_files", []))
     _check_links(root, manifest)
     loaded = {
         name: config["rows"]
@@ -1318,6 +1353,16 @@ def verify_release(
     if bad:
         raise ReleaseError("the dataset card fails lint:\n" + "\n".join(f"  - {p}" for p in bad))
     return [p for p in problems if p not in bad]
+
+
+def _check_row_groups(root: Path, manifest: Mapping[str, Any], max_bytes: int) -> None:
+    """Every Parquet file of the release keeps its row groups within ``max_bytes`` uncompressed (read
+    from the files' footers alone)."""
+    for path in sorted(p for p in manifest["files"] if p.endswith(".parquet")):
+        for index, size in oversized_row_groups(root / path, max_bytes):
+            raise ReleaseError(
+                f"{path}: row group {index} holds {size} bytes uncompressed, more than {max_bytes}"
+            )
 
 
 def _carried(config: Mapping[str, Any], carried: Iterable[str]) -> bool:
@@ -1379,7 +1424,7 @@ def _check_change_files(root: Path, manifest: Mapping[str, Any]) -> None:
     history = list(manifest.get("change_files", []))
     for index, path in enumerate(history):
         try:
-            change_files.check_change_file(root / path, rows=index == len(history) - 1)
+            change_files.check_change_file(root / path, rows=index == len(history) - 1, earlier=False)
         except change_files.ChangeFileSchemaError:
             raise ReleaseError(f"{path}: schema differs from the change files' schema") from None
 
@@ -1405,6 +1450,25 @@ def _check_resolves(root: Path, config: str, files: Sequence[str]) -> None:
         )
     if builder.info.features is not None and builder.info.features != LECTURES.features():
         raise ReleaseError(f"{config}: the card declares features {builder.info.features}")
+
+
+def _check_changes_config(root: Path, files: Sequence[str]) -> None:
+    """``datasets`` reads the ``changes`` config from exactly the change files, with their features."""
+    import datasets
+
+    try:
+        builder = datasets.load_dataset_builder(str(root), change_files.CONFIG)
+    except ValueError as exc:  # no such config in the card
+        raise ReleaseError(f"{change_files.CONFIG}: {exc}") from None
+    data_files = builder.config.data_files or {}
+    found = sorted(Path(str(f)).resolve() for split in data_files.values() for f in split)
+    if found != sorted((root / f).resolve() for f in files):
+        raise ReleaseError(
+            f"{change_files.CONFIG}: datasets resolves {len(found)} of the {len(files)} change file(s)"
+        )
+    declared = datasets.Features.from_arrow_schema(change_files.arrow_schema())
+    if builder.info.features != declared:
+        raise ReleaseError(f"{change_files.CONFIG}: the card declares features {builder.info.features}")
 
 
 def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
