@@ -1,5 +1,6 @@
 """No function in crawler/ (the replica aside) longer than 60 lines or with more than 5 positional
-parameters: a long function is split by meaning, many positional arguments become keywords or a type."""
+parameters: a long function is split by meaning, many positional arguments become keywords or a type.
+And no assert inside a test's loop without a message naming the case it failed on."""
 
 from __future__ import annotations
 
@@ -99,3 +100,41 @@ def test_a_long_function_or_one_with_many_positional_parameters_is_found(tmp_pat
 
 def _body(lines: int) -> str:
     return "\n".join(f"    x{i} = {i}" for i in range(lines))
+
+
+# -- the tests' own shape ----------------------------------------------------------------------------
+
+TESTS = ROOT / "tests"
+
+
+def loop_asserts_without_a_case(root: Path = TESTS) -> list[str]:
+    """Every assert inside a loop of a test (for or while, in the same function) that has no message:
+    when it fails, nothing says which case it failed on."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, path: Path, in_loop: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                visit(child, path, False)
+                continue
+            if isinstance(child, ast.Assert) and in_loop and child.msg is None:
+                found.append(f"{path.relative_to(root.parent)}:{child.lineno}")
+            visit(child, path, in_loop or isinstance(child, ast.For | ast.AsyncFor | ast.While))
+
+    for path in sorted(root.rglob("*.py")):
+        visit(ast.parse(path.read_text(encoding="utf-8")), path, False)
+    return found
+
+
+def test_every_assert_inside_a_loop_names_its_case() -> None:
+    assert loop_asserts_without_a_case() == [], "give each a message naming the loop's variables"
+
+
+def test_an_assert_inside_a_loop_without_a_message_is_found(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_x.py").write_text(
+        "def test_a():\n    for x in [1]:\n        assert x\n        assert x, f'{x=}'\n"
+        "    while True:\n        assert True\n        break\n    assert 1\n",
+        encoding="utf-8",
+    )
+    assert loop_asserts_without_a_case(tmp_path / "tests") == ["tests/test_x.py:3", "tests/test_x.py:6"]

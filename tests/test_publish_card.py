@@ -105,9 +105,11 @@ def test_metadata_is_derived_from_schema_and_files(text: str) -> None:
     )
     for spec in SPECS:
         if spec.name != "authors":
-            assert Features._from_yaml_list(infos[spec.name]["features"]) == spec.features()
+            assert Features._from_yaml_list(infos[spec.name]["features"]) == spec.features(), f"{spec=}"
     for event_config in ("emnlp-2024", "emnlp-2025"):
-        assert Features._from_yaml_list(infos[event_config]["features"]) == schema.hf_features()
+        assert Features._from_yaml_list(infos[event_config]["features"]) == schema.hf_features(), (
+            f"{event_config=}"
+        )
     assert infos["lectures"]["splits"][0]["num_examples"] == 12
     assert infos["emnlp-2024"]["splits"][0]["num_examples"] == 1
     assert infos["emnlp-2025"]["splits"][0]["num_examples"] == 11
@@ -128,7 +130,7 @@ def test_scraped_text_stays_out_of_the_yaml(text: str) -> None:
     assert parts is not None
     front = parts[0]
     for scraped in [*NASTY_TITLES, *SESSIONS_BY_ID.values(), "LLM|agents", "<b>evaluation</b>"]:
-        assert scraped not in front
+        assert scraped not in front, f"{scraped=}"
 
 
 def test_nasty_titles_render_as_text(text: str) -> None:
@@ -194,7 +196,7 @@ def test_statistics_sections(text: str) -> None:
 def test_field_tables_list_every_schema_field(text: str) -> None:
     _, body = meta_and_body(text)
     for f in schema.FIELDS:
-        assert f"| `{f.name}` | " in body
+        assert f"| `{f.name}` | " in body, f"{f=}"
     assert "| `source_urls` | `list<string>` | no | Every URL" in body
     assert "| `held_at` | `timestamp[us, tz=UTC]` | yes | When the lecture is held (UTC). |" in body
     assert "| `presentation_types` | `list<string>` | no | Distinct presentation types" in body

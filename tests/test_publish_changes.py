@@ -113,7 +113,7 @@ def test_applying_a_release_s_changes_to_the_previous_release_gives_it(
     assert updated.schema.remove_metadata().equals(second.schema.remove_metadata())
     assert updated.num_rows == second.num_rows == 13
     for mine, theirs in zip(updated.to_pylist(), second.to_pylist(), strict=True):
-        assert mine == theirs
+        assert mine == theirs, f"{mine=}, {theirs=}"
     assert first.num_rows == 12  # the first release itself was different
 
 
