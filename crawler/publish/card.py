@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,6 +30,9 @@ from crawler.publish.diff import DiffSummary
 from crawler.publish.email_like import email_like_values
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, TableSpec, page_derived, type_label
 from crawler.schema import format_timestamp, has_value
+
+if TYPE_CHECKING:
+    from crawler.publish.charts import ChartRow
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "dataset_card" / "README.template.md"
 # A lecture table may carry its abstracts' lengths instead of their texts (see :func:`abstract_lengths`).
@@ -623,6 +626,8 @@ class CardContext(ReleaseText):
     changes: Changes
     change_counts: dict[Change, int]
     email_like: int
+    # The charts of the release (crawler/publish/charts.py), drawn once its files are written.
+    charts: list[ChartRow]
 
 
 @dataclass(frozen=True)
@@ -776,6 +781,7 @@ def card_context(
             if config != DEFAULT_CONFIG or lecture_email_like is None
         )
         + (lecture_email_like or 0),
+        "charts": [],
     }
 
 
