@@ -323,7 +323,8 @@ def base_on_release(state_dir: Path, release_dir: Path) -> int:
     crawl carries their published rows, its listing fields updated, instead of publishing its listing's
     fields alone over them, and asks whether they are still on the site before any leaves. Returns the
     rows the base holds."""
-    from crawler.publish.release import read_manifest, read_previous_release
+    from crawler.publish.manifest import read_manifest
+    from crawler.publish.release import read_previous_release
     from crawler.stage import refresh_base_ids, write_release_base
 
     if read_manifest(release_dir) is None:

@@ -17,7 +17,8 @@ import pytest
 from crawler import schema
 from crawler.publish import release
 from crawler.publish.card import DEFAULT_TEMPLATE
-from crawler.publish.release import ReleaseError, publish_release
+from crawler.publish.manifest import ReleaseError
+from crawler.publish.release import publish_release
 from crawler.publish.tables import EVENTS, SESSIONS, InvalidRecordsError
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
 

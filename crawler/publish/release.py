@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, NotRequired, Protocol, TypedDict, cast
+from typing import Any, Protocol, TypedDict
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,14 +39,27 @@ import pyarrow.parquet as pq
 from crawler import schema
 from crawler.anthology.links import LINKS_FILE, LinksFile, link_rows, links_csv, links_file, read_links_csv
 from crawler.coverage import ALL_EVENTS, field_coverage
-from crawler.fsutil import DamagedFile, exclusive_lock, read_json_file
-from crawler.json_types import JsonObject, JsonValue
+from crawler.fsutil import DamagedFile, exclusive_lock
+from crawler.json_types import JsonObject
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish import charts
 from crawler.publish.diff import DiffSummary, diff_releases
 from crawler.publish.email_like import EMAIL_LIKE_RULE, email_like_values
 from crawler.publish.lint import LintProblem, errors, lint_card
+from crawler.publish.manifest import (
+    CARD,
+    MANIFEST,
+    MANIFEST_FORMAT,
+    ConfigEntry,
+    EventShardEntry,
+    FileEntry,
+    Manifest,
+    ReleaseError,
+    file_entry,
+    read_manifest,
+    recovery,
+)
 from crawler.publish.parquet import (
     EMPTY_PARTITION,
     MAX_ROW_GROUP_BYTES,
@@ -95,9 +108,6 @@ from crawler.schema import (
 from crawler.urls import without_credentials
 from crawler.withdrawals import Withdrawals
 
-MANIFEST = "manifest.json"
-CARD = "README.md"
-MANIFEST_FORMAT = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 # Progress callback: called with the step's name and the directory it concerns.
 ReleaseStep = Callable[[str, Path], None]
@@ -107,52 +117,6 @@ ReleaseStep = Callable[[str, Path], None]
 # part's metadata, which the merge holds for every part at once, than they save.
 CHANGE_CHUNK_ROWS = 1024
 CHANGE_PART_ROWS = 256
-
-
-class ReleaseError(RuntimeError):
-    """The release could not be built, failed its checks, or out_dir is not a release."""
-
-
-class FileEntry(TypedDict):
-    size: int
-    sha256: str
-
-
-class ConfigEntry(TypedDict, total=False):
-    rows: int
-    files: list[str]
-    event_id: str  # an event's own config only
-
-
-class EventShardEntry(TypedDict):
-    """What an event's files were made of, so that the next release keeps them when nothing changed."""
-
-    fingerprint: str
-    files: list[str]
-    rows: int
-    num_bytes: int
-    email_like: int
-    # The card's detector the count was made with (``email_like.EMAIL_LIKE_RULE``); absent before it was kept.
-    email_like_rule: NotRequired[str]
-
-
-class Manifest(TypedDict):
-    format: int
-    name: str
-    version: str
-    previous_version: str | None
-    versions: list[str]
-    created: str | None
-    row_counts: dict[str, int]
-    configs: dict[str, ConfigEntry]
-    event_shards: dict[str, EventShardEntry]
-    changes: dict[str, int]
-    change_files: list[str]
-    change_rows: dict[str, int]
-    history: list[charts.HistoryEntry]
-    anthology_links: dict[str, JsonValue]
-    provenance: JsonObject
-    files: dict[str, FileEntry]
 
 
 class SessionDetail(TypedDict):
@@ -361,13 +325,6 @@ class _Removals:
     authors: Redactions
 
 
-def _recovery(out_dir: Path) -> str:
-    return (
-        f"restore {out_dir} from the Hub (hf download --repo-type dataset ... --local-dir DIR) or a backup, "
-        "or move it aside to publish a first release again"
-    )
-
-
 class _Links(TypedDict):
     anthology_id: str | None
     anthology_url: str | None
@@ -416,7 +373,7 @@ class PreviousRelease:
             return pq.read_table(self._path(path), columns=columns)
         except (OSError, pa.ArrowException) as exc:
             raise DamagedFile(
-                self._path(path), f"unreadable Parquet: {exc}", _recovery(self._path("."))
+                self._path(path), f"unreadable Parquet: {exc}", recovery(self._path("."))
             ) from None
 
     def check(self) -> None:
@@ -426,7 +383,7 @@ class PreviousRelease:
                 pq.read_metadata(self._path(path))
             except (OSError, pa.ArrowException) as exc:
                 raise DamagedFile(
-                    self._path(path), f"unreadable Parquet: {exc}", _recovery(self._path("."))
+                    self._path(path), f"unreadable Parquet: {exc}", recovery(self._path("."))
                 ) from None
 
     def edited_files(self) -> list[str]:
@@ -438,7 +395,7 @@ class PreviousRelease:
         return [
             path
             for path in self.lecture_files
-            if path in listed and self._path(path).is_file() and _file_entry(self._path(path)) != listed[path]
+            if path in listed and self._path(path).is_file() and file_entry(self._path(path)) != listed[path]
         ]
 
     def _lectures_in(self, path: str, keep: Callable[[str, str], bool] | None = None) -> list[Lecture]:
@@ -536,59 +493,6 @@ class PreviousRelease:
     def event_shards(self) -> dict[str, EventShardEntry]:
         found = self.manifest.get("event_shards") if self.manifest else None
         return found if isinstance(found, dict) else {}
-
-
-def manifest_problem(manifest: Any) -> str | None:
-    """What makes ``manifest`` (parsed JSON) not a release manifest this code can build on; None when it
-    is one. A manifest that reads as JSON but lost its history or its files would otherwise start the
-    release history again, silently."""
-    if not isinstance(manifest, dict):
-        return f"not a JSON object but {type(manifest).__name__}"
-    fmt = manifest.get("format")
-    if not isinstance(fmt, int) or isinstance(fmt, bool) or not 1 <= fmt <= MANIFEST_FORMAT:
-        return f"`format` is {fmt!r}, not a format up to {MANIFEST_FORMAT}"
-    version = manifest.get("version")
-    if not isinstance(version, str) or not version:
-        return f"`version` is {version!r}, not a release version"
-    versions = manifest.get("versions")
-    if not isinstance(versions, list) or not all(isinstance(v, str) for v in versions):
-        return "`versions` is not a list of release versions"
-    if version not in versions:
-        return f"`versions` does not hold the release's own version {version!r}"
-    if not isinstance(manifest.get("previous_version"), str | None):
-        return "`previous_version` is neither a version nor null"
-    return charts.history_problem(manifest.get("history")) or _files_problem(manifest)
-
-
-def _files_problem(manifest: JsonObject) -> str | None:
-    configs = manifest.get("configs")
-    if not isinstance(configs, dict) or DEFAULT_CONFIG not in configs:
-        return f"`configs` does not list the `{DEFAULT_CONFIG}` config"
-    for config_name, config in configs.items():
-        files = config.get("files") if isinstance(config, dict) else None
-        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-            return f"`configs.{config_name}.files` is not a list of paths"
-    listed = manifest.get("change_files")
-    if not isinstance(listed, list) or not all(isinstance(f, str) for f in listed):
-        return "`change_files` is not a list of paths"
-    files = manifest.get("files")
-    if not isinstance(files, dict) or not all(isinstance(e, dict) for e in files.values()):
-        return "`files` is not a table of files with their size and sha256"
-    return None
-
-
-def read_manifest(out_dir: Path) -> Manifest | None:
-    """The manifest of the release in ``out_dir``, checked (None when there is no manifest).
-
-    :class:`DamagedFile` names the file when it is not JSON or not shaped like a manifest."""
-    path = Path(out_dir) / MANIFEST
-    if not path.is_file():
-        return None
-    manifest = read_json_file(path, recovery=_recovery(out_dir))
-    problem = manifest_problem(manifest)
-    if problem is not None:
-        raise DamagedFile(path, problem, _recovery(out_dir))
-    return cast(Manifest, manifest)
 
 
 def read_previous_release(out_dir: Path) -> PreviousRelease:
@@ -819,7 +723,7 @@ def _carry_files(previous: PreviousRelease, build: Path, entry: EventShardEntry)
             return None
         source = previous._path(path)
         # Read once more: a file damaged since it was published is written again, not carried.
-        if _file_entry(source) != listed[path]:
+        if file_entry(source) != listed[path]:
             return None
         shards.append(Shard(path, pq.read_metadata(source).num_rows))
     for path in paths:
@@ -1184,7 +1088,7 @@ def _write_manifest(
         paths.append(RELEASE_LEDGER)
     reused = {s.path for w in written.events if w.reused for s in w.shards}
     files: dict[str, FileEntry] = {
-        path: _kept_entry(previous, path) if path in reused else _file_entry(build / path) for path in paths
+        path: _kept_entry(previous, path) if path in reused else file_entry(build / path) for path in paths
     }
     event_entries: dict[str, ConfigEntry] = {
         c.config_name: {"rows": c.num_rows, "files": list(c.paths), "event_id": e.event_id}
@@ -1287,20 +1191,12 @@ def _pretty_name(name: str, events: Sequence[EventConfig]) -> str:
     return f"{', '.join(names)} lectures on Underline" if names else name.rsplit("/", 1)[-1]
 
 
-def _file_entry(path: Path) -> FileEntry:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
-
-
 def verify_files(root: Path, manifest: Mapping[str, Any]) -> None:
     """Raise :class:`ReleaseError` unless every file of the manifest is there with its size and sha256."""
     for path, entry in manifest["files"].items():
         if not (root / path).is_file():
             raise ReleaseError(f"{path}: listed in {MANIFEST} but missing")
-        if _file_entry(root / path) != entry:
+        if file_entry(root / path) != entry:
             raise ReleaseError(f"{path}: size or sha256 differs from {MANIFEST}")
 
 
