@@ -15,8 +15,6 @@ few narrow columns of each event, so the memory a release takes is bounded by it
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import hashlib
 import heapq
 import itertools
@@ -82,6 +80,7 @@ from crawler.publish.removals import (
     apply_removals,
     remove_from,
 )
+from crawler.publish.swap import ReleaseStep, fsync_tree, recover, swap_in
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
@@ -109,8 +108,6 @@ from crawler.urls import without_credentials
 from crawler.withdrawals import Withdrawals
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-# Progress callback: called with the step's name and the directory it concerns.
-ReleaseStep = Callable[[str, Path], None]
 # Change rows are written to the release's change file this many at a time; each event's part of them is
 # stored in row groups of this many, the most the merge reads of a part beyond what a chunk takes of it
 # (a first release's change rows are every lecture's whole row). Smaller groups would cost more in each
@@ -276,7 +273,7 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
             step("built", build)
             result_warnings = verify_release(build, result.row_counts, carried=result.reused_files)
             step("checked", build)
-            _swap(build, out_dir, step)
+            swap_in(build, out_dir, step)
         finally:
             shutil.rmtree(build, ignore_errors=True)
         step("swapped", out_dir)
@@ -1020,7 +1017,7 @@ def _build(events: EventRows, context: _BuildContext) -> _Built:
     if options.removals_ledger is not None:
         options.removals_ledger.save(build)
     files = _write_manifest(context, release, written, links, assets)
-    _fsync_tree(build)
+    fsync_tree(build)
     return _Built(
         version,
         previous.version,
@@ -1408,73 +1405,3 @@ def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
     finally:
         if bars:
             datasets.enable_progress_bars()
-
-
-def _aside(out_dir: Path) -> Path:
-    return out_dir.parent / f".{out_dir.name}.old"
-
-
-def recover(out_dir: Path) -> None:
-    """Finish what an interrupted publish left: restore the old release if it was moved aside, drop builds."""
-    aside = _aside(out_dir)
-    if aside.exists():
-        if out_dir.exists():
-            shutil.rmtree(aside)
-        else:
-            os.rename(aside, out_dir)
-            _fsync_dir(out_dir.parent)
-    for build in out_dir.parent.glob(f".{out_dir.name}.build-*"):
-        shutil.rmtree(build, ignore_errors=True)
-
-
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-
-
-def _rename_exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2); False where the system cannot."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), str(b))
-
-
-def _swap(build: Path, out_dir: Path, step: ReleaseStep) -> None:
-    if not out_dir.exists():
-        os.rename(build, out_dir)
-    elif not _rename_exchange(build, out_dir):
-        aside = _aside(out_dir)
-        os.rename(out_dir, aside)
-        _fsync_dir(out_dir.parent)
-        step("aside", aside)
-        os.rename(build, out_dir)
-        _fsync_dir(out_dir.parent)
-        shutil.rmtree(aside)
-    # After an exchange ``build`` holds the old release; the caller removes it.
-    _fsync_dir(out_dir.parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_tree(root: Path) -> None:
-    for path in sorted(root.rglob("*"), reverse=True):
-        if path.is_file():
-            with path.open("rb") as fh:
-                os.fsync(fh.fileno())
-        else:
-            _fsync_dir(path)
-    _fsync_dir(root)
