@@ -32,13 +32,8 @@ if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
     from crawler.dedup.records import DedupReport
     from crawler.publish.hub import PushResult
-    from crawler.publish.release import (
-        CarriedRelease,
-        EventRows,
-        PreviousRelease,
-        ReleaseResult,
-        SessionDetail,
-    )
+    from crawler.publish.previous import CarriedRelease, PreviousRelease, SessionDetail
+    from crawler.publish.release import EventRows, ReleaseResult
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
     from crawler.schedule.changelog import Changelog
@@ -324,7 +319,7 @@ def base_on_release(state_dir: Path, release_dir: Path) -> int:
     fields alone over them, and asks whether they are still on the site before any leaves. Returns the
     rows the base holds."""
     from crawler.publish.manifest import read_manifest
-    from crawler.publish.release import read_previous_release
+    from crawler.publish.previous import read_previous_release
     from crawler.stage import refresh_base_ids, write_release_base
 
     if read_manifest(release_dir) is None:
@@ -486,7 +481,7 @@ def _carry_events(
 ) -> tuple[SpilledEvents, CarriedRelease]:
     """Every event of the next release built one at a time and spilled to disk: the staged rows on top of
     the previous release's, the removals applied, the links kept or made by ``keep_links``."""
-    from crawler.publish.release import CarriedRelease, carry_forward
+    from crawler.publish.previous import CarriedRelease, carry_forward
     from crawler.publish.removals import remove_from
     from crawler.publish.summaries import SpilledEvents
 
@@ -531,7 +526,7 @@ def next_release(
     through here, so none drops history or brings back what was removed; :class:`DamagedFile` when the
     release redacted more authors than this state directory and ``removals`` name. The release is built
     one event at a time and kept on disk until it is published."""
-    from crawler.publish.release import read_previous_release
+    from crawler.publish.previous import read_previous_release
     from crawler.publish.removals import Redactions
 
     in_force = removals_in_force(out_dir, state_dir, removals)

@@ -12,7 +12,8 @@ from crawler.publish import diff as diffs
 from crawler.publish import release as releases
 from crawler.publish.changes import read_changes
 from crawler.publish.diff import LectureChange, ReleaseDiff, diff_releases
-from crawler.publish.release import publish_release, read_previous_release
+from crawler.publish.previous import read_previous_release
+from crawler.publish.release import publish_release
 from crawler.publish.removals import Redactions, RemovalRequests
 from crawler.publish.summaries import SpilledEvents
 from crawler.runner import NextRelease

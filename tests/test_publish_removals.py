@@ -23,7 +23,8 @@ from crawler.fsutil import DamagedFile
 from crawler.pages.profiles import author_name
 from crawler.publish.hub import RetryPolicy, push_to_hub
 from crawler.publish.manifest import manifest_problem, read_manifest
-from crawler.publish.release import GroupedEvents, carry_forward, publish_release
+from crawler.publish.previous import carry_forward
+from crawler.publish.release import GroupedEvents, publish_release
 from crawler.publish.removals import (
     RemovalRequests,
     apply_removals,
