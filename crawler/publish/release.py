@@ -15,11 +15,9 @@ few narrow columns of each event, so the memory a release takes is bounded by it
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import itertools
 import json
-import os
 import re
 import shutil
 import tempfile
@@ -43,14 +41,12 @@ from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish import charts
 from crawler.publish.diff import DiffSummary, diff_releases
-from crawler.publish.email_like import EMAIL_LIKE_RULE, email_like_values
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.manifest import (
     CARD,
     MANIFEST,
     MANIFEST_FORMAT,
     ConfigEntry,
-    EventShardEntry,
     FileEntry,
     Manifest,
     ReleaseError,
@@ -59,12 +55,7 @@ from crawler.publish.manifest import (
 from crawler.publish.parquet import (
     EMPTY_PARTITION,
     MAX_ROW_GROUP_BYTES,
-    ROW_GROUP_ROWS,
-    ROW_GROUP_TARGET_BYTES,
-    SHARD_ROWS,
-    Shard,
     data_files_pattern,
-    file_schema,
     oversized_row_groups,
     read_shards,
     release_unused_memory,
@@ -72,13 +63,8 @@ from crawler.publish.parquet import (
     write_shards,
 )
 from crawler.publish.previous import PreviousRelease, read_previous_release
-from crawler.publish.removals import (
-    RELEASE_LEDGER,
-    Redactions,
-    ReleaseRemovals,
-    apply_removals,
-    remove_from,
-)
+from crawler.publish.removals import RELEASE_LEDGER, Redactions, ReleaseRemovals, apply_removals, remove_from
+from crawler.publish.shards import EventShards, event_shards
 from crawler.publish.swap import ReleaseStep, fsync_tree, recover, swap_in
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
@@ -89,15 +75,11 @@ from crawler.publish.tables import (
     InvalidRecordsError,
     SummaryTables,
     event_configs,
-    event_directory,
     lecture_rows,
     lecture_table,
     session_details,
 )
-from crawler.schema import (
-    Lecture,
-    lecture_order,
-)
+from crawler.schema import Lecture, lecture_order
 from crawler.urls import without_credentials
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
@@ -357,98 +339,6 @@ def _linked(table: pa.Table) -> list[Lecture]:
 
 
 @dataclass(frozen=True)
-class _EventShards:
-    """One event's ``lectures`` files in the build: written now, or carried byte for byte from the
-    previous release because the event's rows are exactly the ones those files hold."""
-
-    event_id: str
-    shards: tuple[Shard, ...]
-    num_bytes: int
-    fingerprint: str
-    email_like: int
-    reused: bool
-
-    @property
-    def num_rows(self) -> int:
-        return sum(s.num_rows for s in self.shards)
-
-    def entry(self) -> EventShardEntry:
-        return {
-            "fingerprint": self.fingerprint,
-            "files": [s.path for s in self.shards],
-            "rows": self.num_rows,
-            "num_bytes": self.num_bytes,
-            "email_like": self.email_like,
-            "email_like_rule": EMAIL_LIKE_RULE,
-        }
-
-
-def rows_fingerprint(rows: Iterable[Lecture]) -> str:
-    """A digest of everything an event's ``lectures`` files are made of: every field of its rows (in
-    order), the declared file schema and the writer's version and settings. Equal digests give equal
-    bytes."""
-    digest = hashlib.sha256()
-    digest.update(
-        f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}\n".encode()
-    )
-    digest.update(file_schema(LECTURES).serialize().to_pybytes())
-    for row in rows:
-        record = row.to_json()
-        digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str).encode())
-        digest.update(b"\n")
-    return digest.hexdigest()
-
-
-def _event_shards(
-    build: Path, event_id: str, rows: Sequence[Lecture], previous: PreviousRelease
-) -> _EventShards:
-    """Write one event's ``lectures`` files, or link the previous release's when its rows are unchanged."""
-    fingerprint = rows_fingerprint(rows)
-    before = previous.event_shards().get(event_id)
-    if isinstance(before, dict) and before.get("fingerprint") == fingerprint:
-        carried = _carry_files(previous, build, before)
-        if carried is not None:
-            # A count made with another detector is made again, from the files carried.
-            if before.get("email_like_rule") == EMAIL_LIKE_RULE:
-                email_like = int(before.get("email_like", 0))
-            else:
-                email_like = sum(email_like_values(pq.read_table(build / s.path)) for s in carried)
-            return _EventShards(
-                event_id, tuple(carried), int(before["num_bytes"]), fingerprint, email_like, reused=True
-            )
-    table = lecture_table(rows)
-    shards = write_shards(table, build, LECTURES, partition=event_directory(event_id))
-    found = email_like_values(table)
-    return _EventShards(event_id, tuple(shards), table.nbytes, fingerprint, found, reused=False)
-
-
-def _carry_files(previous: PreviousRelease, build: Path, entry: EventShardEntry) -> list[Shard] | None:
-    """Hard-link (or copy) the previous release's files of an event into the build; None when one of
-    them is missing or not the file its manifest describes (then the event is written again)."""
-    paths = entry.get("files")
-    if not isinstance(paths, list) or not paths or previous.manifest is None:
-        return None
-    listed = previous.manifest["files"]
-    shards = []
-    for path in paths:
-        if not isinstance(path, str) or path not in listed or not previous.path_of(path).is_file():
-            return None
-        source = previous.path_of(path)
-        # Read once more: a file damaged since it was published is written again, not carried.
-        if file_entry(source) != listed[path]:
-            return None
-        shards.append(Shard(path, pq.read_metadata(source).num_rows))
-    for path in paths:
-        target = build / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(previous.path_of(path), target)
-        except OSError:
-            shutil.copyfile(previous.path_of(path), target)
-    return shards
-
-
-@dataclass(frozen=True)
 class _BuildContext:
     """What every step of a build reads: where it writes, what it was asked, what it builds on."""
 
@@ -470,7 +360,7 @@ class _Written:
     the card reads (``CARD_COLUMNS``), the summary tables, the linked lectures, the change files of each
     event, the problems found."""
 
-    events: list[_EventShards] = field(default_factory=list)
+    events: list[EventShards] = field(default_factory=list)
     card_columns: list[pa.Table] = field(default_factory=list)
     tables: SummaryTables = field(default_factory=SummaryTables)
     linked: list[Lecture] = field(default_factory=list)
@@ -571,7 +461,7 @@ def _write_event(
     rows = _event_rows(events.lectures_of(event_id), context, written, validated=validated)
     if written.problems or not rows:
         return
-    written.events.append(_event_shards(context.build, event_id, rows, context.previous))
+    written.events.append(event_shards(context.build, event_id, rows, context.previous))
     written.add(rows)
     _write_changes_of(event_id, rows, context, written, event_of)
 
@@ -840,7 +730,7 @@ def _kept_entry(previous: PreviousRelease, path: str) -> FileEntry:
     return {"size": int(entry["size"]), "sha256": str(entry["sha256"])}
 
 
-def _event_config_files(build: Path, written: _EventShards, event: EventConfig) -> cards.ConfigFiles:
+def _event_config_files(build: Path, written: EventShards, event: EventConfig) -> cards.ConfigFiles:
     paths = tuple(s.path for s in written.shards)
     return cards.ConfigFiles(
         spec=LECTURES,
