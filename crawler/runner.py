@@ -31,9 +31,10 @@ from crawler.withdrawals import Withdrawals
 if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
     from crawler.dedup.records import DedupReport
+    from crawler.publish.events import EventRows
     from crawler.publish.hub import PushResult
     from crawler.publish.previous import CarriedRelease, PreviousRelease, SessionDetail
-    from crawler.publish.release import EventRows, ReleaseResult
+    from crawler.publish.release import ReleaseResult
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
     from crawler.schedule.changelog import Changelog
@@ -625,7 +626,8 @@ def publish(
     record those removals in ``state_dir`` and remember what it published."""
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
-    from crawler.publish.release import PublishOptions, publish_events
+    from crawler.publish.events import PublishOptions
+    from crawler.publish.release import publish_events
     from crawler.publish.removals import ReleaseRemovals, record_removals
 
     # The card shows each field's coverage per event: what a user can expect to find filled.

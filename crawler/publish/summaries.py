@@ -223,7 +223,7 @@ def plan_dedup(
 
 class StagedEvents:
     """The staged crawl's lectures with the duplicate decisions applied, one event at a time (see
-    :class:`crawler.publish.release.EventRows`), read back from the stage when they are asked for."""
+    :class:`crawler.publish.events.EventRows`), read back from the stage when they are asked for."""
 
     def __init__(self, index: StageIndex, plan: DedupPlan) -> None:
         self.index = index
