@@ -29,7 +29,7 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, ge
 from huggingface_hub.errors import HfHubHTTPError
 
 from crawler.publish.manifest import CARD, MANIFEST
-from crawler.publish.release import verify_files
+from crawler.publish.verify import verify_files
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
