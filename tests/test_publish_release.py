@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler import schema
-from crawler.publish import release, swap
+from crawler.publish import build, release, swap
 from crawler.publish.card import DEFAULT_TEMPLATE
 from crawler.publish.manifest import ReleaseError
 from crawler.publish.release import publish_release
@@ -288,6 +288,6 @@ def test_the_two_step_swap_also_works(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_next_version() -> None:
-    assert release.next_version("2025-11-12", []) == "2025-11-12"
-    assert release.next_version("2025-11-12", ["2025-11-11"]) == "2025-11-12"
-    assert release.next_version("2025-11-12", ["2025-11-12", "2025-11-12.2"]) == "2025-11-12.3"
+    assert build.next_version("2025-11-12", []) == "2025-11-12"
+    assert build.next_version("2025-11-12", ["2025-11-11"]) == "2025-11-12"
+    assert build.next_version("2025-11-12", ["2025-11-12", "2025-11-12.2"]) == "2025-11-12.3"
