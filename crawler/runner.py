@@ -31,14 +31,10 @@ from crawler.withdrawals import Withdrawals
 if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
     from crawler.dedup.records import DedupReport
+    from crawler.publish.events import EventRows
     from crawler.publish.hub import PushResult
-    from crawler.publish.release import (
-        CarriedRelease,
-        EventRows,
-        PreviousRelease,
-        ReleaseResult,
-        SessionDetail,
-    )
+    from crawler.publish.previous import CarriedRelease, PreviousRelease, SessionDetail
+    from crawler.publish.release import ReleaseResult
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
     from crawler.schedule.changelog import Changelog
@@ -323,7 +319,8 @@ def base_on_release(state_dir: Path, release_dir: Path) -> int:
     crawl carries their published rows, its listing fields updated, instead of publishing its listing's
     fields alone over them, and asks whether they are still on the site before any leaves. Returns the
     rows the base holds."""
-    from crawler.publish.release import read_manifest, read_previous_release
+    from crawler.publish.manifest import read_manifest
+    from crawler.publish.previous import read_previous_release
     from crawler.stage import refresh_base_ids, write_release_base
 
     if read_manifest(release_dir) is None:
@@ -485,7 +482,7 @@ def _carry_events(
 ) -> tuple[SpilledEvents, CarriedRelease]:
     """Every event of the next release built one at a time and spilled to disk: the staged rows on top of
     the previous release's, the removals applied, the links kept or made by ``keep_links``."""
-    from crawler.publish.release import CarriedRelease, carry_forward
+    from crawler.publish.previous import CarriedRelease, carry_forward
     from crawler.publish.removals import remove_from
     from crawler.publish.summaries import SpilledEvents
 
@@ -530,7 +527,7 @@ def next_release(
     through here, so none drops history or brings back what was removed; :class:`DamagedFile` when the
     release redacted more authors than this state directory and ``removals`` name. The release is built
     one event at a time and kept on disk until it is published."""
-    from crawler.publish.release import read_previous_release
+    from crawler.publish.previous import read_previous_release
     from crawler.publish.removals import Redactions
 
     in_force = removals_in_force(out_dir, state_dir, removals)
@@ -629,7 +626,8 @@ def publish(
     record those removals in ``state_dir`` and remember what it published."""
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
-    from crawler.publish.release import PublishOptions, publish_events
+    from crawler.publish.events import PublishOptions
+    from crawler.publish.release import publish_events
     from crawler.publish.removals import ReleaseRemovals, record_removals
 
     # The card shows each field's coverage per event: what a user can expect to find filled.

@@ -17,7 +17,9 @@ import pytest
 from crawler import schema
 from crawler.publish import changes as change_files
 from crawler.publish.changes import compute_changes
-from crawler.publish.release import ReleaseError, publish_release, verify_release
+from crawler.publish.manifest import ReleaseError
+from crawler.publish.release import publish_release
+from crawler.publish.verify import verify_release
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records
 
 

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from crawler.publish import diff as diffs
-from crawler.publish import release as releases
+from crawler.publish import events as release_events
 from crawler.publish.changes import read_changes
 from crawler.publish.diff import LectureChange, ReleaseDiff, diff_releases
-from crawler.publish.release import publish_release, read_previous_release
+from crawler.publish.previous import read_previous_release
+from crawler.publish.release import publish_release
 from crawler.publish.removals import Redactions, RemovalRequests
 from crawler.publish.summaries import SpilledEvents
 from crawler.runner import NextRelease
@@ -120,7 +121,7 @@ def test_none_of_them_compares_the_releases_itself(tmp_path: Path, monkeypatch: 
     def doctored(previous: Any, current: Any) -> ReleaseDiff:
         return without(real(previous, current), ADDED)
 
-    monkeypatch.setattr(releases, "diff_releases", doctored)
+    monkeypatch.setattr(release_events, "diff_releases", doctored)
     monkeypatch.setattr(run, "diff_releases", doctored)
     change_file, changelog, card = publish_both(tmp_path)
     assert ADDED not in {r["lecture_id"] for r in read_changes(change_file)}

@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler import schema
-from crawler.publish import release
-from crawler.publish.release import PublishOptions, publish_events
+from crawler.publish import events as release_events
+from crawler.publish.events import PublishOptions
+from crawler.publish.release import publish_events
 from crawler.schema import Lecture
 from tests.test_publish_parquet import PROVENANCE, make_record
 
@@ -70,8 +71,8 @@ def test_publishing_four_events_holds_about_what_publishing_one_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The change rows are merged a few at a time; these events are small, so the few are fewer.
-    monkeypatch.setattr(release, "CHANGE_CHUNK_ROWS", 8)
-    monkeypatch.setattr(release, "CHANGE_PART_ROWS", 4)
+    monkeypatch.setattr(release_events, "CHANGE_CHUNK_ROWS", 8)
+    monkeypatch.setattr(release_events, "CHANGE_PART_ROWS", 4)
     # A first publish fills the caches (templates, datasets' modules) that the next ones find full.
     publish_events(MadeEvents(1), tmp_path / "warm", PublishOptions(name="emnlp", provenance=PROVENANCE))
     # One against four: three events held too many already stand well above the bound (measured: rows

@@ -312,7 +312,9 @@ def test_a_written_file_keeps_its_row_groups_within_the_bound(tmp_path: Path) ->
 
 
 def test_the_release_s_verification_refuses_a_row_group_past_the_bound(tmp_path: Path) -> None:
-    from crawler.publish.release import ReleaseError, publish_release, verify_release
+    from crawler.publish.manifest import ReleaseError
+    from crawler.publish.release import publish_release
+    from crawler.publish.verify import verify_release
 
     out = tmp_path / "release"
     result = publish_release(make_records(), out, name="emnlp-2025", provenance=PROVENANCE)

@@ -15,9 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler import schema
-from crawler.publish import release
+from crawler.publish import build, release, swap
 from crawler.publish.card import DEFAULT_TEMPLATE
-from crawler.publish.release import ReleaseError, publish_release
+from crawler.publish.manifest import ReleaseError
+from crawler.publish.release import publish_release
 from crawler.publish.tables import EVENTS, SESSIONS, InvalidRecordsError
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
 
@@ -217,13 +218,13 @@ def test_a_failure_after_the_build_leaves_the_old_release(tmp_path: Path) -> Non
 CHILD = """
 import sys, time
 from pathlib import Path
-from crawler.publish import release
+from crawler.publish import release, swap
 from crawler.publish.card import DEFAULT_TEMPLATE
 from tests.test_publish_parquet import PROVENANCE, make_records
 
 out, stop_at, exchange = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 if exchange == "off":
-    release._rename_exchange = lambda a, b: False
+    swap._rename_exchange = lambda a, b: False
 
 def on_step(stage, path):
     if stage == stop_at:
@@ -269,14 +270,14 @@ def test_killed_in_the_middle_of_a_two_step_swap_is_rolled_back(tmp_path: Path) 
     # Between the two renames: the old release is aside, the checked new one still in its build dir.
     assert not out.exists()
     assert files(tmp_path / ".release.old") == before
-    release.recover(out)
+    swap.recover(out)
     assert files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
     assert publish(out, make_records(5)).row_counts["lectures"] == 5
 
 
 def test_the_two_step_swap_also_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(release, "_rename_exchange", lambda a, b: False)
+    monkeypatch.setattr(swap, "_rename_exchange", lambda a, b: False)
     out = tmp_path / "release"
     publish(out)
     stages: list[str] = []
@@ -287,6 +288,6 @@ def test_the_two_step_swap_also_works(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_next_version() -> None:
-    assert release.next_version("2025-11-12", []) == "2025-11-12"
-    assert release.next_version("2025-11-12", ["2025-11-11"]) == "2025-11-12"
-    assert release.next_version("2025-11-12", ["2025-11-12", "2025-11-12.2"]) == "2025-11-12.3"
+    assert build.next_version("2025-11-12", []) == "2025-11-12"
+    assert build.next_version("2025-11-12", ["2025-11-11"]) == "2025-11-12"
+    assert build.next_version("2025-11-12", ["2025-11-12", "2025-11-12.2"]) == "2025-11-12.3"

@@ -21,14 +21,11 @@ from huggingface_hub import HfApi
 from crawler import schema
 from crawler.fsutil import DamagedFile
 from crawler.pages.profiles import author_name
+from crawler.publish.events import GroupedEvents
 from crawler.publish.hub import RetryPolicy, push_to_hub
-from crawler.publish.release import (
-    GroupedEvents,
-    carry_forward,
-    manifest_problem,
-    publish_release,
-    read_manifest,
-)
+from crawler.publish.manifest import manifest_problem, read_manifest
+from crawler.publish.previous import carry_forward
+from crawler.publish.release import publish_release
 from crawler.publish.removals import (
     RemovalRequests,
     apply_removals,

@@ -22,7 +22,7 @@ import pytest
 
 from crawler import stats_keys as keys
 from crawler.pages.presence import Presence, event_answer, lecture_answer
-from crawler.publish.release import carry_forward, with_listing_fields
+from crawler.publish.previous import carry_forward, with_listing_fields
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import KIND_EVENT_API, KIND_LECTURE_API, KIND_LECTURE_PAGE, ReplicaServer

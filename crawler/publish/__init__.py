@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from crawler.publish.changes import compute_changes
     from crawler.publish.hub import HubPushError, RetryPolicy, push_to_hub
     from crawler.publish.lint import LintProblem, lint_card
-    from crawler.publish.release import ReleaseError, ReleaseResult, publish_release
+    from crawler.publish.manifest import ReleaseError
+    from crawler.publish.release import ReleaseResult, publish_release
     from crawler.publish.removals import apply_removals
     from crawler.publish.tables import InvalidRecordsError
 
@@ -25,7 +26,7 @@ _MODULE_OF = {
     "HubPushError": "hub",
     "InvalidRecordsError": "tables",
     "LintProblem": "lint",
-    "ReleaseError": "release",
+    "ReleaseError": "manifest",
     "ReleaseResult": "release",
     "RetryPolicy": "hub",
     "apply_removals": "removals",

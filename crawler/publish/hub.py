@@ -28,7 +28,8 @@ import tenacity
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
 from huggingface_hub.errors import HfHubHTTPError
 
-from crawler.publish.release import CARD, MANIFEST, verify_files
+from crawler.publish.manifest import CARD, MANIFEST
+from crawler.publish.verify import verify_files
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

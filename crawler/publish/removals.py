@@ -169,7 +169,7 @@ class ReleaseRemovals:
     def load(cls, out_dir: Path) -> ReleaseRemovals:
         """The removals the release in ``out_dir`` applied (none when there is no release or it applied
         none); :class:`DamagedFile` when its ledger differs from the manifest or lost its shape."""
-        from crawler.publish.release import read_manifest
+        from crawler.publish.manifest import read_manifest
 
         manifest = read_manifest(out_dir)
         listed = manifest["files"].get(RELEASE_LEDGER) if manifest is not None else None

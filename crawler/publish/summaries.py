@@ -1,6 +1,6 @@
 """What publishing decides over the whole catalogue, from small per-lecture summaries.
 
-A release is written one event at a time (:mod:`crawler.publish.release`), but two decisions look
+A release is written one event at a time (:mod:`crawler.publish.events`), but two decisions look
 across events: the same talk staged under two ids becomes one record, and near-duplicate talks share a
 cluster. Both are taken here from what each lecture is reduced to (its id, the key of its talk, the key
 of its text and its MinHash signature, one row of a ``uint32`` matrix), never from whole records: the
@@ -223,7 +223,7 @@ def plan_dedup(
 
 class StagedEvents:
     """The staged crawl's lectures with the duplicate decisions applied, one event at a time (see
-    :class:`crawler.publish.release.EventRows`), read back from the stage when they are asked for."""
+    :class:`crawler.publish.events.EventRows`), read back from the stage when they are asked for."""
 
     def __init__(self, index: StageIndex, plan: DedupPlan) -> None:
         self.index = index

@@ -17,7 +17,7 @@ from crawler import stats_keys as keys
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.diff import ReleaseDiff, diff_releases
-from crawler.publish.release import read_manifest
+from crawler.publish.manifest import read_manifest
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig

@@ -1,0 +1,319 @@
+"""The previous release, and carrying it forward into the next one.
+
+:class:`PreviousRelease` is every reader's way into the release a new one is built on: its manifest and
+card at once, its lecture rows one event's files at a time, narrow columns of all of them.
+:func:`carry_forward` makes the next release's rows from its rows and the staged crawl's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypedDict
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawler import schema
+from crawler.fsutil import DamagedFile
+from crawler.publish.manifest import (
+    CARD,
+    MANIFEST,
+    EventShardEntry,
+    Manifest,
+    ReleaseError,
+    file_entry,
+    read_manifest,
+    recovery,
+)
+from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS
+from crawler.schema import (
+    PAGE_FIELDS,
+    AnthologyMatch,
+    Lecture,
+    content_sha256,
+    is_listing_only,
+    lecture_order,
+)
+from crawler.withdrawals import Withdrawals
+
+
+class SessionDetail(TypedDict):
+    """What is known of a session beside its lectures (see :func:`crawler.publish.tables.session_details`)."""
+
+    session_id: str
+    event_id: str | None
+    name: str | None
+    description: str | None
+    start: str | None
+    end: str | None
+
+
+class _Links(TypedDict):
+    anthology_id: str | None
+    anthology_url: str | None
+    anthology_match: AnthologyMatch | None
+
+
+@dataclass(frozen=True)
+class LectureState:
+    """What tells whether a lecture changed: its content hash, whether it is withdrawn, its event."""
+
+    content_sha256: str
+    withdrawn: bool
+    event_id: str
+
+
+@dataclass
+class PreviousRelease:
+    """The release in ``root`` that the next one is built on, read when it is needed: its manifest and
+    card at once, its lecture rows one event's files at a time, and narrow columns of all of them (ids,
+    hashes, events, links). Every reader of the previous release goes through here. ``root`` is None
+    when there is no release yet (then it holds nothing)."""
+
+    root: Path | None = None
+    manifest: Manifest | None = None
+    card: str | None = None
+    _states: dict[str, LectureState] | None = field(default=None, repr=False)
+
+    @property
+    def version(self) -> str | None:
+        return self.manifest["version"] if self.manifest else None
+
+    @property
+    def versions(self) -> list[str]:
+        return list(self.manifest.get("versions", [])) if self.manifest else []
+
+    @property
+    def lecture_files(self) -> list[str]:
+        return list(self.manifest["configs"][DEFAULT_CONFIG].get("files", [])) if self.manifest else []
+
+    def path_of(self, path: str) -> Path:
+        assert self.root is not None
+        return self.root / path
+
+    def _table(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        try:
+            return pq.read_table(self.path_of(path), columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedFile(
+                self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
+            ) from None
+
+    def check(self) -> None:
+        """Every lecture file opens as Parquet (a damaged release is named before anything is built)."""
+        for path in self.lecture_files:
+            try:
+                pq.read_metadata(self.path_of(path))
+            except (OSError, pa.ArrowException) as exc:
+                raise DamagedFile(
+                    self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
+                ) from None
+
+    def edited_files(self) -> list[str]:
+        """The lecture files that are no longer the files the manifest describes (size or sha256): edited
+        in place since they were published. The next release writes their events again."""
+        if self.manifest is None:
+            return []
+        listed = self.manifest["files"]
+        return [
+            path
+            for path in self.lecture_files
+            if path in listed
+            and self.path_of(path).is_file()
+            and file_entry(self.path_of(path)) != listed[path]
+        ]
+
+    def _lectures_in(self, path: str, keep: Callable[[str, str], bool] | None = None) -> list[Lecture]:
+        # An older release may lack columns added since: Lecture.from_json gives them their empty value.
+        rows = self._table(path).to_pylist()
+        return [
+            Lecture.from_json(row)
+            for row in rows
+            if keep is None or keep(str(row["lecture_id"]), str(row["event_id"]))
+        ]
+
+    def iter_lectures(self) -> Iterator[Lecture]:
+        """Every lecture row, one file in memory at a time."""
+        for path in self.lecture_files:
+            yield from self._lectures_in(path)
+
+    @property
+    def rows(self) -> list[Lecture]:
+        """Every lecture row at once: for callers that want the whole release."""
+        return list(self.iter_lectures())
+
+    def states(self) -> dict[str, LectureState]:
+        """Every lecture's hash, withdrawal and event, from three narrow columns (read once)."""
+        if self._states is None:
+            self._states = {}
+            for path in self.lecture_files:
+                table = self._table(path, ["lecture_id", "content_sha256", "withdrawn", "event_id"])
+                for lecture_id, digest, withdrawn, event in zip(
+                    *(table.column(i).to_pylist() for i in range(4)), strict=True
+                ):
+                    self._states[str(lecture_id)] = LectureState(str(digest), bool(withdrawn), str(event))
+        return self._states
+
+    @property
+    def hashes(self) -> dict[str, str]:
+        return {i: s.content_sha256 for i, s in self.states().items()}
+
+    def event_ids(self) -> list[str]:
+        return sorted({s.event_id for s in self.states().values()}, key=lecture_order)
+
+    def _files_of(self, event_id: str) -> list[str]:
+        """The files holding an event's rows: its own config's, else (a release without event configs)
+        every lecture file."""
+        assert self.manifest is not None
+        for config in self.manifest["configs"].values():
+            if config.get("event_id") == event_id:
+                return list(config.get("files", []))
+        return self.lecture_files
+
+    def lectures_of(
+        self, event_ids: Iterable[str], keep: Callable[[str, str], bool] | None = None
+    ) -> list[Lecture]:
+        """The rows of these events (``keep(lecture_id, event_id)`` choosing among them), in lecture order."""
+        wanted = set(event_ids)
+        paths = dict.fromkeys(p for e in sorted(wanted) if self.manifest for p in self._files_of(e))
+
+        def chosen(lecture_id: str, event_id: str) -> bool:
+            return event_id in wanted and (keep is None or keep(lecture_id, event_id))
+
+        out = [lec for path in paths for lec in self._lectures_in(path, chosen)]
+        return sorted(out, key=lambda lec: lecture_order(lec.lecture_id))
+
+    def links(self) -> dict[str, _Links]:
+        """The Anthology fields of every linked lecture, by id."""
+        out: dict[str, _Links] = {}
+        columns = ["lecture_id", "anthology_id", "anthology_url", "anthology_match"]
+        for path in self.lecture_files:
+            for row in self._table(path, columns).to_pylist():
+                if row["anthology_id"]:
+                    out[str(row["lecture_id"])] = {
+                        "anthology_id": row["anthology_id"],
+                        "anthology_url": row["anthology_url"],
+                        "anthology_match": row["anthology_match"],
+                    }
+        return out
+
+    def sessions(self) -> list[SessionDetail]:
+        """The session details the release's ``sessions`` table holds."""
+        config = self.manifest["configs"].get(SESSIONS.name) if self.manifest else None
+        out: list[SessionDetail] = []
+        for path in config.get("files", []) if config else []:
+            for row in self._table(path).to_pylist():
+                out.append(
+                    {
+                        "session_id": row.get("session_id"),
+                        "event_id": row.get("event_id"),
+                        "name": row.get("session_name"),
+                        "description": row.get("description"),
+                        "start": schema.format_timestamp(row.get("starts_at")),
+                        "end": schema.format_timestamp(row.get("ends_at")),
+                    }
+                )
+        return out
+
+    def event_shards(self) -> dict[str, EventShardEntry]:
+        found = self.manifest.get("event_shards") if self.manifest else None
+        return found if isinstance(found, dict) else {}
+
+
+def read_previous_release(out_dir: Path) -> PreviousRelease:
+    """The release in ``out_dir`` (empty when there is none), its manifest checked and its lecture files
+    opened; every command that writes the next release reads it through here."""
+    out_dir = Path(out_dir).absolute()
+    if not out_dir.exists():
+        return PreviousRelease()
+    manifest = read_manifest(out_dir)
+    if manifest is None:
+        if any(out_dir.iterdir()):
+            raise ReleaseError(
+                f"{out_dir} exists and is not a release (no {MANIFEST}); refusing to replace it"
+            )
+        return PreviousRelease()
+    card_path = out_dir / CARD
+    card = card_path.read_text(encoding="utf-8") if card_path.is_file() else None
+    previous = PreviousRelease(out_dir, manifest, card)
+    previous.check()
+    return previous
+
+
+@dataclass(frozen=True)
+class CarriedRelease:
+    """The rows of the next release before removals: what was staged, and what the previous release
+    held that this crawl did not restage. ``carried_events``: events of the previous release the crawl
+    did not cover, their rows kept as they were (event id -> rows); ``retired_events``: events taken
+    out on request (event id -> rows dropped); ``withdrawn``: lecture ids newly marked withdrawn."""
+
+    records: list[Lecture]
+    carried_events: dict[str, int]
+    retired_events: dict[str, int]
+    withdrawn: list[str]
+
+
+def carry_forward(
+    previous: Iterable[Lecture],
+    staged: Sequence[Lecture],
+    *,
+    crawled_events: Iterable[str],
+    withdrawals: Withdrawals,
+    retire_events: Iterable[str] = (),
+    staged_ids: Iterable[str] | None = None,
+) -> CarriedRelease:
+    """The next release's rows from the previous release's and the staged crawl's.
+
+    A staged lecture replaces its previous row, except that a row read from the lecture's page is never
+    replaced by one its listing alone gave (a page budget, a lost state): the listing's fields update it
+    (:func:`with_listing_fields`). A previous lecture the crawl did not stage is kept: marked withdrawn
+    only when the site said it is gone (``withdrawals``: its own resource, or its event's, answered so),
+    as it was otherwise (its event not crawled, kept back, or the site not asked). Every lecture of a
+    retired event, staged or not, is left out. ``staged_ids`` are the ids staged in the whole crawl when
+    ``staged`` is one event's part of it (a lecture staged under another event replaces its previous row
+    too).
+    """
+    crawled = {str(e) for e in crawled_events}
+    retired = {str(e) for e in retire_events}
+    retired_counts: dict[str, int] = {}
+    carried: dict[str, int] = {}
+    withdrawn: list[str] = []
+    out: list[Lecture] = []
+    before = list(previous)
+    published = {row.lecture_id: row for row in before}
+    for lecture in staged:
+        event = str(lecture.event_id)
+        if event in retired:
+            retired_counts[event] = retired_counts.get(event, 0) + 1
+            continue
+        last = published.get(lecture.lecture_id)
+        out.append(lecture if last is None else with_listing_fields(lecture, last))
+    restaged = set(staged_ids) if staged_ids is not None else {lec.lecture_id for lec in staged}
+    for row in before:
+        event = str(row.event_id)
+        if event in retired:
+            retired_counts[event] = retired_counts.get(event, 0) + 1
+        elif row.lecture_id in restaged:
+            continue
+        elif event not in crawled:
+            carried[event] = carried.get(event, 0) + 1
+            out.append(row)
+        elif not row.withdrawn and withdrawals.withdraws(event, row.lecture_id):
+            withdrawn.append(row.lecture_id)
+            out.append(replace(row, withdrawn=True))
+        else:
+            out.append(row)
+    return CarriedRelease(out, dict(sorted(carried.items())), dict(sorted(retired_counts.items())), withdrawn)
+
+
+def with_listing_fields(staged: Lecture, published: Lecture) -> Lecture:
+    """``staged`` as the next release holds it against its ``published`` row: a record its listing alone
+    gave (``extraction = api_listing...``) keeps what the published row read from the lecture's page (the
+    fields only a page gives, how and when it was read), its listing fields taken from ``staged``."""
+    if not is_listing_only(staged) or is_listing_only(published):
+        return staged
+    kept = {name: getattr(published, name) for name in PAGE_FIELDS}
+    merged = replace(staged, **kept)
+    return replace(merged, content_sha256=content_sha256(merged.values()))
