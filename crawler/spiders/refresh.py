@@ -37,6 +37,7 @@ from crawler.stage import PreviousLecture, StagedLecture
 # field both describe: not what only the page shows, nor what the crawl itself decides.
 NOT_CROSS_CHECKED = BOOKKEEPING_FIELDS | {f.name for f in FIELDS if f.from_page}
 CROSS_CHECKED = tuple(f.name for f in FIELDS if f.name not in NOT_CROSS_CHECKED)
+TIMESTAMP_FIELDS = frozenset(f.name for f in FIELDS if f.kind == "timestamp")
 # Record fields under another name in the listing's fields, and back.
 LISTING_NAMES = {"is_premium": "package"}
 RECORD_NAMES = {v: k for k, v in LISTING_NAMES.items()}
@@ -180,7 +181,8 @@ def listing_from_json(data: Any) -> LectureFields | None:
     names = {f.name for f in dataclasses.fields(LectureFields)} - {"problems"}
     values = {k: v for k, v in data.items() if k in names}
     try:
-        for name in ("held_at", "published_at"):
+        # Every timestamp of the schema comes back as one, not as the text JSON holds.
+        for name in names & TIMESTAMP_FIELDS:
             values[name] = parse_timestamp(values.get(name))
         return LectureFields(**values)
     except (TypeError, ValueError):
