@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench import procs
 from bench.bench_publish import synthetic_records
 from crawler import schema
-from crawler.stage import StageWriter
+from crawler.state.stage import StageWriter
 
 CHANGED_SHARE = 0.01
 

@@ -157,7 +157,7 @@ def run_configuration(
 ) -> Result:
     state = workdir / "state"
     bases = [h.base_url for h in hosts]
-    cmd = [sys.executable, "-m", "crawler.cli", "crawl", "--web-base", bases[0], "--api-base", bases[0]]
+    cmd = [sys.executable, "-m", "crawler.app.cli", "crawl", "--web-base", bases[0], "--api-base", bases[0]]
     cmd += ["--state", str(state), *crawl_settings(delay, bases)]
     if frontier:
         cmd += ["--frontier", frontier, "-s", f"FRONTIER_KEY_PREFIX=bench-{workdir.name}"]

@@ -84,7 +84,7 @@ def measure(cmd: Sequence[str], *, workdir: Path, name: str, timeout: float = 90
 
 
 def eventcrawl_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "crawler.cli", *args]
+    return [sys.executable, "-m", "crawler.app.cli", *args]
 
 
 fast_settings = loopback_crawl_args

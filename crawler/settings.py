@@ -72,7 +72,7 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.middlewares.origin.OffOriginRedirectMiddleware": 640,
     "crawler.middlewares.gated.GatedDownloadMiddleware": 650,
     "scrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware": None,
-    "crawler.httpcache.RevalidatingCacheMiddleware": 900,
+    "crawler.cache.httpcache.RevalidatingCacheMiddleware": 900,
 }
 
 # Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After.
@@ -106,8 +106,8 @@ GATED_ACTION = "ignore"
 HTTPCACHE_ENABLED = True
 HTTPCACHE_DIR = "httpcache"
 HTTPCACHE_EXPIRATION_SECS = 0
-HTTPCACHE_POLICY = "crawler.httpcache.RevalidatingPolicy"
-HTTPCACHE_STORAGE = "crawler.httpcache.BoundedFilesystemCacheStorage"
+HTTPCACHE_POLICY = "crawler.cache.httpcache.RevalidatingPolicy"
+HTTPCACHE_STORAGE = "crawler.cache.httpcache.BoundedFilesystemCacheStorage"
 HTTPCACHE_MAX_AGE_DAYS = 30
 HTTPCACHE_PURGE_ON_CLOSE = True
 

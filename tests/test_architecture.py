@@ -68,11 +68,14 @@ def broken(rule: str, found: list[Import]) -> list[str]:
         if rule == "pages" and within(imp.module, "crawler.pages"):
             bad = any(within(imp.target, n) for n in NETWORK)
         elif rule == "pipelines" and within(imp.module, "crawler.pipelines"):
-            bad = within(imp.target, "crawler.publish") or within(imp.target, "crawler.cli")
+            bad = within(imp.target, "crawler.publish") or within(imp.target, "crawler.app.cli")
         elif rule == "publish" and within(imp.module, "crawler.publish"):
             bad = within(imp.target, "crawler.spiders")
         elif rule == "replica" and not within(imp.module, "crawler.replica"):
-            bad = within(imp.target, "crawler.replica") and imp.module not in ("crawler.cli", "crawler.demo")
+            bad = within(imp.target, "crawler.replica") and imp.module not in (
+                "crawler.app.cli",
+                "crawler.app.demo",
+            )
         elif rule == "private" and within(imp.target, "crawler") and imp.target != imp.module:
             bad = any(n.startswith("_") and not n.startswith("__") for n in imp.names)
         else:
@@ -92,7 +95,7 @@ def test_every_import_of_the_package_keeps_the_rule(rule: str) -> None:
 
 def test_the_runner_never_imports_the_replica() -> None:
     found = [
-        str(i) for i in imports() if i.module == "crawler.runner" and within(i.target, "crawler.replica")
+        str(i) for i in imports() if i.module == "crawler.app.runner" and within(i.target, "crawler.replica")
     ]
     assert found == []
 
@@ -104,7 +107,7 @@ def test_the_runner_never_imports_the_replica() -> None:
         ("pages", "crawler/pages/x.py", "def f():\n    from urllib.request import urlopen\n"),
         ("pipelines", "crawler/pipelines/x.py", "from crawler.publish import card\n"),
         ("publish", "crawler/publish/x.py", "from ..spiders.underline import UnderlineSpider\n"),
-        ("replica", "crawler/runner.py", "def f():\n    from crawler.replica.layout import build_site\n"),
+        ("replica", "crawler/app/runner.py", "def f():\n    from crawler.replica.layout import build_site\n"),
         ("private", "crawler/a.py", "from crawler.b import _hidden\n"),
     ],
 )

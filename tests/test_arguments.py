@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.arguments import (
+from crawler.app.arguments import (
     SECONDS,
     ArgumentError,
     check_api_base,
@@ -19,8 +19,8 @@ from crawler.arguments import (
     parse_event_id,
     parse_event_ids,
 )
-from crawler.fsutil import DamagedFile
 from crawler.publish.card import DEFAULT_TEMPLATE
+from crawler.state.fsutil import DamagedFile
 
 
 @pytest.mark.parametrize(

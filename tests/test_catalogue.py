@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from crawler import settings as defaults
-from crawler.cli import main
+from crawler.app.cli import main
 from crawler.replica.faults import FaultProfile, SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer, Router

@@ -16,7 +16,7 @@ def _demo(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TMPDIR": str(cwd / "tmp")}
     (cwd / "tmp").mkdir(exist_ok=True)
     return subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "demo", "--lectures", "16", *args],
+        [sys.executable, "-m", "crawler.app.cli", "demo", "--lectures", "16", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.cli import main
-from crawler.stage import StageWriter
+from crawler.app.cli import main
+from crawler.state.stage import StageWriter
 from tests.support.replica import QUICK_GIVE_UP, eventcrawl
 from tests.test_stage import record
 

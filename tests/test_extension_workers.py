@@ -19,11 +19,11 @@ import pytest
 from scrapy.statscollectors import MemoryStatsCollector
 
 from crawler import stats_keys as keys
+from crawler.cache.httpcache import decode_entry
 from crawler.dedup import near
 from crawler.extensions.workers import JobTimedOut, WorkerDied, WorkerPool
-from crawler.httpcache import decode_entry
 from crawler.pipelines.dedup import SIGNATURE_BATCH
-from crawler.stage import read_stage
+from crawler.state.stage import read_stage
 from tests.support.commands import start_command
 from tests.support.replica import RunningReplica, crawl_args, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
@@ -350,7 +350,10 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
     )
     err = tmp_path / "crawl.err"
     crawl = start_command(
-        [sys.executable, "-m", "crawler.cli", *args], cwd=tmp_path, stdout=tmp_path / "crawl.out", stderr=err
+        [sys.executable, "-m", "crawler.app.cli", *args],
+        cwd=tmp_path,
+        stdout=tmp_path / "crawl.out",
+        stderr=err,
     )
     try:
         deadline = time.monotonic() + 60

@@ -22,7 +22,7 @@ from crawler.frontier import default_worker_name, frontier_settings
 from crawler.frontier.core import DONE, JOIN, SEED, Drain, Frontier
 from crawler.frontier.extension import FrontierExtension, IdleClock
 from crawler.schedule.lock import StateLock
-from crawler.stage import StageError, read_stage
+from crawler.state.stage import StageError, read_stage
 from tests.support.commands import Started, start_command
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
@@ -60,7 +60,7 @@ def start_worker(
     base = site if isinstance(site, str) else site.base_url
     logs.mkdir(parents=True, exist_ok=True)
     cmd = [
-        sys.executable, "-m", "crawler.cli", "crawl",
+        sys.executable, "-m", "crawler.app.cli", "crawl",
         "--web-base", base, "--api-base", base,
         "--state", str(state), "--frontier", frontier, "--worker", name,
         *settings,
@@ -435,7 +435,7 @@ def test_frontier_settings() -> None:
 
 def test_a_single_machine_crawl_needs_no_redis() -> None:
     code = (
-        "import sys, crawler.cli, crawler.frontier, crawler.frontier.addon; "
+        "import sys, crawler.app.cli, crawler.frontier, crawler.frontier.addon; "
         "crawler.frontier.addon.FrontierAddon().update_settings({}); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('redis', 'scrapy_redis')))"
     )

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.fsutil import exclusive_lock
 from crawler.schedule.lock import LockHeld, StateLock
+from crawler.state.fsutil import exclusive_lock
 
 
 def test_a_held_lock_refuses_a_second_holder_until_it_is_released(tmp_path: Path) -> None:

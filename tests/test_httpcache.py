@@ -16,7 +16,7 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.settings import Settings
 
-from crawler.httpcache import (
+from crawler.cache.httpcache import (
     ENTRY_SUFFIX,
     BrokenEntry,
     CacheSize,
@@ -480,7 +480,8 @@ def test_an_entry_killed_while_written_keeps_the_old_one_whole(tmp_path: Path) -
     old = encode_entry({"url": "http://example.org/"}, b"old body")
     path.write_bytes(old)
     writer = (
-        "import sys; from pathlib import Path; from crawler.httpcache import encode_entry, write_entry; "
+        "import sys; from pathlib import Path; "
+        "from crawler.cache.httpcache import encode_entry, write_entry; "
         "write_entry(Path(sys.argv[1]), encode_entry({'url': 'http://example.org/'}, b'n' * 50_000_000))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}

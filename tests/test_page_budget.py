@@ -24,7 +24,7 @@ import pytest
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.schema import format_timestamp
-from crawler.stage import read_stage
+from crawler.state.stage import read_stage
 from tests.support.commands import eventcrawl, run_command
 from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 from tests.support.sites import changed_site
@@ -36,7 +36,7 @@ LECTURE_PAGE = re.compile(r"^/lecture/(\d+)(?:-|$)")
 
 def crawl(server: ReplicaServer, state: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     command = [
-        sys.executable, "-m", "crawler.cli", "crawl",
+        sys.executable, "-m", "crawler.app.cli", "crawl",
         "--web-base", server.base_url, "--api-base", server.base_url, "--state", str(state),
         *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "-s", "UNDERLINE_PAGE_SIZE=25", *extra,
     ]  # fmt: skip

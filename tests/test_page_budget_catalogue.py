@@ -25,7 +25,7 @@ from crawler.replica.layout import ReplicaSite, build_catalogue, ground_truth, l
 from crawler.replica.server import KIND_LECTURE_PAGE, KIND_LISTING, ReplicaServer
 from crawler.schema import format_timestamp
 from crawler.settings import UNDERLINE_LISTINGS_AT_ONCE
-from crawler.stage import read_stage
+from crawler.state.stage import read_stage
 from tests.support.commands import run_command
 from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 
@@ -83,7 +83,7 @@ def night(server: ReplicaServer, state: Path, nights: Nights, *extra: str) -> No
     server.clear_requests()
     events = [arg for event_id in nights.site.events for arg in ("--event-id", event_id)]
     command = [
-        sys.executable, "-m", "crawler.cli", "crawl",
+        sys.executable, "-m", "crawler.app.cli", "crawl",
         "--web-base", server.base_url, "--api-base", server.base_url, "--state", str(state), *events,
         "--page-budget", str(BUDGET), *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
     ]  # fmt: skip

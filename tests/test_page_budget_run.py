@@ -13,7 +13,7 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
-from crawler.stage import read_stage
+from crawler.state.stage import read_stage
 from tests.support.commands import run_command
 from tests.support.replica import fast_crawl_settings, run_args
 
@@ -73,7 +73,7 @@ def test_subtitle_requests_count_against_the_budget(site: ReplicaSite, tmp_path:
     listed = sum(1 for lec in site.lectures.values() if lec.event_id == EVENT)
     with ReplicaServer(site) as server:
         command = [
-            sys.executable, "-m", "crawler.cli", "crawl",
+            sys.executable, "-m", "crawler.app.cli", "crawl",
             "--web-base", server.base_url, "--api-base", server.base_url, "--state", str(tmp_path / "state"),
             *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "-s", "UNDERLINE_SUBTITLES=True",
             "--page-budget", "10",
@@ -93,7 +93,7 @@ def test_a_resumed_crawl_spends_what_is_left_of_its_budget(site: ReplicaSite, tm
     state = tmp_path / "state"
     with ReplicaServer(site) as server:
         command = [
-            sys.executable, "-m", "crawler.cli", "crawl",
+            sys.executable, "-m", "crawler.app.cli", "crawl",
             "--web-base", server.base_url, "--api-base", server.base_url, "--state", str(state),
             *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", "--page-budget", "20",
         ]  # fmt: skip

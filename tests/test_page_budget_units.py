@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crawler import stats_keys as keys
-from crawler.arguments import ArgumentError, check_setting
+from crawler.app.arguments import ArgumentError, check_setting
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.pages import LectureFields
 from crawler.schedule.config import ConfigError, load_config
@@ -17,7 +17,7 @@ from crawler.schedule.gate import GateInput, GateThresholds, evaluate
 from crawler.schema import Lecture
 from crawler.spiders.budget import HeldListing, PageBudget
 from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, need_rank
-from crawler.stage import PreviousLecture, StagedLecture
+from crawler.state.stage import PreviousLecture, StagedLecture
 from tests.support.replica import eventcrawl
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.paths import (
+from crawler.state.paths import (
     PathError,
     check_dataset_name,
     check_output_dir,

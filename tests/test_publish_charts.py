@@ -233,7 +233,18 @@ def test_a_site_never_seen_gets_a_card_with_its_charts_and_loadable_changes(tmp_
     import datasets
 
     result = subprocess.run(
-        [sys.executable, "-m", "crawler.cli", "demo", "--lectures", "120", "--seed", "4242", "--out", "out"],
+        [
+            sys.executable,
+            "-m",
+            "crawler.app.cli",
+            "demo",
+            "--lectures",
+            "120",
+            "--seed",
+            "4242",
+            "--out",
+            "out",
+        ],
         capture_output=True,
         text=True,
         cwd=tmp_path,

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from crawler.app.runner import NextRelease
 from crawler.publish import diff as diffs
 from crawler.publish import events as release_events
 from crawler.publish.changes import read_changes
@@ -16,7 +17,6 @@ from crawler.publish.previous import read_previous_release
 from crawler.publish.release import publish_release
 from crawler.publish.removals import Redactions, RemovalRequests
 from crawler.publish.summaries import SpilledEvents
-from crawler.runner import NextRelease
 from crawler.schedule import run
 from crawler.schedule.changelog import Changelog
 from crawler.schema import CONTENT_FIELDS, Lecture, lecture_order

@@ -19,7 +19,7 @@ import pytest
 from huggingface_hub import HfApi
 
 from crawler import schema
-from crawler.fsutil import DamagedFile
+from crawler.app.runner import PublishRequest, StagedCrawl, next_release, publish, publish_staged
 from crawler.pages.profiles import author_name
 from crawler.publish.events import GroupedEvents
 from crawler.publish.hub import RetryPolicy, push_to_hub
@@ -34,11 +34,11 @@ from crawler.publish.removals import (
     orcid_digest,
     record_removals,
 )
-from crawler.runner import PublishRequest, StagedCrawl, next_release, publish, publish_staged
 from crawler.schema import Lecture
-from crawler.stage import StageWriter
+from crawler.state.fsutil import DamagedFile
+from crawler.state.stage import StageWriter
+from crawler.state.withdrawals import Withdrawals
 from crawler.text.normalize import person_name
-from crawler.withdrawals import Withdrawals
 from tests.support.hub import StandIn, hub
 from tests.test_publish_parquet import PROVENANCE, make_record
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from crawler import runner
+from crawler.app import runner
 from crawler.publish.removals import RemovalRequests
 from crawler.replica.layout import build_site, load_records
 from crawler.replica.server import ReplicaServer

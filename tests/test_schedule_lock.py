@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from crawler.fsutil import DamagedFile
 from crawler.schedule.lock import StateLock
+from crawler.state.fsutil import DamagedFile
 
 
 def test_a_lock_that_is_a_folder_is_damage_with_a_way_out(tmp_path: Path) -> None:

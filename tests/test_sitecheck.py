@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from crawler.cli import main
+from crawler.app.cli import main
 from crawler.sitetools.fetcher import fetch_url
 from tests.support.bad_site import BadSite, Canned, Rule
 from tests.support.replica import RunningReplica, eventcrawl, running_replica

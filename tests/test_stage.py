@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from crawler.schema import content_sha256
-from crawler.stage import (
+from crawler.state.stage import (
     COMPLETE_MARKER,
     REFUSED_DIRNAME,
     RUN_FILE,

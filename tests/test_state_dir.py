@@ -1,4 +1,4 @@
-"""The state directory's paths, named once in crawler/state_dir.py."""
+"""The state directory's paths, named once in crawler/state/layout.py."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from crawler import stage
-from crawler.arguments import check_state_layout
+from crawler.app.arguments import check_state_layout
 from crawler.dedup.index import INDEX_NAME, index_path
 from crawler.dedup.near import CACHE_DIRNAME
-from crawler.fsutil import DamagedFile
 from crawler.pipelines.boilerplate import MODEL_NAME
-from crawler.state_dir import StateDir
+from crawler.state import stage
+from crawler.state.fsutil import DamagedFile
+from crawler.state.layout import StateDir
 
 
 def test_every_path_is_under_the_root_with_its_name() -> None:

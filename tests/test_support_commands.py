@@ -17,7 +17,7 @@ from tests.support.commands import eventcrawl, run_command
 
 def fresh(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "crawler.cli", *args], capture_output=True, text=True, cwd=cwd, check=False
+        [sys.executable, "-m", "crawler.app.cli", *args], capture_output=True, text=True, cwd=cwd, check=False
     )
 
 
@@ -71,7 +71,7 @@ def test_the_fork_server_keeps_the_workers_environment_whatever_the_first_comman
 
 def test_a_started_command_runs_forked_until_it_is_killed(tmp_path: Path) -> None:
     out, err = tmp_path / "out", tmp_path / "err"
-    command = [sys.executable, "-m", "crawler.cli", "serve-replica", "--port", "0", "--lectures", "5"]
+    command = [sys.executable, "-m", "crawler.app.cli", "serve-replica", "--port", "0", "--lectures", "5"]
     started = commands.start_command(command, cwd=tmp_path, stdout=out, stderr=err)
     try:
         assert isinstance(started, commands.Started)

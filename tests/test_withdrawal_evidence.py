@@ -27,8 +27,8 @@ from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import KIND_EVENT_API, KIND_LECTURE_API, KIND_LECTURE_PAGE, ReplicaServer
 from crawler.schema import Lecture
+from crawler.state.withdrawals import Withdrawals
 from crawler.urls import listing_url
-from crawler.withdrawals import Withdrawals
 from tests.support.commands import run_command
 from tests.support.replica import QUICK_GIVE_UP, run_args, run_report
 from tests.support.sites import EDIT_SUFFIX, with_edit, without_lectures

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
-from crawler.fsutil import DamagedFile, write_json_atomic
 from crawler.schema import lecture_order
+from crawler.state.fsutil import DamagedFile, write_json_atomic
 
 INDEX_NAME = "published-index.json"
 INDEX_VERSION = 1

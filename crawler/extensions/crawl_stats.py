@@ -30,9 +30,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from crawler import stats_keys as keys
-from crawler.fsutil import write_json_atomic
-from crawler.stage import staged_counts
-from crawler.state_dir import StateDir
+from crawler.state.fsutil import write_json_atomic
+from crawler.state.layout import StateDir
+from crawler.state.stage import staged_counts
 
 if TYPE_CHECKING:
     from scrapy.utils.asyncio import AsyncioLoopingCall

@@ -12,7 +12,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 # Imported by each worker when it starts, before its first job arrives: the modules of the crawl's jobs.
-JOB_MODULES = ("crawler.cache_entry", "crawler.pages.lecture", "crawler.pages.api", "crawler.dedup.near")
+JOB_MODULES = ("crawler.cache.entry", "crawler.pages.lecture", "crawler.pages.api", "crawler.dedup.near")
 
 # WORKER_JOB_WRAPPER in this worker: wrapper(fn, *args, **kwargs) runs every job (None: the job itself).
 _job_wrapper: Callable[..., object] | None = None

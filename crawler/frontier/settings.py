@@ -30,7 +30,7 @@ import socket
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from crawler.stage import check_worker_name
+from crawler.state.stage import check_worker_name
 
 DEFAULTS: Mapping[str, object] = {
     "FRONTIER_URL": None,

@@ -4,7 +4,7 @@
 add-on names it in ``STAGE_FLEET``):
 
 - the run a worker's stage belongs to (``<namespace> <run>``), so that a finished stage is moved aside once
-  per frontier run (:func:`crawler.stage.start_stage`);
+  per frontier run (:func:`crawler.state.stage.start_stage`);
 - the fleet's count of staged lectures, one per lecture a worker stages;
 - ``COMPLETE`` only when the frontier is drained: every request of every worker crawled, every item staged.
   Its summary is the fleet's (lectures staged by all workers, the frontier's run and keys).

@@ -30,7 +30,7 @@ from crawler.pages.jsonapi import id_text, index_resources, related_id, resource
 from crawler.text.privacy import scrub_emails
 
 # Event ids go into ``event_ids`` of a run's configuration, which takes decimal numbers (as
-# ``crawler.arguments.parse_event_id`` does: up to 12 digits, leading zeros dropped).
+# ``crawler.app.arguments.parse_event_id`` does: up to 12 digits, leading zeros dropped).
 _EVENT_ID = re.compile(r"^0*([0-9]{1,12})$")
 # An event date as written: a calendar date, possibly the start of a timestamp (its date as written).
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ]\d{2}:\d{2}\S*)?$")

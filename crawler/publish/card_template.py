@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from jinja2 import meta, nodes
 
-from crawler.arguments import ArgumentError
+from crawler.app.arguments import ArgumentError
 
 # The names the card's YAML metadata gives the template (``DatasetCardData.to_dict()`` of
 # ``card.card_data``, which sets these), besides the YAML itself as ``card_data``.

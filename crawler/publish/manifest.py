@@ -9,10 +9,10 @@ import hashlib
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
-from crawler.fsutil import DamagedFile, read_json_file
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish import charts
 from crawler.publish.tables import DEFAULT_CONFIG
+from crawler.state.fsutil import DamagedFile, read_json_file
 
 MANIFEST = "manifest.json"
 CARD = "README.md"

@@ -16,7 +16,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler import schema
-from crawler.fsutil import DamagedFile
 from crawler.publish.manifest import (
     CARD,
     MANIFEST,
@@ -36,7 +35,8 @@ from crawler.schema import (
     is_listing_only,
     lecture_order,
 )
-from crawler.withdrawals import Withdrawals
+from crawler.state.fsutil import DamagedFile
+from crawler.state.withdrawals import Withdrawals
 
 
 class SessionDetail(TypedDict):

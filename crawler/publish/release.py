@@ -28,7 +28,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from crawler.fsutil import exclusive_lock
 from crawler.publish import card as cards
 from crawler.publish.build import build_release, crawl_date_of
 from crawler.publish.events import BuildContext, EventRows, GroupedEvents, PublishOptions, Removals
@@ -39,6 +38,7 @@ from crawler.publish.removals import Redactions, apply_removals
 from crawler.publish.swap import ReleaseStep, recover, swap_in
 from crawler.publish.tables import lecture_rows
 from crawler.publish.verify import verify_release
+from crawler.state.fsutil import exclusive_lock
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 

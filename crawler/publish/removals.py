@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import cast
 
 from crawler import schema
-from crawler.fsutil import DamagedFile, read_json_file, write_json_atomic
 from crawler.schema import Author, Lecture
-from crawler.state_dir import StateDir
+from crawler.state.fsutil import DamagedFile, read_json_file, write_json_atomic
+from crawler.state.layout import StateDir
 from crawler.text.normalize import person_name
 
 _ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.IGNORECASE)

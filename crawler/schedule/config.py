@@ -35,15 +35,15 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, TypedDict
 
-from crawler.arguments import (
+from crawler.app.arguments import (
     ArgumentError,
     check_api_base,
     check_base_url,
     check_settings,
     parse_event_ids,
 )
-from crawler.fsutil import UnreadableText, read_text
 from crawler.schedule.gate import GateThresholds
+from crawler.state.fsutil import UnreadableText, read_text
 
 
 class ConfigError(ValueError):

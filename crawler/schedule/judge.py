@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, TypedDict
 from crawler import stats_keys as keys
 from crawler.schedule.gate import GateInput, GateThresholds, GateVerdict, evaluate
 from crawler.schedule.gate_rows import GateRow, row_coverage
-from crawler.state_dir import StateDir
+from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
+    from crawler.app.runner import NextRelease
     from crawler.publish.removals import Redactions
-    from crawler.runner import NextRelease
     from crawler.schema import Lecture
 
 
@@ -91,9 +91,9 @@ def staged_statistics(state_dir: Path) -> dict[str, object]:
     """The counters of the crawl staged in ``state_dir``: every crawl process's
     (``stage/stats-<worker>.json``, a fleet's workers added up), or the last crawl report's statistics
     when the stage keeps none; empty when neither is there."""
+    from crawler.app.runner import read_crawl_report
     from crawler.extensions.crawl_stats import add_counters
-    from crawler.fsutil import read_json_file
-    from crawler.runner import read_crawl_report
+    from crawler.state.fsutil import read_json_file
 
     found = sorted(StateDir.of(state_dir).stage.glob("stats-*.json"))
     if not found:

@@ -19,8 +19,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
-from crawler.fsutil import DamagedFile, flock, unlock
-from crawler.state_dir import StateDir
+from crawler.state.fsutil import DamagedFile, flock, unlock
+from crawler.state.layout import StateDir
 
 
 class LockHeld(RuntimeError):

@@ -12,10 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
-from crawler import runner
 from crawler import stats_keys as keys
+from crawler.app import runner
 from crawler.extensions.progress import budget_summary, format_budget
-from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.publish.diff import ReleaseDiff, diff_releases
 from crawler.publish.manifest import read_manifest
 from crawler.publish.removals import RemovalRequests
@@ -24,8 +23,9 @@ from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateReport, GateThresholds, GateVerdict
 from crawler.schedule.judge import CoverageReport, judge_release, refusal
 from crawler.schedule.lock import StateLock
-from crawler.stage import mark_refused
-from crawler.state_dir import StateDir
+from crawler.state.fsutil import read_json_file, write_json_atomic
+from crawler.state.layout import StateDir
+from crawler.state.stage import mark_refused
 
 if TYPE_CHECKING:
     from crawler.anthology.links import LinkReport

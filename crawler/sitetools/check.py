@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 from protego import Protego
 
 from crawler import settings as defaults
-from crawler.fsutil import write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages import (
     LectureFields,
@@ -46,6 +45,7 @@ from crawler.sitetools.fetcher import (
     fetch_url,
     origin,
 )
+from crawler.state.fsutil import write_json_atomic
 from crawler.text.privacy import contains_email, scrub_emails, scrub_url
 from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url, without_credentials
 

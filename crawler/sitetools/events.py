@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 from protego import Protego
 
 from crawler import settings as defaults
-from crawler.fsutil import write_json_atomic
 from crawler.pages.catalogue import (
     EventInfo,
     EventSummary,
@@ -33,7 +32,8 @@ from crawler.pages.catalogue import (
     summarize_events,
 )
 from crawler.sitetools.fetcher import Answer, Fetch, PoliteFetcher, fetch_url
-from crawler.state_dir import StateDir
+from crawler.state.fsutil import write_json_atomic
+from crawler.state.layout import StateDir
 from crawler.text.privacy import scrub_emails
 from crawler.urls import API_ACCEPT, library_listing_url, without_credentials
 

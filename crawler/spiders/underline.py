@@ -24,9 +24,9 @@ from twisted.python.failure import Failure
 from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
-from crawler.arguments import parse_event_ids
+from crawler.app.arguments import parse_event_ids
+from crawler.cache.httpcache import BodyReader, StoredRead
 from crawler.extensions.workers import JobFailed, crawler_pool
-from crawler.httpcache import BodyReader, StoredRead
 from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SessionItem
 from crawler.json_types import JsonObject
 from crawler.pages import (
@@ -74,11 +74,12 @@ from crawler.spiders.refresh import (
     revalidation_due,
     with_new_listing_fields,
 )
-from crawler.stage import (
+from crawler.state.stage import (
     PreviousStage,
     staged_counts,
     unfinished_lecture_ids,
 )
+from crawler.state.withdrawals import Withdrawals
 from crawler.urls import (
     API_ACCEPT,
     canonical_lecture_url,
@@ -89,7 +90,6 @@ from crawler.urls import (
     same_host,
     transcripts_url,
 )
-from crawler.withdrawals import Withdrawals
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from crawler.fsutil import write_json_atomic
+from crawler.state.fsutil import write_json_atomic
 from crawler.text.normalize import normalize_line
 
 MODEL_VERSION = 1

@@ -1,4 +1,4 @@
-"""Run ``python -m crawler.cli ...`` as its own process, forked from one that has imported the crawler.
+"""Run ``python -m crawler.app.cli ...`` as its own process, forked from one that has imported the crawler.
 
 A fresh interpreter spends about a second of CPU importing Scrapy, Twisted, pyarrow and ``datasets``
 before a command does anything, and the suite runs a few hundred commands. Here each command still runs
@@ -6,7 +6,7 @@ in a process of its own, with its own working directory, environment, exit statu
 a timeout that kills it; only the imports are done once per test worker, by a ``multiprocessing``
 fork server that loads the modules below and forks a child per command.
 
-The child runs ``crawler.cli`` as ``__main__`` (as ``-m`` does) and the interpreter's exit handlers
+The child runs ``crawler.app.cli`` as ``__main__`` (as ``-m`` does) and the interpreter's exit handlers
 before it exits, so what a command writes, flushes and cleans up at exit is what it does when started by
 hand. The fork server starts with the suite, before any test changes the environment. A command is
 started as a fresh interpreter instead when its environment differs from the fork server's (modules read
@@ -28,7 +28,7 @@ from multiprocessing import forkserver
 from multiprocessing.context import ForkServerContext
 from pathlib import Path
 
-CLI_MODULE = "crawler.cli"
+CLI_MODULE = "crawler.app.cli"
 # The directory that holds the ``tests`` package.
 CHECKOUT = Path(__file__).resolve().parents[2]
 # Scrapy's component lists whose modules a crawl imports when it builds its engine.
@@ -48,7 +48,7 @@ def _component_modules() -> tuple[str, ...]:
     from scrapy.settings import default_settings
 
     from crawler import settings as project
-    from crawler.runner import REMOTE_CONTROL
+    from crawler.app.runner import REMOTE_CONTROL
 
     names: set[str] = set()
     for setting in _COMPONENT_LISTS:
@@ -134,7 +134,7 @@ def _comparable(environment: Mapping[str, str]) -> dict[str, str]:
 def eventcrawl(
     *args: str, cwd: Path | None = None, timeout: float = 600, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m crawler.cli *args``, its output captured as text; as ``subprocess.run`` would."""
+    """``python -m crawler.app.cli *args``, its output captured as text; as ``subprocess.run`` would."""
     return run_command([sys.executable, "-m", CLI_MODULE, *args], cwd=cwd, timeout=timeout, env=env)
 
 

@@ -54,7 +54,7 @@ def run_args(base: str, work: Path, name: str, *extra: str) -> list[str]:
     """The whole ``eventcrawl run`` command of a replica at ``base``: state and release under ``work``,
     loopback speed, no progress line."""
     return [
-        sys.executable, "-m", "crawler.cli", "run",
+        sys.executable, "-m", "crawler.app.cli", "run",
         "--web-base", base, "--api-base", base,
         "--state", str(work / "state"), "--out", str(work / "out"), "--name", name,
         *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False", *extra,

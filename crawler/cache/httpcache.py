@@ -62,7 +62,7 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.project import data_path
 
 from crawler import stats_keys as keys
-from crawler.cache_entry import (
+from crawler.cache.entry import (
     ENTRY_FORMAT,
     ENTRY_SUFFIX,
     TEMP_SUFFIX,

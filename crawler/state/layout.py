@@ -7,7 +7,7 @@ onto the directory itself.
 =============================  ==========================================================================
 Path (under ``<state>/``)      What it holds
 =============================  ==========================================================================
-``stage/``                     the current crawl's staging area (:mod:`crawler.stage`)
+``stage/``                     the current crawl's staging area (:mod:`crawler.state.stage`)
 ``stage/<worker>.jsonl``       one crawl process's staged lectures, sessions and aliases (append-only)
 ``stage/stats-<worker>.json``  that process's crawl counters, kept so that a resumed crawl is judged
                                whole (:mod:`crawler.extensions.crawl_stats`)

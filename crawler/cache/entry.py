@@ -1,8 +1,8 @@
 """The HTTP cache's entry files, pure: a downloaded answer decoded, stripped of personal data, encoded with
 its length and sha256, and written whole or not at all; an entry read back and checked.
 
-Scrapy's side of the cache (policy, middleware, storage) is :mod:`crawler.httpcache`. This module imports
-no Scrapy, so that a worker process that stores entries for the crawl starts without it (about half a
+Scrapy's side of the cache (policy, middleware, storage) is :mod:`crawler.cache.httpcache`. This module
+imports no Scrapy, so that a worker process that stores entries for the crawl starts without it (about half a
 second of a worker's start-up, and the crawl's first listing page waits for a worker).
 """
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler import stats_keys as keys
-from crawler.fsutil import exclusive_lock, write_json_atomic
+from crawler.state.fsutil import exclusive_lock, write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.schema import (
     FIELD_NAMES,
@@ -48,7 +48,7 @@ from crawler.schema import (
     to_json_record,
     validate_record,
 )
-from crawler.state_dir import StateDir
+from crawler.state.layout import StateDir
 
 logger = logging.getLogger(__name__)
 

@@ -19,14 +19,14 @@ from scrapy.settings import Settings
 
 from crawler import __version__
 from crawler import stats_keys as keys
-from crawler.fsutil import read_json_file, write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.gate import GateThresholds, GateVerdict
 from crawler.schema import Lecture, lecture_order
-from crawler.state_dir import StateDir
+from crawler.state.fsutil import read_json_file, write_json_atomic
+from crawler.state.layout import StateDir
+from crawler.state.withdrawals import Withdrawals
 from crawler.urls import without_credentials
-from crawler.withdrawals import Withdrawals
 
 if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
     from crawler.schedule.changelog import Changelog
-    from crawler.stage import StageIndex
+    from crawler.state.stage import StageIndex
 
 SPIDER_NAME = "underline"
 # Settings a dataset's provenance records: the ones that change what or how politely was fetched.
@@ -321,7 +321,7 @@ def base_on_release(state_dir: Path, release_dir: Path) -> int:
     rows the base holds."""
     from crawler.publish.manifest import read_manifest
     from crawler.publish.previous import read_previous_release
-    from crawler.stage import refresh_base_ids, write_release_base
+    from crawler.state.stage import refresh_base_ids, write_release_base
 
     if read_manifest(release_dir) is None:
         return write_release_base(state_dir, [])
@@ -364,7 +364,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
     from crawler.dedup.index import load_index
     from crawler.dedup.near import load_signatures
     from crawler.publish.summaries import StagedEvents, plan_dedup
-    from crawler.stage import index_stage
+    from crawler.state.stage import index_stage
 
     staged = index_stage(state_dir)
     if not staged.complete and not allow_partial:
@@ -425,8 +425,8 @@ def removals_in_force(out_dir: Path, state_dir: Path, removals: RemovalRequests 
     lost and restored, or another one, brings nothing back. :class:`DamagedFile` when the release's
     manifest lists a ledger that neither the release nor ``state_dir`` holds, or when a release made
     before ledgers were published redacted more authors than these removals name."""
-    from crawler.fsutil import DamagedFile
     from crawler.publish.removals import RELEASE_LEDGER, ReleaseRemovals, load_removals, redaction_count
+    from crawler.state.fsutil import DamagedFile
 
     kept = ReleaseRemovals.load(out_dir)
     ledger = StateDir.of(state_dir).removals
@@ -705,7 +705,7 @@ def publish_staged(
     from crawler.schedule.gate import GateRefused
     from crawler.schedule.judge import judge_release, staged_statistics
     from crawler.schedule.lock import StateLock
-    from crawler.stage import mark_refused
+    from crawler.state.stage import mark_refused
 
     with StateLock(request.state_dir):
         staged = read_staged(request.state_dir, allow_partial=request.allow_partial)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler.runner import LOOPBACK_CRAWL_SETTINGS, CrawlResult, PublishRequest, crawl, publish_staged
+from crawler.app.runner import LOOPBACK_CRAWL_SETTINGS, CrawlResult, PublishRequest, crawl, publish_staged
 
 if TYPE_CHECKING:
     from crawler.publish.release import ReleaseResult

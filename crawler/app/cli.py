@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler import __version__, runner
-from crawler import demo as demo_flow
+from crawler import __version__
 from crawler import settings as defaults
 from crawler.anthology.reader import AnthologyError
-from crawler.arguments import (
+from crawler.app import demo as demo_flow
+from crawler.app import runner
+from crawler.app.arguments import (
     DAYS,
     SECONDS,
     TIMEOUT,
@@ -30,11 +31,19 @@ from crawler.arguments import (
     parse_event_id,
     parse_event_ids,
 )
+from crawler.cache.httpcache import cache_size, purge_cache
 from crawler.extensions.progress import format_budget
 from crawler.frontier import frontier_settings
-from crawler.fsutil import DamagedFile
-from crawler.httpcache import cache_size, purge_cache
-from crawler.paths import (
+from crawler.publish.removals import RemovalRequests
+from crawler.schedule.config import ConfigError, load_config
+from crawler.schedule.gate import GateRefused, GateVerdict
+from crawler.schedule.lock import LockHeld, StateLock
+from crawler.schedule.run import RunStatus, execute
+from crawler.sitetools import events as catalogue
+from crawler.sitetools.check import DEFAULT_TIMEOUT, RecordError, SiteArguments, check_site, record_site
+from crawler.state.fsutil import DamagedFile
+from crawler.state.layout import StateDir
+from crawler.state.paths import (
     PathError,
     check_dataset_name,
     check_directory,
@@ -43,15 +52,7 @@ from crawler.paths import (
     check_revision,
     check_state_dir,
 )
-from crawler.publish.removals import RemovalRequests
-from crawler.schedule.config import ConfigError, load_config
-from crawler.schedule.gate import GateRefused, GateVerdict
-from crawler.schedule.lock import LockHeld, StateLock
-from crawler.schedule.run import RunStatus, execute
-from crawler.sitetools import events as catalogue
-from crawler.sitetools.check import DEFAULT_TIMEOUT, RecordError, SiteArguments, check_site, record_site
-from crawler.stage import StageError, check_worker_name
-from crawler.state_dir import StateDir
+from crawler.state.stage import StageError, check_worker_name
 
 if TYPE_CHECKING:
     # What ``add_subparsers`` returns: argparse names the class but does not export it.

@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 from scrapy.settings import default_settings
 
 from crawler import settings as project_settings
-from crawler.fsutil import UnreadableText, read_text
-from crawler.state_dir import StateDir
+from crawler.state.fsutil import UnreadableText, read_text
+from crawler.state.layout import StateDir
 
 
 class ArgumentError(ValueError):
@@ -239,7 +239,7 @@ def check_state_layout(state_dir: Path) -> Path:
     """``state_dir``'s known entries are of the right kind; :class:`DamagedFile` names the first that
     is not and says how to recover. A file where a folder belongs (or the other way round) stops every
     command that works on the directory, so it is found before anything else is done."""
-    from crawler.fsutil import DamagedFile
+    from crawler.state.fsutil import DamagedFile
 
     state = StateDir(state_dir)
     for path in state.checked_folders():
@@ -273,7 +273,7 @@ def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
     Checked before a crawl, so that a run does not crawl the site to find it cannot publish: a folder
     that is no release is an :class:`ArgumentError`, a damaged release a ``DamagedFile``.
     """
-    from crawler.fsutil import DamagedFile, read_json_file
+    from crawler.state.fsutil import DamagedFile, read_json_file
 
     manifest_path = out_dir / "manifest.json"
     if not out_dir.is_dir():
