@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crawler import cli, schema
+from crawler import schema
 from crawler.anthology.links import (
     LINK_COLUMNS,
     LinkRow,
@@ -26,6 +26,7 @@ from crawler.anthology.links import (
     safe_cell,
 )
 from crawler.anthology.reader import MAX_TEXT, ReadSummary, read_papers
+from crawler.app import cli
 from crawler.publish.changes import compute_changes
 from crawler.publish.release import publish_release
 from crawler.replica.gold import content_hash
