@@ -15,6 +15,8 @@ from huggingface_hub import DatasetCard
 from crawler import schema
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
+from crawler.publish.card_escape import escape_text
+from crawler.publish.card_metadata import size_category
 from crawler.publish.diff import diff_releases
 from crawler.publish.lint import split_front_matter
 from crawler.publish.release import publish_release
@@ -255,16 +257,13 @@ def test_datasets_snippet_names_the_configs(text: str) -> None:
 
 
 def test_escape_text() -> None:
-    assert (
-        cards.escape_text("a | b <i>x</i>\n---\n`c` & d")
-        == "a \\| b &lt;i&gt;x&lt;/i&gt; --- \\`c\\` &amp; d"
-    )
-    assert cards.escape_text("  two\u2028lines\x00 ") == "two lines"
-    assert cards.escape_text("Ünïcödé — 日本語") == "Ünïcödé — 日本語"
-    assert cards.escape_text(None) == "(none)"
-    assert cards.escape_text("   ", empty="-") == "-"
-    assert cards.escape_text("abcdefghij", limit=5) == "abcd…"
-    assert cards.escape_text("{{ x }} $y$ #z") == "\\{\\{ x \\}\\} \\$y\\$ \\#z"
+    assert escape_text("a | b <i>x</i>\n---\n`c` & d") == "a \\| b &lt;i&gt;x&lt;/i&gt; --- \\`c\\` &amp; d"
+    assert escape_text("  two\u2028lines\x00 ") == "two lines"
+    assert escape_text("Ünïcödé — 日本語") == "Ünïcödé — 日本語"
+    assert escape_text(None) == "(none)"
+    assert escape_text("   ", empty="-") == "-"
+    assert escape_text("abcdefghij", limit=5) == "abcd…"
+    assert escape_text("{{ x }} $y$ #z") == "\\{\\{ x \\}\\} \\$y\\$ \\#z"
 
 
 @pytest.mark.parametrize(
@@ -273,7 +272,7 @@ def test_escape_text() -> None:
      (250_000, "100K<n<1M"), (1_000_000, "1M<n<10M"), (10**13, "n>1T")],
 )  # fmt: skip
 def test_size_category(rows: int, label: str) -> None:
-    assert cards.size_category(rows) == label
+    assert size_category(rows) == label
 
 
 def lectures_with_hashes(hashes: dict[str, str]) -> list[schema.Lecture]:

@@ -23,6 +23,7 @@ from crawler.anthology.links import LINKS_FILE, LinksFile, links_csv, links_file
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish import charts
+from crawler.publish.card_metadata import ChangesConfig, ConfigFiles, card_data
 from crawler.publish.events import BuildContext, EventRows, Removals, Written, merge_changes, write_events
 from crawler.publish.manifest import (
     CARD,
@@ -89,14 +90,14 @@ class Built:
     reused_files: frozenset[str] = frozenset()  # lecture files carried from the previous release
 
 
-def _lecture_configs(context: BuildContext, written: Written, rows: int) -> list[cards.ConfigFiles]:
+def _lecture_configs(context: BuildContext, written: Written, rows: int) -> list[ConfigFiles]:
     build = context.build
     if written.events:
         shards = [s for w in written.events for s in w.shards]
     else:
         shards = write_shards(lecture_table([]), build, LECTURES, partition=EMPTY_PARTITION)
     return [
-        cards.ConfigFiles(
+        ConfigFiles(
             spec=LECTURES,
             paths=tuple(s.path for s in shards),
             num_rows=rows,
@@ -107,14 +108,14 @@ def _lecture_configs(context: BuildContext, written: Written, rows: int) -> list
     ]
 
 
-def _table_configs(build: Path, tables: Mapping[str, pa.Table]) -> list[cards.ConfigFiles]:
+def _table_configs(build: Path, tables: Mapping[str, pa.Table]) -> list[ConfigFiles]:
     """The summary tables' files. datasets cannot load a split without rows: a table other than the
     default is left out while empty (e.g. ``authors`` until the crawl reads them)."""
     configs = []
     for spec in (s for s in SPECS if s is not LECTURES and tables[s.name].num_rows):
         shards = write_shards(tables[spec.name], build, spec)
         configs.append(
-            cards.ConfigFiles(
+            ConfigFiles(
                 spec=spec,
                 paths=tuple(s.path for s in shards),
                 num_rows=tables[spec.name].num_rows,
@@ -133,8 +134,8 @@ class _Release:
     version: str
     previous_version: str | None
     created: datetime
-    configs: list[cards.ConfigFiles]
-    event_files: list[cards.ConfigFiles]
+    configs: list[ConfigFiles]
+    event_files: list[ConfigFiles]
     per_event: list[EventConfig]
     change_files: list[str]
     changes: cards.Changes
@@ -221,10 +222,10 @@ def _write_card(
         (context.build / chart.path).write_text(chart.svg, encoding="utf-8")
     text = cards.render_card(
         template=context.template,
-        data=cards.card_data(
+        data=card_data(
             pretty_name=" ".join(pretty_name.split()),
             configs=all_configs,
-            changes=cards.ChangesConfig.of(context.build, release.change_files),
+            changes=ChangesConfig.of(context.build, release.change_files),
         ),
         context={**context_values, "charts": charts.card_rows(drawn)},
         previous_card=context.previous.card,
@@ -283,9 +284,9 @@ def _kept_entry(previous: PreviousRelease, path: str) -> FileEntry:
     return {"size": int(entry["size"]), "sha256": str(entry["sha256"])}
 
 
-def _event_config_files(build: Path, written: EventShards, event: EventConfig) -> cards.ConfigFiles:
+def _event_config_files(build: Path, written: EventShards, event: EventConfig) -> ConfigFiles:
     paths = tuple(s.path for s in written.shards)
-    return cards.ConfigFiles(
+    return ConfigFiles(
         spec=LECTURES,
         paths=paths,
         num_rows=written.num_rows,

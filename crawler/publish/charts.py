@@ -24,7 +24,8 @@ from xml.sax.saxutils import escape
 import pyarrow as pa
 
 from crawler.coverage import MONITORED
-from crawler.publish.card import StatisticsRow, anthology_share, escape_text, extraction_counts
+from crawler.publish.card_escape import escape_text
+from crawler.publish.card_statistics import StatisticsRow, anthology_share, extraction_counts
 from crawler.publish.changes import CHANGE_KINDS, Change
 from crawler.publish.tables import EventConfig
 

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 
 from crawler.coverage import ALL_EVENTS, field_coverage
 from crawler.json_types import JsonObject
-from crawler.publish import card as cards
 from crawler.publish import changes as change_files
+from crawler.publish.card_statistics import ABSTRACT_LENGTH
 from crawler.publish.diff import DiffSummary, diff_releases
 from crawler.publish.parquet import release_unused_memory, write_row_groups
 from crawler.publish.previous import PreviousRelease
@@ -202,7 +202,7 @@ class Written:
 def card_table(rows: Sequence[Lecture]) -> pa.Table:
     """The card's columns of ``rows`` (see ``CARD_COLUMNS``) and their abstracts' lengths."""
     lengths = pa.array([None if r.abstract is None else len(r.abstract) for r in rows], pa.int64())
-    return lecture_table(rows, CARD_COLUMNS).append_column(cards.ABSTRACT_LENGTH, lengths)
+    return lecture_table(rows, CARD_COLUMNS).append_column(ABSTRACT_LENGTH, lengths)
 
 
 def _event_rows(

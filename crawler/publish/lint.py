@@ -15,7 +15,7 @@ from typing import Any, Literal
 import pyarrow.parquet as pq
 import yaml
 
-from crawler.publish.card import size_category
+from crawler.publish.card_metadata import size_category
 
 Severity = Literal["error", "warning"]
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler.anthology.links import link_rows, read_links_csv
-from crawler.publish import card as cards
 from crawler.publish import changes as change_files
+from crawler.publish.card_metadata import ChangesConfig
 from crawler.publish.events import LINK_COLUMNS, linked_lectures
 from crawler.publish.lint import LintProblem, errors, lint_card
 from crawler.publish.manifest import CARD, MANIFEST, ReleaseError, file_entry
@@ -68,7 +68,7 @@ def verify_release(
     ):
         raise ReleaseError("the event configs' files are not exactly the lectures config's files")
     _check_change_files(root, manifest)
-    if cards.ChangesConfig.of(root, manifest.get("change_files", [])) is not None:
+    if ChangesConfig.of(root, manifest.get("change_files", [])) is not None:
         _check_changes_config(root, manifest.get("change_files", []))
     _check_links(root, manifest)
     loaded = {
