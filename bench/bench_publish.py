@@ -25,8 +25,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from crawler import schema
+from crawler.publish.records import lecture_rows
 from crawler.publish.release import publish_release
-from crawler.publish.tables import build_tables, lecture_rows
+from crawler.publish.summary_tables import build_tables
 
 WORDS = [
     "language",

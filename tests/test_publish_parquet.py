@@ -14,7 +14,9 @@ import pytest
 
 from crawler import schema
 from crawler.publish import parquet, tables
-from crawler.publish.tables import EVENTS, LECTURES, SESSIONS, InvalidRecordsError
+from crawler.publish.records import InvalidRecordsError, lecture_rows
+from crawler.publish.summary_tables import build_tables
+from crawler.publish.tables import EVENTS, LECTURES, SESSIONS
 
 WEB = "https://underline.io"
 # Titles a card must render as text: YAML delimiters, HTML, table pipes, Jinja, a forged marker.
@@ -123,10 +125,10 @@ def test_summary_tables_take_their_types_from_lecture_fields() -> None:
 
 
 def test_rows_are_validated_sorted_and_summarized() -> None:
-    rows = tables.lecture_rows(make_records())
+    rows = lecture_rows(make_records())
     assert [r.lecture_id for r in rows] == [str(130100 + i) for i in range(12)]
     assert rows[1].held_at == datetime(2025, 11, 6, 1, 30, tzinfo=UTC)
-    built = tables.build_tables(rows)
+    built = build_tables(rows)
     assert built["events"].to_pylist() == [
         {
             "event_id": "469",
@@ -189,7 +191,7 @@ def test_invalid_records_are_all_reported() -> None:
     wrong_hash = make_record(3)
     wrong_hash["title"] = "Changed after hashing"
     with pytest.raises(InvalidRecordsError) as caught:
-        tables.lecture_rows([make_record(0), bad_type, missing, wrong_hash, make_record(0)])
+        lecture_rows([make_record(0), bad_type, missing, wrong_hash, make_record(0)])
     assert caught.value.problems == (
         "record 1 (lecture_id='130101'): is_premium is not a bool",
         "record 2 (lecture_id='130102'): title is missing",
@@ -200,7 +202,7 @@ def test_invalid_records_are_all_reported() -> None:
 
 
 def test_shards_row_groups_and_options(tmp_path: Path) -> None:
-    table = tables.build_tables(tables.lecture_rows(make_records()))["lectures"]
+    table = build_tables(lecture_rows(make_records()))["lectures"]
     shards = parquet.write_shards(table, tmp_path, LECTURES, shard_rows=5, row_group_rows=2)
     assert shards == [
         parquet.Shard("data/lectures/train-00000-of-00003.parquet", 5),
@@ -232,7 +234,7 @@ def test_shards_row_groups_and_options(tmp_path: Path) -> None:
 
 
 def test_same_rows_give_the_same_bytes(tmp_path: Path) -> None:
-    built = tables.build_tables(tables.lecture_rows(make_records()))
+    built = build_tables(lecture_rows(make_records()))
     digests = []
     for attempt in ("a", "b"):
         written = [
@@ -262,13 +264,13 @@ def test_content_defined_chunking_is_used_when_available_and_optional(
     monkeypatch.setattr(parquet, "_writer_parameters", lambda: without)
     options = parquet.writer_options(LECTURES, 10)
     assert "use_content_defined_chunking" not in options and "bloom_filter_options" not in options
-    table = tables.build_tables(tables.lecture_rows(make_records(3)))["lectures"]
+    table = build_tables(lecture_rows(make_records(3)))["lectures"]
     shards = parquet.write_shards(table, tmp_path, LECTURES)
     assert pq.read_table(tmp_path / shards[0].path).num_rows == 3
 
 
 def test_an_empty_table_still_gets_one_loadable_shard(tmp_path: Path) -> None:
-    empty = tables.build_tables([])
+    empty = build_tables([])
     shards = parquet.write_shards(empty["sessions"], tmp_path, SESSIONS)
     assert shards == [parquet.Shard("data/sessions/train-00000-of-00001.parquet", 0)]
     assert parquet.read_shards(tmp_path, SESSIONS, [shards[0].path]).num_rows == 0

@@ -18,8 +18,9 @@ from crawler import schema
 from crawler.publish import build, release, swap
 from crawler.publish.card import DEFAULT_TEMPLATE
 from crawler.publish.manifest import ReleaseError
+from crawler.publish.records import InvalidRecordsError
 from crawler.publish.release import publish_release
-from crawler.publish.tables import EVENTS, SESSIONS, InvalidRecordsError
+from crawler.publish.tables import EVENTS, SESSIONS
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,13 +18,13 @@ if TYPE_CHECKING:
     from crawler.publish.hub import HubPushError, RetryPolicy, push_to_hub
     from crawler.publish.lint import LintProblem, lint_card
     from crawler.publish.manifest import ReleaseError
+    from crawler.publish.records import InvalidRecordsError
     from crawler.publish.release import ReleaseResult, publish_release
     from crawler.publish.removals import apply_removals
-    from crawler.publish.tables import InvalidRecordsError
 
 _MODULE_OF = {
     "HubPushError": "hub",
-    "InvalidRecordsError": "tables",
+    "InvalidRecordsError": "records",
     "LintProblem": "lint",
     "ReleaseError": "manifest",
     "ReleaseResult": "release",

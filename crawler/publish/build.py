@@ -37,6 +37,7 @@ from crawler.publish.manifest import (
 )
 from crawler.publish.parquet import EMPTY_PARTITION, data_files_pattern, write_shards
 from crawler.publish.previous import PreviousRelease
+from crawler.publish.records import session_details
 from crawler.publish.removals import RELEASE_LEDGER, remove_from
 from crawler.publish.shards import EventShards
 from crawler.publish.swap import fsync_tree
@@ -47,7 +48,6 @@ from crawler.publish.tables import (
     EventConfig,
     event_configs,
     lecture_table,
-    session_details,
 )
 
 

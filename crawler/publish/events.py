@@ -30,10 +30,12 @@ from crawler.publish.card_statistics import ABSTRACT_LENGTH
 from crawler.publish.diff import DiffSummary, diff_releases
 from crawler.publish.parquet import release_unused_memory, write_row_groups
 from crawler.publish.previous import PreviousRelease
+from crawler.publish.records import InvalidRecordsError, lecture_rows
 from crawler.publish.removals import Redactions, ReleaseRemovals, remove_from
 from crawler.publish.shards import EventShards, event_shards
+from crawler.publish.summary_tables import SummaryTables
 from crawler.publish.swap import ReleaseStep
-from crawler.publish.tables import InvalidRecordsError, SummaryTables, lecture_rows, lecture_table
+from crawler.publish.tables import lecture_table
 from crawler.schema import Lecture, lecture_order
 from crawler.urls import without_credentials
 
@@ -63,7 +65,7 @@ class EventRows(Protocol):
 
 class GroupedEvents:
     """Lectures already in memory, grouped by event; ``validated`` when they come from
-    :func:`crawler.publish.tables.lecture_rows` (scrubbed, checked and hashed: not done twice)."""
+    :func:`crawler.publish.records.lecture_rows` (scrubbed, checked and hashed: not done twice)."""
 
     def __init__(self, lectures: Iterable[Lecture], *, validated: bool = False) -> None:
         self.validated = validated

@@ -40,7 +40,8 @@ from crawler.state.withdrawals import Withdrawals
 
 
 class SessionDetail(TypedDict):
-    """What is known of a session beside its lectures (see :func:`crawler.publish.tables.session_details`)."""
+    """What is known of a session beside its lectures (see
+    :func:`crawler.publish.records.session_details`)."""
 
     session_id: str
     event_id: str | None

@@ -34,9 +34,9 @@ from crawler.publish.events import BuildContext, EventRows, GroupedEvents, Publi
 from crawler.publish.lint import LintProblem
 from crawler.publish.manifest import FileEntry
 from crawler.publish.previous import read_previous_release
+from crawler.publish.records import lecture_rows
 from crawler.publish.removals import Redactions, apply_removals
 from crawler.publish.swap import ReleaseStep, recover, swap_in
-from crawler.publish.tables import lecture_rows
 from crawler.publish.verify import verify_release
 from crawler.state.fsutil import exclusive_lock
 

@@ -1,9 +1,11 @@
-"""The tables of a release (``lectures``, ``events``, ``sessions``, ``authors``), derived from lecture
-records, and the per-event configs that share the ``lectures`` files.
+"""The tables of a release (``lectures``, ``events``, ``sessions``, ``authors``) as specs: their columns,
+types, keys and descriptions; the per-event configs that share the ``lectures`` files; and the
+``lectures`` table itself.
 
-The ``lectures`` table is :data:`crawler.schema.FIELDS` as is. The other tables are summaries of it; their
-column types are taken from the lecture fields they summarize (or from a schema kind for the few columns
-no lecture field holds), so a change of a type in the schema reaches every table.
+The ``lectures`` table is :data:`crawler.schema.FIELDS` as is. The other tables are summaries of it
+(:mod:`crawler.publish.summary_tables`); their column types are taken from the lecture fields they
+summarize (or from a schema kind for the few columns no lecture field holds), so a change of a type in
+the schema reaches every table.
 """
 
 from __future__ import annotations
@@ -11,23 +13,15 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Literal, TypedDict
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import pyarrow as pa
 
 from crawler import schema
-from crawler.schema import Lecture, has_value
-from crawler.text.privacy import (
-    PLACEHOLDER,
-    RECORD_URL_FIELDS,
-    URL_PLACEHOLDER,
-    scrub_value,
-    strings_to_scrub,
-)
+from crawler.schema import Lecture
 
 Shape = Literal["same", "list", "count"]
 
@@ -277,339 +271,17 @@ def _event_name(event: Mapping[str, object]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-class InvalidRecordsError(ValueError):
-    """Records that cannot be published; nothing has been written when this is raised."""
-
-    def __init__(self, problems: Sequence[str], total: int) -> None:
-        self.problems = tuple(problems)
-        shown = "\n".join(f"  - {p}" for p in self.problems[:20])
-        more = f"\n  ... and {len(self.problems) - 20} more" if len(self.problems) > 20 else ""
-        super().__init__(f"{len(self.problems)} problem(s) in {total} record(s):\n{shown}{more}")
-
-
-def scrubbed_record(record: Mapping[str, object]) -> Mapping[str, object]:
-    """``record`` with every e-mail address in its strings replaced, as the crawl's privacy step does
-    (the record itself when it holds none); an edited record gets its content hash computed again."""
-    strings: list[str] = []
-    _strings(record.values(), strings)
-    if not strings_to_scrub(strings):
-        # One search over all of the record's strings: most records hold no address at all.
-        return record
-    out: dict[str, object] = {}
-    found = 0
-    for name, value in record.items():
-        is_url = name in RECORD_URL_FIELDS
-        out[name], count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
-        found += count
-    if not found:
-        return record
-    out["content_sha256"] = schema.content_sha256(out)
-    return out
-
-
-def _strings(values: Iterable[object], out: list[str]) -> None:
-    for value in values:
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, list | tuple):
-            _strings(value, out)
-        elif isinstance(value, Mapping):
-            _strings(value.values(), out)
-
-
-def lecture_rows(records: Iterable[Lecture | Mapping[str, object]]) -> list[Lecture]:
-    """Validated records (lectures, or mappings such as a caller's or a stage's records) as lectures,
-    sorted by lecture id.
-
-    Every record is scrubbed of e-mail addresses first (:func:`scrubbed_record`): whatever the stage or
-    an earlier release holds, no address reaches a table. Raises :class:`InvalidRecordsError` listing
-    every invalid record, duplicate id and wrong hash.
-    """
-    problems: list[str] = []
-    rows: list[Lecture] = []
-    seen: set[str] = set()
-    total = 0
-    for index, given in enumerate(records):
-        total += 1
-        record = scrubbed_record(given.values() if isinstance(given, Lecture) else given)
-        label = f"record {index} (lecture_id={record.get('lecture_id')!r})"
-        found = schema.validate_record(record)
-        if found:
-            problems.extend(f"{label}: {p}" for p in found)
-            continue
-        row = Lecture.from_json(record)
-        if row.lecture_id in seen:
-            problems.append(f"{label}: duplicate lecture_id")
-            continue
-        seen.add(row.lecture_id)
-        if row.content_sha256 != schema.content_sha256(row.values()):
-            problems.append(f"{label}: content_sha256 does not match the record's content")
-            continue
-        rows.append(row)
-    if problems:
-        raise InvalidRecordsError(problems, total)
-    rows.sort(key=lambda r: r.lecture_id)
-    return rows
-
-
-def _most_common(counts: Counter[str]) -> str | None:
-    """The most frequent value, the smallest of the most frequent on a tie (so that the order the
-    lectures come in does not matter); None when there is none."""
-    if not counts:
-        return None
-    return min(counts.items(), key=lambda item: (-item[1], item[0]))[0]
-
-
-class EventRow(TypedDict):
-    """A row of the ``events`` table."""
-
-    event_id: str
-    event_name: str | None
-    lecture_count: int
-    page_lectures: int
-    listing_only_lectures: int
-    first_held_at: datetime | None
-    last_held_at: datetime | None
-
-
-@dataclass
-class _EventSeen:
-    names: Counter[str] = field(default_factory=Counter)
-    lectures: int = 0
-    page: int = 0
-    first_held_at: datetime | None = None
-    last_held_at: datetime | None = None
-
-    def add(self, row: Lecture) -> None:
-        self.lectures += 1
-        self.page += page_derived(row.extraction)
-        if row.event_name is not None:
-            self.names[row.event_name] += 1
-        held = row.held_at
-        if held is not None:
-            self.first_held_at = held if self.first_held_at is None else min(self.first_held_at, held)
-            self.last_held_at = held if self.last_held_at is None else max(self.last_held_at, held)
-
-    def row(self, event_id: str) -> EventRow:
-        return {
-            "event_id": event_id,
-            "event_name": _most_common(self.names),
-            "lecture_count": self.lectures,
-            "page_lectures": self.page,
-            "listing_only_lectures": self.lectures - self.page,
-            "first_held_at": self.first_held_at,
-            "last_held_at": self.last_held_at,
-        }
-
-
-SESSION_KEYS = frozenset(["session_id", "event_id", "name", "description", "start", "end"])
-
-
-class SessionDetail(TypedDict):
-    """What a caller knows about a session beyond its lectures (see :func:`session_details`)."""
-
-    session_id: str
-    event_id: str | None
-    name: str | None
-    description: str | None
-    start: datetime | None
-    end: datetime | None
-
-
-def _optional_text(entry: Mapping[str, object], key: str, index: int) -> str | None:
-    value = entry.get(key)
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"sessions[{index}]: {key} must be a string or None")
-    return None if value is None else str(scrub_value(value)[0])
-
-
-def session_detail(entry: Mapping[str, object], index: int) -> SessionDetail:
-    """One session entry checked, its timestamps parsed and e-mail addresses replaced in its strings."""
-    unknown = set(entry) - SESSION_KEYS
-    if unknown:
-        raise ValueError(
-            f"sessions[{index}]: unknown keys {sorted(unknown)}; allowed: {sorted(SESSION_KEYS)}"
-        )
-    session_id = entry.get("session_id")
-    if not isinstance(session_id, str) or not session_id:
-        raise ValueError(f"sessions[{index}]: session_id must be a non-empty string")
-    texts = {key: _optional_text(entry, key, index) for key in ("event_id", "name", "description")}
-    try:
-        start = schema.parse_timestamp(entry.get("start"))
-        end = schema.parse_timestamp(entry.get("end"))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sessions[{index}]: start/end must be ISO 8601: {exc}") from None
-    return SessionDetail(
-        session_id=str(scrub_value(session_id)[0]),
-        event_id=texts["event_id"],
-        name=texts["name"],
-        description=texts["description"],
-        start=start,
-        end=end,
-    )
-
-
-def session_details(sessions: Iterable[Mapping[str, object]] | None) -> dict[str, SessionDetail]:
-    """What the caller knows about sessions (``session_id``, ``event_id``, ``name``, ``description``,
-    ``start``, ``end``), by session id, timestamps parsed, e-mail addresses replaced in every string.
-    Raises ValueError naming a bad entry."""
-    out: dict[str, SessionDetail] = {}
-    for index, entry in enumerate(sessions or ()):
-        detail = session_detail(entry, index)
-        out[str(entry["session_id"])] = detail
-    return out
-
-
-class SessionRow(TypedDict):
-    """A row of the ``sessions`` table."""
-
-    session_id: str
-    session_name: str | None
-    event_id: str | None
-    lecture_count: int
-    presentation_types: list[str]
-    description: str | None
-    starts_at: datetime | None
-    ends_at: datetime | None
-
-
-@dataclass
-class _SessionSeen:
-    names: Counter[str] = field(default_factory=Counter)
-    event_ids: Counter[str] = field(default_factory=Counter)
-    lectures: int = 0
-    presentation_types: set[str] = field(default_factory=set)
-
-    def add(self, row: Lecture) -> None:
-        self.lectures += 1
-        if row.session_name is not None:
-            self.names[row.session_name] += 1
-        if row.event_id is not None:
-            self.event_ids[row.event_id] += 1
-        if row.presentation_type is not None:
-            self.presentation_types.add(row.presentation_type)
-
-    def row(self, session_id: str, known: SessionDetail | None) -> SessionRow:
-        """The session's row, completed by what the caller knows of it: the lectures' own session name
-        wins, the caller's fills in."""
-        return {
-            "session_id": session_id,
-            "session_name": _most_common(self.names) or (known["name"] if known else None),
-            "event_id": _most_common(self.event_ids),
-            "lecture_count": self.lectures,
-            "presentation_types": sorted(self.presentation_types),
-            "description": known["description"] if known else None,
-            "starts_at": known["start"] if known else None,
-            "ends_at": known["end"] if known else None,
-        }
-
-
-def author_key(author: schema.Author) -> str:
-    """``orcid:<iD>`` when the author has an ORCID iD, else ``name:<name>``."""
-    orcid = author.get("orcid")
-    return f"orcid:{orcid}" if has_value(orcid) else f"name:{author['name']}"
-
-
-class AuthorRow(TypedDict):
-    """A row of the ``authors`` table."""
-
-    author_key: str
-    name: str | None
-    orcid: str | None
-    affiliations: list[str]
-    lecture_ids: list[str]
-    event_ids: list[str]
-    lecture_count: int
-
-
-@dataclass
-class _AuthorSeen:
-    names: Counter[str] = field(default_factory=Counter)
-    affiliations: set[str] = field(default_factory=set)
-    lecture_ids: set[str] = field(default_factory=set)
-    event_ids: set[str] = field(default_factory=set)
-    orcid: str | None = None
-
-    def add(self, author: schema.Author, row: Lecture) -> None:
-        self.names[author["name"]] += 1
-        self.affiliations.update(a for a in author.get("affiliations") or () if a)
-        self.lecture_ids.add(row.lecture_id)
-        self.event_ids.add(str(row.event_id))
-        self.orcid = author.get("orcid") or None
-
-    def row(self, key: str) -> AuthorRow:
-        return {
-            "author_key": key,
-            "name": _most_common(self.names),
-            "orcid": self.orcid,
-            "affiliations": sorted(self.affiliations),
-            "lecture_ids": sorted(self.lecture_ids),
-            "event_ids": sorted(self.event_ids),
-            "lecture_count": len(self.lecture_ids),
-        }
-
-
-class SummaryTables:
-    """The ``events``, ``sessions`` and ``authors`` tables, gathered a few lectures at a time: what they
-    keep is per event, per session and per author (with the ids of the author's lectures, which the
-    ``authors`` table lists), never a lecture's record, so that a release can add its lectures one
-    event at a time and drop each event's records before the next."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, _EventSeen] = defaultdict(_EventSeen)
-        self._sessions: dict[str, _SessionSeen] = defaultdict(_SessionSeen)
-        self._authors: dict[str, _AuthorSeen] = defaultdict(_AuthorSeen)
-
-    def add(self, lectures: Iterable[Lecture]) -> None:
-        for row in lectures:
-            self._events[str(row.event_id)].add(row)
-            if row.session_id is not None:
-                self._sessions[row.session_id].add(row)
-            for author in row.authors or ():
-                if author.get("name"):
-                    self._authors[author_key(author)].add(author, row)
-
-    def tables(self, sessions: Mapping[str, SessionDetail] | None = None) -> dict[str, pa.Table]:
-        """The three tables, each sorted by its key; ``sessions`` (see :func:`session_details`) completes
-        the sessions the lectures name."""
-        details = sessions or {}
-        return {
-            EVENTS.name: _table([e.row(k) for k, e in sorted(self._events.items())], EVENTS),
-            SESSIONS.name: _table(
-                [s.row(k, details.get(k)) for k, s in sorted(self._sessions.items())], SESSIONS
-            ),
-            AUTHORS.name: _table([a.row(k) for k, a in sorted(self._authors.items())], AUTHORS),
-        }
-
-
-def build_tables(
-    lectures: Sequence[Lecture], sessions: Mapping[str, SessionDetail] | None = None
-) -> dict[str, pa.Table]:
-    """The tables of a release, by config name, from lectures made by :func:`lecture_rows` and the
-    session details made by :func:`session_details`."""
-    return {LECTURES.name: lecture_table(lectures), **summary_tables(lectures, sessions)}
-
-
-def _table(rows: Sequence[Mapping[str, object]], spec: TableSpec) -> pa.Table:
+def table_of(rows: Sequence[Mapping[str, object]], spec: TableSpec) -> pa.Table:
+    """The table of ``spec`` holding ``rows`` (mappings by column name), with the spec's Arrow schema."""
     columns = {name: [row[name] for row in rows] for name in spec.column_names}
     return pa.Table.from_pydict(columns, schema=spec.arrow_schema())
-
-
-def summary_tables(
-    lectures: Iterable[Lecture], sessions: Mapping[str, SessionDetail] | None = None
-) -> dict[str, pa.Table]:
-    """The ``events``, ``sessions`` and ``authors`` tables of :func:`build_tables`, without the
-    ``lectures`` table itself (a release gathers them event by event: :class:`SummaryTables`)."""
-    gathered = SummaryTables()
-    gathered.add(lectures)
-    return gathered.tables(sessions)
 
 
 def lecture_table(rows: Sequence[Lecture], columns: Sequence[str] | None = None) -> pa.Table:
     """The ``lectures`` table of ``rows``, or only its ``columns`` (in the schema's order)."""
     declared = LECTURES.arrow_schema()
     if columns is None:
-        return _table([r.values() for r in rows], LECTURES)
+        return table_of([r.values() for r in rows], LECTURES)
     names = [n for n in LECTURES.column_names if n in set(columns)]
     narrow = pa.schema([declared.field(n) for n in names], metadata=declared.metadata)
     return pa.Table.from_pydict({n: [getattr(row, n) for row in rows] for n in names}, schema=narrow)

@@ -376,7 +376,7 @@ class StageIndex:
     def _add_session(self, path: Path, session: JsonValue, number: int) -> None:
         """A session as the listing described it, checked as a release takes it (a bad one is logged
         and counted, not kept)."""
-        from crawler.publish.tables import session_detail
+        from crawler.publish.records import session_detail
 
         assert isinstance(session, dict)
         try:
