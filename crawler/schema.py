@@ -3,6 +3,11 @@
 :class:`Lecture` declares every field once, with its type; ``FIELDS`` is read off it, and every consumer
 derives from ``FIELDS``: the pyarrow schema the Parquet writer uses, the ``datasets.Features`` declared in
 the card, the card's field table, the parsers' plain attributes and the coverage gate.
+
+Here too are the record's JSON form (the stage's and the change files' codec, which
+:meth:`Lecture.from_json` and :meth:`Lecture.to_json` use), its content hash and the one "has a value".
+The Arrow and ``datasets`` forms are :mod:`crawler.schema_arrow`'s; the check of a record from outside is
+:mod:`crawler.schema_check`'s.
 """
 
 from __future__ import annotations
@@ -12,12 +17,10 @@ import hashlib
 import json
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
-
-import pyarrow as pa
 
 from crawler.json_types import JsonObject, JsonValue
 
@@ -317,7 +320,8 @@ class Lecture:
         written) takes its empty value; keys that are not fields are left out.
         """
         # The values are what the mapping held, put in their fields' shape; their types are checked by
-        # validate_record where the mapping came from outside (a stage line, a caller's records).
+        # crawler.schema_check.validate_record where the mapping came from outside (a stage line, a
+        # caller's records).
         values: Mapping[str, typing.Any] = field_values(record)
         return cls(**values)
 
@@ -328,13 +332,6 @@ class Lecture:
     def values(self) -> dict[str, object]:
         """The schema's fields by name, values as they are (timestamps stay datetimes)."""
         return {name: getattr(self, name) for name in FIELD_NAMES}
-
-
-def lecture_table(lectures: Iterable[Lecture]) -> pa.Table:
-    """The ``lectures`` table of these records, column by column, in the schema's order."""
-    rows = list(lectures)
-    arrays = [pa.array([getattr(row, f.name) for row in rows], type=field_arrow_type(f)) for f in FIELDS]
-    return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
 
 def _scalar_kind(hint: Any) -> ScalarKind:
@@ -432,62 +429,6 @@ def lecture_order(lecture_id: str) -> tuple[int, str]:
     return (len(lecture_id), lecture_id)
 
 
-_ARROW_TYPES: dict[ScalarKind, pa.DataType] = {
-    "string": pa.string(),
-    "string_list": pa.list_(pa.string()),
-    "timestamp": pa.timestamp("us", tz="UTC"),
-    "bool": pa.bool_(),
-    "float": pa.float64(),
-}
-
-
-def arrow_type(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> pa.DataType:
-    """The Arrow type of a kind (``members`` for a ``struct_list``)."""
-    if kind == "struct_list":
-        return pa.list_(pa.struct([pa.field(name, _ARROW_TYPES[k]) for name, k in members]))
-    if kind == "struct":
-        return pa.struct([pa.field(name, _ARROW_TYPES[k]) for name, k in members])
-    return _ARROW_TYPES[kind]
-
-
-def field_arrow_type(f: Field) -> pa.DataType:
-    return arrow_type(f.kind, f.members)
-
-
-def arrow_schema() -> pa.Schema:
-    """The pyarrow schema of the ``lectures`` table."""
-    return pa.schema(
-        [pa.field(f.name, field_arrow_type(f), nullable=f.nullable) for f in FIELDS],
-        metadata={"description": "eventcrawl lecture records"},
-    )
-
-
-def hf_feature(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> Any:
-    """The ``datasets`` feature of a kind (imported lazily: datasets is heavy)."""
-    import datasets
-
-    if kind == "struct_list":
-        return datasets.List({name: hf_feature(k) for name, k in members})
-    if kind == "struct":
-        return {name: hf_feature(k) for name, k in members}
-    if kind == "string_list":
-        return datasets.List(datasets.Value("string"))
-    if kind == "timestamp":
-        return datasets.Value("timestamp[us, tz=UTC]")
-    if kind == "bool":
-        return datasets.Value("bool")
-    if kind == "float":
-        return datasets.Value("float64")
-    return datasets.Value("string")
-
-
-def hf_features() -> Any:
-    """The ``datasets.Features`` matching :func:`arrow_schema`."""
-    import datasets
-
-    return datasets.Features({f.name: hf_feature(f.kind, f.members) for f in FIELDS})
-
-
 def parse_timestamp(value: Any) -> datetime | None:
     """An aware UTC datetime from an ISO 8601 string or datetime; None for empty input.
 
@@ -532,7 +473,7 @@ _JSON_SCALARS = (str, bool, int, float)
 
 def _json_value(value: object) -> JsonValue:
     """A value as JSON holds it: timestamps as ISO strings, tuples as lists. Anything else JSON cannot
-    hold is written as its text (such a record fails :func:`validate_record` anyway)."""
+    hold is written as its text (such a record fails :func:`crawler.schema_check.validate_record` anyway)."""
     if value is None or isinstance(value, _JSON_SCALARS):
         return value
     if isinstance(value, datetime):
@@ -615,75 +556,3 @@ def content_sha256(record: Mapping[str, Any]) -> str:
     }
     blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def validate_record(record: Mapping[str, Any]) -> list[str]:
-    """Problems that keep a record out of the dataset (empty list when it is valid)."""
-    problems = []
-    unknown = set(record) - set(FIELD_NAMES)
-    if unknown:
-        problems.append(f"unknown fields: {sorted(unknown)}")
-    for f in FIELDS:
-        value = record.get(f.name)
-        if value is None:
-            # A record staged before a list field existed has none: it publishes with an empty list.
-            if not f.nullable and f.hashed_when_empty:
-                problems.append(f"{f.name} is missing")
-            continue
-        if f.kind == "struct_list":
-            problems.extend(_struct_problems(f, value))
-        elif f.kind == "struct":
-            problems.extend(_struct_problems(f, [value], one=True))
-        elif f.kind == "string" and not isinstance(value, str):
-            problems.append(f"{f.name} is not a string")
-        elif f.kind == "string_list" and not (
-            isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
-        ):
-            problems.append(f"{f.name} is not a list of strings")
-        elif f.kind == "bool" and not isinstance(value, bool):
-            problems.append(f"{f.name} is not a bool")
-        elif f.kind == "float" and _member_problem("float", value):
-            problems.append(f"{f.name} is not a number")
-        elif f.kind == "timestamp":
-            try:
-                parse_timestamp(value)
-            except (TypeError, ValueError):
-                problems.append(f"{f.name} is not an ISO 8601 timestamp")
-    return problems
-
-
-def _member_problem(kind: ScalarKind, value: Any) -> bool:
-    if value is None:
-        return False
-    if kind == "string":
-        return not isinstance(value, str)
-    if kind == "bool":
-        return not isinstance(value, bool)
-    if kind == "float":
-        return isinstance(value, bool) or not isinstance(value, int | float)
-    if kind == "string_list":
-        return not (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))
-    try:
-        parse_timestamp(value)
-    except (TypeError, ValueError):
-        return True
-    return False
-
-
-def _struct_problems(f: Field, value: Any, *, one: bool = False) -> list[str]:
-    if not isinstance(value, list | tuple):
-        return [f"{f.name} is not a list"]
-    names = {name for name, _ in f.members}
-    problems = []
-    for index, item in enumerate(value):
-        label = f.name if one else f"{f.name}[{index}]"
-        if not isinstance(item, Mapping):
-            problems.append(f"{label} is not a mapping")
-            continue
-        unknown = set(item) - names
-        if unknown:
-            problems.append(f"{label} has unknown members: {sorted(unknown)}")
-        bad = [name for name, kind in f.members if _member_problem(kind, item.get(name))]
-        if bad:
-            problems.append(f"{label} has members of the wrong type: {bad}")
-    return problems

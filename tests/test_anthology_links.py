@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crawler import schema
+from crawler import schema, schema_check
 from crawler.anthology.links import (
     LINK_COLUMNS,
     LinkRow,
@@ -85,7 +85,7 @@ def test_a_linked_record_has_its_id_url_evidence_and_a_new_valid_hash() -> None:
         "margin": linked.anthology_match["margin"],
     }
     assert 0 < linked.anthology_match["margin"] <= 1
-    assert schema.validate_record(linked.values()) == []
+    assert schema_check.validate_record(linked.values()) == []
     assert linked.content_sha256 == schema.content_sha256(linked.values()) != record.content_sha256
     assert summary.linked == 1 and summary.by_event == {"502": {"lectures": 1, "linked": 1}}
 

@@ -12,7 +12,7 @@ import yaml
 from datasets.utils.metadata import _split_yaml_from_readme
 from huggingface_hub import DatasetCard
 
-from crawler import schema
+from crawler import schema, schema_arrow
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish.card_escape import escape_text
@@ -109,7 +109,7 @@ def test_metadata_is_derived_from_schema_and_files(text: str) -> None:
         if spec.name != "authors":
             assert Features._from_yaml_list(infos[spec.name]["features"]) == spec.features(), f"{spec=}"
     for event_config in ("emnlp-2024", "emnlp-2025"):
-        assert Features._from_yaml_list(infos[event_config]["features"]) == schema.hf_features(), (
+        assert Features._from_yaml_list(infos[event_config]["features"]) == schema_arrow.hf_features(), (
             f"{event_config=}"
         )
     assert infos["lectures"]["splits"][0]["num_examples"] == 12

@@ -11,7 +11,7 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from crawler import schema
+from crawler import schema, schema_arrow, schema_check
 from crawler.publish.changes import read_changes
 from crawler.publish.release import publish_release
 from crawler.publish.removals import apply_removals
@@ -101,7 +101,7 @@ def test_every_config_loads_with_its_declared_features(release: Path, tmp_path: 
     assert sorted(everything["lecture_id"]) == [str(130100 + i) for i in range(12)]
     for config, event_id in by_event.items():
         part = load(config)
-        assert part.features == schema.hf_features() == LECTURES.features(), f"{config=}, {event_id=}"
+        assert part.features == schema_arrow.hf_features() == LECTURES.features(), f"{config=}, {event_id=}"
         expected = sorted(str(130100 + i) for i in range(12) if (i % 10 == 9) == (event_id == "469"))
         assert part["lecture_id"] == expected, f"{config=}, {event_id=}"
         assert set(part["event_id"]) == {event_id}, f"{config=}, {event_id=}"
@@ -217,7 +217,7 @@ def test_apply_removals() -> None:
     assert by_id["130101"]["authors"] == []
     for record in kept:
         assert record["content_sha256"] == schema.content_sha256(record), f"{record=}"
-        assert schema.validate_record(record) == [], f"{record=}"
+        assert schema_check.validate_record(record) == [], f"{record=}"
     untouched = {r["lecture_id"]: r for r in source}
     assert by_id["130102"] == untouched["130102"]
     assert apply_removals(source) == source

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawler import schema
+from crawler import schema, schema_arrow
 from crawler.publish import parquet, tables
 from crawler.publish.records import InvalidRecordsError, lecture_rows
 from crawler.publish.summary_tables import build_tables
@@ -102,13 +102,13 @@ def sha(path: Path) -> str:
 
 
 def test_lecture_table_schema_is_the_schema() -> None:
-    assert LECTURES.arrow_schema().equals(schema.arrow_schema(), check_metadata=True)
-    assert LECTURES.features() == schema.hf_features()
+    assert LECTURES.arrow_schema().equals(schema_arrow.arrow_schema(), check_metadata=True)
+    assert LECTURES.features() == schema_arrow.hf_features()
     assert LECTURES.column_names == schema.FIELD_NAMES
 
 
 def test_summary_tables_take_their_types_from_lecture_fields() -> None:
-    lecture = schema.arrow_schema()
+    lecture = schema_arrow.arrow_schema()
     events = EVENTS.arrow_schema()
     sessions = SESSIONS.arrow_schema()
     assert events.field("event_id").type == lecture.field("event_id").type
@@ -224,12 +224,12 @@ def test_shards_row_groups_and_options(tmp_path: Path) -> None:
     assert b"pandas" not in keys
     assert keys == {b"ARROW:schema", b"description", b"huggingface"}
     read = parquet.read_shards(tmp_path, LECTURES, [s.path for s in shards])
-    assert read.schema.equals(schema.arrow_schema())
+    assert read.schema.equals(schema_arrow.arrow_schema())
     assert read.to_pylist() == table.to_pylist()
     assert (
         pq.read_schema(tmp_path / shards[0].path)
         .remove_metadata()
-        .equals(schema.arrow_schema().remove_metadata())
+        .equals(schema_arrow.arrow_schema().remove_metadata())
     )
 
 

@@ -14,7 +14,7 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from crawler import schema
+from crawler import schema, schema_arrow
 from crawler.publish import build, release, swap
 from crawler.publish.card import DEFAULT_TEMPLATE
 from crawler.publish.manifest import ReleaseError
@@ -80,13 +80,13 @@ def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
         r for r in expected if r["event_id"] == "502"
     ]
     table = pq.read_table(out / "data" / "lectures")
-    assert table.schema.remove_metadata().equals(schema.arrow_schema().remove_metadata())
+    assert table.schema.remove_metadata().equals(schema_arrow.arrow_schema().remove_metadata())
     assert table.to_pylist() == by_event
 
     cache = str(tmp_path / "cache")
     lectures = datasets.load_dataset(str(out), cache_dir=cache)
     assert list(lectures) == ["train"]
-    assert lectures["train"].features == schema.hf_features()
+    assert lectures["train"].features == schema_arrow.hf_features()
     assert lectures["train"].num_rows == 12
     assert lectures["train"][0] == by_event[0]
     assert lectures["train"]["lecture_id"] == [r["lecture_id"] for r in by_event]

@@ -32,7 +32,8 @@ from crawler.replica.layout import (
     synthesize_records,
     write_ground_truth,
 )
-from crawler.schema import FIELD_NAMES, content_sha256, validate_record
+from crawler.schema import FIELD_NAMES, content_sha256
+from crawler.schema_check import validate_record
 
 BASE = "http://replica.test"
 

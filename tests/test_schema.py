@@ -11,7 +11,7 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler import schema
+from crawler import schema, schema_arrow, schema_check
 from tests.test_publish_parquet import make_record
 
 AUTHORS = [
@@ -28,7 +28,7 @@ def test_the_lecture_record_declares_the_fields_in_column_order() -> None:
 
 
 def test_struct_list_types() -> None:
-    declared = schema.arrow_schema()
+    declared = schema_arrow.arrow_schema()
     assert declared.field("authors").type == pa.list_(
         pa.struct(
             [
@@ -53,7 +53,7 @@ def test_struct_list_types() -> None:
     for name in ("video_url", "video_doi", "paper_url", "slides_url", "poster_url"):
         assert declared.field(name).type == pa.string() and declared.field(name).nullable, f"{name=}"
     assert declared.field("is_poster").type == pa.bool_() and declared.field("is_poster").nullable
-    features = schema.hf_features()
+    features = schema_arrow.hf_features()
     assert features["authors"] == datasets.List(
         {
             "name": datasets.Value("string"),
@@ -68,7 +68,7 @@ def test_a_record_without_the_new_fields_keeps_its_hash_and_publishes() -> None:
     record = make_record(1)
     # The hash of this record before authors and media existed, written down at that time.
     assert record["content_sha256"] == "73a0a38a2a784bfa3363b2c23735c7f60cdcc15a8521d4f0f027d72ac000922b"
-    assert schema.validate_record(record) == []
+    assert schema_check.validate_record(record) == []
     canonical = schema.to_json_record(record)
     assert canonical["authors"] == []
     assert canonical["subtitles"] is None
@@ -103,7 +103,7 @@ def test_validation_of_struct_lists() -> None:
     def problems(**changes: Any) -> list[str]:
         record = make_record(3)
         record.update(changes)
-        return schema.validate_record(record)
+        return schema_check.validate_record(record)
 
     assert problems(authors=AUTHORS, subtitles=SUBTITLES) == []
     assert problems(authors="Ada Lovelace") == ["authors is not a list"]
@@ -126,14 +126,14 @@ def test_struct_lists_survive_parquet_and_load_dataset(tmp_path: Path) -> None:
         schema.from_json_record(make_record(1, authors=AUTHORS, subtitles=SUBTITLES)),
         schema.from_json_record(make_record(2)),
     ]
-    table = pa.Table.from_pylist(rows, schema=schema.arrow_schema())
+    table = pa.Table.from_pylist(rows, schema=schema_arrow.arrow_schema())
     pq.write_table(table, tmp_path / "lectures.parquet")
     assert pq.read_table(tmp_path / "lectures.parquet").to_pylist() == rows
     loaded = datasets.load_dataset(
         "parquet",
         data_files=str(tmp_path / "lectures.parquet"),
         split="train",
-        features=schema.hf_features(),
+        features=schema_arrow.hf_features(),
         cache_dir=str(tmp_path / "cache"),
     )
     assert loaded[0]["authors"] == AUTHORS
@@ -170,8 +170,8 @@ def test_lecture_table_has_the_schema_and_the_values() -> None:
     second = schema.Lecture.from_json(
         {"lecture_id": "1", "url": "u1", "held_at": "2025-01-01T00:00:00Z", "extraction": "next_data"}
     )
-    table = schema.lecture_table([first, second])
-    assert table.schema == schema.arrow_schema()
+    table = schema_arrow.lecture_table([first, second])
+    assert table.schema == schema_arrow.arrow_schema()
     assert table.column("lecture_id").to_pylist() == ["2", "1"]
     assert table.column("is_poster").to_pylist() == [True, None]
     assert table.column("held_at").to_pylist() == [None, datetime(2025, 1, 1, tzinfo=UTC)]

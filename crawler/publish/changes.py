@@ -25,7 +25,7 @@ from typing import Any, Literal, TypedDict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler import schema
+from crawler import schema_arrow
 from crawler.publish.diff import ChangeKind, DiffSummary, LectureChange, ReleaseDiff, diff_releases
 from crawler.publish.parquet import release_unused_memory, write_row_groups
 from crawler.schema import Lecture
@@ -78,7 +78,7 @@ def arrow_schema() -> pa.Schema:
 
 def row_schema() -> pa.Schema:
     """The columns of one change row, before the file gives it its release."""
-    lecture = schema.arrow_schema()
+    lecture = schema_arrow.arrow_schema()
     return pa.schema(
         [
             pa.field("lecture_id", pa.string(), nullable=False),

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TypedDict
 
-from crawler import schema
+from crawler import schema, schema_check
 from crawler.schema import Lecture
 from crawler.text.privacy import (
     PLACEHOLDER,
@@ -77,7 +77,7 @@ def lecture_rows(records: Iterable[Lecture | Mapping[str, object]]) -> list[Lect
         total += 1
         record = scrubbed_record(given.values() if isinstance(given, Lecture) else given)
         label = f"record {index} (lecture_id={record.get('lecture_id')!r})"
-        found = schema.validate_record(record)
+        found = schema_check.validate_record(record)
         if found:
             problems.extend(f"{label}: {p}" for p in found)
             continue

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from crawler import schema
+from crawler import schema, schema_arrow
 from crawler.schema import Lecture
 
 Shape = Literal["same", "list", "count"]
@@ -53,7 +53,7 @@ class TableSpec:
         return tuple(c.name for c in self.columns)
 
     def arrow_schema(self) -> pa.Schema:
-        lecture_schema = schema.arrow_schema()
+        lecture_schema = schema_arrow.arrow_schema()
         fields = [pa.field(c.name, _arrow_type(c, lecture_schema), nullable=c.nullable) for c in self.columns]
         metadata = lecture_schema.metadata if self is LECTURES else {"description": self.description}
         return pa.schema(fields, metadata=metadata)
@@ -62,13 +62,13 @@ class TableSpec:
         """The ``datasets.Features`` of this table (datasets is imported lazily: it is heavy)."""
         import datasets
 
-        lecture_features = schema.hf_features()
+        lecture_features = schema_arrow.hf_features()
 
         def feature(column: Column) -> Any:
             if column.shape == "count":
                 return datasets.Value("int64")
             if column.kind is not None:
-                base = schema.hf_feature(column.kind)
+                base = schema_arrow.hf_feature(column.kind)
                 return datasets.List(base) if column.shape == "list" else base
             assert column.source is not None
             base = lecture_features[column.source]
@@ -81,7 +81,7 @@ def _arrow_type(column: Column, lecture_schema: pa.Schema) -> pa.DataType:
     if column.shape == "count":
         return pa.int64()
     if column.kind is not None:
-        base = schema.arrow_type(column.kind)
+        base = schema_arrow.arrow_type(column.kind)
     else:
         assert column.source is not None
         base = lecture_schema.field(column.source).type

@@ -46,8 +46,8 @@ from crawler.schema import (
     lecture_order,
     parse_timestamp,
     to_json_record,
-    validate_record,
 )
+from crawler.schema_check import validate_record
 from crawler.state.layout import StateDir
 
 logger = logging.getLogger(__name__)
