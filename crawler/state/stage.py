@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler import stats_keys as keys
-from crawler.state.fsutil import exclusive_lock, write_json_atomic
 from crawler.json_types import JsonObject, JsonValue
 from crawler.schema import (
     FIELD_NAMES,
@@ -48,6 +47,7 @@ from crawler.schema import (
     to_json_record,
 )
 from crawler.schema_check import validate_record
+from crawler.state.fsutil import exclusive_lock, write_json_atomic
 from crawler.state.layout import StateDir
 
 logger = logging.getLogger(__name__)
