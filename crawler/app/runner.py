@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
     from crawler.schedule.changelog import Changelog
-    from crawler.state.stage import StageIndex
+    from crawler.state.stage_index import StageIndex
 
 SPIDER_NAME = "underline"
 # Settings a dataset's provenance records: the ones that change what or how politely was fetched.
@@ -321,7 +321,7 @@ def base_on_release(state_dir: Path, release_dir: Path) -> int:
     rows the base holds."""
     from crawler.publish.manifest import read_manifest
     from crawler.publish.previous import read_previous_release
-    from crawler.state.stage import refresh_base_ids, write_release_base
+    from crawler.state.previous_stage import refresh_base_ids, write_release_base
 
     if read_manifest(release_dir) is None:
         return write_release_base(state_dir, [])
@@ -364,7 +364,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
     from crawler.dedup.index import load_index
     from crawler.dedup.near import load_signatures
     from crawler.publish.summaries import StagedEvents, plan_dedup
-    from crawler.state.stage import index_stage
+    from crawler.state.stage_index import index_stage
 
     staged = index_stage(state_dir)
     if not staged.complete and not allow_partial:
