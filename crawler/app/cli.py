@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from crawler import __version__
 from crawler import settings as defaults
 from crawler.anthology.reader import AnthologyError
+from crawler.app import crawling, runner
 from crawler.app import demo as demo_flow
-from crawler.app import runner
 from crawler.app.arguments import (
     DAYS,
     SECONDS,
@@ -31,6 +31,7 @@ from crawler.app.arguments import (
     parse_event_id,
     parse_event_ids,
 )
+from crawler.app.release import NextRelease, NothingToPublish
 from crawler.cache.httpcache import cache_size, purge_cache
 from crawler.extensions.progress import format_budget
 from crawler.frontier import frontier_settings
@@ -291,7 +292,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     # Fleet workers share the state directory, each staging under its own name (Redis coordinates them):
     # they take its lock shared, and keep out the commands that take it exclusive (run, publish, this one).
     with StateLock(args.state, shared=bool(args.frontier)):
-        result = runner.crawl(
+        result = crawling.crawl(
             event_ids=events, state_dir=args.state, web_base=web_base, api_base=api_base, overrides=overrides
         )
     print(f"crawl {result.reason}: {result.lectures} lectures staged in {StateDir(args.state).stage}")
@@ -374,7 +375,7 @@ def publish_request(args: argparse.Namespace) -> runner.PublishRequest:
     )
 
 
-def _print_links(release: runner.NextRelease) -> None:
+def _print_links(release: NextRelease) -> None:
     if release.links is not None:
         print(release.links.line())
         for unclear in release.links.unclear:
@@ -626,7 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(given)
     try:
         return COMMANDS[args.command](args)
-    except (UsageError, ArgumentError, StageError, PathError, runner.NothingToPublish, AnthologyError) as exc:
+    except (UsageError, ArgumentError, StageError, PathError, NothingToPublish, AnthologyError) as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return 2
     except LockHeld as exc:
