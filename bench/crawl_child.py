@@ -71,7 +71,7 @@ def _without_aliases() -> type:
 def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Sequence[str]) -> dict[str, Any]:
     from scrapy.crawler import CrawlerProcess
 
-    from crawler.app.runner import crawl_settings
+    from crawler.app.crawling import crawl_settings
 
     state = state.resolve()
     state.mkdir(parents=True, exist_ok=True)

@@ -79,7 +79,7 @@ def run(base: str, state: Path, every: int, top: int, overrides: Sequence[str]) 
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
-    from crawler.app.runner import LOOPBACK_CRAWL_SETTINGS, crawl_settings
+    from crawler.app.crawling import LOOPBACK_CRAWL_SETTINGS, crawl_settings
 
     state = state.resolve()
     state.mkdir(parents=True, exist_ok=True)

@@ -93,11 +93,10 @@ def test_every_import_of_the_package_keeps_the_rule(rule: str) -> None:
     assert broken(rule, list(imports())) == [], f"rule {rule}"
 
 
-def test_the_runner_never_imports_the_replica() -> None:
-    found = [
-        str(i) for i in imports() if i.module == "crawler.app.runner" and within(i.target, "crawler.replica")
-    ]
-    assert found == []
+@pytest.mark.parametrize("module", ["crawler.app.crawling", "crawler.app.release", "crawler.app.runner"])
+def test_the_flows_never_import_the_replica(module: str) -> None:
+    found = [str(i) for i in imports() if i.module == module and within(i.target, "crawler.replica")]
+    assert found == [], f"module {module}"
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from crawler.cache.httpcache import decode_entry
 from crawler.dedup import near
 from crawler.extensions.workers import JobTimedOut, WorkerDied, WorkerPool
 from crawler.pipelines.dedup import SIGNATURE_BATCH
-from crawler.state.stage import read_stage
+from crawler.state.stage_index import read_stage
 from tests.support.commands import start_command
 from tests.support.replica import RunningReplica, crawl_args, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler

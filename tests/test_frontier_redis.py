@@ -22,7 +22,8 @@ from crawler.frontier import default_worker_name, frontier_settings
 from crawler.frontier.core import DONE, JOIN, SEED, Drain, Frontier
 from crawler.frontier.extension import FrontierExtension, IdleClock
 from crawler.schedule.lock import StateLock
-from crawler.state.stage import StageError, read_stage
+from crawler.state.stage import StageError
+from crawler.state.stage_index import read_stage
 from tests.support.commands import Started, start_command
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica

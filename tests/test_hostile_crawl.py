@@ -20,7 +20,7 @@ import pytest
 from crawler import settings as project_settings
 from crawler.replica.layout import build_site, load_records, page_links
 from crawler.schema import content_sha256, to_json_record
-from crawler.state.stage import read_stage
+from crawler.state.stage_index import read_stage
 from crawler.text.normalize import nfc_collapsed, normalize_line
 from crawler.text.privacy import PLACEHOLDER, contains_email
 from tests.scenarios import hostile

@@ -17,7 +17,7 @@ from crawler.schedule.gate import GateInput, GateThresholds, evaluate
 from crawler.schema import Lecture
 from crawler.spiders.budget import HeldListing, PageBudget
 from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, need_rank
-from crawler.state.stage import PreviousLecture, StagedLecture
+from crawler.state.previous_stage import PreviousLecture, StagedLecture
 from tests.support.replica import eventcrawl
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

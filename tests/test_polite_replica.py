@@ -12,7 +12,7 @@ from crawler.replica.faults import FaultProfile, named_profile
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer, RequestRecord
 from crawler.schema import CONTENT_FIELDS
-from crawler.state.stage import read_stage
+from crawler.state.stage_index import read_stage
 from tests.support.pace import ARRIVAL_NOISE, spaced_at_least
 from tests.support.replica import eventcrawl, fast_crawl_settings
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from crawler.dedup.records import merge_duplicates
 from crawler.publish.summaries import StagedEvents, plan_dedup
 from crawler.schema import Lecture, content_sha256
-from crawler.state.stage import StageWriter, index_stage, read_stage
+from crawler.state.stage import StageWriter
+from crawler.state.stage_index import index_stage, read_stage
 from tests.test_dedup_records import ABSTRACT, OTHER
 from tests.test_stage import record
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from crawler.pages import parse_lecture_list, parse_lecture_page
-from crawler.state.stage import read_stage
+from crawler.state.stage_index import read_stage
 from tests.support.recordings import Recording, recordings, serve_recording
 from tests.support.replica import eventcrawl, fast_crawl_settings
 

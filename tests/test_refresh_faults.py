@@ -27,7 +27,7 @@ from crawler import stats_keys as keys
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
-from crawler.state.stage import read_stage
+from crawler.state.stage_index import read_stage
 from crawler.urls import listing_url
 from tests.support.commands import run_command, start_command
 from tests.support.replica import QUICK_GIVE_UP, run_args, run_report

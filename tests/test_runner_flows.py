@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler.app import runner
+from crawler.app.release import NothingToPublish
 from crawler.publish.removals import RemovalRequests
 from crawler.replica.layout import build_site, load_records
 from crawler.replica.server import ReplicaServer
@@ -83,7 +84,7 @@ def test_nothing_is_published_while_another_command_holds_the_state(state: Path,
 def test_an_unfinished_crawl_is_published_only_when_allowed(state: Path, tmp_path: Path) -> None:
     (state / "stage" / "COMPLETE").unlink()
     out = tmp_path / "out"
-    with pytest.raises(runner.NothingToPublish, match="did not finish"):
+    with pytest.raises(NothingToPublish, match="did not finish"):
         runner.publish_staged(runner.PublishRequest(state_dir=state, out_dir=out, name="emnlp-test"))
     request = runner.PublishRequest(state_dir=state, out_dir=out, name="emnlp-test", allow_partial=True)
     assert runner.publish_staged(request).result.row_counts["lectures"] == LECTURES

@@ -197,7 +197,7 @@ def test_the_pipelines_docstring_follows_the_order_settings_run_them() -> None:
 
 
 def test_the_remote_control_is_not_loaded_while_it_is_off(tmp_path: Path) -> None:
-    from crawler.app.runner import REMOTE_CONTROL, crawl_settings
+    from crawler.app.crawling import REMOTE_CONTROL, crawl_settings
 
     off = crawl_settings(tmp_path)
     assert REMOTE_CONTROL not in off.getwithbase("EXTENSIONS")
@@ -213,7 +213,7 @@ def test_a_crawl_with_the_remote_control_off_never_imports_it(tmp_path: Path) ->
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from crawler.app.runner import crawl_settings\n"
+        "from crawler.app.crawling import crawl_settings\n"
         "crawl_settings(Path(sys.argv[1])).get_component_priority_dict_with_base('EXTENSIONS')\n"
         "print(sorted(m for m in sys.modules if m.startswith(('aiohttp', 'scrapy.extensions.remote'))))\n"
     )

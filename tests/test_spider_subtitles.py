@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawler.state.stage import read_stage
+from crawler.state.stage_index import read_stage
 from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
 
 

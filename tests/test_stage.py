@@ -8,20 +8,18 @@ from typing import Any
 import pytest
 
 from crawler.schema import content_sha256
+from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import (
     COMPLETE_MARKER,
     REFUSED_DIRNAME,
     RUN_FILE,
-    PreviousStage,
     StageError,
     StageWriter,
     mark_complete,
     mark_refused,
-    read_stage,
-    staged_counts,
     start_stage,
-    unfinished_lecture_ids,
 )
+from crawler.state.stage_index import read_stage, staged_counts, unfinished_lecture_ids
 
 
 def record(lecture_id: str, fetched: str = "2026-01-01T00:00:00Z", **extra: Any) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler.app.runner import LOOPBACK_CRAWL_SETTINGS, CrawlResult, PublishRequest, crawl, publish_staged
+from crawler.app.crawling import LOOPBACK_CRAWL_SETTINGS, CrawlResult, crawl
+from crawler.app.runner import PublishRequest, publish_staged
 
 if TYPE_CHECKING:
     from crawler.publish.release import ReleaseResult

@@ -32,7 +32,7 @@ from scrapy.utils.asyncio import create_looping_call
 from crawler import stats_keys as keys
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
-from crawler.state.stage import staged_counts
+from crawler.state.stage_index import staged_counts
 
 if TYPE_CHECKING:
     from scrapy.utils.asyncio import AsyncioLoopingCall

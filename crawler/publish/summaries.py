@@ -27,7 +27,7 @@ from crawler import schema
 from crawler.dedup import near
 from crawler.dedup.records import SAME_TALK, Cluster, DedupReport, Merge, talk_key
 from crawler.schema import Lecture, lecture_order
-from crawler.state.stage import StageIndex
+from crawler.state.stage_index import StageIndex
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from crawler.schedule.gate_rows import GateRow, row_coverage
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
-    from crawler.app.runner import NextRelease
+    from crawler.app.release import NextRelease
     from crawler.publish.removals import Redactions
     from crawler.schema import Lecture
 
@@ -91,7 +91,7 @@ def staged_statistics(state_dir: Path) -> dict[str, object]:
     """The counters of the crawl staged in ``state_dir``: every crawl process's
     (``stage/stats-<worker>.json``, a fleet's workers added up), or the last crawl report's statistics
     when the stage keeps none; empty when neither is there."""
-    from crawler.app.runner import read_crawl_report
+    from crawler.app.crawling import read_crawl_report
     from crawler.extensions.crawl_stats import add_counters
     from crawler.state.fsutil import read_json_file
 

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from crawler import stats_keys as keys
-from crawler.app import runner
+from crawler.app import crawling, runner
+from crawler.app.crawling import CrawlResult
+from crawler.app.release import NextRelease, StagedCrawl, next_release, read_staged
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.publish.diff import ReleaseDiff, diff_releases
 from crawler.publish.manifest import read_manifest
@@ -149,11 +151,11 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
     if refused is not None:
         return refused
     state = config.state
-    staged = runner.read_staged(state)
+    staged = read_staged(state)
     report["stage"] = staged.stage_info
     # Removals apply and links are made before anything is compared: a removed lecture is not "added"
     # each night, and a link added or changed is a change of the lecture.
-    release = runner.next_release(
+    release = next_release(
         staged,
         out_dir=config.out,
         state_dir=state,
@@ -195,8 +197,8 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
     )
 
 
-def _crawl(config: RunConfig, report: RunReport) -> runner.CrawlResult:
-    crawled = runner.crawl(
+def _crawl(config: RunConfig, report: RunReport) -> CrawlResult:
+    crawled = crawling.crawl(
         event_ids=config.event_ids,
         state_dir=config.state,
         web_base=config.web_base,
@@ -214,7 +216,7 @@ def _crawl(config: RunConfig, report: RunReport) -> runner.CrawlResult:
     return crawled
 
 
-def _crawl_refused(crawled: runner.CrawlResult, report: RunReport, *, force: bool) -> Verdict | None:
+def _crawl_refused(crawled: CrawlResult, report: RunReport, *, force: bool) -> Verdict | None:
     """Why nothing may be published from this crawl; None when it may go on to the gate."""
     if not crawled.finished:
         return (
@@ -233,18 +235,18 @@ def _crawl_refused(crawled: runner.CrawlResult, report: RunReport, *, force: boo
     return None
 
 
-def release_diff(release: runner.NextRelease) -> ReleaseDiff:
+def release_diff(release: NextRelease) -> ReleaseDiff:
     """The next release's diff against the previous one: what its changelog, change file and card tell."""
     return diff_releases(release.previous.iter_lectures(), release.records)
 
 
-def release_changelog(release: runner.NextRelease) -> Changelog:
+def release_changelog(release: NextRelease) -> Changelog:
     """The run's changelog of the next release: its diff among the lectures on the site, the retired
     events' lectures left to the report's own list."""
     return changelog_of(release_diff(release), retired_events=release.retired_events)
 
 
-def _report_changes(release: runner.NextRelease, staged: runner.StagedCrawl, report: RunReport) -> Changelog:
+def _report_changes(release: NextRelease, staged: StagedCrawl, report: RunReport) -> Changelog:
     """Put the release's changelog, its Anthology links and its events into the report."""
     diff = release_diff(release)
     changelog = changelog_of(diff, retired_events=release.retired_events)
@@ -266,9 +268,9 @@ def _report_changes(release: runner.NextRelease, staged: runner.StagedCrawl, rep
 
 
 def _judge(
-    release: runner.NextRelease,
-    crawled: runner.CrawlResult,
-    staged: runner.StagedCrawl,
+    release: NextRelease,
+    crawled: CrawlResult,
+    staged: StagedCrawl,
     thresholds: GateThresholds,
     report: RunReport,
 ) -> GateVerdict:
@@ -285,8 +287,8 @@ def _judge(
 
 def _publish(
     config: RunConfig,
-    release: runner.NextRelease,
-    staged: runner.StagedCrawl,
+    release: NextRelease,
+    staged: StagedCrawl,
     report: RunReport,
     *,
     forced: bool,

@@ -31,7 +31,7 @@ from crawler.schema import (
     listing_only_extraction,
     parse_timestamp,
 )
-from crawler.state.stage import PreviousLecture, StagedLecture
+from crawler.state.previous_stage import PreviousLecture, StagedLecture
 
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every schema
 # field both describe: not what only the page shows, nor what the crawl itself decides.

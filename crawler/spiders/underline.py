@@ -74,11 +74,8 @@ from crawler.spiders.refresh import (
     revalidation_due,
     with_new_listing_fields,
 )
-from crawler.state.stage import (
-    PreviousStage,
-    staged_counts,
-    unfinished_lecture_ids,
-)
+from crawler.state.previous_stage import PreviousStage
+from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
 from crawler.state.withdrawals import Withdrawals
 from crawler.urls import (
     API_ACCEPT,

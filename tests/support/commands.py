@@ -48,7 +48,7 @@ def _component_modules() -> tuple[str, ...]:
     from scrapy.settings import default_settings
 
     from crawler import settings as project
-    from crawler.app.runner import REMOTE_CONTROL
+    from crawler.app.crawling import REMOTE_CONTROL
 
     names: set[str] = set()
     for setting in _COMPONENT_LISTS:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crawler.app.runner import LOOPBACK_CRAWL_SETTINGS
+from crawler.app.crawling import LOOPBACK_CRAWL_SETTINGS
 from crawler.schema import FIELD_NAMES
 from tests.support.commands import Started, start_command
 
