@@ -1,5 +1,6 @@
 """Crawl Underline events: read each event's lecture listing through the JSON:API, and fetch a lecture's
-page only where the listing says it is new or changed (within UNDERLINE_PAGE_BUDGET requests, when set)."""
+page only where the listing says it is new or changed (within UNDERLINE_PAGE_BUDGET requests, when set).
+The spider holds Scrapy's callbacks and the glue; the components it owns do the rest (see their modules)."""
 
 from __future__ import annotations
 
@@ -25,22 +26,17 @@ from crawler import stats_keys as keys
 from crawler.app.arguments import parse_event_ids
 from crawler.cache.httpcache import BodyReader, StoredRead
 from crawler.extensions.workers import JobFailed, crawler_pool
-from crawler.items import CarriedLecture, LectureItem, SessionItem
+from crawler.items import CarriedLecture, LectureItem
 from crawler.json_types import JsonObject
 from crawler.pages import (
-    INVALID_ORCID,
     LectureFields,
-    LectureListPage,
     LecturePage,
     ListingAnswer,
     PageParseError,
-    SessionFields,
-    UnknownAttribute,
     parse_lecture_page,
     parse_transcripts,
     read_listing,
 )
-from crawler.schema import format_timestamp
 from crawler.spiders.budget import HeldListing, PageBudget
 from crawler.spiders.lecture import (
     AUTHORS_INCOMPLETE_META,
@@ -49,8 +45,9 @@ from crawler.spiders.lecture import (
     PageAsked,
     content_encoding,
 )
-from crawler.spiders.listing import LISTING_SO_FAR_META, ListingSoFar, listing_whole
-from crawler.spiders.presence import PresenceChecks, keep_back
+from crawler.spiders.listing import LISTING_SO_FAR_META, ListingSoFar
+from crawler.spiders.listing_reader import ListingReader
+from crawler.spiders.presence import PresenceChecks
 from crawler.spiders.refresh import (
     Decision,
     authors_incomplete,
@@ -109,10 +106,6 @@ class UnderlineSpider(scrapy.Spider):
         self.page_size = MAX_PAGE_SIZE
         # Ids only: each lecture request carries its listing fields, so the crawl keeps no copy of them.
         self.listed: set[str] = set()
-        # Per event, the ids its listing pages named (of any event) in this process: a page repeated is
-        # not counted twice toward what the listing's meta counts.
-        self.listing_ids: dict[str, set[str]] = {}
-        self.seen_sessions: set[str] = set()
         self.already_staged: set[str] = set()
         self.allowed_domains: list[str] = []
         self.state_dir: Path | None = None
@@ -182,6 +175,8 @@ class UnderlineSpider(scrapy.Spider):
         assert self.crawler.stats is not None
         return self.crawler.stats
 
+    # The components: built when first needed, since the crawl's stats exist only once it runs.
+
     @functools.cached_property
     def lectures(self) -> LectureRecords:
         """Makes the lecture pages' items."""
@@ -191,6 +186,19 @@ class UnderlineSpider(scrapy.Spider):
             lambda: self.previous,
             default_event=self.event_id,
             with_subtitles=self.with_subtitles,
+            logger=self.logger,
+        )
+
+    @functools.cached_property
+    def listings(self) -> ListingReader:
+        """Reads the events' listing pages."""
+        return ListingReader(
+            self.stats,
+            self.withdrawals,
+            listed=self.listed,
+            already_staged=self.already_staged,
+            page_size=self.page_size,
+            max_pages=self.max_listing_pages,
             logger=self.logger,
         )
 
@@ -208,7 +216,7 @@ class UnderlineSpider(scrapy.Spider):
 
     @functools.cached_property
     def spending(self) -> BudgetSpending:
-        """Spends the page budget (the stats exist only once the crawl runs: built when first needed)."""
+        """Spends the page budget on the lectures that need their page."""
         return BudgetSpending(
             self.stats,
             self.budget_terms(),
@@ -336,11 +344,6 @@ class UnderlineSpider(scrapy.Spider):
         ):
             raise CloseSpider(keys.LISTING_INCOMPLETE_REASON)
 
-    def listing_failed(self, event: str, why: str) -> None:
-        """The listing of ``event`` could not be read whole: nothing of it is withdrawn or replaced."""
-        self.stats.inc_value(keys.LISTING_FAILED)
-        keep_back(self.stats, self.withdrawals, event, why)
-
     async def in_worker(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)``, a pure step, run in a worker process when the crawl has them (see
         WORKER_PROCESSES), else here. Raises ``JobFailed`` when the worker pool gives up on it."""
@@ -377,7 +380,7 @@ class UnderlineSpider(scrapy.Spider):
             yield from self.read_listing_page(response, answer, page, event)
         except Exception as exc:  # any failure leaves the rest of the listing unread
             self.stats.inc_value(keys.LISTING_CALLBACK_ERROR)
-            self.listing_failed(event, f"listing page {page} could not be handled")
+            self.listings.failed(event, f"listing page {page} could not be handled")
             self.logger.error(
                 "Listing page %d of event %s could not be handled (%s: %s); the listing is incomplete",
                 page,
@@ -390,129 +393,21 @@ class UnderlineSpider(scrapy.Spider):
     def read_listing_page(
         self, response: Response, answer: ListingAnswer | None, page: int, event: str
     ) -> Iterator[Any]:
-        stats = self.stats
+        reader = self.listings
         if page == 1:
-            stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
+            self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
         if answer is None:
-            stats.inc_value(keys.LISTING_NOT_JSON)
-            self.listing_failed(event, f"listing page {page} is not JSON")
-            self.logger.error("Listing page %d of event %s is not JSON: %s", page, event, response.url)
+            reader.not_json(response, page, event)
             return
         listing = answer.listing
-        stats.inc_value(keys.LISTING_PAGES)
-        for problem in listing.problems:
-            stats.inc_value(keys.LISTING_PROBLEMS)
-            self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
-        self.count_unmapped(answer.unmapped)
-        # A session is the event's when a lecture of the event names it: one of another event's lecture
-        # that strayed into this listing is not.
-        own = {f.session_id for f in listing.records if f.event_id in (None, event)}
-        yield from self.sessions([s for s in answer.sessions if s.session_id in own], event)
-        named = self.listing_ids.setdefault(event, set())
-        fresh = {f.lecture_id for f in listing.records} - named
-        named |= fresh
-        so_far = ListingSoFar.of(response).add(listing, len(fresh))
-        new = [fields for fields in listing.records if self.newly_listed(fields, event)]
-        decisions = [self.decide(f) for f in new if not self.resumed(f)]
+        reader.count_page(answer, page, event)
+        yield from reader.sessions(answer, event)
+        so_far = reader.so_far(response, listing, event)
+        new = [fields for fields in listing.records if reader.newly_listed(fields, event)]
+        decisions = [self.decide(f) for f in new if not reader.resumed(f)]
         yield from self.fetch_or_carry(decisions, event)
-        yield from self.next_listing_page(listing, page, event, so_far, bool(new))
-
-    def newly_listed(self, fields: LectureFields, event: str) -> bool:
-        """Whether the listing of ``event`` names a lecture of its own not listed before in this crawl
-        (counted, with what its listing fields lack)."""
-        stats = self.stats
-        if fields.event_id and fields.event_id != event:
-            stats.inc_value(keys.LISTING_OTHER_EVENT)
-            return False
-        if fields.lecture_id in self.listed:
-            stats.inc_value(keys.LISTING_REPEATED)
-            return False
-        self.listed.add(fields.lecture_id)
-        stats.inc_value(keys.LISTED)
-        stats.inc_value(keys.LISTED_PREFIX + event)
-        for problem in fields.problems:
-            if problem.startswith(INVALID_ORCID):
-                stats.inc_value(keys.ORCID_INVALID)
-        if authors_incomplete(fields):
-            stats.inc_value(keys.AUTHORS_INCOMPLETE)
-            stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
-        return True
-
-    def resumed(self, fields: LectureFields) -> bool:
-        """Whether the unfinished crawl this one resumes staged the lecture already."""
-        if fields.lecture_id not in self.already_staged:
-            return False
-        self.stats.inc_value(keys.RESUME_SKIPPED)
-        return True
-
-    def next_listing_page(
-        self, listing: LectureListPage, page: int, event: str, so_far: ListingSoFar, listed_new: bool
-    ) -> Iterator[scrapy.Request]:
-        """The request for the event's next listing page, when the listing goes on; else the listing is
-        judged whole or incomplete. ``listed_new``: this page named a lecture not listed before."""
-        stats = self.stats
-        total, size = listing.total_pages, len(listing.records)
-        # The last page counted too: an empty answer where meta promises lectures is no end of the listing.
-        if size == 0 and total is not None and page <= total:
-            stats.inc_value(keys.LISTING_EMPTY_PAGE)
-            self.listing_failed(event, f"listing page {page} of {total} came back empty")
-            self.logger.error(
-                "Listing page %d of event %s holds no lectures although its meta counts %d pages; the "
-                "listing is incomplete",
-                page,
-                event,
-                total,
-            )
-        # An empty or repeated page ends the listing, unless its meta says more pages follow.
-        more = listed_new or (total is not None and page < total)
-        if (
-            more
-            and not stats.get_value(keys.LISTING_UNBOUNDED)
-            and self.listing_goes_on(total, size, page, event)
-        ):
+        if reader.goes_on(listing, page, event, so_far, bool(new)):
             yield self.listing_request(page + 1, event, so_far)
-        elif not stats.get_value(keys.LISTING_UNBOUNDED):
-            self.listing_ended(page, event, so_far)
-
-    def listing_ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
-        """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
-        many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
-        if listing_whole(page, so_far):
-            return
-        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
-        self.stats.inc_value(keys.LISTING_SHORT)
-        self.listing_failed(event, f"the listing ended after {page} pages and {seen} lectures")
-        self.logger.error(
-            "The listing of event %s ended after %d pages and %d lectures, but its meta counts %s pages "
-            "and %s lectures; the listing is incomplete",
-            event,
-            page,
-            seen,
-            "no" if pages is None else pages,
-            "no" if lectures is None else lectures,
-        )
-
-    def listing_goes_on(self, total: int | None, size: int, page: int, event: str) -> bool:
-        """Whether to ask for the next listing page. ``meta.total_pages`` may lie: a full page goes on
-        even past it, but not more than one page past it, nor past UNDERLINE_MAX_LISTING_PAGES."""
-        if not (total is None or page < total or size >= self.page_size):
-            return False
-        if total is not None and page >= total:
-            self.stats.inc_value(keys.LISTING_PAST_TOTAL_PAGES)
-        cap = self.max_listing_pages if total is None else min(self.max_listing_pages, total + 1)
-        if page < cap:
-            return True
-        self.stats.inc_value(keys.LISTING_UNBOUNDED)
-        self.logger.error(
-            "The listing of event %s did not end after %d pages (its meta says %s); nothing will be "
-            "published from this crawl. If the event really has more lectures, raise "
-            "UNDERLINE_MAX_LISTING_PAGES (now %d).",
-            event,
-            page,
-            total if total is not None else "nothing",
-            self.max_listing_pages,
-        )
-        return False
 
     def decide(self, fields: LectureFields) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
@@ -573,28 +468,6 @@ class UnderlineSpider(scrapy.Spider):
     def presence_failed(self, failure: Failure) -> Iterator[Any]:
         self.presence.on_failure(failure)
         yield from ()
-
-    def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
-        """Count the lecture attributes the crawler does not map, with one example each: a renamed
-        attribute shows up as a new one beside the field that emptied."""
-        for name, unknown in unmapped.items():
-            self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
-            if self.stats.get_value(keys.UNMAPPED_EXAMPLE + name) is None:
-                self.stats.set_value(keys.UNMAPPED_EXAMPLE + name, unknown.example)
-
-    def sessions(self, sessions: list[SessionFields], event: str) -> Iterator[SessionItem]:
-        for session in sessions:
-            if session.session_id in self.seen_sessions:
-                continue
-            self.seen_sessions.add(session.session_id)
-            yield SessionItem(
-                session_id=session.session_id,
-                event_id=event,
-                name=session.name,
-                description=session.description,
-                start=format_timestamp(session.starts_at),
-                end=format_timestamp(session.ends_at),
-            )
 
     def stored_body_reader(self, request: scrapy.Request, response: Response) -> BodyReader | None:
         """How to read a lecture page in the worker job that stores it in the HTTP cache (see
@@ -699,7 +572,9 @@ class UnderlineSpider(scrapy.Spider):
             response = getattr(failure.value, "response", None)
             why = f"HTTP {response.status}" if response is not None else failure.getErrorMessage()
             page = request.cb_kwargs.get("page")
-            self.listing_failed(str(request.cb_kwargs.get("event_id")), f"listing page {page} failed ({why})")
+            self.listings.failed(
+                str(request.cb_kwargs.get("event_id")), f"listing page {page} failed ({why})"
+            )
             if request.cb_kwargs.get("page") == 1 and response is not None:
                 self.stats.set_value(
                     keys.LISTING_STATUS_PREFIX + str(request.cb_kwargs.get("event_id")), response.status
