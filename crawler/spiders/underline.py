@@ -1,5 +1,6 @@
 """Crawl Underline events: read each event's lecture listing through the JSON:API, and fetch a lecture's
-page only where the listing says it is new or changed (within UNDERLINE_PAGE_BUDGET requests, when set)."""
+page only where the listing says it is new or changed (within UNDERLINE_PAGE_BUDGET requests, when set).
+The spider holds Scrapy's callbacks and the glue; the components it owns do the rest (see their modules)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import dataclasses
 import functools
 import json
 import math
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
@@ -17,74 +18,54 @@ from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import CloseSpider
 from scrapy.http import Response, TextResponse
-from scrapy.statscollectors import StatsCollector
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import task
 from twisted.python.failure import Failure
-from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
 from crawler.app.arguments import parse_event_ids
 from crawler.cache.httpcache import BodyReader, StoredRead
 from crawler.extensions.workers import JobFailed, crawler_pool
-from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SessionItem
+from crawler.items import CarriedLecture, LectureItem
 from crawler.json_types import JsonObject
 from crawler.pages import (
-    INVALID_ORCID,
     LectureFields,
-    LectureListPage,
     LecturePage,
     ListingAnswer,
     PageParseError,
-    SessionFields,
-    UnknownAttribute,
     parse_lecture_page,
     parse_transcripts,
     read_listing,
 )
-from crawler.pages.presence import (
-    GONE_STATUSES,
-    Presence,
-    ResourceAnswer,
-    event_answer,
-    lecture_answer,
+from crawler.spiders.budget import HeldListing, PageBudget
+from crawler.spiders.lecture import (
+    AUTHORS_INCOMPLETE_META,
+    COUNTED_META,
+    LectureRecords,
+    PageAsked,
+    content_encoding,
 )
-from crawler.schema import (
-    format_timestamp,
-    lecture_order,
-)
-from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
-from crawler.spiders.listing import LISTING_SO_FAR_META, ListingSoFar, listing_whole
+from crawler.spiders.listing import LISTING_SO_FAR_META, ListingSoFar
+from crawler.spiders.listing_reader import ListingReader
+from crawler.spiders.presence import PresenceChecks
 from crawler.spiders.refresh import (
-    CHANGED,
-    DISAGREED,
-    LISTING_NAMES,
-    NEW,
-    STALE,
     Decision,
     authors_incomplete,
-    complete_authors,
     listing_from_json,
     listing_hashes,
-    listing_only,
     listing_to_json,
     listing_unchanged,
-    merge_fields,
-    need_rank,
     revalidation_due,
     with_new_listing_fields,
 )
+from crawler.spiders.spending import BudgetSpending, BudgetTerms
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
 from crawler.state.withdrawals import Withdrawals
 from crawler.urls import (
     API_ACCEPT,
     canonical_lecture_url,
-    event_resource_url,
-    lecture_ref,
-    lecture_resource_url,
     listing_url,
-    same_host,
     transcripts_url,
 )
 
@@ -92,10 +73,6 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 MAX_PAGE_SIZE = 100
-# Where a request for a lecture page carries the counters its decision added (fetched or revalidated).
-COUNTED_META = "underline_counted"
-# Set on that request when the listing left some of the lecture's authors' profiles out.
-AUTHORS_INCOMPLETE_META = "underline_authors_incomplete"
 
 
 # How long the release of budgeted page requests waits while the downloader is full.
@@ -103,22 +80,6 @@ BACKOUT_PAUSE = 0.05
 # How long the crawl may have nothing to do while a listing request is still out before the page budget is
 # spent on the listings read (a request that never comes back must not stall the crawl).
 QUIET_WAIT = 5.0
-
-
-@dataclasses.dataclass
-class PageAsked:
-    """What a lecture page's request carried: the lecture it was asked for, its listing's fields (None:
-    not carried, or unreadable), the event whose listing named it, and the counters its outcome added
-    (they travel with its item into the stage)."""
-
-    lecture_id: str
-    listed: LectureFields | None
-    event_id: str | None
-    counted: list[str]
-
-    def count(self, stats: StatsCollector, key: str) -> None:
-        stats.inc_value(key)
-        self.counted.append(key)
 
 
 class UnderlineSpider(scrapy.Spider):
@@ -142,11 +103,6 @@ class UnderlineSpider(scrapy.Spider):
         self.page_size = MAX_PAGE_SIZE
         # Ids only: each lecture request carries its listing fields, so the crawl keeps no copy of them.
         self.listed: set[str] = set()
-        # Per event, the ids its listing pages named (of any event) in this process: a page repeated is
-        # not counted twice toward what the listing's meta counts.
-        self.listing_ids: dict[str, set[str]] = {}
-        self.seen_links: set[str] = set()
-        self.seen_sessions: set[str] = set()
         self.already_staged: set[str] = set()
         self.allowed_domains: list[str] = []
         self.state_dir: Path | None = None
@@ -162,14 +118,11 @@ class UnderlineSpider(scrapy.Spider):
         self.listings_pending = 0
         # UNDERLINE_LISTINGS_AT_ONCE: the most events whose listings are read at once (0: no limit).
         self.listings_at_once = 0
-        self.budget_spent = False
         self.spent_before = 0
         self._previous: PreviousStage | None = None
         self.close_reason: str | None = None
         # What the site said of the lectures the listings no longer name, and the events kept back.
         self.withdrawals = Withdrawals()
-        # Requests asking whether a lecture or an event is still on the site (counted in the budget).
-        self.presence_asked = 0
         self.fleet = False
 
     @classmethod
@@ -206,7 +159,7 @@ class UnderlineSpider(scrapy.Spider):
             spider.listings_at_once = max(0, settings.getint("UNDERLINE_LISTINGS_AT_ONCE"))
         if spider.page_budget > 0:
             # Holds no more lectures than the budget buys (see PageBudget).
-            spider.budget = PageBudget(room=spider.pages_left())
+            spider.budget = PageBudget(room=spider.budget_terms().pages_left())
         spider.allowed_domains = sorted(
             {scrapy.utils.url.parse_url(u).hostname or "" for u in (spider.web_base, spider.api_base)}
         )
@@ -218,6 +171,60 @@ class UnderlineSpider(scrapy.Spider):
     def stats(self) -> Any:
         assert self.crawler.stats is not None
         return self.crawler.stats
+
+    # The components: built when first needed, since the crawl's stats exist only once it runs.
+
+    @functools.cached_property
+    def lectures(self) -> LectureRecords:
+        """Makes the lecture pages' items."""
+        return LectureRecords(
+            self.stats,
+            self.web_base,
+            lambda: self.previous,
+            default_event=self.event_id,
+            with_subtitles=self.with_subtitles,
+            logger=self.logger,
+        )
+
+    @functools.cached_property
+    def listings(self) -> ListingReader:
+        """Reads the events' listing pages."""
+        return ListingReader(
+            self.stats,
+            self.withdrawals,
+            listed=self.listed,
+            already_staged=self.already_staged,
+            page_size=self.page_size,
+            max_pages=self.max_listing_pages,
+            logger=self.logger,
+        )
+
+    @functools.cached_property
+    def presence(self) -> PresenceChecks:
+        """Asks whether a lecture or an event is still on the site (counted in the budget)."""
+        return PresenceChecks(
+            self.stats,
+            self.withdrawals,
+            self.api_base,
+            answered=self.presence_answered,
+            failed=self.presence_failed,
+            logger=self.logger,
+        )
+
+    @functools.cached_property
+    def spending(self) -> BudgetSpending:
+        """Spends the page budget on the lectures that need their page."""
+        return BudgetSpending(
+            self.stats,
+            self.budget_terms(),
+            self.budget,
+            lectures=self.lectures,
+            page_request=self.page_request,
+            logger=self.logger,
+        )
+
+    def budget_terms(self) -> BudgetTerms:
+        return BudgetTerms(self.page_budget, self.subtitles, self.spent_before)
 
     @property
     def previous(self) -> PreviousStage:
@@ -262,11 +269,14 @@ class UnderlineSpider(scrapy.Spider):
         # Every listing first: what left them is asked about, and the budget goes to the lectures that
         # need a page most, in every event.
         await self.listings_read()
-        for request in self.presence_requests():
+        base = self.previous.lectures_by_event()
+        for request in self.presence.requests(
+            base, self.event_ids, self.listed, self.budget_terms().allows_presence
+        ):
             yield request
         if self.page_budget <= 0:
             return
-        for out in self.spend_budget():
+        for out in self.spending.spend(self.presence.asked):
             if isinstance(out, scrapy.Request):
                 await self.room_to_send()
             yield out
@@ -331,17 +341,6 @@ class UnderlineSpider(scrapy.Spider):
         ):
             raise CloseSpider(keys.LISTING_INCOMPLETE_REASON)
 
-    def keep_back(self, event: str, why: str) -> None:
-        """Keep ``event`` as last published: its listing is incomplete (``why``, logged)."""
-        if event not in self.withdrawals.kept_back:
-            self.stats.set_value(keys.EVENT_KEPT_BACK_PREFIX + event, 1)
-        self.withdrawals.keep_back(event, why)
-
-    def listing_failed(self, event: str, why: str) -> None:
-        """The listing of ``event`` could not be read whole: nothing of it is withdrawn or replaced."""
-        self.stats.inc_value(keys.LISTING_FAILED)
-        self.keep_back(event, why)
-
     async def in_worker(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)``, a pure step, run in a worker process when the crawl has them (see
         WORKER_PROCESSES), else here. Raises ``JobFailed`` when the worker pool gives up on it."""
@@ -378,7 +377,7 @@ class UnderlineSpider(scrapy.Spider):
             yield from self.read_listing_page(response, answer, page, event)
         except Exception as exc:  # any failure leaves the rest of the listing unread
             self.stats.inc_value(keys.LISTING_CALLBACK_ERROR)
-            self.listing_failed(event, f"listing page {page} could not be handled")
+            self.listings.failed(event, f"listing page {page} could not be handled")
             self.logger.error(
                 "Listing page %d of event %s could not be handled (%s: %s); the listing is incomplete",
                 page,
@@ -391,129 +390,21 @@ class UnderlineSpider(scrapy.Spider):
     def read_listing_page(
         self, response: Response, answer: ListingAnswer | None, page: int, event: str
     ) -> Iterator[Any]:
-        stats = self.stats
+        reader = self.listings
         if page == 1:
-            stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
+            self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
         if answer is None:
-            stats.inc_value(keys.LISTING_NOT_JSON)
-            self.listing_failed(event, f"listing page {page} is not JSON")
-            self.logger.error("Listing page %d of event %s is not JSON: %s", page, event, response.url)
+            reader.not_json(response, page, event)
             return
         listing = answer.listing
-        stats.inc_value(keys.LISTING_PAGES)
-        for problem in listing.problems:
-            stats.inc_value(keys.LISTING_PROBLEMS)
-            self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
-        self.count_unmapped(answer.unmapped)
-        # A session is the event's when a lecture of the event names it: one of another event's lecture
-        # that strayed into this listing is not.
-        own = {f.session_id for f in listing.records if f.event_id in (None, event)}
-        yield from self.sessions([s for s in answer.sessions if s.session_id in own], event)
-        named = self.listing_ids.setdefault(event, set())
-        fresh = {f.lecture_id for f in listing.records} - named
-        named |= fresh
-        so_far = ListingSoFar.of(response).add(listing, len(fresh))
-        new = [fields for fields in listing.records if self.newly_listed(fields, event)]
-        decisions = [self.decide(f) for f in new if not self.resumed(f)]
+        reader.count_page(answer, page, event)
+        yield from reader.sessions(answer, event)
+        so_far = reader.so_far(response, listing, event)
+        new = [fields for fields in listing.records if reader.newly_listed(fields, event)]
+        decisions = [self.decide(f) for f in new if not reader.resumed(f)]
         yield from self.fetch_or_carry(decisions, event)
-        yield from self.next_listing_page(listing, page, event, so_far, bool(new))
-
-    def newly_listed(self, fields: LectureFields, event: str) -> bool:
-        """Whether the listing of ``event`` names a lecture of its own not listed before in this crawl
-        (counted, with what its listing fields lack)."""
-        stats = self.stats
-        if fields.event_id and fields.event_id != event:
-            stats.inc_value(keys.LISTING_OTHER_EVENT)
-            return False
-        if fields.lecture_id in self.listed:
-            stats.inc_value(keys.LISTING_REPEATED)
-            return False
-        self.listed.add(fields.lecture_id)
-        stats.inc_value(keys.LISTED)
-        stats.inc_value(keys.LISTED_PREFIX + event)
-        for problem in fields.problems:
-            if problem.startswith(INVALID_ORCID):
-                stats.inc_value(keys.ORCID_INVALID)
-        if authors_incomplete(fields):
-            stats.inc_value(keys.AUTHORS_INCOMPLETE)
-            stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
-        return True
-
-    def resumed(self, fields: LectureFields) -> bool:
-        """Whether the unfinished crawl this one resumes staged the lecture already."""
-        if fields.lecture_id not in self.already_staged:
-            return False
-        self.stats.inc_value(keys.RESUME_SKIPPED)
-        return True
-
-    def next_listing_page(
-        self, listing: LectureListPage, page: int, event: str, so_far: ListingSoFar, listed_new: bool
-    ) -> Iterator[scrapy.Request]:
-        """The request for the event's next listing page, when the listing goes on; else the listing is
-        judged whole or incomplete. ``listed_new``: this page named a lecture not listed before."""
-        stats = self.stats
-        total, size = listing.total_pages, len(listing.records)
-        # The last page counted too: an empty answer where meta promises lectures is no end of the listing.
-        if size == 0 and total is not None and page <= total:
-            stats.inc_value(keys.LISTING_EMPTY_PAGE)
-            self.listing_failed(event, f"listing page {page} of {total} came back empty")
-            self.logger.error(
-                "Listing page %d of event %s holds no lectures although its meta counts %d pages; the "
-                "listing is incomplete",
-                page,
-                event,
-                total,
-            )
-        # An empty or repeated page ends the listing, unless its meta says more pages follow.
-        more = listed_new or (total is not None and page < total)
-        if (
-            more
-            and not stats.get_value(keys.LISTING_UNBOUNDED)
-            and self.listing_goes_on(total, size, page, event)
-        ):
+        if reader.goes_on(listing, page, event, so_far, bool(new)):
             yield self.listing_request(page + 1, event, so_far)
-        elif not stats.get_value(keys.LISTING_UNBOUNDED):
-            self.listing_ended(page, event, so_far)
-
-    def listing_ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
-        """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
-        many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
-        if listing_whole(page, so_far):
-            return
-        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
-        self.stats.inc_value(keys.LISTING_SHORT)
-        self.listing_failed(event, f"the listing ended after {page} pages and {seen} lectures")
-        self.logger.error(
-            "The listing of event %s ended after %d pages and %d lectures, but its meta counts %s pages "
-            "and %s lectures; the listing is incomplete",
-            event,
-            page,
-            seen,
-            "no" if pages is None else pages,
-            "no" if lectures is None else lectures,
-        )
-
-    def listing_goes_on(self, total: int | None, size: int, page: int, event: str) -> bool:
-        """Whether to ask for the next listing page. ``meta.total_pages`` may lie: a full page goes on
-        even past it, but not more than one page past it, nor past UNDERLINE_MAX_LISTING_PAGES."""
-        if not (total is None or page < total or size >= self.page_size):
-            return False
-        if total is not None and page >= total:
-            self.stats.inc_value(keys.LISTING_PAST_TOTAL_PAGES)
-        cap = self.max_listing_pages if total is None else min(self.max_listing_pages, total + 1)
-        if page < cap:
-            return True
-        self.stats.inc_value(keys.LISTING_UNBOUNDED)
-        self.logger.error(
-            "The listing of event %s did not end after %d pages (its meta says %s); nothing will be "
-            "published from this crawl. If the event really has more lectures, raise "
-            "UNDERLINE_MAX_LISTING_PAGES (now %d).",
-            event,
-            page,
-            total if total is not None else "nothing",
-            self.max_listing_pages,
-        )
-        return False
 
     def decide(self, fields: LectureFields) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
@@ -544,24 +435,9 @@ class UnderlineSpider(scrapy.Spider):
                 continue
             held = HeldListing(event, d.fields, authors_incomplete(d.fields))
             if self.page_budget > 0:
-                yield from self.hold_for_budget(d, held)
+                yield from self.spending.hold(d, held)
                 continue
             yield self.page_request(held, revalidated=d.unchanged)
-
-    def hold_for_budget(self, decision: Decision, held: HeldListing) -> Iterator[Any]:
-        """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
-        lecture it ranks before) is staged now, so no more than the budget can buy is held."""
-        rank = need_rank(decision)
-        previous = decision.previous
-        order = previous.fetched_at.timestamp() if rank == STALE and previous is not None else 0.0
-        lecture_id = decision.fields.lecture_id
-        if self.budget_spent:
-            # A listing page read after the budget was spent (see listings_read): it waits.
-            yield from self.waiting(Candidate(rank, order, -1, lecture_id), held)
-            return
-        out = self.budget.hold(rank, order, lecture_id, held)
-        if out is not None:
-            yield from self.waiting(*out)
 
     def page_request(self, held: HeldListing, *, revalidated: bool) -> scrapy.Request:
         """The request for a lecture's page, counted as fetched (new or changed) or revalidated. It
@@ -582,186 +458,13 @@ class UnderlineSpider(scrapy.Spider):
             meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: held.authors_incomplete},
         )
 
-    def pages_left(self) -> int:
-        """How many lecture pages the budget still buys: a lecture costs its page, and its subtitles'
-        request when they are asked for; a resumed crawl has spent what its stage counts already."""
-        return max(0, self.page_budget // self.page_cost() - self.spent_before)
-
-    def page_cost(self) -> int:
-        return 2 if self.subtitles else 1
-
-    def spend_budget(self) -> Iterator[Any]:
-        """Once every listing is read: a page request for each held lecture (the budget buys them all:
-        new ones first, then changed, then stale, the oldest page first)."""
-        per_crawl = self.page_budget // self.page_cost()
-        self.stats.set_value(keys.PAGE_BUDGET, self.page_budget)
-        self.stats.set_value(keys.PAGE_BUDGET_LECTURES, per_crawl)
-        if per_crawl == 0:
-            self.logger.error(
-                "A page budget of %d buys no lecture page at %d requests a lecture: nothing is fetched",
-                self.page_budget,
-                self.page_cost(),
-            )
-        ranked = self.budget.ranked()
-        self.budget_spent = True
-        # What asking about the lectures that left the listings spent is no longer the pages'.
-        affordable = max(0, (self.page_budget - self.presence_asked) // self.page_cost() - self.spent_before)
-        for place, candidate in enumerate(ranked):
-            held = self.budget.listing(candidate)
-            if place < affordable:
-                yield self.page_request(held, revalidated=candidate.rank == STALE)
-            else:
-                yield from self.waiting(candidate, held)
-        self.budget.close()
-        waiting = sum(int(self.stats.get_value(key) or 0) for key in keys.PAGES_WAITING)
-        if waiting:
-            self.logger.info(
-                "Page budget %d spent: %d lecture pages wait for a later crawl", self.page_budget, waiting
-            )
-
-    def waiting(self, candidate: Candidate, held: HeldListing) -> Iterator[Any]:
-        """A lecture whose page waits for a later crawl: the record the last crawl staged of its page
-        (with the fields new to its listing filled), or, for a page never fetched, the listing's fields
-        (``extraction = api_listing``, no listing hashes: a later crawl ranks it new)."""
-        key = WAITING_KEYS[candidate.rank]
-        self.stats.inc_value(key)
-        fields = held.fields
-        staged = self.previous.staged(candidate.lecture_id) if candidate.rank != NEW else None
-        if staged is not None:
-            hashes = listing_hashes(fields)
-            record = with_new_listing_fields(staged, fields, hashes).record
-            # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
-            # changed next time. A stale one's listing is as staged.
-            kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
-            yield CarriedLecture(record=record, listing_hashes=kept, counted=[key])
-            return
-        last = self.previous.record(candidate.lecture_id)
-        if last is not None and not listing_only(last):
-            # Ranked new only because the refresh is off: its last page's record stands in.
-            yield CarriedLecture(record=last, listing_hashes=None, counted=[key])
-            return
-        listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
-        yield self.lecture_item(listing_only_fields, "api_listing", None, set(), [key])
-
-    def presence_requests(self) -> Iterator[scrapy.Request]:
-        """Once every listing is read: a request for the own resource of each lecture the base (the last
-        stage, and the release where the stage lacks it) holds of an event read whole that no listing of
-        this crawl names, and for the resource of each such event that lists nothing. Only their answers
-        withdraw anything (see Withdrawals); a page budget pays for them first."""
-        base = self.previous.lectures_by_event()
-        for event in self.event_ids:
-            known = base.get(event)
-            if not known or event in self.withdrawals.kept_back:
-                continue
-            if not self.stats.get_value(keys.LISTED_PREFIX + event):
-                asked = [("event", event)]
-            else:
-                gone = sorted(set(known) - self.listed, key=lecture_order)
-                asked = [("lecture", lecture_id) for lecture_id in gone]
-            for kind, resource_id in asked:
-                if not self.budget_allows_presence():
-                    self.stats.inc_value(keys.PRESENCE_UNASKED)
-                    continue
-                yield self.presence_request(kind, resource_id, event)
-
-    def budget_allows_presence(self) -> bool:
-        if self.page_budget <= 0:
-            return True
-        spent = self.spent_before * self.page_cost() + self.presence_asked
-        return spent < self.page_budget
-
-    def presence_request(self, kind: str, resource_id: str, event: str) -> scrapy.Request:
-        self.presence_asked += 1
-        self.stats.inc_value(keys.PRESENCE_ASKED)
-        url = (
-            lecture_resource_url(self.api_base, resource_id)
-            if kind == "lecture"
-            else event_resource_url(self.api_base, resource_id)
-        )
-        return scrapy.Request(
-            url,
-            headers={"Accept": API_ACCEPT},
-            callback=self.presence_answered,
-            errback=self.presence_failed,
-            cb_kwargs={"kind": kind, "resource_id": resource_id, "event": event},
-            # The answer is the evidence: never one stored from an earlier crawl.
-            meta={"dont_cache": True, "handle_httpstatus_list": sorted(GONE_STATUSES)},
-            dont_filter=True,
-            priority=10,
-        )
-
     def presence_answered(self, response: Response, kind: str, resource_id: str, event: str) -> Iterator[Any]:
-        reader = lecture_answer if kind == "lecture" else event_answer
-        self.record_presence(kind, resource_id, event, reader(response.status, response.body, resource_id))
+        self.presence.on_answer(response, kind, resource_id, event)
         yield from ()
 
     def presence_failed(self, failure: Failure) -> Iterator[Any]:
-        request = failure.request  # type: ignore[attr-defined]
-        response = getattr(failure.value, "response", None)
-        kwargs = request.cb_kwargs
-        kind, resource_id, event = kwargs["kind"], kwargs["resource_id"], kwargs["event"]
-        if response is not None:
-            reader = lecture_answer if kind == "lecture" else event_answer
-            answer = reader(response.status, response.body, resource_id)
-        else:
-            answer = ResourceAnswer(Presence.UNKNOWN, why=failure.getErrorMessage())
-        self.record_presence(kind, resource_id, event, answer)
+        self.presence.on_failure(failure)
         yield from ()
-
-    def record_presence(self, kind: str, resource_id: str, event: str, answer: ResourceAnswer) -> None:
-        """What an answer about a lecture (or event) that left its listing means for the release."""
-        what = f"lecture {resource_id} of event {event}" if kind == "lecture" else f"event {event}"
-        if answer.presence is Presence.GONE:
-            self.stats.inc_value(keys.PRESENCE_GONE)
-            if kind == "lecture":
-                self.withdrawals.lecture_gone(event, resource_id)
-            else:
-                self.withdrawals.event_gone(event)
-                self.stats.set_value(keys.EVENT_GONE_PREFIX + event, 1)
-            self.logger.info("The site says %s is gone (%s): it is withdrawn", what, answer.why)
-        elif answer.presence is Presence.LIVE and kind == "lecture" and answer.event_id not in (None, event):
-            self.stats.inc_value(keys.PRESENCE_MOVED)
-            self.logger.warning(
-                "%s is served under event %s now: it stays as last published", what, answer.event_id
-            )
-        elif answer.presence is Presence.LIVE:
-            self.stats.inc_value(keys.PRESENCE_LIVE)
-            why = (
-                f"its listing left out lecture {resource_id}, which the site still serves"
-                if kind == "lecture"
-                else "it lists no lectures, but the site still serves the event"
-            )
-            self.keep_back(event, why)
-            self.logger.error("Event %s: %s; the event is kept as last published", event, why)
-        else:
-            self.stats.inc_value(keys.PRESENCE_UNKNOWN)
-            self.logger.warning(
-                "Whether %s is still on the site is unknown (%s): it stays as last published",
-                what,
-                answer.why,
-            )
-
-    def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
-        """Count the lecture attributes the crawler does not map, with one example each: a renamed
-        attribute shows up as a new one beside the field that emptied."""
-        for name, unknown in unmapped.items():
-            self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
-            if self.stats.get_value(keys.UNMAPPED_EXAMPLE + name) is None:
-                self.stats.set_value(keys.UNMAPPED_EXAMPLE + name, unknown.example)
-
-    def sessions(self, sessions: list[SessionFields], event: str) -> Iterator[SessionItem]:
-        for session in sessions:
-            if session.session_id in self.seen_sessions:
-                continue
-            self.seen_sessions.add(session.session_id)
-            yield SessionItem(
-                session_id=session.session_id,
-                event_id=event,
-                name=session.name,
-                description=session.description,
-                start=format_timestamp(session.starts_at),
-                end=format_timestamp(session.ends_at),
-            )
 
     def stored_body_reader(self, request: scrapy.Request, response: Response) -> BodyReader | None:
         """How to read a lecture page in the worker job that stores it in the HTTP cache (see
@@ -770,7 +473,7 @@ class UnderlineSpider(scrapy.Spider):
         if response.status != 200 or request.callback != self.parse_lecture:
             return None
         return functools.partial(
-            parse_lecture_page, url=response.url, encoding=_encoding(response), base_url=self.api_base
+            parse_lecture_page, url=response.url, encoding=content_encoding(response), base_url=self.api_base
         )
 
     async def read_page(self, response: Response) -> LecturePage:
@@ -787,7 +490,7 @@ class UnderlineSpider(scrapy.Spider):
                     if stored.error is not None:
                         raise stored.error
                     return cast(LecturePage, stored.value)
-            body, url, encoding = response.body, response.url, _encoding(response)
+            body, url, encoding = response.body, response.url, content_encoding(response)
             return await self.in_worker(
                 parse_lecture_page, body, url, encoding=encoding, base_url=self.api_base
             )
@@ -817,139 +520,8 @@ class UnderlineSpider(scrapy.Spider):
             event_id=event_id,
             counted=list(response.meta.get(COUNTED_META) or []),
         )
-        for out in self.lecture_output(response, page, asked):
+        for out in self.lectures.output(response, page, asked):
             yield out
-
-    def lecture_output(
-        self, response: Response, page: LecturePage | PageParseError, asked: PageAsked
-    ) -> Iterator[Any]:
-        """What a fetched lecture page yields: the lecture item (or the listed record when the page
-        fails), and its subtitles request when asked for."""
-        if isinstance(page, PageParseError):
-            asked.count(self.stats, keys.PAGE_UNPARSABLE)
-            self.logger.warning("Lecture page %s could not be parsed: %s", response.url, page)
-            yield from self.keep_listed(asked)
-            return
-        for problem in page.problems:
-            self.logger.info("Lecture page %s: %s", response.url, problem)
-        if page.fields is not None and page.fields.lecture_id != asked.lecture_id:
-            # The page describes another lecture: neither its fields nor this URL belong to that one.
-            asked.count(self.stats, keys.PAGE_LECTURE_MISMATCH)
-            asked.count(self.stats, keys.FETCH_FAILED)
-            self.logger.warning(
-                "Lecture page %s shows lecture %s, not %s",
-                response.url,
-                page.fields.lecture_id,
-                asked.lecture_id,
-            )
-            yield from self.keep_listed(asked)
-            return
-        asked.count(self.stats, keys.extraction_key(page.extraction))
-        disagreed: set[str] = set()
-        fields = self.page_fields(response, page, asked, disagreed)
-        if fields is None:
-            asked.count(self.stats, keys.PAGE_WITHOUT_LECTURE)
-            self.logger.warning("Lecture page %s shows no lecture", response.url)
-            yield from self.keep_listed(asked)
-            return
-        hashes = listing_hashes(asked.listed) if asked.listed is not None else None
-        if hashes is not None:
-            # A page that disagrees with its listing may lag it: fetched again next time.
-            for name in disagreed:
-                hashes[LISTING_NAMES.get(name, name)] = DISAGREED
-        seen_at = {response.url, *response.meta.get("redirect_urls", [])}
-        item = self.lecture_item(fields, page.extraction, hashes, seen_at, asked.counted)
-        item.page_blocks = list(page.blocks)
-        # The linked lectures ride with the item (one item a page, not one per link); the stage writes
-        # them before the lecture, so a resumed crawl that skips this page has them already.
-        item.page_aliases = self.new_aliases(page.lecture_links, fields.lecture_id)
-        yield from self.with_subtitles(item)
-
-    def page_fields(
-        self, response: Response, page: LecturePage, asked: PageAsked, disagreed: set[str]
-    ) -> LectureFields | None:
-        """The lecture's fields from its page and its listing (the fields where both say and differ are
-        added to ``disagreed``); None when neither shows a lecture."""
-        listed = asked.listed
-
-        def count(key: str) -> None:
-            asked.count(self.stats, key)
-
-        if page.extraction == "visible_text" and listed is not None:
-            # Without the page's JSON the page tells only what its meta tags say (whitespace
-            # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
-            fields = merge_fields(listed, page.fields, stats_inc=count)
-            if fields is not None and page.fields is not None and not fields.related_lecture_ids:
-                fields.related_lecture_ids = list(page.fields.related_lecture_ids)
-        else:
-            fields = merge_fields(page.fields, listed, stats_inc=count, mismatched=disagreed)
-        if fields is None:
-            return None
-        if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
-            # The site left some authors' profiles out: the lecture keeps its last authors.
-            kept = (self.previous.record(asked.lecture_id) or {}).get("authors")
-            if kept:
-                fields.authors = list(kept)
-                count(keys.AUTHORS_KEPT)
-        # A lecture page reached through an event's listing belongs to that event unless it says.
-        fields.event_id = fields.event_id or asked.event_id or self.event_id
-        return fields
-
-    def new_aliases(self, links: Iterable[str], lecture_id: str) -> list[list[str]]:
-        """The page's links to other lectures of this site that no page of this crawl showed before, as
-        (lecture id, URL) pairs: most pages link the same lectures again, and each alias is staged once."""
-        aliases = []
-        for link in links:
-            ref = lecture_ref(link)
-            if ref is None or ref.lecture_id == lecture_id:
-                continue
-            if not same_host(link, self.web_base):
-                self.stats.inc_value(keys.FOREIGN_LINKS)
-                continue
-            if link not in self.seen_links:
-                self.seen_links.add(link)
-                aliases.append([ref.lecture_id, link])
-        return aliases
-
-    def lecture_item(
-        self,
-        fields: LectureFields,
-        extraction: str,
-        hashes: dict[str, str] | None,
-        seen_at: set[str],
-        counted: list[str] | None = None,
-    ) -> LectureItem:
-        canonical = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
-        record = fields.to_item_fields()
-        # A source that does not say (no package, no label) and no other to ask: not premium.
-        record["is_premium"] = bool(record.get("is_premium"))
-        return LectureItem(
-            **{k: v for k, v in record.items() if k in RECORD_FIELDS},
-            url=canonical,
-            source_urls=sorted(u for u in {canonical, *seen_at} if lecture_ref(u)),
-            extraction=extraction,
-            withdrawn=False,
-            fetched_at=datetime.now(UTC),
-            listing_hashes=hashes or None,
-            counted=list(counted or []),
-        )
-
-    def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
-        """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
-        is still on the site, and is never published as withdrawn for a page that did not answer."""
-        record = self.previous.record(asked.lecture_id)
-        counted = [*asked.counted, keys.PAGE_FAILED_KEPT]
-        if record is not None:
-            self.stats.inc_value(keys.PAGE_FAILED_KEPT)
-            # No listing hashes: the next crawl fetches the page again.
-            yield CarriedLecture(record=record, listing_hashes=None, counted=counted)
-            return
-        fields = merge_fields(asked.listed, None)
-        if fields is None:
-            return
-        self.stats.inc_value(keys.PAGE_FAILED_KEPT)
-        fields.event_id = fields.event_id or asked.event_id or self.event_id
-        yield self.lecture_item(fields, "api_listing", None, set(), counted)
 
     def with_subtitles(self, item: LectureItem) -> Iterator[Any]:
         """The item, with its subtitles first when UNDERLINE_SUBTITLES asks for them (one request)."""
@@ -997,7 +569,9 @@ class UnderlineSpider(scrapy.Spider):
             response = getattr(failure.value, "response", None)
             why = f"HTTP {response.status}" if response is not None else failure.getErrorMessage()
             page = request.cb_kwargs.get("page")
-            self.listing_failed(str(request.cb_kwargs.get("event_id")), f"listing page {page} failed ({why})")
+            self.listings.failed(
+                str(request.cb_kwargs.get("event_id")), f"listing page {page} failed ({why})"
+            )
             if request.cb_kwargs.get("page") == 1 and response is not None:
                 self.stats.set_value(
                     keys.LISTING_STATUS_PREFIX + str(request.cb_kwargs.get("event_id")), response.status
@@ -1014,17 +588,4 @@ class UnderlineSpider(scrapy.Spider):
                 event_id=kwargs.get("event_id"),
                 counted=[*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED],
             )
-            yield from self.keep_listed(asked)
-
-
-def _encoding(response: Response) -> str | None:
-    """The charset the Content-Type header declares, None for none or an unknown one.
-
-    Not Scrapy's ``response.encoding``: for a page that declares nothing it guesses from the bytes, and
-    one invalid UTF-8 byte turns the guess into a single-byte code page for the whole page. The parser
-    falls back to a BOM, the page's meta charset, then UTF-8.
-    """
-    content_type = response.headers.get("Content-Type")
-    if not content_type:
-        return None
-    return http_content_type_encoding(content_type.decode("latin-1"))
+            yield from self.lectures.keep_listed(asked)

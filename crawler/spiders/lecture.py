@@ -1,0 +1,211 @@
+"""What a lecture page's answer becomes: its fields merged with, and checked against, the listing's fields
+its request carried; the lecture item; and the record a listed lecture keeps when its page fails."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
+from w3lib.encoding import http_content_type_encoding
+
+from crawler import stats_keys as keys
+from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem
+from crawler.pages import LectureFields, LecturePage, PageParseError
+from crawler.spiders.refresh import DISAGREED, LISTING_NAMES, complete_authors, listing_hashes, merge_fields
+from crawler.state.previous_stage import PreviousStage
+from crawler.urls import canonical_lecture_url, lecture_ref, same_host
+
+# Where a request for a lecture page carries the counters its decision added (fetched or revalidated).
+COUNTED_META = "underline_counted"
+# Set on that request when the listing left some of the lecture's authors' profiles out.
+AUTHORS_INCOMPLETE_META = "underline_authors_incomplete"
+
+
+@dataclasses.dataclass
+class PageAsked:
+    """What a lecture page's request carried: the lecture it was asked for, its listing's fields (None:
+    not carried, or unreadable), the event whose listing named it, and the counters its outcome added
+    (they travel with its item into the stage)."""
+
+    lecture_id: str
+    listed: LectureFields | None
+    event_id: str | None
+    counted: list[str]
+
+    def count(self, stats: StatsCollector, key: str) -> None:
+        stats.inc_value(key)
+        self.counted.append(key)
+
+
+def content_encoding(response: Response) -> str | None:
+    """The charset the Content-Type header declares, None for none or an unknown one.
+
+    Not Scrapy's ``response.encoding``: for a page that declares nothing it guesses from the bytes, and
+    one invalid UTF-8 byte turns the guess into a single-byte code page for the whole page. The parser
+    falls back to a BOM, the page's meta charset, then UTF-8.
+    """
+    content_type = response.headers.get("Content-Type")
+    if not content_type:
+        return None
+    return http_content_type_encoding(content_type.decode("latin-1"))
+
+
+class LectureRecords:
+    """Turns the spider's lecture pages into items. ``previous`` gives the last crawl's stage (read when
+    first needed), ``default_event`` the event of a lecture no listing or page places, ``with_subtitles``
+    the spider's step that yields an item (with its subtitles' request first when asked for), ``logger``
+    the spider's."""
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        web_base: str,
+        previous: Callable[[], PreviousStage],
+        *,
+        default_event: str,
+        with_subtitles: Callable[[LectureItem], Iterator[Any]],
+        logger: logging.LoggerAdapter[logging.Logger],
+    ) -> None:
+        self.stats = stats
+        self.web_base = web_base
+        self.previous = previous
+        self.default_event = default_event
+        self.with_subtitles = with_subtitles
+        self.logger = logger
+        self.seen_links: set[str] = set()
+
+    def output(
+        self, response: Response, page: LecturePage | PageParseError, asked: PageAsked
+    ) -> Iterator[Any]:
+        """What a fetched lecture page yields: the lecture item (or the listed record when the page
+        fails), and its subtitles request when asked for."""
+        if isinstance(page, PageParseError):
+            asked.count(self.stats, keys.PAGE_UNPARSABLE)
+            self.logger.warning("Lecture page %s could not be parsed: %s", response.url, page)
+            yield from self.keep_listed(asked)
+            return
+        for problem in page.problems:
+            self.logger.info("Lecture page %s: %s", response.url, problem)
+        if page.fields is not None and page.fields.lecture_id != asked.lecture_id:
+            # The page describes another lecture: neither its fields nor this URL belong to that one.
+            asked.count(self.stats, keys.PAGE_LECTURE_MISMATCH)
+            asked.count(self.stats, keys.FETCH_FAILED)
+            self.logger.warning(
+                "Lecture page %s shows lecture %s, not %s",
+                response.url,
+                page.fields.lecture_id,
+                asked.lecture_id,
+            )
+            yield from self.keep_listed(asked)
+            return
+        asked.count(self.stats, keys.extraction_key(page.extraction))
+        disagreed: set[str] = set()
+        fields = self.page_fields(response, page, asked, disagreed)
+        if fields is None:
+            asked.count(self.stats, keys.PAGE_WITHOUT_LECTURE)
+            self.logger.warning("Lecture page %s shows no lecture", response.url)
+            yield from self.keep_listed(asked)
+            return
+        hashes = listing_hashes(asked.listed) if asked.listed is not None else None
+        if hashes is not None:
+            # A page that disagrees with its listing may lag it: fetched again next time.
+            for name in disagreed:
+                hashes[LISTING_NAMES.get(name, name)] = DISAGREED
+        seen_at = {response.url, *response.meta.get("redirect_urls", [])}
+        item = self.lecture_item(fields, page.extraction, hashes, seen_at, asked.counted)
+        item.page_blocks = list(page.blocks)
+        # The linked lectures ride with the item (one item a page, not one per link); the stage writes
+        # them before the lecture, so a resumed crawl that skips this page has them already.
+        item.page_aliases = self.new_aliases(page.lecture_links, fields.lecture_id)
+        yield from self.with_subtitles(item)
+
+    def page_fields(
+        self, response: Response, page: LecturePage, asked: PageAsked, disagreed: set[str]
+    ) -> LectureFields | None:
+        """The lecture's fields from its page and its listing (the fields where both say and differ are
+        added to ``disagreed``); None when neither shows a lecture."""
+        listed = asked.listed
+
+        def count(key: str) -> None:
+            asked.count(self.stats, key)
+
+        if page.extraction == "visible_text" and listed is not None:
+            # Without the page's JSON the page tells only what its meta tags say (whitespace
+            # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
+            fields = merge_fields(listed, page.fields, stats_inc=count)
+            if fields is not None and page.fields is not None and not fields.related_lecture_ids:
+                fields.related_lecture_ids = list(page.fields.related_lecture_ids)
+        else:
+            fields = merge_fields(page.fields, listed, stats_inc=count, mismatched=disagreed)
+        if fields is None:
+            return None
+        if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
+            # The site left some authors' profiles out: the lecture keeps its last authors.
+            kept = (self.previous().record(asked.lecture_id) or {}).get("authors")
+            if kept:
+                fields.authors = list(kept)
+                count(keys.AUTHORS_KEPT)
+        # A lecture page reached through an event's listing belongs to that event unless it says.
+        fields.event_id = fields.event_id or asked.event_id or self.default_event
+        return fields
+
+    def new_aliases(self, links: Iterable[str], lecture_id: str) -> list[list[str]]:
+        """The page's links to other lectures of this site that no page of this crawl showed before, as
+        (lecture id, URL) pairs: most pages link the same lectures again, and each alias is staged once."""
+        aliases = []
+        for link in links:
+            ref = lecture_ref(link)
+            if ref is None or ref.lecture_id == lecture_id:
+                continue
+            if not same_host(link, self.web_base):
+                self.stats.inc_value(keys.FOREIGN_LINKS)
+                continue
+            if link not in self.seen_links:
+                self.seen_links.add(link)
+                aliases.append([ref.lecture_id, link])
+        return aliases
+
+    def lecture_item(
+        self,
+        fields: LectureFields,
+        extraction: str,
+        hashes: dict[str, str] | None,
+        seen_at: set[str],
+        counted: list[str] | None = None,
+    ) -> LectureItem:
+        canonical = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
+        record = fields.to_item_fields()
+        # A source that does not say (no package, no label) and no other to ask: not premium.
+        record["is_premium"] = bool(record.get("is_premium"))
+        return LectureItem(
+            **{k: v for k, v in record.items() if k in RECORD_FIELDS},
+            url=canonical,
+            source_urls=sorted(u for u in {canonical, *seen_at} if lecture_ref(u)),
+            extraction=extraction,
+            withdrawn=False,
+            fetched_at=datetime.now(UTC),
+            listing_hashes=hashes or None,
+            counted=list(counted or []),
+        )
+
+    def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
+        """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
+        is still on the site, and is never published as withdrawn for a page that did not answer."""
+        record = self.previous().record(asked.lecture_id)
+        counted = [*asked.counted, keys.PAGE_FAILED_KEPT]
+        if record is not None:
+            self.stats.inc_value(keys.PAGE_FAILED_KEPT)
+            # No listing hashes: the next crawl fetches the page again.
+            yield CarriedLecture(record=record, listing_hashes=None, counted=counted)
+            return
+        fields = merge_fields(asked.listed, None)
+        if fields is None:
+            return
+        self.stats.inc_value(keys.PAGE_FAILED_KEPT)
+        fields.event_id = fields.event_id or asked.event_id or self.default_event
+        yield self.lecture_item(fields, "api_listing", None, set(), counted)

@@ -1,0 +1,200 @@
+"""An event's listing read page by page in the crawl: what each page counts, which of its lectures are
+listed for the first time, and whether the listing goes on, ends whole, or is incomplete (then the event is
+kept back: nothing of it is withdrawn or replaced). Whether a listing is whole is :func:`listing_whole`'s
+decision."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
+
+from crawler import stats_keys as keys
+from crawler.items import SessionItem
+from crawler.pages import INVALID_ORCID, LectureFields, LectureListPage, ListingAnswer, UnknownAttribute
+from crawler.schema import format_timestamp
+from crawler.spiders.listing import ListingSoFar, listing_whole
+from crawler.spiders.presence import keep_back
+from crawler.spiders.refresh import authors_incomplete
+from crawler.state.withdrawals import Withdrawals
+
+
+class ListingReader:
+    """Reads the spider's listing pages: ``listed`` holds the ids of the lectures listed so far (the
+    spider's), ``already_staged`` those the unfinished crawl this one resumes staged, ``page_size`` and
+    ``max_pages`` how the listing is asked for (UNDERLINE_PAGE_SIZE, UNDERLINE_MAX_LISTING_PAGES),
+    ``logger`` is the spider's."""
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        withdrawals: Withdrawals,
+        *,
+        listed: set[str],
+        already_staged: set[str],
+        page_size: int,
+        max_pages: int,
+        logger: logging.LoggerAdapter[logging.Logger],
+    ) -> None:
+        self.stats = stats
+        self.withdrawals = withdrawals
+        self.listed = listed
+        self.already_staged = already_staged
+        self.page_size = page_size
+        self.max_pages = max_pages
+        self.logger = logger
+        # Per event, the ids its listing pages named (of any event) in this process: a page repeated is
+        # not counted twice toward what the listing's meta counts.
+        self.listing_ids: dict[str, set[str]] = {}
+        self.seen_sessions: set[str] = set()
+
+    def failed(self, event: str, why: str) -> None:
+        """The listing of ``event`` could not be read whole: nothing of it is withdrawn or replaced."""
+        self.stats.inc_value(keys.LISTING_FAILED)
+        keep_back(self.stats, self.withdrawals, event, why)
+
+    def not_json(self, response: Response, page: int, event: str) -> None:
+        self.stats.inc_value(keys.LISTING_NOT_JSON)
+        self.failed(event, f"listing page {page} is not JSON")
+        self.logger.error("Listing page %d of event %s is not JSON: %s", page, event, response.url)
+
+    def count_page(self, answer: ListingAnswer, page: int, event: str) -> None:
+        """Count a listing page read, its problems and the attributes it holds that are not mapped."""
+        self.stats.inc_value(keys.LISTING_PAGES)
+        for problem in answer.listing.problems:
+            self.stats.inc_value(keys.LISTING_PROBLEMS)
+            self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
+        self.count_unmapped(answer.unmapped)
+
+    def so_far(self, response: Response, listing: LectureListPage, event: str) -> ListingSoFar:
+        """What the event's listing held and counted up to this page."""
+        named = self.listing_ids.setdefault(event, set())
+        fresh = {f.lecture_id for f in listing.records} - named
+        named |= fresh
+        return ListingSoFar.of(response).add(listing, len(fresh))
+
+    def newly_listed(self, fields: LectureFields, event: str) -> bool:
+        """Whether the listing of ``event`` names a lecture of its own not listed before in this crawl
+        (counted, with what its listing fields lack)."""
+        stats = self.stats
+        if fields.event_id and fields.event_id != event:
+            stats.inc_value(keys.LISTING_OTHER_EVENT)
+            return False
+        if fields.lecture_id in self.listed:
+            stats.inc_value(keys.LISTING_REPEATED)
+            return False
+        self.listed.add(fields.lecture_id)
+        stats.inc_value(keys.LISTED)
+        stats.inc_value(keys.LISTED_PREFIX + event)
+        for problem in fields.problems:
+            if problem.startswith(INVALID_ORCID):
+                stats.inc_value(keys.ORCID_INVALID)
+        if authors_incomplete(fields):
+            stats.inc_value(keys.AUTHORS_INCOMPLETE)
+            stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
+        return True
+
+    def resumed(self, fields: LectureFields) -> bool:
+        """Whether the unfinished crawl this one resumes staged the lecture already."""
+        if fields.lecture_id not in self.already_staged:
+            return False
+        self.stats.inc_value(keys.RESUME_SKIPPED)
+        return True
+
+    def goes_on(
+        self, listing: LectureListPage, page: int, event: str, so_far: ListingSoFar, listed_new: bool
+    ) -> bool:
+        """Whether to ask for the event's next listing page; else the listing is judged whole or
+        incomplete. ``listed_new``: this page named a lecture not listed before."""
+        stats = self.stats
+        total, size = listing.total_pages, len(listing.records)
+        # The last page counted too: an empty answer where meta promises lectures is no end of the listing.
+        if size == 0 and total is not None and page <= total:
+            stats.inc_value(keys.LISTING_EMPTY_PAGE)
+            self.failed(event, f"listing page {page} of {total} came back empty")
+            self.logger.error(
+                "Listing page %d of event %s holds no lectures although its meta counts %d pages; the "
+                "listing is incomplete",
+                page,
+                event,
+                total,
+            )
+        # An empty or repeated page ends the listing, unless its meta says more pages follow.
+        more = listed_new or (total is not None and page < total)
+        if (
+            more
+            and not stats.get_value(keys.LISTING_UNBOUNDED)
+            and self.next_page_wanted(total, size, page, event)
+        ):
+            return True
+        if not stats.get_value(keys.LISTING_UNBOUNDED):
+            self.ended(page, event, so_far)
+        return False
+
+    def ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
+        """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
+        many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
+        if listing_whole(page, so_far):
+            return
+        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
+        self.stats.inc_value(keys.LISTING_SHORT)
+        self.failed(event, f"the listing ended after {page} pages and {seen} lectures")
+        self.logger.error(
+            "The listing of event %s ended after %d pages and %d lectures, but its meta counts %s pages "
+            "and %s lectures; the listing is incomplete",
+            event,
+            page,
+            seen,
+            "no" if pages is None else pages,
+            "no" if lectures is None else lectures,
+        )
+
+    def next_page_wanted(self, total: int | None, size: int, page: int, event: str) -> bool:
+        """Whether to ask for the next listing page. ``meta.total_pages`` may lie: a full page goes on
+        even past it, but not more than one page past it, nor past UNDERLINE_MAX_LISTING_PAGES."""
+        if not (total is None or page < total or size >= self.page_size):
+            return False
+        if total is not None and page >= total:
+            self.stats.inc_value(keys.LISTING_PAST_TOTAL_PAGES)
+        cap = self.max_pages if total is None else min(self.max_pages, total + 1)
+        if page < cap:
+            return True
+        self.stats.inc_value(keys.LISTING_UNBOUNDED)
+        self.logger.error(
+            "The listing of event %s did not end after %d pages (its meta says %s); nothing will be "
+            "published from this crawl. If the event really has more lectures, raise "
+            "UNDERLINE_MAX_LISTING_PAGES (now %d).",
+            event,
+            page,
+            total if total is not None else "nothing",
+            self.max_pages,
+        )
+        return False
+
+    def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
+        """Count the lecture attributes the crawler does not map, with one example each: a renamed
+        attribute shows up as a new one beside the field that emptied."""
+        for name, unknown in unmapped.items():
+            self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
+            if self.stats.get_value(keys.UNMAPPED_EXAMPLE + name) is None:
+                self.stats.set_value(keys.UNMAPPED_EXAMPLE + name, unknown.example)
+
+    def sessions(self, answer: ListingAnswer, event: str) -> Iterator[SessionItem]:
+        """The event's sessions the page names, each once in the crawl. A session is the event's when a
+        lecture of the event names it: one of another event's lecture that strayed into this listing is
+        not."""
+        own = {f.session_id for f in answer.listing.records if f.event_id in (None, event)}
+        for session in (s for s in answer.sessions if s.session_id in own):
+            if session.session_id in self.seen_sessions:
+                continue
+            self.seen_sessions.add(session.session_id)
+            yield SessionItem(
+                session_id=session.session_id,
+                event_id=event,
+                name=session.name,
+                description=session.description,
+                start=format_timestamp(session.starts_at),
+                end=format_timestamp(session.ends_at),
+            )

@@ -1,0 +1,158 @@
+"""Asking the site whether a lecture (or an event) that left its listing is still there: the requests that
+ask, and what each answer means for the release (see Withdrawals). Only these answers withdraw anything."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
+from twisted.python.failure import Failure
+
+from crawler import stats_keys as keys
+from crawler.pages.presence import (
+    GONE_STATUSES,
+    Presence,
+    ResourceAnswer,
+    event_answer,
+    lecture_answer,
+)
+from crawler.schema import lecture_order
+from crawler.state.withdrawals import Withdrawals
+from crawler.urls import API_ACCEPT, event_resource_url, lecture_resource_url
+
+
+def keep_back(stats: StatsCollector, withdrawals: Withdrawals, event: str, why: str) -> None:
+    """Keep ``event`` as last published: its listing is incomplete (``why``, logged)."""
+    if event not in withdrawals.kept_back:
+        stats.set_value(keys.EVENT_KEPT_BACK_PREFIX + event, 1)
+    withdrawals.keep_back(event, why)
+
+
+def answer_of(
+    kind: str, resource_id: str, response: Response | None, failure: Failure | None
+) -> ResourceAnswer:
+    """What the site's answer about a lecture (``kind``: "lecture") or an event says; a request that got no
+    answer (``response`` None) leaves it unknown."""
+    if response is None:
+        why = failure.getErrorMessage() if failure is not None else "no answer"
+        return ResourceAnswer(Presence.UNKNOWN, why=why)
+    reader = lecture_answer if kind == "lecture" else event_answer
+    return reader(response.status, response.body, resource_id)
+
+
+class PresenceChecks:
+    """The spider's requests asking whether what left the listings is still on the site, and what their
+    answers withdraw or keep back. ``answered`` and ``failed`` are the spider's callbacks for them (a
+    request's callbacks must be the spider's methods), ``logger`` the spider's; ``asked`` counts the
+    requests sent (a page budget pays for them first)."""
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        withdrawals: Withdrawals,
+        api_base: str,
+        *,
+        answered: Callable[..., Any],
+        failed: Callable[..., Any],
+        logger: logging.LoggerAdapter[logging.Logger],
+    ) -> None:
+        self.stats = stats
+        self.logger = logger
+        self.withdrawals = withdrawals
+        self.api_base = api_base
+        self.answered = answered
+        self.failed = failed
+        self.asked = 0
+
+    def requests(
+        self,
+        base: dict[str, list[str]],
+        event_ids: Iterable[str],
+        listed: set[str],
+        allowed: Callable[[int], bool],
+    ) -> Iterator[scrapy.Request]:
+        """Once every listing is read: a request for the own resource of each lecture the base (the last
+        stage, and the release where the stage lacks it) holds of an event read whole that no listing of
+        this crawl names, and for the resource of each such event that lists nothing. ``allowed`` says
+        whether the budget buys one more, given how many were asked."""
+        for event in event_ids:
+            known = base.get(event)
+            if not known or event in self.withdrawals.kept_back:
+                continue
+            if not self.stats.get_value(keys.LISTED_PREFIX + event):
+                asked = [("event", event)]
+            else:
+                gone = sorted(set(known) - listed, key=lecture_order)
+                asked = [("lecture", lecture_id) for lecture_id in gone]
+            for kind, resource_id in asked:
+                if not allowed(self.asked):
+                    self.stats.inc_value(keys.PRESENCE_UNASKED)
+                    continue
+                yield self.request(kind, resource_id, event)
+
+    def request(self, kind: str, resource_id: str, event: str) -> scrapy.Request:
+        self.asked += 1
+        self.stats.inc_value(keys.PRESENCE_ASKED)
+        url = (
+            lecture_resource_url(self.api_base, resource_id)
+            if kind == "lecture"
+            else event_resource_url(self.api_base, resource_id)
+        )
+        return scrapy.Request(
+            url,
+            headers={"Accept": API_ACCEPT},
+            callback=self.answered,
+            errback=self.failed,
+            cb_kwargs={"kind": kind, "resource_id": resource_id, "event": event},
+            # The answer is the evidence: never one stored from an earlier crawl.
+            meta={"dont_cache": True, "handle_httpstatus_list": sorted(GONE_STATUSES)},
+            dont_filter=True,
+            priority=10,
+        )
+
+    def on_answer(self, response: Response, kind: str, resource_id: str, event: str) -> None:
+        self.record(kind, resource_id, event, answer_of(kind, resource_id, response, None))
+
+    def on_failure(self, failure: Failure) -> None:
+        request = failure.request  # type: ignore[attr-defined]
+        response = getattr(failure.value, "response", None)
+        kwargs = request.cb_kwargs
+        kind, resource_id, event = kwargs["kind"], kwargs["resource_id"], kwargs["event"]
+        self.record(kind, resource_id, event, answer_of(kind, resource_id, response, failure))
+
+    def record(self, kind: str, resource_id: str, event: str, answer: ResourceAnswer) -> None:
+        """What an answer about a lecture (or event) that left its listing means for the release."""
+        what = f"lecture {resource_id} of event {event}" if kind == "lecture" else f"event {event}"
+        if answer.presence is Presence.GONE:
+            self.stats.inc_value(keys.PRESENCE_GONE)
+            if kind == "lecture":
+                self.withdrawals.lecture_gone(event, resource_id)
+            else:
+                self.withdrawals.event_gone(event)
+                self.stats.set_value(keys.EVENT_GONE_PREFIX + event, 1)
+            self.logger.info("The site says %s is gone (%s): it is withdrawn", what, answer.why)
+        elif answer.presence is Presence.LIVE and kind == "lecture" and answer.event_id not in (None, event):
+            self.stats.inc_value(keys.PRESENCE_MOVED)
+            self.logger.warning(
+                "%s is served under event %s now: it stays as last published", what, answer.event_id
+            )
+        elif answer.presence is Presence.LIVE:
+            self.stats.inc_value(keys.PRESENCE_LIVE)
+            why = (
+                f"its listing left out lecture {resource_id}, which the site still serves"
+                if kind == "lecture"
+                else "it lists no lectures, but the site still serves the event"
+            )
+            keep_back(self.stats, self.withdrawals, event, why)
+            self.logger.error("Event %s: %s; the event is kept as last published", event, why)
+        else:
+            self.stats.inc_value(keys.PRESENCE_UNKNOWN)
+            self.logger.warning(
+                "Whether %s is still on the site is unknown (%s): it stays as last published",
+                what,
+                answer.why,
+            )

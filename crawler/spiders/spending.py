@@ -1,0 +1,148 @@
+"""The page budget spent in the crawl (UNDERLINE_PAGE_BUDGET): the lectures that need their page held
+while the listings are read, the page requests the budget buys once they are, and the records of the
+lectures whose page waits for a later crawl. Which lectures it buys is :class:`PageBudget`'s decision."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.statscollectors import StatsCollector
+
+from crawler import stats_keys as keys
+from crawler.items import CarriedLecture
+from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
+from crawler.spiders.lecture import LectureRecords
+from crawler.spiders.refresh import (
+    CHANGED,
+    NEW,
+    STALE,
+    Decision,
+    listing_hashes,
+    listing_only,
+    need_rank,
+    with_new_listing_fields,
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BudgetTerms:
+    """What the page budget is: ``page_budget`` requests (0: no limit), two a lecture when its
+    ``subtitles`` are asked for too, of which a resumed crawl spent ``spent_before`` lectures' already."""
+
+    page_budget: int
+    subtitles: bool
+    spent_before: int
+
+    def page_cost(self) -> int:
+        return 2 if self.subtitles else 1
+
+    def pages_left(self) -> int:
+        """How many lecture pages the budget still buys: a lecture costs its page, and its subtitles'
+        request when they are asked for; a resumed crawl has spent what its stage counts already."""
+        return max(0, self.page_budget // self.page_cost() - self.spent_before)
+
+    def allows_presence(self, asked: int) -> bool:
+        """Whether the budget buys one more question about presence, ``asked`` asked already."""
+        if self.page_budget <= 0:
+            return True
+        return self.spent_before * self.page_cost() + asked < self.page_budget
+
+
+class BudgetSpending:
+    """Spends the spider's page budget (``terms``) on the lectures ``budget`` holds. ``page_request`` is
+    the spider's (a request's callbacks must be the spider's methods), ``lectures`` makes the records of
+    those that wait, ``logger`` is the spider's. ``spent``: the budget was spent (every listing read)."""
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        terms: BudgetTerms,
+        budget: PageBudget,
+        *,
+        lectures: LectureRecords,
+        page_request: Callable[..., scrapy.Request],
+        logger: logging.LoggerAdapter[logging.Logger],
+    ) -> None:
+        self.stats = stats
+        self.terms = terms
+        self.budget = budget
+        self.lectures = lectures
+        self.page_request = page_request
+        self.logger = logger
+        self.spent = False
+
+    def hold(self, decision: Decision, held: HeldListing) -> Iterator[Any]:
+        """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
+        lecture it ranks before) is staged now, so no more than the budget can buy is held."""
+        rank = need_rank(decision)
+        previous = decision.previous
+        order = previous.fetched_at.timestamp() if rank == STALE and previous is not None else 0.0
+        lecture_id = decision.fields.lecture_id
+        if self.spent:
+            # A listing page read after the budget was spent (see listings_read): it waits.
+            yield from self.waiting(Candidate(rank, order, -1, lecture_id), held)
+            return
+        out = self.budget.hold(rank, order, lecture_id, held)
+        if out is not None:
+            yield from self.waiting(*out)
+
+    def spend(self, presence_asked: int) -> Iterator[Any]:
+        """Once every listing is read: a page request for each held lecture (the budget buys them all:
+        new ones first, then changed, then stale, the oldest page first)."""
+        per_crawl = self.terms.page_budget // self.terms.page_cost()
+        self.stats.set_value(keys.PAGE_BUDGET, self.terms.page_budget)
+        self.stats.set_value(keys.PAGE_BUDGET_LECTURES, per_crawl)
+        if per_crawl == 0:
+            self.logger.error(
+                "A page budget of %d buys no lecture page at %d requests a lecture: nothing is fetched",
+                self.terms.page_budget,
+                self.terms.page_cost(),
+            )
+        ranked = self.budget.ranked()
+        self.spent = True
+        # What asking about the lectures that left the listings spent is no longer the pages'.
+        affordable = max(
+            0, (self.terms.page_budget - presence_asked) // self.terms.page_cost() - self.terms.spent_before
+        )
+        for place, candidate in enumerate(ranked):
+            held = self.budget.listing(candidate)
+            if place < affordable:
+                yield self.page_request(held, revalidated=candidate.rank == STALE)
+            else:
+                yield from self.waiting(candidate, held)
+        self.budget.close()
+        waiting = sum(int(self.stats.get_value(key) or 0) for key in keys.PAGES_WAITING)
+        if waiting:
+            self.logger.info(
+                "Page budget %d spent: %d lecture pages wait for a later crawl",
+                self.terms.page_budget,
+                waiting,
+            )
+
+    def waiting(self, candidate: Candidate, held: HeldListing) -> Iterator[Any]:
+        """A lecture whose page waits for a later crawl: the record the last crawl staged of its page
+        (with the fields new to its listing filled), or, for a page never fetched, the listing's fields
+        (``extraction = api_listing``, no listing hashes: a later crawl ranks it new)."""
+        key = WAITING_KEYS[candidate.rank]
+        self.stats.inc_value(key)
+        fields = held.fields
+        staged = self.lectures.previous().staged(candidate.lecture_id) if candidate.rank != NEW else None
+        if staged is not None:
+            hashes = listing_hashes(fields)
+            record = with_new_listing_fields(staged, fields, hashes).record
+            # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
+            # changed next time. A stale one's listing is as staged.
+            kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
+            yield CarriedLecture(record=record, listing_hashes=kept, counted=[key])
+            return
+        last = self.lectures.previous().record(candidate.lecture_id)
+        if last is not None and not listing_only(last):
+            # Ranked new only because the refresh is off: its last page's record stands in.
+            yield CarriedLecture(record=last, listing_hashes=None, counted=[key])
+            return
+        listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
+        yield self.lectures.lecture_item(listing_only_fields, "api_listing", None, set(), [key])
