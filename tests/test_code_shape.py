@@ -1,6 +1,7 @@
 """No function in crawler/ (the replica aside) longer than 60 lines or with more than 5 positional
 parameters: a long function is split by meaning, many positional arguments become keywords or a type.
-And no assert inside a test's loop without a message naming the case it failed on."""
+No module over 600 lines. And no assert inside a test's loop without a message naming the case it failed
+on."""
 
 from __future__ import annotations
 
@@ -72,6 +73,32 @@ def test_no_function_is_too_long_or_takes_too_many_positional_parameters() -> No
     assert new == [], "split these functions by meaning, or make their parameters keywords:\n" + "\n".join(
         new
     )
+
+
+MAX_MODULE_LINES = 600
+
+
+def long_modules(root: Path = PACKAGE) -> list[str]:
+    """Every module under ``root`` (the replica aside) longer than ``MAX_MODULE_LINES``: a module that
+    grew past it holds more than one concern."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if EXEMPT not in path.parents and lines > MAX_MODULE_LINES:
+            found.append(f"{path.relative_to(root.parent)}: {lines} lines")
+    return found
+
+
+def test_no_module_is_longer_than_the_bound() -> None:
+    assert long_modules() == [], "split these modules by concern"
+
+
+def test_a_long_module_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "crawler"
+    package.mkdir()
+    (package / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    (package / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    assert long_modules(package) == [f"crawler/long.py: {MAX_MODULE_LINES + 1} lines"]
 
 
 def test_the_allow_list_names_only_functions_that_still_break_the_rule() -> None:
