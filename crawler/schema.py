@@ -61,6 +61,12 @@ class Field:
     # What only the lecture's page (or the request that follows it) gives: a record published from its
     # listing alone lacks it, and never replaces a published row that has it.
     from_page: bool = False
+    # A field no crawl can do without: `check-site` fails when none of its sampled lectures has it.
+    site_required: bool = False
+    # A column the card's statistics read, gathered of every lecture while the rows go one event at a time.
+    card_statistic: bool = False
+    # The field's name among a listing's parsed fields, when not the record's (``package``: ``is_premium``).
+    listing_name: str = ""
 
     def __post_init__(self) -> None:
         if (self.kind in STRUCT_KINDS) != bool(self.members):
@@ -105,6 +111,9 @@ class Column:
     link: bool = False
     one_line: bool = False
     from_page: bool = False
+    site_required: bool = False
+    card_statistic: bool = False
+    listing_name: str = ""
 
 
 def column(
@@ -132,7 +141,9 @@ class Lecture:
     empty (``nullable=False``) may still be None before the crawl has filled it.
     """
 
-    lecture_id: str = column("Underline's lecture id (a JSON:API id, kept as a string).", nullable=False)
+    lecture_id: str = column(
+        "Underline's lecture id (a JSON:API id, kept as a string).", nullable=False, card_statistic=True
+    )
     url: str = column("Canonical lecture page URL: `<web base>/lecture/<id>-<slug>`.", nullable=False)
     source_urls: list[str] = column(
         "Every URL the lecture was fetched at or linked from, sorted; includes `url`.",
@@ -146,12 +157,15 @@ class Lecture:
         attribute=("title",),
         one_line=True,
         default=None,
+        site_required=True,
+        card_statistic=True,
     )
     abstract: str | None = column(
         "Abstract exactly as the site publishes it (not normalized).",
         nullable=False,
         attribute=("abstract",),
         default=None,
+        site_required=True,
     )
     keywords: list[str] = column(
         "Keywords shown under the title, in page order.",
@@ -159,16 +173,34 @@ class Lecture:
         attribute=("keywords",),
         one_line=True,
         factory=list,
+        site_required=True,
+        card_statistic=True,
     )
     presentation_type: str | None = column(
-        "Presentation type (the lecture's tag), e.g. `poster`.", one_line=True, default=None
+        "Presentation type (the lecture's tag), e.g. `poster`.",
+        one_line=True,
+        default=None,
+        site_required=True,
+        card_statistic=True,
     )
-    event_id: str | None = column("Underline event id (502 is EMNLP 2025).", nullable=False, default=None)
-    event_name: str | None = column("Event name, e.g. `EMNLP 2025`.", one_line=True, default=None)
-    session_id: str | None = column("Id of the event session the lecture belongs to.", default=None)
-    session_name: str | None = column("Name of that session.", one_line=True, default=None)
+    event_id: str | None = column(
+        "Underline event id (502 is EMNLP 2025).", nullable=False, default=None, card_statistic=True
+    )
+    event_name: str | None = column(
+        "Event name, e.g. `EMNLP 2025`.", one_line=True, default=None, site_required=True
+    )
+    session_id: str | None = column(
+        "Id of the event session the lecture belongs to.", default=None, card_statistic=True
+    )
+    session_name: str | None = column(
+        "Name of that session.", one_line=True, default=None, site_required=True, card_statistic=True
+    )
     held_at: datetime | None = column(
-        "When the lecture is held (UTC).", attribute=("held_at", "heldAt"), default=None
+        "When the lecture is held (UTC).",
+        attribute=("held_at", "heldAt"),
+        default=None,
+        site_required=True,
+        card_statistic=True,
     )
     published_at: datetime | None = column(
         "When the lecture was published on the site (UTC).",
@@ -179,9 +211,14 @@ class Lecture:
         "Underline DOI of the lecture (prefix 10.48448), if any.",
         attribute=("underline_doi", "underlineDoi"),
         default=None,
+        card_statistic=True,
     )
     is_premium: bool = column(
-        "True when the lecture's package is not free (`Premium content`).", nullable=False, default=False
+        "True when the lecture's package is not free (`Premium content`).",
+        nullable=False,
+        default=False,
+        card_statistic=True,
+        listing_name="package",
     )
     authors: list[Author] = column(
         "The authors in the order the site lists them: `name` (NFC, whitespace collapsed),"
@@ -190,6 +227,8 @@ class Lecture:
         nullable=False,
         hashed_when_empty=False,
         factory=list,
+        site_required=True,
+        card_statistic=True,
     )
     video_url: str | None = column(
         "The lecture's video (the site's playlist URL); null when none.",
@@ -239,6 +278,7 @@ class Lecture:
         " claim), or the release was published without the Anthology's files.",
         hashed_when_empty=False,
         default=None,
+        card_statistic=True,
     )
     anthology_url: str | None = column(
         "The paper's page, `https://aclanthology.org/<anthology_id>/`; null when `anthology_id` is.",
@@ -283,6 +323,7 @@ class Lecture:
         nullable=False,
         in_content_hash=False,
         default=False,
+        card_statistic=True,
     )
     alternate_ids: list[str] = column(
         "Other lecture ids of the same talk (equal title and abstract, e.g. the paper in two sessions),"
@@ -301,6 +342,7 @@ class Lecture:
         " page showed none of the lecture's blocks and `text` was rebuilt from the extracted fields.",
         nullable=False,
         in_content_hash=False,
+        card_statistic=True,
     )
     fetched_at: datetime | None = column(
         "When the page was fetched (UTC).", nullable=False, in_content_hash=False, default=None

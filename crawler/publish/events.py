@@ -36,7 +36,7 @@ from crawler.publish.shards import EventShards, event_shards
 from crawler.publish.summary_tables import SummaryTables
 from crawler.publish.swap import ReleaseStep
 from crawler.publish.tables import lecture_table
-from crawler.schema import Lecture, lecture_order
+from crawler.schema import FIELDS, Lecture, lecture_order
 from crawler.urls import without_credentials
 
 # Change rows are written to the release's change file this many at a time; each event's part of them is
@@ -118,22 +118,7 @@ class Removals:
 
 # The columns of the lectures the card's statistics read (the release writes the whole rows one event at
 # a time; the card sees these few columns of all of them, and the abstracts' lengths, not their texts).
-CARD_COLUMNS = (
-    "lecture_id",
-    "title",
-    "keywords",
-    "authors",
-    "presentation_type",
-    "event_id",
-    "session_id",
-    "session_name",
-    "is_premium",
-    "doi",
-    "held_at",
-    "anthology_id",
-    "withdrawn",
-    "extraction",
-)
+CARD_COLUMNS = tuple(f.name for f in FIELDS if f.card_statistic)
 LINK_COLUMNS = ("anthology_id", "url", "video_url", "video_doi", "withdrawn")
 
 

@@ -36,7 +36,7 @@ from crawler.pages import (
     unknown_attributes,
 )
 from crawler.pages.jsonapi import is_document
-from crawler.schema import has_value
+from crawler.schema import FIELDS, has_value
 from crawler.sitetools.fetcher import (
     DEFAULT_TIMEOUT,
     Answer,
@@ -50,16 +50,7 @@ from crawler.text.privacy import contains_email, scrub_emails, scrub_url
 from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url, without_credentials
 
 # Fields a crawl cannot do without: when none of the sampled lectures has one, the site has changed.
-REQUIRED_FIELDS = (
-    "title",
-    "abstract",
-    "keywords",
-    "presentation_type",
-    "event_name",
-    "session_name",
-    "held_at",
-    "authors",
-)
+REQUIRED_FIELDS = tuple(f.name for f in FIELDS if f.site_required)
 SAMPLE_LECTURES = 2
 SAMPLE_PAGE_SIZE = 5
 RECORDING_FILE = "recording.json"

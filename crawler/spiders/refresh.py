@@ -39,7 +39,7 @@ NOT_CROSS_CHECKED = BOOKKEEPING_FIELDS | {f.name for f in FIELDS if f.from_page}
 CROSS_CHECKED = tuple(f.name for f in FIELDS if f.name not in NOT_CROSS_CHECKED)
 TIMESTAMP_FIELDS = frozenset(f.name for f in FIELDS if f.kind == "timestamp")
 # Record fields under another name in the listing's fields, and back.
-LISTING_NAMES = {"is_premium": "package"}
+LISTING_NAMES = {f.name: f.listing_name for f in FIELDS if f.listing_name}
 RECORD_NAMES = {v: k for k, v in LISTING_NAMES.items()}
 # Staged in place of a listing field's hash when the page disagreed with the listing on that field: the
 # page may lag its listing, so the next crawl fetches it again.
