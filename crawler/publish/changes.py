@@ -20,7 +20,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -135,7 +135,15 @@ def with_release(table: pa.Table, release: str) -> pa.Table:
     return rows.append_column(RELEASE_COLUMN, column).cast(arrow_schema())
 
 
-def writer_options() -> dict[str, Any]:
+class ChangeWriterOptions(TypedDict):
+    """``pq.ParquetWriter``'s options for a change file."""
+
+    compression: str
+    write_statistics: bool
+    store_schema: bool
+
+
+def writer_options() -> ChangeWriterOptions:
     """How every change file is written: the same rows give the same bytes."""
     return {"compression": "zstd", "write_statistics": True, "store_schema": True}
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from crawler import schema, schema_arrow
-from crawler.schema import Lecture
+from crawler.schema import Lecture, listing_only_extraction
 
 Shape = Literal["same", "list", "count"]
 
@@ -289,4 +289,4 @@ def lecture_table(rows: Sequence[Lecture], columns: Sequence[str] | None = None)
 
 def page_derived(extraction: str | None) -> bool:
     """True when a lecture's fields were read from its own page (not from the event's listing alone)."""
-    return bool(extraction) and not str(extraction).startswith("api_listing")
+    return bool(extraction) and not listing_only_extraction(extraction)

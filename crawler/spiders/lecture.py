@@ -16,6 +16,7 @@ from w3lib.encoding import http_content_type_encoding
 from crawler import stats_keys as keys
 from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem
 from crawler.pages import LectureFields, LecturePage, PageParseError
+from crawler.schema import LISTING_ONLY_EXTRACTION
 from crawler.spiders.refresh import DISAGREED, LISTING_NAMES, complete_authors, listing_hashes, merge_fields
 from crawler.state.previous_stage import PreviousStage
 from crawler.urls import canonical_lecture_url, lecture_ref, same_host
@@ -208,4 +209,4 @@ class LectureRecords:
             return
         self.stats.inc_value(keys.PAGE_FAILED_KEPT)
         fields.event_id = fields.event_id or asked.event_id or self.default_event
-        yield self.lecture_item(fields, "api_listing", None, set(), counted)
+        yield self.lecture_item(fields, LISTING_ONLY_EXTRACTION, None, set(), counted)

@@ -14,6 +14,7 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
 from crawler.items import CarriedLecture
+from crawler.schema import LISTING_ONLY_EXTRACTION
 from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
 from crawler.spiders.lecture import LectureRecords
 from crawler.spiders.refresh import (
@@ -145,4 +146,4 @@ class BudgetSpending:
             yield CarriedLecture(record=last, listing_hashes=None, counted=[key])
             return
         listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
-        yield self.lectures.lecture_item(listing_only_fields, "api_listing", None, set(), [key])
+        yield self.lectures.lecture_item(listing_only_fields, LISTING_ONLY_EXTRACTION, None, set(), [key])
