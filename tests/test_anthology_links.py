@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crawler import schema, schema_check
+from crawler import schema
 from crawler.anthology.links import (
     LINK_COLUMNS,
     LinkRow,
@@ -32,6 +32,7 @@ from crawler.publish.release import publish_release
 from crawler.replica.gold import content_hash
 from crawler.schedule.changelog import compute_changelog
 from crawler.schedule.config import ConfigError, load_config
+from crawler.schema import check as schema_check
 from tests.test_publish_parquet import PROVENANCE, make_record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "anthology"

@@ -15,7 +15,7 @@ import pytest
 
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, load_records
 from crawler.schema import parse_timestamp
-from crawler.schema_arrow import arrow_schema, hf_features
+from crawler.schema.arrow import arrow_schema, hf_features
 from tests.scenarios.seeds import seed_boilerplate_lines as replica_seed_lines
 from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
 

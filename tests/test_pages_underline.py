@@ -22,7 +22,7 @@ from crawler.pages import (
     parse_lecture_page,
 )
 from crawler.schema import FIELD_NAMES
-from crawler.schema_check import validate_record
+from crawler.schema.check import validate_record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pages"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))

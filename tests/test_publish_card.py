@@ -12,7 +12,7 @@ import yaml
 from datasets.utils.metadata import _split_yaml_from_readme
 from huggingface_hub import DatasetCard
 
-from crawler import schema, schema_arrow
+from crawler import schema
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish.card_escape import escape_text
@@ -21,6 +21,7 @@ from crawler.publish.diff import diff_releases
 from crawler.publish.lint import split_front_matter
 from crawler.publish.release import publish_release
 from crawler.publish.tables import SPECS
+from crawler.schema import arrow as schema_arrow
 from tests.test_publish_parquet import NASTY_TITLES, PROVENANCE, SESSIONS_BY_ID, make_record, make_records
 
 

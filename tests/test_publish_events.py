@@ -11,11 +11,13 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from crawler import schema, schema_arrow, schema_check
+from crawler import schema
 from crawler.publish.changes import read_changes
 from crawler.publish.release import publish_release
 from crawler.publish.removals import apply_removals
 from crawler.publish.tables import AUTHORS, LECTURES, SESSIONS, event_configs
+from crawler.schema import arrow as schema_arrow
+from crawler.schema import check as schema_check
 from tests.test_publish_parquet import PROVENANCE, make_record
 
 ADA = {"name": "Ada Lovelace", "affiliations": ["University of London"], "orcid": "0000-0002-1825-0097"}

@@ -12,11 +12,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawler import schema, schema_arrow
+from crawler import schema
 from crawler.publish import parquet, tables
 from crawler.publish.records import InvalidRecordsError, lecture_rows
 from crawler.publish.summary_tables import build_tables
 from crawler.publish.tables import EVENTS, LECTURES, SESSIONS
+from crawler.schema import arrow as schema_arrow
 
 WEB = "https://underline.io"
 # Titles a card must render as text: YAML delimiters, HTML, table pipes, Jinja, a forged marker.

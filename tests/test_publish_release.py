@@ -14,13 +14,14 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from crawler import schema, schema_arrow
+from crawler import schema
 from crawler.publish import build, release, swap
 from crawler.publish.card import DEFAULT_TEMPLATE
 from crawler.publish.manifest import ReleaseError
 from crawler.publish.records import InvalidRecordsError
 from crawler.publish.release import publish_release
 from crawler.publish.tables import EVENTS, SESSIONS
+from crawler.schema import arrow as schema_arrow
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
 
 REPO = Path(__file__).resolve().parents[1]

@@ -33,7 +33,7 @@ from crawler.replica.layout import (
     write_ground_truth,
 )
 from crawler.schema import FIELD_NAMES, content_sha256
-from crawler.schema_check import validate_record
+from crawler.schema.check import validate_record
 
 BASE = "http://replica.test"
 

@@ -11,7 +11,9 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler import schema, schema_arrow, schema_check
+from crawler import schema
+from crawler.schema import arrow as schema_arrow
+from crawler.schema import check as schema_check
 from tests.test_publish_parquet import make_record
 
 AUTHORS = [

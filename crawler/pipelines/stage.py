@@ -18,7 +18,7 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
 from crawler.items import CarriedLecture, LectureItem, SessionItem
-from crawler.schema_check import validate_record
+from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageWriter
 from crawler.state.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
 from crawler.state.withdrawals import Withdrawals

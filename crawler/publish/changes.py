@@ -25,10 +25,10 @@ from typing import Literal, TypedDict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler import schema_arrow
 from crawler.publish.diff import ChangeKind, DiffSummary, LectureChange, ReleaseDiff, diff_releases
 from crawler.publish.parquet import release_unused_memory, write_row_groups
 from crawler.schema import Lecture
+from crawler.schema import arrow as schema_arrow
 
 CHANGES_DIR = "changes"
 Change = Literal["added", "changed", "withdrawn", "removed"]

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TypedDict
 
-from crawler import schema, schema_check
+from crawler import schema
 from crawler.schema import Lecture
+from crawler.schema import check as schema_check
 from crawler.text.privacy import (
     PLACEHOLDER,
     RECORD_URL_FIELDS,

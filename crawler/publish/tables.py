@@ -20,8 +20,9 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from crawler import schema, schema_arrow
+from crawler import schema
 from crawler.schema import Lecture, listing_only_extraction
+from crawler.schema import arrow as schema_arrow
 
 Shape = Literal["same", "list", "count"]
 

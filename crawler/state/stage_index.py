@@ -30,7 +30,7 @@ from crawler.schema import (
     lecture_order,
     parse_timestamp,
 )
-from crawler.schema_check import validate_record
+from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageError, check_worker_name, stage_dir
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 
 def record_problems(record: Mapping[str, object]) -> list[str]:
     """Why a staged record (as JSON holds it) cannot be read back: the schema's problems with its fields
-    (:func:`crawler.schema_check.validate_record`: types, a required field missing), or a timestamp that is
+    (:func:`crawler.schema.check.validate_record`: types, a required field missing), or a timestamp that is
     not an ISO 8601 string. Keys that are no field (one the schema dropped since) are left out, as
     :meth:`Lecture.from_json` leaves them. Empty when the record reads back."""
     known = {name: value for name, value in record.items() if name in FIELD_NAMES}

@@ -6,75 +6,23 @@ the card, the card's field table, the parsers' plain attributes and the coverage
 
 Here too are the record's JSON form (the stage's and the change files' codec, which
 :meth:`Lecture.from_json` and :meth:`Lecture.to_json` use), its content hash and the one "has a value".
-The Arrow and ``datasets`` forms are :mod:`crawler.schema_arrow`'s; the check of a record from outside is
-:mod:`crawler.schema_check`'s.
+The Arrow and ``datasets`` forms are :mod:`crawler.schema.arrow`'s; the check of a record from outside is
+:mod:`crawler.schema.check`'s.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from datetime import datetime
+from typing import Any, TypedDict
 
-from crawler.json_types import JsonObject, JsonValue
-
-ScalarKind = Literal["string", "string_list", "timestamp", "bool", "float"]
-# A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``);
-# a ``struct`` is one such record.
-Kind = Literal["string", "string_list", "timestamp", "bool", "float", "struct_list", "struct"]
-STRUCT_KINDS = frozenset({"struct_list", "struct"})
-
-
-@dataclass(frozen=True)
-class Field:
-    """A column of the dataset, as :class:`Lecture` declares it (its kind read off the field's type)."""
-
-    name: str
-    kind: Kind
-    description: str
-    nullable: bool = True
-    # Fields that describe the fetch rather than the lecture stay out of the content hash, so an
-    # unchanged lecture keeps its hash from one crawl to the next.
-    in_content_hash: bool = True
-    # The members of a ``struct_list`` or ``struct`` field, in order: (name, kind).
-    members: tuple[tuple[str, ScalarKind], ...] = ()
-    # A field added after records were first hashed enters the hash only when it holds a value (not null,
-    # not an empty list): records staged before the field existed keep their hash, so neither the
-    # stage's stored hashes nor the release history see every lecture as changed because of the schema.
-    hashed_when_empty: bool = True
-    # A plain attribute of the lecture resource, read alike from the listing (snake_case) and from a
-    # page's ``__NEXT_DATA__`` (camelCase): its spellings, the first that carries a value wins. Such a
-    # field needs nothing else to be parsed, cross-checked, staged, published and described; a renamed
-    # attribute is a new spelling here. Empty for the fields read another way (relationships, the page).
-    attribute: tuple[str, ...] = ()
-    # An ``attribute`` holding a link: made absolute against the API's base URL, http(s) only.
-    link: bool = False
-    # Text shown as one line (a title, a name): the normalize step cleans it (NFC, entities, markup,
-    # whitespace); each item of a list.
-    one_line: bool = False
-    # What only the lecture's page (or the request that follows it) gives: a record published from its
-    # listing alone lacks it, and never replaces a published row that has it.
-    from_page: bool = False
-    # A field no crawl can do without: `check-site` fails when none of its sampled lectures has it.
-    site_required: bool = False
-    # A column the card's statistics read, gathered of every lecture while the rows go one event at a time.
-    card_statistic: bool = False
-    # The field's name among a listing's parsed fields, when not the record's (``package``: ``is_premium``).
-    listing_name: str = ""
-
-    def __post_init__(self) -> None:
-        if (self.kind in STRUCT_KINDS) != bool(self.members):
-            raise ValueError(f"{self.name}: members are required for struct fields and only for them")
-        if self.attribute and self.kind in STRUCT_KINDS:
-            raise ValueError(f"{self.name}: a list of records cannot be a plain attribute")
-        if self.link and (self.kind != "string" or not self.attribute):
-            raise ValueError(f"{self.name}: only a string attribute can be a link")
+from crawler.json_types import JsonObject
+from crawler.schema.columns import Field, column, fields_of
+from crawler.schema.values import record_to_json, record_values
 
 
 class Author(TypedDict):
@@ -97,37 +45,6 @@ class AnthologyMatch(TypedDict):
     author_score: float | None
     abstract_score: float | None
     margin: float
-
-
-@dataclass(frozen=True)
-class Column:
-    """What a field's declaration in :class:`Lecture` says beyond its type (see :class:`Field`)."""
-
-    description: str
-    nullable: bool = True
-    in_content_hash: bool = True
-    hashed_when_empty: bool = True
-    attribute: tuple[str, ...] = ()
-    link: bool = False
-    one_line: bool = False
-    from_page: bool = False
-    site_required: bool = False
-    card_statistic: bool = False
-    listing_name: str = ""
-
-
-def column(
-    description: str,
-    *,
-    default: Any = dataclasses.MISSING,
-    factory: Callable[[], Any] | None = None,
-    **options: Any,
-) -> Any:
-    """A field of :class:`Lecture`: its column's description and options, and its default in flight."""
-    metadata = {"column": Column(description, **options)}
-    if factory is not None:
-        return dataclasses.field(default_factory=factory, metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
 
 
 @dataclass(kw_only=True)
@@ -362,7 +279,7 @@ class Lecture:
         written) takes its empty value; keys that are not fields are left out.
         """
         # The values are what the mapping held, put in their fields' shape; their types are checked by
-        # crawler.schema_check.validate_record where the mapping came from outside (a stage line, a
+        # crawler.schema.check.validate_record where the mapping came from outside (a stage line, a
         # caller's records).
         values: Mapping[str, typing.Any] = field_values(record)
         return cls(**values)
@@ -376,50 +293,7 @@ class Lecture:
         return {name: getattr(self, name) for name in FIELD_NAMES}
 
 
-def _scalar_kind(hint: Any) -> ScalarKind:
-    """The kind of a (possibly optional) scalar type: ``str``, ``list[str]``, ``datetime``, ``bool``."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
-        hint = args[0]
-    if hint is str:
-        return "string"
-    if hint is bool:
-        return "bool"
-    if hint is datetime:
-        return "timestamp"
-    if hint is float:
-        return "float"
-    if typing.get_origin(hint) is list and typing.get_args(hint) == (str,):
-        return "string_list"
-    raise TypeError(f"no column kind for the type {hint!r}")
-
-
-def _kind_and_members(hint: Any) -> tuple[Kind, tuple[tuple[str, ScalarKind], ...]]:
-    """A field's column kind from its type: a TypedDict is a ``struct`` of its members, a list of them a
-    ``struct_list``."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
-        hint = args[0]
-    if typing.is_typeddict(hint):
-        hints = typing.get_type_hints(hint)
-        return "struct", tuple((name, _scalar_kind(t)) for name, t in hints.items())
-    inner = typing.get_args(hint)[0] if typing.get_origin(hint) is list else None
-    if inner is not None and typing.is_typeddict(inner):
-        hints = typing.get_type_hints(inner)
-        return "struct_list", tuple((name, _scalar_kind(t)) for name, t in hints.items())
-    return _scalar_kind(hint), ()
-
-
-def _fields_of(record: type) -> tuple[Field, ...]:
-    hints = typing.get_type_hints(record)
-    out = []
-    for f in dataclasses.fields(record):
-        kind, members = _kind_and_members(hints[f.name])
-        out.append(Field(f.name, kind, members=members, **dataclasses.asdict(f.metadata["column"])))
-    return tuple(out)
-
-
-FIELDS: tuple[Field, ...] = _fields_of(Lecture)
+FIELDS: tuple[Field, ...] = fields_of(Lecture)
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 # Fields the crawl and the dataset's bookkeeping decide, not what the site says of a lecture: neither
 # monitored for coverage nor compared between the page and the listing.
@@ -471,115 +345,14 @@ def lecture_order(lecture_id: str) -> tuple[int, str]:
     return (len(lecture_id), lecture_id)
 
 
-def parse_timestamp(value: Any) -> datetime | None:
-    """An aware UTC datetime from an ISO 8601 string or datetime; None for empty input.
-
-    A naive value is taken as UTC. Raises ValueError for text that is not ISO 8601.
-    """
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        parsed = value
-    else:
-        text = str(value).strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        parsed = datetime.fromisoformat(text)
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
-
-
-def format_timestamp(value: datetime | None) -> str | None:
-    """ISO 8601 in UTC with a trailing ``Z`` and microseconds when there are any."""
-    if value is None:
-        return None
-    text = value.astimezone(UTC).isoformat()
-    return text.replace("+00:00", "Z")
-
-
-def has_value(value: object) -> bool:
-    """Whether a field holds a value: None, a blank or whitespace-only string and an empty list (or
-    mapping) hold none; False and 0 are values. The one definition coverage, the gate and the card use."""
-    if value is None:
-        return False
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, list | tuple | dict):
-        return bool(value)
-    return True
-
-
-_JSON_SCALARS = (str, bool, int, float)
-
-
-def _json_value(value: object) -> JsonValue:
-    """A value as JSON holds it: timestamps as ISO strings, tuples as lists. Anything else JSON cannot
-    hold is written as its text (such a record fails :func:`crawler.schema_check.validate_record` anyway)."""
-    if value is None or isinstance(value, _JSON_SCALARS):
-        return value
-    if isinstance(value, datetime):
-        return format_timestamp(parse_timestamp(value))
-    if isinstance(value, list | tuple):
-        return [v if v is None or isinstance(v, _JSON_SCALARS) else _json_value(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    return str(value)
-
-
-def _struct_entry(f: Field, item: object) -> JsonObject:
-    members = item if isinstance(item, Mapping) else {}
-    entry: JsonObject = {}
-    for name, kind in f.members:
-        member = members.get(name)
-        if kind == "string_list":
-            entry[name] = _json_value(member) if isinstance(member, list | tuple) and member else []
-        elif member is None or isinstance(member, _JSON_SCALARS):
-            entry[name] = member
-        else:
-            entry[name] = _json_value(member)
-    return entry
-
-
-def _struct_items(f: Field, value: object) -> list[JsonValue] | None:
-    """A struct list with every member present, in member order (missing lists become empty)."""
-    if value is None:
-        return None if f.nullable else []
-    items = value if isinstance(value, list | tuple) else [value]
-    return [_struct_entry(f, item) for item in items]
-
-
 def to_json_record(record: Mapping[str, object]) -> JsonObject:
-    """A record with every schema field, timestamps as ISO strings: the staging format.
-
-    A missing list field becomes an empty list; a missing nullable struct list (``subtitles``) stays null.
-    """
-    out: JsonObject = {}
-    for f in FIELDS:
-        value = record.get(f.name)
-        kind = f.kind
-        if kind == "timestamp":
-            out[f.name] = format_timestamp(parse_timestamp(value))
-        elif kind == "string_list":
-            out[f.name] = _json_value(value) if isinstance(value, list | tuple) and value else []
-        elif kind == "struct_list":
-            out[f.name] = _struct_items(f, value)
-        elif kind == "struct":
-            out[f.name] = None if value is None else _struct_entry(f, value)
-        elif value is None or isinstance(value, _JSON_SCALARS):
-            out[f.name] = value
-        else:
-            out[f.name] = _json_value(value)
-    return out
+    """A lecture record with every schema field, timestamps as ISO strings: the staging format."""
+    return record_to_json(record, FIELDS)
 
 
 def field_values(record: Mapping[str, object]) -> dict[str, object]:
     """The inverse of :func:`to_json_record`: every field's value, timestamps as aware datetimes."""
-    out: dict[str, object] = dict(to_json_record(record))
-    for f in FIELDS:
-        if f.kind == "timestamp":
-            out[f.name] = parse_timestamp(out[f.name])
-    return out
+    return record_values(record, FIELDS)
 
 
 def from_json_record(record: Mapping[str, object]) -> dict[str, Any]:

@@ -8,16 +8,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from crawler.schema import FIELD_NAMES, FIELDS, Field, ScalarKind, parse_timestamp
+from crawler.schema.columns import Field, ScalarKind
+from crawler.schema.lecture import FIELDS
+from crawler.schema.values import parse_timestamp
 
 
-def validate_record(record: Mapping[str, Any]) -> list[str]:
-    """Problems that keep a record out of the dataset (empty list when it is valid)."""
+def validate_record(record: Mapping[str, Any], fields: tuple[Field, ...] = FIELDS) -> list[str]:
+    """Problems that keep a record out of the dataset (empty list when it is valid); a lecture unless
+    ``fields`` names another table's."""
     problems = []
-    unknown = set(record) - set(FIELD_NAMES)
+    unknown = set(record) - {f.name for f in fields}
     if unknown:
         problems.append(f"unknown fields: {sorted(unknown)}")
-    for f in FIELDS:
+    for f in fields:
         value = record.get(f.name)
         if value is None:
             # A record staged before a list field existed has none: it publishes with an empty list.
@@ -38,6 +41,8 @@ def validate_record(record: Mapping[str, Any]) -> list[str]:
             problems.append(f"{f.name} is not a bool")
         elif f.kind == "float" and _member_problem("float", value):
             problems.append(f"{f.name} is not a number")
+        elif f.kind in ("int", "int32") and _member_problem(f.kind, value):
+            problems.append(f"{f.name} is not an integer in range")
         elif f.kind == "timestamp":
             try:
                 parse_timestamp(value)
@@ -55,6 +60,9 @@ def _member_problem(kind: ScalarKind, value: Any) -> bool:
         return not isinstance(value, bool)
     if kind == "float":
         return isinstance(value, bool) or not isinstance(value, int | float)
+    if kind in ("int", "int32"):
+        bound = 2**31 if kind == "int32" else 2**63
+        return isinstance(value, bool) or not isinstance(value, int) or not -bound <= value < bound
     if kind == "string_list":
         return not (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))
     try:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from crawler.schema import FIELDS, Field, Kind, Lecture, ScalarKind
+from crawler.schema.columns import Field, Kind, ScalarKind
+from crawler.schema.lecture import FIELDS, Lecture
 
 _ARROW_TYPES: dict[ScalarKind, pa.DataType] = {
     "string": pa.string(),
@@ -18,6 +19,8 @@ _ARROW_TYPES: dict[ScalarKind, pa.DataType] = {
     "timestamp": pa.timestamp("us", tz="UTC"),
     "bool": pa.bool_(),
     "float": pa.float64(),
+    "int": pa.int64(),
+    "int32": pa.int32(),
 }
 
 
@@ -34,11 +37,13 @@ def field_arrow_type(f: Field) -> pa.DataType:
     return arrow_type(f.kind, f.members)
 
 
-def arrow_schema() -> pa.Schema:
-    """The pyarrow schema of the ``lectures`` table."""
+def arrow_schema(
+    fields: tuple[Field, ...] = FIELDS, description: str = "eventcrawl lecture records"
+) -> pa.Schema:
+    """The pyarrow schema of a table (the ``lectures`` table unless ``fields`` says another)."""
     return pa.schema(
-        [pa.field(f.name, field_arrow_type(f), nullable=f.nullable) for f in FIELDS],
-        metadata={"description": "eventcrawl lecture records"},
+        [pa.field(f.name, field_arrow_type(f), nullable=f.nullable) for f in fields],
+        metadata={"description": description},
     )
 
 
@@ -58,14 +63,18 @@ def hf_feature(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> 
         return datasets.Value("bool")
     if kind == "float":
         return datasets.Value("float64")
+    if kind == "int":
+        return datasets.Value("int64")
+    if kind == "int32":
+        return datasets.Value("int32")
     return datasets.Value("string")
 
 
-def hf_features() -> Any:
-    """The ``datasets.Features`` matching :func:`arrow_schema`."""
+def hf_features(fields: tuple[Field, ...] = FIELDS) -> Any:
+    """The ``datasets.Features`` matching :func:`arrow_schema` of the same fields."""
     import datasets
 
-    return datasets.Features({f.name: hf_feature(f.kind, f.members) for f in FIELDS})
+    return datasets.Features({f.name: hf_feature(f.kind, f.members) for f in fields})
 
 
 def lecture_table(lectures: Iterable[Lecture]) -> pa.Table:

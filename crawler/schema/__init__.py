@@ -1,0 +1,83 @@
+"""The one schema of the dataset: every table's columns, declared once as a record class.
+
+- :mod:`.columns`: how a column is declared (:func:`column`, :class:`Field`, the kinds read off types);
+- :mod:`.lecture`: the ``lectures`` table's record, :class:`Lecture`, and what derives from it;
+- :mod:`.transcript`: the ``transcripts`` table's record, :class:`Transcript`;
+- :mod:`.values`: the one JSON codec of every record, timestamps, and the one "has a value";
+- :mod:`.arrow`: the Arrow and ``datasets`` forms; :mod:`.check`: the check of a record from outside.
+"""
+
+from crawler.schema.columns import STRUCT_KINDS, Column, Field, Int32, Kind, ScalarKind, column, fields_of
+from crawler.schema.lecture import (
+    ATTRIBUTE_FIELDS,
+    BOOKKEEPING_FIELDS,
+    CONTENT_FIELDS,
+    FIELD_NAMES,
+    FIELDS,
+    FIELDS_BY_NAME,
+    LISTING_ONLY_EXTRACTION,
+    ONE_LINE_FIELDS,
+    PAGE_FIELDS,
+    SORT_KEY,
+    AnthologyMatch,
+    Author,
+    Lecture,
+    Subtitle,
+    content_sha256,
+    field_values,
+    from_json_record,
+    is_listing_only,
+    lecture_order,
+    listing_only_extraction,
+    to_json_record,
+)
+from crawler.schema.transcript import (
+    TRANSCRIPT_FIELD_NAMES,
+    TRANSCRIPT_FIELDS,
+    Segment,
+    Transcript,
+    transcript_order,
+)
+from crawler.schema.values import format_timestamp, has_value, parse_timestamp, record_to_json, record_values
+
+__all__ = [
+    "ATTRIBUTE_FIELDS",
+    "BOOKKEEPING_FIELDS",
+    "CONTENT_FIELDS",
+    "FIELDS",
+    "FIELDS_BY_NAME",
+    "FIELD_NAMES",
+    "LISTING_ONLY_EXTRACTION",
+    "ONE_LINE_FIELDS",
+    "PAGE_FIELDS",
+    "SORT_KEY",
+    "STRUCT_KINDS",
+    "TRANSCRIPT_FIELDS",
+    "TRANSCRIPT_FIELD_NAMES",
+    "AnthologyMatch",
+    "Author",
+    "Column",
+    "Field",
+    "Int32",
+    "Kind",
+    "Lecture",
+    "ScalarKind",
+    "Segment",
+    "Subtitle",
+    "Transcript",
+    "column",
+    "content_sha256",
+    "field_values",
+    "fields_of",
+    "format_timestamp",
+    "from_json_record",
+    "has_value",
+    "is_listing_only",
+    "lecture_order",
+    "listing_only_extraction",
+    "parse_timestamp",
+    "record_to_json",
+    "record_values",
+    "to_json_record",
+    "transcript_order",
+]
