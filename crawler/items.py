@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import scrapy
 
-from crawler.schema import FIELD_NAMES, Lecture
+from crawler.schema import FIELD_NAMES, Lecture, Transcript
 
 
 @dataclass(kw_only=True)
@@ -30,6 +30,15 @@ class LectureItem(Lecture):
 
 # The fields a LectureItem can be built with from the parser's fields.
 RECORD_FIELDS = frozenset(FIELD_NAMES)
+
+
+@dataclass
+class TranscriptItem:
+    """One subtitle track of a lecture as the crawl read it (or kept it from the last stage): the
+    ``transcripts`` row, and beside it the file's validators the next revalidation sends (never published)."""
+
+    transcript: Transcript
+    validators: dict[str, str] = field(default_factory=dict)
 
 
 class CarriedLecture(scrapy.Item):

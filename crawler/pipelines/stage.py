@@ -17,7 +17,8 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
-from crawler.items import CarriedLecture, LectureItem, SessionItem
+from crawler.items import CarriedLecture, LectureItem, SessionItem, TranscriptItem
+from crawler.schema import TRANSCRIPT_FIELDS
 from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageWriter
 from crawler.state.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
@@ -76,6 +77,8 @@ class StagePipeline:
             self.writer.write_session(dict(item))
             self.stats.inc_value(keys.STAGE_SESSIONS)
             return item
+        if isinstance(item, TranscriptItem):
+            return self._transcript(item)
         carried = isinstance(item, CarriedLecture)
         if not carried and not isinstance(item, LectureItem):
             return item
@@ -102,6 +105,15 @@ class StagePipeline:
             self.stats.inc_value(keys.STAGE_CARRIED)
         if self.fleet is not None:
             self.fleet.count_staged()
+        return item
+
+    def _transcript(self, item: TranscriptItem) -> TranscriptItem:
+        problems = validate_record(item.transcript.to_json(), TRANSCRIPT_FIELDS)
+        if problems:
+            self.stats.inc_value(keys.STAGE_INVALID)
+            raise DropItem(f"transcript {item.transcript.subtitle_url!r} not staged: {'; '.join(problems)}")
+        self.writer.write_transcript(item.transcript, item.validators)
+        self.stats.inc_value(keys.STAGE_TRANSCRIPTS)
         return item
 
     def spider_closed(self, spider: Spider, reason: str) -> None:

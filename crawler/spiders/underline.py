@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -34,7 +33,6 @@ from crawler.pages import (
     ListingAnswer,
     PageParseError,
     parse_lecture_page,
-    parse_transcripts,
     read_listing,
 )
 from crawler.spiders.budget import HeldListing, PageBudget
@@ -59,15 +57,11 @@ from crawler.spiders.refresh import (
     with_new_listing_fields,
 )
 from crawler.spiders.spending import BudgetSpending, BudgetTerms
+from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
 from crawler.state.withdrawals import Withdrawals
-from crawler.urls import (
-    API_ACCEPT,
-    canonical_lecture_url,
-    listing_url,
-    transcripts_url,
-)
+from crawler.urls import API_ACCEPT, canonical_lecture_url, host_of, listing_url
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -223,6 +217,26 @@ class UnderlineSpider(scrapy.Spider):
             logger=self.logger,
         )
 
+    @functools.cached_property
+    def subtitle_files(self) -> SubtitleFiles:
+        """Asks for the subtitle files of the lectures fetched, and reads them into transcripts."""
+        settings = self.crawler.settings
+        return SubtitleFiles(
+            self.stats,
+            self.api_base if self.subtitles else None,
+            site_hosts=(host_of(self.web_base), host_of(self.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
+            callbacks=(
+                self.parse_transcripts,
+                self.transcripts_failed,
+                self.parse_subtitle_file,
+                self.subtitle_file_failed,
+            ),
+            previous=lambda lecture_id: self.previous.transcripts_of(lecture_id),
+            logger=self.logger,
+        )
+
     def budget_terms(self) -> BudgetTerms:
         return BudgetTerms(self.page_budget, self.subtitles, self.spent_before)
 
@@ -278,6 +292,8 @@ class UnderlineSpider(scrapy.Spider):
             return
         for out in self.spending.spend(self.presence.asked):
             if isinstance(out, scrapy.Request):
+                # The subtitle files are paid from what the pages bought leave.
+                self.subtitle_files.allowance = self.spending.subtitle_allowance
                 await self.room_to_send()
             yield out
 
@@ -523,30 +539,21 @@ class UnderlineSpider(scrapy.Spider):
         for out in self.lectures.output(response, page, asked):
             yield out
 
+    # The callbacks of the subtitle requests (see SubtitleFiles): the track list, then each file.
     def with_subtitles(self, item: LectureItem) -> Iterator[Any]:
-        """The item, with its subtitles first when UNDERLINE_SUBTITLES asks for them (one request)."""
-        if not self.subtitles:
-            yield item
-            return
-        yield scrapy.Request(
-            transcripts_url(self.api_base, item.lecture_id),
-            headers={"Accept": API_ACCEPT},
-            callback=self.parse_transcripts,
-            errback=self.transcripts_failed,
-            cb_kwargs={"item": item},
-            dont_filter=True,
-        )
+        return self.subtitle_files.with_tracks(item)
 
     def parse_transcripts(self, response: Response, item: LectureItem) -> Iterator[Any]:
-        try:
-            item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
-        except (ValueError, AttributeError, RecursionError):
-            self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
-        yield item
+        return self.subtitle_files.tracks(response, item)
 
     def transcripts_failed(self, failure: Failure) -> Iterator[Any]:
-        self.stats.inc_value(keys.TRANSCRIPTS_FAILED)
-        yield failure.request.cb_kwargs["item"]  # type: ignore[attr-defined]
+        return self.subtitle_files.tracks_failed(failure)
+
+    def parse_subtitle_file(self, response: Response, track: JsonObject) -> Iterator[Any]:
+        return self.subtitle_files.transcript(response, track)
+
+    def subtitle_file_failed(self, failure: Failure) -> Iterator[Any]:
+        return self.subtitle_files.failure(failure)
 
     def request_dropped(self, request: scrapy.Request) -> None:
         # The scheduler drops a request for a URL this crawl already requested. When a lecture page's
