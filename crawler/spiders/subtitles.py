@@ -45,7 +45,7 @@ TRACK_META = "subtitle_track"
 def failure_problem(failure: Failure) -> str:
     """Why a subtitle request brought no file, as the ``problem`` column says it: ``too_large`` when the
     download or its decompression passed the size cap, ``off_host`` for a redirect off the allowed hosts,
-    else ``failed``."""
+    ``robots`` when the host's robots.txt forbids the file, else ``failed``."""
     request = getattr(failure, "request", None)
     meta = request.meta if request is not None else {}
     if meta.get("off_origin"):
@@ -57,6 +57,8 @@ def failure_problem(failure: Failure) -> str:
         return "too_large"
     if isinstance(error, IgnoreRequest) and "larger than" in text:
         return "too_large"
+    if isinstance(error, IgnoreRequest) and "robots.txt" in text:
+        return "robots"
     return "failed"
 
 
