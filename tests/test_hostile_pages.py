@@ -110,7 +110,7 @@ def test_an_html_document_type_with_entities_expands_nothing() -> None:
     doctype = '<!DOCTYPE html [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
     page = doctype + "<title>T</title><p>" + "&b;" * 1000 + "</p>"
     parsed = parse_lecture_page(page, f"{WEB}/lecture/5")
-    assert parsed.fields == LectureFields("5", title="T")
+    assert parsed.fields == LectureFields(lecture_id="5", title="T")
     assert sum(len(b) for b in parsed.blocks) < 10_000
 
 
@@ -254,7 +254,7 @@ def test_invalid_utf8_is_replaced_and_reported() -> None:
 @pytest.mark.parametrize("body", [b"", b"   \n\t ", b"\x00\x00", b"\xef\xbb\xbf", "\ufeff"])
 def test_an_empty_200_is_a_page_without_content(body: str | bytes) -> None:
     parsed = parse_lecture_page(body, f"{WEB}/lecture/5-x")
-    assert parsed.fields == LectureFields("5")
+    assert parsed.fields == LectureFields(lecture_id="5")
     assert parsed.problems[0] == "the page is empty"
     with pytest.raises(PageParseError, match="empty page and no lecture id"):
         parse_lecture_page(body, f"{WEB}/about")

@@ -114,13 +114,15 @@ def column(
     *,
     default: Any = dataclasses.MISSING,
     factory: Callable[[], Any] | None = None,
+    compare: bool = True,
     **options: Any,
 ) -> Any:
-    """A field of :class:`Lecture`: its column's description and options, and its default in flight."""
+    """A field of :class:`Lecture`: its column's description and options, and its default in flight
+    (``compare``: whether records that differ only in it are equal, as ``dataclasses.field`` says)."""
     metadata = {"column": Column(description, **options)}
     if factory is not None:
-        return dataclasses.field(default_factory=factory, metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
+        return dataclasses.field(default_factory=factory, compare=compare, metadata=metadata)
+    return dataclasses.field(default=default, compare=compare, metadata=metadata)
 
 
 def _scalar_kind(hint: Any) -> ScalarKind:
