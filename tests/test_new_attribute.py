@@ -1,10 +1,10 @@
-"""A new listing attribute of each kind (text, bool, 64- and 32-bit integer, timestamp, list of strings)
-needs its declaration in the schema and nothing else: a copy of the crawler whose ``Lecture`` declares
-six more attributes, and no other change, reads them from a listing, carries them through a page
+"""A new listing attribute of each kind (text, bool, 64- and 32-bit integer, timestamp, list of strings,
+number) needs its declaration in the schema and nothing else: a copy of the crawler whose ``Lecture`` declares
+seven more attributes, and no other change, reads them from a listing, carries them through a page
 request's JSON, stages and publishes them (Parquet and the card's column table), keeps the content hash
 of a lecture that has none of them, and the night after asks no lecture page for them.
 
-The site is the replica with the six attributes added to its listing (its pages do not know them, so
+The site is the replica with the seven attributes added to its listing (its pages do not know them, so
 what is published comes from the listing, through the page request's round trip).
 """
 
@@ -41,8 +41,9 @@ DECLARED = """
         "When the talk was recorded (UTC).", attribute=("recorded_at", "recordedAt"), default=None
     )
     languages: list[str] = column("Languages spoken.", attribute=("languages",), factory=list)
+    rating: float | None = column("The talk's rating.", attribute=("rating",), default=None)
 """
-ADDED = ("track", "is_keynote", "view_count", "slot", "recorded_at", "languages")
+ADDED = ("track", "is_keynote", "view_count", "slot", "recorded_at", "languages", "rating")
 
 
 def sent(lecture_id: str) -> dict[str, Any]:
@@ -57,6 +58,7 @@ def sent(lecture_id: str) -> dict[str, Any]:
         "slot": -(n % 1000) - 1,
         "recorded_at": f"2025-11-0{n % 9 + 1}T08:30:00Z",
         "languages": ["en", f"x{n % 10}"],
+        "rating": n % 7 if n % 2 else n % 7 + 0.25,  # an integer is a number too
     }
 
 
@@ -73,6 +75,7 @@ def published(lecture_id: str) -> dict[str, Any]:
         "slot": values["slot"],
         "recorded_at": datetime(2025, 11, n % 9 + 1, 8, 30, tzinfo=UTC),
         "languages": values["languages"],
+        "rating": float(values["rating"]),
     }
 
 
@@ -90,7 +93,7 @@ def site() -> ReplicaSite:
 
 @pytest.fixture(scope="module")
 def extended(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the crawler whose schema declares the six attributes: the directory to import it from."""
+    """A copy of the crawler whose schema declares the seven attributes: the directory to import it from."""
     root = tmp_path_factory.mktemp("extended")
     for part in ("crawler", "dataset_card"):  # the card's template lives beside the package
         shutil.copytree(CHECKOUT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
