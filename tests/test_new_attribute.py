@@ -248,12 +248,6 @@ def test_the_night_the_crawler_learns_them_fills_them_from_the_listing_alone(
         assert kept is (not sent(lecture_id)), f"lecture {lecture_id}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the release's earlier change files hold the lecture without the new columns, and the change"
-    " files' check (crawler/publish/changes.py) refuses them: run exits 8",
-)
 def test_a_release_takes_them_on_top_of_one_published_without_them(
     site: ReplicaSite, extended: Path, tmp_path: Path
 ) -> None:
