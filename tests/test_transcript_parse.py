@@ -270,7 +270,7 @@ def test_times_are_clamped_ordered_and_kept_in_file_order() -> None:
 
 # A speech recognition track as such tracks roll: each cue shows the line before it again with the new
 # words after it (the first with a line of one space above), and a 10 ms cue shows the line once more.
-# The speaker says "very" twice on purpose.
+# The speaker says "very" twice on purpose, and a line that ends with the word it starts with rolls.
 LINE_OF_A_SPACE = " "
 ROLLING = f"""WEBVTT
 Kind: captions
@@ -294,21 +294,21 @@ very important work
 
 00:00:04.880 --> 00:00:06.000 align:start position:0%
 very important work
-that<00:00:05.000><c> we</c><c> did</c>
+that<00:00:05.000><c> is</c><c> that</c>
 
 00:00:06.000 --> 00:00:06.010 align:start position:0%
 very important work
-that we did
+that is that
 
 00:00:06.010 --> 00:00:08.000 align:start position:0%
-that we did
+that is that
 together<c> thanks</c>
 """
-ROLLING_SAID = "so this is very very important work that we did together thanks"
+ROLLING_SAID = "so this is very very important work that is that together thanks"
 ROLLING_SEGMENTS = [
     seg(0, 2310, "so this is very"),
     seg(2320, 4870, "very important work"),
-    seg(4880, 6000, "that we did"),
+    seg(4880, 6000, "that is that"),
     seg(6010, 8000, "together thanks"),
 ]
 
