@@ -27,7 +27,7 @@ _WORD = r"[^\W_]+"
 # A spoken address: a name (words joined by "dot", "underscore", "dash" or "hyphen", or written "." "_"
 # "-"), "at", a domain whose last dot is said, and a top-level domain that is no common English word.
 _LOCAL_JOIN = r"(?:\s+(?:dot|underscore|dash|hyphen)\s+|[._-])"
-_DOMAIN_JOIN = r"(?:\s+dot\s+|[.-])"
+_DOMAIN_JOIN = r"(?:\s+(?:dot|dash|hyphen)\s+|[.-])"
 _TLDS = (
     "com|org|net|edu|gov|mil|io|ai|co|uk|de|fr|ca|au|ch|nl|es|se|dk|fi|jp|cn|kr|br|ru|pl|cz|info|biz|eu"
     "|dev|app|tech|xyz|ac"
