@@ -4,6 +4,7 @@ each broken kind of file read to exact segments, counts and problems."""
 from __future__ import annotations
 
 import gzip
+import time
 import tracemalloc
 import urllib.request
 
@@ -388,3 +389,25 @@ def test_spoken_personal_data_is_redacted_names_stay() -> None:
         " [phone removed] or [phone removed] or [phone removed] since 2023 at 3.14 past 00:01:02"
     )
     assert track.redactions == 5
+
+
+HOSTILE_CUE_TEXTS = {
+    "dashes": "-" * 200_000,
+    "digits": "1" * 200_000,
+    "digits and colons": "1:" * 100_000,
+    "open tags": "<a" * 100_000,
+    "entities": "&amp;" * 40_000,
+    "spoken dots": "a dot " * 33_000,
+    "at signs": "a@" * 100_000,
+    "override blocks": "{\\" * 100_000,
+}
+
+
+def test_hostile_cue_text_is_read_in_linear_time() -> None:
+    for name, text in HOSTILE_CUE_TEXTS.items():
+        body = f"WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n{text}\n".encode()
+        started = time.process_time()
+        track = parse(body, auto_generated=None)
+        spent = time.process_time() - started
+        assert track.problem is None, f"case {name}"
+        assert spent < 3.0, f"case {name}: {spent:.1f} s"

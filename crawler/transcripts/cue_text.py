@@ -29,10 +29,10 @@ _RUBY_TEXT = re.compile(r"<rt\b[^<>]*>[^<]*(?:</rt\s*>)?", re.IGNORECASE)
 # SubRip's ASS override blocks: {\an8}, {\i1}, {\c&H00FFFF&}.
 _OVERRIDE = re.compile(r"\{\\[^{}]*\}")
 # A timing arrow that decoding made (--&gt;): never left in text.
-_ARROW = re.compile(r"-{2,}>")
-# A whole timestamp with milliseconds (00:01:02.500, 00:01:02,500, 01:02.500): a timing line's piece,
-# never a spoken time.
-_STAMP = re.compile(r"(?<![\d:.,])(?:\d{1,10}:)?\d{1,2}:\d{2}[.,]\d{3}(?![\d:.,]*\d)")
+_ARROW = re.compile(r"(?<!-)-{2,}>")
+# A timestamp with milliseconds (00:01:02.500, 00:01:02,500, 01:02.500), glued to others or not: a timing
+# line's piece, never a spoken time.
+_STAMP = re.compile(r"(?:\d{1,10}:)?\d{1,2}:\d{2}[.,]\d{3}")
 # Rounds of decoding and stripping: real cues need one or two; the cap guards against deep nesting.
 _MAX_ROUNDS = 8
 
