@@ -10,6 +10,7 @@ second "very" overlaps the whole line, not just its last word.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -32,6 +33,8 @@ class TimedText:
     text: str
 
 
+# A talk says the same few thousand words again and again.
+@functools.lru_cache(maxsize=8192)
 def word_key(word: str) -> str:
     """A word as folding compares it: case folded, punctuation at both ends removed (a word of
     punctuation alone compares as itself)."""
