@@ -202,11 +202,14 @@ def test_one_malformed_subrip_cue_is_skipped_and_counted_not_read_into_its_neigh
         b"2\n00:00:02,000 -> 00:00:03,000\nbroken arrow\n\n"
         b"3\n99999999999:00:00,000 --> 00:00:04,000\nhours past any talk\n\n"
         b"4\n00:05,000 --> 00:06,000\nno hours\n\n"
-        b"5\n00:00:07,000 --> 00:00:08,000\nlast\n"
+        b"5\n00:00:07,000 --> 00:00:08,000\nfifth\n\n"
+        b"6\nx00:00:09,000 --> 00:00:10,000\ntiming line garbled\n\n"
+        b"7\n00:61:00,000 --> 00:62:00,000\nminutes past 59\n\n"
+        b"8\n00:00:11,000 --> 00:00:12,000\nlast\n"
     )
     track = parse(body)
-    assert track.segments == [seg(1000, 2000, "first"), seg(7000, 8000, "last")]
-    assert (track.cues_skipped, track.text) == (3, "first last")
+    assert track.segments == [seg(1000, 2000, "first"), seg(7000, 8000, "fifth"), seg(11000, 12000, "last")]
+    assert (track.cues_skipped, track.text) == (5, "first fifth last")
 
 
 def test_a_file_of_malformed_cues_only_is_unparsable() -> None:
@@ -242,6 +245,28 @@ def test_subrip_served_under_a_webvtt_name_is_told_by_its_content() -> None:
             body = reply.read()
     track = parse(body)
     assert (track.format, track.segments, track.cues_skipped) == ("srt", PLAIN_SEGMENTS, 0)
+
+
+def test_subrip_with_dots_and_webvtt_with_commas_are_read() -> None:
+    dotted = (
+        b"1\n00:00:01.000 --> 00:00:02.500\nHello everyone,\n\n"
+        b"2\n00:00:02.500 --> 00:00:04.000\nwelcome to the talk.\n"
+    )
+    with_commas = (
+        b"WEBVTT\n\n1\n00:00:01,000 --> 00:00:02,500\nHello everyone,\n\n"
+        b"00:00:02,500 --> 00:00:04,000\nwelcome to the talk.\n"
+    )
+    for name, body, fmt in [("srt with dots", dotted, "srt"), ("webvtt with commas", with_commas, "webvtt")]:
+        track = parse(body)
+        assert (track.format, track.segments, track.cues_skipped) == (fmt, PLAIN_SEGMENTS, 0), f"case {name}"
+
+
+def test_a_track_without_cues_is_empty_not_a_problem() -> None:
+    for name, body in [("header", b"WEBVTT\n"), ("header and note", b"WEBVTT\n\nNOTE nothing said yet\n")]:
+        track = parse(body)
+        assert (track.text, track.segments, track.problem, track.format) == ("", [], None, "webvtt"), (
+            f"case {name}"
+        )
 
 
 def test_webvtt_without_hours_and_cues_without_blank_lines_between() -> None:

@@ -19,7 +19,6 @@ from datetime import timedelta
 
 import srt
 import webvtt.vtt
-from webvtt.errors import MalformedCaptionError
 
 WEBVTT = "webvtt"
 SRT = "srt"
@@ -146,7 +145,9 @@ def read_cue_block(block: Sequence[str]) -> Cue | None:
                 return None
             return _subrip_cue(block[at:])
         return _webvtt_cue(block[at:])
-    except (MalformedCaptionError, srt.SRTParseError, ValueError, OverflowError):
+    except Exception:
+        # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError for
+        # a field past its range) and any other failure on one untrusted block lose that block only.
         return None
 
 
