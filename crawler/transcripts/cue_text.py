@@ -5,7 +5,9 @@ the tag, never said), class, italic, bold, underline and language spans, ruby (i
 a reading aid, not a second saying), inline timestamps (``<00:00:01.500>``) and character references.
 SubRip files add ``<font color=..>`` and ASS override blocks (``{\\an8}``). Entities are decoded by
 :func:`crawler.text.normalize.normalize_line` (nested ones too, with NFC and whitespace collapsed), and a
-tag that decoding reveals (``&lt;i&gt;``) is removed in the next round.
+cue or SubRip tag that decoding reveals (``&lt;i&gt;``) is removed in the next round; ``&lt;and&gt;`` is
+text a player shows as ``<and>``, and stays. A literal ``&`` or ``<`` that is no entity and opens no tag
+(``R&D``, ``x < y``) is text too.
 """
 
 from __future__ import annotations

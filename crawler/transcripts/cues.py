@@ -1,14 +1,15 @@
 """A subtitle file's text as timed cues: the format told from the content, the file cut into blocks, each
 cue block read by a library, one malformed block skipped and counted while its neighbours are kept.
 
-Both formats are cut into blocks here, the same way: a blank line ends a block, and so does a line with
-the timing arrow ``-->`` that cannot be the current block's timing line (a missing blank line). Neither
-library can say which cue of a file it left out, and ``srt`` reads a file badly around a broken cue (a
-block it cannot read becomes part of the cue before it, timing line and all), so each is handed one block
-at a time. A block's timing line is checked first (bounded fields, seconds and minutes under 60): a
-timestamp written the WebVTT way (a dot before the milliseconds, hours optional) is read by webvtt-py, one
-written the SubRip way (a comma, hours required) by ``srt``.
-"""
+Both formats are cut into blocks here, the same way: an empty line ends a block, and so does a line with
+the timing arrow ``-->`` that cannot be the current block's timing line (a missing empty line). Neither
+library says which cue of a file it left out, and ``srt`` reads a file badly around a broken cue (a block
+whose timing line is garbled becomes part of the cue before it, timing line and all), so each is handed
+one block at a time. A block's timing line is checked first (fields bounded, minutes and seconds under
+60: ``srt`` reads ``00:61:00,000`` as an hour and ``00:05,000`` as five minutes, and raises ValueError or
+OverflowError on an hours field past Python's limits): a timestamp written the WebVTT way (a dot before
+the milliseconds, hours optional) is read by webvtt-py, one written the SubRip way (a comma, hours
+required) by ``srt``."""
 
 from __future__ import annotations
 
