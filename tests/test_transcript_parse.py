@@ -368,6 +368,21 @@ def test_a_human_track_is_kept_as_cued() -> None:
         assert track.text == "We said no. No means no. no means no Thank you.", f"case {auto_generated}"
 
 
+def test_a_generated_track_that_does_not_roll_keeps_a_word_said_again_at_a_cue_start() -> None:
+    # The site says the track is generated, but no cue repeats the one before it: the "no" that starts
+    # the second and third cues was said again, not shown again.
+    body = (
+        b"WEBVTT\n\n"
+        b"00:00:01.000 --> 00:00:02.000\nWe said no\n\n"
+        b"00:00:02.000 --> 00:00:03.000\nno one came\n\n"
+        b"00:00:03.000 --> 00:00:04.000\ncame back later\n\n"
+        b"00:00:04.000 --> 00:00:05.000\nThank you.\n"
+    )
+    track = parse(body, auto_generated=True)
+    assert track.text == "We said no no one came came back later Thank you."
+    assert [s["start_ms"] for s in track.segments] == [1000, 2000, 3000, 4000]
+
+
 def test_a_human_rolling_looking_track_marked_human_is_kept_as_cued() -> None:
     track = parse(ROLLING.encode(), auto_generated=False)
     assert len(track.segments) == 7

@@ -14,7 +14,7 @@ from crawler.schema import Int32, Segment
 from crawler.transcripts.body import decode_body
 from crawler.transcripts.cue_text import cue_text
 from crawler.transcripts.cues import Cue, read_cues, sniff_format, split_lines
-from crawler.transcripts.rolling import TimedText, fold_rolling, visibly_rolls
+from crawler.transcripts.rolling import TimedText, fold_rolling, folds
 from crawler.transcripts.spoken import redact_segments
 
 # The largest subtitle file read, compressed or not: an hour of dense captions is about 100 KB.
@@ -40,8 +40,9 @@ class ParsedTrack:
 def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: int) -> ParsedTrack:
     """The transcript a subtitle file (WebVTT or SRT, gzipped or not) holds.
 
-    ``auto_generated``: the site's word on the track. True folds its rolling cues (each cue's newly said
-    words only); False keeps the cues as they are; None folds them when they visibly roll. ``max_bytes``
+    ``auto_generated``: the site's word on the track. False keeps the cues as they are (a human track);
+    True folds its rolling cues (each cue's newly said words only) unless they visibly do not roll; None
+    folds them when they visibly roll (see :func:`crawler.transcripts.rolling.folds`). ``max_bytes``
     bounds the body and what it decompresses to (:data:`SUBTITLE_MAX_BYTES` is the default)."""
     decoded = decode_body(body, max_bytes)
     if decoded.text is None:
@@ -54,7 +55,7 @@ def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: 
     if not read.cues and read.skipped:
         return ParsedTrack(None, cues_skipped=read.skipped, problem="unparsable", format=fmt)
     timed = [timed_cue(cue) for cue in read.cues]
-    rolls = auto_generated if auto_generated is not None else visibly_rolls([t.text for t in timed])
+    rolls = folds([t.text for t in timed], auto_generated)
     kept = fold_rolling(timed) if rolls else [t for t in timed if t.text]
     redacted, redactions = redact_segments(kept)
     return ParsedTrack(

@@ -54,6 +54,25 @@ def overlap(said: Sequence[str], cue: Sequence[str]) -> int:
 def visibly_rolls(texts: Sequence[str]) -> bool:
     """True when the cue texts (in order, empty ones aside) roll: most cues start with words that end
     the cue before them (at least two, or the whole cue)."""
+    pairs, rolling = _rolling_pairs(texts)
+    return rolling >= _ROLLING_PAIRS and rolling >= pairs * _ROLLING_SHARE
+
+
+def folds(texts: Sequence[str], auto_generated: bool | None) -> bool:
+    """Whether a track's cues are folded: never a human track's (``auto_generated`` False); a track the
+    site says is generated unless its cues visibly do not roll (enough pairs, too few overlapping: a cue
+    of a track that does not roll may begin with the word the cue before it ended with); a track the site
+    says nothing of when they visibly roll."""
+    if auto_generated is False:
+        return False
+    if auto_generated is None:
+        return visibly_rolls(texts)
+    pairs, rolling = _rolling_pairs(texts)
+    return pairs < _ROLLING_PAIRS or rolling >= pairs * _ROLLING_SHARE
+
+
+def _rolling_pairs(texts: Sequence[str]) -> tuple[int, int]:
+    """How many pairs of successive cues there are, and how many of them roll."""
     keyed = [[word_key(w) for w in text.split()] for text in texts if text]
     pairs = 0
     rolling = 0
@@ -62,7 +81,7 @@ def visibly_rolls(texts: Sequence[str]) -> bool:
         size = overlap(before, after)
         if size >= 2 or (size and size == len(after)):
             rolling += 1
-    return rolling >= _ROLLING_PAIRS and rolling >= pairs * _ROLLING_SHARE
+    return pairs, rolling
 
 
 def fold_rolling(cues: Sequence[TimedText]) -> list[TimedText]:
