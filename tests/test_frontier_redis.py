@@ -388,7 +388,6 @@ def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
 
     from crawler.pages import LectureFields
     from crawler.schema import parse_timestamp
-    from crawler.spiders.refresh import listing_from_json, listing_to_json
 
     fields = LectureFields(
         lecture_id="130123",
@@ -400,10 +399,10 @@ def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
         related_lecture_ids=["1", "2"],
         problems=["not carried"],
     )
-    listing = listing_to_json(fields)
+    listing = fields.to_json()
     assert json.loads(json.dumps(listing)) == listing
-    assert listing_from_json(listing) == fields
-    assert listing_from_json({"lecture_id": 5}) is None
+    assert LectureFields.read_json(listing) == fields
+    assert LectureFields.read_json({"lecture_id": 5}) is None
     spider = _Spider()
     request = scrapy.Request(
         "http://127.0.0.1/lecture/130123-a-title",

@@ -18,6 +18,7 @@ from crawler.pages import LecturePage, PageParseError, parse_lecture_list, parse
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import PrivacyPipeline
+from crawler.schema import TEXT_BLOCK_FIELDS
 from crawler.text.blocks import parse_page
 from crawler.text.boilerplate import own_content_blocks
 from crawler.text.normalize import collapse_whitespace, normalize_line, normalize_text, without_surrogates
@@ -165,8 +166,10 @@ def check_text(page: LecturePage, item: dict[str, Any]) -> None:
             assert not (isinstance(text, str) and contains_email(text)), name
     blocks = {normalize_line(b) for b in page.blocks}
     assert page.fields is not None
-    own_values = [getattr(page.fields, n) for n in ("abstract", "event_name", "title", "presentation_type")]
-    own_values += page.fields.keywords
+    own_values: list[Any] = []
+    for name in TEXT_BLOCK_FIELDS:
+        value = getattr(page.fields, name)
+        own_values += value if isinstance(value, list) else [value]
     fields = {normalize_line(v) for v in own_values if isinstance(v, str)}
     allowed = {normalize_line(x) for x in blocks | fields}
     for paragraph in filter(None, item["text"].split("\n\n")):
@@ -250,7 +253,7 @@ def test_cleaning_is_idempotent_and_leaves_nothing_invisible(text: str) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(blocks=st.lists(st.text(max_size=30), max_size=30), fields=st.dictionaries(
-    st.sampled_from(["abstract", "title", "event_name", "presentation_type", "keywords"]),
+    st.sampled_from(TEXT_BLOCK_FIELDS),
     st.one_of(st.text(max_size=30), st.lists(st.text(max_size=10), max_size=4), json_values),
 ))  # fmt: skip
 def test_own_content_is_always_page_blocks(blocks: list[str], fields: dict[str, Any]) -> None:

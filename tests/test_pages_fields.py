@@ -1,89 +1,74 @@
-"""The parser's lecture fields follow the schema: a plain attribute field is declared once in the schema
-(spellings, kind) and once here with its type, and is then read from the listing and the page alike."""
+"""The parser's lecture fields are the schema's: a plain attribute field is declared once, in the schema
+(spellings, kind, type), and is then read from the listing and the page alike, under each spelling."""
 
 from __future__ import annotations
 
-import typing
+import dataclasses
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from crawler.pages import parse_lecture_document
 from crawler.pages.attributes import LECTURE_ATTRIBUTES
-from crawler.pages.fields import ITEM_FIELD_NAMES, LectureFields
-from crawler.schema import ATTRIBUTE_FIELDS, FIELDS, ONE_LINE_FIELDS
+from crawler.pages.fields import CARRIED_FIELDS, ITEM_FIELD_NAMES, LectureFields
+from crawler.schema import ATTRIBUTE_FIELDS, FIELDS, PARSED_FIELDS, Field, Lecture
 
-# What each kind of plain attribute reads into (written here, not taken from the parser).
-EXPECTED_TYPES = {
-    "string": str | None,
-    "string_list": list[str],
-    "timestamp": datetime | None,
-    "bool": bool | None,
+# A value of each kind an attribute may have, as the site sends it and as it is read (written here, not
+# taken from the parser).
+SENT_AND_READ: dict[str, tuple[Any, Any]] = {
+    "string": ("v", "v"),
+    "string_list": (["a", "b"], ["a", "b"]),
+    "timestamp": ("2025-11-05T09:00:00.000Z", datetime.fromisoformat("2025-11-05T09:00:00+00:00")),
+    "bool": (True, True),
+    "int": (2**40, 2**40),
+    "int32": (-7, -7),
+    "float": (0.5, 0.5),
 }
+LINK = ("https://assets.underline.io/x.pdf", "https://assets.underline.io/x.pdf")
 
 
-def test_every_plain_attribute_field_is_declared_with_the_type_of_its_kind() -> None:
-    hints = typing.get_type_hints(LectureFields)
+def test_the_parser_s_record_is_the_schema_s_with_bookkeeping_beside_it() -> None:
+    """No field of the schema is declared again: the parser's record is the schema's, every field the
+    parsers fill travels with a page request, and what it adds is no column of the schema."""
+    assert issubclass(LectureFields, Lecture)
+    own = {f.name for f in dataclasses.fields(LectureFields)} - {f.name for f in dataclasses.fields(Lecture)}
+    schema_names = {f.name for f in FIELDS}
+    assert own and not own & schema_names
+    assert tuple(f.name for f in PARSED_FIELDS) == ITEM_FIELD_NAMES
+    carried = [f.name for f in CARRIED_FIELDS]
+    assert carried == [*ITEM_FIELD_NAMES, *sorted(own, key=carried.index)]
     for f in ATTRIBUTE_FIELDS:
-        assert f.name in hints, f"{f.name}: declare it in crawler/pages/fields.py LectureFields"
-        assert hints[f.name] == EXPECTED_TYPES[f.kind], f.name
         assert f.name in ITEM_FIELD_NAMES, f"{f=}"
-
-
-def test_the_plain_attributes_are_the_schema_s_and_their_spellings_are_tried() -> None:
-    assert [f.name for f in ATTRIBUTE_FIELDS] == [
-        "title",
-        "abstract",
-        "keywords",
-        "held_at",
-        "published_at",
-        "doi",
-        "video_url",
-        "video_doi",
-        "paper_url",
-        "slides_url",
-        "poster_url",
-        "is_poster",
-    ]
-    for f in ATTRIBUTE_FIELDS:
         assert LECTURE_ATTRIBUTES[f.name] == f.attribute, f"{f=}"
-    assert [f.name for f in ONE_LINE_FIELDS] == [
-        "title",
-        "keywords",
-        "presentation_type",
-        "event_name",
-        "session_name",
-    ]
 
 
-def test_each_plain_attribute_is_read_under_its_second_spelling_too() -> None:
-    """The page JSON's camelCase spelling of every attribute that has one gives the same value."""
-    attributes = {
-        "title": "T",
-        "abstract": "A",
-        "keywords": ["k"],
-        "heldAt": "2025-11-05T09:00:00.000Z",
-        "publishedAt": "2025-10-01T00:00:00Z",
-        "underlineDoi": "10.48448/abcd-1234",
-        "playlist": "https://assets.underline.io/video/1/file/abr/x.m3u8",
-        "videoDoi": "10.48448/v1de-0123",
-        "paperUrl": "https://app.underline.io/downloadable_materials/lectures/7/paper",
-        "slideshowUrl": "https://assets.underline.io/slides.pdf",
-        "posterDocument": "https://assets.underline.io/poster.pdf",
-        "posterLecture": True,
-    }
-    fields = parse_lecture_document({"data": {"type": "thin_lectures", "id": "7", "attributes": attributes}})
-    assert fields.problems == []
-    assert (fields.title, fields.abstract, fields.keywords) == ("T", "A", ["k"])
-    assert fields.held_at == datetime.fromisoformat("2025-11-05T09:00:00+00:00")
-    assert fields.published_at == datetime.fromisoformat("2025-10-01T00:00:00+00:00")
-    assert (fields.doi, fields.video_doi) == ("10.48448/abcd-1234", "10.48448/v1de-0123")
-    assert fields.video_url == "https://assets.underline.io/video/1/file/abr/x.m3u8"
-    assert fields.paper_url == "https://app.underline.io/downloadable_materials/lectures/7/paper"
-    assert (fields.slides_url, fields.poster_url) == (
-        "https://assets.underline.io/slides.pdf",
-        "https://assets.underline.io/poster.pdf",
-    )
-    assert fields.is_poster is True
+def _sent_and_read(f: Field) -> tuple[Any, Any]:
+    return LINK if f.link else SENT_AND_READ[f.kind]
+
+
+def test_each_plain_attribute_is_read_under_each_of_its_spellings() -> None:
+    """Every spelling of every plain attribute of the schema gives the same value, of the field's kind."""
+    depth = max(len(f.attribute) for f in ATTRIBUTE_FIELDS)
+    for which in range(depth):
+        sent = {f.attribute[min(which, len(f.attribute) - 1)]: _sent_and_read(f)[0] for f in ATTRIBUTE_FIELDS}
+        doc = {"data": {"type": "thin_lectures", "id": "7", "attributes": sent}}
+        fields = parse_lecture_document(doc)
+        assert fields.problems == [], f"spelling {which}"
+        for f in ATTRIBUTE_FIELDS:
+            assert getattr(fields, f.name) == _sent_and_read(f)[1], f"spelling {which}, {f.name}"
+
+
+def test_every_field_of_every_kind_travels_in_the_schema_s_codec() -> None:
+    """A lecture's fields as a page request carries them (JSON) come back equal, bookkeeping included."""
+    values = {f.name: _sent_and_read(f)[1] for f in ATTRIBUTE_FIELDS}
+    fields = LectureFields(lecture_id="7", slug="s", package="premium", premium_known=False, **values)
+    fields.problems = ["p"]
+    back = LectureFields.read_json(fields.to_json())
+    assert back is not None
+    for f in CARRIED_FIELDS:
+        assert getattr(back, f.name) == getattr(fields, f.name), f.name
+    assert LectureFields.read_json({"lecture_id": 7}) is None
+    assert LectureFields.read_json(["7"]) is None
 
 
 def test_the_readme_describes_every_column() -> None:

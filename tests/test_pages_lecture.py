@@ -38,7 +38,9 @@ def test_sources_of_a_page_read_from_its_json() -> None:
 
 def test_the_listing_fills_what_the_page_json_lacks() -> None:
     page = parse_lecture_page(fixture("seed001_skeleton"), EXPECTED["seed001"]["skeleton_url"])
-    listed = LectureFields("130412", title="Other title", video_url="https://assets.underline.io/v.m3u8")
+    listed = LectureFields(
+        lecture_id="130412", title="Other title", video_url="https://assets.underline.io/v.m3u8"
+    )
     assert field_sources(page, listed) == {**SEED001_SOURCES, "video_url": "api"}
 
 
@@ -57,7 +59,7 @@ def test_sources_of_a_page_read_from_what_it_shows() -> None:
     assert page.extraction == "visible_text"
     assert page.sources == VISIBLE_SOURCES
     listed = LectureFields(
-        "131877", title="REARANK", keywords=["re-ranking"], package="premium", is_premium=True
+        lecture_id="131877", title="REARANK", keywords=["re-ranking"], package="premium", is_premium=True
     )
     assert field_sources(page, listed) == {
         **VISIBLE_SOURCES,

@@ -205,7 +205,7 @@ def test_item_fields_fit_the_schema() -> None:
         "content_sha256": "0" * 64,
     }
     assert validate_record(record) == []
-    assert LectureFields("1", title=" A\u0301  b\n").to_item_fields()["title"] == "\u00c1 b"
+    assert LectureFields(lecture_id="1", title=" A\u0301  b\n").to_item_fields()["title"] == "\u00c1 b"
 
 
 # -- lecture pages ------------------------------------------------------------------------------
@@ -451,7 +451,7 @@ def test_page_parse_error(html: str | bytes) -> None:
 
 def test_empty_page_at_a_lecture_url() -> None:
     page = parse_lecture_page(b"", f"{WEB}/lecture/5-x")
-    assert page == LecturePage(LectureFields("5"), [], [], "visible_text", ["the page is empty"])
+    assert page == LecturePage(LectureFields(lecture_id="5"), [], [], "visible_text", ["the page is empty"])
 
 
 def test_invalid_utf8_and_declared_encoding() -> None:
@@ -461,7 +461,7 @@ def test_invalid_utf8_and_declared_encoding() -> None:
     assert page.fields == SEED_PAGES["seed001"]
     latin = "<title>Caf\u00e9 | Underline</title>".encode("latin-1")
     assert parse_lecture_page(latin, f"{WEB}/lecture/3", encoding="latin-1").fields == LectureFields(
-        "3", title="Caf\u00e9"
+        lecture_id="3", title="Caf\u00e9"
     )
 
 

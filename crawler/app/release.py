@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
     from crawler.dedup.records import DedupReport
     from crawler.publish.events import EventRows
-    from crawler.publish.previous import CarriedRelease, PreviousRelease, SessionDetail
+    from crawler.publish.previous import CarriedRelease, PreviousRelease
+    from crawler.publish.records import SessionDetail
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
     from crawler.schedule.changelog import Changelog
@@ -139,6 +140,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
     indexed, not loaded: a lecture is read back when its event is published."""
     from crawler.dedup.index import load_index
     from crawler.dedup.near import load_signatures
+    from crawler.publish.records import session_detail
     from crawler.publish.summaries import StagedEvents, plan_dedup
     from crawler.state.stage_index import index_stage
 
@@ -158,7 +160,8 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
     summary = staged.summary
     crawled = {str(e) for e in cast(list[object], summary.get("event_ids") or []) if e is not None}
     crawled |= set(staged.event_ids())
-    sessions = [cast("SessionDetail", staged.sessions[k]) for k in sorted(staged.sessions, key=lecture_order)]
+    ordered = sorted(staged.sessions, key=lecture_order)
+    sessions = [session_detail(staged.sessions[k], i) for i, k in enumerate(ordered)]
     return StagedCrawl(
         StagedEvents(staged, plan),
         _provenance(state_dir, staged, plan.report),

@@ -135,8 +135,8 @@ class AttributeValues:
 
 def attribute_values(resource: Resource, base_url: str | None, problems: list[str]) -> AttributeValues:
     """Every field with ``attribute`` spellings in the schema, read from ``resource`` by its kind: text
-    (links made absolute), a list of strings, a timestamp or a bool. What cannot be used is a gap and a
-    problem; nothing raises."""
+    (links made absolute), a list of strings, a timestamp, a bool, an integer or a number. What cannot
+    be used is a gap and a problem; nothing raises."""
     raw = {f.name: attribute(resource, f.attribute) for f in ATTRIBUTE_FIELDS}
     for f in ATTRIBUTE_FIELDS:
         if f.kind == "string":
@@ -155,6 +155,10 @@ def attribute_values(resource: Resource, base_url: str | None, problems: list[st
             read[f.name] = values.timestamp(value, f.name, problems)
         elif f.kind == "bool":
             read[f.name] = values.optional_bool(value, spelling, problems)
+        elif f.kind in ("int", "int32"):
+            read[f.name] = values.optional_int(value, spelling, f.kind, problems)
+        elif f.kind == "float":
+            read[f.name] = values.optional_float(value, spelling, problems)
         else:  # Field refuses an attribute of any other kind
             raise TypeError(f"{f.name}: a {f.kind} field cannot be a plain attribute")
     return AttributeValues(read, link_problems)

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from crawler.schema import FIELDS, Author
+from crawler.json_types import JsonObject
+from crawler.schema import (
+    FIELDS_BY_NAME,
+    PARSED_FIELDS,
+    Author,
+    Field,
+    Lecture,
+    column,
+    fields_of,
+    record_to_json,
+    record_values,
+)
 from crawler.text.normalize import nfc_collapsed
 
 Extraction = Literal["next_data", "visible_text"]
@@ -16,7 +28,7 @@ FieldSource = Literal["api", "next_data", "visible_text", "none"]
 
 
 # What a plain attribute field holds once read (see ``crawler.schema.Field.attribute``).
-AttributeValue = str | list[str] | datetime | bool | None
+AttributeValue = str | list[str] | datetime | bool | int | float | None
 
 
 class PageParseError(ValueError):
@@ -27,47 +39,31 @@ class DocumentError(ValueError):
     """An API answer that holds no lecture."""
 
 
-@dataclass
-class LectureFields:
-    """A lecture's fields as the site gives them (strings untouched, timestamps aware UTC).
-
-    Its fields named like the schema's are the record's; a plain attribute field added to the schema
-    is declared here with its type and is then read, merged and published without more code.
+@dataclass(kw_only=True)
+class LectureFields(Lecture):
+    """A lecture as a listing or a page gives it: the schema's record (:class:`~crawler.schema.Lecture`)
+    with the fields the parsers fill (``crawler.schema.PARSED_FIELDS``; strings untouched, timestamps
+    aware UTC), and the crawl's bookkeeping beside it. A field added to the schema is read, carried,
+    merged and published with no declaration here.
     """
 
-    lecture_id: str
-    slug: str | None = None
-    title: str | None = None
-    abstract: str | None = None
-    keywords: list[str] = field(default_factory=list)
-    presentation_type: str | None = None
-    event_id: str | None = None
-    event_name: str | None = None
-    session_id: str | None = None
-    session_name: str | None = None
-    held_at: datetime | None = None
-    published_at: datetime | None = None
-    doi: str | None = None
-    package: str | None = None
-    is_premium: bool = False
+    # The lecture's slug, for its canonical URL.
+    slug: str | None = column("The slug of the lecture's URL.", default=None)
+    # What ``is_premium`` is read from.
+    package: str | None = column("The lecture's package as its source names it.", default=None)
     # False when nothing said whether the lecture is premium (no usable ``package`` and no label on the
     # page, which a damaged page may simply have lost): ``is_premium`` is then a gap, not a "free".
-    premium_known: bool = field(default=True, compare=False)
-    paper_url: str | None = None
-    related_lecture_ids: list[str] = field(default_factory=list)
-    # The authors in their published order (dicts, so that the fields travel as JSON unchanged).
-    authors: list[Author] = field(default_factory=list)
-    video_url: str | None = None
-    video_doi: str | None = None
-    slides_url: str | None = None
-    poster_url: str | None = None
-    is_poster: bool | None = None
-    # Values the source gave in a form that could not be used (they read as missing above).
-    problems: list[str] = field(default_factory=list, compare=False)
+    premium_known: bool = column(
+        "Whether a source said if the lecture is premium.", default=True, compare=False
+    )
+    # Values the source gave in a form that could not be used (they read as missing above); diagnostic,
+    # no part of what the source says of the lecture, so never hashed.
+    problems: list[str] = column(
+        "What the source gave that could not be used.", in_content_hash=False, factory=list, compare=False
+    )
 
     def to_item_fields(self) -> dict[str, Any]:
-        """The fields under the record schema's names (``crawler.schema.FIELDS``): every schema field
-        this class declares, lists copied.
+        """The fields the parsers fill, under the record schema's names: lists copied.
 
         Only ``title`` changes form (NFC, whitespace collapsed, as the schema asks), and ``is_premium`` is
         None when nothing said; ``url``, ``source_urls``, ``text``, ``extraction``, ``fetched_at`` and
@@ -85,11 +81,37 @@ class LectureFields:
         ]
         return out
 
+    @classmethod
+    def from_json(cls, record: Mapping[str, object]) -> typing.Self:
+        """The fields :meth:`to_json` wrote (the schema's codec); raises TypeError or ValueError for a
+        mapping that does not hold them (:meth:`read_json` does not)."""
+        values: Mapping[str, Any] = record_values(record, CARRIED_FIELDS)
+        return cls(**values)
 
-# The schema's fields a lecture's sources give, in schema order: those :class:`LectureFields` declares.
-# Every plain attribute field of the schema must be among them (a test checks it).
-ITEM_FIELD_NAMES: tuple[str, ...] = tuple(
-    f.name for f in FIELDS if f.name in {d.name for d in dataclasses.fields(LectureFields)}
+    def to_json(self) -> JsonObject:
+        """The parsed fields and the bookkeeping as JSON holds them (the schema's codec): the form they
+        travel in, in a request's ``cb_kwargs`` (read by another process in a crawl fleet) and in the
+        page budget's file. Every field of every kind comes back as it was."""
+        return record_to_json({f.name: getattr(self, f.name) for f in CARRIED_FIELDS}, CARRIED_FIELDS)
+
+    @classmethod
+    def read_json(cls, data: object) -> LectureFields | None:
+        """:meth:`from_json` of what may not be its JSON: None for anything else."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("lecture_id"), str):
+            return None
+        try:
+            return cls.from_json(data)
+        except (TypeError, ValueError):
+            return None
+
+
+# The fields of the schema a lecture's sources give, in schema order (``Field.filled_by``).
+ITEM_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in PARSED_FIELDS)
+# What travels of a lecture between a listing and its page request: the parsed fields, then the
+# bookkeeping declared here (the fields :class:`LectureFields` adds to the record).
+CARRIED_FIELDS: tuple[Field, ...] = (
+    *PARSED_FIELDS,
+    *(f for f in fields_of(LectureFields) if f.name not in FIELDS_BY_NAME),
 )
 
 

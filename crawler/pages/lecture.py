@@ -208,7 +208,7 @@ class UnderlineLecturePage:
         if self.root is None:
             if lecture_id is None:
                 raise PageParseError(f"empty page and no lecture id in {shown(self.url)!r}")
-            fields = LectureFields(lecture_id)
+            fields = LectureFields(lecture_id=lecture_id)
             problems = ["the page is empty", *self.page_problems]
             return LecturePage(fields, [], [], "visible_text", problems, self._sources())
         if self.json is not None:

@@ -6,6 +6,7 @@ used is described in ``problems`` (messages that never carry an e-mail address).
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from typing import Any
@@ -88,6 +89,32 @@ def optional_bool(value: Any, name: str, problems: list[str]) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     problems.append(f"{name} is not a bool: {shown(value)!r}")
+    return None
+
+
+# The range of each integer kind of the schema (``int32`` columns are 32-bit, ``int`` ones 64-bit).
+INT_RANGES = {"int": (-(2**63), 2**63 - 1), "int32": (-(2**31), 2**31 - 1)}
+
+
+def optional_int(value: Any, name: str, kind: str, problems: list[str]) -> int | None:
+    """A JSON integer in the range of the ``kind`` (``int`` or ``int32``); None (and a problem unless
+    the value is null) for anything else: a bool, a fraction, text, a number out of range."""
+    if value is None:
+        return None
+    low, high = INT_RANGES[kind]
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    problems.append(f"{name} is not a {kind}: {shown(value)!r}")
+    return None
+
+
+def optional_float(value: Any, name: str, problems: list[str]) -> float | None:
+    """A finite JSON number; None (and a problem unless the value is null) for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    problems.append(f"{name} is not a number: {shown(value)!r}")
     return None
 
 

@@ -35,6 +35,7 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem
+from crawler.schema import TEXT_BLOCK_FIELDS
 from crawler.text.boilerplate import own_content_indices
 from crawler.text.latex import clean_latex
 from crawler.text.normalize import normalize_line
@@ -49,9 +50,10 @@ logger = logging.getLogger(__name__)
 
 def fields_as_blocks(item: Mapping[str, Any]) -> list[str]:
     """The lecture block as the page should show it, built from the extracted fields alone."""
-    parts = [item.get("abstract"), item.get("event_name"), item.get("title")]
-    parts += list(item.get("keywords") or [])
-    parts.append(item.get("presentation_type"))
+    parts: list[Any] = []
+    for name in TEXT_BLOCK_FIELDS:
+        value = item.get(name)
+        parts.extend(value or [] if isinstance(value, list | tuple) else [value])
     blocks = [normalize_line(p) for p in parts if isinstance(p, str)]
     return [b for b in blocks if b]
 

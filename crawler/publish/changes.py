@@ -157,22 +157,46 @@ def write_changes(rows: Sequence[ChangeRow], path: Path) -> None:
         write_row_groups(writer, table)
 
 
-def has_release_column(path: Path) -> bool:
-    return RELEASE_COLUMN in pq.read_schema(path).names
+def earlier_form(found: pa.DataType | pa.Schema, current: pa.DataType | pa.Schema) -> bool:
+    """Whether ``found`` is ``current`` as an earlier schema wrote it: the same columns (and struct
+    members) in the same order, some of them not yet there, each there of the same type."""
+    if isinstance(found, pa.Schema | pa.StructType):
+        if not isinstance(current, type(found)):
+            return False
+        members = {f.name: f.type for f in current}
+        order = [f.name for f in current]
+        names = [f.name for f in found]
+        if any(n not in members for n in names) or names != sorted(names, key=order.index):
+            return False
+        return all(earlier_form(f.type, members[f.name]) for f in found)
+    if isinstance(found, pa.ListType) and isinstance(current, pa.ListType):
+        return earlier_form(found.value_type, current.value_type)
+    return bool(found.equals(current))
+
+
+def current_form(table: pa.Table, release: str) -> pa.Table:
+    """Change rows written under an earlier schema (a column, a lecture field or the ``release`` not yet
+    there) in the change files' columns: what was not there is null (an empty list)."""
+    rows = [{**row, RELEASE_COLUMN: release} for row in table.to_pylist()]
+    for row in rows:
+        if row.get("lecture") is not None:
+            row["lecture"] = Lecture.from_json(row["lecture"]).values()
+    return pa.Table.from_pylist(rows, schema=arrow_schema())
 
 
 def carry_change_file(source: Path, target: Path) -> None:
-    """Copy an earlier release's change file; one written before the ``release`` column gets it (read
-    and written a row group at a time: a first release's file holds every lecture's whole row)."""
+    """Copy an earlier release's change file; one written under an earlier schema (before the ``release``
+    column, or before a lecture field) is rewritten in the current one (read and written a row group at a
+    time: a first release's file holds every lecture's whole row)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    if has_release_column(source):
+    reader = pq.ParquetFile(source)
+    if reader.schema_arrow.remove_metadata().equals(arrow_schema().remove_metadata()):
         shutil.copyfile(source, target)
         return
-    reader = pq.ParquetFile(source)
     release = version_of(target.name)
     with pq.ParquetWriter(target, arrow_schema(), **writer_options()) as writer:
         for group in range(reader.num_row_groups):
-            write_row_groups(writer, with_release(reader.read_row_group(group), release))
+            write_row_groups(writer, current_form(reader.read_row_group(group), release))
             release_unused_memory()
 
 
@@ -184,11 +208,12 @@ def check_change_file(path: Path, *, rows: bool = True, earlier: bool = True) ->
     """Raise unless ``path`` is a change file: :class:`ChangeFileSchemaError` when its schema differs,
     ``OSError`` or pyarrow's ``ArrowException`` when it does not read back. With ``rows``, every row is
     read back, a row group at a time (a first release's change file holds every lecture's whole row).
-    With ``earlier``, a file written before the ``release`` column is a change file too."""
+    With ``earlier``, a file an earlier schema wrote (before the ``release`` column, or before a lecture
+    field) is a change file too."""
     reader = pq.ParquetFile(path)
     found = reader.schema_arrow.remove_metadata()
-    allowed = [arrow_schema(), *([row_schema()] if earlier else [])]
-    if not any(found.equals(s.remove_metadata()) for s in allowed):
+    current = arrow_schema().remove_metadata()
+    if not (found.equals(current) or (earlier and earlier_form(found, current))):
         raise ChangeFileSchemaError(f"{path.name}: schema differs from the change files' schema")
     for group in range(reader.num_row_groups if rows else 0):
         reader.read_row_group(group)
@@ -196,10 +221,10 @@ def check_change_file(path: Path, *, rows: bool = True, earlier: bool = True) ->
 
 
 def read_changes(path: Path) -> list[ChangeRow]:
-    """A change file's rows (one written before the ``release`` column reads the same way)."""
+    """A change file's rows (one an earlier schema wrote reads the same way: what it lacks is empty)."""
     rows = []
-    declared = row_schema()
-    for row in pq.read_table(path, columns=declared.names).cast(declared).to_pylist():
+    columns = [name for name in row_schema().names if name in pq.read_schema(path).names]
+    for row in pq.read_table(path, columns=columns).to_pylist():
         lecture = row["lecture"]
         rows.append(
             ChangeRow(

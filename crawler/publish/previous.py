@@ -26,6 +26,7 @@ from crawler.publish.manifest import (
     read_manifest,
     recovery,
 )
+from crawler.publish.records import SessionDetail
 from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS
 from crawler.schema import (
     PAGE_FIELDS,
@@ -37,18 +38,6 @@ from crawler.schema import (
 )
 from crawler.state.fsutil import DamagedFile
 from crawler.state.withdrawals import Withdrawals
-
-
-class SessionDetail(TypedDict):
-    """What is known of a session beside its lectures (see
-    :func:`crawler.publish.records.session_details`)."""
-
-    session_id: str
-    event_id: str | None
-    name: str | None
-    description: str | None
-    start: str | None
-    end: str | None
 
 
 class _Links(TypedDict):
@@ -212,8 +201,8 @@ class PreviousRelease:
                         "event_id": row.get("event_id"),
                         "name": row.get("session_name"),
                         "description": row.get("description"),
-                        "start": schema.format_timestamp(row.get("starts_at")),
-                        "end": schema.format_timestamp(row.get("ends_at")),
+                        "start": schema.parse_timestamp(row.get("starts_at")),
+                        "end": schema.parse_timestamp(row.get("ends_at")),
                     }
                 )
         return out

@@ -16,7 +16,7 @@ from typing import TypedDict
 from crawler import stats_keys as keys
 from crawler.coverage import ALL_EVENTS
 from crawler.schedule.gate_rows import GateRow, gate_rows, listing_only, row_coverage, rows_missing
-from crawler.schema import Lecture, lecture_order
+from crawler.schema import FIELDS, Lecture, lecture_order
 
 __all__ = ["GateRow", "listing_only"]
 
@@ -386,8 +386,9 @@ def lost_since_previous(crawl: GateInput, t: GateThresholds) -> Iterator[CheckRe
 
 
 # Fields only a lecture's page (or the request that follows it) gives: a lecture published from its
-# listing while its page waits for a later crawl (a page budget) has none of them.
-PAGE_ONLY_FIELDS = ("related_lecture_ids", "subtitles")
+# listing while its page waits for a later crawl (a page budget) has none of them. The text is not one:
+# a pipeline step rebuilds it from the listing's fields.
+PAGE_ONLY_FIELDS = tuple(f.name for f in FIELDS if f.from_page and f.filled_by != "pipeline")
 
 
 def pages_waiting(crawl: GateInput) -> int:

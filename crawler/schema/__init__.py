@@ -7,7 +7,17 @@
 - :mod:`.arrow`: the Arrow and ``datasets`` forms; :mod:`.check`: the check of a record from outside.
 """
 
-from crawler.schema.columns import STRUCT_KINDS, Column, Field, Int32, Kind, ScalarKind, column, fields_of
+from crawler.schema.columns import (
+    STRUCT_KINDS,
+    Column,
+    Field,
+    FilledBy,
+    Int32,
+    Kind,
+    ScalarKind,
+    column,
+    fields_of,
+)
 from crawler.schema.lecture import (
     ATTRIBUTE_FIELDS,
     BOOKKEEPING_FIELDS,
@@ -17,8 +27,11 @@ from crawler.schema.lecture import (
     FIELDS_BY_NAME,
     LISTING_ONLY_EXTRACTION,
     ONE_LINE_FIELDS,
+    OWN_URL_FIELDS,
     PAGE_FIELDS,
+    PARSED_FIELDS,
     SORT_KEY,
+    TEXT_BLOCK_FIELDS,
     AnthologyMatch,
     Author,
     Lecture,
@@ -49,15 +62,19 @@ __all__ = [
     "FIELD_NAMES",
     "LISTING_ONLY_EXTRACTION",
     "ONE_LINE_FIELDS",
+    "OWN_URL_FIELDS",
     "PAGE_FIELDS",
+    "PARSED_FIELDS",
     "SORT_KEY",
     "STRUCT_KINDS",
+    "TEXT_BLOCK_FIELDS",
     "TRANSCRIPT_FIELDS",
     "TRANSCRIPT_FIELD_NAMES",
     "AnthologyMatch",
     "Author",
     "Column",
     "Field",
+    "FilledBy",
     "Int32",
     "Kind",
     "Lecture",

@@ -16,6 +16,8 @@ from typing import Any, Literal, NewType
 # A 32-bit integer column (an ``int`` field is a 64-bit one).
 Int32 = NewType("Int32", int)
 
+# Which step of the crawl fills a field of a record (see ``Field.filled_by``).
+FilledBy = Literal["parser", "spider", "pipeline", "release"]
 ScalarKind = Literal["string", "string_list", "timestamp", "bool", "float", "int", "int32"]
 # A ``struct_list`` is an ordered list of records whose members are scalar kinds (see ``Field.members``);
 # a ``struct`` is one such record.
@@ -37,10 +39,12 @@ class Field:
     in_content_hash: bool = True
     # The members of a ``struct_list`` or ``struct`` field, in order: (name, kind).
     members: tuple[tuple[str, ScalarKind], ...] = ()
-    # A field added after records were first hashed enters the hash only when it holds a value (not null,
-    # not an empty list): records staged before the field existed keep their hash, so neither the
-    # stage's stored hashes nor the release history see every lecture as changed because of the schema.
-    hashed_when_empty: bool = True
+    # False (the default, right for every field added after records were first hashed): the field enters
+    # the hash only when it holds a value (not null, not an empty list), so records staged before it
+    # existed keep their hash, and neither the stage's stored hashes nor the release history see every
+    # lecture as changed because of the schema; such a record may also lack the field. True: the field
+    # is hashed even when empty, and a record that is not nullable must hold it (the first fields).
+    hashed_when_empty: bool = False
     # A plain attribute of the lecture resource, read alike from the listing (snake_case) and from a
     # page's ``__NEXT_DATA__`` (camelCase): its spellings, the first that carries a value wins. Such a
     # field needs nothing else to be parsed, cross-checked, staged, published and described; a renamed
@@ -60,6 +64,20 @@ class Field:
     card_statistic: bool = False
     # The field's name among a listing's parsed fields, when not the record's (``package``: ``is_premium``).
     listing_name: str = ""
+    # Who fills the field: the parsers of a lecture's listing and page (``parser``, the default: what
+    # the site says of the lecture, read, carried with a page request, cross-checked between the page and
+    # its listing and hashed to decide whether the page is fetched again), the spider around them
+    # (``spider``: its URLs, the fetch, the subtitles' request), a pipeline step (``pipeline``: the text,
+    # the hash) or the release (``release``: what is decided across crawls and sources).
+    filled_by: FilledBy = "parser"
+    # Decided by the crawl or the dataset's bookkeeping, not said by the site: neither monitored for
+    # coverage nor compared between a page and its listing.
+    bookkeeping: bool = False
+    # Holds URLs of the lecture itself: e-mail addresses in them are replaced by a URL-safe placeholder.
+    own_url: bool = False
+    # The place of the field's text among the blocks of the lecture the page shows (1: first), in the
+    # order the page shows them; 0: not shown as a block of the lecture.
+    text_block: int = 0
 
     def __post_init__(self) -> None:
         if (self.kind in STRUCT_KINDS) != bool(self.members):
@@ -77,7 +95,7 @@ class Column:
     description: str
     nullable: bool = True
     in_content_hash: bool = True
-    hashed_when_empty: bool = True
+    hashed_when_empty: bool = False
     attribute: tuple[str, ...] = ()
     link: bool = False
     one_line: bool = False
@@ -85,6 +103,10 @@ class Column:
     site_required: bool = False
     card_statistic: bool = False
     listing_name: str = ""
+    filled_by: FilledBy = "parser"
+    bookkeeping: bool = False
+    own_url: bool = False
+    text_block: int = 0
 
 
 def column(
@@ -92,13 +114,15 @@ def column(
     *,
     default: Any = dataclasses.MISSING,
     factory: Callable[[], Any] | None = None,
+    compare: bool = True,
     **options: Any,
 ) -> Any:
-    """A field of :class:`Lecture`: its column's description and options, and its default in flight."""
+    """A field of :class:`Lecture`: its column's description and options, and its default in flight
+    (``compare``: whether records that differ only in it are equal, as ``dataclasses.field`` says)."""
     metadata = {"column": Column(description, **options)}
     if factory is not None:
-        return dataclasses.field(default_factory=factory, metadata=metadata)
-    return dataclasses.field(default=default, metadata=metadata)
+        return dataclasses.field(default_factory=factory, compare=compare, metadata=metadata)
+    return dataclasses.field(default=default, compare=compare, metadata=metadata)
 
 
 def _scalar_kind(hint: Any) -> ScalarKind:

@@ -59,14 +59,30 @@ class Lecture:
     """
 
     lecture_id: str = column(
-        "Underline's lecture id (a JSON:API id, kept as a string).", nullable=False, card_statistic=True
+        "Underline's lecture id (a JSON:API id, kept as a string).",
+        nullable=False,
+        card_statistic=True,
+        hashed_when_empty=True,
+        bookkeeping=True,
     )
-    url: str = column("Canonical lecture page URL: `<web base>/lecture/<id>-<slug>`.", nullable=False)
+    url: str = column(
+        "Canonical lecture page URL: `<web base>/lecture/<id>-<slug>`.",
+        nullable=False,
+        hashed_when_empty=True,
+        filled_by="spider",
+        bookkeeping=True,
+        own_url=True,
+        default="",
+    )
     source_urls: list[str] = column(
         "Every URL the lecture was fetched at or linked from, sorted; includes `url`.",
         nullable=False,
         in_content_hash=False,
         factory=list,
+        hashed_when_empty=True,
+        filled_by="spider",
+        bookkeeping=True,
+        own_url=True,
     )
     title: str | None = column(
         "Lecture title, Unicode NFC with whitespace collapsed.",
@@ -76,6 +92,8 @@ class Lecture:
         default=None,
         site_required=True,
         card_statistic=True,
+        hashed_when_empty=True,
+        text_block=3,
     )
     abstract: str | None = column(
         "Abstract exactly as the site publishes it (not normalized).",
@@ -83,6 +101,8 @@ class Lecture:
         attribute=("abstract",),
         default=None,
         site_required=True,
+        hashed_when_empty=True,
+        text_block=1,
     )
     keywords: list[str] = column(
         "Keywords shown under the title, in page order.",
@@ -92,6 +112,8 @@ class Lecture:
         factory=list,
         site_required=True,
         card_statistic=True,
+        hashed_when_empty=True,
+        text_block=4,
     )
     presentation_type: str | None = column(
         "Presentation type (the lecture's tag), e.g. `poster`.",
@@ -99,18 +121,37 @@ class Lecture:
         default=None,
         site_required=True,
         card_statistic=True,
+        hashed_when_empty=True,
+        text_block=5,
     )
     event_id: str | None = column(
-        "Underline event id (502 is EMNLP 2025).", nullable=False, default=None, card_statistic=True
+        "Underline event id (502 is EMNLP 2025).",
+        nullable=False,
+        default=None,
+        card_statistic=True,
+        hashed_when_empty=True,
     )
     event_name: str | None = column(
-        "Event name, e.g. `EMNLP 2025`.", one_line=True, default=None, site_required=True
+        "Event name, e.g. `EMNLP 2025`.",
+        one_line=True,
+        default=None,
+        site_required=True,
+        hashed_when_empty=True,
+        text_block=2,
     )
     session_id: str | None = column(
-        "Id of the event session the lecture belongs to.", default=None, card_statistic=True
+        "Id of the event session the lecture belongs to.",
+        default=None,
+        card_statistic=True,
+        hashed_when_empty=True,
     )
     session_name: str | None = column(
-        "Name of that session.", one_line=True, default=None, site_required=True, card_statistic=True
+        "Name of that session.",
+        one_line=True,
+        default=None,
+        site_required=True,
+        card_statistic=True,
+        hashed_when_empty=True,
     )
     held_at: datetime | None = column(
         "When the lecture is held (UTC).",
@@ -118,17 +159,20 @@ class Lecture:
         default=None,
         site_required=True,
         card_statistic=True,
+        hashed_when_empty=True,
     )
     published_at: datetime | None = column(
         "When the lecture was published on the site (UTC).",
         attribute=("published_at", "publishedAt"),
         default=None,
+        hashed_when_empty=True,
     )
     doi: str | None = column(
         "Underline DOI of the lecture (prefix 10.48448), if any.",
         attribute=("underline_doi", "underlineDoi"),
         default=None,
         card_statistic=True,
+        hashed_when_empty=True,
     )
     is_premium: bool = column(
         "True when the lecture's package is not free (`Premium content`).",
@@ -136,54 +180,48 @@ class Lecture:
         default=False,
         card_statistic=True,
         listing_name="package",
+        hashed_when_empty=True,
     )
     authors: list[Author] = column(
         "The authors in the order the site lists them: `name` (NFC, whitespace collapsed),"
         " `affiliations` (as published; empty when none) and `orcid` (the bare 16-character ORCID iD,"
         " null when unknown). Empty when the site lists none or the crawl did not read them.",
         nullable=False,
-        hashed_when_empty=False,
         factory=list,
         site_required=True,
         card_statistic=True,
     )
     video_url: str | None = column(
         "The lecture's video (the site's playlist URL); null when none.",
-        hashed_when_empty=False,
         attribute=("playlist",),
         link=True,
         default=None,
     )
     video_doi: str | None = column(
         "DOI of the lecture's video, if any.",
-        hashed_when_empty=False,
         attribute=("video_doi", "videoDoi"),
         default=None,
     )
     paper_url: str | None = column(
         "Absolute URL of the paper download (the site may ask for a log-in); null when none.",
-        hashed_when_empty=False,
         attribute=("paper_url", "paperUrl"),
         link=True,
         default=None,
     )
     slides_url: str | None = column(
         "URL of the slides (PDF); null when none.",
-        hashed_when_empty=False,
         attribute=("slideshow_url", "slideshowUrl"),
         link=True,
         default=None,
     )
     poster_url: str | None = column(
         "URL of the poster (PDF); null when none.",
-        hashed_when_empty=False,
         attribute=("poster_document_url", "posterDocument", "posterDocumentUrl"),
         link=True,
         default=None,
     )
     is_poster: bool | None = column(
         "True when the lecture is a poster presentation, false when not, null when the site does not say.",
-        hashed_when_empty=False,
         attribute=("poster_lecture", "posterLecture"),
         default=None,
     )
@@ -193,14 +231,15 @@ class Lecture:
         "Id of the lecture's paper in the ACL Anthology, e.g. `2025.emnlp-main.1`; null when no paper was"
         " found, the evidence was not clear (a near tie between two papers, or a paper two lectures"
         " claim), or the release was published without the Anthology's files.",
-        hashed_when_empty=False,
         default=None,
         card_statistic=True,
+        filled_by="release",
     )
     anthology_url: str | None = column(
         "The paper's page, `https://aclanthology.org/<anthology_id>/`; null when `anthology_id` is.",
-        hashed_when_empty=False,
         default=None,
+        filled_by="release",
+        bookkeeping=True,
     )
     anthology_match: AnthologyMatch | None = column(
         "The evidence for `anthology_id`: `method` (what agreed, joined by `+`: `exact_title` (equal once"
@@ -210,6 +249,8 @@ class Lecture:
         " `margin` (`score` minus the runner-up paper's); null when `anthology_id` is.",
         in_content_hash=False,
         default=None,
+        filled_by="release",
+        bookkeeping=True,
     )
     # Subtitles are fetched (one request per lecture) only for lectures whose content changed since the
     # last crawl, so an unchanged lecture has them null in one crawl and listed in another; in the hash
@@ -220,12 +261,14 @@ class Lecture:
         in_content_hash=False,
         from_page=True,
         default=None,
+        filled_by="spider",
     )
     related_lecture_ids: list[str] = column(
         "Ids of the related lectures the page shows, in page order.",
         nullable=False,
         from_page=True,
         factory=list,
+        hashed_when_empty=True,
     )
     text: str = column(
         "The lecture's own visible content (abstract, event, title, keywords, type), one block per"
@@ -233,6 +276,8 @@ class Lecture:
         nullable=False,
         from_page=True,
         default="",
+        hashed_when_empty=True,
+        filled_by="pipeline",
     )
     withdrawn: bool = column(
         "True when the lecture was in an earlier release but is no longer on the site; the record keeps"
@@ -241,17 +286,25 @@ class Lecture:
         in_content_hash=False,
         default=False,
         card_statistic=True,
+        hashed_when_empty=True,
+        filled_by="release",
+        bookkeeping=True,
     )
     alternate_ids: list[str] = column(
         "Other lecture ids of the same talk (equal title and abstract, e.g. the paper in two sessions),"
         " merged into this record; empty when none.",
         factory=list,
+        hashed_when_empty=True,
+        filled_by="release",
+        bookkeeping=True,
     )
     near_duplicate_cluster: str | None = column(
         "Lowest lecture id of the records whose title and abstract nearly match this one's (MinHash LSH,"
         " word 3-shingle Jaccard >= 0.7); null when none.",
         in_content_hash=False,
         default=None,
+        filled_by="release",
+        bookkeeping=True,
     )
     extraction: str = column(
         "How the fields were extracted: `next_data` (the page's JSON), `visible_text`, or `api_listing`"
@@ -260,15 +313,28 @@ class Lecture:
         nullable=False,
         in_content_hash=False,
         card_statistic=True,
+        hashed_when_empty=True,
+        filled_by="spider",
+        bookkeeping=True,
+        default="",
     )
     fetched_at: datetime | None = column(
-        "When the page was fetched (UTC).", nullable=False, in_content_hash=False, default=None
+        "When the page was fetched (UTC).",
+        nullable=False,
+        in_content_hash=False,
+        default=None,
+        hashed_when_empty=True,
+        filled_by="spider",
+        bookkeeping=True,
     )
     content_sha256: str = column(
         "SHA-256 of the lecture's content fields; equal hashes mean an unchanged lecture.",
         nullable=False,
         in_content_hash=False,
         default="",
+        hashed_when_empty=True,
+        filled_by="pipeline",
+        bookkeeping=True,
     )
 
     @classmethod
@@ -296,22 +362,15 @@ class Lecture:
 FIELDS: tuple[Field, ...] = fields_of(Lecture)
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 # Fields the crawl and the dataset's bookkeeping decide, not what the site says of a lecture: neither
-# monitored for coverage nor compared between the page and the listing.
-BOOKKEEPING_FIELDS = frozenset(
-    {
-        "lecture_id",
-        "url",
-        "source_urls",
-        "withdrawn",
-        "alternate_ids",
-        "near_duplicate_cluster",
-        "extraction",
-        "fetched_at",
-        "content_sha256",
-        # Derived from anthology_id, which is monitored.
-        "anthology_url",
-        "anthology_match",
-    }
+# monitored for coverage nor compared between the page and the listing (``Field.bookkeeping``).
+BOOKKEEPING_FIELDS = frozenset(f.name for f in FIELDS if f.bookkeeping)
+# The fields the parsers of a lecture's listing and page fill (``Field.filled_by``), in schema order.
+PARSED_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.filled_by == "parser")
+# The fields holding the lecture's own URLs (``Field.own_url``).
+OWN_URL_FIELDS = frozenset(f.name for f in FIELDS if f.own_url)
+# The fields shown as the lecture's blocks on its page, in the order the page shows them.
+TEXT_BLOCK_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in sorted((f for f in FIELDS if f.text_block), key=lambda f: f.text_block)
 )
 FIELDS_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 # The fields that are plain attributes of the lecture resource (see ``Field.attribute``).

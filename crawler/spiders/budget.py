@@ -12,7 +12,7 @@ from typing import IO
 
 from crawler import stats_keys as keys
 from crawler.pages import LectureFields
-from crawler.spiders.refresh import CHANGED, NEW, STALE, listing_from_json, listing_to_json
+from crawler.spiders.refresh import CHANGED, NEW, STALE
 
 WAITING_KEYS = dict(zip((NEW, CHANGED, STALE), keys.PAGES_WAITING, strict=True))
 
@@ -42,7 +42,7 @@ class HeldListing:
     def to_json(self) -> str:
         held = {
             "event": self.event,
-            "listing": listing_to_json(self.fields),
+            "listing": self.fields.to_json(),
             "incomplete": self.authors_incomplete,
         }
         return json.dumps(held, ensure_ascii=False, default=str)
@@ -50,7 +50,7 @@ class HeldListing:
     @classmethod
     def from_json(cls, line: bytes) -> HeldListing | None:
         held = json.loads(line)
-        fields = listing_from_json(held.get("listing"))
+        fields = LectureFields.read_json(held.get("listing"))
         if fields is None:
             return None
         return cls(str(held["event"]), fields, bool(held["incomplete"]))

@@ -3,8 +3,8 @@ and so whether its page is fetched, revalidated or carried over (see "The nightl
 
 Pure functions of the listing's fields and the staged record, as Scrapy's ``get_retry_request`` is to its
 middleware: the spider wraps them. The listing's fields travel as JSON between a listing's callback and
-its lectures' page requests (and a page budget's file): :func:`listing_to_json` and
-:func:`listing_from_json` are that codec.
+its lectures' page requests (and a page budget's file) in the schema's codec: :meth:`LectureFields.to_json`
+and :meth:`LectureFields.read_json`.
 """
 
 from __future__ import annotations
@@ -15,29 +15,25 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from crawler import stats_keys as keys
 from crawler.items import RECORD_FIELDS
-from crawler.json_types import JsonObject, JsonValue
 from crawler.pages import LectureFields
+from crawler.pages.fields import CARRIED_FIELDS
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import (
-    BOOKKEEPING_FIELDS,
     FIELDS,
     PAGE_FIELDS,
-    format_timestamp,
+    PARSED_FIELDS,
     has_value,
     listing_only_extraction,
-    parse_timestamp,
 )
 from crawler.state.previous_stage import PreviousLecture, StagedLecture
 
-# Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every schema
-# field both describe: not what only the page shows, nor what the crawl itself decides.
-NOT_CROSS_CHECKED = BOOKKEEPING_FIELDS | {f.name for f in FIELDS if f.from_page}
-CROSS_CHECKED = tuple(f.name for f in FIELDS if f.name not in NOT_CROSS_CHECKED)
-TIMESTAMP_FIELDS = frozenset(f.name for f in FIELDS if f.kind == "timestamp")
+# Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every field
+# the parsers fill that both describe: not what only the page shows, nor what the crawl itself decides.
+CROSS_CHECKED = tuple(f.name for f in PARSED_FIELDS if not (f.bookkeeping or f.from_page))
 # Record fields under another name in the listing's fields, and back.
 LISTING_NAMES = {f.name: f.listing_name for f in FIELDS if f.listing_name}
 RECORD_NAMES = {v: k for k, v in LISTING_NAMES.items()}
@@ -96,17 +92,23 @@ def _value_hash(value: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
+# The listing's fields hashed: every field a page request carries but the id and the diagnostics.
+HASHED_LISTING_FIELDS = frozenset(
+    f.name for f in CARRIED_FIELDS if f.in_content_hash and f.name != "lecture_id"
+)
+
+
 def listing_hashes(fields: LectureFields) -> dict[str, str]:
-    """A short hash of each of a lecture's listing fields (as :func:`listing_to_json` writes them): the
-    next crawl fetches the page again when a field both crawls know hashes differently."""
-    listed = listing_to_json(fields)
-    return {name: _value_hash(value) for name, value in listed.items() if name != "lecture_id"}
+    """A short hash of each of a lecture's listing fields (as :meth:`LectureFields.to_json` writes
+    them): the next crawl fetches the page again when a field both crawls know hashes differently."""
+    listed = fields.to_json()
+    return {name: _value_hash(value) for name, value in listed.items() if name in HASHED_LISTING_FIELDS}
 
 
 def listing_sha256(fields: LectureFields) -> str:
     """One hash over all of a lecture's listing fields: what stages written before there were per-field
     hashes compared by (kept so that such a stage is still a refresh's base)."""
-    listed = listing_to_json(fields)
+    listed = {k: v for k, v in fields.to_json().items() if k == "lecture_id" or k in HASHED_LISTING_FIELDS}
     blob = json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -156,37 +158,6 @@ def authors_incomplete(fields: LectureFields | None) -> bool:
 
 def complete_authors(fields: LectureFields | None) -> bool:
     return fields is not None and bool(fields.authors) and not authors_incomplete(fields)
-
-
-def listing_to_json(fields: LectureFields) -> JsonObject:
-    """A lecture's listing fields as JSON types, to travel in a request's ``cb_kwargs`` (read by another
-    process in a crawl fleet) and in the page budget's file."""
-    out: JsonObject = {}
-    for f in dataclasses.fields(fields):
-        if f.name == "problems":
-            continue
-        value = getattr(fields, f.name)
-        if isinstance(value, datetime):
-            value = format_timestamp(value)
-        elif f.name == "authors":
-            value = [dict(author) for author in value]
-        out[f.name] = cast(JsonValue, value)
-    return out
-
-
-def listing_from_json(data: Any) -> LectureFields | None:
-    """The fields :func:`listing_to_json` wrote; None for anything else."""
-    if not isinstance(data, dict) or not isinstance(data.get("lecture_id"), str):
-        return None
-    names = {f.name for f in dataclasses.fields(LectureFields)} - {"problems"}
-    values = {k: v for k, v in data.items() if k in names}
-    try:
-        # Every timestamp of the schema comes back as one, not as the text JSON holds.
-        for name in names & TIMESTAMP_FIELDS:
-            values[name] = parse_timestamp(values.get(name))
-        return LectureFields(**values)
-    except (TypeError, ValueError):
-        return None
 
 
 def merge_fields(

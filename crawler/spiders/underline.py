@@ -49,9 +49,7 @@ from crawler.spiders.presence import PresenceChecks
 from crawler.spiders.refresh import (
     Decision,
     authors_incomplete,
-    listing_from_json,
     listing_hashes,
-    listing_to_json,
     listing_unchanged,
     revalidation_due,
     with_new_listing_fields,
@@ -458,7 +456,7 @@ class UnderlineSpider(scrapy.Spider):
     def page_request(self, held: HeldListing, *, revalidated: bool) -> scrapy.Request:
         """The request for a lecture's page, counted as fetched (new or changed) or revalidated. It
         carries the listing's fields as JSON (another process may read the page: a crawl fleet) and
-        whether the listing left some authors' profiles out (the fields from JSON do not say)."""
+        whether the listing left some authors' profiles out."""
         fields = held.fields
         decision = keys.PAGES_REVALIDATED if revalidated else keys.PAGES_FETCHED
         self.stats.inc_value(decision)
@@ -468,7 +466,7 @@ class UnderlineSpider(scrapy.Spider):
             errback=self.fetch_failed,
             cb_kwargs={
                 "lecture_id": fields.lecture_id,
-                "listing": listing_to_json(fields),
+                "listing": fields.to_json(),
                 "event_id": held.event,
             },
             meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: held.authors_incomplete},
@@ -532,7 +530,7 @@ class UnderlineSpider(scrapy.Spider):
             page = exc
         asked = PageAsked(
             lecture_id=lecture_id,
-            listed=listing_from_json(listing),
+            listed=LectureFields.read_json(listing),
             event_id=event_id,
             counted=list(response.meta.get(COUNTED_META) or []),
         )
@@ -591,7 +589,7 @@ class UnderlineSpider(scrapy.Spider):
             kwargs = request.cb_kwargs
             asked = PageAsked(
                 lecture_id=kwargs["lecture_id"],
-                listed=listing_from_json(kwargs.get("listing")),
+                listed=LectureFields.read_json(kwargs.get("listing")),
                 event_id=kwargs.get("event_id"),
                 counted=[*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED],
             )

@@ -38,11 +38,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
+from crawler.schema import OWN_URL_FIELDS
+
 PLACEHOLDER = "[email removed]"
 # A placeholder that keeps a URL a URL (no space, no brackets).
 URL_PLACEHOLDER = "email-removed"
 # The fields of a lecture record that hold URLs of the lecture itself: scrubbed with URL_PLACEHOLDER.
-RECORD_URL_FIELDS = frozenset({"url", "source_urls"})
+RECORD_URL_FIELDS = OWN_URL_FIELDS
 
 # Zero-width, bidi and other invisible characters someone may hide inside an address.
 _INVISIBLE = (

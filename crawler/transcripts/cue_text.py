@@ -1,0 +1,62 @@
+"""A cue's text as plain words: cue markup, SubRip tags, entities and stray timings out, one line.
+
+WebVTT cue text carries voice spans (``<v Speaker>``, ``<v.loud Speaker>``: the speaker's name is inside
+the tag, never said), class, italic, bold, underline and language spans, ruby (its ``<rt>`` annotation is
+a reading aid, not a second saying), inline timestamps (``<00:00:01.500>``) and character references.
+SubRip files add ``<font color=..>`` and ASS override blocks (``{\\an8}``). Entities are decoded by
+:func:`crawler.text.normalize.normalize_line` (nested ones too, with NFC and whitespace collapsed), and a
+cue or SubRip tag that decoding reveals (``&lt;i&gt;``) is removed in the next round; ``&lt;and&gt;`` is
+text a player shows as ``<and>``, and stays. A literal ``&`` or ``<`` that is no entity and opens no tag
+(``R&D``, ``x < y``) is text too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from crawler.text.normalize import collapse_whitespace, normalize_line
+
+# A tag of the cue text as written: a name right after "<" or "</" (v, c.yellow, i, lang en, font
+# color=..), or a timestamp. A "<" followed by a space ("x < y") opens none. A player shows none of them.
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>|<[\d:.]+>")
+# A tag that decoding revealed (&lt;i&gt;, double-encoded markup): only the names cue text and SubRip
+# use, and timestamps; "&lt;and&gt;" is text a player shows as "<and>", and stays.
+_KNOWN_TAG = re.compile(
+    r"</?(?:v|c|i|b|u|s|lang|ruby|rt|font|span|br|p|em|strong)(?=[\s./>])[^<>]*>|<[\d:.]+>",
+    re.IGNORECASE,
+)
+# Ruby text: what <rt> annotates is read once, from the base text.
+_RUBY_TEXT = re.compile(r"<rt\b[^<>]*>[^<]*(?:</rt\s*>)?", re.IGNORECASE)
+# SubRip's ASS override blocks: {\an8}, {\i1}, {\c&H00FFFF&}.
+_OVERRIDE = re.compile(r"\{\\[^{}]*\}")
+# A timing arrow that decoding made (--&gt;): never left in text.
+_ARROW = re.compile(r"(?<!-)-{2,}>")
+# A timestamp with milliseconds (00:01:02.500, 00:01:02,500, 01:02.500), glued to others or not: a timing
+# line's piece, never a spoken time.
+_STAMP = re.compile(r"(?:\d{1,10}:)?\d{1,2}:\d{2}[.,]\d{3}")
+# Rounds of decoding and stripping: real cues need one or two; the cap guards against deep nesting.
+_MAX_ROUNDS = 8
+
+
+def cue_text(lines: Sequence[str]) -> str:
+    """The text of a cue's lines, joined by a space: markup, tags and entities removed, NFC, whitespace
+    collapsed. Never holds a cue or SubRip tag, an entity, a byte order mark, a CR, a timing arrow or a
+    timestamp."""
+    text = _without_markup(" ".join(lines), _TAG)
+    for _ in range(_MAX_ROUNDS):
+        stripped = _without_markup(normalize_line(text), _KNOWN_TAG)
+        if stripped == text:
+            break
+        text = stripped
+    else:
+        text = _without_markup(text, _TAG).replace("&", " ")
+    return collapse_whitespace(_ARROW.sub("->", _STAMP.sub(" ", text)))
+
+
+def _without_markup(text: str, tag: re.Pattern[str]) -> str:
+    if "<" in text:
+        text = tag.sub("", _RUBY_TEXT.sub("", text))
+    if "{" in text:
+        text = _OVERRIDE.sub("", text)
+    return text

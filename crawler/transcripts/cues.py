@@ -1,0 +1,171 @@
+"""A subtitle file's text as timed cues: the format told from the content, the file cut into blocks, each
+cue block read by a library, one malformed block skipped and counted while its neighbours are kept.
+
+Both formats are cut into blocks here, the same way: an empty line ends a block, and so does a line with
+the timing arrow ``-->`` that cannot be the current block's timing line (a missing empty line). Neither
+library says which cue of a file it left out, and ``srt`` reads a file badly around a broken cue (a block
+whose timing line is garbled becomes part of the cue before it, timing line and all), so each is handed
+one block at a time. A block's timing line is checked first (fields bounded, minutes and seconds under
+60: ``srt`` reads ``00:61:00,000`` as an hour and ``00:05,000`` as five minutes, and raises ValueError or
+OverflowError on an hours field past Python's limits): a timestamp written the WebVTT way (a dot before
+the milliseconds, hours optional) is read by webvtt-py, one written the SubRip way (a comma, hours
+required) by ``srt``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+import srt
+import webvtt.vtt
+
+WEBVTT = "webvtt"
+SRT = "srt"
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# One timestamp: hours (optional, up to 10 digits), minutes and seconds under 60, a dot or a comma, one
+# to three digits of a second.
+_STAMP = r"(?:\d{1,10}:)?[0-5]?\d:[0-5]?\d[.,]\d{1,3}"
+_TIMING = re.compile(rf"[ \t]*({_STAMP})[ \t]*-->[ \t]*({_STAMP})(?:[ \t].*)?")
+# A header line: "WEBVTT" alone or followed by a space or a tab and a description.
+_HEADER = re.compile(r"WEBVTT(?:[ \t].*)?")
+# Blocks that are never text: comments, style sheets and region definitions.
+_NOT_TEXT = re.compile(r"(?:NOTE|STYLE|REGION)(?:[ \t].*)?")
+# How many blocks are looked at, at most, to tell a file without a WEBVTT header for SubRip.
+_SNIFF_BLOCKS = 8
+_ONE_MS = timedelta(milliseconds=1)
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One cue as the file has it: start and end in milliseconds, its text lines with their markup."""
+
+    start_ms: int
+    end_ms: int
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReadCues:
+    """The cues read from a file, in file order, and how many of its cue blocks were malformed."""
+
+    cues: list[Cue]
+    skipped: int
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` cut at CRLF, lone CR and LF."""
+    return _LINE_BREAK.split(text)
+
+
+def sniff_format(lines: Sequence[str]) -> str | None:
+    """``webvtt`` for a file that starts with the WEBVTT header (blank lines and byte order marks before
+    it aside), ``srt`` for one whose first cue block is numbered SubRip (``1`` then ``00:00:01,000 -->
+    00:00:02,000``, a dot allowed for the comma), None for neither. Only the content is read: SRT is
+    served under ``.vtt`` names."""
+    first = next((line.lstrip("\ufeff \t") for line in lines if line.strip("\ufeff \t")), "")
+    if _HEADER.fullmatch(first):
+        return WEBVTT
+    for seen, block in enumerate(blocks(lines, SRT)):
+        if seen >= _SNIFF_BLOCKS:
+            break
+        if any("-->" in line for line in block):
+            return SRT if _is_subrip_start(block) else None
+    return None
+
+
+def _is_subrip_start(block: Sequence[str]) -> bool:
+    at = 1 if len(block) > 1 and block[0].strip().isdigit() else 0
+    timing = _TIMING.fullmatch(block[at])
+    return timing is not None and all(stamp.count(":") == 2 for stamp in timing.groups())
+
+
+def blocks(lines: Sequence[str], fmt: str) -> Iterator[list[str]]:
+    """The file's blocks of lines: an empty line ends one (a line of spaces does not: WebVTT's rule, and
+    speech recognition tracks put one inside their cues); a line with ``-->`` that cannot be
+    the current block's timing line (the block already has one, or more than an identifier before it, or
+    it is a WebVTT header) starts a new one, taking along the block's last line when that line is a bare
+    number (the next cue's index, its blank line missing)."""
+    block: list[str] = []
+    in_header = fmt == WEBVTT
+    for line in lines:
+        if not line:
+            if block:
+                yield block
+                block, in_header = [], False
+            continue
+        if block and "-->" in line and (in_header or len(block) > 1 or "-->" in block[0]):
+            carried = [block.pop()] if len(block) > 2 and block[-1].strip().isdigit() else []
+            yield block
+            block, in_header = carried, False
+        block.append(line)
+    if block:
+        yield block
+
+
+def read_cues(lines: Sequence[str], fmt: str) -> ReadCues:
+    """The cues of a file of format ``fmt`` (see :func:`sniff_format`), in file order. A block that is
+    neither the header, a NOTE, STYLE or REGION block, a bare index nor a readable cue is skipped and
+    counted."""
+    cues: list[Cue] = []
+    skipped = 0
+    for index, block in enumerate(blocks(lines, fmt)):
+        if index == 0 and fmt == WEBVTT and _HEADER.fullmatch(block[0].lstrip("\ufeff \t")):
+            continue
+        cue = read_cue_block(block)
+        if cue is not None:
+            cues.append(cue)
+        elif not _is_never_text(block):
+            skipped += 1
+    return ReadCues(cues, skipped)
+
+
+def _is_never_text(block: Sequence[str]) -> bool:
+    """A comment, style or region block, or a bare number (an index whose cue is elsewhere): no cue was
+    lost in it."""
+    if "-->" in block[0] or (len(block) > 1 and "-->" in block[1]):
+        return False
+    return bool(_NOT_TEXT.fullmatch(block[0])) or (len(block) == 1 and block[0].strip().isdigit())
+
+
+def read_cue_block(block: Sequence[str]) -> Cue | None:
+    """The cue a block holds (its timing line first, or second after an identifier), read by webvtt-py or
+    by ``srt`` according to how its timestamps are written; None when it holds none or is malformed."""
+    at = 0 if "-->" in block[0] else 1
+    if at >= len(block) or any("-->" in line for line in block[at + 1 :]):
+        return None
+    timing = _TIMING.fullmatch(block[at])
+    if timing is None:
+        return None
+    stamps = timing.groups()
+    try:
+        if any("," in stamp for stamp in stamps):
+            if not all(stamp.count(":") == 2 for stamp in stamps):
+                return None
+            return _subrip_cue(block[at:])
+        return _webvtt_cue(block[at:])
+    except Exception:
+        # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError for
+        # a field past its range) and any other failure on one untrusted block lose that block only.
+        return None
+
+
+def _webvtt_cue(lines: Sequence[str]) -> Cue | None:
+    caption = webvtt.vtt.parse_item(lines)
+    if not isinstance(caption, webvtt.Caption):
+        return None
+    return Cue(caption.start_time.in_milliseconds(), caption.end_time.in_milliseconds(), tuple(caption.lines))
+
+
+def _subrip_cue(lines: Sequence[str]) -> Cue | None:
+    subtitles = list(srt.parse("\n".join(lines)))
+    if len(subtitles) != 1:
+        return None
+    sub = subtitles[0]
+    return Cue(
+        sub.start // _ONE_MS,
+        sub.end // _ONE_MS,
+        tuple(split_lines(sub.content)) if sub.content else (),
+    )

@@ -1,0 +1,81 @@
+"""A subtitle file as a transcript: its text, said once and in order, and its timed segments.
+
+:func:`parse_subtitle_file` takes the file's bytes as fetched (any name, any Content-Type: the content
+says what it is) and never raises: what it cannot read is counted (``cues_skipped``) or named
+(``problem``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from crawler.schema import Int32, Segment
+from crawler.transcripts.body import decode_body
+from crawler.transcripts.cue_text import cue_text
+from crawler.transcripts.cues import Cue, read_cues, sniff_format, split_lines
+from crawler.transcripts.rolling import TimedText, fold_rolling, folds
+from crawler.transcripts.spoken import redact_segments
+
+# The largest subtitle file read, compressed or not: an hour of dense captions is about 100 KB.
+SUBTITLE_MAX_BYTES = 2 * 1024 * 1024
+_INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class ParsedTrack:
+    """What a subtitle file says: ``text`` (the segments' texts joined by single spaces; None when the
+    file is too large or unparsable), the timed ``segments``, ``cues_skipped`` (malformed cues left out),
+    ``problem`` (None, ``not_utf8``, ``too_large`` or ``unparsable``), ``format`` (``webvtt``, ``srt``
+    or None) and ``redactions`` (e-mail addresses and phone numbers replaced)."""
+
+    text: str | None
+    segments: list[Segment] = field(default_factory=list)
+    cues_skipped: int = 0
+    problem: str | None = None
+    format: str | None = None
+    redactions: int = 0
+
+
+def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: int) -> ParsedTrack:
+    """The transcript a subtitle file (WebVTT or SRT, gzipped or not) holds.
+
+    ``auto_generated``: the site's word on the track. False keeps the cues as they are (a human track);
+    True folds its rolling cues (each cue's newly said words only) unless they visibly do not roll; None
+    folds them when they visibly roll (see :func:`crawler.transcripts.rolling.folds`). ``max_bytes``
+    bounds the body and what it decompresses to (:data:`SUBTITLE_MAX_BYTES` is the default)."""
+    decoded = decode_body(body, max_bytes)
+    if decoded.text is None:
+        return ParsedTrack(None, problem=decoded.problem)
+    lines = split_lines(decoded.text)
+    fmt = sniff_format(lines)
+    if fmt is None:
+        return ParsedTrack(None, problem="unparsable")
+    read = read_cues(lines, fmt)
+    if not read.cues and read.skipped:
+        return ParsedTrack(None, cues_skipped=read.skipped, problem="unparsable", format=fmt)
+    timed = [timed_cue(cue) for cue in read.cues]
+    rolls = folds([t.text for t in timed], auto_generated)
+    kept = fold_rolling(timed) if rolls else [t for t in timed if t.text]
+    redacted, redactions = redact_segments(kept)
+    return ParsedTrack(
+        " ".join(t.text for t in redacted),
+        segments=segments_of(redacted),
+        cues_skipped=read.skipped,
+        problem="not_utf8" if decoded.replaced else None,
+        format=fmt,
+        redactions=redactions,
+    )
+
+
+def timed_cue(cue: Cue) -> TimedText:
+    """A cue's cleaned text and its times in milliseconds, clamped to a 32-bit column, its end never
+    before its start."""
+    start = min(cue.start_ms, _INT32_MAX)
+    end = max(start, min(cue.end_ms, _INT32_MAX))
+    return TimedText(start, end, cue_text(cue.lines))
+
+
+def segments_of(timed: Sequence[TimedText]) -> list[Segment]:
+    """The ``segments`` column's values."""
+    return [Segment(start_ms=Int32(t.start_ms), end_ms=Int32(t.end_ms), text=t.text) for t in timed]

@@ -1,0 +1,64 @@
+"""crawler.transcripts.redact_spoken: e-mail addresses (written, obfuscated, spoken) and phone numbers out
+of what was said; names, years, times and other numbers stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from crawler.transcripts import redact_spoken
+
+EMAIL = "[email removed]"
+PHONE = "[phone removed]"
+
+REDACTED = [
+    ("write to jane.doe@example.org today", f"write to {EMAIL} today"),
+    ("write to jane (at) example (dot) org today", f"write to {EMAIL} today"),
+    ("mail jane dot doe at example dot com today", f"mail {EMAIL} today"),
+    ("mail JANE DOT DOE AT EXAMPLE DOT COM", f"mail {EMAIL}"),
+    ("j underscore smith at uni dash hamburg dot de is mine", f"{EMAIL} is mine"),
+    ("mail jane.doe at example dot com", f"mail {EMAIL}"),
+    ("reach me at jane at mail dot example dot co dot uk please", f"reach me at {EMAIL} please"),
+    ("call +44 20 7946 0958 now", f"call {PHONE} now"),
+    ("call +1-555-123-4567.", f"call {PHONE}."),
+    ("call +14155552671 now", f"call {PHONE} now"),
+    ("call +1 (555) 123-4567 now", f"call {PHONE} now"),
+    ("call +49 (0)30 1234567 now", f"call {PHONE} now"),
+    ("call (555) 123-4567 now", f"call {PHONE} now"),
+    ("call 555-123-4567, or", f"call {PHONE}, or"),
+    ("call 555.123.4567 now", f"call {PHONE} now"),
+    ("call 555 123 4567 now", f"call {PHONE} now"),
+]
+
+KEPT = [
+    "I am Jane Doe from Example Labs",
+    "Jane Doe at Example Labs",
+    "we looked at example dot com",
+    "the code is available at github dot com",
+    "in 2023 and 2024, 1999-2000-2001",
+    "at 10:30 or 00:01:02 or 00:01:02.500",
+    "pi is 3.14 and version 1.2.3",
+    "we got +3 points on 12 345 samples",
+    "the dates 2023-12-08 and 1,234,567 items",
+    "call 911 or 112",
+    "ISBN 978-3-16-148410-0",
+    "a ratio of 3.555 123 4567",
+    "serial 9555-123-4567 and 555 123 4567.5",
+    "scores +1 2 3 up",
+    "a note at section dot two",
+    "jane dot doe at",
+]
+
+
+@pytest.mark.parametrize(("said", "redacted"), REDACTED)
+def test_personal_data_is_replaced(said: str, redacted: str) -> None:
+    assert redact_spoken(said) == (redacted, 1)
+
+
+@pytest.mark.parametrize("said", KEPT)
+def test_what_is_no_personal_data_stays(said: str) -> None:
+    assert redact_spoken(said) == (said, 0)
+
+
+def test_several_in_one_text_are_counted() -> None:
+    said = "mail jane dot doe at example dot com or j.doe@example.org or call 555 123 4567"
+    assert redact_spoken(said) == (f"mail {EMAIL} or {EMAIL} or call {PHONE}", 3)
