@@ -48,6 +48,8 @@ class CarriedLecture(scrapy.Item):
     record = scrapy.Field()
     listing_hashes = scrapy.Field()
     counted = scrapy.Field()
+    # The last stage's transcripts of the lecture (TranscriptItem), staged again with it.
+    transcripts = scrapy.Field()
 
 
 class SessionItem(scrapy.Item):

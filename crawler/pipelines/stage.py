@@ -98,6 +98,10 @@ class StagePipeline:
         self.writer.write_lecture(
             record, listing_hashes=listing_hashes, carried=carried, aliases=aliases, counted=counted
         )
+        for transcript in item.get("transcripts") or [] if carried else []:
+            # Staged as the last crawl staged them: a line the schema refuses now is left out, counted.
+            if not self._stage_transcript(transcript):
+                self.stats.inc_value(keys.STAGE_INVALID)
         if aliases:
             self.stats.inc_value(keys.STAGE_ALIASES, len(aliases))
         self.stats.inc_value(keys.STAGE_LECTURES)
@@ -108,13 +112,18 @@ class StagePipeline:
         return item
 
     def _transcript(self, item: TranscriptItem) -> TranscriptItem:
-        problems = validate_record(item.transcript.to_json(), TRANSCRIPT_FIELDS)
-        if problems:
+        if not self._stage_transcript(item):
             self.stats.inc_value(keys.STAGE_INVALID)
-            raise DropItem(f"transcript {item.transcript.subtitle_url!r} not staged: {'; '.join(problems)}")
+            raise DropItem(f"transcript {item.transcript.subtitle_url!r} not staged: the schema refuses it")
+        return item
+
+    def _stage_transcript(self, item: TranscriptItem) -> bool:
+        """Stage a transcript the schema takes (False, staging nothing, for one it refuses)."""
+        if validate_record(item.transcript.to_json(), TRANSCRIPT_FIELDS):
+            return False
         self.writer.write_transcript(item.transcript, item.validators)
         self.stats.inc_value(keys.STAGE_TRANSCRIPTS)
-        return item
+        return True
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
         staged = self.stats.get_value(keys.STAGE_LECTURES, 0)

@@ -13,7 +13,6 @@ import scrapy
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.items import CarriedLecture
 from crawler.schema import LISTING_ONLY_EXTRACTION
 from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
 from crawler.spiders.lecture import LectureRecords
@@ -149,12 +148,12 @@ class BudgetSpending:
             # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
             # changed next time. A stale one's listing is as staged.
             kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
-            yield CarriedLecture(record=record, listing_hashes=kept, counted=[key])
+            yield self.lectures.carried(record, kept, [key])
             return
         last = self.lectures.previous().record(candidate.lecture_id)
         if last is not None and not listing_only(last):
             # Ranked new only because the refresh is off: its last page's record stands in.
-            yield CarriedLecture(record=last, listing_hashes=None, counted=[key])
+            yield self.lectures.carried(last, None, [key])
             return
         listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
         yield self.lectures.lecture_item(listing_only_fields, LISTING_ONLY_EXTRACTION, None, set(), [key])

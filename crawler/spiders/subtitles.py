@@ -240,6 +240,13 @@ class SubtitleFiles:
         )
         return TranscriptItem(transcript=transcript, validators=response_validators(response))
 
+    def carried(self, lecture_id: str) -> list[TranscriptItem]:
+        """The last stage's transcripts of a lecture carried without a request."""
+        kept = [TranscriptItem(transcript=t, validators=v) for t, v in self.previous(lecture_id)]
+        if kept:
+            self.stats.inc_value(keys.SUBTITLES_CARRIED, len(kept))
+        return kept
+
     def kept(self, track: Mapping[str, Any]) -> TranscriptItem | None:
         """The last stage's transcript of this track, as it was."""
         for transcript, validators in self.previous(str(track["lecture_id"])):

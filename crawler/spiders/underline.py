@@ -25,7 +25,7 @@ from crawler import stats_keys as keys
 from crawler.app.arguments import parse_event_ids
 from crawler.cache.httpcache import BodyReader, StoredRead
 from crawler.extensions.workers import JobFailed, crawler_pool
-from crawler.items import CarriedLecture, LectureItem
+from crawler.items import LectureItem
 from crawler.json_types import JsonObject
 from crawler.pages import (
     LectureFields,
@@ -175,6 +175,7 @@ class UnderlineSpider(scrapy.Spider):
             lambda: self.previous,
             default_event=self.event_id,
             with_subtitles=self.with_subtitles,
+            transcripts=self.subtitle_files.carried if self.subtitles else None,
             logger=self.logger,
         )
 
@@ -445,7 +446,7 @@ class UnderlineSpider(scrapy.Spider):
             if d.unchanged and d.staged is not None and lecture_id not in due:
                 record = with_new_listing_fields(d.staged, d.fields, d.hashes).record
                 self.stats.inc_value(keys.PAGES_CARRIED)
-                yield CarriedLecture(record=record, listing_hashes=d.hashes, counted=[keys.PAGES_CARRIED])
+                yield self.lectures.carried(record, d.hashes, [keys.PAGES_CARRIED])
                 continue
             held = HeldListing(event, d.fields, authors_incomplete(d.fields))
             if self.page_budget > 0:
