@@ -512,3 +512,20 @@ def test_a_running_replica_gives_its_assets_origin_and_the_tracks_truth(tmp_path
     assert {t["kind"] for t in tracks} <= set(KINDS) and len(tracks) > 20
     assert subtitles == [t["subtitle_url"] for t in tracks if t["row"]]
     assert all(u.startswith(f"{replica.assets_url}/") for u in subtitles)
+
+
+def test_a_copy_of_a_lecture_shares_its_files_and_their_truth(site: ReplicaSite) -> None:
+    """A lecture served twice under two ids (the planted duplicates) lists the same files: what they say
+    is the original's, whatever the copy's abstract says."""
+    original = next(lec for lec in site.lectures.values() if lec.subtitles and lec.event_id == "502")
+    copy = dataclasses.replace(original, id="139999", abstract="A different abstract. It has two sentences.")
+    doubled = dataclasses.replace(site, lectures={**site.lectures, copy.id: copy})
+    with ReplicaServer(doubled) as running:
+        tracks = transcripts_truth(doubled, running.assets_url)
+        mine = [t for t in tracks if t["lecture_id"] == original.id]
+        theirs = [t for t in tracks if t["lecture_id"] == copy.id]
+        files = [(t, fetch_track(running, t).body) for t in theirs if t["kind"] == KIND_CLEAN]
+    assert mine and [t["text"] for t in theirs] == [t["text"] for t in mine]
+    assert [t["subtitle_url"] for t in theirs] == [t["subtitle_url"] for t in mine]
+    assert "different abstract" not in " ".join(t["text"] or "" for t in theirs)
+    assert files and all(said(body.decode(), t["auto_generated"])[0] == t["text"] for t, body in files)

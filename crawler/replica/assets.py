@@ -27,7 +27,7 @@ from crawler.replica.subtitles import (
     OFFSITE_HOST,
     PRIVATE_PREFIX,
 )
-from crawler.replica.tracks import plan_for
+from crawler.replica.tracks import file_owner, plan_for
 
 ASSETS_ROBOTS_TXT = f"User-agent: *\nDisallow: {PRIVATE_PREFIX}/\n"
 VTT = "text/vtt"
@@ -110,7 +110,10 @@ class AssetsRouter:
         self.faults = None  # the random fault profiles apply to the main origin only
         self.last_modified_header = format_datetime(site.last_modified().replace(microsecond=0), usegmt=True)
         self._tracks: dict[str, tuple[Lecture, Subtitle]] = {
-            s.path: (lec, s) for lec in site.lectures.values() for s in lec.subtitles if s.path is not None
+            s.path: (file_owner(site, lec, s), s)
+            for lec in site.lectures.values()
+            for s in lec.subtitles
+            if s.path is not None
         }
         self._files: dict[tuple[str, bool], bytes] = {}
         self._lock = threading.Lock()

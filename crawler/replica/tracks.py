@@ -21,6 +21,7 @@ and locale:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +42,16 @@ from crawler.replica.subtitles import (
     said_text,
     segment_starts,
 )
+
+_PATH_LECTURE = re.compile(r"/lecture/(\d+)/")
+
+
+def file_owner(site: ReplicaSite, lecture: Lecture, subtitle: Subtitle) -> Lecture:
+    """The lecture a track's file is made from: the one its path names when that lecture has the track
+    (a copy of a lecture, as the planted duplicates are, shares its files), else ``lecture`` itself."""
+    named = _PATH_LECTURE.search(subtitle.path or "")
+    owner = site.lectures.get(named.group(1)) if named is not None else None
+    return owner if owner is not None and subtitle in owner.subtitles else lecture
 
 
 def plan_for(seed: int, lecture: Lecture, subtitle: Subtitle) -> TrackPlan:
@@ -63,7 +74,7 @@ def track_truth(
     text: str | None = None
     starts: list[int] | None = None
     if kind not in NO_TEXT_KINDS:
-        plan = plan_for(site.seed, lecture, subtitle)
+        plan = plan_for(site.seed, file_owner(site, lecture, subtitle), subtitle)
         text = said_text(plan)
         if kind == KIND_CP1252:
             text = replaced_non_ascii(text)
