@@ -142,11 +142,20 @@ def said(text: str, auto: bool) -> tuple[str, list[int], int]:
 
 
 def test_every_kind_is_present_in_a_site_of_the_demos_size(truth: list[dict[str, Any]]) -> None:
-    kinds = Counter(t["kind"] for t in truth)
-    assert set(kinds) == set(KINDS)
-    # A small share each: one of every broken kind, the rest clean.
-    assert all(kinds[k] == 1 for k in BROKEN_KINDS), kinds
-    assert kinds[KIND_CLEAN] == len(truth) - len(BROKEN_KINDS)
+    assert {t["kind"] for t in truth} == set(KINDS)
+    # A small share each in the main event: one of every broken kind, the rest clean.
+    main = Counter(t["kind"] for t in truth if t["event_id"] == "502")
+    assert all(main[k] == 1 for k in BROKEN_KINDS), main
+    assert main[KIND_CLEAN] == sum(main.values()) - len(BROKEN_KINDS)
+
+
+@pytest.mark.parametrize(("lectures", "seed"), [(100, 0), (120, 0), (200, 2), (None, 1)])
+def test_a_crawl_of_one_event_meets_every_kind(
+    records: list[dict[str, Any]], lectures: int | None, seed: int
+) -> None:
+    """An event with enough tracks has every kind among its own: a crawl of it alone meets them all."""
+    one = build_site(records, seed=seed, lectures=lectures)
+    assert {t["kind"] for t in transcripts_truth(one, event_ids=["502"])} == set(KINDS)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
@@ -162,7 +171,7 @@ def test_every_kind_is_present_in_a_catalogue_of_40_lectures_with_subtitles(
 
 def test_a_large_site_has_a_fixed_small_share_of_each_kind(records: list[dict[str, Any]]) -> None:
     full = build_site(records, seed=0)
-    kinds = Counter(s.kind for lec in full.lectures.values() for s in lec.subtitles)
+    kinds = Counter(s.kind for lec in full.event_lectures("502") for s in lec.subtitles)
     tracks = sum(kinds.values())
     assert {kinds[k] for k in BROKEN_KINDS} == {round(tracks * 0.015)}
     assert kinds[KIND_CLEAN] > tracks / 2

@@ -969,9 +969,13 @@ def expected_subtitles(lecture: Lecture, assets_base: str | None = None) -> list
 def with_subtitle_kinds(
     seed: int, lectures: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, tuple[Subtitle, ...]]:
-    """Lecture id -> its subtitles with their kinds handed out over the whole site (see
+    """Lecture id -> its subtitles with their kinds handed out over each event (see
     :func:`crawler.replica.subtitles.assign_kinds`) and their files' paths to match."""
-    tracks = [(s.id, s.auto_generated) for fields in lectures.values() for s in fields["subtitles"]]
+    events = sorted({str(fields["event_id"]) for fields in lectures.values()}, key=int)
+    tracks = [
+        [(s.id, s.auto_generated) for f in lectures.values() if f["event_id"] == e for s in f["subtitles"]]
+        for e in events
+    ]
     kinds = assign_kinds(seed, tracks)
     out = {}
     for lecture_id, fields in lectures.items():

@@ -69,6 +69,8 @@ HUMAN_ONLY = frozenset({KIND_SPANS, KIND_ENTITIES, KIND_CP1252, KIND_MALFORMED_C
 AUTO_ONLY = frozenset({KIND_INLINE_TIMESTAMPS})
 # Each broken kind's share of a site's tracks (at least one track each while there are tracks left).
 KIND_SHARE = 0.015
+# An event with this many tracks has every kind among its own (twice as many tracks as kinds).
+OWN_KINDS_TRACKS = 2 * len(BROKEN_KINDS)
 
 # What a crawl is expected to record for a track it could not read (``transcripts.problem``).
 PROBLEM_NOT_FOUND = "not_found"
@@ -320,13 +322,25 @@ def replaced_non_ascii(text: str) -> str:
     return "".join(c if c.isascii() else "\ufffd" for c in text)
 
 
-def assign_kinds(seed: int, tracks: Sequence[tuple[str, bool]]) -> dict[str, str]:
-    """Transcript id -> kind, for ``(transcript id, auto_generated)`` of every track of a site.
+def assign_kinds(seed: int, events: Sequence[Sequence[tuple[str, bool]]]) -> dict[str, str]:
+    """Transcript id -> kind, for ``(transcript id, auto_generated)`` of every track of a site, one
+    sequence an event.
 
-    In a seeded order of the tracks, round after round, each broken kind takes the first track left
-    that it fits (human or auto), until each has its share (:data:`KIND_SHARE`, at least one); the rest
-    are clean. A site with at least as many tracks of each sort as kinds need has every kind.
+    An event with at least :data:`OWN_KINDS_TRACKS` tracks has every kind among its own (so that a
+    crawl of that event alone meets them all); the tracks of the smaller events share one set. In a
+    seeded order of a set's tracks, round after round, each broken kind takes the first track left that
+    it fits (human or auto), until each has its share (:data:`KIND_SHARE`, at least one); the rest are
+    clean. A set with at least as many tracks of each sort as the kinds need has every kind.
     """
+    large = [list(tracks) for tracks in events if len(tracks) >= OWN_KINDS_TRACKS]
+    pooled = [t for tracks in events if len(tracks) < OWN_KINDS_TRACKS for t in tracks]
+    kinds: dict[str, str] = {}
+    for tracks in [*large, pooled]:
+        kinds.update(_kinds_of(seed, tracks))
+    return kinds
+
+
+def _kinds_of(seed: int, tracks: Sequence[tuple[str, bool]]) -> dict[str, str]:
     order = sorted(tracks, key=lambda t: hashlib.sha256(f"{seed}:kind:{t[0]}".encode()).hexdigest())
     quota = max(1, round(len(tracks) * KIND_SHARE))
     kinds: dict[str, str] = {}
