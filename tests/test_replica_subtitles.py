@@ -232,11 +232,13 @@ def test_failures_are_answered_as_declared(server: ReplicaServer, truth: list[di
         track = first_of(truth, kind)
         assert (track["text"], track["segment_starts_ms"]) == (None, None), f"{kind=}"
     assert {
-        k: first_of(truth, k)["problem"] for k in ("not_found", "oversize", "offsite_redirect", "cp1252")
+        k: first_of(truth, k)["problem"]
+        for k in ("not_found", "oversize", "offsite_redirect", "robots_disallowed", "cp1252")
     } == {
         "not_found": "not_found",
         "oversize": "too_large",
-        "offsite_redirect": "failed",
+        "offsite_redirect": "off_host",
+        "robots_disallowed": "robots",
         "cp1252": "not_utf8",
     }
 

@@ -75,13 +75,14 @@ OWN_KINDS_TRACKS = 2 * len(BROKEN_KINDS)
 # What a crawl is expected to record for a track it could not read (``transcripts.problem``).
 PROBLEM_NOT_FOUND = "not_found"
 PROBLEM_TOO_LARGE = "too_large"
-PROBLEM_FAILED = "failed"
+PROBLEM_OFF_HOST = "off_host"
+PROBLEM_ROBOTS = "robots"
 PROBLEM_NOT_UTF8 = "not_utf8"
 EXPECTED_PROBLEMS: dict[str, str] = {
     KIND_NOT_FOUND: PROBLEM_NOT_FOUND,
     KIND_OVERSIZE: PROBLEM_TOO_LARGE,
-    KIND_OFFSITE_REDIRECT: PROBLEM_FAILED,
-    KIND_ROBOTS: PROBLEM_FAILED,
+    KIND_OFFSITE_REDIRECT: PROBLEM_OFF_HOST,
+    KIND_ROBOTS: PROBLEM_ROBOTS,
     KIND_CP1252: PROBLEM_NOT_UTF8,
 }
 # Kinds whose file holds no text a crawl can have.
