@@ -262,7 +262,8 @@ def test_transcripts_endpoint(server: ReplicaServer, site: ReplicaSite) -> None:
     assert [t["type"] for t in doc["data"]] == ["transcripts", "transcripts"]
     languages = {r["id"]: r["attributes"] for r in doc["included"]}
     assert languages["en"] == {"name": "English", "locale": "en"}
-    truth = next(t for t in ground_truth(site, BASE, event_ids=("502", "469")) if t["lecture_id"] == two.id)
+    everything = ground_truth(site, BASE, event_ids=("502", "469"), assets_base=server.assets_url)
+    truth = next(t for t in everything if t["lecture_id"] == two.id)
     assert truth["subtitles"] == [
         {
             "locale": languages[t["relationships"]["language"]["data"]["id"]]["locale"],

@@ -696,6 +696,9 @@ def test_entry_point_prints_its_url_and_stops_on_sigterm(
         assert process.stdout is not None
         first = process.stdout.readline().strip()
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", first), first
+        # The second line: the assets origin, which serves the subtitle files, on a port of its own.
+        assets = process.stdout.readline().strip()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", assets) and assets != first, assets
         port = int(first.rsplit(":", 1)[1])
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         conn.request("GET", "/robots.txt", headers={"User-Agent": "eventcrawl/test"})
@@ -703,7 +706,7 @@ def test_entry_point_prints_its_url_and_stops_on_sigterm(
         conn.close()
         assert "Crawl-delay: 2" in robots
         truth = [json.loads(line) for line in truth_path.read_text(encoding="utf-8").splitlines()]
-        assert truth == ground_truth(build_site(records, seed=2, lectures=20), first)
+        assert truth == ground_truth(build_site(records, seed=2, lectures=20), first, assets_base=assets)
     finally:
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=10)

@@ -1,4 +1,5 @@
-"""A local replica of the Underline site: lecture pages, the JSON:API backend, robots.txt and faults.
+"""A local replica of the Underline site: lecture pages, the JSON:API backend, robots.txt and faults, and
+an assets origin that serves the lectures' subtitle files (every broken kind a crawl meets among them).
 
 It is a neighbour of the crawler, not a dependency: only the command line, tests and benchmarks use it.
 Test scenarios built on it (hostile pages, planted cases) live with the tests.
@@ -17,8 +18,12 @@ from crawler.replica.layout import (
     write_ground_truth,
 )
 from crawler.replica.server import ReplicaServer, RequestRecord, main
+from crawler.replica.subtitles import SPOKEN_EMAIL, SPOKEN_PHONE
+from crawler.replica.tracks import transcripts_truth
 
 __all__ = [
+    "SPOKEN_EMAIL",
+    "SPOKEN_PHONE",
     "FaultProfile",
     "ReplicaServer",
     "ReplicaSite",
@@ -31,5 +36,6 @@ __all__ = [
     "main",
     "named_profile",
     "sessions_truth",
+    "transcripts_truth",
     "write_ground_truth",
 ]

@@ -7,6 +7,7 @@ a correct crawl of the event must produce.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import html
 import json
@@ -32,6 +33,7 @@ from crawler.replica.gold import (
     published_name,
     timestamp,
 )
+from crawler.replica.subtitles import KIND_CLEAN, KIND_NO_URL, assign_kinds, file_path
 
 DATA_FILE = "emnlp2025_papers.jsonl.gz"
 MAIN_EVENT_ID = "502"
@@ -243,14 +245,26 @@ class Profile:
 
 @dataclass(frozen=True)
 class Subtitle:
-    """One transcript of a lecture with subtitles in one language."""
+    """One transcript of a lecture with subtitles in one language.
+
+    ``path`` is where its file sits on the assets origin (None: listed without a subtitle URL, still
+    processing); ``kind`` how the file is broken, if it is (see :mod:`crawler.replica.subtitles`).
+    """
 
     id: str
     locale: str
     name: str
     auto_generated: bool
-    subtitle_url: str
-    pdf_url: str
+    path: str | None
+    pdf_url: str | None
+    kind: str = KIND_CLEAN
+    token: str = ""
+
+    def url(self, assets_base: str | None = None) -> str | None:
+        """The subtitle URL under ``assets_base`` (default: the real assets host), None without one."""
+        if self.path is None:
+            return None
+        return (assets_base or ASSETS).rstrip("/") + self.path
 
 
 @dataclass(frozen=True)
@@ -694,6 +708,8 @@ def _assemble(
             base[lecture_id]["next"] = Link(nxt, f"/lecture/{nxt}-{base[nxt]['slug']}")
             base[lecture_id]["similar"] = Link(similar_id, f"/lecture/{similar_id}") if similar_id else None
 
+    for lecture_id, subtitles in with_subtitle_kinds(seed, base).items():
+        base[lecture_id]["subtitles"] = subtitles
     built = {i: Lecture(**fields) for i, fields in sorted(base.items(), key=lambda kv: int(kv[0]))}
     tags = {tag_id: Tag(tag_id, name) for name, tag_id in TAG_IDS.items()}
     return ReplicaSite(seed=seed, events=dict(events), tags=tags, sessions=sessions, lectures=built)
@@ -862,9 +878,10 @@ def lecture_extras(seed: int, lecture_id: str, record: Mapping[str, Any], poster
     subtitles = []
     for k, (locale, name) in enumerate(sorted(languages)):
         transcript_id = str(int(lecture_id) * 10 + k)
-        stem = f"{ASSETS}/lecture/{lecture_id}/transcripts/{locale}-{token}"
+        pdf = f"{ASSETS}/lecture/{lecture_id}/transcripts/{locale}-{token}.pdf"
         auto = rng.random() < 0.6
-        subtitles.append(Subtitle(transcript_id, locale, name, auto, stem + ".vtt", stem + ".pdf"))
+        path = file_path(lecture_id, locale, token, KIND_CLEAN)
+        subtitles.append(Subtitle(transcript_id, locale, name, auto, path, pdf, KIND_CLEAN, token))
     return {
         "profiles": profiles,
         "included_order": included_order,
@@ -940,11 +957,38 @@ def expected_authors(lecture: Lecture) -> list[dict[str, Any]]:
     ]
 
 
-def expected_subtitles(lecture: Lecture) -> list[dict[str, Any]]:
+def expected_subtitles(lecture: Lecture, assets_base: str | None = None) -> list[dict[str, Any]]:
+    """The tracks a crawl lists (``subtitles``): those with a subtitle URL, under ``assets_base``."""
     return [
-        {"locale": s.locale, "name": s.name, "auto_generated": s.auto_generated, "url": s.subtitle_url}
+        {"locale": s.locale, "name": s.name, "auto_generated": s.auto_generated, "url": s.url(assets_base)}
         for s in lecture.subtitles
+        if s.path is not None
     ]
+
+
+def with_subtitle_kinds(
+    seed: int, lectures: Mapping[str, Mapping[str, Any]]
+) -> dict[str, tuple[Subtitle, ...]]:
+    """Lecture id -> its subtitles with their kinds handed out over each event (see
+    :func:`crawler.replica.subtitles.assign_kinds`) and their files' paths to match."""
+    events = sorted({str(fields["event_id"]) for fields in lectures.values()}, key=int)
+    tracks = [
+        [(s.id, s.auto_generated) for f in lectures.values() if f["event_id"] == e for s in f["subtitles"]]
+        for e in events
+    ]
+    kinds = assign_kinds(seed, tracks)
+    out = {}
+    for lecture_id, fields in lectures.items():
+        out[lecture_id] = tuple(
+            dataclasses.replace(
+                s,
+                kind=kinds[s.id],
+                path=file_path(lecture_id, s.locale, s.token, kinds[s.id]),
+                pdf_url=None if kinds[s.id] == KIND_NO_URL else s.pdf_url,
+            )
+            for s in fields["subtitles"]
+        )
+    return out
 
 
 # The ground truth's fields beyond the first published schema's, in this order after them: the fields
@@ -961,14 +1005,17 @@ def ground_truth(
     *,
     event_ids: Sequence[str] | None = None,
     api_base: str | None = None,
+    assets_base: str | None = None,
 ) -> list[dict[str, Any]]:
     """The records a complete crawl of ``event_id`` (or of all ``event_ids``) must yield, sorted by
     lecture id (no ``fetched_at``).
 
     Timestamps are ISO 8601 strings with ``Z``, as in the staging format. Each record has the
     published fields (lecture id to ``content_sha256``) and then :data:`EXTRA_TRUTH_FIELDS`: authors,
-    media links and subtitles as a crawl that reads them must publish them. A crawl of several
-    events sees every crawled page's links, so a lecture's ``source_urls`` may grow with the events.
+    media links and subtitles as a crawl that reads them must publish them (subtitle URLs under
+    ``assets_base``; by default the real assets host, as a site rendered without an assets origin shows
+    them). A crawl of several events sees every crawled page's links, so a lecture's ``source_urls`` may
+    grow with the events.
     """
     base = web_base.rstrip("/")
     api = (api_base or web_base).rstrip("/")
@@ -1022,7 +1069,7 @@ def ground_truth(
                 "anthology_id": None,
                 "anthology_url": None,
                 "anthology_match": None,
-                "subtitles": expected_subtitles(lec),
+                "subtitles": expected_subtitles(lec, assets_base),
             }
         )
         record["content_sha256"] = content_hash(record)

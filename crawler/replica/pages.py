@@ -147,11 +147,15 @@ class Renderer:
         web_base: str,
         api_base: str | None = None,
         renamed: Mapping[str, str] | None = None,
+        *,
+        assets_base: str | None = None,
     ) -> None:
-        """``renamed``: lecture attributes served under another name (a site that changed)."""
+        """``renamed``: lecture attributes served under another name (a site that changed);
+        ``assets_base``: where subtitle files are served (default: the real assets host)."""
         self.site = site
         self.web_base = web_base.rstrip("/")
         self.api_base = (api_base or web_base).rstrip("/")
+        self.assets_base = assets_base.rstrip("/") if assets_base else None
         self.renamed = dict(renamed or {})
         self._cache: dict[tuple[str, ...], bytes] = {}
         self._lock = threading.Lock()
@@ -229,14 +233,14 @@ class Renderer:
                 out.append(self.profile_resource(lec.profiles[index], index))
         return out
 
-    @staticmethod
-    def transcript_resource(lecture_id: str, subtitle: Subtitle) -> JsonDoc:
+    def transcript_resource(self, lecture_id: str, subtitle: Subtitle) -> JsonDoc:
+        """A transcript; one still processing has no subtitle URL and no PDF yet."""
         return {
             "type": "transcripts",
             "id": subtitle.id,
             "attributes": {
                 "lecture_id": int(lecture_id),
-                "subtitle_url": subtitle.subtitle_url,
+                "subtitle_url": subtitle.url(self.assets_base),
                 "pdf_url": subtitle.pdf_url,
                 "auto_generated": subtitle.auto_generated,
             },

@@ -27,6 +27,7 @@ from types import FrameType, TracebackType
 from typing import IO, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from crawler.replica.assets import AssetsRouter, assets_request_kind
 from crawler.replica.faults import (
     ENDLESS_META_ABSENT,
     ENDLESS_META_KINDS,
@@ -58,6 +59,7 @@ from crawler.replica.layout import (
     write_ground_truth,
 )
 from crawler.replica.pages import LOGIN_PAGE, ROBOTS_TXT, JsonDoc, Renderer, api_json, error_doc
+from crawler.replica.tracks import transcripts_truth
 
 HTML = "text/html; charset=utf-8"
 API = "application/vnd.api+json"
@@ -94,6 +96,9 @@ KIND_EVENT_API = "event_api"
 KIND_PAPER = "paper"
 KIND_LOGIN = "login"
 KIND_OTHER = "other"
+# Which server answered a request: the site's pages and API, or the assets host of subtitle files.
+ORIGIN_WEB = "web"
+ORIGIN_ASSETS = "assets"
 
 
 def request_kind(target: str) -> str:
@@ -132,8 +137,10 @@ class RequestRecord:
     user_agent: str | None
     status: int
     fault: str | None = None
-    # What was asked for (see :func:`request_kind`).
+    # What was asked for (see :func:`request_kind` and :func:`crawler.replica.assets.assets_request_kind`).
     kind: str = KIND_OTHER
+    # Which server answered (``ORIGIN_WEB`` or ``ORIGIN_ASSETS``).
+    origin: str = ORIGIN_WEB
 
 
 @dataclass
@@ -195,12 +202,17 @@ class Router:
         faults: FaultProfile | None = None,
         overrides: PageOverrides | None = None,
         site_faults: SiteFaults | None = None,
+        *,
+        assets_base: str | None = None,
     ) -> None:
+        """``assets_base``: the assets origin subtitle URLs point at (default: the real assets host)."""
         self.site_faults = site_faults or SiteFaults()
         site = with_planted_email(site, self.site_faults.planted_email)
         self.site = site
         self.base_url = base_url.rstrip("/")
-        self.renderer = Renderer(site, self.base_url, renamed=self.site_faults.renamed_attributes)
+        self.renderer = Renderer(
+            site, self.base_url, renamed=self.site_faults.renamed_attributes, assets_base=assets_base
+        )
         self.faults = faults
         self.overrides = overrides
         self._listing_failures: dict[int, int] = {}
@@ -471,8 +483,9 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], app: ReplicaServer) -> None:
+    def __init__(self, address: tuple[str, int], app: ReplicaServer, origin: str = ORIGIN_WEB) -> None:
         self.app = app
+        self.origin = origin
         self.open_connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         super().__init__(address, _Handler)
@@ -534,9 +547,16 @@ class _Handler(BaseHTTPRequestHandler):
                 user_agent=self.headers.get("User-Agent"),
                 status=status,
                 fault=fault,
-                kind=request_kind(self.path),
+                kind=self._kind(),
+                origin=self.server.origin,
             )
         )
+
+    def _kind(self) -> str:
+        """What the request asks for, in the terms of the origin that answers it."""
+        if self.server.origin == ORIGIN_ASSETS:
+            return assets_request_kind(self.path)
+        return request_kind(self.path)
 
     def parse_request(self) -> bool:
         self._started = time.time()
@@ -544,6 +564,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, head: bool) -> None:
         app = self.server.app
+        if self.server.origin == ORIGIN_ASSETS:
+            # The assets origin: no fault profile, answers from its own router.
+            response = _from_override(app.assets_router.respond(self.path, self._conditions()))
+            self._record(response.status, None)
+            self._send(response, head=head, truncated=False)
+            return
         router = app.router
         fault: Fault | None = None
         if router.faults is not None and urlsplit(self.path).path != "/robots.txt":
@@ -560,16 +586,18 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             if fault is not None and fault.kind == SLOW:
                 time.sleep(fault.delay)
-            response = router.respond(
-                self.path,
-                {
-                    "if-none-match": self.headers.get("If-None-Match"),
-                    "if-modified-since": self.headers.get("If-Modified-Since"),
-                },
-            )
+            response = router.respond(self.path, self._conditions())
         truncated = fault is not None and fault.kind == TRUNCATED
         self._record(response.status, fault.kind if fault is not None else None)
         self._send(response, head=head, truncated=truncated)
+
+    def _conditions(self) -> dict[str, str | None]:
+        """The request headers an answer depends on."""
+        return {
+            "if-none-match": self.headers.get("If-None-Match"),
+            "if-modified-since": self.headers.get("If-Modified-Since"),
+            "accept-encoding": self.headers.get("Accept-Encoding"),
+        }
 
     def _send(self, response: Response, *, head: bool, truncated: bool) -> None:
         self.send_response(response.status)
@@ -619,8 +647,31 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
+def _serving(httpd: _HTTPServer, name: str) -> threading.Thread:
+    """A daemon thread serving ``httpd``, started."""
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, name=name, daemon=True
+    )
+    thread.start()
+    return thread
+
+
+def _shut(httpd: _HTTPServer, thread: threading.Thread | None) -> None:
+    """Stop serving, drop every open connection, close the socket and wait for the thread."""
+    httpd.shutdown()
+    with httpd.connections_lock:
+        connections = list(httpd.open_connections)
+    for conn in connections:
+        with contextlib.suppress(OSError):
+            conn.shutdown(socket.SHUT_RDWR)
+    httpd.server_close()
+    if thread is not None:
+        thread.join(timeout=5)
+
+
 class ReplicaServer:
-    """The replica on ``host:port`` (port 0: a free one), served from a daemon thread."""
+    """The replica on ``host:port`` (port 0: a free one), and its assets origin (subtitle files) on
+    ``host:assets_port``, each served from a daemon thread."""
 
     def __init__(
         self,
@@ -631,13 +682,20 @@ class ReplicaServer:
         request_log_path: str | Path | None = None,
         overrides: OverridesFactory | None = None,
         site_faults: SiteFaults | None = None,
+        *,
+        assets_port: int = 0,
+        assets: bool = True,
     ) -> None:
         """``faults``: random misbehaviour; ``site_faults``: answers broken every time (see
         :class:`crawler.replica.faults.SiteFaults`); ``overrides``: builds, once the base URL is known,
-        answers that replace the site's own (test scenarios)."""
+        answers that replace the site's own (test scenarios). ``assets``: also serve the subtitle files
+        on an assets origin of their own, on ``assets_port`` of the same host (0: a free one); without
+        it, subtitle URLs point at the real assets host, which nothing here serves."""
         self.site = site
         self.host = host
         self.port = port
+        self.assets_port = assets_port
+        self.serves_assets = assets
         self.faults = faults
         self.site_faults = site_faults
         self.overrides = overrides
@@ -648,14 +706,33 @@ class ReplicaServer:
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._router: Router | None = None
+        self._assets_httpd: _HTTPServer | None = None
+        self._assets_thread: threading.Thread | None = None
+        self._assets_router: AssetsRouter | None = None
         self.stopping = threading.Event()
+
+    def _url(self, port: int) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{port}"
 
     @property
     def base_url(self) -> str:
         if self._httpd is None:
             raise RuntimeError("the replica server is not started")
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return self._url(self.port)
+
+    @property
+    def assets_url(self) -> str | None:
+        """The base URL of the assets origin (subtitle files); None when it is not served."""
+        if self._httpd is None:
+            raise RuntimeError("the replica server is not started")
+        return self._url(self.assets_port) if self._assets_httpd is not None else None
+
+    @property
+    def assets_router(self) -> AssetsRouter:
+        if self._assets_router is None:
+            raise RuntimeError("the replica's assets origin is not started")
+        return self._assets_router
 
     @property
     def router(self) -> Router:
@@ -687,15 +764,22 @@ class ReplicaServer:
         httpd = _HTTPServer((self.host, self.port), self)
         self.port = int(httpd.server_address[1])
         self._httpd = httpd
+        if self.serves_assets:
+            assets_httpd = _HTTPServer((self.host, self.assets_port), self, ORIGIN_ASSETS)
+            self.assets_port = int(assets_httpd.server_address[1])
+            self._assets_httpd = assets_httpd
         overrides = self.overrides(self.site, self.base_url) if self.overrides is not None else None
-        self._router = Router(self.site, self.base_url, self.faults, overrides, self.site_faults)
+        self._router = Router(
+            self.site, self.base_url, self.faults, overrides, self.site_faults, assets_base=self.assets_url
+        )
+        if self.assets_url is not None:
+            self._assets_router = AssetsRouter(self._router.site, self.assets_url)
         if self.request_log_path is not None:
             self.request_log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log = self.request_log_path.open("a", encoding="utf-8")
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="replica-server", daemon=True
-        )
-        self._thread.start()
+        self._thread = _serving(httpd, "replica-server")
+        if self._assets_httpd is not None:
+            self._assets_thread = _serving(self._assets_httpd, "replica-assets")
         return self
 
     def stop(self) -> None:
@@ -703,21 +787,15 @@ class ReplicaServer:
         if httpd is None:
             return
         self.stopping.set()
-        httpd.shutdown()
-        with httpd.connections_lock:
-            connections = list(httpd.open_connections)
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        for server, thread in ((httpd, self._thread), (self._assets_httpd, self._assets_thread)):
+            if server is not None:
+                _shut(server, thread)
         with self._records_lock:
             if self._log is not None:
                 self._log.close()
                 self._log = None
-        self._httpd = None
-        self._thread = None
+        self._httpd = self._assets_httpd = None
+        self._thread = self._assets_thread = None
 
     def __enter__(self) -> ReplicaServer:
         return self.start()
@@ -738,6 +816,17 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
+    parser.add_argument(
+        "--assets-port",
+        type=int,
+        default=0,
+        help="port of the assets origin that serves the subtitle files (default 0: a free port)",
+    )
+    parser.add_argument(
+        "--no-assets",
+        action="store_true",
+        help="serve no subtitle files: subtitle URLs point at the real assets host",
+    )
     parser.add_argument("--lectures", type=int, default=None, help="how many lectures (default: all 740)")
     parser.add_argument(
         "--events",
@@ -763,6 +852,12 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
     )
     parser.add_argument(
         "--sessions-ground-truth", type=Path, default=None, help="write the expected sessions of the events"
+    )
+    parser.add_argument(
+        "--transcripts-ground-truth",
+        type=Path,
+        default=None,
+        help="write what each subtitle track of the events' lectures says (one line a track)",
     )
     parser.add_argument(
         "--event-id",
@@ -945,7 +1040,8 @@ def serve(
     on_started: Callable[[ReplicaServer], None] | None = None,
     label: str = "",
 ) -> int:
-    """Serve ``site`` as ``args`` say until SIGTERM or SIGINT; the first line on stdout is the base URL."""
+    """Serve ``site`` as ``args`` say until SIGTERM or SIGINT; the first line on stdout is the base URL,
+    the second the assets origin's (unless ``--no-assets``)."""
     try:
         site_faults = site_faults_from_args(args)
     except ValueError as exc:
@@ -959,6 +1055,8 @@ def serve(
         request_log_path=args.request_log,
         overrides=overrides,
         site_faults=site_faults,
+        assets_port=args.assets_port,
+        assets=not args.no_assets,
     )
     stopping = threading.Event()
 
@@ -974,16 +1072,13 @@ def serve(
     server.start()
     try:
         event_ids = tuple(args.event_id or default_event_ids(site))
-        if args.ground_truth is not None:
-            truth = ground_truth(site, server.base_url, event_ids=event_ids)
-            if truth_transform is not None:
-                truth = truth_transform(truth)
-            write_ground_truth(truth, args.ground_truth)
-        if args.sessions_ground_truth is not None:
-            write_ground_truth(sessions_truth(site, event_ids), args.sessions_ground_truth)
+        _write_truths(args, server, event_ids, truth_transform)
         if on_started is not None:
             on_started(server)
+        # The base URL first, then the assets origin's (when it is served), each a line of its own.
         print(server.base_url, flush=True)
+        if server.assets_url is not None:
+            print(server.assets_url, flush=True)
         print(
             f"serving {len(site.lectures)} lectures (seed {args.seed}, faults {args.faults}"
             + (", broken answers" if site_faults is not None else "")
@@ -1001,8 +1096,29 @@ def serve(
     return 0
 
 
+def _write_truths(
+    args: argparse.Namespace,
+    server: ReplicaServer,
+    event_ids: Sequence[str],
+    truth_transform: TruthTransform | None,
+) -> None:
+    """The ground truths the command line asks for: lectures, sessions, subtitle tracks."""
+    site = server.site
+    if args.ground_truth is not None:
+        truth = ground_truth(site, server.base_url, event_ids=event_ids, assets_base=server.assets_url)
+        if truth_transform is not None:
+            truth = truth_transform(truth)
+        write_ground_truth(truth, args.ground_truth)
+    if args.sessions_ground_truth is not None:
+        write_ground_truth(sessions_truth(site, event_ids), args.sessions_ground_truth)
+    if args.transcripts_ground_truth is not None:
+        tracks = transcripts_truth(site, server.assets_url, event_ids)
+        write_ground_truth(tracks, args.transcripts_ground_truth)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve until SIGTERM or SIGINT; the first line on stdout is the base URL."""
+    """Serve until SIGTERM or SIGINT; the first line on stdout is the base URL, the second the assets
+    origin's."""
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     try:
         site = site_from_args(args)

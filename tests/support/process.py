@@ -33,6 +33,9 @@ class RunningReplica:
     process: Started | subprocess.Popen[str]
     ground_truth_path: Path
     request_log_path: Path
+    # The assets origin that serves the subtitle files (None when started with --no-assets).
+    assets_url: str | None = None
+    transcripts_truth_path: Path | None = None
 
     def ground_truth(self, *, subtitles: bool = False) -> list[dict[str, Any]]:
         """The expected records, each with the fields the dataset's schema publishes; ``subtitles`` are
@@ -50,6 +53,10 @@ class RunningReplica:
     def requests(self) -> list[dict[str, Any]]:
         return _json_lines(self.request_log_path)
 
+    def transcripts_truth(self) -> list[dict[str, Any]]:
+        """What each subtitle track of the events' lectures says (``crawler.replica.tracks``)."""
+        return _json_lines(self.transcripts_truth_path) if self.transcripts_truth_path is not None else []
+
 
 def _json_lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
@@ -60,18 +67,20 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
 
 @contextmanager
 def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
-    """``python -m tests.support.serve``, ground truth and request log in ``workdir``; SIGTERM on exit."""
+    """``python -m tests.support.serve``, ground truths and request log in ``workdir``; SIGTERM on exit."""
     workdir.mkdir(parents=True, exist_ok=True)
     truth, log = workdir / "ground-truth.jsonl", workdir / "requests.jsonl"
+    tracks = workdir / "transcripts-truth.jsonl"
     cmd = [sys.executable, "-m", "tests.support.serve", "--port", "0", "--ground-truth", str(truth)]
-    cmd += ["--request-log", str(log), *extra]
+    cmd += ["--transcripts-ground-truth", str(tracks), "--request-log", str(log), *extra]
     out, err = workdir / "replica.out", workdir / "replica.err"
     process = start_command(cmd, cwd=workdir, stdout=out, stderr=err)
     try:
-        first = _first_line(out, process)
-        if not first.startswith("http://127.0.0.1:"):
-            raise RuntimeError(f"the replica did not start: {first!r}; see {err}")
-        yield RunningReplica(first, process, truth, log)
+        # The base URL, then the assets origin's (unless it is turned off).
+        lines = _first_lines(out, process, 1 if "--no-assets" in extra else 2)
+        if not all(line.startswith("http://127.0.0.1:") for line in lines):
+            raise RuntimeError(f"the replica did not start: {lines!r}; see {err}")
+        yield RunningReplica(lines[0], process, truth, log, lines[1] if len(lines) > 1 else None, tracks)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -81,13 +90,15 @@ def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
             process.wait()
 
 
-def _first_line(path: Path, process: Started | subprocess.Popen[str], timeout: float = 120) -> str:
-    """The first line ``process`` writes to ``path`` (the replica prints its URL once it serves), or what
-    it wrote before it exited or ``timeout`` passed."""
+def _first_lines(
+    path: Path, process: Started | subprocess.Popen[str], count: int, timeout: float = 120
+) -> list[str]:
+    """The first ``count`` lines ``process`` writes to ``path`` (the replica prints its URLs once it
+    serves), or what it wrote before it exited or ``timeout`` passed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:
         text = path.read_text(encoding="utf-8")
-        if "\n" in text:
-            return text.split("\n", 1)[0].strip()
+        if text.count("\n") >= count:
+            return [line.strip() for line in text.split("\n")[:count]]
         time.sleep(0.02)
-    return path.read_text(encoding="utf-8").strip()
+    return [path.read_text(encoding="utf-8").strip()]
