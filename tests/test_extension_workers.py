@@ -95,7 +95,7 @@ def _pool_run(
 
 
 MAIN_SCRIPT = """
-import asyncio, os, sys
+import asyncio, functools, os, sys
 from crawler.extensions.workers import WorkerPool
 from tests.test_extension_workers import main_module_file
 LOADED = os.environ["MARKS"]
@@ -103,10 +103,19 @@ with open(LOADED, "a") as marks:
     marks.write(__name__ + "\\n")
 
 
+def defined_here():
+    return "ran"
+
+
 async def run():
     pool = WorkerPool(1, 30.0)
     try:
         print(await pool.run(main_module_file), await pool.run(len, "four"))
+        for job in (defined_here, functools.partial(defined_here)):
+            try:
+                await pool.run(job)
+            except ValueError as exc:
+                print("refused" if "defined in the main module" in str(exc) else exc)
     finally:
         pool.close()
         pool.wait_stopped(15)
@@ -119,14 +128,15 @@ if __name__ == "__main__":
 
 def test_a_worker_does_not_run_the_main_module_of_the_crawl_again(tmp_path: Path) -> None:
     """A spawned process runs its parent's main module again unless told not to; a worker's jobs need
-    nothing of it, and the crawl's main module is the command line (Scrapy and every command)."""
+    nothing of it, and the crawl's main module is the command line (Scrapy and every command). A job
+    defined in the main module is refused with a clear error, plain or partially applied."""
     script, marks = tmp_path / "crawl_main.py", tmp_path / "marks.txt"
     script.write_text(MAIN_SCRIPT, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MARKS": str(marks)}
     done = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120, check=True
     )
-    assert done.stdout.split() == ["None", "4"]
+    assert done.stdout.split() == ["None", "4", "refused", "refused"]
     assert marks.read_text(encoding="utf-8").split() == ["__main__"]
 
 

@@ -107,6 +107,13 @@ def _without_main(preparation_data: Callable[[str], dict[str, Any]]) -> Callable
     return worker_preparation_data
 
 
+def _in_main_module(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` (or the function a ``functools.partial`` wraps) is defined in the main module."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return getattr(fn, "__module__", None) == "__main__"
+
+
 def _spawn_workers_without_main() -> None:
     """Install :func:`_without_main` once, before the first worker process is spawned."""
     current = multiprocessing.spawn.get_preparation_data
@@ -236,9 +243,15 @@ class WorkerPool:
         return await self.submit(fn, *args, **kwargs)
 
     def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
-        """Send the job now; the future settles on the crawl's event loop."""
+        """Send the job now; the future settles on the crawl's event loop. Raises ValueError for a function
+        of the main module, which a worker does not run (see :func:`_without_main`)."""
         if self._closed:
             raise RuntimeError("the worker pool is closed")
+        if _in_main_module(fn):
+            raise ValueError(
+                f"{getattr(fn, '__qualname__', fn)!r} is defined in the main module: a worker job must be a "
+                "function of a module a worker can import"
+            )
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
