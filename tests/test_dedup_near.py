@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +14,7 @@ from hypothesis import strategies as st
 from crawler.dedup import near
 from crawler.dedup.near import NearPair, SearchStats, Talk
 from crawler.schema import lecture_order
+from tests.support.polite_server import REPO_ROOT
 
 ABSTRACT = (
     "We present a simple method for aligning large language models with human preferences using a small"
@@ -205,3 +209,20 @@ def test_lsh_bands_are_what_datasketch_picks(threshold: float) -> None:
 
     lsh = MinHashLSH(threshold=threshold, num_perm=near.NUM_PERM)
     assert near.lsh_bands(threshold) == (lsh.b, lsh.r)
+
+
+def test_the_stored_permutations_are_datasketchs_draw() -> None:
+    """The permutations written into the module are those ``RandomState(SEED)`` draws (datasketch's)."""
+    a, b = near._affine32_permutations(near.NUM_PERM, near.SEED)
+    assert near._PERM_A.dtype == near._PERM_B.dtype == np.uint32
+    assert near._PERM_A.tolist() == a.tolist()
+    assert near._PERM_B.tolist() == b.tolist()
+
+
+def test_importing_the_module_draws_nothing() -> None:
+    """The crawl and every worker process import this module: it must not import numpy.random (a tenth
+    of its import) to draw constants."""
+    code = "import sys, crawler.dedup.near; print('numpy.random' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ from crawler.extensions.workers import JobTimedOut, WorkerDied, WorkerPool
 from crawler.pipelines.dedup import SIGNATURE_BATCH
 from crawler.state.stage_index import read_stage
 from tests.support.commands import start_command
+from tests.support.polite_server import REPO_ROOT
 from tests.support.replica import RunningReplica, crawl_args, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
 
@@ -48,6 +50,11 @@ def stuck_deaf_to_sigterm() -> None:
 
 def raise_timeout() -> None:
     raise TimeoutError("the job's own")
+
+
+def main_module_file() -> str | None:
+    """The file of the main module this worker ran on its start, if it ran one."""
+    return getattr(sys.modules.get("__mp_main__"), "__file__", None)
 
 
 STALL_ENV = "EVENTCRAWL_TEST_STALL_LECTURES"
@@ -85,6 +92,52 @@ def _pool_run(
         return asyncio.run(main()), stats.get_stats()
     finally:
         assert pool.wait_stopped(15)
+
+
+MAIN_SCRIPT = """
+import asyncio, functools, os, sys
+from crawler.extensions.workers import WorkerPool
+from tests.test_extension_workers import main_module_file
+LOADED = os.environ["MARKS"]
+with open(LOADED, "a") as marks:
+    marks.write(__name__ + "\\n")
+
+
+def defined_here():
+    return "ran"
+
+
+async def run():
+    pool = WorkerPool(1, 30.0)
+    try:
+        print(await pool.run(main_module_file), await pool.run(len, "four"))
+        for job in (defined_here, functools.partial(defined_here)):
+            try:
+                await pool.run(job)
+            except ValueError as exc:
+                print("refused" if "defined in the main module" in str(exc) else exc)
+    finally:
+        pool.close()
+        pool.wait_stopped(15)
+
+
+if __name__ == "__main__":
+    asyncio.run(run())
+"""
+
+
+def test_a_worker_does_not_run_the_main_module_of_the_crawl_again(tmp_path: Path) -> None:
+    """A spawned process runs its parent's main module again unless told not to; a worker's jobs need
+    nothing of it, and the crawl's main module is the command line (Scrapy and every command). A job
+    defined in the main module is refused with a clear error, plain or partially applied."""
+    script, marks = tmp_path / "crawl_main.py", tmp_path / "marks.txt"
+    script.write_text(MAIN_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MARKS": str(marks)}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["None", "4", "refused", "refused"]
+    assert marks.read_text(encoding="utf-8").split() == ["__main__"]
 
 
 def test_a_job_that_never_returns_times_out_and_its_worker_is_replaced() -> None:

@@ -4,6 +4,7 @@ import gzip
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from crawler.cache.httpcache import (
     decode_entry,
     encode_entry,
     purge_cache,
+    write_entry,
 )
 from crawler.pages import parse_lecture_document, parse_lecture_page
 from tests.support.commands import eventcrawl
@@ -496,3 +498,32 @@ def test_an_entry_killed_while_written_keeps_the_old_one_whole(tmp_path: Path) -
     assert path.read_bytes() == old
     assert decode_entry(path.read_bytes())[1] == b"old body"
     assert [p.name for p in path.parent.iterdir() if p != path] == [f"ab01{ENTRY_SUFFIX}.{proc.pid}.tmp"]
+
+
+def test_an_entry_asks_for_its_directory_only_when_it_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The directory of an entry is made once, not asked for again on every entry written into it; one
+    removed meanwhile (a purge) is made again and the entry written whole."""
+    made: list[str] = []
+    real_mkdir = os.mkdir
+
+    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        made.append(Path(path).name)
+        real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    directory = tmp_path / "cache" / "ab"
+    first, second = directory / f"ab01{ENTRY_SUFFIX}", directory / f"ab02{ENTRY_SUFFIX}"
+    write_entry(first, encode_entry({"url": "http://example.org/1"}, b"one"))
+    assert (tmp_path / "cache").is_dir() and "ab" in made
+    made.clear()
+    write_entry(second, encode_entry({"url": "http://example.org/2"}, b"two"))
+    write_entry(first, encode_entry({"url": "http://example.org/1"}, b"one again"))
+    assert made == []
+    assert decode_entry(first.read_bytes())[1] == b"one again"
+    shutil.rmtree(directory)
+    write_entry(second, encode_entry({"url": "http://example.org/2"}, b"two again"))
+    assert made == ["ab"]
+    assert decode_entry(second.read_bytes())[1] == b"two again"
+    assert sorted(p.name for p in directory.iterdir()) == [f"ab02{ENTRY_SUFFIX}"]

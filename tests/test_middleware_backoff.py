@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from email.utils import formatdate
 from pathlib import Path
 
@@ -13,7 +16,7 @@ from twisted.internet.defer import Deferred
 from crawler.middlewares.backoff import BackoffMiddleware, full_jitter_wait, parse_retry_after
 from crawler.middlewares.slots import count_dispatched_as_transferring
 from tests.support.pace import spaced_at_least
-from tests.support.polite_server import Logged, Reply, Routes, gaps, page, run_crawl, serve
+from tests.support.polite_server import REPO_ROOT, Logged, Reply, Routes, gaps, page, run_crawl, serve
 from tests.support.settings import project_crawler
 
 NOW = 1_762_329_600.0  # 2025-11-05 08:00:00 UTC
@@ -250,3 +253,15 @@ def test_retry_after_holds_the_host_at_concurrency_4_without_download_delay(tmp_
         assert all(e.mono - entry.sent < 0.25 for e in on_the_wire), (entry, on_the_wire)
     assert sorted(i["body"] for i in result.items) == sorted(f"p{i}" for i in range(20))
     assert result.stats["backoff/retry_after_honoured"] == 5
+
+
+def test_the_middleware_loads_without_the_retry_library() -> None:
+    """Every crawl loads the middleware; the retry library it draws its waits from is loaded at the first
+    error only."""
+    code = (
+        "import sys; from crawler.middlewares import backoff; loaded = 'tenacity' in sys.modules; "
+        "backoff.full_jitter_wait(2, 0.5, 2.0, 3.0); print(loaded, 'tenacity' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

@@ -108,10 +108,18 @@ def write_entry(path: Path, data: bytes) -> None:
 
     Not synced: a killed crawl loses nothing the kernel was given, and after a power loss an entry the disk
     did not keep fails its length and sha256 check and is fetched again (syncing cost about 0.5 ms an
-    entry, on the path of every page)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    entry, on the path of every page).
+
+    The entry's directory is made only when the temporary file cannot be created for want of it: it
+    exists for nearly every entry, and asking for it each time cost a failing ``mkdir`` and a ``stat``
+    an entry (the directory may be removed between two entries, by a purge: it is then made again)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}{TEMP_SUFFIX}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    try:
+        fd = os.open(tmp, flags, 0o644)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, flags, 0o644)
     try:
         view = memoryview(data)
         while view:

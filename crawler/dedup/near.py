@@ -66,7 +66,28 @@ def _affine32_permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.nda
     return a, b
 
 
-_PERMUTATIONS = np.array(_affine32_permutations(NUM_PERM, SEED))
+# What _affine32_permutations(NUM_PERM, SEED) draws, every a then every b, as little-endian uint32: drawing
+# them imports numpy.random (a tenth of the module's import, in the crawl and in each worker process).
+# tests/test_dedup_near.py checks that the two agree.
+_PERMUTATIONS_LE32 = (
+    "S+iD1dcBj/4ZX85wkSh43f/9DgATh5lBl1XLmgs9gv+fliNLgafgeCEBRy8DoQzLmX9dX488nMbbVe2w+fPoVg0bJcsz+v7eZcnf"
+    "EymqT7H9qaDWy2JloCUX1V6pk5EMF/etaPlBDOPVm5jBOSWLdTu/BQ4ds54RZYRHV4nU8tOv+ajVr78W6tOXDB7jhYTc78vgR71b"
+    "1eDBjm1lrQiJjhsx+5nTr5NuE/u/7w8IA5t/Inmge5aDLy0ceGJzSksJAxS2wAHv47p54gnKo/GFqBHqiiuxxcGoG/3+E+c0zYtf"
+    "A/RW1R9VHvPkm8GRc09XPYRaMo9Ipi8Ha5vXjQvjVyt/cOpj3NXScwr7EAdkJWWJtz1iMVZKlONDi6FX+MNImQx9XzWYDpFpDlSr"
+    "oUo409sUXQnn5n4RU+oSgKXbgD8fAEz6gdg+UomRD38zYNSY31qWj8W9a+SvaxyUD0+6cTUK2jQz/Y8l0UxS5S0IQPATbjPRh309"
+    "Mc+XVJb9iIbOL0pXk/vaLT3JGpNCN4GyDEt36glzotAqp1SQW03ZbtURhVpsQUom0kW79YcVXg2ZL3qv+x8NNSvfVVIbrzi/ITO+"
+    "8iWPH1Y65wEgS7kKv+mVdLktfQmfhV26RmZBp0d2sS1lNC8pIBFvJf/Tg0pe5uNqiGObTnL8B04P1AGXyRT4v8kM/dT2w82BMIkG"
+    "x5sLNHLuqdXR1CPGxc+DAvbaykz20PHbD6EHlXgolsuCFOIHWUXnTRhxisiKMSNL1K5yTJ2nIysEY+QUMrHOHl6pYCQmzmVnM9aJ"
+    "B6dUKi0P/abEM3HtOZp7XPAuB1n8nS2S0jg1wGBASaMNAdu5CixWIBdZIOJ8P7GwUfuon4fn0qV5wz3AmMCbWspmUVncPWPDlP4Z"
+    "RaCpRVuMzFjlwby2wF5il208np/h6cH/9pjA/AJSTdepcxOEf2FzJ5+CCOQS7P1fHdymdclnuhHzYrdmEApxLXO2nvVaYFcRlOk5"
+    "HPFSp3to1sk6YcbMrTzCuk7DR+FD5+c/h8WwqNySNvYlTQ8cvACFO9LFkTX9napoJicUAJ9TdlohlLBH7YYWWU4C5RnN4o3Pg7Xx"
+    "B3Zbcup7eGHClei1VrzDVIeUnwoMp3dg3AwEt0DdRD2Z7+04zunU2Z7esJWhI43njFD/YNzwEfmBHizTH/R4GVQbI/HVJb6Ok77u"
+    "jQgkMdSsYrJ0Ht12K2PlEIYO+TrNBmbBuIIcgrsH/sCPu2Q1GFZL7PsznwyJfCa2wiHUhMc40B81bxosRd0WBaTJdGVlw7UG+Ep8"
+    "GxUYPwco7YKCTbAHP9uIJRqxyirccWnpSS/V8InNhVQ7qL2Fjc4VufctVo/XV+c/Rw=="
+)
+_PERMUTATIONS = (
+    np.frombuffer(base64.b64decode(_PERMUTATIONS_LE32), dtype="<u4").astype(np.uint32).reshape(2, NUM_PERM)
+)
 _PERM_A, _PERM_B = _PERMUTATIONS
 _EMPTY_SIGNATURE = np.full(NUM_PERM, np.iinfo(np.uint32).max, dtype=np.uint32)
 _SHA1_SIZE = hashlib.sha1().digest_size
