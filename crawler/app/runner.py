@@ -53,6 +53,7 @@ def publish(
         removals_ledger=(
             ReleaseRemovals.of(release.removals.lectures, release.redactions) if release.removals else None
         ),
+        transcripts=release.transcripts,
     )
     result = publish_events(release.events, out_dir, options)
     record_removals(state_dir, release.removals)
