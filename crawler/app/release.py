@@ -125,7 +125,7 @@ class NextRelease:
             bool(before)
             and before == self.events.states
             and not self.previous.edited_files()
-            and not transcripts_changed(self.events, self.transcripts, self.previous)
+            and not transcripts_changed(self.events, self.transcripts, self.previous, self.redactions)
         )
 
     def notes(self) -> list[str]:

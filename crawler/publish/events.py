@@ -40,6 +40,7 @@ from crawler.publish.tables import lecture_table
 from crawler.publish.transcripts import (
     PreviousTranscripts,
     TranscriptSource,
+    TranscriptSources,
     TranscriptsWritten,
     write_event_transcripts,
 )
@@ -154,10 +155,11 @@ class BuildContext:
         return found
 
     @cached_property
-    def transcript_sources(self) -> tuple[TranscriptSource | None, PreviousTranscripts | None]:
-        """Where the ``transcripts`` rows come from: the stage's tracks, then the previous release's."""
+    def transcript_sources(self) -> TranscriptSources:
+        """Where the ``transcripts`` rows come from: the stage's tracks, then the previous release's; and
+        the author redactions they are taken through."""
         previous = PreviousTranscripts(self.previous) if self.previous.transcript_files else None
-        return self.options.transcripts, previous
+        return TranscriptSources(self.options.transcripts, previous, self.removals.authors)
 
 
 @dataclass

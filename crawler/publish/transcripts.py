@@ -4,8 +4,9 @@ beside the lectures' files, ``data/transcripts/<event folder>.parquet``.
 Which rows: for each lecture the release publishes (withdrawn ones included), the tracks its record lists
 with a URL (``subtitles[].url``: the record's track list is the authority); each is the staged track when
 the stage holds one (:class:`TranscriptSource`), else the previous release's row of the same
-(lecture_id, subtitle_url) (:class:`PreviousTranscripts`), else no row. Every row is scrubbed of e-mail
-addresses (:func:`crawler.publish.records.scrubbed_transcript`) and checked against the schema, and its
+(lecture_id, subtitle_url) (:class:`PreviousTranscripts`), else no row. Every row loses the redacted
+authors' names as a lecture's ``text`` does, is scrubbed of e-mail addresses
+(:func:`crawler.publish.records.scrubbed_transcript`) and checked against the schema, and its
 ``event_id`` is its lecture's.
 
 Nothing holds the release's transcripts at once: an event's lectures are taken a few at a time, their
@@ -37,6 +38,7 @@ from crawler.publish.parquet import (
 )
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError, scrubbed_transcript
+from crawler.publish.removals import Redactions, without_redacted_names
 from crawler.publish.tables import TRANSCRIPTS, event_directory
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript, lecture_order, transcript_order
 from crawler.schema.arrow import field_arrow_type
@@ -72,20 +74,42 @@ def listed_urls(lecture: Lecture) -> list[str]:
     return list(dict.fromkeys(url for s in lecture.subtitles or [] if (url := s.get("url"))))
 
 
-def published_track(track: Transcript, lecture: Lecture) -> Transcript:
-    """A track as the release holds it: its lecture's event, e-mail addresses replaced."""
+NO_REDACTIONS = Redactions(frozenset(), frozenset())
+
+
+def redacted_track(track: Transcript, redactions: Redactions) -> Transcript:
+    """``track`` without the redacted authors' names in its text and its segments' texts (the same
+    object when it holds none)."""
+    if not redactions:
+        return track
+    text = None if track.text is None else without_redacted_names(track.text, redactions)
+    segments = [{**s, "text": without_redacted_names(s["text"], redactions)} for s in track.segments]
+    if text == track.text and segments == track.segments:
+        return track
+    return Transcript(**{**track.values(), "text": text, "segments": segments})  # type: ignore[arg-type]
+
+
+def published_track(
+    track: Transcript, lecture: Lecture, redactions: Redactions = NO_REDACTIONS
+) -> Transcript:
+    """A track as the release holds it: its lecture's event, the redacted authors' names taken out,
+    e-mail addresses replaced."""
     if track.event_id != lecture.event_id:
         track = Transcript(**{**track.values(), "event_id": lecture.event_id})  # type: ignore[arg-type]
-    return scrubbed_transcript(track)
+    return scrubbed_transcript(redacted_track(track, redactions))
 
 
 def lecture_tracks(
-    lecture: Lecture, staged: Mapping[str, Transcript], previous: Mapping[str, Transcript]
+    lecture: Lecture,
+    staged: Mapping[str, Transcript],
+    previous: Mapping[str, Transcript],
+    redactions: Redactions = NO_REDACTIONS,
 ) -> list[Transcript]:
     """The rows of one lecture: each listed track, staged, else as the previous release held it, else
     none; in ``transcript_order``. ``staged`` and ``previous`` are by subtitle URL."""
     found = (staged.get(url) or previous.get(url) for url in listed_urls(lecture))
-    return sorted((published_track(t, lecture) for t in found if t is not None), key=transcript_order)
+    tracks = (published_track(t, lecture, redactions) for t in found if t is not None)
+    return sorted(tracks, key=transcript_order)
 
 
 def track_problems(track: Transcript) -> list[str]:
@@ -103,6 +127,15 @@ def transcript_table(tracks: Sequence[Transcript]) -> pa.Table:
     """The ``transcripts`` table of these rows, column by column."""
     arrays = [pa.array([getattr(t, f.name) for t in tracks], field_arrow_type(f)) for f in TRANSCRIPT_FIELDS]
     return pa.Table.from_arrays(arrays, schema=TRANSCRIPTS.arrow_schema())
+
+
+@dataclass(frozen=True)
+class TranscriptSources:
+    """Where a release's ``transcripts`` rows come from, and the redactions in force."""
+
+    stage: TranscriptSource | None = None
+    previous: PreviousTranscripts | None = None
+    redactions: Redactions = NO_REDACTIONS
 
 
 class PreviousTranscripts:
@@ -247,16 +280,15 @@ class _EventFile:
 def write_event_transcripts(
     build: Path,
     lectures: Sequence[Lecture],
-    sources: tuple[TranscriptSource | None, PreviousTranscripts | None],
+    sources: TranscriptSources,
     written: TranscriptsWritten,
     max_bytes: int = ROW_GROUP_TARGET_BYTES,
 ) -> None:
     """Write one event's ``transcripts`` file from its published ``lectures`` (see the module's
-    docstring): ``sources`` are the stage's tracks and the previous release's. Raises
+    docstring): ``sources`` are the stage's tracks, the previous release's and the redactions. Raises
     :class:`InvalidRecordsError` naming every track that fails the schema (nothing of the event is kept)."""
     if not lectures:
         return
-    stage, previous = sources
     event_id = str(lectures[0].event_id)
     out = _EventFile(build, event_id, max_bytes)
     ordered = sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id))
@@ -265,7 +297,7 @@ def write_event_transcripts(
     problems: list[str] = []
     try:
         for start in range(0, len(ordered), LECTURE_BATCH):
-            for track in _batch_tracks(ordered[start : start + LECTURE_BATCH], stage, previous):
+            for track in _batch_tracks(ordered[start : start + LECTURE_BATCH], sources):
                 found = track_problems(track)
                 problems.extend(found)
                 if found:
@@ -289,11 +321,10 @@ def write_event_transcripts(
         out.target.unlink(missing_ok=True)
 
 
-def _batch_tracks(
-    lectures: Sequence[Lecture], stage: TranscriptSource | None, previous: PreviousTranscripts | None
-) -> list[Transcript]:
+def _batch_tracks(lectures: Sequence[Lecture], sources: TranscriptSources) -> list[Transcript]:
     """The rows of a few lectures, in order: the staged tracks read back, the carried ones read from the
     previous release."""
+    stage, previous = sources.stage, sources.previous
     staged: dict[str, dict[str, Transcript]] = {}
     for lecture in lectures:
         if stage is not None and lecture.subtitles:
@@ -309,31 +340,36 @@ def _batch_tracks(
     return [
         track
         for lec in lectures
-        for track in lecture_tracks(lec, staged.get(lec.lecture_id, {}), before.get(lec.lecture_id, {}))
+        for track in lecture_tracks(
+            lec, staged.get(lec.lecture_id, {}), before.get(lec.lecture_id, {}), sources.redactions
+        )
     ]
 
 
 def transcripts_changed(
-    lectures: Iterable[Lecture], stage: TranscriptSource | None, previous: PreviousRelease
+    lectures: Iterable[Lecture],
+    stage: TranscriptSource | None,
+    previous: PreviousRelease,
+    redactions: Redactions = NO_REDACTIONS,
 ) -> bool:
     """True when these lectures' ``transcripts`` rows (made as a release makes them) differ from the rows
     the previous release holds for them: a track staged anew or edited, one no longer listed. A few
     lectures at a time, as a release reads them."""
     before = PreviousTranscripts(previous) if previous.transcript_files else None
+    sources = TranscriptSources(stage, before, redactions)
     batch: list[Lecture] = []
     for lecture in lectures:
         batch.append(lecture)
         if len(batch) == LECTURE_BATCH:
-            if _batch_changed(batch, stage, before):
+            if _batch_changed(batch, sources):
                 return True
             batch = []
-    return bool(batch) and _batch_changed(batch, stage, before)
+    return bool(batch) and _batch_changed(batch, sources)
 
 
-def _batch_changed(
-    lectures: Sequence[Lecture], stage: TranscriptSource | None, before: PreviousTranscripts | None
-) -> bool:
-    now = _batch_tracks(lectures, stage, before)
+def _batch_changed(lectures: Sequence[Lecture], sources: TranscriptSources) -> bool:
+    before = sources.previous
+    now = _batch_tracks(lectures, sources)
     held = before.rows_of(before.keys_of(lec.lecture_id for lec in lectures)) if before is not None else {}
     then = [
         track
