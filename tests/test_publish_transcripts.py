@@ -21,6 +21,7 @@ from crawler.publish import transcripts as publish_transcripts
 from crawler.publish.card_transcripts import transcript_columns_markdown
 from crawler.publish.previous import read_previous_release
 from crawler.publish.removals import RemovalRequests
+from crawler.publish.tables import event_configs
 from crawler.publish.transcripts import TranscriptSources, TranscriptsWritten, write_event_transcripts
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.arrow import hf_features
@@ -380,3 +381,11 @@ def test_the_readme_shows_the_columns_table_the_schema_gives() -> None:
     assert transcript_columns_markdown() in section
     for f in TRANSCRIPT_FIELDS:
         assert f"| `{f.name}` |" in section, f"case {f.name}"
+
+
+def test_an_event_named_like_the_transcripts_config_gets_a_config_of_its_own() -> None:
+    configs = event_configs(
+        [{"event_id": "7", "event_name": "Transcripts"}, {"event_id": "8", "event_name": "X"}]
+    )
+
+    assert [c.config_name for c in configs] == ["transcripts-7", "x"]
