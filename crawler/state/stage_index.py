@@ -113,7 +113,7 @@ class StageIndex:
     duplicate_lectures: int = 0
     orphan_aliases: int = 0
     # Where each lecture's subtitle tracks are staged (the last line of a track wins), read on demand.
-    transcripts: TranscriptLines = field(default_factory=TranscriptLines)
+    transcripts: TranscriptLines = field(default_factory=TranscriptLines, repr=False)
     # (lecture_id, url) alias lines, united with the lectures' URLs once every line is read.
     _aliases: list[tuple[str, str]] = field(default_factory=list, repr=False)
 

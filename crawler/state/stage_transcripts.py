@@ -6,12 +6,13 @@ A transcript line is ``{"kind": "transcript", "record": <Transcript.to_json()>, 
 the record is the ``transcripts`` row, the validators (the subtitle file's ``etag`` and
 ``last_modified``) are what the crawler revalidates the file with, never published. Only where each
 track's latest line is (file and offset) is kept in memory: a track's text is read back when it is asked
-for, so that an index of tens of thousands of tracks does not hold their texts.
+for, so that an index of tens of thousands of tracks holds neither their texts nor their URLs.
 """
 
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,14 +64,20 @@ def read_staged_transcript(path: Path, offset: int) -> StagedTranscript:
     return StagedTranscript(Transcript.from_json(payload["record"]), dict(validators))
 
 
-@dataclass
 class TranscriptLines:
     """Where each track's latest transcript line is, by lecture id and subtitle URL: the last line read
-    of a (lecture_id, subtitle_url) wins. Files are kept once, as indexes into ``paths``."""
+    of a (lecture_id, subtitle_url) wins. Per track, only its line's file (an index into ``paths``), its
+    offset and a hash of its URL are kept, in arrays; its URL is read back from the line when a second
+    line of the lecture has the same hash, so that tens of thousands of tracks cost a few megabytes."""
 
-    paths: list[Path] = field(default_factory=list)
-    _by_lecture: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    _path_index: dict[Path, int] = field(default_factory=dict, repr=False)
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+        self._path_index: dict[Path, int] = {}
+        # Per lecture id its tracks' rows in the arrays below: one int, or a tuple when it has several.
+        self._rows: dict[str, int | tuple[int, ...]] = {}
+        self._file = array("H")
+        self._offset = array("q")
+        self._url = array("q")
 
     def add(self, payload: Mapping[str, JsonValue], path: Path, offset: int) -> list[str]:
         """Index one transcript line; returns its problems (then it is not indexed)."""
@@ -82,19 +89,33 @@ class TranscriptLines:
         file = self._path_index.setdefault(path, len(self.paths))
         if file == len(self.paths):
             self.paths.append(path)
-        tracks = self._by_lecture.setdefault(str(record["lecture_id"]), {})
-        tracks[str(record["subtitle_url"])] = (file, offset)
+        lecture_id, url = str(record["lecture_id"]), str(record["subtitle_url"])
+        rows = self._rows_of(lecture_id)
+        for row in rows:
+            if self._url[row] == hash(url) and self._read(row).record.subtitle_url == url:
+                self._file[row], self._offset[row] = file, offset
+                return []
+        row = len(self._offset)
+        self._file.append(file)
+        self._offset.append(offset)
+        self._url.append(hash(url))
+        self._rows[lecture_id] = (*rows, row) if rows else row
         return []
 
+    def _rows_of(self, lecture_id: str) -> tuple[int, ...]:
+        rows = self._rows.get(lecture_id)
+        return () if rows is None else rows if isinstance(rows, tuple) else (rows,)
+
+    def _read(self, row: int) -> StagedTranscript:
+        return read_staged_transcript(self.paths[self._file[row]], self._offset[row])
+
     def __len__(self) -> int:
-        return sum(len(tracks) for tracks in self._by_lecture.values())
+        return len(self._offset)
 
     def lecture_ids(self) -> list[str]:
-        return list(self._by_lecture)
+        return list(self._rows)
 
     def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
         """The lecture's tracks, read back from the stage, in subtitle URL order."""
-        tracks = self._by_lecture.get(lecture_id, {})
-        return [
-            read_staged_transcript(self.paths[file], offset) for _, (file, offset) in sorted(tracks.items())
-        ]
+        found = [self._read(row) for row in self._rows_of(lecture_id)]
+        return sorted(found, key=lambda t: t.record.subtitle_url)
