@@ -179,7 +179,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         tuple(sorted(crawled, key=lecture_order)),
         staged.complete,
         Withdrawals.from_summary(summary) if staged.complete else Withdrawals(),
-        staged,
+        staged.transcripts,
     )
 
 

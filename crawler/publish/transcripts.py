@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -40,7 +40,7 @@ from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError, scrubbed_transcript
 from crawler.publish.removals import Redactions, without_redacted_names
 from crawler.publish.tables import TRANSCRIPTS, event_directory
-from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript, lecture_order, transcript_order
+from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Segment, Transcript, lecture_order, transcript_order
 from crawler.schema.arrow import field_arrow_type
 from crawler.schema.check import validate_record
 from crawler.state.stage_transcripts import StagedTranscript
@@ -83,10 +83,12 @@ def redacted_track(track: Transcript, redactions: Redactions) -> Transcript:
     if not redactions:
         return track
     text = None if track.text is None else without_redacted_names(track.text, redactions)
-    segments = [{**s, "text": without_redacted_names(s["text"], redactions)} for s in track.segments]
+    segments: list[Segment] = [
+        {**s, "text": without_redacted_names(s["text"], redactions)} for s in track.segments
+    ]
     if text == track.text and segments == track.segments:
         return track
-    return Transcript(**{**track.values(), "text": text, "segments": segments})  # type: ignore[arg-type]
+    return replace(track, text=text, segments=segments)
 
 
 def published_track(
@@ -95,7 +97,7 @@ def published_track(
     """A track as the release holds it: its lecture's event, the redacted authors' names taken out,
     e-mail addresses replaced."""
     if track.event_id != lecture.event_id:
-        track = Transcript(**{**track.values(), "event_id": lecture.event_id})  # type: ignore[arg-type]
+        track = replace(track, event_id=lecture.event_id)
     return scrubbed_transcript(redacted_track(track, redactions))
 
 
