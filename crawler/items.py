@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import scrapy
 
-from crawler.schema import FIELD_NAMES, Lecture, Transcript
+from crawler.schema import FIELD_NAMES, Lecture
+from crawler.state.stage_transcripts import StagedTranscript
 
 
 @dataclass(kw_only=True)
@@ -32,13 +33,10 @@ class LectureItem(Lecture):
 RECORD_FIELDS = frozenset(FIELD_NAMES)
 
 
-@dataclass
-class TranscriptItem:
-    """One subtitle track of a lecture as the crawl read it (or kept it from the last stage): the
-    ``transcripts`` row, and beside it the file's validators the next revalidation sends (never published)."""
-
-    transcript: Transcript
-    validators: dict[str, str] = field(default_factory=dict)
+# One subtitle track as the crawl read it (or kept it from the last stage): the ``transcripts`` row, and
+# beside it the file's validators the next revalidation sends (never published). The stage's own shape of a
+# track: what the spider yields is what the stage writes and reads back.
+TranscriptItem = StagedTranscript
 
 
 class CarriedLecture(scrapy.Item):

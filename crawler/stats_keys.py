@@ -259,6 +259,8 @@ SUBTITLES_REDACTED = "underline/subtitles/redacted"
 SUBTITLES_OFF_HOST = "underline/subtitles/off_host"
 SUBTITLES_WAITING = "underline/subtitles/waiting"
 SUBTITLES_CARRIED = "underline/subtitles/carried"
+# Downloads of subtitle files stopped at UNDERLINE_SUBTITLE_MAX_BYTES (never held whole in memory).
+SUBTITLES_CUT_SHORT = "underline/subtitles/cut_short"
 SUBTITLES_PROBLEM_PREFIX = "underline/subtitles/problem/"
 STAGE_TRANSCRIPTS = "stage/transcripts"
 REDIRECT_LOOP = "underline/redirect_loop"

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from crawler.schema import Transcript
+from crawler.schema import TRANSCRIPT_FIELDS, Transcript
+from crawler.schema.check import validate_record
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
@@ -161,3 +162,15 @@ def test_the_index_keeps_where_a_track_is_not_its_text(tmp_path: Path) -> None:
     path.write_text(text.replace("spoken words", "spoken wordz"), encoding="utf-8")
 
     assert [t.record.text for t in index.transcripts_of("7")] == ["spoken wordz"]
+
+
+def test_a_transcript_without_its_lecture_or_count_is_refused_by_the_schema() -> None:
+    whole = Transcript(
+        lecture_id="1", event_id="502", subtitle_url="http://a/x.vtt", cues_skipped=0
+    ).to_json()
+    assert validate_record(whole, TRANSCRIPT_FIELDS) == []
+    for name in ("lecture_id", "event_id", "subtitle_url", "cues_skipped"):
+        lacking = {k: v for k, v in whole.items() if k != name}
+        assert validate_record(lacking, TRANSCRIPT_FIELDS) == [f"{name} is missing"], f"case {name}"
+    # A list the schema lets a record lack publishes empty.
+    assert validate_record({k: v for k, v in whole.items() if k != "segments"}, TRANSCRIPT_FIELDS) == []

@@ -73,7 +73,7 @@ class PrivacyPipeline:
     def transcript(self, item: TranscriptItem) -> TranscriptItem:
         """A transcript's text and its segments' (the parser redacted what it recognised as spoken
         addresses and numbers already; this is the scrub every stored string passes)."""
-        transcript = item.transcript
+        transcript = item.record
         stored = 0
         if transcript.text is not None:
             transcript.text, count = scrub_value(transcript.text)

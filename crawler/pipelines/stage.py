@@ -114,14 +114,14 @@ class StagePipeline:
     def _transcript(self, item: TranscriptItem) -> TranscriptItem:
         if not self._stage_transcript(item):
             self.stats.inc_value(keys.STAGE_INVALID)
-            raise DropItem(f"transcript {item.transcript.subtitle_url!r} not staged: the schema refuses it")
+            raise DropItem(f"transcript {item.record.subtitle_url!r} not staged: the schema refuses it")
         return item
 
     def _stage_transcript(self, item: TranscriptItem) -> bool:
         """Stage a transcript the schema takes (False, staging nothing, for one it refuses)."""
-        if validate_record(item.transcript.to_json(), TRANSCRIPT_FIELDS):
+        if validate_record(item.record.to_json(), TRANSCRIPT_FIELDS):
             return False
-        self.writer.write_transcript(item.transcript, item.validators)
+        self.writer.write_transcript(item.record, item.validators)
         self.stats.inc_value(keys.STAGE_TRANSCRIPTS)
         return True
 

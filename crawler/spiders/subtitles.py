@@ -113,7 +113,7 @@ class SubtitleFiles:
         asset_hosts: Iterable[str],
         max_bytes: int,
         callbacks: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]],
-        previous: Callable[[str], list[tuple[Transcript, dict[str, str]]]],
+        previous: Callable[[str], list[TranscriptItem]],
         logger: logging.LoggerAdapter[logging.Logger],
     ) -> None:
         self.stats = stats
@@ -159,7 +159,7 @@ class SubtitleFiles:
     def requests(self, item: LectureItem) -> Iterator[Any]:
         """A request for each subtitle file the lecture lists (in its order, each URL once); a track that
         cannot be asked keeps what the last stage has of it."""
-        before = {t.subtitle_url: (t, v) for t, v in self.previous(item.lecture_id)}
+        before = {staged.record.subtitle_url: staged for staged in self.previous(item.lecture_id)}
         seen: set[str] = set()
         for subtitle in item.subtitles or []:
             url = subtitle.get("url")
@@ -170,16 +170,17 @@ class SubtitleFiles:
             if not subtitle_host_allowed(url, self.site_hosts, self.asset_hosts):
                 self.stats.inc_value(keys.SUBTITLES_OFF_HOST)
                 self.logger.warning("Not fetching subtitle file %s: not on the site's or an asset host", url)
-                yield TranscriptItem(transcript=transcript_from(track, problem="off_host"))
+                yield TranscriptItem(record=transcript_from(track, problem="off_host"))
                 continue
             if self.allowance is not None and self.allowance <= 0:
                 self.stats.inc_value(keys.SUBTITLES_WAITING)
                 if url in before:
-                    yield TranscriptItem(transcript=before[url][0], validators=before[url][1])
+                    yield before[url]
                 continue
             if self.allowance is not None:
                 self.allowance -= 1
-            yield self.request(url, track, before.get(url, (None, {}))[1])
+            staged = before.get(url)
+            yield self.request(url, track, staged.validators if staged is not None else {})
 
     def request(self, url: str, track: JsonObject, validators: Mapping[str, str]) -> scrapy.Request:
         headers = {_CONDITIONAL[name]: value for name, value in validators.items() if name in _CONDITIONAL}
@@ -206,7 +207,20 @@ class SubtitleFiles:
 
     def transcript(self, response: Response, track: Mapping[str, Any]) -> Iterator[TranscriptItem]:
         """What a subtitle file's answer makes of its track."""
-        yield self.read(response, track)
+        yield self.settled(self.read(response, track))
+
+    def settled(self, found: TranscriptItem) -> TranscriptItem:
+        """``found``, or the last stage's transcript of the track when it says the same (the same text,
+        segments and problem: only ``fetched_at`` would differ), so that an unchanged track is the same
+        row from one crawl to the next."""
+        record = found.record
+        before = self.kept({"lecture_id": record.lecture_id, "subtitle_url": record.subtitle_url})
+        if before is None:
+            return found
+        same = {**before.record.values(), "fetched_at": None} == {**record.values(), "fetched_at": None}
+        if not same:
+            return found
+        return TranscriptItem(record=before.record, validators=found.validators or before.validators)
 
     def read(self, response: Response, track: Mapping[str, Any]) -> TranscriptItem:
         now = datetime.now(UTC)
@@ -216,10 +230,10 @@ class SubtitleFiles:
                 self.stats.inc_value(keys.SUBTITLES_UNCHANGED)
                 return kept
             self.stats.inc_value(keys.SUBTITLES_FAILED)
-            return TranscriptItem(transcript=transcript_from(track, problem="failed", fetched_at=now))
+            return TranscriptItem(record=transcript_from(track, problem="failed", fetched_at=now))
         if response.status in GONE_STATUSES:
             self.stats.inc_value(keys.SUBTITLES_NOT_FOUND)
-            return TranscriptItem(transcript=transcript_from(track, problem="not_found", fetched_at=now))
+            return TranscriptItem(record=transcript_from(track, problem="not_found", fetched_at=now))
         parsed = parse_subtitle_file(
             response.body, auto_generated=track.get("auto_generated"), max_bytes=self.max_bytes
         )
@@ -238,20 +252,20 @@ class SubtitleFiles:
             problem=parsed.problem,
             fetched_at=now,
         )
-        return TranscriptItem(transcript=transcript, validators=response_validators(response))
+        return TranscriptItem(record=transcript, validators=response_validators(response))
 
     def carried(self, lecture_id: str) -> list[TranscriptItem]:
         """The last stage's transcripts of a lecture carried without a request."""
-        kept = [TranscriptItem(transcript=t, validators=v) for t, v in self.previous(lecture_id)]
+        kept = self.previous(lecture_id)
         if kept:
             self.stats.inc_value(keys.SUBTITLES_CARRIED, len(kept))
         return kept
 
     def kept(self, track: Mapping[str, Any]) -> TranscriptItem | None:
         """The last stage's transcript of this track, as it was."""
-        for transcript, validators in self.previous(str(track["lecture_id"])):
-            if transcript.subtitle_url == track["subtitle_url"]:
-                return TranscriptItem(transcript=transcript, validators=validators)
+        for staged in self.previous(str(track["lecture_id"])):
+            if staged.record.subtitle_url == track["subtitle_url"]:
+                return staged
         return None
 
     def failure(self, failure: Failure) -> Iterator[TranscriptItem]:
@@ -262,6 +276,8 @@ class SubtitleFiles:
             return
         problem = failure_problem(failure)
         self.stats.inc_value(keys.SUBTITLES_PROBLEM_PREFIX + problem)
+        if problem == "too_large":
+            self.stats.inc_value(keys.SUBTITLES_CUT_SHORT)
         self.logger.warning("Subtitle file %s: %s (%s)", track.get("subtitle_url"), problem, failure.value)
         if problem == "failed":
             # No answer is no evidence: what the last stage read of the file stands.
@@ -269,4 +285,5 @@ class SubtitleFiles:
             if kept is not None:
                 yield kept
                 return
-        yield TranscriptItem(transcript=transcript_from(track, problem=problem, fetched_at=datetime.now(UTC)))
+        found = transcript_from(track, problem=problem, fetched_at=datetime.now(UTC))
+        yield self.settled(TranscriptItem(record=found))
