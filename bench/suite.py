@@ -12,7 +12,9 @@ memory and CPU and wall time per lecture on the first night and on a night that 
 the lectures, and the bytes that night rewrites) and
 ``catalogue_crawl`` (two nights of ``crawl --page-budget 2500`` and ``publish`` on replica catalogues of
 3,740 lectures of 4 events and 30,740 of 32: the crawl's peak memory and time per lecture, the pages a
-night asks, what night 1 publishes and whether night 2 asks a page again).
+night asks, what night 1 publishes and whether night 2 asks a page again) and ``transcripts``
+(``bench.bench_transcripts.section``: the peak memory of publishing 3,740 and 30,740 lectures with their
+subtitle tracks).
 Prints one table and writes every figure, with the commit it measured, as JSON
 (``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the README's table.
 """
@@ -53,6 +55,7 @@ SECTIONS = (
     "anthology",
     "catalogue",
     "catalogue_crawl",
+    "transcripts",
 )
 # Publishing 8 times the lectures may take at most this many times the peak memory, and this many times
 # the CPU per lecture.
@@ -353,6 +356,16 @@ def quality(work: Path, quick: bool) -> Section:
     if run is None:
         return Section(notes=["bench.quality has no section(): quality skipped"])
     result: Section = run(work, quick)
+    return result
+
+
+# -- 2c. publishing transcripts (bench/bench_transcripts.py) ---------------------------------------
+
+
+def transcripts(work: Path, quick: bool) -> Section:
+    from bench import bench_transcripts
+
+    result: Section = bench_transcripts.section(work, quick)
     return result
 
 
@@ -1077,6 +1090,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "catalogue_crawl": lambda w: catalogue_crawl(
             w, ((300, 2), (1200, 8)) if quick else ((3740, 4), (30740, 32)), budget=100 if quick else 2500
         ),
+        "transcripts": lambda w: transcripts(w, quick),
     }
     info = machine()
     print(f"eventcrawl benchmarks on {info['cores']} cores ({info['platform']}, Python {info['python']}, "

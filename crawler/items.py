@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import scrapy
 
 from crawler.schema import FIELD_NAMES, Lecture
+from crawler.state.stage_transcripts import StagedTranscript
 
 
 @dataclass(kw_only=True)
@@ -32,6 +33,12 @@ class LectureItem(Lecture):
 RECORD_FIELDS = frozenset(FIELD_NAMES)
 
 
+# One subtitle track as the crawl read it (or kept it from the last stage): the ``transcripts`` row, and
+# beside it the file's validators the next revalidation sends (never published). The stage's own shape of a
+# track: what the spider yields is what the stage writes and reads back.
+TranscriptItem = StagedTranscript
+
+
 class CarriedLecture(scrapy.Item):
     """A lecture whose listing has not changed since the last crawl (or whose page failed this time):
     its previous record is staged again as it was, without fetching its page."""
@@ -39,6 +46,8 @@ class CarriedLecture(scrapy.Item):
     record = scrapy.Field()
     listing_hashes = scrapy.Field()
     counted = scrapy.Field()
+    # The last stage's transcripts of the lecture (TranscriptItem), staged again with it.
+    transcripts = scrapy.Field()
 
 
 class SessionItem(scrapy.Item):

@@ -27,8 +27,13 @@ UNDERLINE_REVALIDATE_SHARE = 0.02
 # A listing that brings new lectures page after page is not believed past its own meta (plus one page)
 # nor past this many pages of an event: the crawl stops as listing_unbounded.
 UNDERLINE_MAX_LISTING_PAGES = 100
-# Subtitles cost one request per fetched lecture (the transcripts endpoint): off unless asked for.
+# Subtitles cost one request per fetched lecture (the transcripts endpoint) and one per subtitle file it
+# lists (read into the ``transcripts`` table): off unless asked for.
 UNDERLINE_SUBTITLES = False
+# The hosts besides the site's own (web and API base, any port) a subtitle file is fetched from.
+UNDERLINE_ASSET_HOSTS = ["assets.underline.io"]
+# A subtitle file past this size (on the wire or decompressed) is not read: its row has no text.
+UNDERLINE_SUBTITLE_MAX_BYTES = 2 * 1024 * 1024
 # The most lecture-page requests (subtitle requests too) one crawl sends; 0: no limit. Every listing is
 # read whole; then new lectures come first, changed ones next, stale ones (revalidation) last, and the
 # rest waits for the next crawl (published from the listing, or as the last crawl staged it).

@@ -245,6 +245,24 @@ LISTING_PAST_TOTAL_PAGES = "underline/listing_past_total_pages"
 FOREIGN_LINKS = "underline/foreign_links"
 TRANSCRIPTS_UNREADABLE = "underline/transcripts_unreadable"
 TRANSCRIPTS_FAILED = "underline/transcripts_failed"
+# Subtitle files: asked, parsed into a transcript, unchanged since the last stage (304), gone (404/410),
+# unreadable as subtitles, cues skipped, addresses and numbers redacted, not asked (off the allowed hosts,
+# or the page budget spent), and per problem (too_large, not_utf8, failed, off_host, ...).
+SUBTITLES_ASKED = "underline/subtitles/asked"
+SUBTITLES_PARSED = "underline/subtitles/parsed"
+SUBTITLES_UNCHANGED = "underline/subtitles/unchanged"
+SUBTITLES_NOT_FOUND = "underline/subtitles/not_found"
+SUBTITLES_UNPARSABLE = "underline/subtitles/unparsable"
+SUBTITLES_FAILED = "underline/subtitles/failed"
+SUBTITLES_CUES_SKIPPED = "underline/subtitles/cues_skipped"
+SUBTITLES_REDACTED = "underline/subtitles/redacted"
+SUBTITLES_OFF_HOST = "underline/subtitles/off_host"
+SUBTITLES_WAITING = "underline/subtitles/waiting"
+SUBTITLES_CARRIED = "underline/subtitles/carried"
+# Downloads of subtitle files stopped at UNDERLINE_SUBTITLE_MAX_BYTES (never held whole in memory).
+SUBTITLES_CUT_SHORT = "underline/subtitles/cut_short"
+SUBTITLES_PROBLEM_PREFIX = "underline/subtitles/problem/"
+STAGE_TRANSCRIPTS = "stage/transcripts"
 REDIRECT_LOOP = "underline/redirect_loop"
 # Per field: filled from the API listing where the page had none; the page and the listing disagreed.
 FILLED_FROM_API_PREFIX = "underline/filled_from_api/"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlencode, urljoin, urlsplit
 
@@ -147,3 +148,21 @@ def lecture_resource_url(api_base: str, lecture_id: str) -> str:
 def event_resource_url(api_base: str, event_id: str) -> str:
     """One event's own resource: what says whether an event that lists nothing is still on the site."""
     return f"{api_base.rstrip('/')}/api/v1/thin_events/{event_id}"
+
+
+def subtitle_host_allowed(url: str, site_hosts: Iterable[str], asset_hosts: Iterable[str]) -> bool:
+    """Whether a subtitle file at ``url`` may be fetched: http(s), on one of the site's own hosts (any port)
+    or one of the asset hosts. Host names compare case-insensitively, without a trailing dot."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https"):
+        return False
+    host = (parts.hostname or "").lower().rstrip(".")
+    allowed = {h.lower().rstrip(".") for h in (*site_hosts, *asset_hosts) if h}
+    return bool(host) and host in allowed
+
+
+def host_of(url: str) -> str:
+    """The host name of a base URL or a bare host (``assets.underline.io``)."""
+    if "//" not in url:
+        url = "//" + url
+    return (urlsplit(url).hostname or "").lower()

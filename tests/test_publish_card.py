@@ -193,7 +193,7 @@ def test_statistics_sections(text: str) -> None:
     assert f"| {lengths[0]} | {shown} | {lengths[-1]} |" in body
     assert "| 502 | EMNLP 2025 | 11 | 11 | 0 | 2025-11-05 | 2025-11-07 |" in body
     assert "| Lectures | 12 |" in body and "| Premium lectures | 3 |" in body
-    assert "authors) that look like an e-mail address in this release:\n0." in body
+    assert "authors, transcripts) that look like an e-mail address in this release:\n0." in body
 
 
 def test_field_tables_list_every_schema_field(text: str) -> None:

@@ -77,6 +77,11 @@ def crawl_arguments(args: argparse.Namespace) -> tuple[tuple[str, ...], str | No
     return events, web_base, api_base
 
 
+def subtitles_setting(args: argparse.Namespace) -> list[tuple[str, object]]:
+    """``--subtitles`` as the setting it stands for (none when not given)."""
+    return [("UNDERLINE_SUBTITLES", True)] if getattr(args, "subtitles", False) else []
+
+
 def page_budget_setting(budget: int | None) -> list[tuple[str, object]]:
     """``--page-budget`` as the setting it stands for (none when not given)."""
     if budget is None:
@@ -91,7 +96,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     args.state = check_state_layout(check_writable(check_state_dir(args.state), what="--state"))
     events, web_base, api_base = crawl_arguments(args)
     overrides: list[tuple[str, object]] = [parse_setting(s) for s in args.settings]
-    overrides += page_budget_setting(args.page_budget)
+    overrides += page_budget_setting(args.page_budget) + subtitles_setting(args)
     if args.frontier:
         if any(k == "UNDERLINE_PAGE_BUDGET" and int(float(str(v))) > 0 for k, v in overrides):
             # Each worker would spend the budget on what it read of the listing, not the fleet on all.
@@ -218,7 +223,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             private=args.private,
             revision=args.revision,
             anthology=args.anthology,
-            settings=dict([*map(parse_setting, args.settings), *page_budget_setting(args.page_budget)])
+            settings=dict(
+                [
+                    *map(parse_setting, args.settings),
+                    *page_budget_setting(args.page_budget),
+                    *subtitles_setting(args),
+                ]
+            )
             or None,
             retire_events=args.retire_event,
         )

@@ -53,13 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_budget_and_settings(command: argparse.ArgumentParser) -> None:
-    """``--page-budget`` and ``-s``, which ``crawl`` and ``run`` share."""
+    """``--page-budget``, ``--subtitles`` and ``-s``, which ``crawl`` and ``run`` share."""
     command.add_argument(
         "--page-budget",
         type=int,
         metavar="N",
         help="at most N lecture-page requests this crawl: new lectures first, then changed, then stale; "
         "the rest waits for the next crawl (default 0: no limit; UNDERLINE_PAGE_BUDGET)",
+    )
+    command.add_argument(
+        "--subtitles",
+        action="store_true",
+        help="also read each fetched lecture's subtitle files into the transcripts table "
+        "(UNDERLINE_SUBTITLES)",
     )
     command.add_argument(
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from crawler.publish.records import SessionDetail
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
+    from crawler.publish.transcripts import TranscriptSource
     from crawler.schedule.changelog import Changelog
     from crawler.state.stage_index import StageIndex
 
@@ -49,6 +50,8 @@ class StagedCrawl:
     complete: bool = True
     # What the site said of the lectures that left the listings, and the events kept back.
     withdrawals: Withdrawals = field(default_factory=Withdrawals)
+    # The staged subtitle tracks, read back when their event is published.
+    transcripts: TranscriptSource | None = None
 
     @property
     def kept_back(self) -> dict[str, str]:
@@ -82,6 +85,8 @@ class NextRelease:
     links: LinkSummary | None = None
     # Events crawled whose listing could not be read whole, with why: their rows are kept as they were.
     kept_back: dict[str, str] = field(default_factory=dict)
+    # The staged subtitle tracks the ``transcripts`` table takes before the previous release's.
+    transcripts: TranscriptSource | None = None
 
     @property
     def records(self) -> list[Lecture]:
@@ -112,9 +117,17 @@ class NextRelease:
     @property
     def unchanged(self) -> bool:
         """True when the release would hold exactly the previous one's rows (content and withdrawal) and
-        the previous one's files are as published (one edited in place is written again)."""
+        the previous one's files are as published (one edited in place is written again), and the
+        ``transcripts`` rows would be the previous release's (a track staged anew is a change)."""
+        from crawler.publish.transcripts import transcripts_changed
+
         before = {i: (s.content_sha256, s.withdrawn) for i, s in self.previous.states().items()}
-        return bool(before) and before == self.events.states and not self.previous.edited_files()
+        return (
+            bool(before)
+            and before == self.events.states
+            and not self.previous.edited_files()
+            and not transcripts_changed(self.events, self.transcripts, self.previous, self.redactions)
+        )
 
     def notes(self) -> list[str]:
         """One line per event not crawled but kept, and per event retired, for the operator."""
@@ -169,6 +182,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         tuple(sorted(crawled, key=lecture_order)),
         staged.complete,
         Withdrawals.from_summary(summary) if staged.complete else Withdrawals(),
+        staged.transcripts,
     )
 
 
@@ -344,6 +358,7 @@ def next_release(
         carried.retired_events,
         links,
         staged.kept_back,
+        staged.transcripts,
     )
 
 

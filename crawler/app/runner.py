@@ -53,6 +53,7 @@ def publish(
         removals_ledger=(
             ReleaseRemovals.of(release.removals.lectures, release.redactions) if release.removals else None
         ),
+        transcripts=release.transcripts,
     )
     result = publish_events(release.events, out_dir, options)
     record_removals(state_dir, release.removals)
@@ -129,15 +130,19 @@ def publish_staged(
         )
         if built is not None:
             built(release)
+        # The stage's index is let go once the release is built (it holds every lecture's place): the
+        # release keeps its lectures on disk, and of the index only where the subtitle tracks are.
+        provenance, bad_lines = staged.provenance, staged.stage_info["bad_lines"]
+        del staged
         stats = staged_statistics(request.state_dir)
-        judged = judge_release(release, stats, request.thresholds, bad_lines=staged.stage_info["bad_lines"])
+        judged = judge_release(release, stats, request.thresholds, bad_lines=bad_lines)
         if not judged.verdict.passed and not request.force:
             # As `run` does: what the gate refused is no base for the next crawl's refresh.
             mark_refused(request.state_dir, judged.refusal("publish"))
             raise GateRefused(judged.verdict)
         result = publish(
             release,
-            staged.provenance,
+            provenance,
             out_dir=request.out_dir,
             name=request.name,
             state_dir=request.state_dir,

@@ -6,7 +6,9 @@ Here a redirect is followed only when its target has the same origin (scheme, ho
 request, or the origin of one of the configured site bases (``UNDERLINE_WEB_BASE``,
 ``UNDERLINE_API_BASE``). Anything else raises ``IgnoreRequest`` (the request's errback counts the lecture
 as failed), is logged at WARNING and counted as ``offorigin/redirects``; ``request.meta["off_origin"]``
-holds the target.
+holds the target. A subtitle file's request (``request.meta["subtitle_track"]``) may also follow a redirect
+to another of the hosts subtitle files are fetched from (the site's own, any port, and
+``UNDERLINE_ASSET_HOSTS``), and to nothing else.
 
 It must see responses before ``RedirectMiddleware`` (600): register it between 600 and the gated-download
 middleware (650), which handles redirects to a log-in page first.
@@ -22,6 +24,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from crawler import stats_keys as keys
 from crawler.middlewares.gated import redirect_target
+from crawler.urls import host_of, subtitle_host_allowed
 
 if TYPE_CHECKING:
     from typing import Self
@@ -54,6 +57,10 @@ class OffOriginRedirectMiddleware:
         self.site_origins = {
             origin(settings[name]) for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]
         }
+        self.site_hosts = tuple(
+            host_of(settings[name]) for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]
+        )
+        self.asset_hosts = tuple(settings.getlist("UNDERLINE_ASSET_HOSTS"))
         self.stats = crawler.stats
 
     @classmethod
@@ -66,6 +73,10 @@ class OffOriginRedirectMiddleware:
             return response
         allowed = {origin(request.url), *self.site_origins}
         if origin(target) in allowed:
+            return response
+        if request.meta.get("subtitle_track") and subtitle_host_allowed(
+            target, self.site_hosts, self.asset_hosts
+        ):
             return response
         request.meta["off_origin"] = target
         if self.stats is not None:

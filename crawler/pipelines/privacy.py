@@ -1,5 +1,5 @@
-"""No e-mail address is ever stored: every string field of a lecture (its aliases included) and of a
-session is scrubbed.
+"""No e-mail address is ever stored: every string field of a lecture (its aliases included), of a session
+and of a transcript is scrubbed.
 
 Runs after normalize (so addresses hidden with invisible characters in normalized fields are already
 plain) and before boilerplate, whose ``text`` is built from the page blocks scrubbed here. Sessions (their
@@ -14,7 +14,7 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.items import LectureItem, SessionItem
+from crawler.items import LectureItem, SessionItem, TranscriptItem
 from crawler.schema import FIELD_NAMES
 from crawler.text.privacy import (
     PLACEHOLDER,
@@ -41,6 +41,8 @@ class PrivacyPipeline:
     def process_item(self, item: Any) -> Any:
         if isinstance(item, SessionItem):
             return self._session(item)
+        if isinstance(item, TranscriptItem):
+            return self.transcript(item)
         if not isinstance(item, LectureItem):
             return item
         return self.lecture(item)
@@ -66,6 +68,22 @@ class PrivacyPipeline:
         if stored:
             self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
             self.stats.inc_value(keys.PRIVACY_ITEMS_SCRUBBED)
+        return item
+
+    def transcript(self, item: TranscriptItem) -> TranscriptItem:
+        """A transcript's text and its segments' (the parser redacted what it recognised as spoken
+        addresses and numbers already; this is the scrub every stored string passes)."""
+        transcript = item.record
+        stored = 0
+        if transcript.text is not None:
+            transcript.text, count = scrub_value(transcript.text)
+            stored += count
+        for segment in transcript.segments:
+            segment["text"], count = scrub_value(segment["text"])
+            stored += count
+        if stored:
+            self.stats.inc_value(keys.PRIVACY_FIELDS_PREFIX + "transcripts", stored)
+            self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
         return item
 
     def _session(self, item: Any) -> Any:

@@ -1,5 +1,6 @@
 """Building a release in its build directory: the version, every event written
-(:func:`crawler.publish.events.write_events`), the summary tables' files, the Anthology links, the change
+(:func:`crawler.publish.events.write_events`: its lectures' files and its transcripts' file), the summary
+tables' files, the Anthology links, the change
 files (earlier releases' carried with the removals applied, this release's merged from its events'),
 the card with its charts, and the manifest listing every file with its size and sha256; then every file
 is synced to disk. The checks (:mod:`crawler.publish.verify`) and the swap
@@ -45,10 +46,13 @@ from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
     SPECS,
+    TRANSCRIPTS,
     EventConfig,
     event_configs,
     lecture_table,
 )
+from crawler.publish.transcripts import PATTERN as TRANSCRIPTS_PATTERN
+from crawler.publish.transcripts import TranscriptsWritten
 
 
 def crawl_date_of(provenance: Mapping[str, object]) -> str:
@@ -127,6 +131,24 @@ def _table_configs(build: Path, tables: Mapping[str, pa.Table]) -> list[ConfigFi
     return configs
 
 
+def _transcript_configs(build: Path, written: TranscriptsWritten) -> list[ConfigFiles]:
+    """The ``transcripts`` config, declared only when a track was written: datasets cannot load a split
+    without rows, so a release without any transcript has no such config (its card says so)."""
+    if not written.num_rows:
+        return []
+    paths = tuple(f.path for f in written.files)
+    return [
+        ConfigFiles(
+            spec=TRANSCRIPTS,
+            paths=paths,
+            num_rows=written.num_rows,
+            num_bytes=sum(f.num_bytes for f in written.files),
+            download_size=sum((build / p).stat().st_size for p in paths),
+            pattern=TRANSCRIPTS_PATTERN,
+        )
+    ]
+
+
 @dataclass(frozen=True)
 class _Release:
     """What the card and the manifest describe: the version, the configs and the change files."""
@@ -151,7 +173,11 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
     per_event = event_configs(tables["events"].to_pylist())
     by_event = {w.event_id: w for w in written.events}
     event_files = [_event_config_files(build, by_event[e.event_id], e) for e in per_event]
-    configs = _lecture_configs(context, written, written.total) + _table_configs(build, tables)
+    configs = [
+        *_lecture_configs(context, written, written.total),
+        *_table_configs(build, tables),
+        *_transcript_configs(build, written.transcripts),
+    ]
     # The links the Anthology could ingest: every linked lecture still on the site.
     links = links_file(written.linked)
     (build / LINKS_FILE).write_text(links_csv(links.rows), encoding="utf-8")
@@ -213,6 +239,7 @@ def _write_card(
         event_configs=release.per_event,
         change_files=release.change_files,
         lecture_email_like=sum(w.email_like for w in written.events),
+        transcripts=written.transcripts,
     )
     drawn = charts.charts(
         charts.event_figures(lectures, release.per_event, written.coverage), release.history

@@ -33,10 +33,12 @@ from crawler.publish.card_statistics import (
     event_statistics,
     lecture_statistics,
 )
+from crawler.publish.card_transcripts import TranscriptStatistics, transcript_statistics
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
 from crawler.publish.email_like import email_like_values
-from crawler.publish.tables import DEFAULT_CONFIG, SPECS, EventConfig, type_label
+from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, type_label
+from crawler.publish.transcripts import TranscriptsWritten
 from crawler.schema import format_timestamp
 
 if TYPE_CHECKING:
@@ -191,6 +193,8 @@ class CardContext(ReleaseText):
     changes: Changes
     change_counts: dict[Change, int]
     email_like: int
+    # The ``transcripts`` table's section (tracks per event and language, hours, tracks without text).
+    transcripts: TranscriptStatistics
     # The charts of the release (crawler/publish/charts.py), drawn once its files are written.
     charts: list[ChartRow]
 
@@ -252,7 +256,8 @@ def event_summaries(events: pa.Table) -> list[EventSummary]:
 
 
 def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
-    """The table configs written, with their files and their fields' types and descriptions."""
+    """The table configs written (``transcripts`` last), with their files and their fields' types and
+    descriptions."""
     return [
         {
             "name": spec.name,
@@ -272,7 +277,7 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
                 for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
             ],
         }
-        for spec in SPECS
+        for spec in (*SPECS, TRANSCRIPTS)
         if spec.name in by_name
     ]
 
@@ -301,15 +306,19 @@ def card_context(
     event_configs: Sequence[EventConfig] = (),
     change_files: Sequence[str] = (),
     lecture_email_like: int | None = None,
+    transcripts: TranscriptsWritten | None = None,
 ) -> CardContext:
     """Everything the template may use; every string that came from outside is already escaped.
 
     The changes are the release's ``diff`` against ``release.previous_version``, the one its change file
     holds. ``tables["lectures"]`` may hold only the columns the statistics read; ``lecture_email_like`` is
-    then the count of e-mail-like values in the whole lectures table (counted as it was written)."""
+    then the count of e-mail-like values in the whole lectures table (counted as it was written).
+    ``transcripts`` are the ``transcripts`` files written and their counts (none when not given)."""
     lectures = tables[DEFAULT_CONFIG]
     by_name = {c.config_name: c for c in configs}
     events = tables["events"]
+    tracks = transcripts or TranscriptsWritten()
+    names = {str(e["event_id"]): e["event_name"] for e in events.to_pylist()}
     event_names = ", ".join(
         escape_text(e["event_name"] or e["event_id"], limit=100) for e in events.to_pylist()
     )
@@ -334,7 +343,9 @@ def card_context(
             for config, table in tables.items()
             if config != DEFAULT_CONFIG or lecture_email_like is None
         )
-        + (lecture_email_like or 0),
+        + (lecture_email_like or 0)
+        + tracks.stats.email_like,
+        "transcripts": transcript_statistics(tracks.stats, names),
         "charts": [],
     }
 

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -36,6 +37,13 @@ from crawler.publish.shards import EventShards, event_shards
 from crawler.publish.summary_tables import SummaryTables
 from crawler.publish.swap import ReleaseStep
 from crawler.publish.tables import lecture_table
+from crawler.publish.transcripts import (
+    PreviousTranscripts,
+    TranscriptSource,
+    TranscriptSources,
+    TranscriptsWritten,
+    write_event_transcripts,
+)
 from crawler.schema import FIELDS, Lecture, lecture_order
 from crawler.urls import without_credentials
 
@@ -97,6 +105,8 @@ class PublishOptions:
     redact_authors: Iterable[str] | Redactions = ()
     # The removals the release keeps (``removals.json``, listed in the manifest, so pushed with it).
     removals_ledger: ReleaseRemovals | None = None
+    # The staged subtitle tracks (the stage index); without it, only the previous release's are carried.
+    transcripts: TranscriptSource | None = None
 
 
 def public_provenance(value: Any) -> Any:
@@ -144,6 +154,13 @@ class BuildContext:
         found: JsonObject = public_provenance(self.options.provenance)
         return found
 
+    @cached_property
+    def transcript_sources(self) -> TranscriptSources:
+        """Where the ``transcripts`` rows come from: the stage's tracks, then the previous release's; and
+        the author redactions they are taken through."""
+        previous = PreviousTranscripts(self.previous) if self.previous.transcript_files else None
+        return TranscriptSources(self.options.transcripts, previous, self.removals.authors)
+
 
 @dataclass
 class Written:
@@ -163,6 +180,8 @@ class Written:
     seen: set[str] = field(default_factory=set)
     # Each watched field's coverage by event, for the card's chart.
     coverage: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The ``transcripts`` files written, one per event with a track, and the card's counts of them.
+    transcripts: TranscriptsWritten = field(default_factory=TranscriptsWritten)
 
     def add(self, rows: Sequence[Lecture]) -> None:
         """What the release says of all its lectures, taken from one event's rows."""
@@ -254,6 +273,10 @@ def _write_event(
         return
     written.events.append(event_shards(context.build, event_id, rows, context.previous))
     written.add(rows)
+    try:
+        write_event_transcripts(context.build, rows, context.transcript_sources, written.transcripts)
+    except InvalidRecordsError as exc:
+        written.problems.extend(exc.problems)
     _write_changes_of(event_id, rows, context, written, event_of)
 
 

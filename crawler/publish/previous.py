@@ -27,7 +27,7 @@ from crawler.publish.manifest import (
     recovery,
 )
 from crawler.publish.records import SessionDetail
-from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS
+from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS, TRANSCRIPTS
 from crawler.schema import (
     PAGE_FIELDS,
     AnthologyMatch,
@@ -79,6 +79,12 @@ class PreviousRelease:
     def lecture_files(self) -> list[str]:
         return list(self.manifest["configs"][DEFAULT_CONFIG].get("files", [])) if self.manifest else []
 
+    @property
+    def transcript_files(self) -> list[str]:
+        """The ``transcripts`` files (none when the release has no transcript)."""
+        config = self.manifest["configs"].get(TRANSCRIPTS.name) if self.manifest else None
+        return list(config.get("files", [])) if config else []
+
     def path_of(self, path: str) -> Path:
         assert self.root is not None
         return self.root / path
@@ -92,8 +98,9 @@ class PreviousRelease:
             ) from None
 
     def check(self) -> None:
-        """Every lecture file opens as Parquet (a damaged release is named before anything is built)."""
-        for path in self.lecture_files:
+        """Every lecture and transcript file opens as Parquet (a damaged release is named before anything
+        is built)."""
+        for path in [*self.lecture_files, *self.transcript_files]:
             try:
                 pq.read_metadata(self.path_of(path))
             except (OSError, pa.ArrowException) as exc:
@@ -102,14 +109,15 @@ class PreviousRelease:
                 ) from None
 
     def edited_files(self) -> list[str]:
-        """The lecture files that are no longer the files the manifest describes (size or sha256): edited
-        in place since they were published. The next release writes their events again."""
+        """The lecture and transcript files that are no longer the files the manifest describes (size or
+        sha256): edited in place since they were published. The next release writes their events
+        again."""
         if self.manifest is None:
             return []
         listed = self.manifest["files"]
         return [
             path
-            for path in self.lecture_files
+            for path in [*self.lecture_files, *self.transcript_files]
             if path in listed
             and self.path_of(path).is_file()
             and file_entry(self.path_of(path)) != listed[path]

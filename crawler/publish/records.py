@@ -1,7 +1,7 @@
 """What a release takes in, checked before it reaches a table: lecture records (scrubbed of e-mail
-addresses, validated against the schema, unique by id, their content hashes verified) and the session
-details a caller gives (checked, timestamps parsed, scrubbed). Bad input raises an error naming every
-problem; nothing is written.
+addresses, validated against the schema, unique by id, their content hashes verified), subtitle tracks
+(scrubbed the same way, text and every segment's text) and the session details a caller gives (checked,
+timestamps parsed, scrubbed). Bad input raises an error naming every problem; nothing is written.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TypedDict
 
 from crawler import schema
-from crawler.schema import Lecture
+from crawler.schema import Lecture, Transcript
 from crawler.schema import check as schema_check
 from crawler.text.privacy import (
     PLACEHOLDER,
@@ -50,6 +50,25 @@ def scrubbed_record(record: Mapping[str, object]) -> Mapping[str, object]:
         return record
     out["content_sha256"] = schema.content_sha256(out)
     return out
+
+
+def scrubbed_transcript(transcript: Transcript) -> Transcript:
+    """``transcript`` with every e-mail address in its text, its segments' texts and its other strings
+    replaced (the subtitle URL as a URL), as :func:`scrubbed_record` scrubs a lecture: whatever the stage
+    or an earlier release holds, no address reaches the ``transcripts`` table. The same object when it
+    holds none."""
+    values = transcript.values()
+    strings: list[str] = []
+    _strings(values.values(), strings)
+    if not strings_to_scrub(strings):
+        return transcript
+    out: dict[str, object] = {}
+    found = 0
+    for name, value in values.items():
+        is_url = name == "subtitle_url"
+        out[name], count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
+        found += count
+    return Transcript(**out) if found else transcript  # type: ignore[arg-type]
 
 
 def _strings(values: Iterable[object], out: list[str]) -> None:

@@ -310,6 +310,14 @@ class Redactions:
         return Redactions(self.orcids, frozenset(names))
 
 
+def without_redacted_names(text: str, redactions: Redactions) -> str:
+    """``text`` without the names of the redacted authors (given as such, or as digests as ``text``
+    spells them), as a lecture's ``text`` loses them: for the release's other texts (a transcript)."""
+    if not redactions:
+        return text
+    return _without_names(text, [*redactions.plain_names, *redactions.names_in(text)])
+
+
 def _without_names(text: str, names: Iterable[str]) -> str:
     out = text
     for name in sorted(set(names), key=len, reverse=True):

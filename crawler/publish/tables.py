@@ -1,11 +1,12 @@
-"""The tables of a release (``lectures``, ``events``, ``sessions``, ``authors``) as specs: their columns,
-types, keys and descriptions; the per-event configs that share the ``lectures`` files; and the
+"""The tables of a release (``lectures``, ``events``, ``sessions``, ``authors``, ``transcripts``) as specs:
+their columns, types, keys and descriptions; the per-event configs that share the ``lectures`` files; and the
 ``lectures`` table itself.
 
 The ``lectures`` table is :data:`crawler.schema.FIELDS` as is. The other tables are summaries of it
 (:mod:`crawler.publish.summary_tables`); their column types are taken from the lecture fields they
 summarize (or from a schema kind for the few columns no lecture field holds), so a change of a type in
-the schema reaches every table.
+the schema reaches every table. The ``transcripts`` table is :data:`crawler.schema.TRANSCRIPT_FIELDS` as
+is, written beside the lectures (:mod:`crawler.publish.transcripts`), not summarized from them.
 """
 
 from __future__ import annotations
@@ -48,12 +49,22 @@ class TableSpec:
     description: str
     columns: tuple[Column, ...]
     key: str
+    # A table declared by a record of the schema of its own (``transcripts``): its types are those fields'.
+    fields: tuple[schema.Field, ...] = ()
+
+    @classmethod
+    def of_fields(cls, name: str, description: str, fields: tuple[schema.Field, ...], key: str) -> TableSpec:
+        """The spec of a table whose columns are a record's ``fields`` as they are."""
+        columns = tuple(Column(f.name, f.description, f.nullable, None) for f in fields)
+        return cls(name, description, columns, key, fields)
 
     @property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
     def arrow_schema(self) -> pa.Schema:
+        if self.fields:
+            return schema_arrow.arrow_schema(self.fields, self.description)
         lecture_schema = schema_arrow.arrow_schema()
         fields = [pa.field(c.name, _arrow_type(c, lecture_schema), nullable=c.nullable) for c in self.columns]
         metadata = lecture_schema.metadata if self is LECTURES else {"description": self.description}
@@ -63,6 +74,8 @@ class TableSpec:
         """The ``datasets.Features`` of this table (datasets is imported lazily: it is heavy)."""
         import datasets
 
+        if self.fields:
+            return schema_arrow.hf_features(self.fields)
         lecture_features = schema_arrow.hf_features()
 
         def feature(column: Column) -> Any:
@@ -212,9 +225,16 @@ AUTHORS = TableSpec(
 )
 SPECS: tuple[TableSpec, ...] = (LECTURES, EVENTS, SESSIONS, AUTHORS)
 SPECS_BY_NAME: dict[str, TableSpec] = {s.name: s for s in SPECS}
+# Not a summary of the lectures: written event by event from the staged tracks and the previous release's.
+TRANSCRIPTS = TableSpec.of_fields(
+    "transcripts",
+    "One row per lecture and subtitle track: what was said in the talk, timed.",
+    schema.TRANSCRIPT_FIELDS,
+    key="lecture_id",
+)
 DEFAULT_CONFIG = LECTURES.name
 # Names an event's config may not take: the tables' configs, and the name datasets gives an unnamed one.
-RESERVED_CONFIG_NAMES = frozenset([*SPECS_BY_NAME, "default"])
+RESERVED_CONFIG_NAMES = frozenset([*SPECS_BY_NAME, TRANSCRIPTS.name, "default"])
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from crawler.publish.parquet import (
     read_shards,
     release_unused_memory,
 )
-from crawler.publish.tables import DEFAULT_CONFIG, LECTURES, SPECS, SPECS_BY_NAME
+from crawler.publish.tables import DEFAULT_CONFIG, LECTURES, SPECS, SPECS_BY_NAME, TRANSCRIPTS
+from crawler.publish.transcripts import check_transcript_files
 
 
 def verify_files(root: Path, manifest: Mapping[str, Any]) -> None:
@@ -54,12 +55,21 @@ def verify_release(
     one event costs about that event's reading. The ``lectures`` config's files are checked to be exactly
     its events' files, and ``datasets`` must resolve the config to them with the declared features. No
     Parquet file of the release may hold a row group whose uncompressed size passes
-    ``max_row_group_bytes`` (the Hub's viewer would not open it)."""
+    ``max_row_group_bytes`` (the Hub's viewer would not open it). The ``transcripts`` files (when the
+    release has any) have the declared schema, one event each, rows in ``transcript_order``, and load."""
     carried = frozenset(carried)
     manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     verify_files(root, manifest)
     _check_row_groups(root, manifest, max_row_group_bytes)
     _check_tables(root, manifest, expected_rows)
+    transcripts = manifest["configs"].get(TRANSCRIPTS.name)
+    if transcripts is not None or expected_rows.get(TRANSCRIPTS.name):
+        try:
+            check_transcript_files(
+                root, (transcripts or {}).get("files", []), expected_rows.get(TRANSCRIPTS.name, 0)
+            )
+        except ValueError as exc:
+            raise ReleaseError(f"{TRANSCRIPTS.name}: {exc}") from None
     lecture_files = _check_lecture_files(root, manifest, expected_rows[LECTURES.name])
     rewritten = _check_event_configs(root, manifest, carried)
     if (
@@ -76,6 +86,7 @@ def verify_release(
         for name, config in manifest["configs"].items()
         if (rewritten.get(name) is not None and not _carried(config, carried))
         or (name in SPECS_BY_NAME and name != DEFAULT_CONFIG)
+        or name == TRANSCRIPTS.name
     }
     if not expected_rows[LECTURES.name]:
         loaded[DEFAULT_CONFIG] = 0
@@ -130,7 +141,7 @@ def _check_event_configs(
     whole, carried ones from two columns. Returns every event config's files, by config."""
     out: dict[str, list[str]] = {}
     for config_name, config in manifest["configs"].items():
-        if config_name in SPECS_BY_NAME:
+        if config_name in SPECS_BY_NAME or config_name == TRANSCRIPTS.name:
             continue
         out[config_name] = list(config["files"])
         if set(config["files"]) <= carried:
@@ -235,7 +246,7 @@ def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="eventcrawl-check-") as cache:
             for name, rows in expected_rows.items():
-                spec = SPECS_BY_NAME.get(name, LECTURES)
+                spec = {**SPECS_BY_NAME, TRANSCRIPTS.name: TRANSCRIPTS}.get(name, LECTURES)
                 config = None if name == DEFAULT_CONFIG else name
                 loaded = datasets.load_dataset(str(root), config, split="train", cache_dir=cache)
                 if loaded.features != spec.features():

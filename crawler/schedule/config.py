@@ -7,6 +7,7 @@ web_base = "..."             # default: UNDERLINE_WEB_BASE in crawler/settings.p
 api_base = "..."             # default: UNDERLINE_API_BASE
 state = "state"
 page_budget = 0              # most lecture-page requests a night (0: no limit); UNDERLINE_PAGE_BUDGET
+subtitles = false            # read each fetched lecture's subtitle files (transcripts); UNDERLINE_SUBTITLES
 [crawl.settings]          # any Scrapy setting
 DOWNLOAD_DELAY = 1.0
 
@@ -117,6 +118,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "api_base": str,
         "state": str,
         "page_budget": int,
+        "subtitles": bool,
         "settings": dict,
     },
     "publish": {
@@ -271,6 +273,8 @@ def _crawl_values(table: Mapping[str, object], path: Path) -> _CrawlValues:
         if "page_budget" in table:
             # The table's key is the setting under a shorter name; it wins over [crawl.settings].
             settings.update(check_settings({"UNDERLINE_PAGE_BUDGET": table["page_budget"]}))
+        if "subtitles" in table:
+            settings.update(check_settings({"UNDERLINE_SUBTITLES": table["subtitles"]}))
         values["settings"] = settings
     except ArgumentError as exc:
         raise ConfigError(f"{exc} (in {path})") from None

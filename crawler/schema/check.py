@@ -24,7 +24,8 @@ def validate_record(record: Mapping[str, Any], fields: tuple[Field, ...] = FIELD
         value = record.get(f.name)
         if value is None:
             # A record staged before a list field existed has none: it publishes with an empty list.
-            if not f.nullable and f.hashed_when_empty:
+            added_list = not f.hashed_when_empty and f.kind in ("string_list", "struct_list")
+            if not f.nullable and not added_list:
                 problems.append(f"{f.name} is missing")
             continue
         if f.kind == "struct_list":

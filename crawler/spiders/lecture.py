@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +14,7 @@ from scrapy.statscollectors import StatsCollector
 from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
-from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem
+from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, TranscriptItem
 from crawler.pages import LectureFields, LecturePage, PageParseError
 from crawler.schema import LISTING_ONLY_EXTRACTION
 from crawler.spiders.refresh import DISAGREED, LISTING_NAMES, complete_authors, listing_hashes, merge_fields
@@ -70,6 +70,7 @@ class LectureRecords:
         *,
         default_event: str,
         with_subtitles: Callable[[LectureItem], Iterator[Any]],
+        transcripts: Callable[[str], list[TranscriptItem]] | None = None,
         logger: logging.LoggerAdapter[logging.Logger],
     ) -> None:
         self.stats = stats
@@ -77,6 +78,7 @@ class LectureRecords:
         self.previous = previous
         self.default_event = default_event
         self.with_subtitles = with_subtitles
+        self.transcripts = transcripts
         self.logger = logger
         self.seen_links: set[str] = set()
 
@@ -194,6 +196,14 @@ class LectureRecords:
             counted=list(counted or []),
         )
 
+    def carried(
+        self, record: Mapping[str, Any], listing_hashes: Mapping[str, str] | None, counted: list[str]
+    ) -> CarriedLecture:
+        """A lecture staged again as the last crawl staged it, with the transcripts it staged of it."""
+        lecture_id = str(record.get("lecture_id"))
+        kept = self.transcripts(lecture_id) if self.transcripts is not None else []
+        return CarriedLecture(record=record, listing_hashes=listing_hashes, counted=counted, transcripts=kept)
+
     def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
         """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
         is still on the site, and is never published as withdrawn for a page that did not answer."""
@@ -202,7 +212,7 @@ class LectureRecords:
         if record is not None:
             self.stats.inc_value(keys.PAGE_FAILED_KEPT)
             # No listing hashes: the next crawl fetches the page again.
-            yield CarriedLecture(record=record, listing_hashes=None, counted=counted)
+            yield self.carried(record, None, counted)
             return
         fields = merge_fields(asked.listed, None)
         if fields is None:

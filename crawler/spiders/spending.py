@@ -13,7 +13,6 @@ import scrapy
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.items import CarriedLecture
 from crawler.schema import LISTING_ONLY_EXTRACTION
 from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
 from crawler.spiders.lecture import LectureRecords
@@ -31,15 +30,23 @@ from crawler.spiders.refresh import (
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BudgetTerms:
-    """What the page budget is: ``page_budget`` requests (0: no limit), two a lecture when its
-    ``subtitles`` are asked for too, of which a resumed crawl spent ``spent_before`` lectures' already."""
+    """What the page budget is: ``page_budget`` requests (0: no limit), three a lecture when its
+    ``subtitles`` are asked for too (its page, its track list, and one subtitle file reserved), of which a
+    resumed crawl spent ``spent_before`` lectures' already."""
 
     page_budget: int
     subtitles: bool
     spent_before: int
 
     def page_cost(self) -> int:
-        return 2 if self.subtitles else 1
+        return 3 if self.subtitles else 1
+
+    def subtitle_allowance(self, presence_asked: int, pages: int) -> int | None:
+        """How many subtitle files the budget pays once ``pages`` lecture pages (and their track lists)
+        are bought and ``presence_asked`` questions asked: what they leave (None: no budget)."""
+        if self.page_budget <= 0 or not self.subtitles:
+            return None
+        return max(0, self.page_budget - presence_asked - 2 * (self.spent_before + pages))
 
     def pages_left(self) -> int:
         """How many lecture pages the budget still buys: a lecture costs its page, and its subtitles'
@@ -75,6 +82,8 @@ class BudgetSpending:
         self.page_request = page_request
         self.logger = logger
         self.spent = False
+        # How many subtitle files the budget pays, once spent (None: no limit).
+        self.subtitle_allowance: int | None = None
 
     def hold(self, decision: Decision, held: HeldListing) -> Iterator[Any]:
         """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
@@ -109,6 +118,7 @@ class BudgetSpending:
         affordable = max(
             0, (self.terms.page_budget - presence_asked) // self.terms.page_cost() - self.terms.spent_before
         )
+        self.subtitle_allowance = self.terms.subtitle_allowance(presence_asked, min(affordable, len(ranked)))
         for place, candidate in enumerate(ranked):
             held = self.budget.listing(candidate)
             if place < affordable:
@@ -138,12 +148,12 @@ class BudgetSpending:
             # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
             # changed next time. A stale one's listing is as staged.
             kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
-            yield CarriedLecture(record=record, listing_hashes=kept, counted=[key])
+            yield self.lectures.carried(record, kept, [key])
             return
         last = self.lectures.previous().record(candidate.lecture_id)
         if last is not None and not listing_only(last):
             # Ranked new only because the refresh is off: its last page's record stands in.
-            yield CarriedLecture(record=last, listing_hashes=None, counted=[key])
+            yield self.lectures.carried(last, None, [key])
             return
         listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
         yield self.lectures.lecture_item(listing_only_fields, LISTING_ONLY_EXTRACTION, None, set(), [key])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,7 +25,7 @@ from crawler import stats_keys as keys
 from crawler.app.arguments import parse_event_ids
 from crawler.cache.httpcache import BodyReader, StoredRead
 from crawler.extensions.workers import JobFailed, crawler_pool
-from crawler.items import CarriedLecture, LectureItem
+from crawler.items import LectureItem
 from crawler.json_types import JsonObject
 from crawler.pages import (
     LectureFields,
@@ -34,7 +33,6 @@ from crawler.pages import (
     ListingAnswer,
     PageParseError,
     parse_lecture_page,
-    parse_transcripts,
     read_listing,
 )
 from crawler.spiders.budget import HeldListing, PageBudget
@@ -57,15 +55,11 @@ from crawler.spiders.refresh import (
     with_new_listing_fields,
 )
 from crawler.spiders.spending import BudgetSpending, BudgetTerms
+from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
 from crawler.state.withdrawals import Withdrawals
-from crawler.urls import (
-    API_ACCEPT,
-    canonical_lecture_url,
-    listing_url,
-    transcripts_url,
-)
+from crawler.urls import API_ACCEPT, canonical_lecture_url, host_of, listing_url
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -181,6 +175,7 @@ class UnderlineSpider(scrapy.Spider):
             lambda: self.previous,
             default_event=self.event_id,
             with_subtitles=self.with_subtitles,
+            transcripts=self.subtitle_files.carried if self.subtitles else None,
             logger=self.logger,
         )
 
@@ -218,6 +213,26 @@ class UnderlineSpider(scrapy.Spider):
             self.budget,
             lectures=self.lectures,
             page_request=self.page_request,
+            logger=self.logger,
+        )
+
+    @functools.cached_property
+    def subtitle_files(self) -> SubtitleFiles:
+        """Asks for the subtitle files of the lectures fetched, and reads them into transcripts."""
+        settings = self.crawler.settings
+        return SubtitleFiles(
+            self.stats,
+            self.api_base if self.subtitles else None,
+            site_hosts=(host_of(self.web_base), host_of(self.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
+            callbacks=(
+                self.parse_transcripts,
+                self.transcripts_failed,
+                self.parse_subtitle_file,
+                self.subtitle_file_failed,
+            ),
+            previous=lambda lecture_id: self.previous.transcripts_of(lecture_id),
             logger=self.logger,
         )
 
@@ -276,6 +291,8 @@ class UnderlineSpider(scrapy.Spider):
             return
         for out in self.spending.spend(self.presence.asked):
             if isinstance(out, scrapy.Request):
+                # The subtitle files are paid from what the pages bought leave.
+                self.subtitle_files.allowance = self.spending.subtitle_allowance
                 await self.room_to_send()
             yield out
 
@@ -429,7 +446,7 @@ class UnderlineSpider(scrapy.Spider):
             if d.unchanged and d.staged is not None and lecture_id not in due:
                 record = with_new_listing_fields(d.staged, d.fields, d.hashes).record
                 self.stats.inc_value(keys.PAGES_CARRIED)
-                yield CarriedLecture(record=record, listing_hashes=d.hashes, counted=[keys.PAGES_CARRIED])
+                yield self.lectures.carried(record, d.hashes, [keys.PAGES_CARRIED])
                 continue
             held = HeldListing(event, d.fields, authors_incomplete(d.fields))
             if self.page_budget > 0:
@@ -521,30 +538,21 @@ class UnderlineSpider(scrapy.Spider):
         for out in self.lectures.output(response, page, asked):
             yield out
 
+    # The callbacks of the subtitle requests (see SubtitleFiles): the track list, then each file.
     def with_subtitles(self, item: LectureItem) -> Iterator[Any]:
-        """The item, with its subtitles first when UNDERLINE_SUBTITLES asks for them (one request)."""
-        if not self.subtitles:
-            yield item
-            return
-        yield scrapy.Request(
-            transcripts_url(self.api_base, item.lecture_id),
-            headers={"Accept": API_ACCEPT},
-            callback=self.parse_transcripts,
-            errback=self.transcripts_failed,
-            cb_kwargs={"item": item},
-            dont_filter=True,
-        )
+        return self.subtitle_files.with_tracks(item)
 
     def parse_transcripts(self, response: Response, item: LectureItem) -> Iterator[Any]:
-        try:
-            item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
-        except (ValueError, AttributeError, RecursionError):
-            self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
-        yield item
+        return self.subtitle_files.tracks(response, item)
 
     def transcripts_failed(self, failure: Failure) -> Iterator[Any]:
-        self.stats.inc_value(keys.TRANSCRIPTS_FAILED)
-        yield failure.request.cb_kwargs["item"]  # type: ignore[attr-defined]
+        return self.subtitle_files.tracks_failed(failure)
+
+    def parse_subtitle_file(self, response: Response, track: JsonObject) -> Iterator[Any]:
+        return self.subtitle_files.transcript(response, track)
+
+    def subtitle_file_failed(self, failure: Failure) -> Iterator[Any]:
+        return self.subtitle_files.failure(failure)
 
     def request_dropped(self, request: scrapy.Request) -> None:
         # The scheduler drops a request for a URL this crawl already requested. When a lecture page's

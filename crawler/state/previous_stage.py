@@ -20,6 +20,7 @@ from crawler.schema import SORT_KEY, from_json_record, parse_timestamp, to_json_
 from crawler.state.layout import StateDir
 from crawler.state.stage import COMPLETE_MARKER, PREVIOUS_DIRNAME
 from crawler.state.stage_index import record_problems
+from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ class PreviousStage:
         # than a set: a carried lecture keeps them.
         self._aliases: dict[str, str | tuple[str, ...]] = {}
         self.damaged: set[str] = set()
+        # Where the previous crawl staged each lecture's subtitle tracks: a carried lecture keeps them.
+        self.transcripts = TranscriptLines()
         # Each lecture's event, as an index into ``_events``: what a listing that no longer names it is
         # asked about.
         self._event = array("I")
@@ -99,6 +102,9 @@ class PreviousStage:
         if payload.get("kind") == "alias" and isinstance(payload.get("lecture_id"), str):
             self._add_alias(str(payload["lecture_id"]), str(payload.get("url")))
             return
+        if payload.get("kind") == TRANSCRIPT_KIND:
+            self._add_transcript(payload, file, offset)
+            return
         record = payload.get("record")
         if payload.get("kind") != "lecture" or not isinstance(record, dict):
             return
@@ -121,6 +127,21 @@ class PreviousStage:
         elif micros >= self._fetched[row]:
             self._file[row], self._offset[row], self._fetched[row] = file, offset, micros
             self._event[row] = event
+
+    def _add_transcript(self, payload: JsonObject, file: int, offset: int) -> None:
+        path = self._paths[file]
+        problems = self.transcripts.add(payload, path, offset)
+        if problems:
+            logger.warning(
+                "The last stage's transcript line %s:%d cannot be read back (%s): it is not carried",
+                path,
+                _line_number(path, offset),
+                "; ".join(problems),
+            )
+
+    def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
+        """The lecture's subtitle tracks as the previous crawl staged them (record and validators)."""
+        return self.transcripts.transcripts_of(lecture_id)
 
     def lectures_by_event(self) -> dict[str, list[str]]:
         """The lecture ids indexed, per the event their record names."""

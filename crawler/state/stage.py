@@ -1,12 +1,13 @@
 """Writing and rotating the crawl's staging area in the state directory: append-only JSON lines, safe
 against a kill.
 
-Layout under ``<state>/stage/``: one ``<worker>.jsonl`` per crawl process and a ``COMPLETE`` marker
-written when a crawl finishes normally. A crawl that starts on a stage without the marker resumes it
-(appends); one that starts after a finished crawl moves that stage to ``stage.previous/`` first, the base
-its refresh carries unchanged lectures from. A finished stage the quality gate refused (``REFUSED``) is
-never that base: it moves to ``stage.refused/`` and the last accepted stage stays ``stage.previous/``, so
-that what the gate refused is fetched again instead of carried over.
+Layout under ``<state>/stage/``: one ``<worker>.jsonl`` per crawl process (lecture, transcript, session
+and alias lines) and a ``COMPLETE`` marker written when a crawl finishes normally. A crawl that starts on
+a stage without the marker resumes it (appends); one that starts after a finished crawl moves that stage
+to ``stage.previous/`` first, the base its refresh carries unchanged lectures from. A finished stage the
+quality gate refused (``REFUSED``) is never that base: it moves to ``stage.refused/`` and the last
+accepted stage stays ``stage.previous/``, so that what the gate refused is fetched again instead of
+carried over.
 
 The workers of a fleet share one stage: each appends to its own ``<worker>.jsonl``, and the stage belongs to
 one run of the fleet, named in ``stage/FRONTIER``. Only the first worker of a new run moves a finished stage
@@ -29,8 +30,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.json_types import JsonObject
-from crawler.schema import to_json_record
+from crawler.schema import Transcript, to_json_record
 from crawler.state.fsutil import exclusive_lock, write_json_atomic
+from crawler.state.stage_transcripts import transcript_line
 
 STAGE_DIRNAME = "stage"
 PREVIOUS_DIRNAME = STAGE_DIRNAME + ".previous"
@@ -191,6 +193,12 @@ class StageWriter:
         if counted:
             payload["counted"] = list(counted)
         self._write(*(_alias_line(lecture_id, url) for lecture_id, url in aliases), payload)
+
+    def write_transcript(self, transcript: Transcript, validators: Mapping[str, str] | None = None) -> None:
+        """One subtitle track of a lecture (its ``transcripts`` row), with the subtitle file's
+        ``validators`` (``etag``, ``last_modified``: what the next crawl revalidates the file with, never
+        published). The last line of a (lecture_id, subtitle_url) is the one read back."""
+        self._write(transcript_line(transcript, validators))
 
     def write_session(self, session: Mapping[str, Any]) -> None:
         self._write({"kind": "session", "session": dict(session)})

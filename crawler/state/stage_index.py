@@ -5,7 +5,8 @@ Every lecture line read back (the stage a publish reads, the last stage a refres
 unfinished stage a crawl resumes, a fleet's shared stage) is checked against the schema as JSON holds it
 (:func:`record_problems`): a line that fails is logged with its file and line number, counted as bad, and
 its lecture is taken as not staged by it, so its page is fetched again and it is never published. A
-session line is checked as a release takes it, and a bad one is counted and left out the same way.
+session line is checked as a release takes it, and a bad one is counted and left out the same way; so is
+a transcript line whose record fails the ``transcripts`` schema (it is never published).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from crawler.schema import (
 )
 from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageError, check_worker_name, stage_dir
+from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +112,8 @@ class StageIndex:
     bad_lines: int = 0
     duplicate_lectures: int = 0
     orphan_aliases: int = 0
+    # Where each lecture's subtitle tracks are staged (the last line of a track wins), read on demand.
+    transcripts: TranscriptLines = field(default_factory=TranscriptLines, repr=False)
     # (lecture_id, url) alias lines, united with the lectures' URLs once every line is read.
     _aliases: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
@@ -136,6 +140,10 @@ class StageIndex:
         """Every staged lecture of ``event_id`` in lecture order, read back from the stage."""
         ids = [i for i, e in self.entries.items() if e.event_id == event_id]
         return [self.lecture(i) for i in sorted(ids, key=lecture_order)]
+
+    def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
+        """The lecture's staged subtitle tracks (record and validators), read back from the stage."""
+        return self.transcripts.transcripts_of(lecture_id)
 
     def lecture(self, lecture_id: str) -> Lecture:
         """The lecture's latest staged record, with every URL seen linking to it."""
@@ -165,6 +173,10 @@ class StageIndex:
             self._add_session(path, payload["session"], number)
         elif kind == "lecture" and isinstance(payload.get("record"), dict):
             self._add_lecture(path, offset, payload["record"], number)
+        elif kind == TRANSCRIPT_KIND:
+            problems = self.transcripts.add(payload, path, offset)
+            if problems:
+                self._bad(path, number, "; ".join(problems))
         else:
             self._bad(path, number, f"not a line of the stage (kind {kind!r})")
 

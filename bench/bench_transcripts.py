@@ -1,0 +1,198 @@
+"""The memory a publish with transcripts takes, at two catalogue sizes: the ``transcripts`` figure.
+
+    python bench/bench_transcripts.py                      # 3,740 and 30,740 lectures
+    python bench/bench_transcripts.py --sizes 740,3740     # a quicker look
+    bench/run --only transcripts                           # as a section of the suite (section())
+
+For each size a stage is written with ``StageWriter`` (lectures of 740 per event, 1.2 subtitle tracks per
+lecture of 5 to 30 KB of text each, in timed segments), then published as ``eventcrawl publish`` does
+(:func:`crawler.app.runner.publish_staged`: the stage indexed, the next release built, every file
+written and checked, ``datasets`` round trip included) in a process of its own. The figure is that
+process's peak resident memory above what it held once its imports were done; the ratio of the larger
+size's growth to the smaller's must stay under 1.5 (transcripts are written a few lectures at a time,
+never the release's at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_publish import synthetic_records
+from bench.memory_growth import rss_mib
+from crawler import schema
+from crawler.schema import Int32, Segment, Transcript
+from crawler.state.stage import StageWriter
+
+LECTURES_PER_EVENT = 740
+TRACKS_PER_LECTURE = 1.2
+TRACK_BYTES = (5_000, 30_000)
+SEGMENT_CHARS = 120
+MAX_RATIO = 1.5
+SUBTITLES = "https://assets.underline.io/lecture/{}/subtitles/{}.vtt"
+
+
+def _track(lecture_id: str, event_id: str, locale: str, rng: random.Random) -> Transcript:
+    words = ("we", "show", "that", "the", "model", "language", "results", "attention", "data", "task")
+    size = rng.randint(*TRACK_BYTES)
+    texts: list[str] = []
+    length = 0
+    while length < size:
+        text = " ".join(rng.choices(words, k=SEGMENT_CHARS // 6))
+        texts.append(text)
+        length += len(text) + 1
+    segments: list[Segment] = [
+        {"start_ms": Int32(3000 * i), "end_ms": Int32(3000 * (i + 1)), "text": t} for i, t in enumerate(texts)
+    ]
+    return Transcript(
+        lecture_id=lecture_id,
+        event_id=event_id,
+        locale=locale,
+        language={"en": "English", "de": "Deutsch"}[locale],
+        auto_generated=locale == "en",
+        subtitle_url=SUBTITLES.format(lecture_id, locale),
+        text=" ".join(texts),
+        segments=segments,
+    )
+
+
+def write_stage(state: Path, lectures: int) -> int:
+    """A finished stage of ``lectures`` lectures and their tracks; returns the tracks written."""
+    rng = random.Random(lectures)
+    writer = StageWriter(state, fsync_every=10_000)
+    writer.open()
+    tracks = 0
+    for index, record in enumerate(synthetic_records(lectures)):
+        event = str(1000 + index // LECTURES_PER_EVENT)
+        locales = ["en", "de"] if index % 5 == 0 else ["en"]  # 1.2 a lecture
+        record["event_id"], record["event_name"] = event, f"Event {event}"
+        record["subtitles"] = [
+            {
+                "locale": loc,
+                "name": loc,
+                "auto_generated": loc == "en",
+                "url": SUBTITLES.format(record["lecture_id"], loc),
+            }
+            for loc in locales
+        ]
+        record["content_sha256"] = schema.content_sha256(record)
+        writer.write_lecture(record)
+        for locale in locales:
+            writer.write_transcript(_track(record["lecture_id"], event, locale, rng), {"etag": f'"{index}"'})
+            tracks += 1
+    writer.close(complete=True, summary={"event_ids": []})
+    return tracks
+
+
+def publish_child(state: Path, out: Path) -> None:
+    """Publish the stage and print the memory it took as JSON (run in a process of its own)."""
+    import datasets
+
+    from crawler.app.runner import PublishRequest, publish_staged
+
+    datasets.disable_progress_bars()
+    gc.collect()
+    base = rss_mib()
+    began = time.perf_counter()
+    published = publish_staged(PublishRequest(state, out, "bench", force=True))
+    seconds = time.perf_counter() - began
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    counts = published.result.row_counts
+    print(
+        json.dumps(
+            {
+                "base_mib": base,
+                "peak_mib": peak,
+                "growth_mib": peak - base,
+                "seconds": seconds,
+                "lectures": counts["lectures"],
+                "transcripts": counts.get("transcripts", 0),
+            }
+        )
+    )
+
+
+def measure(lectures: int, root: Path) -> dict[str, float]:
+    state, out = root / f"state-{lectures}", root / f"out-{lectures}"
+    began = time.perf_counter()
+    tracks = write_stage(state, lectures)
+    staged_s = time.perf_counter() - began
+    stage_bytes = sum(p.stat().st_size for p in (state / "stage").glob("*.jsonl"))
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", str(state), str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(f"publishing {lectures} lectures failed:\n{done.stderr[-3000:]}")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return {**figures, "tracks": tracks, "stage_mib": stage_bytes / 2**20, "staging_s": staged_s}
+
+
+def measure_sizes(sizes: tuple[int, int], root: Path) -> tuple[list[dict[str, float]], float]:
+    """Both sizes measured, smaller first, and the ratio of their memory growths."""
+    results = [measure(n, root) for n in sizes]
+    return results, results[1]["growth_mib"] / max(results[0]["growth_mib"], 1.0)
+
+
+def section(work: Path, quick: bool) -> Any:
+    """The ``transcripts`` section of ``bench/run``: the growth at the larger size against the smaller."""
+    from bench.suite import Figure, Section
+
+    small, large = (740, 3740) if quick else (3740, 30740)
+    results, ratio = measure_sizes((small, large), work)
+    return Section(
+        figures=[
+            Figure(
+                f"publish with transcripts ({TRACKS_PER_LECTURE} tracks of 5-30 KB a lecture), peak RSS "
+                f"growth at {large:,} lectures (vs {small:,})",
+                round(results[1]["growth_mib"]),
+                "MiB",
+                round(results[0]["growth_mib"]),
+                f"at {small:,}",
+                round(ratio, 3),
+                f"<= {MAX_RATIO}",
+                ratio <= MAX_RATIO,
+            )
+        ],
+        details={str(n): r for n, r in zip((small, large), results, strict=True)},
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="3740,30740", help="two lecture counts, smaller first")
+    parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        publish_child(*args.child)
+        return 0
+    small, large = (int(n) for n in args.sizes.split(","))
+    with tempfile.TemporaryDirectory(prefix="bench-transcripts-") as tmp:
+        results, ratio = measure_sizes((small, large), Path(tmp))
+    for n, r in zip((small, large), results, strict=True):
+        print(
+            f"{n:>7} lectures, {int(r['tracks']):>6} tracks ({r['stage_mib']:.0f} MiB staged): publish "
+            f"{r['seconds']:.1f}s, RSS {r['base_mib']:.0f} -> {r['peak_mib']:.0f} MiB, "
+            f"growth {r['growth_mib']:.0f} MiB"
+        )
+    print(f"transcripts publish memory growth ratio {large}/{small}: {ratio:.2f} (at most {MAX_RATIO})")
+    return 0 if ratio <= MAX_RATIO else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

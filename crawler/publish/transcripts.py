@@ -1,0 +1,410 @@
+"""The ``transcripts`` table of a release: one row per lecture and subtitle track, written event by event
+beside the lectures' files, ``data/transcripts/<event folder>.parquet``.
+
+Which rows: for each lecture the release publishes (withdrawn ones included), the tracks its record lists
+with a URL (``subtitles[].url``: the record's track list is the authority); each is the staged track when
+the stage holds one (:class:`TranscriptSource`), else the previous release's row of the same
+(lecture_id, subtitle_url) (:class:`PreviousTranscripts`), else no row. Every row loses the redacted
+authors' names as a lecture's ``text`` does, is scrubbed of e-mail addresses
+(:func:`crawler.publish.records.scrubbed_transcript`) and checked against the schema, and its
+``event_id`` is its lecture's.
+
+Nothing holds the release's transcripts at once: an event's lectures are taken a few at a time, their
+tracks written out in row groups of at most :data:`TRANSCRIPT_CHUNK_BYTES` of text once that much is
+gathered, and the previous release's rows are read a row group at a time, only where a track is carried.
+The bytes depend only on the rows: an unchanged night writes the same files.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawler.publish.email_like import email_like_values
+from crawler.publish.parquet import (
+    ROW_GROUP_ROWS,
+    ROW_GROUP_TARGET_BYTES,
+    WriterOptions,
+    file_schema,
+    supports_content_defined_chunking,
+    write_row_groups,
+)
+from crawler.publish.previous import PreviousRelease
+from crawler.publish.records import InvalidRecordsError, scrubbed_transcript
+from crawler.publish.removals import Redactions, without_redacted_names
+from crawler.publish.tables import TRANSCRIPTS, event_directory
+from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Segment, Transcript, lecture_order, transcript_order
+from crawler.schema.arrow import field_arrow_type
+from crawler.schema.check import validate_record
+from crawler.state.stage_transcripts import StagedTranscript
+
+TRANSCRIPTS_DIR = f"data/{TRANSCRIPTS.name}"
+# The config's files: every event's file, one level under ``data/transcripts``.
+PATTERN = f"{TRANSCRIPTS_DIR}/*.parquet"
+# Tracks are gathered until this much text, then written as row groups (a bound under the row group's).
+TRANSCRIPT_CHUNK_BYTES = 16_000_000
+# Lectures whose tracks are gathered at once (the previous release's carried rows are read per batch).
+LECTURE_BATCH = 256
+
+
+class TranscriptSource(Protocol):
+    """Where the staged tracks come from: the stage index (or the last finished stage)."""
+
+    def transcripts_of(self, lecture_id: str) -> Sequence[StagedTranscript]:
+        """The lecture's staged tracks."""
+        ...
+
+
+def transcript_path(event_id: str) -> str:
+    """The event's ``transcripts`` file, named as its lectures' folder:
+    ``data/transcripts/event-<id>.parquet``."""
+    return f"{TRANSCRIPTS_DIR}/{event_directory(event_id)}.parquet"
+
+
+def listed_urls(lecture: Lecture) -> list[str]:
+    """The subtitle URLs the lecture's record lists, once each, in its order (a track without one is no
+    row)."""
+    return list(dict.fromkeys(url for s in lecture.subtitles or [] if (url := s.get("url"))))
+
+
+NO_REDACTIONS = Redactions(frozenset(), frozenset())
+
+
+def redacted_track(track: Transcript, redactions: Redactions) -> Transcript:
+    """``track`` without the redacted authors' names in its text and its segments' texts (the same
+    object when it holds none)."""
+    if not redactions:
+        return track
+    text = None if track.text is None else without_redacted_names(track.text, redactions)
+    segments: list[Segment] = [
+        {**s, "text": without_redacted_names(s["text"], redactions)} for s in track.segments
+    ]
+    if text == track.text and segments == track.segments:
+        return track
+    return replace(track, text=text, segments=segments)
+
+
+def published_track(
+    track: Transcript, lecture: Lecture, redactions: Redactions = NO_REDACTIONS
+) -> Transcript:
+    """A track as the release holds it: its lecture's event, the redacted authors' names taken out,
+    e-mail addresses replaced."""
+    if track.event_id != lecture.event_id:
+        track = replace(track, event_id=lecture.event_id)
+    return scrubbed_transcript(redacted_track(track, redactions))
+
+
+def lecture_tracks(
+    lecture: Lecture,
+    staged: Mapping[str, Transcript],
+    previous: Mapping[str, Transcript],
+    redactions: Redactions = NO_REDACTIONS,
+) -> list[Transcript]:
+    """The rows of one lecture: each listed track, staged, else as the previous release held it, else
+    none; in ``transcript_order``. ``staged`` and ``previous`` are by subtitle URL."""
+    found = (staged.get(url) or previous.get(url) for url in listed_urls(lecture))
+    tracks = (published_track(t, lecture, redactions) for t in found if t is not None)
+    return sorted(tracks, key=transcript_order)
+
+
+def track_problems(track: Transcript) -> list[str]:
+    """What keeps a track out of the release (empty when none), named by its lecture and file."""
+    label = f"transcript lecture_id={track.lecture_id!r} subtitle_url={track.subtitle_url!r}"
+    return [f"{label}: {p}" for p in validate_record(track.to_json(), TRANSCRIPT_FIELDS)]
+
+
+def text_bytes(track: Transcript) -> int:
+    """About how much a track weighs in memory: its texts, and a little per segment."""
+    return len(track.text or "") + sum(len(s["text"] or "") + 16 for s in track.segments) + 256
+
+
+def transcript_table(tracks: Sequence[Transcript]) -> pa.Table:
+    """The ``transcripts`` table of these rows, column by column."""
+    arrays = [pa.array([getattr(t, f.name) for t in tracks], field_arrow_type(f)) for f in TRANSCRIPT_FIELDS]
+    return pa.Table.from_arrays(arrays, schema=TRANSCRIPTS.arrow_schema())
+
+
+@dataclass(frozen=True)
+class TranscriptSources:
+    """Where a release's ``transcripts`` rows come from, and the redactions in force."""
+
+    stage: TranscriptSource | None = None
+    previous: PreviousTranscripts | None = None
+    redactions: Redactions = NO_REDACTIONS
+
+
+class PreviousTranscripts:
+    """The previous release's ``transcripts`` rows, by (lecture_id, subtitle_url): only where each is (its
+    file and row) is kept; rows are read a row group at a time when a track is carried."""
+
+    def __init__(self, previous: PreviousRelease) -> None:
+        self._previous = previous
+        self._files = previous.transcript_files
+        self._where: dict[str, dict[str, tuple[int, int]]] = {}
+        self._group_starts: list[list[int]] = []
+        for file, path in enumerate(self._files):
+            reader = pq.ParquetFile(previous.path_of(path))
+            metadata = reader.metadata
+            starts = [0]
+            for index in range(metadata.num_row_groups):
+                starts.append(starts[-1] + metadata.row_group(index).num_rows)
+            self._group_starts.append(starts)
+            keys = reader.read(columns=["lecture_id", "subtitle_url"])
+            for row, (lecture_id, url) in enumerate(
+                zip(keys.column(0).to_pylist(), keys.column(1).to_pylist(), strict=True)
+            ):
+                self._where.setdefault(str(lecture_id), {})[str(url)] = (file, row)
+
+    def __len__(self) -> int:
+        return sum(len(tracks) for tracks in self._where.values())
+
+    def keys_of(self, lecture_ids: Iterable[str]) -> list[tuple[str, str]]:
+        """The (lecture_id, subtitle_url) of every row these lectures had."""
+        return [(i, url) for i in lecture_ids for url in self._where.get(i, {})]
+
+    def rows_of(self, wanted: Iterable[tuple[str, str]]) -> dict[str, dict[str, Transcript]]:
+        """The previous rows of these (lecture_id, subtitle_url), by lecture and URL (those it had)."""
+        picks: dict[tuple[int, int], list[int]] = {}  # (file, row group) -> rows in the file
+        for lecture_id, url in wanted:
+            where = self._where.get(lecture_id, {}).get(url)
+            if where is not None:
+                file, row = where
+                group = bisect.bisect_right(self._group_starts[file], row) - 1
+                picks.setdefault((file, group), []).append(row)
+        out: dict[str, dict[str, Transcript]] = {}
+        for (file, group), rows in sorted(picks.items()):
+            table = pq.ParquetFile(self._previous.path_of(self._files[file])).read_row_group(group)
+            start = self._group_starts[file][group]
+            for record in table.take([row - start for row in rows]).to_pylist():
+                track = Transcript.from_json(record)
+                out.setdefault(track.lecture_id, {})[track.subtitle_url] = track
+            del table
+        return out
+
+
+def _writer_options() -> WriterOptions:
+    """The Parquet writer's settings: the lectures' but for the sort order (rows are in
+    ``transcript_order``, numeric ids first, which is not Parquet's order of strings) and the bloom filter
+    (its size would need the rows counted before they are written)."""
+    options: WriterOptions = {
+        "compression": "zstd",
+        "write_statistics": True,
+        "write_page_index": True,
+        "store_schema": True,
+    }
+    if supports_content_defined_chunking():
+        options["use_content_defined_chunking"] = True
+    return options
+
+
+@dataclass
+class TranscriptStats:
+    """What the card tells of the transcripts, counted as they are written."""
+
+    tracks: int = 0
+    by_event: Counter[str] = field(default_factory=Counter)
+    languages: Counter[str] = field(default_factory=Counter)
+    auto_generated: int = 0
+    speech_ms: int = 0
+    # Tracks without text, by why (``problem``; ``unknown`` when it does not say).
+    without_text: Counter[str] = field(default_factory=Counter)
+    email_like: int = 0
+
+    def add(self, tracks: Sequence[Transcript]) -> None:
+        for track in tracks:
+            self.tracks += 1
+            self.by_event[str(track.event_id)] += 1
+            self.languages[track.language or track.locale or "unknown"] += 1
+            self.auto_generated += track.auto_generated is True
+            self.speech_ms += track.segments[-1]["end_ms"] if track.segments else 0
+            if track.text is None:
+                self.without_text[track.problem or "unknown"] += 1
+
+
+@dataclass(frozen=True)
+class TranscriptFile:
+    """One event's ``transcripts`` file as written."""
+
+    event_id: str
+    path: str
+    num_rows: int
+    num_bytes: int
+
+
+@dataclass
+class TranscriptsWritten:
+    """The ``transcripts`` files of a release, and what the card counts of them."""
+
+    files: list[TranscriptFile] = field(default_factory=list)
+    stats: TranscriptStats = field(default_factory=TranscriptStats)
+
+    @property
+    def num_rows(self) -> int:
+        return sum(f.num_rows for f in self.files)
+
+
+class _EventFile:
+    """One event's file, opened at its first row (an event without a track has none)."""
+
+    def __init__(self, build: Path, event_id: str, max_bytes: int) -> None:
+        self.path = transcript_path(event_id)
+        self.target = build / self.path
+        self.max_bytes = max_bytes
+        self.rows = 0
+        self.num_bytes = 0
+        self.email_like = 0
+        self._writer: pq.ParquetWriter | None = None
+
+    def write(self, tracks: Sequence[Transcript]) -> None:
+        if not tracks:
+            return
+        if self._writer is None:
+            self.target.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.target, file_schema(TRANSCRIPTS), **_writer_options())
+        table = transcript_table(tracks)
+        write_row_groups(self._writer, table, max_rows=ROW_GROUP_ROWS, max_bytes=self.max_bytes)
+        self.rows += table.num_rows
+        self.num_bytes += table.nbytes
+        self.email_like += email_like_values(table)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
+def write_event_transcripts(
+    build: Path,
+    lectures: Sequence[Lecture],
+    sources: TranscriptSources,
+    written: TranscriptsWritten,
+    max_bytes: int = ROW_GROUP_TARGET_BYTES,
+) -> None:
+    """Write one event's ``transcripts`` file from its published ``lectures`` (see the module's
+    docstring): ``sources`` are the stage's tracks, the previous release's and the redactions. Raises
+    :class:`InvalidRecordsError` naming every track that fails the schema (nothing of the event is kept)."""
+    if not lectures:
+        return
+    event_id = str(lectures[0].event_id)
+    out = _EventFile(build, event_id, max_bytes)
+    ordered = sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id))
+    pending: list[Transcript] = []
+    weight = 0
+    problems: list[str] = []
+    try:
+        for start in range(0, len(ordered), LECTURE_BATCH):
+            for track in _batch_tracks(ordered[start : start + LECTURE_BATCH], sources):
+                found = track_problems(track)
+                problems.extend(found)
+                if found:
+                    continue
+                pending.append(track)
+                weight += text_bytes(track)
+                if weight >= TRANSCRIPT_CHUNK_BYTES:
+                    out.write(pending)
+                    written.stats.add(pending)
+                    pending, weight = [], 0
+        if problems:
+            raise InvalidRecordsError(problems, len(ordered))
+        out.write(pending)
+        written.stats.add(pending)
+    finally:
+        out.close()
+    if out.rows:
+        written.stats.email_like += out.email_like
+        written.files.append(TranscriptFile(event_id, out.path, out.rows, out.num_bytes))
+    else:
+        out.target.unlink(missing_ok=True)
+
+
+def _batch_tracks(lectures: Sequence[Lecture], sources: TranscriptSources) -> list[Transcript]:
+    """The rows of a few lectures, in order: the staged tracks read back, the carried ones read from the
+    previous release."""
+    stage, previous = sources.stage, sources.previous
+    staged: dict[str, dict[str, Transcript]] = {}
+    for lecture in lectures:
+        if stage is not None and lecture.subtitles:
+            tracks = stage.transcripts_of(lecture.lecture_id)
+            staged[lecture.lecture_id] = {s.record.subtitle_url: s.record for s in tracks}
+    carried = {
+        (lec.lecture_id, url)
+        for lec in lectures
+        for url in listed_urls(lec)
+        if url not in staged.get(lec.lecture_id, {})
+    }
+    before = previous.rows_of(carried) if previous is not None and carried else {}
+    return [
+        track
+        for lec in lectures
+        for track in lecture_tracks(
+            lec, staged.get(lec.lecture_id, {}), before.get(lec.lecture_id, {}), sources.redactions
+        )
+    ]
+
+
+def transcripts_changed(
+    lectures: Iterable[Lecture],
+    stage: TranscriptSource | None,
+    previous: PreviousRelease,
+    redactions: Redactions = NO_REDACTIONS,
+) -> bool:
+    """True when these lectures' ``transcripts`` rows (made as a release makes them) differ from the rows
+    the previous release holds for them: a track staged anew or edited, one no longer listed. A few
+    lectures at a time, as a release reads them."""
+    before = PreviousTranscripts(previous) if previous.transcript_files else None
+    sources = TranscriptSources(stage, before, redactions)
+    batch: list[Lecture] = []
+    for lecture in lectures:
+        batch.append(lecture)
+        if len(batch) == LECTURE_BATCH:
+            if _batch_changed(batch, sources):
+                return True
+            batch = []
+    return bool(batch) and _batch_changed(batch, sources)
+
+
+def _batch_changed(lectures: Sequence[Lecture], sources: TranscriptSources) -> bool:
+    before = sources.previous
+    now = _batch_tracks(lectures, sources)
+    held = before.rows_of(before.keys_of(lec.lecture_id for lec in lectures)) if before is not None else {}
+    then = [
+        track
+        for lec in lectures
+        for track in sorted(held.get(lec.lecture_id, {}).values(), key=transcript_order)
+    ]
+    return now != then
+
+
+def check_transcript_files(root: Path, paths: Sequence[str], expected: int) -> None:
+    """ValueError unless the ``transcripts`` files hold ``expected`` rows with the declared schema, each
+    file one event's rows (its own file name) in ``transcript_order`` without a track twice; read from
+    four narrow columns, a file at a time."""
+    declared = TRANSCRIPTS.arrow_schema().remove_metadata()
+    found = 0
+    for path in paths:
+        if not pq.read_schema(root / path).remove_metadata().equals(declared):
+            raise ValueError(f"{path}: schema differs from the declared {TRANSCRIPTS.name} schema")
+        table = pq.read_table(root / path, columns=["lecture_id", "event_id", "locale", "subtitle_url"])
+        events = set(table.column("event_id").to_pylist())
+        if len(events) != 1 or transcript_path(str(events.pop())) != path:
+            raise ValueError(f"{path}: does not hold exactly the rows of the event it is named after")
+        keys = [
+            ((len(i), i), loc or "", url)
+            for i, loc, url in zip(
+                table.column("lecture_id").to_pylist(),
+                table.column("locale").to_pylist(),
+                table.column("subtitle_url").to_pylist(),
+                strict=True,
+            )
+        ]
+        if keys != sorted(keys) or len({(k[0], k[2]) for k in keys}) != len(keys):
+            raise ValueError(f"{path}: rows are not in transcript order, or a track is there twice")
+        found += table.num_rows
+    if found != expected:
+        raise ValueError(f"{found} rows read, {expected} written")

@@ -1,0 +1,289 @@
+"""The subtitle files of the lectures the crawl fetched: one request per listed track with a subtitle URL,
+what its answer makes of the track (a :class:`~crawler.schema.Transcript`), and what a track that cannot be
+asked keeps.
+
+A track is asked when its lecture is fetched (new, changed, or revalidated); a carried lecture carries its
+transcripts from the last stage with it. A file is asked only on the site's own hosts (web or API base,
+any port) or an asset host (``UNDERLINE_ASSET_HOSTS``), in a politeness slot of its own host, never from
+the HTTP cache (a subtitle file may hold what a speaker said of themselves: it is parsed, redacted and
+staged, never stored raw), revalidated with the validators the last stage kept (``If-None-Match``,
+``If-Modified-Since``): a 304 keeps the staged transcript. The parsing is :mod:`crawler.transcripts`'.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import scrapy
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.python.failure import Failure
+
+from crawler import stats_keys as keys
+from crawler.items import LectureItem, TranscriptItem
+from crawler.json_types import JsonObject
+from crawler.pages import parse_transcripts
+from crawler.schema import Subtitle, Transcript
+from crawler.transcripts import parse_subtitle_file
+from crawler.urls import API_ACCEPT, subtitle_host_allowed, transcripts_url
+
+# The answer statuses a subtitle request's callback reads itself (the rest are failures).
+HANDLED_STATUSES = (304, 404, 410)
+GONE_STATUSES = frozenset({404, 410})
+# The validators a staged transcript keeps for the next revalidation, by response header.
+VALIDATOR_HEADERS = {"etag": b"ETag", "last_modified": b"Last-Modified"}
+_CONDITIONAL = {"etag": "If-None-Match", "last_modified": "If-Modified-Since"}
+TRACK_META = "subtitle_track"
+
+
+def failure_problem(failure: Failure) -> str:
+    """Why a subtitle request brought no file, as the ``problem`` column says it: ``too_large`` when the
+    download or its decompression passed the size cap, ``off_host`` for a redirect off the allowed hosts,
+    ``robots`` when the host's robots.txt forbids the file, else ``failed``."""
+    request = getattr(failure, "request", None)
+    meta = request.meta if request is not None else {}
+    if meta.get("off_origin"):
+        return "off_host"
+    error = failure.value
+    text = str(error).lower()
+    name = type(error).__name__
+    if name in ("DownloadCancelledError", "CancelledError") or "max size" in text or "maxsize" in text:
+        return "too_large"
+    if isinstance(error, IgnoreRequest) and "larger than" in text:
+        return "too_large"
+    if isinstance(error, IgnoreRequest) and "robots.txt" in text:
+        return "robots"
+    return "failed"
+
+
+def track_json(item: LectureItem, subtitle: Subtitle) -> JsonObject:
+    """What a subtitle request carries of its track (JSON, so that a fleet's queue can hold it)."""
+    return {
+        "lecture_id": item.lecture_id,
+        "event_id": item.event_id,
+        "locale": subtitle.get("locale"),
+        "language": subtitle.get("name"),
+        "auto_generated": subtitle.get("auto_generated"),
+        "subtitle_url": subtitle.get("url"),
+    }
+
+
+def transcript_from(track: Mapping[str, Any], **values: Any) -> Transcript:
+    """The track's row with ``values`` (text, segments, problem, ...) set."""
+    return Transcript(
+        lecture_id=str(track["lecture_id"]),
+        event_id=track.get("event_id"),
+        locale=track.get("locale"),
+        language=track.get("language"),
+        auto_generated=track.get("auto_generated"),
+        subtitle_url=str(track["subtitle_url"]),
+        **values,
+    )
+
+
+def response_validators(response: Response) -> dict[str, str]:
+    """The validators of a subtitle file's answer, as a staged transcript keeps them."""
+    out = {}
+    for name, header in VALIDATOR_HEADERS.items():
+        value = response.headers.get(header)
+        if value:
+            out[name] = value.decode("latin-1")
+    return out
+
+
+class SubtitleFiles:
+    """The spider's requests for lectures' track lists (from ``api_base``; None: subtitles are not asked
+    for) and subtitle files, and the transcripts their answers make. ``callbacks`` are the spider's (a
+    request's callbacks must be the spider's methods): the track list's answer and failure, then a file's;
+    ``previous(lecture_id)`` gives the last stage's transcripts of a lecture with their validators;
+    ``allowance`` is how many subtitle requests the page budget still pays (None: no limit)."""
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        api_base: str | None,
+        *,
+        site_hosts: Iterable[str],
+        asset_hosts: Iterable[str],
+        max_bytes: int,
+        callbacks: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]],
+        previous: Callable[[str], list[TranscriptItem]],
+        logger: logging.LoggerAdapter[logging.Logger],
+    ) -> None:
+        self.stats = stats
+        self.api_base = api_base
+        self.site_hosts = tuple(site_hosts)
+        self.asset_hosts = tuple(asset_hosts)
+        self.max_bytes = max_bytes
+        self.tracks_answered, self.tracks_failure, self.answered, self.failed = callbacks
+        self.previous = previous
+        self.logger = logger
+        self.allowance: int | None = None
+
+    def with_tracks(self, item: LectureItem) -> Iterator[Any]:
+        """The lecture's item, with its track list asked first when subtitles are asked for."""
+        if self.api_base is None:
+            yield item
+            return
+        yield scrapy.Request(
+            transcripts_url(self.api_base, item.lecture_id),
+            headers={"Accept": API_ACCEPT},
+            callback=self.tracks_answered,
+            errback=self.tracks_failure,
+            cb_kwargs={"item": item},
+            dont_filter=True,
+        )
+
+    def tracks(self, response: Response, item: LectureItem) -> Iterator[Any]:
+        """The lecture's track list read into ``item.subtitles``: the item, then a request for each
+        subtitle file it lists."""
+        try:
+            item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
+        except (ValueError, AttributeError, RecursionError):
+            self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
+            yield item
+            return
+        yield item
+        yield from self.requests(item)
+
+    def tracks_failed(self, failure: Failure) -> Iterator[Any]:
+        self.stats.inc_value(keys.TRANSCRIPTS_FAILED)
+        yield failure.request.cb_kwargs["item"]  # type: ignore[attr-defined]
+
+    def requests(self, item: LectureItem) -> Iterator[Any]:
+        """A request for each subtitle file the lecture lists (in its order, each URL once); a track that
+        cannot be asked keeps what the last stage has of it."""
+        before = {staged.record.subtitle_url: staged for staged in self.previous(item.lecture_id)}
+        seen: set[str] = set()
+        for subtitle in item.subtitles or []:
+            url = subtitle.get("url")
+            if not url or url in seen:
+                continue
+            seen.add(url)
+            track = track_json(item, subtitle)
+            if not subtitle_host_allowed(url, self.site_hosts, self.asset_hosts):
+                self.stats.inc_value(keys.SUBTITLES_OFF_HOST)
+                self.logger.warning("Not fetching subtitle file %s: not on the site's or an asset host", url)
+                yield TranscriptItem(record=transcript_from(track, problem="off_host"))
+                continue
+            if self.allowance is not None and self.allowance <= 0:
+                self.stats.inc_value(keys.SUBTITLES_WAITING)
+                if url in before:
+                    yield before[url]
+                continue
+            if self.allowance is not None:
+                self.allowance -= 1
+            staged = before.get(url)
+            yield self.request(url, track, staged.validators if staged is not None else {})
+
+    def request(self, url: str, track: JsonObject, validators: Mapping[str, str]) -> scrapy.Request:
+        headers = {_CONDITIONAL[name]: value for name, value in validators.items() if name in _CONDITIONAL}
+        request = scrapy.Request(
+            url,
+            headers=headers,
+            callback=self.answered,
+            errback=self.failed,
+            cb_kwargs={"track": track},
+            meta={
+                "dont_cache": True,
+                "download_maxsize": self.max_bytes,
+                "download_warnsize": 0,
+                "handle_httpstatus_list": list(HANDLED_STATUSES),
+                TRACK_META: True,
+            },
+            dont_filter=False,
+        )
+        # Each host its own politeness slot (Scrapy's slot is the host name alone: an asset origin on
+        # another port of the same host would wait behind the site's pages).
+        request.meta["download_slot"] = urlparse_cached(request).netloc.lower()
+        self.stats.inc_value(keys.SUBTITLES_ASKED)
+        return request
+
+    def transcript(self, response: Response, track: Mapping[str, Any]) -> Iterator[TranscriptItem]:
+        """What a subtitle file's answer makes of its track."""
+        yield self.settled(self.read(response, track))
+
+    def settled(self, found: TranscriptItem) -> TranscriptItem:
+        """``found``, or the last stage's transcript of the track when it says the same (the same text,
+        segments and problem: only ``fetched_at`` would differ), so that an unchanged track is the same
+        row from one crawl to the next."""
+        record = found.record
+        before = self.kept({"lecture_id": record.lecture_id, "subtitle_url": record.subtitle_url})
+        if before is None:
+            return found
+        same = {**before.record.values(), "fetched_at": None} == {**record.values(), "fetched_at": None}
+        if not same:
+            return found
+        return TranscriptItem(record=before.record, validators=found.validators or before.validators)
+
+    def read(self, response: Response, track: Mapping[str, Any]) -> TranscriptItem:
+        now = datetime.now(UTC)
+        if response.status == 304:
+            kept = self.kept(track)
+            if kept is not None:
+                self.stats.inc_value(keys.SUBTITLES_UNCHANGED)
+                return kept
+            self.stats.inc_value(keys.SUBTITLES_FAILED)
+            return TranscriptItem(record=transcript_from(track, problem="failed", fetched_at=now))
+        if response.status in GONE_STATUSES:
+            self.stats.inc_value(keys.SUBTITLES_NOT_FOUND)
+            return TranscriptItem(record=transcript_from(track, problem="not_found", fetched_at=now))
+        parsed = parse_subtitle_file(
+            response.body, auto_generated=track.get("auto_generated"), max_bytes=self.max_bytes
+        )
+        self.stats.inc_value(keys.SUBTITLES_PARSED if parsed.text is not None else keys.SUBTITLES_UNPARSABLE)
+        if parsed.cues_skipped:
+            self.stats.inc_value(keys.SUBTITLES_CUES_SKIPPED, parsed.cues_skipped)
+        if parsed.problem:
+            self.stats.inc_value(keys.SUBTITLES_PROBLEM_PREFIX + parsed.problem)
+        if parsed.redactions:
+            self.stats.inc_value(keys.SUBTITLES_REDACTED, parsed.redactions)
+        transcript = transcript_from(
+            track,
+            text=parsed.text,
+            segments=list(parsed.segments),
+            cues_skipped=parsed.cues_skipped,
+            problem=parsed.problem,
+            fetched_at=now,
+        )
+        return TranscriptItem(record=transcript, validators=response_validators(response))
+
+    def carried(self, lecture_id: str) -> list[TranscriptItem]:
+        """The last stage's transcripts of a lecture carried without a request."""
+        kept = self.previous(lecture_id)
+        if kept:
+            self.stats.inc_value(keys.SUBTITLES_CARRIED, len(kept))
+        return kept
+
+    def kept(self, track: Mapping[str, Any]) -> TranscriptItem | None:
+        """The last stage's transcript of this track, as it was."""
+        for staged in self.previous(str(track["lecture_id"])):
+            if staged.record.subtitle_url == track["subtitle_url"]:
+                return staged
+        return None
+
+    def failure(self, failure: Failure) -> Iterator[TranscriptItem]:
+        """A subtitle request that brought no file: its row without text, saying why."""
+        request = getattr(failure, "request", None)
+        track = request.cb_kwargs.get("track") if request is not None else None
+        if not isinstance(track, Mapping):
+            return
+        problem = failure_problem(failure)
+        self.stats.inc_value(keys.SUBTITLES_PROBLEM_PREFIX + problem)
+        if problem == "too_large":
+            self.stats.inc_value(keys.SUBTITLES_CUT_SHORT)
+        self.logger.warning("Subtitle file %s: %s (%s)", track.get("subtitle_url"), problem, failure.value)
+        if problem == "failed":
+            # No answer is no evidence: what the last stage read of the file stands.
+            kept = self.kept(track)
+            if kept is not None:
+                yield kept
+                return
+        found = transcript_from(track, problem=problem, fetched_at=datetime.now(UTC))
+        yield self.settled(TranscriptItem(record=found))
