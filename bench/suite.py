@@ -363,9 +363,25 @@ def quality(work: Path, quick: bool) -> Section:
 
 
 def transcripts(work: Path, quick: bool) -> Section:
-    from bench import bench_transcripts
+    """Reading subtitle files (tracks per CPU-second against the libraries' own parse of the same files),
+    then the peak memory of publishing transcripts at two sizes."""
+    from bench import bench_transcripts, transcripts_parse
 
+    files = transcripts_parse.realistic_files(60 if quick else 300)
+    parsed = transcripts_parse.measure(files)
+    ours, library = parsed["parse_subtitle_file"], parsed["library"]
+    reading = Figure(
+        f"subtitle files read into transcripts ({len(files)} files of 5-30 KB, WebVTT and SRT, rolling and"
+        " human; decode, sniff, parse, clean, fold, redact), best of 3",
+        ours["tracks_per_cpu_s"],
+        "tracks/CPU-s",
+        library["tracks_per_cpu_s"],
+        "webvtt-py / srt parse alone, same files",
+        parsed["ratio"],
+    )
     result: Section = bench_transcripts.section(work, quick)
+    result.figures.insert(0, reading)
+    result.details["parse"] = parsed
     return result
 
 
