@@ -81,11 +81,14 @@ def test_subtitle_requests_count_against_the_budget(site: ReplicaSite, tmp_path:
         done = run_command(command, timeout=300)
         asked = kinds(server)
     assert done.returncode == 0, done.stderr[-3000:]
-    # Two requests a lecture: five pages and their five transcripts.
-    assert (asked.get("lecture_page"), asked.get("transcripts")) == (5, 5)
-    waiting = listed - 5
-    assert f"page budget 10: 5 lecture pages fetched, {waiting} wait ({waiting} new" in done.stdout
-    assert f"{math.ceil(waiting / 5)} more night(s) at this budget" in done.stdout
+    # Three requests a lecture: three pages and their three track lists, and the subtitle files paid from
+    # the four requests they leave.
+    assert (asked.get("lecture_page"), asked.get("transcripts")) == (3, 3)
+    assert asked.get("subtitle", 0) <= 4
+    assert sum(n for kind, n in asked.items() if kind not in ("robots", "assets_robots", "listing")) <= 10
+    waiting = listed - 3
+    assert f"page budget 10: 3 lecture pages fetched, {waiting} wait ({waiting} new" in done.stdout
+    assert f"{math.ceil(waiting / 3)} more night(s) at this budget" in done.stdout
 
 
 def test_a_resumed_crawl_spends_what_is_left_of_its_budget(site: ReplicaSite, tmp_path: Path) -> None:

@@ -215,3 +215,21 @@ def test_a_file_read_again_is_revalidated_and_kept(nights: dict[str, Any]) -> No
     assert nights["third"][2].get("underline/subtitles/unchanged") == len(had)
     out = nights["work"] / "out" / "data" / "transcripts"
     assert {p.name: p.read_bytes() for p in out.glob("*.parquet")} == nights["files"]
+
+
+def test_subtitle_requests_are_paid_from_the_page_budget(tmp_path: Path) -> None:
+    # A first night at a budget of 45 requests: every page, track list and subtitle file counts; a
+    # lecture is bought at three, and the files are paid from what the pages leave.
+    site = build_site(load_records())
+    with ReplicaServer(site) as server:
+        status, err, stats = run(server, tmp_path, "--page-budget", "45")
+        sent = [r for r in server.requests if r.kind not in ("robots", "assets_robots", "listing")]
+    assert status == 0, err
+    kinds = Counter(r.kind for r in sent)
+    assert len(sent) <= 45, kinds
+    assert kinds["lecture_page"] == 15 and kinds["transcripts"] == 15, kinds
+    assert kinds["subtitle"] == stats.get("underline/subtitles/asked", 0) > 0, kinds
+    rows = pq.read_table(tmp_path / "out" / "data" / "transcripts").to_pylist()
+    assert {row["lecture_id"] for row in rows} <= {
+        r.path.split("filter%5Blecture_id%5D=")[1].split("&")[0] for r in sent if r.kind == "transcripts"
+    }
