@@ -24,6 +24,8 @@ import pytest
 HEAVIEST_FIRST = (
     "test_polite_replica.py",
     "test_refresh.py",
+    "test_new_attribute.py",
+    "test_transcripts_end_to_end.py",
     "test_extension_workers.py",
     "test_schedule_run.py",
     "test_frontier_redis.py",
@@ -36,6 +38,8 @@ HEAVIEST_FIRST = (
     "test_refresh_faults.py",
     "test_withdrawal_evidence.py",
     "test_end_to_end.py",
+    "test_publish_transcripts.py",
+    "test_replica_subtitles.py",
     "test_httpcache.py",
     "test_page_budget_catalogue.py",
     "test_cli_demo.py",
