@@ -26,19 +26,15 @@ STRUCT_KINDS = frozenset({"struct_list", "struct"})
 
 
 @dataclass(frozen=True)
-class Field:
-    """A column of a table, as its record class (:class:`crawler.schema.Lecture`, ...) declares it: its
-    kind read off the field's type."""
+class Column:
+    """What a field's declaration in a record class (:class:`crawler.schema.Lecture`, ...) says beyond its
+    type: each option, its default and what it means, written once."""
 
-    name: str
-    kind: Kind
     description: str
     nullable: bool = True
     # Fields that describe the fetch rather than the lecture stay out of the content hash, so an
     # unchanged lecture keeps its hash from one crawl to the next.
     in_content_hash: bool = True
-    # The members of a ``struct_list`` or ``struct`` field, in order: (name, kind).
-    members: tuple[tuple[str, ScalarKind], ...] = ()
     # False (the default, right for every field added after records were first hashed): the field enters
     # the hash only when it holds a value (not null, not an empty list), so records staged before it
     # existed keep their hash, and neither the stage's stored hashes nor the release history see every
@@ -79,6 +75,17 @@ class Field:
     # order the page shows them; 0: not shown as a block of the lecture.
     text_block: int = 0
 
+
+@dataclass(frozen=True, kw_only=True)
+class Field(Column):
+    """A column of a table, as its record class declares it: its options (:class:`Column`), its name and its
+    kind read off the field's type."""
+
+    name: str
+    kind: Kind
+    # The members of a ``struct_list`` or ``struct`` field, in order: (name, kind).
+    members: tuple[tuple[str, ScalarKind], ...] = ()
+
     def __post_init__(self) -> None:
         if (self.kind in STRUCT_KINDS) != bool(self.members):
             raise ValueError(f"{self.name}: members are required for struct fields and only for them")
@@ -86,27 +93,6 @@ class Field:
             raise ValueError(f"{self.name}: a list of records cannot be a plain attribute")
         if self.link and (self.kind != "string" or not self.attribute):
             raise ValueError(f"{self.name}: only a string attribute can be a link")
-
-
-@dataclass(frozen=True)
-class Column:
-    """What a field's declaration in :class:`Lecture` says beyond its type (see :class:`Field`)."""
-
-    description: str
-    nullable: bool = True
-    in_content_hash: bool = True
-    hashed_when_empty: bool = False
-    attribute: tuple[str, ...] = ()
-    link: bool = False
-    one_line: bool = False
-    from_page: bool = False
-    site_required: bool = False
-    card_statistic: bool = False
-    listing_name: str = ""
-    filled_by: FilledBy = "parser"
-    bookkeeping: bool = False
-    own_url: bool = False
-    text_block: int = 0
 
 
 def column(
@@ -169,5 +155,5 @@ def fields_of(record: type) -> tuple[Field, ...]:
     out = []
     for f in dataclasses.fields(record):
         kind, members = _kind_and_members(hints[f.name])
-        out.append(Field(f.name, kind, members=members, **dataclasses.asdict(f.metadata["column"])))
+        out.append(Field(name=f.name, kind=kind, members=members, **dataclasses.asdict(f.metadata["column"])))
     return tuple(out)
