@@ -14,10 +14,10 @@ import hashlib
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from email.utils import format_datetime, parsedate_to_datetime
 from urllib.parse import urlsplit
 
+from crawler.replica.answer import Response
 from crawler.replica.layout import Lecture, ReplicaSite, Subtitle
 from crawler.replica.subtitle_files import file_bytes
 from crawler.replica.subtitles import (
@@ -90,17 +90,6 @@ def not_modified(etag: str, last_modified: str, headers: Mapping[str, str | None
     return since.tzinfo is not None and modified <= since
 
 
-@dataclass
-class AssetAnswer:
-    """One answer of the assets origin (the shape the replica's handler sends)."""
-
-    status: int
-    body: bytes = b""
-    content_type: str | None = None
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    drip_seconds: float = 0.0
-
-
 class AssetsRouter:
     """Maps a request on the assets origin to an answer; every file is written at most once."""
 
@@ -137,22 +126,22 @@ class AssetsRouter:
                 body = self._files.setdefault(key, body)
         return body
 
-    def respond(self, target: str, headers: Mapping[str, str | None]) -> AssetAnswer:
+    def respond(self, target: str, headers: Mapping[str, str | None]) -> Response:
         path = urlsplit(target).path
         if path == "/robots.txt":
-            return AssetAnswer(200, self.robots_txt(), TEXT)
+            return Response(200, self.robots_txt(), TEXT)
         found = self.track(path)
         if found is None or found[1].kind == KIND_NOT_FOUND:
-            return AssetAnswer(404, NOT_FOUND_XML.encode("utf-8"), XML)
+            return Response(404, NOT_FOUND_XML.encode("utf-8"), XML)
         lecture, subtitle = found
         if subtitle.kind == KIND_OFFSITE_REDIRECT:
             location = OFFSITE_HOST + path
             body = f'<html><body><a href="{location}">Found</a></body></html>\n'.encode()
-            return AssetAnswer(302, body, "text/html; charset=utf-8", [("Location", location)])
+            return Response(302, body, "text/html; charset=utf-8", [("Location", location)])
         compressed = subtitle.kind == KIND_GZIP and accepts_gzip(headers.get("accept-encoding"))
         return self._cacheable(self.file(lecture, subtitle, compressed), compressed, headers)
 
-    def _cacheable(self, body: bytes, compressed: bool, headers: Mapping[str, str | None]) -> AssetAnswer:
+    def _cacheable(self, body: bytes, compressed: bool, headers: Mapping[str, str | None]) -> Response:
         digest = hashlib.sha256(body).hexdigest()[:32]
         etag = f'"{digest}-gzip"' if compressed else f'"{digest}"'
         validators = [
@@ -162,7 +151,7 @@ class AssetsRouter:
             ("Vary", "Accept-Encoding"),
         ]
         if not_modified(etag, self.last_modified_header, headers):
-            return AssetAnswer(304, headers=validators)
+            return Response(304, headers=validators)
         if compressed:
             validators.append(("Content-Encoding", "gzip"))
-        return AssetAnswer(200, body, VTT, validators)
+        return Response(200, body, VTT, validators)

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +27,7 @@ from types import FrameType, TracebackType
 from typing import IO, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from crawler.replica.answer import Response
 from crawler.replica.assets import AssetsRouter, assets_request_kind
 from crawler.replica.faults import (
     ENDLESS_META_ABSENT,
@@ -141,18 +142,6 @@ class RequestRecord:
     kind: str = KIND_OTHER
     # Which server answered (``ORIGIN_WEB`` or ``ORIGIN_ASSETS``).
     origin: str = ORIGIN_WEB
-
-
-@dataclass
-class Response:
-    status: int
-    body: bytes = b""
-    content_type: str | None = None
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    # Pages and API documents carry validators and may be answered with 304.
-    cacheable: bool = False
-    # Seconds between small pieces of the body (a hostile page that trickles out).
-    drip_seconds: float = 0.0
 
 
 class OverrideAnswer(Protocol):
@@ -566,7 +555,7 @@ class _Handler(BaseHTTPRequestHandler):
         app = self.server.app
         if self.server.origin == ORIGIN_ASSETS:
             # The assets origin: no fault profile, answers from its own router.
-            response = _from_override(app.assets_router.respond(self.path, self._conditions()))
+            response = app.assets_router.respond(self.path, self._conditions())
             self._record(response.status, None)
             self._send(response, head=head, truncated=False)
             return
