@@ -10,6 +10,9 @@ from pathlib import Path
 
 import datasets
 
+from crawler.app.demo import DEMO_SIDE_EVENT_EVERY
+from crawler.replica.layout import build_site, load_records
+
 
 def _demo(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # The demo's temporary state directory goes under TMPDIR: the test can see that it is removed.
@@ -32,11 +35,20 @@ def test_the_demo_publishes_both_events_and_removes_its_temporary_state(tmp_path
     out = (tmp_path / "out").resolve()
     lines = result.stdout.splitlines()
     assert re.fullmatch(r"replica of Underline serving on http://127\.0\.0\.1:\d+", lines[0])
-    assert re.fullmatch(rf"published 16 lectures to {re.escape(str(out))} in \d+\.\d s", lines[1])
+    # Every track of the replica's lectures that has a subtitle file is a row.
+    site = build_site(load_records(), lectures=16, side_event_every=DEMO_SIDE_EVENT_EVERY)
+    tracks = sum(1 for lecture in site.lectures.values() for s in lecture.subtitles if s.path is not None)
+    assert tracks > 0
+    published = rf"published 16 lectures and {tracks} subtitle tracks to {re.escape(str(out))} in \d+\.\d s"
+    assert re.fullmatch(published, lines[1])
     assert lines[2:] == [
         "load it with:",
         f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"",
+        f'  python -c "import datasets;'
+        f" print(datasets.load_dataset({str(out)!r}, 'transcripts', split='train'))\"",
     ]
+    transcripts = datasets.load_dataset(str(out), "transcripts", split="train")
+    assert transcripts.num_rows == tracks
     assert list((tmp_path / "tmp").iterdir()) == []
     train = datasets.load_dataset(str(out))["train"]
     assert train.num_rows == 16

@@ -267,9 +267,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"the crawl did not finish ({done.crawled.reason}); nothing published", file=sys.stderr)
         return 1
     out = args.out.resolve()
-    print(f"published {done.published.row_counts['lectures']} lectures to {out} in {done.seconds:.1f} s")
+    counts = done.published.row_counts
+    print(
+        f"published {counts['lectures']} lectures and {counts.get('transcripts', 0)} subtitle tracks to"
+        f" {out} in {done.seconds:.1f} s"
+    )
     print("load it with:")
     print(f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"")
+    if counts.get("transcripts"):
+        print(
+            f"  python -c \"import datasets;"
+            f" print(datasets.load_dataset({str(out)!r}, 'transcripts', split='train'))\""
+        )
     return 0
 
 

@@ -83,11 +83,12 @@ def _crawl_replica(site: ReplicaSite, state_dir: Path, serving: Callable[[str], 
     with ReplicaServer(site) as server:
         if serving is not None:
             serving(server.base_url)
-        # Loopback and our own server: politeness delays would only slow the demo down.
+        # Loopback and our own server: politeness delays would only slow the demo down. What was said
+        # too: the replica serves its subtitle files on an assets origin of its own.
         return crawl(
             event_ids=DEMO_EVENTS,
             state_dir=state_dir,
             web_base=server.base_url,
             api_base=server.base_url,
-            overrides=LOOPBACK_CRAWL_SETTINGS,
+            overrides={**LOOPBACK_CRAWL_SETTINGS, "UNDERLINE_SUBTITLES": True},
         )
