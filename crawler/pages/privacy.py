@@ -10,6 +10,7 @@ parses to the same fields.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, overload
 
@@ -22,6 +23,14 @@ from crawler.text.privacy import scrub_emails, strings_to_scrub
 
 # Deep enough for any real document; a deeper one is left to the e-mail scrub alone.
 _MAX_DEPTH = 200
+# A bracketed "at" as a tree's dump writes it: its spaces may be JSON's escapes of a tab, a line feed, a
+# carriage return or a form feed (the other control characters are written \u00XX).
+_ESCAPED_BRACKETED_AT = re.compile(
+    r"[\[\(\{<](?:\s|\\[tnrf]){0,3}at(?:\s|\\[tnrf]){0,3}[\]\)\}>]", re.IGNORECASE
+)
+# A \u escape in a dump (not a backslash written as \\ before a "u", as in LaTeX's \url): what
+# JSON writes for a control character without a short escape.
+_CONTROL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u")
 # Every spelling under which the authors relationship is looked up.
 _AUTHOR_LINKS = frozenset(
     spelling
@@ -170,11 +179,38 @@ def _strip_tree(node: Any, depth: int = 0) -> Any:
     return node
 
 
+def _dump(tree: Any) -> str:
+    return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
+
+
 def _decoded(text: str) -> tuple[Any, bool]:
     """The JSON of a ``__NEXT_DATA__`` script's text as :func:`decode_json` reads it, and whether it
     was read. The whole script is read whatever its size, so its length in bytes is never needed."""
     tree, why_not = decode_json(text, max_json_bytes=None)
     return tree, why_not is None
+
+
+def _dump_may_hold_address(dump: str) -> bool:
+    """Whether a string of a tree may hold an address, read from the tree's dump (``json.dumps`` with
+    ``ensure_ascii`` off). The dump writes each string as it is but for quotes, backslashes and control
+    characters, and every address holds a form of "@" written without them, but for the spaces of a
+    bracketed "at": ``(\\tat)`` for a tab, ``(\\u000bat)`` for a vertical tab."""
+    if strings_to_scrub([dump]):
+        return True
+    if "\\u" in dump and _CONTROL_ESCAPE.search(dump) is not None:
+        return True
+    return _ESCAPED_BRACKETED_AT.search(dump) is not None
+
+
+def _script_text(tree: Any, dump: str) -> str:
+    """The script text of a tree whose dump (``ensure_ascii`` off) is ``dump``."""
+    try:
+        dump.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates (JSON escapes of half a pair) cannot be written as UTF-8: keep them escaped.
+        dump = json.dumps(tree, separators=(",", ":"))
+    # ``<`` escaped, as Next.js does, so no string can close the script.
+    return dump.replace("<", "\\u003c")
 
 
 def _strip_next_data(text: str) -> str:
@@ -183,22 +219,18 @@ def _strip_next_data(text: str) -> str:
         return text
     try:
         stripped = _strip_tree(tree)
-        # Addresses are replaced in the decoded strings too: JSON escapes some of what an address may be
-        # written with (the quotes of "J. Doe"@..., a tab beside an "@", any character as \uXXXX),
-        # which the script's text then holds in a form no longer an address's. Without an "@" in any
-        # form and without an escape of that kind, no decoded string can hold one.
-        if strings_to_scrub([text]) or "\\u" in text or '\\"' in text:
-            stripped = _scrubbed(stripped)
+        # Whether any string may hold an address is read from the dump of the tree with its profiles
+        # cut, which is written anyway when they were: the script's own text holds the addresses of
+        # the profiles, and may write any character escaped (\u0040, the quotes of "J. Doe"@...) or
+        # HTML-escaped (&#64).
+        dump = _dump(stripped)
+        if _dump_may_hold_address(dump):
+            scrubbed = _scrubbed(stripped)
+            if scrubbed is not stripped:
+                stripped, dump = scrubbed, _dump(scrubbed)
         if stripped == tree:
             return text
-        text = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates (JSON escapes of half a pair) cannot be written as UTF-8: keep them escaped.
-            text = json.dumps(stripped, separators=(",", ":"))
-        # ``<`` escaped, as Next.js does, so no string can close the script.
-        return text.replace("<", "\\u003c")
+        return _script_text(stripped, dump)
     except (RecursionError, ValueError):
         return text
 
