@@ -28,6 +28,8 @@ _MAX_DEPTH = 200
 _ESCAPED_BRACKETED_AT = re.compile(
     r"[\[\(\{<](?:\s|\\[tnrf]){0,3}at(?:\s|\\[tnrf]){0,3}[\]\)\}>]", re.IGNORECASE
 )
+# How long that form is at most: two brackets, "at" and six spaces of two characters each.
+_BRACKETED_AT_MAX = 16
 # A \u escape in a dump (not a backslash written as \\ before a "u", as in LaTeX's \url): what
 # JSON writes for a control character without a short escape.
 _CONTROL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u")
@@ -199,7 +201,15 @@ def _dump_may_hold_address(dump: str) -> bool:
         return True
     if "\\u" in dump and _CONTROL_ESCAPE.search(dump) is not None:
         return True
-    return _ESCAPED_BRACKETED_AT.search(dump) is not None
+    # A bracketed "at" left to find holds one of the short escapes (without one, the search above found
+    # it): the expression runs only around each of them, not at every bracket of the dump.
+    for escape in ("\\t", "\\n", "\\r", "\\f"):
+        at = dump.find(escape)
+        while at >= 0:
+            if _ESCAPED_BRACKETED_AT.search(dump, max(0, at - _BRACKETED_AT_MAX), at + _BRACKETED_AT_MAX):
+                return True
+            at = dump.find(escape, at + 2)
+    return False
 
 
 def _script_text(tree: Any, dump: str) -> str:
