@@ -10,7 +10,6 @@ parses to the same fields.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any, overload
 
@@ -19,20 +18,10 @@ from crawler.pages.attributes import LECTURE_RELATIONSHIPS
 from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
-from crawler.text.privacy import scrub_emails, strings_to_scrub
+from crawler.text.privacy import json_may_hold_address, scrub_emails, strings_to_scrub
 
 # Deep enough for any real document; a deeper one is left to the e-mail scrub alone.
 _MAX_DEPTH = 200
-# A bracketed "at" as a tree's dump writes it: its spaces may be JSON's escapes of a tab, a line feed, a
-# carriage return or a form feed (the other control characters are written \u00XX).
-_ESCAPED_BRACKETED_AT = re.compile(
-    r"[\[\(\{<](?:\s|\\[tnrf]){0,3}at(?:\s|\\[tnrf]){0,3}[\]\)\}>]", re.IGNORECASE
-)
-# How long that form is at most: two brackets, "at" and six spaces of two characters each.
-_BRACKETED_AT_MAX = 16
-# A \u escape in a dump (not a backslash written as \\ before a "u", as in LaTeX's \url): what
-# JSON writes for a control character without a short escape.
-_CONTROL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u")
 # Every spelling under which the authors relationship is looked up.
 _AUTHOR_LINKS = frozenset(
     spelling
@@ -192,26 +181,6 @@ def _decoded(text: str) -> tuple[Any, bool]:
     return tree, why_not is None
 
 
-def _dump_may_hold_address(dump: str) -> bool:
-    """Whether a string of a tree may hold an address, read from the tree's dump (``json.dumps`` with
-    ``ensure_ascii`` off). The dump writes each string as it is but for quotes, backslashes and control
-    characters, and every address holds a form of "@" written without them, but for the spaces of a
-    bracketed "at": ``(\\tat)`` for a tab, ``(\\u000bat)`` for a vertical tab."""
-    if strings_to_scrub([dump]):
-        return True
-    if "\\u" in dump and _CONTROL_ESCAPE.search(dump) is not None:
-        return True
-    # A bracketed "at" left to find holds one of the short escapes (without one, the search above found
-    # it): the expression runs only around each of them, not at every bracket of the dump.
-    for escape in ("\\t", "\\n", "\\r", "\\f"):
-        at = dump.find(escape)
-        while at >= 0:
-            if _ESCAPED_BRACKETED_AT.search(dump, max(0, at - _BRACKETED_AT_MAX), at + _BRACKETED_AT_MAX):
-                return True
-            at = dump.find(escape, at + 2)
-    return False
-
-
 def _script_text(tree: Any, dump: str) -> str:
     """The script text of a tree whose dump (``ensure_ascii`` off) is ``dump``."""
     try:
@@ -234,7 +203,7 @@ def _strip_next_data(text: str) -> str:
         # the profiles, and may write any character escaped (\u0040, the quotes of "J. Doe"@...) or
         # HTML-escaped (&#64).
         dump = _dump(stripped)
-        if _dump_may_hold_address(dump):
+        if json_may_hold_address(dump):
             scrubbed = _scrubbed(stripped)
             if scrubbed is not stripped:
                 stripped, dump = scrubbed, _dump(scrubbed)
