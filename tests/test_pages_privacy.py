@@ -209,3 +209,67 @@ def test_an_address_the_page_script_writes_escaped_leaves_the_page() -> None:
     assert after.fields is not None
     assert after.fields.abstract == "Write to [email removed] or [email removed]."
     assert "#64;" not in stripped and "\\uff20" not in stripped
+
+
+# Addresses whose "@" is a bracketed "at" with control characters for its spaces: JSON writes the tab,
+# line feed, carriage return and form feed as short escapes, the others as \u00XX, so the script's
+# text (and the dump of its JSON) holds none of the forms the scrub looks for.
+CONTROL_SPACED = [f"jane({c}at{c})example.org" for c in "\t\n\r\x0c\x0b\x1c\x1f"]
+
+
+def test_an_address_spaced_with_control_characters_leaves_a_page_that_had_profiles() -> None:
+    for address in CONTROL_SPACED:
+        doc = answer()
+        del doc["meta"]  # its address would have the page's strings searched whatever the rest holds
+        # A backslash before a "u" written as \\u in the script (LaTeX's \url) is no escape.
+        doc["data"]["attributes"]["abstract"] = f"See \\url{{x}}, write to {address}."
+        stripped = strip_page_personal_data(page_with(doc))
+        after = parse_lecture_page(stripped, f"{WEB}/lecture/130123")
+        assert after.fields is not None, f"case {address!r}"
+        assert after.fields.abstract == "See \\url{x}, write to [email removed].", f"case {address!r}"
+        assert after.fields.authors == EXPECTED_AUTHORS, f"case {address!r}"
+
+
+def test_an_address_spaced_with_control_characters_leaves_a_page_without_profiles() -> None:
+    head = HEAD.replace("jane.doe@example.org", "us")
+    for address in CONTROL_SPACED:
+        lecture = api_lecture()
+        lecture["attributes"]["abstract"] = f"Write to {address}."
+        page = head + json.dumps(_page_tree(lecture)) + TAIL
+        after = parse_lecture_page(strip_page_personal_data(page), f"{WEB}/lecture/130123")
+        assert after.fields is not None, f"case {address!r}"
+        assert after.fields.abstract == "Write to [email removed].", f"case {address!r}"
+
+
+def _page_tree(lecture: dict[str, Any]) -> dict[str, Any]:
+    return {"props": {"pageProps": {"fallback": {"/api/v1/thin_lectures/130123": {"data": lecture}}}}}
+
+
+def test_an_address_the_page_script_writes_as_json_or_html_escapes_leaves_the_page() -> None:
+    # Each script's text holds no "@" in a form the scrub reads; its decoded strings do. The page
+    # holds profiles or not: their addresses are cut before anything else is searched.
+    head = HEAD.replace("jane.doe@example.org", "us")
+    for profiles in (True, False):
+        lecture = lecture_with_authors() if profiles else api_lecture()
+        lecture["attributes"]["abstract"] = 'Write to jane@example.org or "J. Doe"@example.org.'
+        tree = _page_tree(lecture)
+        if profiles:
+            tree["props"]["pageProps"]["fallback"]["/api/v1/thin_lectures/130123"]["included"] = [
+                *SHUFFLED,
+                *INCLUDED,
+            ]
+        dumped = json.dumps(tree)
+        scripts = {
+            "json": dumped.replace("@", "\\u0040"),
+            # HTML-escaped JSON, its "@" a character reference without its semicolon.
+            "html": dumped.replace("&", "&amp;").replace('"', "&quot;").replace("@", "&#64"),
+        }
+        for kind, script in scripts.items():
+            case = f"case {kind}, profiles {profiles}"
+            stripped = strip_page_personal_data(head + script + TAIL)
+            after = parse_lecture_page(stripped, f"{WEB}/lecture/130123")
+            assert after.fields is not None, case
+            assert after.fields.abstract == "Write to [email removed] or [email removed].", case
+            assert "example.org" not in stripped, case
+            if profiles:
+                assert after.fields.authors == EXPECTED_AUTHORS, case

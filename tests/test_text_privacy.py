@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -12,6 +13,7 @@ from crawler.text.privacy import (
     PLACEHOLDER,
     URL_PLACEHOLDER,
     contains_email,
+    json_may_hold_address,
     scrub_emails,
     scrub_fields,
     scrub_url,
@@ -464,3 +466,22 @@ def test_values_without_an_address_form_are_left_alone_by_scrub_value(
             assert scrub_value(value) == (value, 0), f"{value=}"
             assert scrub_value(value, URL_PLACEHOLDER, url=True) == (value, 0), f"{value=}"
     assert values_may_hold_address(["plain text", ["and a list"], {"k": "of strings"}, None, 3]) is False
+
+
+def test_json_text_may_hold_an_address_written_with_escapes() -> None:
+    # What json.dumps writes (ensure_ascii off) of strings that hold an address, and of strings that
+    # cannot: a LaTeX \url is a backslash before a "u", no escape; brackets around other words are text.
+    holding = [
+        "jane@example.org",
+        "jane%40example.org",
+        "jane＠example.org",
+        "jane&#64;example.org",
+        "jane(at)example.org",
+        *(f"jane({c}at{c})example.org" for c in "\t\n\r\x0c\x0b\x1c\x1f"),
+    ]
+    for text in holding:
+        dumped = json.dumps({"abstract": text}, ensure_ascii=False)
+        assert json_may_hold_address(dumped), f"case {text!r}"
+    for text in ["see \\url{x} (data) [that]", "a\\\\u b & c", "(at\tx) [\tat"]:
+        dumped = json.dumps({"abstract": text}, ensure_ascii=False)
+        assert not json_may_hold_address(dumped), f"case {text!r}"

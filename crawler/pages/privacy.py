@@ -18,7 +18,7 @@ from crawler.pages.attributes import LECTURE_RELATIONSHIPS
 from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
-from crawler.text.privacy import scrub_emails, strings_to_scrub
+from crawler.text.privacy import json_may_hold_address, scrub_emails, strings_to_scrub
 
 # Deep enough for any real document; a deeper one is left to the e-mail scrub alone.
 _MAX_DEPTH = 200
@@ -170,11 +170,26 @@ def _strip_tree(node: Any, depth: int = 0) -> Any:
     return node
 
 
+def _dump(tree: Any) -> str:
+    return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
+
+
 def _decoded(text: str) -> tuple[Any, bool]:
     """The JSON of a ``__NEXT_DATA__`` script's text as :func:`decode_json` reads it, and whether it
     was read. The whole script is read whatever its size, so its length in bytes is never needed."""
     tree, why_not = decode_json(text, max_json_bytes=None)
     return tree, why_not is None
+
+
+def _script_text(tree: Any, dump: str) -> str:
+    """The script text of a tree whose dump (``ensure_ascii`` off) is ``dump``."""
+    try:
+        dump.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates (JSON escapes of half a pair) cannot be written as UTF-8: keep them escaped.
+        dump = json.dumps(tree, separators=(",", ":"))
+    # ``<`` escaped, as Next.js does, so no string can close the script.
+    return dump.replace("<", "\\u003c")
 
 
 def _strip_next_data(text: str) -> str:
@@ -183,22 +198,18 @@ def _strip_next_data(text: str) -> str:
         return text
     try:
         stripped = _strip_tree(tree)
-        # Addresses are replaced in the decoded strings too: JSON escapes some of what an address may be
-        # written with (the quotes of "J. Doe"@..., a tab beside an "@", any character as \uXXXX),
-        # which the script's text then holds in a form no longer an address's. Without an "@" in any
-        # form and without an escape of that kind, no decoded string can hold one.
-        if strings_to_scrub([text]) or "\\u" in text or '\\"' in text:
-            stripped = _scrubbed(stripped)
+        # Whether any string may hold an address is read from the dump of the tree with its profiles
+        # cut, which is written anyway when they were: the script's own text holds the addresses of
+        # the profiles, and may write any character escaped (\u0040, the quotes of "J. Doe"@...) or
+        # HTML-escaped (&#64).
+        dump = _dump(stripped)
+        if json_may_hold_address(dump):
+            scrubbed = _scrubbed(stripped)
+            if scrubbed is not stripped:
+                stripped, dump = scrubbed, _dump(scrubbed)
         if stripped == tree:
             return text
-        text = json.dumps(stripped, ensure_ascii=False, separators=(",", ":"))
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates (JSON escapes of half a pair) cannot be written as UTF-8: keep them escaped.
-            text = json.dumps(stripped, separators=(",", ":"))
-        # ``<`` escaped, as Next.js does, so no string can close the script.
-        return text.replace("<", "\\u003c")
+        return _script_text(stripped, dump)
     except (RecursionError, ValueError):
         return text
 

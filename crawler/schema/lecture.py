@@ -422,11 +422,16 @@ def from_json_record(record: Mapping[str, object]) -> dict[str, Any]:
 
 def content_sha256(record: Mapping[str, Any]) -> str:
     """SHA-256 hex digest of the content fields, stable across processes and crawls."""
-    canonical = to_json_record(record)
+    # Only the hashed fields are put in their JSON form: each field's form is its own.
+    canonical = record_to_json(record, _CONTENT_HASH_FIELDS)
     payload = {
         f.name: canonical[f.name]
-        for f in FIELDS
-        if f.in_content_hash and (f.hashed_when_empty or canonical[f.name] not in (None, []))
+        for f in _CONTENT_HASH_FIELDS
+        if f.hashed_when_empty or canonical[f.name] not in (None, [])
     }
-    blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_ENCODE_SORTED(payload).encode("utf-8")).hexdigest()
+
+
+_CONTENT_HASH_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.in_content_hash)
+# ``json.dumps`` with these options, without building an encoder on every call.
+_ENCODE_SORTED = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode

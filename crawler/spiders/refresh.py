@@ -87,9 +87,12 @@ def listing_only(record: Mapping[str, Any]) -> bool:
     return listing_only_extraction(record.get("extraction"))
 
 
+# ``json.dumps`` with these options, without building an encoder on every call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def _value_hash(value: Any) -> str:
-    blob = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(_ENCODE(value).encode("utf-8")).hexdigest()[:16]
 
 
 # The listing's fields hashed: every field a page request carries but the id and the diagnostics.
@@ -102,15 +105,29 @@ def listing_hashes(fields: LectureFields) -> dict[str, str]:
     """A short hash of each of a lecture's listing fields (as :meth:`LectureFields.to_json` writes
     them): the next crawl fetches the page again when a field both crawls know hashes differently."""
     listed = fields.to_json()
-    return {name: _value_hash(value) for name, value in listed.items() if name in HASHED_LISTING_FIELDS}
+    # A lecture's listing is hashed when the listing is read, and again when its page comes back (from
+    # the fields its request carried): the second time, its hashes are found by its JSON's digest.
+    key = hashlib.sha256(_ENCODE(listed).encode("utf-8")).digest()
+    hashes = _recent_hashes.get(key)
+    if hashes is None:
+        hashes = {name: _value_hash(value) for name, value in listed.items() if name in HASHED_LISTING_FIELDS}
+        if len(_recent_hashes) >= _RECENT_HASHES:
+            del _recent_hashes[next(iter(_recent_hashes))]
+        _recent_hashes[key] = hashes
+    return dict(hashes)
+
+
+# The hashes of the listings hashed last, by the digest of their JSON (the oldest dropped first):
+# enough for the lectures whose pages are under way.
+_RECENT_HASHES = 4096
+_recent_hashes: dict[bytes, dict[str, str]] = {}
 
 
 def listing_sha256(fields: LectureFields) -> str:
     """One hash over all of a lecture's listing fields: what stages written before there were per-field
     hashes compared by (kept so that such a stage is still a refresh's base)."""
     listed = {k: v for k, v in fields.to_json().items() if k == "lecture_id" or k in HASHED_LISTING_FIELDS}
-    blob = json.dumps(listed, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_ENCODE(listed).encode("utf-8")).hexdigest()
 
 
 def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]) -> list[str]:

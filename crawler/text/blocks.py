@@ -34,6 +34,8 @@ _CONTROL_SPACE = re.compile("[\x0b\x0c\x1c-\x1f]")
 _UNPARSEABLE = re.compile("[\x00-\x08\x0e-\x1b\ud800-\udfff\ufffe\uffff]")
 # Either of the two: nearly every page has none, and one scan of its text then replaces two.
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# A text without markup or text: stops at the first character of any other page.
+_BLANK = re.compile(r"[\s\ufeff]*")
 # ``huge_tree`` lifts libxml2's nesting limit from 256 to 2048 levels: markup nested deeper than 256
 # would otherwise cut the page (and its __NEXT_DATA__ at the end) short. Entities are never expanded by
 # the HTML parser, so the option opens no entity-expansion attack.
@@ -81,7 +83,7 @@ def parse_page(data: str | bytes, encoding: str | None = None) -> ParsedPage:
     """Decode and parse a page; never raises."""
     text, problems = decode_page(data, encoding)
     clean = text if _UNSAFE.search(text) is None else _UNPARSEABLE.sub("", _CONTROL_SPACE.sub(" ", text))
-    if not clean.replace("\ufeff", "").strip():
+    if _BLANK.fullmatch(clean) is not None:
         return ParsedPage(None, text, problems)
     try:
         root = lxml.html.document_fromstring(clean.encode("utf-8"), parser=_PARSER)
@@ -112,32 +114,37 @@ def visible_blocks(html: str | bytes | lxml.html.HtmlElement, encoding: str | No
                 blocks.append(block)
             pending.clear()
 
-    # An explicit stack instead of recursion: nesting depth is the document's choice, not ours.
-    stack: list[tuple[lxml.etree._Element, bool]] = [(root, False)]
-    while stack:
-        element, closing = stack.pop()
-        if closing:
-            if element.tag in BLOCK_TAGS:
+    # lxml walks the tree (no recursion here: nesting depth is the document's choice, not ours), and
+    # each text and tail is read once: lxml builds a new string on every read.
+    walker = lxml.etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    skipped = None
+    for event, element in walker:
+        if event == "start":
+            tag = element.tag
+            if not isinstance(tag, str) or tag in SKIP_TAGS or element.get("hidden") is not None:
+                # Its "end" comes next: only its tail is page text.
+                walker.skip_subtree()
+                skipped = element
+                continue
+            if tag == "br":
                 flush()
-            if element.tail:
-                pending.append(element.tail)
+                walker.skip_subtree()
+                skipped = element
+                continue
+            if tag in BLOCK_TAGS:
+                flush()
+            text = element.text
+            if text:
+                pending.append(text)
             continue
-        tag = element.tag
-        if not isinstance(tag, str) or tag in SKIP_TAGS or element.get("hidden") is not None:
-            # Comments and processing instructions: their tail is still page text.
-            if element.tail:
-                pending.append(element.tail)
-            continue
-        if tag == "br":
-            flush()
-            if element.tail:
-                pending.append(element.tail)
-            continue
-        if tag in BLOCK_TAGS:
-            flush()
-        if element.text:
-            pending.append(element.text)
-        stack.append((element, True))
-        stack.extend((child, False) for child in reversed(element))
+        if event == "end":
+            if element is skipped:
+                skipped = None
+            elif element.tag in BLOCK_TAGS:
+                flush()
+        # The end of an element, a comment or a processing instruction: its tail is still page text.
+        tail = element.tail
+        if tail:
+            pending.append(tail)
     flush()
     return blocks

@@ -102,6 +102,11 @@ _WIDE_AT_CHARS = ("\uff20", "\ufe6b")
 _REFERENCE_AT = re.compile(r"&(?:\#0*64;|\#x0*40;|commat;)", re.IGNORECASE)
 _BRACKETED_AT = re.compile(rf"{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE)
 _SPACE = re.compile(r"\s")
+# The bracketed form as JSON text writes it: its spaces may be the short escapes of a tab, a line feed,
+# a carriage return or a form feed.
+_JSON_BRACKETED_AT = re.compile(
+    rf"{_OPEN}(?:\s|\\[tnrf]){{0,3}}at(?:\s|\\[tnrf]){{0,3}}{_CLOSE}", re.IGNORECASE
+)
 _LOCAL_CHAR = re.compile(rf"[{_LOCAL_CHARS}{_JOINERS}]", re.IGNORECASE)
 # The whole local part that ends where the search ends: where it starts.
 _LOCAL_RUN_TO_END = re.compile(rf"{_LOCAL}\Z", re.IGNORECASE)
@@ -222,6 +227,40 @@ def strings_to_scrub(strings: Sequence[str]) -> set[str]:
         return set()
     ends = list(accumulate(len(text) + 1 for text in strings))
     return {strings[bisect_right(ends, at)] for at in positions}
+
+
+def json_may_hold_address(text: str) -> bool:
+    """Whether a string of the JSON text ``text`` may hold an address: False when :func:`scrub_emails`
+    would change none of its strings, keys included.
+
+    For JSON written with ``ensure_ascii`` off (``json.dumps``), which writes each character of a string
+    as it is but quotes, backslashes and control characters: every address holds a form of "@" written
+    without those, but for the spaces of a bracketed "at", which may be escapes (``(\\tat)``,
+    ``(\\u000bat)``). Each form is looked for with a scan of its own, the most common first.
+    """
+    if "@" in text or "%40" in text:
+        return True
+    if not text.isascii() and any(char in text for char in _WIDE_AT_CHARS):
+        return True
+    if "&" in text and _REFERENCE_AT.search(text) is not None:
+        return True
+    if _has_u_escape(text):
+        return True
+    return _JSON_BRACKETED_AT.search(text) is not None
+
+
+def _has_u_escape(text: str) -> bool:
+    """Whether JSON text holds a ``\\u`` escape: not a backslash written ``\\\\`` before a "u" (LaTeX's
+    ``\\url``), so the backslashes before the "u" are odd in number."""
+    at = text.find("\\u")
+    while at >= 0:
+        start = at
+        while start > 0 and text[start - 1] == "\\":
+            start -= 1
+        if (at - start) % 2 == 0:
+            return True
+        at = text.find("\\u", at + 2)
+    return False
 
 
 def _may_hold_address(text: str) -> bool:
