@@ -276,7 +276,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"")
     if counts.get("transcripts"):
         print(
-            f"  python -c \"import datasets;"
+            f'  python -c "import datasets;'
             f" print(datasets.load_dataset({str(out)!r}, 'transcripts', split='train'))\""
         )
     return 0
