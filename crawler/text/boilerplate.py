@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from crawler.schema import TEXT_BLOCK_FIELDS
 from crawler.text.normalize import normalize_line
 
 # How many blocks past the lecture's block its presentation type may sit: on the real site the
@@ -44,19 +45,26 @@ class _Expected:
     event_known: bool
 
 
+def _texts(value: Any) -> list[str]:
+    """A text block field's value as the blocks it shows: one for a text, one a string for a list."""
+    if isinstance(value, str):
+        return [_text(value)]
+    if isinstance(value, Sequence):
+        return [_text(v) for v in value]
+    return []
+
+
 def _expected(fields: Any) -> _Expected:
-    keywords = _field(fields, "keywords")
-    if isinstance(keywords, str):
-        keywords = [keywords]
-    elif not isinstance(keywords, Sequence):
-        keywords = []
-    abstract = _text(_field(fields, "abstract"))
-    title = _text(_field(fields, "title"))
-    event = _text(_field(fields, "event_name"))
-    ptype = _text(_field(fields, "presentation_type"))
-    context = [event, *(_text(k) for k in keywords), ptype]
+    """What the lecture's own blocks say: every text block field of the schema (``TEXT_BLOCK_FIELDS``), the
+    abstract (the anchor) and the title apart from the rest, its context."""
+    texts = {name: _texts(_field(fields, name)) for name in TEXT_BLOCK_FIELDS}
+    abstract = next(iter(texts.get("abstract") or []), "")
+    title = next(iter(texts.get("title") or []), "")
+    context = [v for name, values in texts.items() if name not in ("abstract", "title") for v in values]
     values = [v for v in (abstract, title, *context) if v]
     context_values = frozenset(v for v in context if v)
+    ptype = next(iter(texts.get("presentation_type") or []), "")
+    event = next(iter(texts.get("event_name") or []), "")
     return _Expected(abstract, title, Counter(values), context_values, ptype, bool(event))
 
 
