@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
-from scrapy.http import Response
+from scrapy.http import Response, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.statscollectors import MemoryStatsCollector
+from scrapy.utils.test import get_crawler
 from twisted.internet.error import ConnectionRefusedError
 from twisted.python.failure import Failure
 
+from crawler.items import LectureItem, TranscriptItem
+from crawler.schema import Transcript
 from crawler.spiders.spending import BudgetTerms
-from crawler.spiders.subtitles import failure_problem
+from crawler.spiders.subtitles import SubtitleFiles, failure_problem
 from crawler.urls import host_of, subtitle_host_allowed
 
 SITE = ("underline.io", "app.underline.io")
@@ -78,3 +84,51 @@ def test_the_budget_pays_subtitle_files_from_what_the_pages_leave() -> None:
     assert BudgetTerms(page_budget=30, subtitles=True, spent_before=3).subtitle_allowance(0, 7) == 10
     assert BudgetTerms(page_budget=0, subtitles=True, spent_before=0).subtitle_allowance(0, 7) is None
     assert BudgetTerms(page_budget=30, subtitles=False, spent_before=0).subtitle_allowance(0, 7) is None
+
+
+def _subtitle_files(before: list[TranscriptItem]) -> SubtitleFiles:
+    crawler = get_crawler()
+    crawler.stats = MemoryStatsCollector(crawler)
+    return SubtitleFiles(
+        crawler.stats,
+        "https://app.underline.io",
+        site_hosts=SITE,
+        asset_hosts=ASSETS,
+        max_bytes=1024,
+        callbacks=(lambda *a: None, lambda *a: None, lambda *a: None, lambda *a: None),
+        previous=lambda lecture_id: before if lecture_id == "7" else [],
+        logger=logging.LoggerAdapter(logging.getLogger("test"), {}),
+    )
+
+
+def test_a_track_list_that_did_not_answer_keeps_the_tracks_the_last_stage_read() -> None:
+    url = "https://assets.underline.io/lecture/7/transcripts/en.vtt"
+    staged = TranscriptItem(
+        record=Transcript(
+            lecture_id="7", event_id="502", locale="en", language="English", auto_generated=True,
+            subtitle_url=url, text="hello", cues_skipped=0,
+        ),
+        validators={"etag": '"x"'},
+    )  # fmt: skip
+    files = _subtitle_files([staged])
+    for case in ("failed", "unreadable"):
+        item = LectureItem(
+            lecture_id="7", event_id="502", url="https://underline.io/lecture/7-x", extraction=""
+        )
+        request = Request("https://app.underline.io/api/v1/transcripts", cb_kwargs={"item": item})
+        if case == "failed":
+            failure = Failure(HttpError(Response(request.url, status=500), "500"))
+            failure.request = request  # type: ignore[attr-defined]
+            out = list(files.tracks_failed(failure))
+        else:
+            out = list(files.tracks(TextResponse(request.url, body=b"<html>", request=request), item))
+        assert out == [item, staged], f"case {case}"
+        assert item.subtitles == [{"locale": "en", "name": "English", "auto_generated": True, "url": url}], (
+            f"case {case}"
+        )
+    # A lecture the last stage read no track of keeps none: nothing is made up.
+    item = LectureItem(lecture_id="8", event_id="502", url="https://underline.io/lecture/8-x", extraction="")
+    failure = Failure(HttpError(Response("https://app.underline.io/x", status=500), "500"))
+    failure.request = Request("https://app.underline.io/x", cb_kwargs={"item": item})  # type: ignore[attr-defined]
+    assert list(files.tracks_failed(failure)) == [item]
+    assert item.subtitles is None

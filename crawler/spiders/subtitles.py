@@ -147,14 +147,33 @@ class SubtitleFiles:
             item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
         except (ValueError, AttributeError, RecursionError):
             self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
-            yield item
+            yield from self.kept_tracks(item)
             return
         yield item
         yield from self.requests(item)
 
     def tracks_failed(self, failure: Failure) -> Iterator[Any]:
         self.stats.inc_value(keys.TRANSCRIPTS_FAILED)
-        yield failure.request.cb_kwargs["item"]  # type: ignore[attr-defined]
+        yield from self.kept_tracks(failure.request.cb_kwargs["item"])  # type: ignore[attr-defined]
+
+    def kept_tracks(self, item: LectureItem) -> Iterator[Any]:
+        """A lecture whose track list could not be read: no answer is no evidence, so it keeps the tracks
+        the last stage read (its transcripts, and the track list they were read from), not an empty one."""
+        before = self.previous(item.lecture_id)
+        if before and item.subtitles is None:
+            item.subtitles = [
+                Subtitle(
+                    locale=t.record.locale,
+                    name=t.record.language,
+                    auto_generated=t.record.auto_generated,
+                    url=t.record.subtitle_url,
+                )
+                for t in before
+            ]
+        yield item
+        if before:
+            self.stats.inc_value(keys.SUBTITLES_CARRIED, len(before))
+        yield from before
 
     def requests(self, item: LectureItem) -> Iterator[Any]:
         """A request for each subtitle file the lecture lists (in its order, each URL once); a track that
