@@ -162,15 +162,16 @@ class LectureRecords:
         (lecture id, URL) pairs: most pages link the same lectures again, and each alias is staged once."""
         aliases = []
         for link in links:
+            if link in self.seen_links:  # most links: one lookup instead of reading the URL twice
+                continue
             ref = lecture_ref(link)
             if ref is None or ref.lecture_id == lecture_id:
                 continue
             if not same_host(link, self.web_base):
                 self.stats.inc_value(keys.FOREIGN_LINKS)
                 continue
-            if link not in self.seen_links:
-                self.seen_links.add(link)
-                aliases.append([ref.lecture_id, link])
+            self.seen_links.add(link)
+            aliases.append([ref.lecture_id, link])
         return aliases
 
     def lecture_item(

@@ -18,9 +18,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-import srt
-import webvtt.vtt
-
 WEBVTT = "webvtt"
 SRT = "srt"
 
@@ -146,6 +143,8 @@ def read_cue_block(block: Sequence[str]) -> Cue | None:
                 return None
             return _subrip_cue(block[at:])
         return _webvtt_cue(block[at:])
+    except ImportError:  # a library missing is the installation's fault, not the block's
+        raise
     except Exception:
         # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError for
         # a field past its range) and any other failure on one untrusted block lose that block only.
@@ -153,6 +152,9 @@ def read_cue_block(block: Sequence[str]) -> Cue | None:
 
 
 def _webvtt_cue(lines: Sequence[str]) -> Cue | None:
+    # Imported where a cue is read, not with the module: a crawl without subtitles never needs them.
+    import webvtt.vtt
+
     caption = webvtt.vtt.parse_item(lines)
     if not isinstance(caption, webvtt.Caption):
         return None
@@ -160,6 +162,8 @@ def _webvtt_cue(lines: Sequence[str]) -> Cue | None:
 
 
 def _subrip_cue(lines: Sequence[str]) -> Cue | None:
+    import srt
+
     subtitles = list(srt.parse("\n".join(lines)))
     if len(subtitles) != 1:
         return None
