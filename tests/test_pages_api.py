@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 from crawler.pages import (
     SessionFields,
+    lecture_resources,
     parse_lecture_document,
+    parse_lecture_list,
     parse_lecture_page,
     parse_session,
     parse_sessions,
     parse_transcripts,
+    unknown_attributes,
 )
+from crawler.pages.api import ListingAnswer, read_listing
 from tests.test_pages_underline import INCLUDED, WEB, api_lecture
 
 API = "https://app.underline.io"
@@ -208,3 +213,110 @@ def test_sessions_of_a_listing_and_of_bad_answers() -> None:
     assert parse_session({"errors": [{"status": "404"}]}) is None
     assert parse_session({"data": {"type": "thin_lectures", "id": "1"}}) is None
     assert parse_session("junk") is None
+
+
+def with_relationships(relationships: Any, **attributes: Any) -> dict[str, Any]:
+    return {**api_lecture(**attributes), "relationships": relationships}
+
+
+EVENT_502 = {"data": {"type": "thin_events", "id": "502"}}
+SESSION_8841 = {"data": {"type": "thin_event_sessions", "id": "8841"}}
+TAG_3 = {"data": {"type": "tags", "id": "3"}}
+
+
+def test_a_lecture_s_event_session_and_tag_in_every_shape() -> None:
+    # (event_id, event_name, session_id, session_name, presentation_type) of each shape of relationships.
+    cases: dict[str, tuple[dict[str, Any], tuple[str | None, ...]]] = {
+        "snake case": (
+            with_relationships({"event": EVENT_502, "event_session": SESSION_8841, "tag": TAG_3}),
+            ("502", "EMNLP 2025", "8841", "Poster Session 2", "poster"),
+        ),
+        "camel case": (
+            with_relationships({"event": EVENT_502, "eventSession": SESSION_8841}),
+            ("502", "EMNLP 2025", "8841", "Poster Session 2", None),
+        ),
+        "both spellings, the first null": (
+            with_relationships({"event_session": {"data": None}, "eventSession": SESSION_8841}),
+            ("502", "EMNLP 2025", None, None, None),
+        ),
+        "to-many event, no event_id": (
+            with_relationships({"event": {"data": [EVENT_502["data"]]}}, event_id=None),
+            (None, None, None, None, None),
+        ),
+        "event not included, event_id kept": (
+            with_relationships({"event": {"data": {"type": "thin_events", "id": "999"}}}),
+            ("502", "EMNLP 2025", None, None, None),
+        ),
+        "event not included, no event_id": (
+            with_relationships({"event": {"data": {"type": "thin_events", "id": "999"}}}, event_id=None),
+            ("999", None, None, None, None),
+        ),
+        "event_id other than the relationship's": (
+            with_relationships({"event": EVENT_502}, event_id=" 77 "),
+            ("77", "EMNLP 2025", None, None, None),
+        ),
+        "relationships not an object": (with_relationships("junk"), ("502", "EMNLP 2025", None, None, None)),
+        "relationship not an object": (
+            with_relationships({"event_session": ["x"], "tag": {"data": "3"}}),
+            ("502", "EMNLP 2025", None, None, None),
+        ),
+        "session of another type": (
+            with_relationships({"event_session": TAG_3}),
+            ("502", "EMNLP 2025", "3", "poster", None),
+        ),
+    }
+    for case, (lecture, expected) in cases.items():
+        fields = parse_lecture_document({"data": lecture, "included": INCLUDED})
+        shown = (fields.event_id, fields.event_name, fields.session_id, fields.session_name)
+        assert (*shown, fields.presentation_type) == expected, f"case {case}"
+
+
+def test_text_attributes_of_every_type() -> None:
+    cases: dict[str, tuple[Any, list[str], str | None]] = {
+        "ascii": ("A title", [], "A title"),
+        "ascii str subclass": (TextValue("A title"), [], "A title"),
+        "not ascii": ("Caf\u00e9 \u4e2d", [], "Caf\u00e9 \u4e2d"),
+        "lone surrogate": ("Caf\ud800e", ["title holds lone surrogates (dropped)"], "Cafe"),
+        "number": (5, ["title is not a string"], None),
+        "null": (None, [], None),
+    }
+    for case, (title, problems, kept) in cases.items():
+        fields = parse_lecture_document(
+            {"data": api_lecture(title=title, package=title), "included": INCLUDED}
+        )
+        package_problems = [p.replace("title", "package") for p in problems]
+        assert fields.problems == [*problems, *package_problems], f"case {case}"
+        assert (fields.title, fields.package) == (kept, kept), f"case {case}"
+
+
+class TextValue(str):
+    """A str subclass, as a value of an attribute."""
+
+
+def test_a_listing_read_whole_is_its_parts_read_alone() -> None:
+    # The lectures, sessions and attribute report of one answer, read from one index of its resources.
+    doc = {
+        "data": [
+            api_lecture("1", color="red"),
+            {"type": "thin_events", "id": "502"},
+            api_lecture("2", color=None, shape="round"),
+            "junk",
+            api_lecture("1", title="again"),
+        ],
+        "included": [
+            *INCLUDED,
+            {"type": "thin_event_sessions", "id": "8842", "attributes": {"name": "Oral 1"}},
+            api_lecture("3", hidden=True),
+        ],
+        "meta": {"total_pages": 2, "total_count": 5},
+    }
+    answer = read_listing(json.dumps(doc), API)
+    assert answer == ListingAnswer(
+        parse_lecture_list(doc, base_url=API),
+        parse_sessions(doc),
+        unknown_attributes(lecture_resources([doc])),
+    )
+    assert [r.lecture_id for r in answer.listing.records] == ["1", "2", "1"]
+    assert [s.session_id for s in answer.sessions] == ["8841", "8842"]
+    assert list(answer.unmapped) == ["color", "hidden", "shape"]
+    assert read_listing("not json", API) is None

@@ -16,7 +16,9 @@ from crawler.pages import (
     parse_lecture_page,
     unknown_attributes,
 )
+from crawler.pages.attributes import attribute, lookup, present_spelling, relationship_name
 from crawler.pages.jsonapi import camel_case
+from tests.test_pages_jsonapi import JsonDict, JsonMap
 from tests.test_pages_underline import WEB
 
 # A value per field as the site sends it, and the value of that field once read (written by hand).
@@ -120,3 +122,22 @@ def test_a_renamed_attribute_shows_up_while_the_field_goes_empty() -> None:
 def test_a_page_without_unknown_attributes_reports_none() -> None:
     attributes = {spelling: SENT_AND_READ[field][0] for field, spelling in EVERY_SPELLING}
     assert unknown_attributes([lecture("1", **attributes)]) == {}
+
+
+def test_spellings_are_looked_up_in_any_mapping() -> None:
+    # A dict is looked up on its fast path; any other mapping as it always was, with the same answers.
+    attributes = {"heldAt": None, "held_at": "2025-11-06T02:30:00Z", "slug": "x"}
+    spellings = ("heldAt", "held_at")
+    for kind in (dict, JsonDict, JsonMap):
+        given = kind(attributes)
+        assert lookup(given, spellings) == "2025-11-06T02:30:00Z", f"case {kind.__name__}"
+        assert present_spelling(given, spellings) == "heldAt", f"case {kind.__name__}"
+        assert lookup(given, ("absent",)) is None, f"case {kind.__name__}"
+        assert present_spelling(given, ("absent",)) is None, f"case {kind.__name__}"
+        resource = kind({"attributes": given, "relationships": kind({"eventSession": kind({"data": None})})})
+        assert attribute(resource, spellings) == "2025-11-06T02:30:00Z", f"case {kind.__name__}"
+        assert relationship_name(resource, ("event_session", "eventSession")) == "eventSession", (
+            f"case {kind.__name__}"
+        )
+    assert lookup(["held_at"], spellings) is None
+    assert present_spelling("held_at", spellings) is None

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from crawler.pages.jsonapi import (
@@ -146,3 +147,94 @@ def test_find_documents_survives_deep_and_cyclic_trees() -> None:
     cyclic: dict[str, Any] = {"a": {"data": EVENT}}
     cyclic["self"] = cyclic
     assert len(list(find_documents(cyclic))) == 1
+
+
+class JsonMap(Mapping[str, Any]):
+    """A mapping that is not a dict: JSON read by another reader than json.loads."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self._items = items
+
+    def __getitem__(self, key: str) -> Any:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class JsonDict(dict[str, Any]):
+    """A dict subclass: not the exact type JSON decodes to."""
+
+
+def as_mappings(value: Any, kind: type) -> Any:
+    """``value`` with every object turned into ``kind`` (lists kept as lists)."""
+    if isinstance(value, dict):
+        return kind({k: as_mappings(v, kind) for k, v in value.items()})
+    if isinstance(value, list):
+        return [as_mappings(v, kind) for v in value]
+    return value
+
+
+class JsonStr(str):
+    """A str subclass, as an id."""
+
+
+def test_other_mappings_read_as_dicts_do() -> None:
+    # The dict fast paths and the general Mapping checks they fall back on give the same answers.
+    tree = {
+        "props": {
+            "fallback": {
+                "a": {"data": API_LECTURE, "included": [EVENT, SESSION, "junk"]},
+                "b": {"data": [PAGE_LECTURE, {**EVENT, "id": JsonStr(" 503 ")}], "included": [SESSION_2]},
+                "c": {"data": None},
+            }
+        }
+    }
+    lecture = PAGE_LECTURE
+    for kind in (JsonMap, JsonDict):
+        other = as_mappings(tree, kind)
+        other_lecture = as_mappings(lecture, kind)
+        docs = list(find_documents(other))
+        assert len(docs) == 2, f"case {kind.__name__}"
+        assert [as_mappings(d, dict) for d in docs] == list(find_documents(tree)), f"case {kind.__name__}"
+        assert list(index_resources(docs)) == list(index_resources(find_documents(tree))), (
+            f"case {kind.__name__}"
+        )
+        assert resource_key(other_lecture) == ("thin_lectures", "130124"), f"case {kind.__name__}"
+        assert member(other_lecture, "relationships") == other_lecture["relationships"], (
+            f"case {kind.__name__}"
+        )
+        assert member(kind({"totalPages": 3}), "total_pages") == 3, f"case {kind.__name__}"
+        assert member(kind({"total_pages": 3}), "totalPages") == 3, f"case {kind.__name__}"
+        assert attr(other_lecture, "held_at") == "2025-11-07T02:30:00Z", f"case {kind.__name__}"
+        assert is_document(kind({"data": []})), f"case {kind.__name__}"
+        assert not is_document(kind({"errors": []})), f"case {kind.__name__}"
+        assert related_keys(other_lecture, "authors") == [("profiles", "1"), ("profiles", "2")], (
+            f"case {kind.__name__}"
+        )
+    assert id_text(JsonStr(" 503 ")) == "503"
+    assert id_text(JsonStr(" ")) is None
+    assert id_text("") is None
+    assert id_text(True) is None
+    assert id_text(10**18 - 1) == str(10**18 - 1)
+    assert id_text(10**18) is None
+
+
+def test_a_document_listed_again_adds_nothing_and_each_new_one_is_read() -> None:
+    first = {"data": API_LECTURE, "included": [EVENT]}
+    index = index_resources([first, {"data": [PAGE_LECTURE]}, first])
+    assert list(index) == [("thin_lectures", "130123"), ("thin_events", "502"), ("thin_lectures", "130124")]
+
+    # Documents made one at a time and dropped after reading: a freed one's memory (and id) is reused by
+    # a later one, which must still be read.
+    resources = [{"type": "thin_lectures", "id": str(n)} for n in range(50)]
+
+    def fresh() -> Iterator[dict[str, Any]]:
+        for resource in resources:
+            yield {"data": resource}
+
+    assert len({id(doc) for doc in fresh()}) < 50
+    assert list(index_resources(fresh())) == [("thin_lectures", str(n)) for n in range(50)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crawler.pages import LectureFields, field_sources, parse_lecture_page
+from crawler.pages.visible import cut_short
 from tests.test_pages_underline import EXPECTED, NEXT_DATA, fixture
 
 SEED001_SOURCES = {
@@ -80,3 +81,20 @@ def test_a_page_without_the_premium_label_or_package_leaves_premium_unsourced() 
 def test_an_empty_page_names_its_lecture_from_the_url_only() -> None:
     page = parse_lecture_page(b"", "http://127.0.0.1:8765/lecture/5-x")
     assert page.sources == {**{name: "none" for name in SEED001_SOURCES}, "lecture_id": "visible_text"}
+
+
+def test_a_page_is_cut_short_only_without_any_closing_html_tag() -> None:
+    # The usual "</html>" is found from the end; every other spelling of the closing tag still counts.
+    cases = {
+        "closed": ("<html><body><p>x</p></body></html>", False),
+        "closed, then more": ("<html><p>x</p></html>\n<!-- after -->", False),
+        "closed in capitals": ("<HTML><p>x</p></HTML>", False),
+        "closed with a space": ("<html><p>x</p></html >", False),
+        "closed with a newline": ("<html><p>x</p></html\n>", False),
+        "never closed": ("<html><body><p>x</p>", True),
+        "only an opening tag's look-alike": ("<html><p>x</p></htm", True),
+        "no html tag": ("<p>x</p>", False),
+    }
+    for case, (text, expected) in cases.items():
+        assert cut_short(text) is expected, f"case {case}"
+        assert cut_short(text.replace("<p>x</p>", "<p>\u4e2d</p>")) is expected, f"case {case}, not ASCII"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.pages.next_data import next_data_span
+from crawler.pages.next_data import decode_json, next_data_span
 
 PAGES = Path(__file__).resolve().parent / "fixtures" / "pages"
 # The definition in one expression: the first opening tag whose id is __NEXT_DATA__ (any case, quoted
@@ -58,3 +58,55 @@ def test_known_spans() -> None:
     second = CASES[3].index('{"b"')
     assert next_data_span(CASES[3]) == (second, second + len('{"b":2}'))
     assert next_data_span(CASES[4]) is None
+
+
+def test_the_size_limit_counts_utf8_bytes() -> None:
+    # A text short enough in characters is within the limit whatever they are; any other is measured in
+    # UTF-8 (lone surrogates as they would be written).
+    cases = [
+        ('"\U0001f600"', 12, "\U0001f600"),
+        ('"\U0001f600"', 6, "\U0001f600"),
+        ('"\U0001f600"', 5, None),
+        ('"' + "\U0001f600" * 6 + '"', 26, "\U0001f600" * 6),
+        ('"' + "\U0001f600" * 6 + '"', 25, None),
+        ('"\u00e9\u00e9"', 6, "\u00e9\u00e9"),
+        ('"\u00e9\u00e9"', 5, None),
+        ('"\ud800"', 5, "\ud800"),
+        ('"\ud800"', 4, None),
+        ('"ab"', 4, "ab"),
+        ('"ab"', 3, None),
+    ]
+    for text, limit, value in cases:
+        decoded, why = decode_json(text, limit)
+        if value is None:
+            assert (decoded, why) == (None, f"__NEXT_DATA__ larger than {limit} bytes"), (
+                f"case {text!r} {limit}"
+            )
+        else:
+            assert (decoded, why) == (value, None), f"case {text!r} {limit}"
+    assert decode_json("x" * 50, None) == (
+        None,
+        "__NEXT_DATA__ is not JSON: Expecting value: line 1 column 1 (char 0)",
+    )
+
+
+def test_html_escaped_json_is_read_when_the_text_is_not_json() -> None:
+    cases = {
+        "json": ('{"a": "&quot;"}', ({"a": "&quot;"}, None)),
+        "escaped": ("{&quot;a&quot;: 1}", ({"a": 1}, None)),
+        "escaped, still not json": (
+            "{&quot;a&quot;: }",
+            (None, "__NEXT_DATA__ is not JSON: Expecting value: line 1 column 7 (char 6)"),
+        ),
+        "not json": (
+            "{a: 1}",
+            (
+                None,
+                "__NEXT_DATA__ is not JSON: Expecting property name enclosed in double quotes: "
+                "line 1 column 2 (char 1)",
+            ),
+        ),
+        "empty": ("  ", (None, "__NEXT_DATA__ is empty")),
+    }
+    for case, (text, expected_result) in cases.items():
+        assert decode_json(text) == expected_result, f"case {case}"

@@ -14,6 +14,8 @@ from crawler.pages import (
     parse_lecture_list,
     parse_lecture_page,
 )
+from crawler.pages.profiles import affiliations, author, author_name, orcid_check_digit
+from crawler.text.normalize import person_name
 from tests.test_pages_underline import INCLUDED, WEB, api_lecture
 
 EMAILS = ("jane.doe@example.org", "li.lei@example.cn", "ada@example.net", "jose@example.es")
@@ -178,3 +180,66 @@ def test_an_invalid_orcid_is_dropped_and_its_problem_names_no_email() -> None:
     fields = parse_lecture_document({"data": lecture_with_authors(order=["9008"]), "included": [bad]})
     assert fields.authors == [{"name": "E F", "affiliations": [], "orcid": None}]
     assert fields.problems == [f"{INVALID_ORCID}: 'mail [email removed]'"]
+
+
+def test_names_and_affiliations_in_every_form() -> None:
+    # An ASCII name is its own published form once whitespace is collapsed; any other goes through
+    # person_name (format characters removed, NFC). Both give what person_name gives.
+    cases: dict[str, tuple[dict[str, Any], str | None, list[str]]] = {
+        "ascii": ({"full_name": " Pawan  Goyal ", "affiliation": " Univ.  X "}, "Pawan Goyal", ["Univ. X"]),
+        "ascii separators": ({"full_name": "Ann\x1cLee\t", "affiliation": "\x1f"}, "Ann Lee", []),
+        "ascii control": ({"full_name": "Ann\x01Lee"}, "Ann\x01Lee", []),
+        "decomposed": (
+            {"full_name": "Jose\u0301 Ruiz", "affiliation": "Universite\u0301"},
+            "Jos\u00e9 Ruiz",
+            ["Universit\u00e9"],
+        ),
+        "zero-width": (
+            {"full_name": "Ann\u200b Lee\u200d", "affiliation": "U\u200b"},
+            "Ann Lee",
+            ["U\u200b"],
+        ),
+        "format only": (
+            {"full_name": "\u200b\u00ad", "first_name": "Ada", "last_name": "Lovelace"},
+            "Ada Lovelace",
+            [],
+        ),
+        "soft hyphen part": ({"first_name": "\u00ad", "last_name": "Lee"}, "Lee", []),
+        "parts, ascii": ({"first_name": " Ada ", "last_name": " Love  lace"}, "Ada Love lace", []),
+        "no-break space": (
+            {"full_name": "Ada\u00a0Lovelace", "affiliation": ["A", "A ", "\u00a0B", 5, None]},
+            "Ada Lovelace",
+            ["A", "B"],
+        ),
+        "no name": ({"full_name": " ", "affiliation": 7}, None, []),
+        "surrogate": ({"full_name": "Ann\ud800 Lee"}, "Ann Lee", []),
+    }
+    for case, (attributes, name, affiliations_) in cases.items():
+        given = profile("9100", **attributes)
+        assert author_name(given) == name, f"case {case}"
+        assert affiliations(given) == affiliations_, f"case {case}"
+        problems: list[str] = []
+        found = author(given, problems)
+        if name is None:
+            assert (found, problems) == (None, ["an author profile has no name"]), f"case {case}"
+        else:
+            assert found == {"name": name, "affiliations": affiliations_, "orcid": None}, f"case {case}"
+            assert found["name"] == person_name(found["name"]), f"case {case}"
+
+
+def test_the_orcid_check_digit_of_any_digits() -> None:
+    # The 15 ASCII digits of an iD are summed from their bytes; any other text by the standard's loop.
+    arabic_indic = str.maketrans("0123456789", "".join(chr(0x0660 + d) for d in range(10)))
+    cases = {
+        "000000021825009": "7",
+        "000000021694233": "X",
+        "000000020787425": "9",
+        "999999999999999": "4",
+        "000000000000000": "1",
+        "000000021825009".translate(arabic_indic): "7",
+        "00000002182500": "2",
+        "0000000218250090": "2",
+        "": "1",
+    }
+    for digits, check in cases.items():
+        assert orcid_check_digit(digits) == check, f"case {digits!r}"

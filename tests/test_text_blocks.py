@@ -3,7 +3,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from crawler.text.blocks import decode_html, parse_html, visible_blocks
+import lxml.html
+
+from crawler.text.blocks import (
+    decode_html,
+    decode_page,
+    parse_html,
+    parse_page,
+    parseable_utf8,
+    split_blocks,
+    visible_blocks,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pages"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text(encoding="utf-8"))
@@ -136,3 +146,98 @@ def test_seed_fixture_blocks() -> None:
         "RESOURCES",
     ]
     assert len(blocks) == 5 + 8 + 2 * 10 + 9
+
+
+# Each character libxml2 cannot take, as a page may send it: whitespace ones read as a space, the
+# others as nothing. A page without any is parsed from its own UTF-8 bytes, unchanged.
+UNPARSEABLE_CASES = {
+    "NUL": ("a\x00b", "ab"),
+    "C0 control": ("a\x01b\x08c", "abc"),
+    "vertical tab": ("a\x0bb", "a b"),
+    "form feed": ("a\x0cb", "a b"),
+    "separator": ("a\x1cb\x1fc", "a b c"),
+    "escape": ("a\x1bb", "ab"),
+    "lone surrogate": ("a\ud800b\udfffc", "abc"),
+    "non-character FFFE": ("a\ufffeb", "ab"),
+    "non-character FFFF": ("a\uffffb", "ab"),
+}
+
+
+def test_unparseable_characters_are_dropped_and_clean_text_is_kept() -> None:
+    for case, (given, shown) in UNPARSEABLE_CASES.items():
+        page = f"<p>{given}</p><p>caf\u00e9 \u4e2d\u6587 \U0001f600</p>"
+        assert visible_blocks(page) == [shown, "caf\u00e9 \u4e2d\u6587 \U0001f600"], f"case {case}"
+        if case != "lone surrogate":  # UTF-8 cannot carry one
+            sent = page.encode("utf-8")
+            assert visible_blocks(sent) == [shown, "caf\u00e9 \u4e2d\u6587 \U0001f600"], f"case {case}"
+    clean = "<p>caf\u00e9 \u4e2d\u6587 \U0001f600 \t tab</p>"
+    assert parseable_utf8(clean) == (clean, clean.encode("utf-8"))
+    assert parseable_utf8(clean, clean.encode("utf-8")) == (clean, clean.encode("utf-8"))
+    assert parseable_utf8("a\x0bb\x01\ud800c", None) == ("a bc", b"a bc")
+    assert parseable_utf8("a\ufffeb", "a\ufffeb".encode()) == ("ab", b"ab")
+    assert parseable_utf8("a\x01b", b"a\x01b") == ("ab", b"ab")
+    assert parseable_utf8("") == ("", b"")
+
+
+def test_the_page_bytes_are_read_as_their_encoding_says() -> None:
+    # A byte order mark is not text; a U+FFFD the page itself holds is no decoding problem; bytes that
+    # another encoding's decoder replaces without a U+FFFD (gb18030's 0x80) still are.
+    cases = {
+        "utf-8": (b"<p>caf\xc3\xa9</p>", ["caf\u00e9"], []),
+        "utf-8 with a bom": (b"\xef\xbb\xbf<p>caf\xc3\xa9</p>", ["caf\u00e9"], []),
+        "utf-8 holding U+FFFD": (b"<p>a\xef\xbf\xbdb</p>", ["a\ufffdb"], []),
+        "bad utf-8": (
+            b"<p>a\xffb</p>",
+            ["a\ufffdb"],
+            ["the page is not valid utf-8: undecodable bytes shown as U+FFFD"],
+        ),
+        "gb18030 0x80": (
+            b"<meta charset='gb18030'><p>a\x80b</p>",
+            ["a\u20acb"],
+            ["the page is not valid gb18030: undecodable bytes shown as U+FFFD"],
+        ),
+        "latin-1": (b"<meta charset='latin-1'><p>caf\xe9</p>", ["caf\u00e9"], []),
+    }
+    for case, (data, blocks, problems) in cases.items():
+        parsed = parse_page(data)
+        assert parsed.problems == problems, f"case {case}"
+        assert parsed.root is not None, f"case {case}"
+        assert visible_blocks(parsed.root) == blocks, f"case {case}"
+        assert decode_page(data)[1] == problems, f"case {case}"
+
+
+def test_blocks_collapse_every_kind_of_whitespace() -> None:
+    # Text with nothing to collapse is kept as it is; any other whitespace, doubled spaces and spaces at
+    # either end are collapsed as str.split() reads whitespace. Format characters are not whitespace.
+    cases = {
+        "plain": ("one two", "one two"),
+        "doubled space": ("one  two", "one two"),
+        "ends": ("  one two ", "one two"),
+        "newline and tab": ("one\n\ttwo", "one two"),
+        "no-break space": ("one\u00a0two", "one two"),
+        "ideographic space": ("\u4e00\u3000\u4e8c", "\u4e00 \u4e8c"),
+        "next line": ("one\x85two", "one two"),
+        "line separator": ("one\u2028two", "one two"),
+        "zero-width space": ("one\u200btwo", "one\u200btwo"),
+        "soft hyphen and space": ("one\u00ad  two", "one\u00ad two"),
+        "only whitespace": (" \u00a0\u3000 ", None),
+    }
+    for case, (given, block) in cases.items():
+        expected = [block] if block is not None else []
+        assert visible_blocks(f"<div><p>{given}</p></div>") == expected, f"case {case}"
+        assert split_blocks(f"\x00{given}\x00\x00 \n\x00") == expected, f"case {case}"
+
+
+def test_pages_parse_to_lxml_html_classes() -> None:
+    # The parser's own class lookup gives every node the class lxml.html's lookup gives it.
+    page = (
+        "<html><body><form><input name=a><select><option>o</option></select><textarea>t</textarea>"
+        "<label>l</label></form><!-- c --><?pi x?><p>p</p><div><a href='/x'>a</a></div></body></html>"
+    )
+    ours = parse_html(page)
+    theirs = lxml.html.document_fromstring(page)
+    assert ours is not None
+    pairs = list(zip(ours.iter(), theirs.iter(), strict=True))
+    assert len(pairs) == 13
+    for mine, reference in pairs:
+        assert type(mine) is type(reference), f"case {reference.tag}"

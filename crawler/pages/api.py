@@ -29,6 +29,7 @@ from crawler.pages.attributes import (
     UnknownAttribute,
     attribute,
     lookup,
+    present_spelling,
     relationship_name,
     unknown_attributes,
 )
@@ -41,7 +42,6 @@ from crawler.pages.jsonapi import (
     member,
     primary_data,
     related,
-    related_id,
     resource_key,
 )
 from crawler.pages.profiles import lecture_authors
@@ -67,14 +67,6 @@ def is_lecture(resource: Any) -> bool:
     return key is not None and key[0] == LECTURE_TYPE and _LECTURE_ID.match(key[1]) is not None
 
 
-def _lecture_attribute(resource: Any, name: str) -> Any:
-    return attribute(resource, LECTURE_ATTRIBUTES[name])
-
-
-def _relationship(resource: Any, name: str) -> str:
-    return relationship_name(resource, LECTURE_RELATIONSHIPS[name])
-
-
 def is_premium_package(package: str | None) -> bool:
     """A package other than ``free`` is premium content."""
     return package is not None and package.strip().lower() not in ("", "free")
@@ -92,36 +84,51 @@ def lecture_fields(
     key = resource_key(resource)
     if key is None:
         raise DocumentError("not a JSON:API resource (no type and id)")
+    # The resource's attributes and relationships are looked up once, for every field read from them.
+    attributes = member(resource, "attributes")
+    relationships = member(resource, "relationships")
     problems: list[str] = []
-    read = attribute_values(resource, base_url, problems)
+    read = _attribute_values(attributes, base_url, problems)
     for name in _OTHER_TEXT_ATTRIBUTES:
-        _check_text(_lecture_attribute(resource, name), LECTURE_ATTRIBUTES[name][0], problems)
-    event_relationship = _relationship(resource, "event")
-    event_id = id_text(_lecture_attribute(resource, "event_id")) or related_id(resource, event_relationship)
-    event = related(resource, event_relationship, index)
+        _check_text(lookup(attributes, LECTURE_ATTRIBUTES[name]), LECTURE_ATTRIBUTES[name][0], problems)
+    event_key = _to_one(relationships, "event")
+    event_id = id_text(lookup(attributes, LECTURE_ATTRIBUTES["event_id"])) or (
+        event_key[1] if event_key else None
+    )
+    event = index.get(event_key) if event_key else None
     if event is None and event_id is not None:
         event = index.get((EVENT_TYPE, event_id))
-    session_relationship = _relationship(resource, "session")
-    session = related(resource, session_relationship, index)
-    tag = related(resource, _relationship(resource, "presentation_type"), index)
-    package = values.opt_str(_lecture_attribute(resource, "package"))
+    session_key = _to_one(relationships, "session")
+    session = index.get(session_key) if session_key else None
+    tag_key = _to_one(relationships, "presentation_type")
+    tag = index.get(tag_key) if tag_key else None
+    package = values.opt_str(lookup(attributes, LECTURE_ATTRIBUTES["package"]))
     fields = LectureFields(
         lecture_id=key[1],
-        slug=values.slug(_lecture_attribute(resource, "slug"), problems),
+        slug=values.slug(lookup(attributes, LECTURE_ATTRIBUTES["slug"]), problems),
         presentation_type=values.opt_str(attribute(tag, TAG_ATTRIBUTES["name"])),
         event_id=event_id,
         event_name=values.opt_str(attribute(event, EVENT_ATTRIBUTES["name"])),
-        session_id=related_id(resource, session_relationship),
+        session_id=session_key[1] if session_key else None,
         session_name=values.opt_str(attribute(session, SESSION_ATTRIBUTES["name"])),
         package=package,
         is_premium=is_premium_package(package),
         authors=lecture_authors(resource, index, problems),
+        problems=problems,
     )
     for name, value in read.values.items():
         setattr(fields, name, value)
     problems.extend(read.link_problems)
-    fields.problems = problems
     return fields
+
+
+def _to_one(relationships: Any, name: str) -> ResourceKey | None:
+    """``(type, id)`` a lecture's to-one relationship (``LECTURE_RELATIONSHIPS[name]``, under the first
+    of its spellings the relationships carry) points at; None when it points at none."""
+    spellings = LECTURE_RELATIONSHIPS[name]
+    relationship = member(relationships, present_spelling(relationships, spellings) or spellings[0])
+    data = member(relationship, "data")
+    return resource_key(data) if not isinstance(data, list) else None
 
 
 @dataclass
@@ -137,7 +144,12 @@ def attribute_values(resource: Resource, base_url: str | None, problems: list[st
     """Every field with ``attribute`` spellings in the schema, read from ``resource`` by its kind: text
     (links made absolute), a list of strings, a timestamp, a bool, an integer or a number. What cannot
     be used is a gap and a problem; nothing raises."""
-    raw = {f.name: attribute(resource, f.attribute) for f in ATTRIBUTE_FIELDS}
+    return _attribute_values(member(resource, "attributes"), base_url, problems)
+
+
+def _attribute_values(attributes: Any, base_url: str | None, problems: list[str]) -> AttributeValues:
+    """:func:`attribute_values` of a resource's ``attributes``."""
+    raw = {f.name: lookup(attributes, f.attribute) for f in ATTRIBUTE_FIELDS}
     for f in ATTRIBUTE_FIELDS:
         if f.kind == "string":
             _check_text(raw[f.name], f.attribute[0], problems)
@@ -165,6 +177,8 @@ def attribute_values(resource: Resource, base_url: str | None, problems: list[st
 
 
 def _check_text(value: Any, spelling: str, problems: list[str]) -> None:
+    if type(value) is str and value.isascii():  # the usual text: nothing to report
+        return
     if value is not None and not isinstance(value, str):
         problems.append(f"{spelling} is not a string")
     elif values.has_surrogates(value):
@@ -174,7 +188,11 @@ def _check_text(value: Any, spelling: str, problems: list[str]) -> None:
 def lecture_resources(docs: Iterable[Any]) -> list[Resource]:
     """Every lecture resource in the documents' ``data`` and ``included``, once each (the first
     occurrence of an id), for a report of the attributes they carry."""
-    return [r for key, r in index_resources(docs).items() if key[0] == LECTURE_TYPE]
+    return _lectures_of(index_resources(docs))
+
+
+def _lectures_of(index: Mapping[ResourceKey, Resource]) -> list[Resource]:
+    return [r for key, r in index.items() if key[0] == LECTURE_TYPE]
 
 
 def error_summary(doc: Mapping[str, Any]) -> str | None:
@@ -193,6 +211,11 @@ def parse_lecture_list(doc: Any, base_url: str | None = None) -> LectureListPage
     Entries that are not lecture resources are counted in ``skipped``; nothing raises. ``base_url``
     (the API's) resolves relative paper and media URLs.
     """
+    return _lecture_list(doc, base_url, index_resources([doc]))
+
+
+def _lecture_list(doc: Any, base_url: str | None, index: Mapping[ResourceKey, Resource]) -> LectureListPage:
+    """:func:`parse_lecture_list`, given the resources of ``doc`` (:func:`index_resources`)."""
     if not isinstance(doc, Mapping):
         return LectureListPage([], None, problems=["answer is not a JSON object"])
     problems: list[str] = []
@@ -204,7 +227,6 @@ def parse_lecture_list(doc: Any, base_url: str | None = None) -> LectureListPage
         if "data" in doc or not error:
             problems.append("data is not a list")
         data = []
-    index = index_resources([doc])
     records: list[LectureFields] = []
     skipped = 0
     for item in data:
@@ -314,7 +336,12 @@ def parse_session(doc: Any) -> SessionFields | None:
 def parse_sessions(doc: Any) -> list[SessionFields]:
     """Every session in a document's ``data`` and ``included`` (a listing includes them), in order of
     first appearance."""
-    found = (session_fields(resource) for resource in index_resources([doc]).values())
+    return _sessions_of(index_resources([doc]))
+
+
+def _sessions_of(index: Mapping[ResourceKey, Resource]) -> list[SessionFields]:
+    # An index is keyed by each resource's (type, id): only the sessions' keys are read further.
+    found = (session_fields(resource) for key, resource in index.items() if key[0] == SESSION_TYPE)
     return [session for session in found if session is not None]
 
 
@@ -334,8 +361,10 @@ def read_listing(text: str, base_url: str | None = None) -> ListingAnswer | None
         document = json.loads(text)
     except (ValueError, RecursionError):
         return None
+    # Its lectures, its sessions and the attribute report all read the one index of its resources.
+    index = index_resources([document])
     return ListingAnswer(
-        parse_lecture_list(document, base_url=base_url),
-        parse_sessions(document),
-        unknown_attributes(lecture_resources([document])),
+        _lecture_list(document, base_url, index),
+        _sessions_of(index),
+        unknown_attributes(_lectures_of(index)),
     )

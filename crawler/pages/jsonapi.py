@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 Resource = Mapping[str, Any]
@@ -36,8 +37,13 @@ def _spellings(name: str) -> tuple[str, ...]:
 
 def member(obj: Any, name: str, default: Any = None) -> Any:
     """``obj[name]`` under its snake_case or camelCase spelling; ``default`` when absent."""
-    if isinstance(obj, Mapping):
-        for key in _spellings(name):
+    # ``type(obj) is dict`` first, here and below: JSON decodes to dicts, and the check of the abstract
+    # ``Mapping`` (kept for every other mapping) costs several times more on these hot paths.
+    if type(obj) is dict or isinstance(obj, Mapping):
+        # The name as given is its first spelling, and the one nearly always there.
+        if name in obj:
+            return obj[name]
+        for key in _spellings(name)[1:]:
             if key in obj:
                 return obj[key]
     return default
@@ -50,6 +56,8 @@ def attr(resource: Any, name: str, default: Any = None) -> Any:
 
 def id_text(value: Any) -> str | None:
     """A JSON:API id (or an integer id attribute such as ``event_id``) as a string; None if absent."""
+    if type(value) is str:  # the usual case, tried first
+        return value.strip() or None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -61,13 +69,13 @@ def id_text(value: Any) -> str | None:
 
 def resource_key(obj: Any) -> ResourceKey | None:
     """``(type, id)`` of a resource or resource identifier; None for anything else."""
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return None
     kind = obj.get("type")
-    ident = id_text(obj.get("id"))
-    if not isinstance(kind, str) or not kind or ident is None:
+    if not isinstance(kind, str) or not kind:
         return None
-    return kind, ident
+    ident = id_text(obj.get("id"))
+    return None if ident is None else (kind, ident)
 
 
 def is_resource(obj: Any) -> bool:
@@ -84,7 +92,7 @@ def primary_data(doc: Any) -> list[Resource]:
 
 def is_document(obj: Any) -> bool:
     """True for a mapping whose ``data`` is a resource or a list of resources (possibly empty)."""
-    if not isinstance(obj, Mapping) or "data" not in obj:
+    if (type(obj) is not dict and not isinstance(obj, Mapping)) or "data" not in obj:
         return False
     data = obj["data"]
     if isinstance(data, list):
@@ -98,10 +106,17 @@ def index_resources(docs: Iterable[Any]) -> dict[ResourceKey, Resource]:
     The first occurrence of a key wins, so callers list the most authoritative document first.
     """
     index: dict[ResourceKey, Resource] = {}
+    # A document listed again (a lecture's own document first, then every one) has nothing left to add.
+    # Each is held here, so that no id is reused while the documents are read.
+    read: dict[int, Any] = {}
     for doc in docs:
+        if id(doc) in read:
+            continue
+        read[id(doc)] = doc
+        data = member(doc, "data")
         included = member(doc, "included")
-        extra = included if isinstance(included, list) else []
-        for item in [*primary_data(doc), *extra]:
+        items = data if isinstance(data, list) else [data]
+        for item in chain(items, included if isinstance(included, list) else ()):
             key = resource_key(item)
             if key is not None and key not in index:
                 index[key] = item
@@ -118,7 +133,7 @@ def find_documents(tree: Any) -> Iterator[Mapping[str, Any]]:
     seen: set[int] = set()
     while stack:
         node = stack.pop()
-        if isinstance(node, Mapping):
+        if type(node) is dict or isinstance(node, Mapping):
             if id(node) in seen:
                 continue
             seen.add(id(node))

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from crawler.urls import LectureRef, lecture_ref
 
 # Lecture links kept per page, and the longest link kept: more is a hostile page, not a lecture page.
 MAX_LECTURE_LINKS = 1_000
 MAX_LINK_LENGTH = 2_048
+
+# A site-relative path (and query) that ``urljoin`` would append to the base's origin unchanged: no dot
+# segments to remove, no empty one (a leading "//" names a host), no parameters, no fragment, no empty
+# query, nothing to strip. Nearly every link of a lecture page is one ("/lecture/130412-router-tuning").
+_PLAIN_PATH = re.compile(r"(?:/[A-Za-z0-9_~%-]+)+/?(?:\?[A-Za-z0-9_~%=&+.-]+)?")
 
 
 def absolute(base: str, href: str | None) -> str | None:
@@ -51,6 +57,26 @@ def link_lecture_id(root: Any, page_url: str, *rels: str) -> str | None:
     return None
 
 
+def origin(base: str) -> str | None:
+    """``scheme://host`` of an http(s) URL with a host, in the form ``urljoin`` gives it (scheme in
+    lower case); None for any other URL, or one that does not parse."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def resolve(base: str, base_origin: str | None, href: str | None) -> str | None:
+    """``absolute(base, href)``, given ``origin(base)``: a plain site-relative path is appended to the
+    origin without ``urljoin`` (which gives the same URL for it)."""
+    if base_origin is not None and href is not None and _PLAIN_PATH.fullmatch(href) is not None:
+        return base_origin + href
+    return absolute(base, href)
+
+
 def _scheme(url: str) -> str:
     head, sep, _ = url.partition(":")
     return head.strip().lower() if sep else ""
@@ -64,6 +90,7 @@ def lecture_links(root: Any, page_url: str, problems: list[str]) -> list[str]:
     base_tag = next((b for b in root.iter("base") if b.get("href")), None)
     if base_tag is not None:
         base = absolute(page_url, base_tag.get("href")) or page_url
+    base_origin = origin(base)
     links: list[str] = []
     too_long = dropped = 0
     for anchor in root.iter("a"):
@@ -71,7 +98,7 @@ def lecture_links(root: Any, page_url: str, problems: list[str]) -> list[str]:
         if href is not None and len(href) > MAX_LINK_LENGTH:
             too_long += 1
             continue
-        url = absolute(base, href)
+        url = resolve(base, base_origin, href)
         if url is None or safe_lecture_ref(url) is None:
             continue
         if _scheme(url) not in ("http", "https"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html as html_lib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from crawler.pages.api import LECTURE_TYPE, lecture_fields
@@ -32,8 +32,12 @@ _LEADING_ID = re.compile(r"^\s*0*(\d{1,18})(?!\d)")
 def decode_json(text: str, max_json_bytes: int | None = MAX_JSON_BYTES) -> tuple[Any, str | None]:
     """The JSON of a ``__NEXT_DATA__`` script's text (HTML-escaped JSON too), or None and why not.
     ``max_json_bytes`` None reads it whatever its size (its length in bytes is then never computed)."""
-    if max_json_bytes is not None and (
-        len(text) > max_json_bytes or len(text.encode("utf-8", "surrogatepass")) > max_json_bytes
+    # A character is at most 4 bytes of UTF-8 (3 for a lone surrogate): a text of at most a quarter of
+    # the limit in characters is within it, and is not encoded to be measured.
+    if (
+        max_json_bytes is not None
+        and len(text) * 4 > max_json_bytes
+        and (len(text) > max_json_bytes or len(text.encode("utf-8", "surrogatepass")) > max_json_bytes)
     ):
         return None, f"__NEXT_DATA__ larger than {max_json_bytes} bytes"
     global _decoded_last
@@ -52,12 +56,17 @@ def decode_json(text: str, max_json_bytes: int | None = MAX_JSON_BYTES) -> tuple
 _decoded_last: tuple[str, tuple[Any, str | None]] | None = None
 
 
-def _decode(text: str) -> tuple[Any, str | None]:
-    candidates = [text]
+def _candidates(text: str) -> Iterator[str]:
+    """The script's text, then (only if that is not JSON) the text unescaped when it is HTML-escaped:
+    the search for ``&quot;`` costs a scan of all of it, which JSON read at once needs not."""
+    yield text
     if "&quot;" in text:
-        candidates.append(html_lib.unescape(text))
+        yield html_lib.unescape(text)
+
+
+def _decode(text: str) -> tuple[Any, str | None]:
     reason = "__NEXT_DATA__ is empty"
-    for candidate in candidates:
+    for candidate in _candidates(text):
         if not candidate.strip():
             continue
         try:

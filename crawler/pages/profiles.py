@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from operator import mul
 from typing import Any
 
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages.attributes import (
     LECTURE_RELATIONSHIPS,
     PROFILE_ATTRIBUTES,
-    attribute,
     known_names,
+    lookup,
     relationship_name,
 )
 from crawler.pages.fields import Author
@@ -36,11 +37,21 @@ _ORCID = re.compile(r"^(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dX])$")
 _ORCID_URL = re.compile(r"^(?:https?://)?(?:www\.)?orcid\.org/", re.IGNORECASE)
 
 
+_BASE_DIGITS = 15
+_WEIGHTS = [2 ** (_BASE_DIGITS - i) for i in range(_BASE_DIGITS)]
+_ZERO_OFFSET = ord("0") * sum(_WEIGHTS)
+
+
 def orcid_check_digit(base_digits: str) -> str:
     """The ISO 7064 MOD 11-2 check character of an ORCID iD's first 15 digits."""
-    total = 0
-    for digit in base_digits:
-        total = (total + int(digit)) * 2
+    if len(base_digits) == _BASE_DIGITS and base_digits.isascii() and base_digits.isdigit():
+        # An iD's 15 ASCII digits (every one normalize_orcid checks): the loop below sums each digit
+        # times a power of two, here from the digits' bytes (48 above their values) in one pass.
+        total = sum(map(mul, base_digits.encode("ascii"), _WEIGHTS)) - _ZERO_OFFSET
+    else:
+        total = 0
+        for digit in base_digits:
+            total = (total + int(digit)) * 2
     result = (12 - total % 11) % 11
     return "X" if result == 10 else str(result)
 
@@ -70,6 +81,8 @@ def _orcid(value: Any, problems: list[str]) -> str | None:
 def _clean(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
+    if value.isascii():  # nearly every name: no surrogate to drop, and NFC leaves it as it is
+        return " ".join(value.split()) or None
     return nfc_collapsed(without_surrogates(value)) or None
 
 
@@ -77,20 +90,42 @@ def author_name(profile: Any) -> str | None:
     """``full_name``, else ``first_name`` and ``last_name`` joined by a space; in the form of
     :func:`~crawler.text.normalize.person_name` (format characters removed, NFC, whitespace collapsed),
     nothing else changed."""
-    full = _clean(attribute(profile, PROFILE_ATTRIBUTES["full_name"]))
-    if full and person_name(full):
-        return person_name(full)
+    return _name(member(profile, "attributes"))
+
+
+def _name(attributes: Any) -> str | None:
+    full = _clean(lookup(attributes, PROFILE_ATTRIBUTES["full_name"]))
+    name = _person_name(full) if full else None
+    if name:
+        return name
     parts = [
-        _clean(attribute(profile, PROFILE_ATTRIBUTES["first_name"])),
-        _clean(attribute(profile, PROFILE_ATTRIBUTES["last_name"])),
+        _clean(lookup(attributes, PROFILE_ATTRIBUTES["first_name"])),
+        _clean(lookup(attributes, PROFILE_ATTRIBUTES["last_name"])),
     ]
-    return person_name(" ".join(p for p in parts if p)) or None
+    return _person_name(" ".join(p for p in parts if p)) or None
+
+
+def _person_name(cleaned: str) -> str:
+    """:func:`~crawler.text.normalize.person_name` of a name :func:`_clean` gave (or of such names
+    joined by a space)."""
+    # Such a name in ASCII is its own person_name: it has no format character or surrogate to remove,
+    # NFC leaves ASCII alone, and its whitespace is collapsed already.
+    return cleaned if cleaned.isascii() else person_name(cleaned)
 
 
 def affiliations(profile: Any) -> list[str]:
     """The profile's affiliation as a list: one element for a string (never split), the strings of a
     list, [] for none."""
-    value = attribute(profile, PROFILE_ATTRIBUTES["affiliation"])
+    return _affiliations(member(profile, "attributes"))
+
+
+def _affiliations(attributes: Any) -> list[str]:
+    value = lookup(attributes, PROFILE_ATTRIBUTES["affiliation"])
+    if value is None:
+        return []
+    if isinstance(value, str):  # the usual one affiliation
+        one = _clean(value)
+        return [one] if one else []
     values = value if isinstance(value, list) else [value]
     cleaned = (_clean(v) for v in values)
     return list(dict.fromkeys(v for v in cleaned if v))
@@ -98,12 +133,14 @@ def affiliations(profile: Any) -> list[str]:
 
 def author(profile: Any, problems: list[str]) -> Author | None:
     """An author from a profile resource; None (and a problem) for a profile without a name."""
-    name = author_name(profile)
-    orcid = _orcid(attribute(profile, PROFILE_ATTRIBUTES["orcid"]), problems)
+    # Its attributes are looked up once, for every field read from them.
+    attributes = member(profile, "attributes")
+    name = _name(attributes)
+    orcid = _orcid(lookup(attributes, PROFILE_ATTRIBUTES["orcid"]), problems)
     if name is None:
         problems.append("an author profile has no name")
         return None
-    return Author(name=name, affiliations=affiliations(profile), orcid=orcid)
+    return Author(name=name, affiliations=_affiliations(attributes), orcid=orcid)
 
 
 def lecture_authors(
