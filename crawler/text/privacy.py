@@ -258,6 +258,46 @@ def json_may_hold_address(text: str) -> bool:
     return _any_search(_JSON_BRACKETED_AT_EACH, text)
 
 
+def json_address_positions(text: str) -> tuple[list[int], bool]:
+    """Where a string of the JSON text ``text`` may hold an address, and whether ``text`` read as plain
+    text may: :func:`scrub_emails` changes no string of ``text`` (keys included) whose literal holds none
+    of the positions, and leaves ``text`` itself as it is when the flag is False.
+
+    ``text`` must be JSON (any JSON: a server's, escapes anywhere). Every form of "@" is written with
+    characters JSON writes as they are, so a string that holds one holds it in its literal, but for a
+    ``\\u`` escape of any character (one position each) and a bracketed "at" spaced with short escapes.
+    Every position is inside a string literal: none of these characters or escapes is JSON outside one.
+    """
+    found: list[int] = []
+    for char in _AT_CHARS if not text.isascii() else _AT_CHARS[:1]:
+        at = text.find(char)
+        while at >= 0:
+            found.append(at)
+            at = text.find(char, at + 1)
+    # A search for one character is a memory scan; "%40" and the references are read where it finds one.
+    at = text.find("%")
+    while at >= 0:
+        if text.startswith("40", at + 1):
+            found.append(at)
+        at = text.find("%", at + 1)
+    if "&" in text and _REFERENCE_AT.search(text) is not None:
+        found.extend(match.start() for match in _REFERENCE_AT.finditer(text))
+    plain = bool(found)
+    if _any_search(_JSON_BRACKETED_AT_EACH, text):
+        for match in _JSON_BRACKETED_AT.finditer(text):
+            found.append(match.start())
+            plain = plain or _BRACKETED_AT.match(text, match.start()) is not None
+    at = text.find("\\u")
+    while at >= 0:
+        start = at
+        while start > 0 and text[start - 1] == "\\":
+            start -= 1
+        if (at - start) % 2 == 0:
+            found.append(at)
+        at = text.find("\\u", at + 2)
+    return sorted(found), plain
+
+
 def _any_search(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
     return any(pattern.search(text) is not None for pattern in patterns)
 
