@@ -1,0 +1,159 @@
+"""Where values sit in a JSON text: so that a part of an answer or a page script can be written again
+in place, leaving every other byte as it was, instead of writing the whole text again.
+
+Each function reads a text that :func:`json.loads` reads (and the tree it read, where one is given) and
+raises :class:`ValueError` (or :class:`RecursionError`) when the text is not read as that tree was: a
+repeated key, whose earlier values the tree does not hold, or a span that does not decode to the value
+it should hold. The caller then writes the whole text again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, cast
+
+Path = tuple[str | int, ...]
+# A value's span in a text: where it starts and ends.
+Span = tuple[int, int]
+# Which members or items to look into, by key or index: None for the value itself.
+_Wanted = dict[str | int, "_Wanted | None"]
+
+_DECODER = json.JSONDecoder()
+# The decoder's own reader of a string literal (the C one where there is one): the value of the literal
+# whose text starts after its opening quote, and where the literal ends.
+_scanstring = cast(Callable[[str, int], tuple[str, int]], json.decoder.scanstring)  # type: ignore[attr-defined]
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, at: int) -> int:
+    match = _SPACE.match(text, at)
+    return match.end() if match is not None else at
+
+
+def _expect(text: str, at: int, char: str) -> int:
+    """Where the text goes on after ``char`` at ``at`` and the spaces after it."""
+    if not text.startswith(char, at):
+        raise ValueError(f"expected {char!r} at {at}")
+    return _skip_space(text, at + 1)
+
+
+def _key(text: str, at: int, seen: set[str]) -> tuple[str, int]:
+    """A member's key at ``at`` and where its value starts; a key seen before in the same object
+    raises, since the tree holds only its last value."""
+    if not text.startswith('"', at):
+        raise ValueError(f"expected a key at {at}")
+    key, at = _scanstring(text, at + 1)
+    if key in seen:
+        raise ValueError(f"repeated key {key!r}")
+    seen.add(key)
+    return key, _expect(text, _skip_space(text, at), ":")
+
+
+def object_members(text: str) -> list[tuple[str, Any, Span]]:
+    """The members of the JSON object that is the whole of ``text``: key, value and the value's span,
+    in order. Each value is decoded as :func:`json.loads` decodes it."""
+    at = _expect(text, _skip_space(text, 0), "{")
+    members: list[tuple[str, Any, Span]] = []
+    seen: set[str] = set()
+    if not text.startswith("}", at):
+        while True:
+            key, at = _key(text, at, seen)
+            value, end = _DECODER.raw_decode(text, at)
+            members.append((key, value, (at, end)))
+            at = _skip_space(text, end)
+            if not text.startswith(",", at):
+                break
+            at = _skip_space(text, at + 1)
+    if _skip_space(text, _expect(text, at, "}")) != len(text):
+        raise ValueError("text after the object")
+    return members
+
+
+def _wanted(paths: Iterable[Path]) -> _Wanted:
+    root: _Wanted = {}
+    for path in paths:
+        if not path:
+            raise ValueError("the whole text is no member")
+        node = root
+        for step in path[:-1]:
+            child = node.setdefault(step, {})
+            if child is None:
+                raise ValueError(f"a path through another's value: {path!r}")
+            node = child
+        node[path[-1]] = None
+    return root
+
+
+def value_spans(text: str, tree: Any, paths: Iterable[Path]) -> dict[Path, Span]:
+    """The span of the value at each of ``paths`` (keys and list indexes from the root) in ``text``,
+    which :func:`json.loads` reads as ``tree``. No path may lead through another's value.
+
+    Only the containers along the paths are read member by member; the others are skipped by the
+    decoder. Every member of an object along a path is read, so that a repeated key is found, and the
+    text of each span is decoded and checked equal to the tree's value.
+    """
+    spans: dict[Path, Span] = {}
+    at = _skip_space(text, 0)
+    _locate(text, at, tree, _wanted(paths), path=(), spans=spans)
+    return spans
+
+
+def _locate(
+    text: str, at: int, node: Any, wanted: _Wanted | None, *, path: Path, spans: dict[Path, Span]
+) -> int:
+    """Where the value at ``at`` (read as ``node``) ends, with the spans of what ``wanted`` names
+    inside it added to ``spans``."""
+    if wanted is None:
+        value, end = _DECODER.raw_decode(text, at)
+        if value != node:
+            raise ValueError(f"the text at {at} is not the value at {path!r}")
+        spans[path] = (at, end)
+        return end
+    is_object = type(node) is dict
+    if not is_object and type(node) is not list:
+        raise ValueError(f"no container at {path!r}")
+    closing = "}" if is_object else "]"
+    at = _expect(text, at, "{" if is_object else "[")
+    if text.startswith(closing, at):
+        return at + 1
+    seen: set[str] = set()
+    index = 0
+    while True:
+        step: str | int = index
+        if is_object:
+            step, at = _key(text, at, seen)
+        index += 1
+        if step in wanted:
+            at = _locate(text, at, node[step], wanted[step], path=(*path, step), spans=spans)
+        else:
+            at = _DECODER.raw_decode(text, at)[1]
+        at = _skip_space(text, at)
+        if not text.startswith(",", at):
+            break
+        at = _skip_space(text, at + 1)
+    if not text.startswith(closing, at):
+        raise ValueError(f"expected {closing!r} at {at}")
+    return at + 1
+
+
+def string_literal_around(text: str, position: int) -> tuple[Span, str]:
+    """The span and the value of the string literal of JSON ``text`` that holds ``position`` (not its
+    opening quote). Inside a literal every quote is escaped, so the nearest quote before ``position``
+    that no backslash escapes opens it. ``position`` must be inside a literal: what is read from a
+    position between two is whatever the text between them reads as."""
+    quote = text.rfind('"', 0, position)
+    while quote >= 0:
+        before = quote
+        while before > 0 and text[before - 1] == "\\":
+            before -= 1
+        if (quote - before) % 2 == 0:
+            break
+        quote = text.rfind('"', 0, before)
+    if quote < 0:
+        raise ValueError(f"no string holds {position}")
+    value, end = _scanstring(text, quote + 1)
+    if end <= position:
+        raise ValueError(f"no string holds {position}")
+    return (quote, end), value
