@@ -15,7 +15,7 @@ from typing import Any, overload
 
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
-from crawler.pages.json_text import Path, Span, string_literal_around, value_spans
+from crawler.pages.json_text import Path, Span, object_members, string_literal_around, value_spans
 from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
@@ -153,6 +153,29 @@ def strip_personal_data(doc: Any) -> Any:
     if not isinstance(doc, Mapping):
         return _scrubbed(doc)
     return _scrubbed(_without_profiles(doc))
+
+
+def strip_answer_text(text: str) -> str:
+    """The text of a JSON:API answer (an object) with personal data removed as
+    :func:`strip_personal_data` removes it from the answer's JSON, written in place: only the members
+    that held a profile (``data``, ``included``) and the string literals that held an address are
+    written again, every other byte is left as it was. The text itself when nothing was removed.
+
+    Raises ValueError (or RecursionError) for a text that cannot be written into that way: not JSON,
+    not an object, or a key repeated (the caller strips the answer's JSON whole).
+    """
+    members = object_members(text)
+    doc = {key: value for key, value, _ in members}
+    cut = _without_profiles(doc)
+    replacements: dict[Span, str] = {}
+    for key, value, span in members:
+        new = cut[key]
+        if new is not value and new != value:
+            replacements[span] = _dump(new)
+    if replacements:
+        text = _spliced(text, replacements)
+    positions, _ = json_address_positions(text)
+    return _scrubbed_in_place(text, positions, _dump) if positions else text
 
 
 def _strip_tree(node: Any, depth: int = 0) -> Any:
