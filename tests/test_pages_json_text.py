@@ -54,12 +54,14 @@ def test_value_spans_find_nested_members_and_items() -> None:
 
 
 def test_value_spans_refuse_a_repeated_key_anywhere_along_a_path() -> None:
-    # The repeated key comes before, at or after the wanted member, and in the objects around it:
-    # the tree holds the last value of each, which a span found first may not be (or may equal).
+    # The wanted member's key or one around it comes again, written as it is or escaped: the tree
+    # holds the last value of each, which a span found first may not be (or may equal).
     same = '{"data": {"type": "p", "id": "1"}}'
     for text in [
         '{"props": {"a": ' + same + ', "a": ' + same + "}}",
-        '{"props": {"b": 1, "a": ' + same + ', "b": 2}}',
+        '{"props": {"a": {"data": 1}, "b": 1, "a": ' + same + "}}",
+        '{"props": {"a": ' + same + ', "\\u0061": ' + same + "}}",
+        '{"props": {"a": ' + same + '}, "prop\\u0073": {"a": ' + same + "}}",
         '{"props": {"a": ' + same + '}, "props": {"a": ' + same + "}}",
         '{"props": {"a": {"data": 1}}, "x": 1, "props": {"a": ' + same + "}}",
     ]:
@@ -90,3 +92,14 @@ def test_the_string_literal_around_a_position() -> None:
     for outside in [0, text.index("1")]:
         with pytest.raises(ValueError):
             string_literal_around(text, outside)
+
+
+def test_value_spans_let_a_key_repeated_off_the_paths_be() -> None:
+    # The wanted value is written in place whichever "b" the JSON reads; a repeated key is refused only
+    # among the members read before it, and after it only for the keys along a path.
+    text = '{"props": {"b": 1, "a": {"x": 1}, "b": 2}, "b": [], "b": 3}'
+    start = text.index('{"x"')
+    assert value_spans(text, json.loads(text), [("props", "a")]) == {("props", "a"): (start, start + 8)}
+    before = '{"props": {"b": 1, "b": 2, "a": {"x": 1}}}'
+    with pytest.raises(ValueError):
+        value_spans(before, json.loads(before), [("props", "a")])

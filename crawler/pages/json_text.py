@@ -90,21 +90,52 @@ def value_spans(text: str, tree: Any, paths: Iterable[Path]) -> dict[Path, Span]
     """The span of the value at each of ``paths`` (keys and list indexes from the root) in ``text``,
     which :func:`json.loads` reads as ``tree``. No path may lead through another's value.
 
-    Only the containers along the paths are read member by member; the others are skipped by the
-    decoder. Every member of an object along a path is read, so that a repeated key is found, and the
-    text of each span is decoded and checked equal to the tree's value.
+    Only the containers along the paths are read member by member, up to the last value wanted; the
+    members before it are skipped by the decoder, and the text of each span is decoded and checked
+    equal to the tree's value. A key repeated along a path is refused: among the members read, as it
+    is read; after them, where the text is not read, by looking for the key's literal itself (every
+    literal that decodes to it is written as it is, or holds a backslash).
     """
+    wanted = _wanted(paths)
     spans: dict[Path, Span] = {}
-    at = _skip_space(text, 0)
-    _locate(text, at, tree, _wanted(paths), path=(), spans=spans)
+    end = _locate(text, _skip_space(text, 0), tree, wanted, path=(), spans=spans, last=True)
+    if len(spans) != len(set(map(tuple, paths))):
+        raise ValueError("a path the text does not hold")
+    if end is None:
+        _refuse_keys_after(text, max(stop for _, stop in spans.values()), _keys(wanted))
     return spans
 
 
+def _keys(wanted: _Wanted) -> set[str]:
+    keys: set[str] = set()
+    for step, inner in wanted.items():
+        if isinstance(step, str):
+            keys.add(step)
+        if inner is not None:
+            keys |= _keys(inner)
+    return keys
+
+
+def _refuse_keys_after(text: str, start: int, keys: set[str]) -> None:
+    """Raises when a string literal after ``start`` (outside any literal) may decode to one of
+    ``keys``: one written as it is, or one with a backslash that decodes to it."""
+    for key in keys:
+        if text.find(f'"{key}"', start) >= 0:
+            raise ValueError(f"the key {key!r} again after {start}")
+    at = text.find("\\", start)
+    while at >= 0:
+        (_, end), value = string_literal_around(text, at)
+        if value in keys:
+            raise ValueError(f"the key {value!r} again after {start}")
+        at = text.find("\\", end)
+
+
 def _locate(
-    text: str, at: int, node: Any, wanted: _Wanted | None, *, path: Path, spans: dict[Path, Span]
-) -> int:
+    text: str, at: int, node: Any, wanted: _Wanted | None, *, path: Path, spans: dict[Path, Span], last: bool
+) -> int | None:
     """Where the value at ``at`` (read as ``node``) ends, with the spans of what ``wanted`` names
-    inside it added to ``spans``."""
+    inside it added to ``spans``; None when reading stopped after the last of them (``last``: no value
+    is wanted after this one)."""
     if wanted is None:
         value, end = _DECODER.raw_decode(text, at)
         if value != node:
@@ -120,13 +151,21 @@ def _locate(
         return at + 1
     seen: set[str] = set()
     index = 0
+    remaining = len(wanted)
     while True:
         step: str | int = index
         if is_object:
             step, at = _key(text, at, seen)
         index += 1
         if step in wanted:
-            at = _locate(text, at, node[step], wanted[step], path=(*path, step), spans=spans)
+            remaining -= 1
+            inner_last = last and not remaining
+            inner_end = _locate(
+                text, at, node[step], wanted[step], path=(*path, step), spans=spans, last=inner_last
+            )
+            if inner_end is None or inner_last:
+                return None
+            at = inner_end
         else:
             at = _DECODER.raw_decode(text, at)[1]
         at = _skip_space(text, at)
