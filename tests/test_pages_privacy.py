@@ -379,3 +379,20 @@ def test_an_address_only_the_script_text_shows_is_scrubbed_as_text() -> None:
         stripped = strip_page_personal_data(HEAD + script + TAIL)
         assert "n@example.org" not in stripped, f"case {profiles} {escaped}"
         assert scrub_emails(stripped) == (stripped, 0), f"case {profiles} {escaped}"
+
+
+def test_profiles_under_each_spelling_of_the_relationship_are_cut() -> None:
+    # A lecture that spells the relationship both ways, each pointing at a type of its own.
+    lecture = api_lecture()
+    lecture["relationships"]["sorted_profiles"] = {"data": [{"type": "people", "id": "1"}]}
+    lecture["relationships"]["sortedProfiles"] = {"data": {"type": "persons", "id": "2"}}
+    others = [
+        {"type": t, "id": i, "attributes": {"full_name": "A B", "phone": "1"}}
+        for t, i in (("people", "1"), ("persons", "2"), ("people", "3"))
+    ]
+    for one_way in (False, True):
+        if one_way:
+            del lecture["relationships"]["sortedProfiles"]
+        stripped = strip_personal_data({"data": [lecture], "included": others})
+        phones = [resource["id"] for resource in stripped["included"] if "phone" in resource["attributes"]]
+        assert phones == (["2", "3"] if one_way else ["3"]), f"case {one_way}"

@@ -16,7 +16,7 @@ from typing import Any, overload
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
 from crawler.pages.json_text import Path, Span, object_members, string_literal_around, value_spans
-from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
+from crawler.pages.jsonapi import camel_case, is_document, member, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
 from crawler.text.privacy import (
@@ -42,15 +42,25 @@ def _profile_keys(resources: list[Any]) -> set[tuple[str, str]]:
     for resource in resources:
         relationships = resource.get("relationships") if type(resource) is dict else None
         if type(relationships) is dict:
-            # Most resources have none of the authors' relationships, and every spelling found is read
-            # once (each name looked up under all spellings would find the same one again).
-            found = {next((s for s in names if s in relationships), "") for names in _AUTHOR_SPELLINGS}
-            for spelling in found - {""}:
-                keys.update(related_keys(resource, spelling))
+            for spelling in _author_spellings(relationships):
+                data = member(relationships[spelling], "data")
+                keys.update(
+                    key for key in map(resource_key, data if isinstance(data, list) else [data]) if key
+                )
         elif relationships is not None or type(resource) is not dict:
             for name in LECTURE_RELATIONSHIPS["authors"]:
                 keys.update(related_keys(resource, name))
     return keys
+
+
+def _author_spellings(relationships: dict[str, Any]) -> list[str]:
+    """The spellings under which the authors relationship is read from ``relationships``: for each of
+    its names, the first of the name's spellings there, each once (most resources have none of them,
+    and the names' spellings all find the one there is)."""
+    present = [spelling for spelling in _AUTHOR_LINKS if spelling in relationships]
+    if len(present) < 2:
+        return present
+    return list({next((s for s in names if s in relationships), "") for names in _AUTHOR_SPELLINGS} - {""})
 
 
 def _scrubbed_copy(value: Any, depth: int, dirty: set[str] | None) -> Any:
