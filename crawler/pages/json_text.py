@@ -96,10 +96,11 @@ def value_spans(text: str, tree: Any, paths: Iterable[Path]) -> dict[Path, Span]
     is read; after them, where the text is not read, by looking for the key's literal itself (every
     literal that decodes to it is written as it is, or holds a backslash).
     """
-    wanted = _wanted(paths)
+    unique = set(paths)
+    wanted = _wanted(unique)
     spans: dict[Path, Span] = {}
     end = _locate(text, _skip_space(text, 0), tree, wanted, path=(), spans=spans, last=True)
-    if len(spans) != len(set(map(tuple, paths))):
+    if len(spans) != len(unique):
         raise ValueError("a path the text does not hold")
     if end is None:
         _refuse_keys_after(text, max(stop for _, stop in spans.values()), _keys(wanted))
