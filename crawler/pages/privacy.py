@@ -5,6 +5,11 @@ lecture page embeds the same documents in its ``__NEXT_DATA__``. Before either i
 a recorded sample), every profile is cut down to the attributes the parser reads (name, affiliation,
 ORCID iD) and every e-mail address left anywhere is replaced by a placeholder. What remains still
 parses to the same fields.
+
+A stored text is written again only where it held personal data: the documents (a page's) or members
+(an answer's) that held a profile, and the string literals that held an address, each in place
+(:mod:`crawler.pages.json_text` finds where). A text that cannot be written into that way is read and
+written again whole.
 """
 
 from __future__ import annotations
