@@ -13,7 +13,7 @@ from crawler.pages import (
     strip_personal_data,
 )
 from crawler.pages.privacy import _rewritten_next_data, _strip_next_data
-from crawler.text.privacy import scrub_emails
+from crawler.text.privacy import PLACEHOLDER, scrub_emails
 from tests.test_pages_profiles import (
     EMAILS,
     EXPECTED_AUTHORS,
@@ -396,3 +396,16 @@ def test_profiles_under_each_spelling_of_the_relationship_are_cut() -> None:
         stripped = strip_personal_data({"data": [lecture], "included": others})
         phones = [resource["id"] for resource in stripped["included"] if "phone" in resource["attributes"]]
         assert phones == (["2", "3"] if one_way else ["3"]), f"case {one_way}"
+
+
+def test_addresses_against_the_script_tags_leave_the_page_and_the_script_keeps_its_bytes() -> None:
+    # The script's text holds no form of "@": the text around it is scrubbed on its own, right up to
+    # the tags, and reads as the whole page scrubbed as text would.
+    script = json.dumps(_lecture_page_tree({"data": api_lecture(), "included": INCLUDED}))
+    head = '<p>jane@example.org</p>ada@example.net<script id="__NEXT_DATA__" type="application/json">'
+    for tail in ["</script>jose@example.es", "</script >li.lei@example.cn<p>x</p>"]:
+        page = head + script + tail
+        stripped = strip_page_personal_data(page)
+        assert stripped == scrub_emails(page)[0], f"case {tail}"
+        assert _script_of(stripped.replace("</script >", "</script>")) == script, f"case {tail}"
+        assert stripped.count(PLACEHOLDER) == 3, f"case {tail}"
