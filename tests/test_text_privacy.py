@@ -529,3 +529,17 @@ def test_json_address_positions_of_a_text_without_any_form_of_at() -> None:
     positions, plain = json_address_positions(spaced)
     assert positions == [spaced.index("(\\tat)"), spaced.index("(at)")]
     assert plain
+
+
+def test_json_address_positions_hold_every_escape_of_a_character_a_form_of_at_holds() -> None:
+    # The characters the forms of "@" are made of: the "@"s, the references' and "%40"'s, the brackets
+    # and "at" (in any case the scrub reads), and every space; every ASCII one is taken. An escape of
+    # any other character is no position: a text written ASCII-only is not read literal by literal.
+    form_char = re.compile(r"[\x00-\x7f\uff20\ufe6b\s]|(?i:[@&#;%0-9xcomat\[\](){}<>])")
+    for code in range(0x10000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        for escape in (f"\\u{code:04x}", f"\\u{code:04X}"):
+            positions, _ = json_address_positions('{"a":"x' + escape + 'y"}')
+            expected = [7] if form_char.fullmatch(chr(code)) else []
+            assert positions == expected, f"case {escape}"

@@ -21,6 +21,10 @@ Span = tuple[int, int]
 _Wanted = dict[str | int, "_Wanted | None"]
 
 _DECODER = json.JSONDecoder()
+# A JSON escape of an ASCII character (a backslash escaped is found too, which only costs a look), and
+# any escape.
+_ASCII_ESCAPE = re.compile(r'\\(?:u00[0-7][0-9a-fA-F]|["\\/bfnrt])')
+_ANY_ESCAPE = re.compile(r"\\")
 # The decoder's own reader of a string literal (the C one where there is one): the value of the literal
 # whose text starts after its opening quote, and where the literal ends.
 _scanstring = cast(Callable[[str, int], tuple[str, int]], json.decoder.scanstring)  # type: ignore[attr-defined]
@@ -119,16 +123,18 @@ def _keys(wanted: _Wanted) -> set[str]:
 
 def _refuse_keys_after(text: str, start: int, keys: set[str]) -> None:
     """Raises when a string literal after ``start`` (outside any literal) may decode to one of
-    ``keys``: one written as it is, or one with a backslash that decodes to it."""
+    ``keys``: one written as it is, or one with an escape of a character a key holds (ASCII keys: an
+    escape of an ASCII character; the escapes of a text written ASCII-only are mostly of others)."""
     for key in keys:
         if text.find(f'"{key}"', start) >= 0:
             raise ValueError(f"the key {key!r} again after {start}")
-    at = text.find("\\", start)
-    while at >= 0:
-        (_, end), value = string_literal_around(text, at)
+    escape = _ASCII_ESCAPE if all(key.isascii() for key in keys) else _ANY_ESCAPE
+    match = escape.search(text, start)
+    while match is not None:
+        (_, end), value = string_literal_around(text, match.start())
         if value in keys:
             raise ValueError(f"the key {value!r} again after {start}")
-        at = text.find("\\", end)
+        match = escape.search(text, end)
 
 
 def _locate(
