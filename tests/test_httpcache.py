@@ -27,9 +27,10 @@ from crawler.cache.httpcache import (
     decode_entry,
     encode_entry,
     purge_cache,
+    stripped_body,
     write_entry,
 )
-from crawler.pages import parse_lecture_document, parse_lecture_page
+from crawler.pages import parse_lecture_document, parse_lecture_page, strip_personal_data
 from tests.support.commands import eventcrawl
 from tests.support.polite_server import (
     BASE_SETTINGS,
@@ -42,7 +43,7 @@ from tests.support.polite_server import (
     serve,
 )
 from tests.test_pages_privacy import answer, page_with
-from tests.test_pages_profiles import EMAILS, EXPECTED_AUTHORS
+from tests.test_pages_profiles import EMAILS, EXPECTED_AUTHORS, SHUFFLED, lecture_with_authors
 
 DAY = 86400.0
 NOW = 1_762_329_600.0
@@ -527,3 +528,67 @@ def test_an_entry_asks_for_its_directory_only_when_it_is_missing(
     assert made == ["ab"]
     assert decode_entry(second.read_bytes())[1] == b"two again"
     assert sorted(p.name for p in directory.iterdir()) == [f"ab02{ENTRY_SUFFIX}"]
+
+
+def _whole(doc: Any) -> bytes:
+    """An answer's body as it is stored when it is written again whole."""
+    return json.dumps(strip_personal_data(doc), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_a_stored_answer_keeps_the_bytes_of_what_held_no_personal_data() -> None:
+    # Only ``included`` held profiles: it is written again, and the lecture's one address in place;
+    # every other byte of the answer is kept, its layout and escapes included.
+    doc = answer()
+    doc["data"] = [doc["data"]]
+    doc["meta"] = {"count": 1, "note": "\u00fc and \\url{x} & <b>"}
+    body = json.dumps(doc, indent=1).encode()
+    stored = stripped_body(body, is_json=True)
+    assert json.loads(stored) == json.loads(_whole(doc))
+    meta = json.dumps(doc["meta"], indent=1).replace("\n", "\n ")
+    assert stored.endswith(b'\n "meta": ' + meta.encode() + b"\n}")
+    title = json.dumps(doc["data"][0]["attributes"]["title"]).encode()
+    assert b'"title": ' + title + b",\n" in stored
+    for address in EMAILS:
+        assert address.encode() not in stored, f"case {address}"
+    assert b"avatar" not in stored
+
+
+def test_a_stored_answer_without_personal_data_is_the_body_it_came_as() -> None:
+    body = b'{"data": [], "meta": {"note": "pass@1, x = A @ B, \\u0040"}}'
+    assert stripped_body(body, is_json=True) is body
+
+
+def test_an_answer_written_in_place_reads_as_the_answer_written_whole() -> None:
+    # Addresses in keys, written as escapes, spaced with escapes, in every string of the answer; and
+    # profiles in ``data`` as well as in ``included``.
+    doc = answer()
+    doc["meta"] = {"ada@example.net": ["jose(\tat)example.es", "li.lei@example.cn"], "n": [1.5, None]}
+    doc["included"].append({"type": "tags", "id": "1", "attributes": {"name": "jane@example.org"}})
+    with_profiles_in_data = {"data": [*SHUFFLED, lecture_with_authors()], "meta": {"x": 1}}
+    for number, tree in enumerate([doc, with_profiles_in_data]):
+        for body in [
+            json.dumps(tree).encode(),
+            json.dumps(tree, ensure_ascii=False, indent=2).encode(),
+            json.dumps(tree).replace("@", "\\u0040").encode(),
+        ]:
+            stored = stripped_body(body, is_json=True)
+            assert json.loads(stored) == json.loads(_whole(json.loads(body))), f"case {number} {body[:40]!r}"
+            for gone in [*EMAILS, "avatar", "\\u0040example"]:
+                assert gone.encode() not in stored, f"case {number} {gone}"
+
+
+def test_an_answer_that_cannot_be_written_in_place_is_written_whole() -> None:
+    # A repeated key (the JSON reads its last value only), a byte-order mark, UTF-16, a list: each
+    # is read as JSON and written again whole, as every answer was.
+    profile = json.dumps(SHUFFLED[0])
+    repeated = '{"data": [], "included": [' + profile + '], "included": [' + profile + "]}"
+    listed = [{"email": "a@example.org"}]
+    for body in [
+        repeated.encode(),
+        b"\xef\xbb\xbf" + json.dumps(answer()).encode(),
+        json.dumps(answer()).encode("utf-16"),
+        json.dumps(listed).encode(),
+    ]:
+        stored = stripped_body(body, is_json=True)
+        assert stored == _whole(json.loads(body)), f"case {body[:20]!r}"
+        assert b"avatar" not in stored and b"example.org" not in stored, f"case {body[:20]!r}"

@@ -12,6 +12,8 @@ from crawler.pages import (
     strip_page_personal_data,
     strip_personal_data,
 )
+from crawler.pages.privacy import _rewritten_next_data, _strip_next_data
+from crawler.text.privacy import PLACEHOLDER, scrub_emails
 from tests.test_pages_profiles import (
     EMAILS,
     EXPECTED_AUTHORS,
@@ -143,9 +145,9 @@ def test_nesting_deeper_than_any_answer_is_dropped() -> None:
     assert node == [None]
 
 
-def test_a_profile_kept_whole_is_written_as_every_other_once_a_page_changes() -> None:
-    # Profiles are written type, id, attributes whenever the page JSON is written again, including
-    # those that had nothing to cut, in a document that had nothing else to cut.
+def test_only_a_document_that_had_something_to_cut_is_written_again() -> None:
+    # The document with a profile to cut is written again, in place and compact; the rest of the
+    # script, a document whose profile had nothing to cut included, keeps its bytes.
     plain = {"id": "7", "type": "profiles", "attributes": {"full_name": "A B"}}
     tree = {
         "props": {
@@ -157,8 +159,8 @@ def test_a_profile_kept_whole_is_written_as_every_other_once_a_page_changes() ->
     stripped = strip_page_personal_data(page)
     script = stripped[len(HEAD.replace("jane.doe@example.org", "[email removed]")) : -len(TAIL)]
     assert script == (
-        '{"props":{"a":{"data":{"type":"profiles","id":"8","attributes":{}}},'
-        '"b":{"data":[{"type":"profiles","id":"7","attributes":{"full_name":"A B"}}]}}}'
+        '{"props": {"a": {"data":{"type":"profiles","id":"8","attributes":{}}}, '
+        '"b": {"data": [{"id": "7", "type": "profiles", "attributes": {"full_name": "A B"}}]}}}'
     )
     only_plain = HEAD + json.dumps({"props": {"b": {"data": [plain]}}}) + TAIL
     assert strip_page_personal_data(only_plain) == only_plain.replace(
@@ -273,3 +275,137 @@ def test_an_address_the_page_script_writes_as_json_or_html_escapes_leaves_the_pa
             assert "example.org" not in stripped, case
             if profiles:
                 assert after.fields.authors == EXPECTED_AUTHORS, case
+
+
+def _next_js_script(tree: Any) -> str:
+    """A script's text as Next.js writes it: compact, with "<", ">" and "&" escaped."""
+    text = json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _script_of(page: str) -> str:
+    return page.partition('type="application/json">')[2].rpartition("</script>")[0]
+
+
+def _lecture_page_tree(lecture_doc: dict[str, Any]) -> dict[str, Any]:
+    related = {"data": [api_lecture("130124")], "included": INCLUDED}
+    related["data"][0]["attributes"]["abstract"] = "Q&A <b>after</b> the talk"
+    fallback = {
+        "/api/v1/thin_lectures/130123?include=sorted_profiles": lecture_doc,
+        "/api/v1/thin_lectures/130123/related": related,
+    }
+    return {"props": {"pageProps": {"fallback": fallback}}, "page": "/lecture", "isFallback": False}
+
+
+def test_only_the_lecture_document_of_a_page_is_written_again() -> None:
+    # The related lectures' document holds no profile: its text (escapes and all) is kept byte for
+    # byte, and so is everything around the documents; the lecture's own is written again, cut.
+    tree = _lecture_page_tree(answer())
+    original = HEAD + _next_js_script(tree) + TAIL
+    stripped = strip_page_personal_data(original)
+    related = _next_js_script(tree["props"]["pageProps"]["fallback"]["/api/v1/thin_lectures/130123/related"])
+    assert "Q\\u0026A \\u003cb\\u003eafter" in related
+    script = _script_of(stripped)
+    assert script.startswith('{"props":{"pageProps":{"fallback":{"/api/v1/thin_lectures/130123?include=')
+    assert script.endswith(
+        ',"/api/v1/thin_lectures/130123/related":' + related + '}}},"page":"/lecture","isFallback":false}'
+    )
+    no_personal_data(script)
+    after = parse_lecture_page(stripped, f"{WEB}/lecture/130123")
+    assert after.fields is not None
+    assert after.fields.authors == EXPECTED_AUTHORS
+    assert after.fields.abstract == "Questions to [email removed], please."
+    assert after.fields.related_lecture_ids == ["130124"]
+
+
+def test_a_page_script_with_a_repeated_key_is_written_again_whole() -> None:
+    # The JSON reads the last of two equal documents under one key: cutting the first one found would
+    # leave the one read. Such a script is written again whole, with nothing of a profile left.
+    key = '"/api/v1/thin_lectures/130123?include=sorted_profiles":'
+    document = _next_js_script(answer())
+    for script in [
+        '{"props":{"pageProps":{"fallback":{' + key + document + "," + key + document + "}}}}",
+        '{"props":{"pageProps":{"fallback":{'
+        + key
+        + document
+        + '}},"pageProps":{"fallback":{'
+        + key
+        + document
+        + "}}}}",
+    ]:
+        stripped = _script_of(strip_page_personal_data(HEAD + script + TAIL))
+        no_personal_data(stripped)
+        assert stripped.count("sorted_profiles") == 2, f"case {script[:60]}"  # the key and the relationship
+        page = HEAD + script + TAIL
+        after = parse_lecture_page(strip_page_personal_data(page), f"{WEB}/lecture/130123")
+        assert after.fields is not None, f"case {script[:60]}"
+        assert after.fields.authors == EXPECTED_AUTHORS, f"case {script[:60]}"
+
+
+def test_a_script_written_in_place_reads_as_the_script_written_whole() -> None:
+    # What is written in place and what the whole rewrite writes read the same, for scripts with and
+    # without profiles, with addresses in escaped forms and in keys, and for a script that is a
+    # document itself.
+    lecture = answer()
+    lecture["data"]["attributes"]["title"] = "jane\\u0040example.org"
+    lecture["meta"] = {"ada@example.net": ["x (at) y", "jose(\tat)example.es"], "n": [1.5, None]}
+    plain_lecture = {"data": api_lecture(), "included": INCLUDED, "meta": {"@type": "pass@1"}}
+    trees = [
+        _lecture_page_tree(lecture),
+        _lecture_page_tree(plain_lecture),
+        answer(),
+        {"props": [{"x": answer()}, {"y": {"z": plain_lecture}}]},
+    ]
+    for number, tree in enumerate(trees):
+        for script in (json.dumps(tree), _next_js_script(tree), json.dumps(tree, indent=2)):
+            script = script.replace("\\\\u0040", "\\u0040")
+            in_place, _ = _strip_next_data(script)
+            json.loads(script)  # decoded once more, as the whole rewrite reads it
+            whole = _rewritten_next_data(script, json.loads(script))
+            assert json.loads(in_place) == json.loads(whole), f"case {number} {script[:40]}"
+            for gone in [*EMAILS, "avatar", "jane\\u0040example", "jose(\\tat)example"]:
+                assert gone not in in_place, f"case {number} {gone}"
+
+
+def test_an_address_only_the_script_text_shows_is_scrubbed_as_text() -> None:
+    # The string holds a line feed before its "@", no address; its JSON text writes the line feed
+    # "\n", which reads as a local part before the "@". The stored page holds no address in any form
+    # the scrub finds, read as JSON or as text.
+    # Written as "\u0040", the "@" shows only once the string is written again for its address.
+    for profiles, escaped in [(True, False), (False, False), (True, True), (False, True)]:
+        doc = answer() if profiles else {"data": api_lecture()}
+        doc["data"]["attributes"]["title"] = "Write to us\n@example.org, not to jane@example.org"
+        script = json.dumps(doc).replace("@", "\\u0040" if escaped else "@")
+        stripped = strip_page_personal_data(HEAD + script + TAIL)
+        assert "n@example.org" not in stripped, f"case {profiles} {escaped}"
+        assert scrub_emails(stripped) == (stripped, 0), f"case {profiles} {escaped}"
+
+
+def test_profiles_under_each_spelling_of_the_relationship_are_cut() -> None:
+    # A lecture that spells the relationship both ways, each pointing at a type of its own.
+    lecture = api_lecture()
+    lecture["relationships"]["sorted_profiles"] = {"data": [{"type": "people", "id": "1"}]}
+    lecture["relationships"]["sortedProfiles"] = {"data": {"type": "persons", "id": "2"}}
+    others = [
+        {"type": t, "id": i, "attributes": {"full_name": "A B", "phone": "1"}}
+        for t, i in (("people", "1"), ("persons", "2"), ("people", "3"))
+    ]
+    for one_way in (False, True):
+        if one_way:
+            del lecture["relationships"]["sortedProfiles"]
+        stripped = strip_personal_data({"data": [lecture], "included": others})
+        phones = [resource["id"] for resource in stripped["included"] if "phone" in resource["attributes"]]
+        assert phones == (["2", "3"] if one_way else ["3"]), f"case {one_way}"
+
+
+def test_addresses_against_the_script_tags_leave_the_page_and_the_script_keeps_its_bytes() -> None:
+    # The script's text holds no form of "@": the text around it is scrubbed on its own, right up to
+    # the tags, and reads as the whole page scrubbed as text would.
+    script = json.dumps(_lecture_page_tree({"data": api_lecture(), "included": INCLUDED}))
+    head = '<p>jane@example.org</p>ada@example.net<script id="__NEXT_DATA__" type="application/json">'
+    for tail in ["</script>jose@example.es", "</script >li.lei@example.cn<p>x</p>"]:
+        page = head + script + tail
+        stripped = strip_page_personal_data(page)
+        assert stripped == scrub_emails(page)[0], f"case {tail}"
+        assert _script_of(stripped.replace("</script >", "</script>")) == script, f"case {tail}"
+        assert stripped.count(PLACEHOLDER) == 3, f"case {tail}"

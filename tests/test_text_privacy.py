@@ -13,6 +13,7 @@ from crawler.text.privacy import (
     PLACEHOLDER,
     URL_PLACEHOLDER,
     contains_email,
+    json_address_positions,
     json_may_hold_address,
     scrub_emails,
     scrub_fields,
@@ -485,3 +486,60 @@ def test_json_text_may_hold_an_address_written_with_escapes() -> None:
     for text in ["see \\url{x} (data) [that]", "a\\\\u b & c", "(at\tx) [\tat"]:
         dumped = json.dumps({"abstract": text}, ensure_ascii=False)
         assert not json_may_hold_address(dumped), f"case {text!r}"
+
+
+def _json_writings(text: str) -> dict[str, str]:
+    """A string's JSON literal as writers write it: as it is, all ASCII, HTML-safe as Next.js writes
+    it, and with every character a \\u escape."""
+    plain = json.dumps(text, ensure_ascii=False)
+    return {
+        "plain": plain,
+        "ascii": json.dumps(text),
+        "html-safe": plain.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"),
+        "escaped": '"' + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x10000 else c for c in text) + '"',
+    }
+
+
+def test_json_address_positions_fall_in_every_literal_the_scrub_changes() -> None:
+    # Each string is written in a JSON text as a member's value and as a key, between strings that
+    # hold nothing: every string the scrub changes must hold a position, and a text read as plain
+    # text whose flag says so must be left as it is by the scrub.
+    corpus = [*email_corpus(), "jane(\tat)example.org", "see \\url{x} (data) [that]", "J. O'Brien"]
+    for text in corpus:
+        changes = scrub_emails(text)[0] != text
+        for writing, literal in _json_writings(text).items():
+            for head, tail in (('{"a":"x","b":', ',"c":"y"}'), ('{"a":"x",', ':[1,"y"]}')):
+                doc = head + literal + tail
+                assert json.loads(doc), f"case {text!r} {writing}"
+                positions, plain = json_address_positions(doc)
+                start, end = len(head), len(head) + len(literal)
+                assert all(start < at < end for at in positions), f"case {text!r} {writing}"
+                if changes:
+                    assert positions, f"case {text!r} {writing}"
+                if not plain:
+                    assert scrub_emails(doc) == (doc, 0), f"case {text!r} {writing}"
+
+
+def test_json_address_positions_of_a_text_without_any_form_of_at() -> None:
+    doc = json.dumps({"abstract": "see \\url{x} (data) [that] & <b>", "n": [1, 2.5, None]})
+    assert json_address_positions(doc) == ([], False)
+    html_safe = doc.replace("<", "\\u003c")
+    assert json_address_positions(html_safe) == ([html_safe.index("\\u003c")], False)
+    spaced = json.dumps({"a": "write to jane(\tat)example.org", "b": "jane (at) example.org"})
+    positions, plain = json_address_positions(spaced)
+    assert positions == [spaced.index("(\\tat)"), spaced.index("(at)")]
+    assert plain
+
+
+def test_json_address_positions_hold_every_escape_of_a_character_a_form_of_at_holds() -> None:
+    # The characters the forms of "@" are made of: the "@"s, the references' and "%40"'s, the brackets
+    # and "at" (in any case the scrub reads), and every space; every ASCII one is taken. An escape of
+    # any other character is no position: a text written ASCII-only is not read literal by literal.
+    form_char = re.compile(r"[\x00-\x7f\uff20\ufe6b\s]|(?i:[@&#;%0-9xcomat\[\](){}<>])")
+    for code in range(0x10000):
+        if 0xD800 <= code < 0xE000:
+            continue
+        for escape in (f"\\u{code:04x}", f"\\u{code:04X}"):
+            positions, _ = json_address_positions('{"a":"x' + escape + 'y"}')
+            expected = [7] if form_char.fullmatch(chr(code)) else []
+            assert positions == expected, f"case {escape}"

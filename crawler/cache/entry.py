@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypedDict, TypeVar, cast
 
-from crawler.pages.privacy import strip_page_personal_data, strip_personal_data
+from crawler.pages.privacy import strip_answer_text, strip_page_personal_data, strip_personal_data
 
 ENTRY_SUFFIX = ".entry"
 TEMP_SUFFIX = ".tmp"
@@ -162,9 +162,18 @@ def is_json_type(content_type: bytes) -> bool:
 
 
 def stripped_body(body: bytes, *, is_json: bool) -> bytes:
-    """``body`` (already decoded) with personal data removed: JSON through ``strip_personal_data``,
-    anything else through ``strip_page_personal_data``. JSON that does not parse is scrubbed as text."""
+    """``body`` (already decoded) with personal data removed: JSON through ``strip_personal_data``
+    (a UTF-8 object written again only where it held some, see ``strip_answer_text``), anything else
+    through ``strip_page_personal_data``. JSON that does not parse is scrubbed as text."""
     if is_json:
+        try:
+            # Only what held personal data is written again (most answers are UTF-8 JSON objects).
+            text = body.decode("utf-8")
+            clean_text = strip_answer_text(text)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            pass
+        else:
+            return body if clean_text is text else clean_text.encode("utf-8", "surrogatepass")
         try:
             doc = json.loads(body)
         except ValueError:

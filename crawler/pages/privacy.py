@@ -5,45 +5,67 @@ lecture page embeds the same documents in its ``__NEXT_DATA__``. Before either i
 a recorded sample), every profile is cut down to the attributes the parser reads (name, affiliation,
 ORCID iD) and every e-mail address left anywhere is replaced by a placeholder. What remains still
 parses to the same fields.
+
+A stored text is written again only where it held personal data: the documents (a page's) or members
+(an answer's) that held a profile, and the string literals that held an address, each in place
+(:mod:`crawler.pages.json_text` finds where). A text that cannot be written into that way is read and
+written again whole.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, overload
 
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
-from crawler.pages.jsonapi import camel_case, is_document, related_keys, resource_key, snake_case
+from crawler.pages.json_text import Path, Span, object_members, string_literal_around, value_spans
+from crawler.pages.jsonapi import camel_case, is_document, member, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
-from crawler.text.privacy import json_may_hold_address, scrub_emails, strings_to_scrub
+from crawler.text.privacy import (
+    json_address_positions,
+    json_may_hold_address,
+    scrub_emails,
+    strings_to_scrub,
+)
 
 # Deep enough for any real document; a deeper one is left to the e-mail scrub alone.
 _MAX_DEPTH = 200
-# Every spelling under which the authors relationship is looked up.
-_AUTHOR_LINKS = frozenset(
-    spelling
+# The spellings under which each name of the authors relationship is looked up, in the order tried.
+_AUTHOR_SPELLINGS = tuple(
+    tuple(dict.fromkeys((name, camel_case(name), snake_case(name))))
     for name in LECTURE_RELATIONSHIPS["authors"]
-    for spelling in (name, camel_case(name), snake_case(name))
 )
+_AUTHOR_LINKS = frozenset(spelling for spellings in _AUTHOR_SPELLINGS for spelling in spellings)
 
 
 def _profile_keys(resources: list[Any]) -> set[tuple[str, str]]:
     """``(type, id)`` of every resource a lecture's authors relationship points at."""
     keys: set[tuple[str, str]] = set()
     for resource in resources:
-        # Most resources have no relationships, or none of the authors': two lookups tell.
-        if type(resource) is dict:
-            relationships = resource.get("relationships")
-            if relationships is None or (
-                type(relationships) is dict and not any(name in relationships for name in _AUTHOR_LINKS)
-            ):
-                continue
-        for name in LECTURE_RELATIONSHIPS["authors"]:
-            keys.update(related_keys(resource, name))
+        relationships = resource.get("relationships") if type(resource) is dict else None
+        if type(relationships) is dict:
+            for spelling in _author_spellings(relationships):
+                data = member(relationships[spelling], "data")
+                keys.update(
+                    key for key in map(resource_key, data if isinstance(data, list) else [data]) if key
+                )
+        elif relationships is not None or type(resource) is not dict:
+            for name in LECTURE_RELATIONSHIPS["authors"]:
+                keys.update(related_keys(resource, name))
     return keys
+
+
+def _author_spellings(relationships: dict[str, Any]) -> list[str]:
+    """The spellings under which the authors relationship is read from ``relationships``: for each of
+    its names, the first of the name's spellings there, each once (most resources have none of them,
+    and the names' spellings all find the one there is)."""
+    present = [spelling for spelling in _AUTHOR_LINKS if spelling in relationships]
+    if len(present) < 2:
+        return present
+    return list({next((s for s in names if s in relationships), "") for names in _AUTHOR_SPELLINGS} - {""})
 
 
 def _scrubbed_copy(value: Any, depth: int, dirty: set[str] | None) -> Any:
@@ -148,6 +170,29 @@ def strip_personal_data(doc: Any) -> Any:
     return _scrubbed(_without_profiles(doc))
 
 
+def strip_answer_text(text: str) -> str:
+    """The text of a JSON:API answer (an object) with personal data removed as
+    :func:`strip_personal_data` removes it from the answer's JSON, written in place: only the members
+    that held a profile (``data``, ``included``) and the string literals that held an address are
+    written again, every other byte is left as it was. The text itself when nothing was removed.
+
+    Raises ValueError (or RecursionError) for a text that cannot be written into that way: not JSON,
+    not an object, or a key repeated (the caller strips the answer's JSON whole).
+    """
+    members = object_members(text)
+    doc = {key: value for key, value, _ in members}
+    cut = _without_profiles(doc)
+    replacements: dict[Span, str] = {}
+    for key, value, span in members:
+        new = cut[key]
+        if new is not value and new != value:
+            replacements[span] = _dump(new)
+    if replacements:
+        text = _spliced(text, replacements)
+    positions, _ = json_address_positions(text)
+    return _scrubbed_in_place(text, positions, _dump) if positions else text
+
+
 def _strip_tree(node: Any, depth: int = 0) -> Any:
     """A page JSON tree with every JSON:API document inside it stripped of profile data. What holds
     no profile is the node itself, not a copy: the tree then compares equal to the page's at once."""
@@ -192,10 +237,9 @@ def _script_text(tree: Any, dump: str) -> str:
     return dump.replace("<", "\\u003c")
 
 
-def _strip_next_data(text: str) -> str:
-    tree, read = _decoded(text)
-    if not read:
-        return text
+def _rewritten_next_data(text: str, tree: Any) -> str:
+    """The script text of ``tree`` stripped whole: its profiles cut, every string searched, all of it
+    written again. For a script whose text cannot be written into in place."""
     try:
         stripped = _strip_tree(tree)
         # Whether any string may hold an address is read from the dump of the tree with its profiles
@@ -214,6 +258,100 @@ def _strip_next_data(text: str) -> str:
         return text
 
 
+def _script_value(value: Any) -> str:
+    return _script_text(value, _dump(value))
+
+
+def _documents(node: Any, path: Path, depth: int, found: list[tuple[Path, Any]]) -> None:
+    """Every JSON:API document of a page tree with its path, as :func:`_strip_tree` finds them: none
+    inside another, none deeper than it reads."""
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(node, Mapping):
+        if is_document(node):
+            found.append((path, node))
+            return
+        items: Iterable[tuple[str | int, Any]] = node.items()
+    elif isinstance(node, list):
+        items = enumerate(node)
+    else:
+        return
+    for step, value in items:
+        if isinstance(value, Mapping | list):
+            _documents(value, (*path, step), depth + 1, found)
+
+
+def _cut_in_place(text: str, tree: Any, write: Callable[[Any], str]) -> str:
+    """JSON ``text`` (read as ``tree``) with each document that holds a profile written again by
+    ``write``, cut down, where it was: the rest of the text is left as it is."""
+    found: list[tuple[Path, Any]] = []
+    _documents(tree, (), 0, found)
+    cuts = {}
+    for path, doc in found:
+        cut = _without_profiles(doc)
+        if cut is not doc and cut != doc:
+            cuts[path] = cut
+    if not cuts:
+        return text
+    if () in cuts:
+        return write(cuts[()])
+    spans = value_spans(text, tree, cuts)
+    return _spliced(text, {spans[path]: write(cut) for path, cut in cuts.items()})
+
+
+def _spliced(text: str, replacements: Mapping[Span, str]) -> str:
+    """``text`` with each span replaced; the spans do not overlap."""
+    pieces: list[str] = []
+    kept = 0
+    for (start, end), new in sorted(replacements.items()):
+        pieces += [text[kept:start], new]
+        kept = end
+    pieces.append(text[kept:])
+    return "".join(pieces)
+
+
+def _scrubbed_in_place(text: str, positions: list[int], write: Callable[[str], str]) -> str:
+    """JSON ``text`` with each string literal that holds one of ``positions`` (see
+    :func:`json_address_positions`) and an address written again by ``write``, its addresses replaced.
+    """
+    replacements: dict[Span, str] = {}
+    read = 0
+    for position in positions:
+        if position < read:
+            continue
+        span, value = string_literal_around(text, position)
+        read = span[1]
+        clean = scrub_emails(value)[0]
+        if clean != value:
+            replacements[span] = write(clean)
+    return _spliced(text, replacements) if replacements else text
+
+
+def _strip_next_data(text: str) -> tuple[str, bool]:
+    """A script's text stripped, and whether it may still hold an address as plain text (to be
+    scrubbed as the rest of the page is).
+
+    Only the documents that hold a profile (on a lecture page, the lecture's own) are written again,
+    in place, and only the string literals that may hold an address are read again: most of the
+    script is neither decoded again nor written. A text that cannot be written into that way (HTML-
+    escaped JSON, a repeated key, a document not found where it should be) is stripped whole.
+    """
+    tree, read = _decoded(text)
+    if not read:
+        return text, True
+    if "&quot;" in text:
+        # Possibly HTML-escaped JSON (what decode_json reads when the text is not JSON itself).
+        return _rewritten_next_data(text, tree), True
+    try:
+        cut = _cut_in_place(text, tree, _script_value)
+        positions, plain = json_address_positions(cut)
+        clean = _scrubbed_in_place(cut, positions, _script_value) if positions else cut
+    except (RecursionError, ValueError):
+        return _rewritten_next_data(text, tree), True
+    # A literal written again writes what the JSON text escaped (a "@" written \u0040) as itself.
+    return clean, plain or clean is not cut
+
+
 @overload
 def strip_page_personal_data(page: str) -> str: ...
 @overload
@@ -230,7 +368,12 @@ def strip_page_personal_data(page: str | bytes) -> str | bytes:
         text = page.decode("utf-8", "surrogateescape")
         return strip_page_personal_data(text).encode("utf-8", "surrogateescape")
     span = next_data_span(page)
-    if span is not None:
-        start, end = span
-        page = page[:start] + _strip_next_data(page[start:end]) + page[end:]
-    return scrub_emails(page)[0]
+    if span is None:
+        return scrub_emails(page)[0]
+    start, end = span
+    script, plain = _strip_next_data(page[start:end])
+    if plain:
+        return scrub_emails(page[:start] + script + page[end:])[0]
+    # No form of "@" in the script's text, and none can span its ends (an address's parts cannot
+    # cross the tags around it): the text around it is scrubbed alone.
+    return scrub_emails(page[:start])[0] + script + scrub_emails(page[end:])[0]

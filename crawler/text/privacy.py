@@ -101,11 +101,27 @@ _WIDE_AT_CHARS = ("\uff20", "\ufe6b")
 # a marker they all match would run the full expression over every page.
 _REFERENCE_AT = re.compile(r"&(?:\#0*64;|\#x0*40;|commat;)", re.IGNORECASE)
 _BRACKETED_AT = re.compile(rf"{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE)
+# Whether a text holds the bracketed form is asked of every text scrubbed: one search per opening bracket
+# starts with a literal, which the expression engine scans for several times faster than for a class.
+_BRACKETED_AT_EACH = tuple(
+    re.compile(rf"{re.escape(bracket)}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE) for bracket in "[({<"
+)
 _SPACE = re.compile(r"\s")
 # The bracketed form as JSON text writes it: its spaces may be the short escapes of a tab, a line feed,
 # a carriage return or a form feed.
 _JSON_BRACKETED_AT = re.compile(
     rf"{_OPEN}(?:\s|\\[tnrf]){{0,3}}at(?:\s|\\[tnrf]){{0,3}}{_CLOSE}", re.IGNORECASE
+)
+_JSON_BRACKETED_AT_EACH = tuple(
+    re.compile(rf"{re.escape(bracket)}(?:\s|\\[tnrf]){{0,3}}at(?:\s|\\[tnrf]){{0,3}}{_CLOSE}", re.IGNORECASE)
+    for bracket in "[({<"
+)
+# A \u escape in JSON text of a character some form of "@" holds: any ASCII one (the forms' letters,
+# digits, signs, brackets and spaces), the wide "@"s and the spaces beyond ASCII. Escapes of anything
+# else (accented letters, CJK, typographic quotes: all of a text written ASCII-only) cannot make one.
+# An escaped backslash before a "u" is found too, which only costs a look.
+_FORM_ESCAPE = re.compile(
+    r"\\u(?:00(?:[0-7][0-9a-fA-F]|85|[aA]0)|1680|20(?:0[0-9aA]|2[89fF]|5[fF])|3000|[fF][fF]20|[fF][eE]6[bB])"
 )
 _LOCAL_CHAR = re.compile(rf"[{_LOCAL_CHARS}{_JOINERS}]", re.IGNORECASE)
 # The whole local part that ends where the search ends: where it starts.
@@ -143,7 +159,7 @@ def _at_positions(text: str) -> list[int]:
         if text.startswith("40", at + 1):
             found.append(at)
         at = text.find("%", at + 1)
-    if _BRACKETED_AT.search(text) is not None:
+    if _any_search(_BRACKETED_AT_EACH, text):
         for match in _BRACKETED_AT.finditer(text):
             # The form may start with up to three spaces before its bracket.
             start = match.start()
@@ -246,7 +262,48 @@ def json_may_hold_address(text: str) -> bool:
         return True
     if _has_u_escape(text):
         return True
-    return _JSON_BRACKETED_AT.search(text) is not None
+    return _any_search(_JSON_BRACKETED_AT_EACH, text)
+
+
+def json_address_positions(text: str) -> tuple[list[int], bool]:
+    """Where a string of the JSON text ``text`` may hold an address, and whether ``text`` read as plain
+    text may: :func:`scrub_emails` changes no string of ``text`` (keys included) whose literal holds none
+    of the positions, and leaves ``text`` itself as it is when the flag is False.
+
+    ``text`` must be JSON (any JSON: a server's, escapes anywhere). Every form of "@" is written with
+    characters JSON writes as they are, so a string that holds one holds it in its literal, but for a
+    ``\\u`` escape of a character a form holds (one position each) and a bracketed "at" spaced with
+    short escapes. Every position is inside a string literal: none of these characters or escapes is
+    JSON outside one.
+    """
+    found: list[int] = []
+    for char in _AT_CHARS if not text.isascii() else _AT_CHARS[:1]:
+        at = text.find(char)
+        while at >= 0:
+            found.append(at)
+            at = text.find(char, at + 1)
+    # A search for one character is a memory scan: "%40" and the references are read where one is found.
+    at = text.find("%")
+    while at >= 0:
+        if text.startswith("40", at + 1):
+            found.append(at)
+        at = text.find("%", at + 1)
+    at = text.find("&")
+    while at >= 0:
+        if _REFERENCE_AT.match(text, at):
+            found.append(at)
+        at = text.find("&", at + 1)
+    plain = bool(found)
+    if _any_search(_JSON_BRACKETED_AT_EACH, text):
+        for match in _JSON_BRACKETED_AT.finditer(text):
+            found.append(match.start())
+            plain = plain or _BRACKETED_AT.match(text, match.start()) is not None
+    found.extend(match.start() for match in _FORM_ESCAPE.finditer(text))
+    return sorted(found), plain
+
+
+def _any_search(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    return any(pattern.search(text) is not None for pattern in patterns)
 
 
 def _has_u_escape(text: str) -> bool:
