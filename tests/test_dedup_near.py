@@ -49,6 +49,31 @@ def test_keyed_signature_is_the_key_and_the_signature(title: str | None, abstrac
     assert np.array_equal(values, near.signature(title, abstract))
 
 
+@pytest.mark.parametrize(
+    ("title", "abstract"),
+    [
+        ("A title", None),  # three words: one shingle
+        ("One", "two three four"),  # four words: two shingles
+        (
+            "Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e",
+            "r\u00e9sum\u00e9 of \U0001d4b3 words",
+        ),  # several bytes a char
+        ("Ascii title", "then \u00e9 once, among ascii words"),
+        ("x", "y y y y y y y y"),  # one shingle many times
+        ("T", ABSTRACT + " " + ABSTRACT),
+    ],
+)
+def test_keyed_signature_reads_shingles_off_the_joined_words(title: str, abstract: str | None) -> None:
+    # The signature takes each shingle as a slice of the words' joined bytes and hashes repeats again; it
+    # must be the signature of the set of shingles, bytes for bytes.
+    key, values = near.keyed_signature(title, abstract)
+    grams = near.shingles(title, abstract)
+    assert key == near.text_key(title, abstract), f"case {title!r}"
+    assert np.array_equal(values, near.signature_of_hashes(near.shingle_hashes(sorted(grams)))), (
+        f"case {title!r}"
+    )
+
+
 def test_signature_is_deterministic_and_round_trips() -> None:
     first = near.signature("T", ABSTRACT)
     assert first.dtype == np.uint32 and first.shape == (near.NUM_PERM,)

@@ -30,6 +30,7 @@ import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 from pathlib import Path
 from typing import IO, TypedDict
 
@@ -123,7 +124,30 @@ def key_of_words(words: Sequence[str]) -> str:
 def shingle_hashes(grams: Iterable[str]) -> np.ndarray:
     """Each shingle's 32-bit hash as the permutations take it: SHA-1's first four bytes read as a
     little-endian integer (datasketch's ``sha1_hash32``), then the MurmurHash3 32-bit finalizer."""
-    digests = b"".join([hashlib.sha1(g.encode("utf-8")).digest() for g in grams])
+    return _hashes_of_digests(b"".join([hashlib.sha1(g.encode("utf-8")).digest() for g in grams]))
+
+
+def _word_shingle_hashes(words: Sequence[str], joined: bytes) -> np.ndarray:
+    """:func:`shingle_hashes` of :func:`shingles_of_words`, for a signature: each 3-shingle is read off
+    ``joined`` (the words' UTF-8 bytes joined by a space) as a slice, rather than joined and encoded
+    again, and a shingle that repeats is hashed again rather than sorted out of a set first: a
+    signature is a minimum per permutation, which repeated values do not change."""
+    if len(words) <= SHINGLE_WORDS:
+        return _hashes_of_digests(hashlib.sha1(joined).digest() if words else b"")
+    # Where each word's slice ends, its space included: a shingle from word i to word i + 2 is the bytes
+    # from the end of word i - 1 to the end of word i + 2, without that last space.
+    ends = list(accumulate(len(w) + 1 for w in words))
+    if ends[-1] - 1 != len(joined):  # not ASCII: a character may take more than one byte
+        ends = list(accumulate(len(w.encode("utf-8")) + 1 for w in words))
+    sha1 = hashlib.sha1
+    starts = [0, *ends[:-SHINGLE_WORDS]]
+    stops = ends[SHINGLE_WORDS - 1 :]
+    digests = [sha1(joined[a : b - 1]).digest() for a, b in zip(starts, stops, strict=True)]
+    return _hashes_of_digests(b"".join(digests))
+
+
+def _hashes_of_digests(digests: bytes) -> np.ndarray:
+    """The shingle hashes of concatenated SHA-1 digests (see :func:`shingle_hashes`)."""
     count = len(digests) // _SHA1_SIZE
     # The first four bytes of every 20-byte digest, read in place rather than sliced one by one.
     hashes = np.ndarray((count,), dtype="<u4", buffer=digests, strides=(_SHA1_SIZE,)).astype(np.uint32)
@@ -159,7 +183,8 @@ def signature(title: str | None, abstract: str | None) -> Signature:
 def keyed_signature(title: str | None, abstract: str | None) -> tuple[str, Signature]:
     """:func:`text_key` and :func:`signature` of a talk, normalizing and splitting its text once."""
     words = talk_words(title, abstract)
-    return key_of_words(words), signature_of_shingles(shingles_of_words(words))
+    joined = " ".join(words).encode("utf-8")
+    return hashlib.sha1(joined).hexdigest(), signature_of_hashes(_word_shingle_hashes(words, joined))
 
 
 def keyed_signatures(texts: Sequence[tuple[str | None, str | None]]) -> list[tuple[str, Signature]]:
