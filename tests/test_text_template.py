@@ -5,6 +5,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,6 +129,29 @@ def test_a_description_cut_short_still_anchors() -> None:
     assert model.own_blocks(SITE, page(6, 40), title=own["title"], description=cut) == expected(6)
     anchors = find_anchors(["x", own["abstract"], "EVENT", own["title"]], own["title"], cut, 3)
     assert (anchors.abstract, anchors.title) == (1, 3)
+
+
+ABSTRACT_40 = "Forty characters of an abstract, at last"  # 40 characters
+
+
+@pytest.mark.parametrize(
+    ("description", "anchored"),
+    [
+        (ABSTRACT_40 + "...", True),
+        (ABSTRACT_40 + " \u2026", True),  # the ellipsis character, after a space
+        (ABSTRACT_40[:-1] + "...", False),  # too little left to tell
+        (ABSTRACT_40 + "..", False),  # not an ellipsis
+        (ABSTRACT_40 + ", and more.", False),  # neither cut nor the whole abstract
+        (ABSTRACT_40 + " of it all.", True),  # the whole abstract
+    ],
+)
+def test_only_a_description_cut_short_at_an_ellipsis_anchors_a_longer_block(
+    description: str, anchored: bool
+) -> None:
+    blocks = ["x", ABSTRACT_40 + " of it all.", "EVENT", "Title"]
+    anchors = find_anchors(blocks, "Title", description, 3)
+    expected = (1, 3) if anchored else (None, 3)
+    assert (anchors.abstract, anchors.title) == expected, f"case {description!r}"
 
 
 def test_anchors_prefer_the_closest_abstract_title_pair() -> None:

@@ -115,15 +115,20 @@ class Anchors:
         return max(found) if found else None
 
 
-def _matches_description(block: str, description: str) -> bool:
-    if block == description:
-        return True
-    # A meta description cut short by the site ("First words of the abstract ...").
+def _description_head(description: str) -> str | None:
+    """The words a block must start with to be a meta description the site cut short ("First words of
+    the abstract ..."); None when the description is not cut short, or too little of it is left."""
     for mark in _ELLIPSIS:
         if description.endswith(mark):
             head = description[: -len(mark)].rstrip()
-            return len(head) >= 40 and block.startswith(head)
-    return False
+            return head if len(head) >= 40 else None
+    return None
+
+
+def _matches_description(block: str, description: str, head: str | None) -> bool:
+    """Whether ``block`` is the page's ``description``, whole or (``head``, its
+    :func:`_description_head`) cut short."""
+    return block == description or (head is not None and block.startswith(head))
 
 
 def find_anchors(blocks: Sequence[str], title: str | None, description: str | None, max_gap: int) -> Anchors:
@@ -136,7 +141,11 @@ def find_anchors(blocks: Sequence[str], title: str | None, description: str | No
     want_title = normalize_line(title) if isinstance(title, str) else ""
     want_abstract = normalize_line(description) if isinstance(description, str) else ""
     titles = [i for i, b in enumerate(blocks) if want_title and b == want_title]
-    abstracts = [i for i, b in enumerate(blocks) if want_abstract and _matches_description(b, want_abstract)]
+    # The description's cut is found once per page, not once per block.
+    head = _description_head(want_abstract)
+    abstracts = [
+        i for i, b in enumerate(blocks) if want_abstract and _matches_description(b, want_abstract, head)
+    ]
     title_at = set(titles)
     best: tuple[tuple[int, int, int], int, int] | None = None
     for a in abstracts:
