@@ -44,6 +44,8 @@ REFUSED_MARKER = "REFUSED"
 RUN_FILE = "FRONTIER"
 LOCK_FILE = ".stage.lock"
 _WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# ``json.dumps`` with the stage's options, without building an encoder for every line.
+_ENCODE_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class StageError(RuntimeError):
@@ -162,9 +164,7 @@ class StageWriter:
         """Lines written together and flushed once: a kill leaves all of them or a torn tail."""
         if self._fh is None:
             raise StageError("the stage writer is not open")
-        self._fh.write(
-            "".join(json.dumps(p, ensure_ascii=False, separators=(",", ":")) + "\n" for p in payloads)
-        )
+        self._fh.write("".join([_ENCODE_LINE(p) + "\n" for p in payloads]))
         self._fh.flush()
         self._since_fsync += 1
         if self._since_fsync >= self.fsync_every:
