@@ -86,7 +86,10 @@ class PrivacyPipeline:
         :func:`strings_to_scrub`)."""
         strings: list[str] = []
         for value in values:
-            _strings_in(value, strings)
+            if isinstance(value, str):
+                strings.append(value)
+            elif value is not None:
+                _strings_in(value, strings)
         clean = self.clean
         new = [s for s in dict.fromkeys(strings) if s not in clean]
         found = strings_to_scrub(new)
