@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.text.template import TemplateModel, TemplateParams, block_hash, find_anchors
+from crawler.text.template import TemplateModel, TemplateParams, block_hash, find_anchors, prepare_blocks
 
 SITE = "site.test"
 WELCOME = ["## Welcome!", "A long welcome paragraph of the event.", "*Message from the chair*", "Celebrate!"]
@@ -246,3 +246,18 @@ def test_only_page_blocks_come_out_in_order(training: list[list[str]], blocks: l
     assert all(0 <= i < len(blocks) and blocks[i] for i in indices)
     anchors = find_anchors(blocks, "T", "A", model.params.max_gap)
     assert {i for i in (anchors.abstract, anchors.title) if i is not None} <= set(indices)
+
+
+def test_prepared_blocks_are_read_as_the_blocks_themselves() -> None:
+    # The pipeline prepares a page's blocks once and passes them to each reading: the model learns and
+    # judges them exactly as it would the raw blocks.
+    raw, prepared = TemplateModel(), TemplateModel()
+    for i in range(40):
+        blocks = [" Downloads ", "&lt;br&gt;", *page(i, 40)]
+        fields = {"title": record(i)["title"], "description": record(i)["abstract"]}
+        raw.observe(SITE, blocks, **fields)
+        prepared.observe(SITE, blocks, **fields, prepared=prepare_blocks(blocks))
+        assert raw.to_json() == prepared.to_json(), f"case page {i}"
+        judged = prepared.own_blocks(SITE, blocks, **fields, prepared=prepare_blocks(blocks))
+        assert raw.own_blocks(SITE, blocks, **fields) == judged, f"case page {i}"
+    assert prepare_blocks([" a  b ", "", "&amp;"])[0] == ["a b", "", "&"]

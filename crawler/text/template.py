@@ -56,7 +56,13 @@ def _normalized(text: str) -> tuple[str, int]:
     return norm, int.from_bytes(digest, "big")
 
 
-def _prepare(blocks: Sequence[str]) -> tuple[list[str], list[int]]:
+# A page's blocks normalized, and each one's block hash (0 for an empty block).
+Prepared = tuple[list[str], list[int]]
+
+
+def prepare_blocks(blocks: Sequence[str]) -> Prepared:
+    """The blocks as the model reads them: normalized (``""`` for what is not text), and hashed. A
+    caller that reads a page's blocks in more than one way prepares them once and passes them on."""
     pairs = [_normalized(b) if isinstance(b, str) else ("", 0) for b in blocks]
     return [p[0] for p in pairs], [p[1] if p[0] else 0 for p in pairs]
 
@@ -219,14 +225,21 @@ class TemplateModel:
         return self._common(model, h) and not self._attached(model, h)
 
     def own_indices(
-        self, site: str, blocks: Sequence[str], *, title: str | None, description: str | None
+        self,
+        site: str,
+        blocks: Sequence[str],
+        *,
+        title: str | None,
+        description: str | None,
+        prepared: Prepared | None = None,
     ) -> list[int] | None:
         """Indices (ascending) of the page's own blocks; None when the model cannot judge the page:
-        too few pages of the site seen yet, or neither the title nor the description is shown."""
+        too few pages of the site seen yet, or neither the title nor the description is shown.
+        ``prepared``: the blocks' :func:`prepare_blocks`, when the caller has them."""
         model = self.sites.get(site)
         if model is None or model.pages < self.params.min_pages:
             return None
-        norm, hashes = _prepare(blocks)
+        norm, hashes = prepared if prepared is not None else prepare_blocks(blocks)
         anchors = find_anchors(norm, title, description, self.params.max_gap)
         start, end = anchors.start, anchors.end
         if start is None or end is None:
@@ -261,13 +274,20 @@ class TemplateModel:
         return kept
 
     def own_blocks(
-        self, site: str, blocks: Sequence[str], *, title: str | None, description: str | None
+        self,
+        site: str,
+        blocks: Sequence[str],
+        *,
+        title: str | None,
+        description: str | None,
+        prepared: Prepared | None = None,
     ) -> list[str] | None:
         """The page's own blocks in page order, each normalized; None when it cannot judge."""
-        indices = self.own_indices(site, blocks, title=title, description=description)
+        prepared = prepared if prepared is not None else prepare_blocks(blocks)
+        indices = self.own_indices(site, blocks, title=title, description=description, prepared=prepared)
         if indices is None:
             return None
-        return [_normalized(blocks[i])[0] for i in indices]
+        return [prepared[0][i] for i in indices]
 
     # -- learning ------------------------------------------------------------------------------
 
@@ -279,6 +299,7 @@ class TemplateModel:
         title: str | None,
         description: str | None,
         own: Sequence[int] | None = None,
+        prepared: Prepared | None = None,
     ) -> None:
         """Learn one page: count its blocks, remember its own record, count attached blocks.
 
@@ -286,10 +307,11 @@ class TemplateModel:
         blocks are attached. Otherwise they are found around the page's anchors; as which blocks end
         the run after a title is only known from page counts over several pages, the first
         ``min_pages`` pages of a site are kept (as hashes) and counted in a second pass once the site
-        has that many, every later page at once.
+        has that many, every later page at once. ``prepared``: the blocks' :func:`prepare_blocks`, when
+        the caller has them.
         """
         model = self.sites.setdefault(site, SiteModel())
-        norm, hashes = _prepare(blocks)
+        norm, hashes = prepared if prepared is not None else prepare_blocks(blocks)
         anchors = find_anchors(norm, title, description, self.params.max_gap)
         for i in (anchors.abstract, anchors.title):
             if i is not None:
