@@ -134,16 +134,19 @@ def _word_shingle_hashes(words: Sequence[str], joined: bytes) -> np.ndarray:
     signature is a minimum per permutation, which repeated values do not change."""
     if len(words) <= SHINGLE_WORDS:
         return _hashes_of_digests(hashlib.sha1(joined).digest() if words else b"")
-    # Where each word's slice ends, its space included: a shingle from word i to word i + 2 is the bytes
-    # from the end of word i - 1 to the end of word i + 2, without that last space.
-    ends = list(accumulate(len(w) + 1 for w in words))
-    if ends[-1] - 1 != len(joined):  # not ASCII: a character may take more than one byte
-        ends = list(accumulate(len(w.encode("utf-8")) + 1 for w in words))
+    # Where each word starts (and, last, where a word after the last would): the shingle from word i to
+    # word i + 2 is the bytes from the start of word i to the start of word i + 3, without the space.
+    starts = list(accumulate(map(_PLUS_ONE, map(len, words)), initial=0))
+    if starts[-1] - 1 != len(joined):  # not ASCII: a character may take more than one byte
+        starts = list(accumulate(map(_PLUS_ONE, map(len, map(str.encode, words))), initial=0))
     sha1 = hashlib.sha1
-    starts = [0, *ends[:-SHINGLE_WORDS]]
-    stops = ends[SHINGLE_WORDS - 1 :]
-    digests = [sha1(joined[a : b - 1]).digest() for a, b in zip(starts, stops, strict=True)]
+    pairs = zip(starts, starts[SHINGLE_WORDS:], strict=False)  # the last SHINGLE_WORDS starts end shingles
+    digests = [sha1(joined[a : b - 1]).digest() for a, b in pairs]
     return _hashes_of_digests(b"".join(digests))
+
+
+# Adds one (a word's space) without a Python call per word.
+_PLUS_ONE = (1).__add__
 
 
 def _hashes_of_digests(digests: bytes) -> np.ndarray:
