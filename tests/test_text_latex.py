@@ -160,3 +160,16 @@ def test_text_without_special_characters_is_unchanged(text: str) -> None:
 def test_each_mark_of_markup_sends_the_text_to_the_rules(text: str, clean: str) -> None:
     # Text holding none of these marks is only collapsed, without trying the rules' expressions.
     assert clean_latex(text) == clean, f"case {text!r}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain words", "rerank- ing and \\textbf{bold}", "a~b costs $x$", "pages 3--5 and \\url{x}", ""],
+)
+def test_a_collapsed_line_is_cleaned_as_any_other(text: str) -> None:
+    assert clean_latex(text, collapsed=True) == clean_latex(text), f"case {text!r}"
+
+
+def test_a_line_said_to_be_collapsed_is_not_collapsed_again() -> None:
+    assert clean_latex("  two  spaces ", collapsed=True) == "  two  spaces "
+    assert clean_latex("  two  spaces ") == "two spaces"

@@ -165,7 +165,9 @@ class BoilerplatePipeline:
         # Every own block is normalized already (normalizing is idempotent): the LaTeX-cleaned text is
         # compared with the plain one.
         plain = [line for line in own if line]
-        cleaned = [line for line in map(clean_latex, plain) if line] if self.latex else plain
+        cleaned = plain
+        if self.latex:
+            cleaned = [line for b in plain if (line := clean_latex(b, collapsed=True))]
         item.text = "\n\n".join(cleaned)
         if cleaned != plain:
             self.stats.inc_value(keys.BOILERPLATE_LATEX_CLEANED)
