@@ -160,3 +160,27 @@ def test_the_memory_of_clean_strings_is_bounded(
     item = lecture(abstract="Abstract 9.")
     item.page_blocks = ["Block 9.0 jane@example.org"]
     assert pipeline.process_item(item).page_blocks == [f"Block 9.0 {R}"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "clean"),
+    [
+        (
+            "authors",
+            [{"name": "A", "affiliations": ["U", "Lab (a@example.org)"], "orcid": None}],
+            [{"name": "A", "affiliations": ["U", f"Lab ({R})"], "orcid": None}],
+        ),
+        ("authors", [{"name": "b@example.org", "affiliations": [], "orcid": None}], None),
+        ("page_aliases", [["6", "http://x/lecture/6-t"], ["7", "http://x/7-c@example.org"]], None),
+    ],
+)
+def test_an_address_deep_in_a_list_or_a_mapping_is_found(
+    pipeline: PrivacyPipeline, name: str, value: Any, clean: Any
+) -> None:
+    item = lecture()
+    setattr(item, name, copy.deepcopy(value))
+    out = pipeline.process_item(item)
+    assert getattr(out, name) != value, f"case {value!r}"
+    if clean is not None:
+        assert getattr(out, name) == clean, f"case {value!r}"
+    assert pipeline.stats.get_value("privacy/emails_scrubbed") == 1, f"case {value!r}"

@@ -135,15 +135,23 @@ _SEQUENCES = (list, tuple)
 
 
 def _strings_in(value: object, out: list[str]) -> None:
-    """Every string inside ``value`` (itself, or inside its lists, tuples and mappings' values)."""
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, _SEQUENCES):
-        for item in value:
-            if isinstance(item, str):
-                out.append(item)
-            else:
-                _strings_in(item, out)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            _strings_in(item, out)
+    """Every string inside ``value`` (itself, or inside its lists, tuples and mappings' values), in no
+    particular order; walked without a call per list or mapping (an author is a mapping with a list)."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        members: Iterable[object]
+        if isinstance(value, str):
+            out.append(value)
+            continue
+        if isinstance(value, _SEQUENCES):
+            members = value
+        elif isinstance(value, Mapping):
+            members = value.values()
+        else:
+            continue
+        for member in members:
+            if isinstance(member, str):
+                out.append(member)
+            elif member is not None:
+                pending.append(member)
