@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from crawler.dedup import near
 from crawler.dedup.near import NearPair, SearchStats, Talk
 from crawler.schema import lecture_order
+from crawler.text.normalize import normalize_line
 from tests.support.polite_server import REPO_ROOT
 
 ABSTRACT = (
@@ -251,3 +252,47 @@ def test_importing_the_module_draws_nothing() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def words_as_one_text(title: str | None, abstract: str | None) -> list[str]:
+    return near._WORD.findall(normalize_line(f"{title or ''} {abstract or ''}").casefold())
+
+
+pieces = st.sampled_from(
+    [
+        "<",
+        ">",
+        "br",
+        "/",
+        " ",
+        "&lt;",
+        "&gt;",
+        "&amp;",
+        "&lt",
+        "amp;",
+        "&",
+        ";",
+        "\u200b",
+        "\u0301",
+        "e",
+        "\xa0",
+        "B",
+    ]
+)
+texts = st.lists(st.one_of(pieces, st.text(max_size=3)), max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.none(), texts), st.one_of(st.none(), texts))
+def test_talk_words_are_the_words_of_title_and_abstract_as_one_text(
+    title: str | None, abstract: str | None
+) -> None:
+    assert near.talk_words(title, abstract) == words_as_one_text(title, abstract)
+
+
+@pytest.mark.parametrize(
+    ("title", "abstract"),
+    [("Why &lt;br", "matters> here"), ("A <br", "x> y"), ("Title &lt;", "br> words"), ("A &amp; B", "C")],
+)
+def test_a_tag_across_title_and_abstract_is_read_as_one_text(title: str, abstract: str) -> None:
+    assert near.talk_words(title, abstract) == words_as_one_text(title, abstract), f"case {title!r}"

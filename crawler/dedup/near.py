@@ -97,8 +97,15 @@ _HASHES_AT_ONCE = 2048
 
 
 def talk_words(title: str | None, abstract: str | None) -> list[str]:
-    text = f"{title or ''} {abstract or ''}"
-    return _WORD.findall(normalize_line(text).casefold())
+    """The words of the normalized, case-folded title and abstract (as one text)."""
+    head, tail = normalize_line(title or ""), normalize_line(abstract or "")
+    if "<" in head:
+        # A ``<br>`` tag may open in the title and close in the abstract: normalized as one text, its
+        # words may not be the parts' words.
+        return _WORD.findall(normalize_line(f"{title or ''} {abstract or ''}").casefold())
+    # Otherwise nothing normalizing does reaches across the space between them, and each part is
+    # normalized already where the crawl read it (a long abstract is not normalized twice).
+    return _WORD.findall(f"{head} {tail}".casefold())
 
 
 def shingles(title: str | None, abstract: str | None) -> set[str]:
