@@ -310,7 +310,9 @@ class TemplateModel:
         has that many, every later page at once. ``prepared``: the blocks' :func:`prepare_blocks`, when
         the caller has them.
         """
-        model = self.sites.setdefault(site, SiteModel())
+        model = self.sites.get(site)
+        if model is None:  # not setdefault: that would build a model for every page
+            model = self.sites[site] = SiteModel()
         norm, hashes = prepared if prepared is not None else prepare_blocks(blocks)
         anchors = find_anchors(norm, title, description, self.params.max_gap)
         for i in (anchors.abstract, anchors.title):
