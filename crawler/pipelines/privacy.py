@@ -91,7 +91,7 @@ class PrivacyPipeline:
             elif value is not None:
                 _strings_in(value, strings)
         clean = self.clean
-        new = [s for s in dict.fromkeys(strings) if s not in clean]
+        new = list(set(strings).difference(clean))
         found = strings_to_scrub(new)
         if len(clean) + len(new) > CLEAN_STRINGS:
             clean.clear()
