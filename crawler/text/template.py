@@ -131,12 +131,6 @@ def _description_head(description: str) -> str | None:
     return None
 
 
-def _matches_description(block: str, description: str, head: str | None) -> bool:
-    """Whether ``block`` is the page's ``description``, whole or (``head``, its
-    :func:`_description_head`) cut short."""
-    return block == description or (head is not None and block.startswith(head))
-
-
 def find_anchors(blocks: Sequence[str], title: str | None, description: str | None, max_gap: int) -> Anchors:
     """The page's own abstract and title among its normalized ``blocks``.
 
@@ -146,12 +140,15 @@ def find_anchors(blocks: Sequence[str], title: str | None, description: str | No
     """
     want_title = normalize_line(title) if isinstance(title, str) else ""
     want_abstract = normalize_line(description) if isinstance(description, str) else ""
-    titles = [i for i, b in enumerate(blocks) if want_title and b == want_title]
-    # The description's cut is found once per page, not once per block.
+    titles = [i for i, b in enumerate(blocks) if b == want_title] if want_title else []
+    # A block is the description whole, or (``head``, found once per page) one the site cut short.
     head = _description_head(want_abstract)
-    abstracts = [
-        i for i, b in enumerate(blocks) if want_abstract and _matches_description(b, want_abstract, head)
-    ]
+    if not want_abstract:
+        abstracts = []
+    elif head is None:
+        abstracts = [i for i, b in enumerate(blocks) if b == want_abstract]
+    else:
+        abstracts = [i for i, b in enumerate(blocks) if b == want_abstract or b.startswith(head)]
     title_at = set(titles)
     best: tuple[tuple[int, int, int], int, int] | None = None
     for a in abstracts:
