@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from crawler.dedup import near
 from crawler.dedup.near import NearPair, SearchStats, Talk
 from crawler.schema import lecture_order
+from crawler.text.normalize import normalize_line
 from tests.support.polite_server import REPO_ROOT
 
 ABSTRACT = (
@@ -47,6 +48,31 @@ def test_keyed_signature_is_the_key_and_the_signature(title: str | None, abstrac
     key, values = near.keyed_signature(title, abstract)
     assert key == near.text_key(title, abstract)
     assert np.array_equal(values, near.signature(title, abstract))
+
+
+@pytest.mark.parametrize(
+    ("title", "abstract"),
+    [
+        ("A title", None),  # three words: one shingle
+        ("One", "two three four"),  # four words: two shingles
+        (
+            "Caf\u00e9 na\u00efve \u65e5\u672c\u8a9e",
+            "r\u00e9sum\u00e9 of \U0001d4b3 words",
+        ),  # several bytes a char
+        ("Ascii title", "then \u00e9 once, among ascii words"),
+        ("x", "y y y y y y y y"),  # one shingle many times
+        ("T", ABSTRACT + " " + ABSTRACT),
+    ],
+)
+def test_keyed_signature_reads_shingles_off_the_joined_words(title: str, abstract: str | None) -> None:
+    # The signature takes each shingle as a slice of the words' joined bytes and hashes repeats again; it
+    # must be the signature of the set of shingles, bytes for bytes.
+    key, values = near.keyed_signature(title, abstract)
+    grams = near.shingles(title, abstract)
+    assert key == near.text_key(title, abstract), f"case {title!r}"
+    assert np.array_equal(values, near.signature_of_hashes(near.shingle_hashes(sorted(grams)))), (
+        f"case {title!r}"
+    )
 
 
 def test_signature_is_deterministic_and_round_trips() -> None:
@@ -226,3 +252,47 @@ def test_importing_the_module_draws_nothing() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def words_as_one_text(title: str | None, abstract: str | None) -> list[str]:
+    return near._WORD.findall(normalize_line(f"{title or ''} {abstract or ''}").casefold())
+
+
+pieces = st.sampled_from(
+    [
+        "<",
+        ">",
+        "br",
+        "/",
+        " ",
+        "&lt;",
+        "&gt;",
+        "&amp;",
+        "&lt",
+        "amp;",
+        "&",
+        ";",
+        "\u200b",
+        "\u0301",
+        "e",
+        "\xa0",
+        "B",
+    ]
+)
+texts = st.lists(st.one_of(pieces, st.text(max_size=3)), max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.none(), texts), st.one_of(st.none(), texts))
+def test_talk_words_are_the_words_of_title_and_abstract_as_one_text(
+    title: str | None, abstract: str | None
+) -> None:
+    assert near.talk_words(title, abstract) == words_as_one_text(title, abstract)
+
+
+@pytest.mark.parametrize(
+    ("title", "abstract"),
+    [("Why &lt;br", "matters> here"), ("A <br", "x> y"), ("Title &lt;", "br> words"), ("A &amp; B", "C")],
+)
+def test_a_tag_across_title_and_abstract_is_read_as_one_text(title: str, abstract: str) -> None:
+    assert near.talk_words(title, abstract) == words_as_one_text(title, abstract), f"case {title!r}"

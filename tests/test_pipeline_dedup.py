@@ -101,8 +101,8 @@ def test_the_same_talk_and_near_duplicates_are_counted(pipeline: DedupPipeline) 
     pipeline.process_item(item("3", abstract=ABSTRACT.replace("simple", "robust"), title="Alignment"))
     pipeline.process_item(item("4", abstract="Something else entirely, about speech and long audio files."))
     assert pipeline.stats.get_value("dedup/same_talk_seen") == 1
-    assert pipeline.stats.get_value("dedup/signatures") == 3
     pipeline.close_spider()
+    assert pipeline.stats.get_value("dedup/signatures") == 3
     # 1 and 2 are one talk; 3 differs by a word: one group of three, two candidates beyond its first.
     assert pipeline.stats.get_value("dedup/near_duplicate_groups") == [["1", "2", "3"]]
     assert pipeline.stats.get_value("dedup/near_duplicate_groups_count") == 1
@@ -142,6 +142,7 @@ def test_many_near_duplicates_make_one_log_line(
 def test_signatures_are_kept_in_a_compact_array_that_grows(pipeline: DedupPipeline) -> None:
     for n in range(1500):
         pipeline.process_item(item(str(n), abstract=f"{ABSTRACT} {n}"))
+    pipeline.close_spider()  # signs the last lectures, fewer than a batch
     assert pipeline.matrix.shape == (2048, near.NUM_PERM)
     assert pipeline.matrix.nbytes == 2048 * 512
     assert (pipeline.matrix[1499] == near.signature("Title 1499", f"{ABSTRACT} 1499")).all()
@@ -203,3 +204,36 @@ def test_signatures_from_a_worker_come_in_batches_and_each_row_takes_its_latest(
     assert (step.matrix[0] == near.signature("Title 0", f"{ABSTRACT} second change")).all()
     for n in range(1, count):
         assert (step.matrix[n] == near.signature(f"Title {n}", f"{ABSTRACT} {n}")).all(), f"{n=}"
+
+
+def test_without_workers_signatures_are_signed_a_batch_at_a_time(tmp_path: Path) -> None:
+    from crawler.pipelines.dedup import SIGNATURE_BATCH
+
+    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": str(tmp_path)})
+    step = DedupPipeline.from_crawler(crawler)
+    assert step.workers is None
+    texts = [(f"Title {n}", f"{ABSTRACT} {n}") for n in range(SIGNATURE_BATCH + 3)]
+    for n, (_, abstract) in enumerate(texts[: SIGNATURE_BATCH - 1]):
+        step.process_item(item(str(n), abstract=abstract))
+    assert step.stats.get_value("dedup/signatures") is None
+    assert not step.matrix.any()
+    # Lecture 0 changes before its batch is signed: both its texts are signed, in the order they came, and
+    # its row keeps the later one.
+    step.process_item(item("0", abstract=f"{ABSTRACT} changed"))
+    assert step.stats.get_value("dedup/signatures") == SIGNATURE_BATCH
+    for n, (_, abstract) in enumerate(texts[SIGNATURE_BATCH - 1 :], start=SIGNATURE_BATCH - 1):
+        step.process_item(item(str(n), abstract=abstract))
+    assert step.stats.get_value("dedup/signatures") == SIGNATURE_BATCH
+    step.close_spider()
+    assert step.stats.get_value("dedup/signatures") == len(texts) + 1
+    assert (step.matrix[0] == near.signature("Title 0", f"{ABSTRACT} changed")).all()
+    for n, (title, abstract) in enumerate(texts[1:], start=1):
+        assert (step.matrix[n] == near.signature(title, abstract)).all(), f"case {n}"
+    lines = [json.loads(line) for line in (tmp_path / "minhash" / "main.jsonl").read_text().splitlines()]
+    signed = [
+        *texts[: SIGNATURE_BATCH - 1],
+        ("Title 0", f"{ABSTRACT} changed"),
+        *texts[SIGNATURE_BATCH - 1 :],
+    ]
+    assert [line["key"] for line in lines] == [near.text_key(t, a) for t, a in signed]
+    assert lines[0]["sig"] == near.encode_signature(near.signature(*texts[0]))

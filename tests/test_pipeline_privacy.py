@@ -6,9 +6,11 @@ from typing import Any
 import pytest
 
 from crawler.items import LectureItem
+from crawler.pipelines import privacy as pipeline_privacy
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
-from crawler.pipelines.privacy import PrivacyPipeline
+from crawler.pipelines.privacy import CLEAN_MAX_CHARS, PrivacyPipeline
+from crawler.text import privacy as privacy_module
 from crawler.text.privacy import PLACEHOLDER, URL_PLACEHOLDER
 from tests.support.settings import project_crawler
 from tests.test_stage import record
@@ -98,3 +100,87 @@ def test_between_normalize_and_boilerplate_the_text_comes_out_clean() -> None:
     assert item.abstract == f"Write to {R}."
     assert item.text == f"Write to {R}.\n\nEMNLP 2025\n\nA title\n\nkw\n\nposter"
     assert item.page_blocks == []
+
+
+def test_strings_known_clean_are_not_searched_again(
+    pipeline: PrivacyPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searched: list[str] = []
+
+    def spy(strings: list[str]) -> set[str]:
+        searched.extend(strings)
+        return privacy_module.strings_to_scrub(strings)
+
+    monkeypatch.setattr(pipeline_privacy, "strings_to_scrub", spy)
+    first = lecture(abstract="The first abstract.")
+    first.page_blocks = ["Downloads", "The first abstract.", "Footer text"]
+    pipeline.process_item(first)
+    assert "Footer text" in searched and "Downloads" in searched
+    searched.clear()
+    second = lecture(abstract="The second abstract.")
+    second.page_blocks = ["Downloads", "The second abstract.", "Footer text"]
+    pipeline.process_item(second)
+    assert "The second abstract." in searched
+    assert "Footer text" not in searched and "Downloads" not in searched
+
+
+@pytest.mark.parametrize("repeat", ["the same block", "a new block"])
+def test_an_address_is_found_whatever_was_seen_before(pipeline: PrivacyPipeline, repeat: str) -> None:
+    # A block that held an address is never taken for a clean one, however often it comes back; a clean
+    # block seen before does not hide an address in a new one.
+    for n in range(3):
+        item = lecture(abstract="An abstract.")
+        address = "Mail jane@example.org" if repeat == "the same block" or n == 2 else f"Block {n}"
+        item.page_blocks = ["Downloads", address, "Footer text"]
+        out = pipeline.process_item(item)
+        expected = f"Mail {R}" if address.startswith("Mail") else address
+        assert out.page_blocks == ["Downloads", expected, "Footer text"], f"case {repeat}, page {n}"
+    scrubbed = pipeline.stats.get_value("privacy/emails_scrubbed_page_blocks")
+    assert scrubbed == (3 if repeat == "the same block" else 1), f"case {repeat}"
+
+
+def test_a_long_string_is_searched_every_time(pipeline: PrivacyPipeline) -> None:
+    # Strings longer than CLEAN_MAX_CHARS are not remembered: each page's is searched anew.
+    long = "word " * (CLEAN_MAX_CHARS // 4)
+    pipeline.process_item(lecture(abstract=long))
+    assert long.rstrip() not in pipeline.clean and long not in pipeline.clean
+    out = pipeline.process_item(lecture(abstract=long + "jane@example.org"))
+    assert out.abstract == long + R
+
+
+def test_the_memory_of_clean_strings_is_bounded(
+    pipeline: PrivacyPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pipeline_privacy, "CLEAN_STRINGS", 40)
+    for n in range(10):
+        item = lecture(abstract=f"Abstract {n}.")
+        item.page_blocks = [f"Block {n}.{i}" for i in range(8)]
+        pipeline.process_item(item)
+        assert len(pipeline.clean) <= 40, f"case page {n}"
+    item = lecture(abstract="Abstract 9.")
+    item.page_blocks = ["Block 9.0 jane@example.org"]
+    assert pipeline.process_item(item).page_blocks == [f"Block 9.0 {R}"]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "clean"),
+    [
+        (
+            "authors",
+            [{"name": "A", "affiliations": ["U", "Lab (a@example.org)"], "orcid": None}],
+            [{"name": "A", "affiliations": ["U", f"Lab ({R})"], "orcid": None}],
+        ),
+        ("authors", [{"name": "b@example.org", "affiliations": [], "orcid": None}], None),
+        ("page_aliases", [["6", "http://x/lecture/6-t"], ["7", "http://x/7-c@example.org"]], None),
+    ],
+)
+def test_an_address_deep_in_a_list_or_a_mapping_is_found(
+    pipeline: PrivacyPipeline, name: str, value: Any, clean: Any
+) -> None:
+    item = lecture()
+    setattr(item, name, copy.deepcopy(value))
+    out = pipeline.process_item(item)
+    assert getattr(out, name) != value, f"case {value!r}"
+    if clean is not None:
+        assert getattr(out, name) == clean, f"case {value!r}"
+    assert pipeline.stats.get_value("privacy/emails_scrubbed") == 1, f"case {value!r}"

@@ -332,3 +332,30 @@ def test_a_session_line_a_release_could_not_take_is_counted_and_left_out(
         staged = read_stage(state)
         assert ([s["session_id"] for s in staged.sessions], staged.bad_lines) == (["9001"], 1), f"case {case}"
         assert f"Stage line {writer.path}:2 is bad (" in caplog.text, f"case {case}"
+
+
+ALIAS_URLS = [
+    "http://x/events/1/lecture/7-t",
+    'http://x/lecture/8-"quoted"\\slash',
+    "http://x/lecture/9-caf\u00e9-\u65e5\u672c-\u2028-\x01-\t-\U0001f600",
+]
+
+
+@pytest.mark.parametrize("url", ALIAS_URLS)
+def test_alias_lines_are_the_json_of_their_mapping(tmp_path: Path, url: str) -> None:
+    # Alias lines are put together from their two strings: byte for byte what the encoder writes.
+    writer = StageWriter(tmp_path, "w")
+    writer.open()
+    writer.write_lecture(record("5"), aliases=[("7", url)])
+    writer.write_aliases([("8", url), ("9", url)])
+    writer.close(complete=False)
+    # Split at line feeds only: a URL may hold a line separator that ``splitlines`` would split at.
+    lines = (tmp_path / "stage" / "w.jsonl").read_text(encoding="utf-8").split("\n")[:-1]
+    expected = [
+        json.dumps(
+            {"kind": "alias", "lecture_id": lecture_id, "url": url}, ensure_ascii=False, separators=(",", ":")
+        )
+        for lecture_id in ("7", "8", "9")
+    ]
+    assert [lines[0], *lines[2:]] == expected, f"case {url!r}"
+    assert json.loads(lines[1])["kind"] == "lecture", f"case {url!r}"

@@ -130,6 +130,9 @@ def test_a_teaser_of_the_lecture_itself_is_not_taken() -> None:
         "Downloads",
     ]
     assert own_content_indices(blocks, fields) == [3, 4, 5, 6]
+    # Blocks the caller normalized already are read as the blocks themselves.
+    normalized = [normalize_line(b) for b in blocks]
+    assert own_content_indices(blocks, fields, normalized=normalized) == [3, 4, 5, 6]
 
 
 def test_nothing_but_abstract_and_title_is_taken_when_the_lecture_has_nothing_else() -> None:

@@ -143,3 +143,33 @@ def test_clean_latex_is_idempotent_and_collapsed(text: str) -> None:
 @given(st.text(alphabet=st.characters(blacklist_characters="\\$~-{}"), max_size=60))
 def test_text_without_special_characters_is_unchanged(text: str) -> None:
     assert clean_latex(text) == " ".join(text.split())
+
+
+@pytest.mark.parametrize(
+    ("text", "clean"),
+    [
+        ("a \\textbf{b} c", "a b c"),  # a backslash
+        ("costs $x$ here", "costs x here"),  # a dollar
+        ("a~b", "a b"),  # a tie
+        ("pages 3--5", "pages 3–5"),  # two hyphens
+        ("rerank- ing", "reranking"),  # a hyphen and a space
+        ("rerank-\t\ting", "reranking"),  # the same once collapsed
+        ("a - b and c- D", "a - b and c- D"),  # a hyphen and a space that split no word
+    ],
+)
+def test_each_mark_of_markup_sends_the_text_to_the_rules(text: str, clean: str) -> None:
+    # Text holding none of these marks is only collapsed, without trying the rules' expressions.
+    assert clean_latex(text) == clean, f"case {text!r}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain words", "rerank- ing and \\textbf{bold}", "a~b costs $x$", "pages 3--5 and \\url{x}", ""],
+)
+def test_a_collapsed_line_is_cleaned_as_any_other(text: str) -> None:
+    assert clean_latex(text, collapsed=True) == clean_latex(text), f"case {text!r}"
+
+
+def test_a_line_said_to_be_collapsed_is_not_collapsed_again() -> None:
+    assert clean_latex("  two  spaces ", collapsed=True) == "  two  spaces "
+    assert clean_latex("  two  spaces ") == "two spaces"

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.text.normalize import collapse_whitespace, nfc_collapsed, normalize_line, normalize_text
+from crawler.text.normalize import (
+    collapse_whitespace,
+    nfc_collapsed,
+    normalize_line,
+    normalize_lines,
+    normalize_text,
+)
 
 INVISIBLE = {"\u00ad", "\u061c", "\u180e", "\u2060", "\ufeff"} | {chr(c) for c in range(0x200B, 0x2010)}
 INVISIBLE |= {chr(c) for c in range(0x202A, 0x202F)} | {chr(c) for c in range(0x2066, 0x206A)}
@@ -107,3 +113,12 @@ def test_normalize_text_properties(raw: str) -> None:
     assert unicodedata.is_normalized("NFC", once)
     paragraphs = once.split("\n\n") if once else []
     assert all(p and p == normalize_line(p) and "\n" not in p for p in paragraphs)
+
+
+def test_normalize_lines_is_normalize_line_of_each_without_the_empty_ones() -> None:
+    long = "A long &amp; block\u200b of text, " * 100  # past the lines remembered
+    texts = ["  Downloads ", "<br>", "", "Caf\u0065\u0301 &lt;b&gt;", long, "\u200b", long]
+    expected = [normalize_line(t) for t in texts if normalize_line(t)]
+    assert normalize_lines(texts) == expected
+    assert expected[0] == "Downloads" and expected[2] == normalize_line(long) == expected[3]
+    assert normalize_lines([]) == []

@@ -5,10 +5,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.text.template import TemplateModel, TemplateParams, block_hash, find_anchors
+from crawler.text.template import TemplateModel, TemplateParams, block_hash, find_anchors, prepare_blocks
 
 SITE = "site.test"
 WELCOME = ["## Welcome!", "A long welcome paragraph of the event.", "*Message from the chair*", "Celebrate!"]
@@ -130,6 +131,29 @@ def test_a_description_cut_short_still_anchors() -> None:
     assert (anchors.abstract, anchors.title) == (1, 3)
 
 
+ABSTRACT_40 = "Forty characters of an abstract, at last"  # 40 characters
+
+
+@pytest.mark.parametrize(
+    ("description", "anchored"),
+    [
+        (ABSTRACT_40 + "...", True),
+        (ABSTRACT_40 + " \u2026", True),  # the ellipsis character, after a space
+        (ABSTRACT_40[:-1] + "...", False),  # too little left to tell
+        (ABSTRACT_40 + "..", False),  # not an ellipsis
+        (ABSTRACT_40 + ", and more.", False),  # neither cut nor the whole abstract
+        (ABSTRACT_40 + " of it all.", True),  # the whole abstract
+    ],
+)
+def test_only_a_description_cut_short_at_an_ellipsis_anchors_a_longer_block(
+    description: str, anchored: bool
+) -> None:
+    blocks = ["x", ABSTRACT_40 + " of it all.", "EVENT", "Title"]
+    anchors = find_anchors(blocks, "Title", description, 3)
+    expected = (1, 3) if anchored else (None, 3)
+    assert (anchors.abstract, anchors.title) == expected, f"case {description!r}"
+
+
 def test_anchors_prefer_the_closest_abstract_title_pair() -> None:
     blocks = ["T", "A", "x", "A", "E", "T", "A"]
     anchors = find_anchors(blocks, "T", "A", 3)
@@ -222,3 +246,18 @@ def test_only_page_blocks_come_out_in_order(training: list[list[str]], blocks: l
     assert all(0 <= i < len(blocks) and blocks[i] for i in indices)
     anchors = find_anchors(blocks, "T", "A", model.params.max_gap)
     assert {i for i in (anchors.abstract, anchors.title) if i is not None} <= set(indices)
+
+
+def test_prepared_blocks_are_read_as_the_blocks_themselves() -> None:
+    # The pipeline prepares a page's blocks once and passes them to each reading: the model learns and
+    # judges them exactly as it would the raw blocks.
+    raw, prepared = TemplateModel(), TemplateModel()
+    for i in range(40):
+        blocks = [" Downloads ", "&lt;br&gt;", *page(i, 40)]
+        fields = {"title": record(i)["title"], "description": record(i)["abstract"]}
+        raw.observe(SITE, blocks, **fields)
+        prepared.observe(SITE, blocks, **fields, prepared=prepare_blocks(blocks))
+        assert raw.to_json() == prepared.to_json(), f"case page {i}"
+        judged = prepared.own_blocks(SITE, blocks, **fields, prepared=prepare_blocks(blocks))
+        assert raw.own_blocks(SITE, blocks, **fields) == judged, f"case page {i}"
+    assert prepare_blocks([" a  b ", "", "&amp;"])[0] == ["a b", "", "&"]

@@ -30,6 +30,7 @@ import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 from pathlib import Path
 from typing import IO, TypedDict
 
@@ -96,8 +97,15 @@ _HASHES_AT_ONCE = 2048
 
 
 def talk_words(title: str | None, abstract: str | None) -> list[str]:
-    text = f"{title or ''} {abstract or ''}"
-    return _WORD.findall(normalize_line(text).casefold())
+    """The words of the normalized, case-folded title and abstract (as one text)."""
+    head, tail = normalize_line(title or ""), normalize_line(abstract or "")
+    if "<" in head:
+        # A ``<br>`` tag may open in the title and close in the abstract: normalized as one text, its
+        # words may not be the parts' words.
+        return _WORD.findall(normalize_line(f"{title or ''} {abstract or ''}").casefold())
+    # Otherwise nothing normalizing does reaches across the space between them, and each part is
+    # normalized already where the crawl read it (a long abstract is not normalized twice).
+    return _WORD.findall(f"{head} {tail}".casefold())
 
 
 def shingles(title: str | None, abstract: str | None) -> set[str]:
@@ -123,7 +131,33 @@ def key_of_words(words: Sequence[str]) -> str:
 def shingle_hashes(grams: Iterable[str]) -> np.ndarray:
     """Each shingle's 32-bit hash as the permutations take it: SHA-1's first four bytes read as a
     little-endian integer (datasketch's ``sha1_hash32``), then the MurmurHash3 32-bit finalizer."""
-    digests = b"".join([hashlib.sha1(g.encode("utf-8")).digest() for g in grams])
+    return _hashes_of_digests(b"".join([hashlib.sha1(g.encode("utf-8")).digest() for g in grams]))
+
+
+def _word_shingle_hashes(words: Sequence[str], joined: bytes) -> np.ndarray:
+    """:func:`shingle_hashes` of :func:`shingles_of_words`, for a signature: each 3-shingle is read off
+    ``joined`` (the words' UTF-8 bytes joined by a space) as a slice, rather than joined and encoded
+    again, and a shingle that repeats is hashed again rather than sorted out of a set first: a
+    signature is a minimum per permutation, which repeated values do not change."""
+    if len(words) <= SHINGLE_WORDS:
+        return _hashes_of_digests(hashlib.sha1(joined).digest() if words else b"")
+    # Where each word starts (and, last, where a word after the last would): the shingle from word i to
+    # word i + 2 is the bytes from the start of word i to the start of word i + 3, without the space.
+    starts = list(accumulate(map(_PLUS_ONE, map(len, words)), initial=0))
+    if starts[-1] - 1 != len(joined):  # not ASCII: a character may take more than one byte
+        starts = list(accumulate(map(_PLUS_ONE, map(len, map(str.encode, words))), initial=0))
+    sha1 = hashlib.sha1
+    pairs = zip(starts, starts[SHINGLE_WORDS:], strict=False)  # the last SHINGLE_WORDS starts end shingles
+    digests = [sha1(joined[a : b - 1]).digest() for a, b in pairs]
+    return _hashes_of_digests(b"".join(digests))
+
+
+# Adds one (a word's space) without a Python call per word.
+_PLUS_ONE = (1).__add__
+
+
+def _hashes_of_digests(digests: bytes) -> np.ndarray:
+    """The shingle hashes of concatenated SHA-1 digests (see :func:`shingle_hashes`)."""
     count = len(digests) // _SHA1_SIZE
     # The first four bytes of every 20-byte digest, read in place rather than sliced one by one.
     hashes = np.ndarray((count,), dtype="<u4", buffer=digests, strides=(_SHA1_SIZE,)).astype(np.uint32)
@@ -159,7 +193,8 @@ def signature(title: str | None, abstract: str | None) -> Signature:
 def keyed_signature(title: str | None, abstract: str | None) -> tuple[str, Signature]:
     """:func:`text_key` and :func:`signature` of a talk, normalizing and splitting its text once."""
     words = talk_words(title, abstract)
-    return key_of_words(words), signature_of_shingles(shingles_of_words(words))
+    joined = " ".join(words).encode("utf-8")
+    return hashlib.sha1(joined).hexdigest(), signature_of_hashes(_word_shingle_hashes(words, joined))
 
 
 def keyed_signatures(texts: Sequence[tuple[str | None, str | None]]) -> list[tuple[str, Signature]]:

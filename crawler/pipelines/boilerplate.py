@@ -39,7 +39,7 @@ from crawler.schema import TEXT_BLOCK_FIELDS
 from crawler.text.boilerplate import own_content_indices
 from crawler.text.latex import clean_latex
 from crawler.text.normalize import normalize_line
-from crawler.text.template import TemplateModel, TemplateParams
+from crawler.text.template import TemplateModel, TemplateParams, prepare_blocks
 
 MODEL_NAME = "boilerplate-model.json"
 # Appended to ``extraction`` when ``text`` was rebuilt from the fields rather than found on the page.
@@ -138,21 +138,23 @@ class BoilerplatePipeline:
         title, description = item.title, item.abstract
         own: list[str] | None = None
         taught: list[int] | None = None
+        # Normalized and hashed once for both layers and the model's learning.
+        prepared = prepare_blocks(blocks)
         if item.extraction != "next_data":
-            own = self.model.own_blocks(site, blocks, title=title, description=description)
+            own = self.model.own_blocks(site, blocks, title=title, description=description, prepared=prepared)
             if own is None:
                 self.stats.inc_value(keys.BOILERPLATE_GENERAL_NOT_READY)
             else:
                 self.stats.inc_value(keys.BOILERPLATE_LAYER_GENERAL)
         record = item.record()
         if own is None:
-            indices = own_content_indices(blocks, record)
-            own = [normalize_line(blocks[i]) for i in indices]
+            indices = own_content_indices(blocks, record, normalized=prepared[0])
+            own = [prepared[0][i] for i in indices]
             self.stats.inc_value(keys.BOILERPLATE_LAYER_STRUCTURAL)
             if indices and item.extraction == "next_data":
                 # The page's JSON named its own blocks: the model learns them as the record's.
                 taught = indices
-        self.model.observe(site, blocks, title=title, description=description, own=taught)
+        self.model.observe(site, blocks, title=title, description=description, own=taught, prepared=prepared)
         if not own:
             # The page showed none of the lecture's fields: fall back to the fields themselves so the
             # record still carries its content, and mark the record and the crawl so that a ``text``
@@ -160,9 +162,12 @@ class BoilerplatePipeline:
             own = fields_as_blocks(record)
             item.extraction = text_rebuilt_from_fields(item.extraction)
             self.stats.inc_value(STAT_TEXT_FROM_FIELDS)
-        # Normalized once: the LaTeX-cleaned text is compared with the plain one.
-        plain = [line for line in (normalize_line(b) for b in own) if line]
-        cleaned = [line for line in map(clean_latex, plain) if line] if self.latex else plain
+        # Every own block is normalized already (normalizing is idempotent): the LaTeX-cleaned text is
+        # compared with the plain one.
+        plain = [line for line in own if line]
+        cleaned = plain
+        if self.latex:
+            cleaned = [line for b in plain if (line := clean_latex(b, collapsed=True))]
         item.text = "\n\n".join(cleaned)
         if cleaned != plain:
             self.stats.inc_value(keys.BOILERPLATE_LATEX_CLEANED)

@@ -11,7 +11,7 @@ from scrapy.statscollectors import StatsCollector
 from crawler import stats_keys as keys
 from crawler.items import LectureItem
 from crawler.schema import ONE_LINE_FIELDS
-from crawler.text.normalize import normalize_line
+from crawler.text.normalize import normalize_line, normalize_lines
 
 # The schema marks which fields are one line of text (``Field.one_line``); ``abstract`` is not: it is left as
 # the site publishes it, and ``text`` carries the normalized abstract.
@@ -44,8 +44,7 @@ class NormalizePipeline:
                 clean = normalize_line(value)
                 changed += clean != value
                 setattr(item, f.name, clean or None)
-        blocks = [normalize_line(b) for b in item.page_blocks]
-        item.page_blocks = [b for b in blocks if b]
+        item.page_blocks = normalize_lines(item.page_blocks)
         self.stats.inc_value(keys.NORMALIZE_ITEMS)
         if changed:
             self.stats.inc_value(keys.NORMALIZE_FIELDS_CHANGED, changed)

@@ -8,6 +8,7 @@ name and description, as the listing tells them) go to the stage too, so they go
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scrapy.crawler import Crawler
@@ -21,17 +22,25 @@ from crawler.text.privacy import (
     RECORD_URL_FIELDS,
     URL_PLACEHOLDER,
     scrub_value,
+    strings_to_scrub,
     values_may_hold_address,
 )
 
 # What of a lecture item is scrubbed: its record, and the page's blocks and links that travel beside it.
 SCRUBBED = (*FIELD_NAMES, "page_blocks", "page_aliases")
 URL_FIELDS = RECORD_URL_FIELDS | {"page_aliases"}
+# Most strings of a lecture came with an earlier one too: the site's navigation, labels and footer among
+# the page's blocks, related lectures' teasers, event, session and author names. Strings up to
+# CLEAN_MAX_CHARS found free of any address are remembered (up to CLEAN_STRINGS of them, then forgotten
+# all at once), so that each is searched once per crawl rather than once per page.
+CLEAN_MAX_CHARS = 2000
+CLEAN_STRINGS = 16384
 
 
 class PrivacyPipeline:
     def __init__(self, stats: StatsCollector) -> None:
         self.stats = stats
+        self.clean: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PrivacyPipeline:
@@ -48,8 +57,8 @@ class PrivacyPipeline:
         return self.lecture(item)
 
     def lecture(self, item: LectureItem) -> LectureItem:
-        if not values_may_hold_address(getattr(item, name) for name in SCRUBBED):
-            return item  # nearly every lecture: one search of all its strings, not one per field
+        if not self._may_hold_address(getattr(item, name) for name in SCRUBBED):
+            return item  # nearly every lecture: one search of its new strings, not one per field
         stored = 0
         for name in SCRUBBED:
             is_url = name in URL_FIELDS
@@ -69,6 +78,25 @@ class PrivacyPipeline:
             self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
             self.stats.inc_value(keys.PRIVACY_ITEMS_SCRUBBED)
         return item
+
+    def _may_hold_address(self, values: Iterable[object]) -> bool:
+        """:func:`values_may_hold_address` of ``values``, searching only strings not known to be clean.
+
+        Exact: whether a string holds an address depends on that string alone (see
+        :func:`strings_to_scrub`)."""
+        strings: list[str] = []
+        for value in values:
+            if isinstance(value, str):
+                strings.append(value)
+            elif value is not None:
+                _strings_in(value, strings)
+        clean = self.clean
+        new = list(set(strings).difference(clean))
+        found = strings_to_scrub(new)
+        if len(clean) + len(new) > CLEAN_STRINGS:
+            clean.clear()
+        clean.update(s for s in new if len(s) <= CLEAN_MAX_CHARS and s not in found)
+        return bool(found)
 
     def transcript(self, item: TranscriptItem) -> TranscriptItem:
         """A transcript's text and its segments' (the parser redacted what it recognised as spoken
@@ -100,3 +128,30 @@ class PrivacyPipeline:
             self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
             self.stats.inc_value(keys.PRIVACY_SESSIONS_SCRUBBED)
         return item
+
+
+# A tuple, not ``list | tuple``: that expression builds a new object each time it runs.
+_SEQUENCES = (list, tuple)
+
+
+def _strings_in(value: object, out: list[str]) -> None:
+    """Every string inside ``value`` (itself, or inside its lists, tuples and mappings' values), in no
+    particular order; walked without a call per list or mapping (an author is a mapping with a list)."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        members: Iterable[object]
+        if isinstance(value, str):
+            out.append(value)
+            continue
+        if isinstance(value, _SEQUENCES):
+            members = value
+        elif isinstance(value, Mapping):
+            members = value.values()
+        else:
+            continue
+        for member in members:
+            if isinstance(member, str):
+                out.append(member)
+            elif member is not None:
+                pending.append(member)

@@ -100,9 +100,13 @@ def _normalized(blocks: Sequence[str]) -> list[str]:
     return [_normalize_cached(b) if isinstance(b, str) else "" for b in blocks]
 
 
-def own_content_indices(blocks: Sequence[str], fields: Any) -> list[int]:
-    """Indices (ascending) of the lecture's own blocks; see :func:`own_content_blocks`."""
-    return _locate(_normalized(blocks), _expected(fields))
+def own_content_indices(
+    blocks: Sequence[str], fields: Any, *, normalized: Sequence[str] | None = None
+) -> list[int]:
+    """Indices (ascending) of the lecture's own blocks; see :func:`own_content_blocks`. ``normalized``:
+    the blocks each normalized with :func:`normalize_line` (``""`` for what is not text), when the
+    caller has them."""
+    return _locate(normalized if normalized is not None else _normalized(blocks), _expected(fields))
 
 
 def _locate(norm: Sequence[str], expected: _Expected) -> list[int]:

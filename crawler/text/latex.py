@@ -95,6 +95,12 @@ _LATEX_COMMAND = re.compile(r"\\[A-Za-z]")
 _HAS_MARKUP = re.compile(r"[\\$~]|--|\w- [a-z]")
 
 
+def _may_have_markup(text: str) -> bool:
+    """False when :data:`_HAS_MARKUP` cannot match: none of its characters or pairs is in the text.
+    Each is one scan of the text, cheaper than the expression's try at every character."""
+    return "\\" in text or "$" in text or "~" in text or "--" in text or "- " in text
+
+
 def _with_args(match: re.Match[str]) -> str:
     name = match[1]
     args = _ARGUMENT.findall(match[2])
@@ -185,16 +191,19 @@ def _one_round(text: str, markup: bool) -> str:
     return dehyphenate(text)
 
 
-def clean_latex(text: str) -> str:
+def clean_latex(text: str, *, collapsed: bool = False) -> str:
     """One line of text as a reader of the typeset paper sees it, whitespace collapsed and stripped.
 
     Pure and idempotent: ``clean_latex(clean_latex(x)) == clean_latex(x)``. Text without a
-    backslash, ``$``, ``~``, ``--`` or a split word is only whitespace-collapsed.
+    backslash, ``$``, ``~``, ``--`` or a split word is only whitespace-collapsed. ``collapsed``: the
+    caller's text is collapsed and stripped already (what :func:`~crawler.text.normalize.normalize_line`
+    gives), so it is not collapsed again.
     """
     # Collapsed before anything is looked for: ``rerank-  ing`` is a split word as much as
     # ``rerank- ing``, which the collapsed text (and so a second cleaning) would show.
-    text = " ".join(text.split())
-    if not _HAS_MARKUP.search(text):
+    if not collapsed:
+        text = " ".join(text.split())
+    if not _may_have_markup(text) or not _HAS_MARKUP.search(text):
         return text
     markup = bool(_LATEX_COMMAND.search(text) or _MATH.search(text))
     for _ in range(_MAX_ROUNDS):

@@ -10,6 +10,7 @@ import functools
 import html
 import re
 import unicodedata
+from collections.abc import Iterable
 
 # Control characters that are not whitespace (whitespace becomes a space instead), zero-width and
 # other invisible format characters, bidi marks, embeddings, overrides and isolates, lone surrogates.
@@ -59,6 +60,14 @@ def normalize_line(text: str) -> str:
     if len(text) <= _MEMO_MAX_CHARS:
         return _normalized_short_line(text)
     return _normalized_line(text)
+
+
+def normalize_lines(texts: Iterable[str]) -> list[str]:
+    """Each text with :func:`normalize_line`, those that normalize to nothing left out: a page's blocks
+    in one call rather than one call a block."""
+    short, limit = _normalized_short_line, _MEMO_MAX_CHARS
+    lines = [short(text) if len(text) <= limit else _normalized_line(text) for text in texts]
+    return [line for line in lines if line]
 
 
 # A site's pages repeat the same blocks (navigation, footer, labels, the cards of related lectures) page

@@ -56,7 +56,13 @@ def _normalized(text: str) -> tuple[str, int]:
     return norm, int.from_bytes(digest, "big")
 
 
-def _prepare(blocks: Sequence[str]) -> tuple[list[str], list[int]]:
+# A page's blocks normalized, and each one's block hash (0 for an empty block).
+Prepared = tuple[list[str], list[int]]
+
+
+def prepare_blocks(blocks: Sequence[str]) -> Prepared:
+    """The blocks as the model reads them: normalized (``""`` for what is not text), and hashed. A
+    caller that reads a page's blocks in more than one way prepares them once and passes them on."""
     pairs = [_normalized(b) if isinstance(b, str) else ("", 0) for b in blocks]
     return [p[0] for p in pairs], [p[1] if p[0] else 0 for p in pairs]
 
@@ -115,15 +121,14 @@ class Anchors:
         return max(found) if found else None
 
 
-def _matches_description(block: str, description: str) -> bool:
-    if block == description:
-        return True
-    # A meta description cut short by the site ("First words of the abstract ...").
+def _description_head(description: str) -> str | None:
+    """The words a block must start with to be a meta description the site cut short ("First words of
+    the abstract ..."); None when the description is not cut short, or too little of it is left."""
     for mark in _ELLIPSIS:
         if description.endswith(mark):
             head = description[: -len(mark)].rstrip()
-            return len(head) >= 40 and block.startswith(head)
-    return False
+            return head if len(head) >= 40 else None
+    return None
 
 
 def find_anchors(blocks: Sequence[str], title: str | None, description: str | None, max_gap: int) -> Anchors:
@@ -135,8 +140,15 @@ def find_anchors(blocks: Sequence[str], title: str | None, description: str | No
     """
     want_title = normalize_line(title) if isinstance(title, str) else ""
     want_abstract = normalize_line(description) if isinstance(description, str) else ""
-    titles = [i for i, b in enumerate(blocks) if want_title and b == want_title]
-    abstracts = [i for i, b in enumerate(blocks) if want_abstract and _matches_description(b, want_abstract)]
+    titles = [i for i, b in enumerate(blocks) if b == want_title] if want_title else []
+    # A block is the description whole, or (``head``, found once per page) one the site cut short.
+    head = _description_head(want_abstract)
+    if not want_abstract:
+        abstracts = []
+    elif head is None:
+        abstracts = [i for i, b in enumerate(blocks) if b == want_abstract]
+    else:
+        abstracts = [i for i, b in enumerate(blocks) if b == want_abstract or b.startswith(head)]
     title_at = set(titles)
     best: tuple[tuple[int, int, int], int, int] | None = None
     for a in abstracts:
@@ -210,14 +222,21 @@ class TemplateModel:
         return self._common(model, h) and not self._attached(model, h)
 
     def own_indices(
-        self, site: str, blocks: Sequence[str], *, title: str | None, description: str | None
+        self,
+        site: str,
+        blocks: Sequence[str],
+        *,
+        title: str | None,
+        description: str | None,
+        prepared: Prepared | None = None,
     ) -> list[int] | None:
         """Indices (ascending) of the page's own blocks; None when the model cannot judge the page:
-        too few pages of the site seen yet, or neither the title nor the description is shown."""
+        too few pages of the site seen yet, or neither the title nor the description is shown.
+        ``prepared``: the blocks' :func:`prepare_blocks`, when the caller has them."""
         model = self.sites.get(site)
         if model is None or model.pages < self.params.min_pages:
             return None
-        norm, hashes = _prepare(blocks)
+        norm, hashes = prepared if prepared is not None else prepare_blocks(blocks)
         anchors = find_anchors(norm, title, description, self.params.max_gap)
         start, end = anchors.start, anchors.end
         if start is None or end is None:
@@ -252,13 +271,20 @@ class TemplateModel:
         return kept
 
     def own_blocks(
-        self, site: str, blocks: Sequence[str], *, title: str | None, description: str | None
+        self,
+        site: str,
+        blocks: Sequence[str],
+        *,
+        title: str | None,
+        description: str | None,
+        prepared: Prepared | None = None,
     ) -> list[str] | None:
         """The page's own blocks in page order, each normalized; None when it cannot judge."""
-        indices = self.own_indices(site, blocks, title=title, description=description)
+        prepared = prepared if prepared is not None else prepare_blocks(blocks)
+        indices = self.own_indices(site, blocks, title=title, description=description, prepared=prepared)
         if indices is None:
             return None
-        return [_normalized(blocks[i])[0] for i in indices]
+        return [prepared[0][i] for i in indices]
 
     # -- learning ------------------------------------------------------------------------------
 
@@ -270,6 +296,7 @@ class TemplateModel:
         title: str | None,
         description: str | None,
         own: Sequence[int] | None = None,
+        prepared: Prepared | None = None,
     ) -> None:
         """Learn one page: count its blocks, remember its own record, count attached blocks.
 
@@ -277,10 +304,13 @@ class TemplateModel:
         blocks are attached. Otherwise they are found around the page's anchors; as which blocks end
         the run after a title is only known from page counts over several pages, the first
         ``min_pages`` pages of a site are kept (as hashes) and counted in a second pass once the site
-        has that many, every later page at once.
+        has that many, every later page at once. ``prepared``: the blocks' :func:`prepare_blocks`, when
+        the caller has them.
         """
-        model = self.sites.setdefault(site, SiteModel())
-        norm, hashes = _prepare(blocks)
+        model = self.sites.get(site)
+        if model is None:  # not setdefault: that would build a model for every page
+            model = self.sites[site] = SiteModel()
+        norm, hashes = prepared if prepared is not None else prepare_blocks(blocks)
         anchors = find_anchors(norm, title, description, self.params.max_gap)
         for i in (anchors.abstract, anchors.title):
             if i is not None:
