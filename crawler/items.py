@@ -43,6 +43,7 @@ class CarriedLecture(scrapy.Item):
     """A lecture whose listing has not changed since the last crawl (or whose page failed this time):
     its previous record is staged again as it was, without fetching its page."""
 
+    # The schema's record (crawler.schema.Lecture), as the last stage held it.
     record = scrapy.Field()
     listing_hashes = scrapy.Field()
     counted = scrapy.Field()

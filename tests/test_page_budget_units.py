@@ -28,7 +28,7 @@ def decision(extraction: str | None, *, unchanged: bool = False) -> Decision:
     staged = None
     previous = None
     if extraction is not None:
-        staged = StagedLecture({"lecture_id": "1", "extraction": extraction}, {"title": "x"}, None)
+        staged = StagedLecture(Lecture(lecture_id="1", extraction=extraction), {"title": "x"}, None)
         previous = PreviousLecture(Path("main.jsonl"), 0, NOW)
     return Decision(LectureFields(lecture_id="1"), {}, previous, staged, unchanged)
 

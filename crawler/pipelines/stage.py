@@ -83,7 +83,7 @@ class StagePipeline:
         if not carried and not isinstance(item, LectureItem):
             return item
         if carried:
-            record = dict(item["record"])
+            record = item["record"].values()
             listing_hashes, counted, aliases = item.get("listing_hashes"), item.get("counted") or [], []
         else:
             record = item.record()

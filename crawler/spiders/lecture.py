@@ -16,7 +16,7 @@ from w3lib.encoding import http_content_type_encoding
 from crawler import stats_keys as keys
 from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, TranscriptItem
 from crawler.pages import LectureFields, LecturePage, PageParseError
-from crawler.schema import LISTING_ONLY_EXTRACTION
+from crawler.schema import LISTING_ONLY_EXTRACTION, Lecture
 from crawler.spiders.refresh import DISAGREED, LISTING_NAMES, complete_authors, listing_hashes, merge_fields
 from crawler.state.previous_stage import PreviousStage
 from crawler.urls import canonical_lecture_url, lecture_ref, same_host
@@ -149,7 +149,8 @@ class LectureRecords:
             return None
         if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
             # The site left some authors' profiles out: the lecture keeps its last authors.
-            kept = (self.previous().record(asked.lecture_id) or {}).get("authors")
+            last = self.previous().record(asked.lecture_id)
+            kept = last.authors if last is not None else None
             if kept:
                 fields.authors = list(kept)
                 count(keys.AUTHORS_KEPT)
@@ -198,11 +199,10 @@ class LectureRecords:
         )
 
     def carried(
-        self, record: Mapping[str, Any], listing_hashes: Mapping[str, str] | None, counted: list[str]
+        self, record: Lecture, listing_hashes: Mapping[str, str] | None, counted: list[str]
     ) -> CarriedLecture:
         """A lecture staged again as the last crawl staged it, with the transcripts it staged of it."""
-        lecture_id = str(record.get("lecture_id"))
-        kept = self.transcripts(lecture_id) if self.transcripts is not None else []
+        kept = self.transcripts(record.lecture_id) if self.transcripts is not None else []
         return CarriedLecture(record=record, listing_hashes=listing_hashes, counted=counted, transcripts=kept)
 
     def keep_listed(self, asked: PageAsked) -> Iterator[Any]:

@@ -27,7 +27,7 @@ from crawler.schema import (
     PAGE_FIELDS,
     PARSED_FIELDS,
     has_value,
-    listing_only_extraction,
+    is_listing_only,
 )
 from crawler.state.previous_stage import PreviousLecture, StagedLecture
 
@@ -76,15 +76,9 @@ def need_rank(decision: Decision) -> int:
     """Why a lecture needs its page: NEW when no crawl fetched it (none staged it, or staged only its
     listing's fields), CHANGED when its listing changed since, else STALE (due for revalidation)."""
     staged = decision.staged
-    if staged is None or listing_only(staged.record):
+    if staged is None or is_listing_only(staged.record):
         return NEW
     return STALE if decision.unchanged else CHANGED
-
-
-def listing_only(record: Mapping[str, Any]) -> bool:
-    """Whether a staged record holds only its listing's fields (no crawl read its page): its extraction
-    is ``api_listing``, perhaps with a suffix a pipeline added (``api_listing+text_from_fields``)."""
-    return listing_only_extraction(record.get("extraction"))
 
 
 # ``json.dumps`` with these options, without building an encoder on every call.
@@ -165,7 +159,7 @@ def with_new_listing_fields(
     }
     if not filled:
         return staged
-    return dataclasses.replace(staged, record={**staged.record, **filled})
+    return dataclasses.replace(staged, record=dataclasses.replace(staged.record, **filled))
 
 
 def authors_incomplete(fields: LectureFields | None) -> bool:

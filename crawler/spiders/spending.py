@@ -13,7 +13,7 @@ import scrapy
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.schema import LISTING_ONLY_EXTRACTION
+from crawler.schema import LISTING_ONLY_EXTRACTION, is_listing_only
 from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
 from crawler.spiders.lecture import LectureRecords
 from crawler.spiders.refresh import (
@@ -22,7 +22,6 @@ from crawler.spiders.refresh import (
     STALE,
     Decision,
     listing_hashes,
-    listing_only,
     need_rank,
     with_new_listing_fields,
 )
@@ -151,7 +150,7 @@ class BudgetSpending:
             yield self.lectures.carried(record, kept, [key])
             return
         last = self.lectures.previous().record(candidate.lecture_id)
-        if last is not None and not listing_only(last):
+        if last is not None and not is_listing_only(last):
             # Ranked new only because the refresh is off: its last page's record stands in.
             yield self.lectures.carried(last, None, [key])
             return

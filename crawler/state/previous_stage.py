@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.json_types import JsonObject
-from crawler.schema import SORT_KEY, from_json_record, parse_timestamp, to_json_record
+from crawler.schema import SORT_KEY, Lecture, parse_timestamp, to_json_record
 from crawler.state.layout import StateDir
 from crawler.state.stage import COMPLETE_MARKER, PREVIOUS_DIRNAME
 from crawler.state.stage_index import record_problems
@@ -40,7 +40,7 @@ class StagedLecture:
     what the next crawl compares its listing by: a hash per listing field, or (a stage written before
     there were per-field hashes) one hash over all of them."""
 
-    record: dict[str, Any]
+    record: Lecture
     listing_hashes: dict[str, str] | None
     listing_sha256: str | None
 
@@ -195,7 +195,7 @@ class PreviousStage:
             problems = record_problems(payload["record"])
             if problems:
                 raise ValueError("; ".join(problems))
-            record = from_json_record(payload["record"])
+            record = Lecture.from_json(payload["record"])
             hashes = payload.get("listing_hashes")
             if hashes is not None and not (
                 isinstance(hashes, dict) and all(isinstance(v, str) for v in hashes.values())
@@ -214,11 +214,10 @@ class PreviousStage:
                     exc,
                 )
             return None
-        urls = {*(record.get("source_urls") or []), *self.alias_urls(lecture_id)}
-        record["source_urls"] = sorted(urls)
+        record.source_urls = sorted({*record.source_urls, *self.alias_urls(lecture_id)})
         return StagedLecture(record, hashes, sha if isinstance(sha, str) else None)
 
-    def record(self, lecture_id: str) -> dict[str, Any] | None:
+    def record(self, lecture_id: str) -> Lecture | None:
         """The lecture's record as the previous crawl staged it, with the URLs seen linking to it; None
         when there is none or it cannot be read back."""
         staged = self.staged(lecture_id)
