@@ -202,7 +202,7 @@ def test_scrapy_crawl_works_from_the_repo_root(tmp_path: Path) -> None:
 
     staged = read_stage(tmp_path / "state")
     assert staged.complete
-    assert {r["lecture_id"] for r in staged.records} == expected
+    assert {r.lecture_id for r in staged.records} == expected
     listed = subprocess.run(
         [sys.executable, "-m", "scrapy", "list"], cwd=REPO, capture_output=True, text=True, check=True
     )

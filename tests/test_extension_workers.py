@@ -285,7 +285,8 @@ def _crawl(replica: RunningReplica, state: Path, processes: int, *extra: str, ti
 
 def _records(state: Path) -> dict[str, dict[str, Any]]:
     return {
-        r["lecture_id"]: {k: v for k, v in r.items() if k != "fetched_at"} for r in read_stage(state).records
+        r.lecture_id: {k: v for k, v in r.values().items() if k != "fetched_at"}
+        for r in read_stage(state).records
     }
 
 

@@ -169,7 +169,7 @@ def test_the_fleet_keeps_the_single_process_pace_per_host(tmp_path: Path, redis:
     assert len(pages) == len(set(pages)) == len(truth)
     staged = read_stage(tmp_path / "state")
     assert staged.complete
-    assert sorted(r["lecture_id"] for r in staged.records) == sorted(t["lecture_id"] for t in truth)
+    assert sorted(r.lecture_id for r in staged.records) == sorted(t["lecture_id"] for t in truth)
     # The work was shared, not done by the first worker while the others waited.
     assert sum(staged_lines(tmp_path / "state", w) > 0 for w in staged.workers) >= 2
 
@@ -253,7 +253,7 @@ def test_a_killed_and_restarted_worker_loses_nothing(tmp_path: Path, redis: Runn
     assert "Re-queued" in log
     staged = read_stage(state)
     assert staged.complete
-    assert sorted(r["lecture_id"] for r in staged.records) == sorted(t["lecture_id"] for t in truth)
+    assert sorted(r.lecture_id for r in staged.records) == sorted(t["lecture_id"] for t in truth)
     rows = published_rows(state, tmp_path / "out")
     assert sorted(r["lecture_id"] for r in rows) == sorted(t["lecture_id"] for t in truth)
 
@@ -280,7 +280,7 @@ def test_a_lone_worker_killed_and_restarted_finishes_the_crawl(tmp_path: Path, r
     assert killed_at < len(truth)
     staged = read_stage(state)
     assert staged.complete
-    assert sorted(r["lecture_id"] for r in staged.records) == sorted(t["lecture_id"] for t in truth)
+    assert sorted(r.lecture_id for r in staged.records) == sorted(t["lecture_id"] for t in truth)
     # Only what the killed worker held in flight is fetched twice, not the crawl.
     pages = lecture_paths(requests)
     assert len(set(pages)) == len(truth)

@@ -19,7 +19,7 @@ import pytest
 
 from crawler import settings as project_settings
 from crawler.replica.layout import build_site, load_records, page_links
-from crawler.schema import content_sha256, to_json_record
+from crawler.schema import content_sha256
 from crawler.state.stage_index import read_stage
 from crawler.text.normalize import nfc_collapsed, normalize_line
 from crawler.text.privacy import PLACEHOLDER, contains_email
@@ -69,7 +69,7 @@ def crawl(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "site": site,
         "plan": json.loads(plan_path.read_text(encoding="utf-8")),
         "truth": {t["lecture_id"]: t for t in truth},
-        "records": {r["lecture_id"]: to_json_record(r) for r in staged.records},
+        "records": {r.lecture_id: r.to_json() for r in staged.records},
         "staged": staged,
         "stats": json.loads((work / "state" / "crawl-report.json").read_text(encoding="utf-8"))["stats"],
         "stderr": result.stderr,
@@ -319,7 +319,7 @@ def test_request_and_memory_limits_stop_cleanly_and_the_crawl_resumes(tmp_path: 
         assert report["stats"]["memusage/limit_reached"] == 1
         second = read_stage(state)
         assert not second.complete and second.bad_lines == 0
-        assert {r["lecture_id"] for r in first.records} <= {r["lecture_id"] for r in second.records}
+        assert {r.lecture_id for r in first.records} <= {r.lecture_id for r in second.records}
 
         code, report = run()
         truth = {t["lecture_id"]: t for t in replica.ground_truth()}
@@ -327,7 +327,7 @@ def test_request_and_memory_limits_stop_cleanly_and_the_crawl_resumes(tmp_path: 
     assert report["stats"]["underline/resume_skipped"] >= len(second.records)
     final = read_stage(state)
     assert final.complete and final.bad_lines == 0
-    records = {r["lecture_id"]: to_json_record(r) for r in final.records}
+    records = {r.lecture_id: r.to_json() for r in final.records}
     assert sorted(records) == sorted(truth)
     for lecture_id, record in records.items():
         del record["fetched_at"]
@@ -358,6 +358,6 @@ def test_a_page_that_trickles_out_is_cut_at_the_download_timeout(tmp_path: Path)
     report = json.loads((tmp_path / "state" / "crawl-report.json").read_text(encoding="utf-8"))
     assert report["stats"]["underline/fetch_failed"] == 1
     staged = read_stage(tmp_path / "state")
-    assert sorted(r["lecture_id"] for r in staged.records) == sorted(truth)
-    (kept,) = [r for r in staged.records if r["lecture_id"] == slow]
-    assert kept["extraction"] == "api_listing+text_from_fields"
+    assert sorted(r.lecture_id for r in staged.records) == sorted(truth)
+    (kept,) = [r for r in staged.records if r.lecture_id == slow]
+    assert kept.extraction == "api_listing+text_from_fields"

@@ -54,7 +54,7 @@ def pages_asked(server: ReplicaServer) -> list[str]:
 
 
 def staged(state: Path) -> dict[str, dict[str, Any]]:
-    return {r["lecture_id"]: r for r in read_stage(state).records}
+    return {r.lecture_id: r.values() for r in read_stage(state).records}
 
 
 @dataclass

@@ -91,7 +91,7 @@ def night(server: ReplicaServer, state: Path, nights: Nights, *extra: str) -> No
     nights.asked.append(pages_asked(server))
     nights.listings.append(listing_pages_asked(server))
     staged = read_stage(state)
-    nights.stages.append({r["lecture_id"]: r for r in staged.records})
+    nights.stages.append({r.lecture_id: r.values() for r in staged.records})
     nights.duplicates.append(staged.duplicate_lectures)
 
 

@@ -107,12 +107,12 @@ def test_a_resumed_crawl_spends_what_is_left_of_its_budget(site: ReplicaSite, tm
         assert stopped.returncode == 5, stopped.stdout + stopped.stderr[-3000:]
         part = read_stage(state)
         assert not part.complete
-        first = {r["lecture_id"] for r in part.records if not r["extraction"].startswith("api_listing")}
+        first = {r.lecture_id for r in part.records if not r.extraction.startswith("api_listing")}
         assert 0 < len(first) < 20
         resumed = run_command(command, timeout=300)
         assert resumed.returncode == 0, resumed.stderr[-3000:]
     whole = read_stage(state)
-    fetched = {r["lecture_id"] for r in whole.records if not r["extraction"].startswith("api_listing")}
+    fetched = {r.lecture_id for r in whole.records if not r.extraction.startswith("api_listing")}
     assert len(whole.records) == listed
     assert first < fetched
     assert len(fetched) == 20

@@ -27,9 +27,9 @@ def test_items_are_staged_and_a_finished_crawl_is_marked(tmp_path: Path) -> None
     pipeline.spider_closed(Spider("underline"), "finished")
     staged = read_stage(tmp_path)
     assert staged.complete
-    assert staged.records[0]["source_urls"] == ["http://x/lecture/5", "http://x/lecture/5-t"]
-    assert staged.records[1]["source_urls"] == ["http://x/lecture/6-t"]
-    assert "page_aliases" not in staged.records[1]
+    assert staged.records[0].source_urls == ["http://x/lecture/5", "http://x/lecture/5-t"]
+    assert staged.records[1].source_urls == ["http://x/lecture/6-t"]
+    assert "page_aliases" not in staged.records[1].values()
     assert staged.summary["lectures"] == 2
     assert pipeline.stats.get_value("stage/lectures") == 2
     assert pipeline.stats.get_value("stage/aliases") == 1

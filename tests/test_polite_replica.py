@@ -23,7 +23,7 @@ def crawl(server: ReplicaServer, state: Path, *settings: str) -> dict[str, Any]:
         "-s", "PROGRESS_ENABLED=False", *settings,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    return {r["lecture_id"]: r for r in read_stage(state).records}
+    return {r.lecture_id: r.values() for r in read_stage(state).records}
 
 
 def content(records: dict[str, Any]) -> dict[str, tuple[Any, ...]]:

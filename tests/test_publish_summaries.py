@@ -7,7 +7,7 @@ from pathlib import Path
 
 from crawler.dedup.records import merge_duplicates
 from crawler.publish.summaries import StagedEvents, plan_dedup
-from crawler.schema import Lecture, content_sha256
+from crawler.schema import content_sha256
 from crawler.state.stage import StageWriter
 from crawler.state.stage_index import index_stage, read_stage
 from tests.test_dedup_records import ABSTRACT, OTHER
@@ -59,7 +59,7 @@ def staged_talks(state: Path) -> None:
 
 def test_summaries_decide_what_merge_duplicates_decides(tmp_path: Path) -> None:
     staged_talks(tmp_path)
-    staged = [Lecture.from_json(r) for r in read_stage(tmp_path).records]
+    staged = read_stage(tmp_path).records
     expected, report = merge_duplicates(staged, published={"130900"})
     index = index_stage(tmp_path)
     plan = plan_dedup(index.lecture_ids(), index.lecture, signatures={}, published={"130900"})

@@ -61,7 +61,7 @@ def test_the_spider_crawls_a_recording_into_exactly_its_lectures(
             "--state", str(tmp_path / "state"), *fast_crawl_settings(), "-s", "PROGRESS_ENABLED=False",
         )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    staged = {r["lecture_id"]: r for r in read_stage(tmp_path / "state").records}
+    staged = {r.lecture_id: r.values() for r in read_stage(tmp_path / "state").records}
     assert sorted(staged) == sorted(listed)
     for lecture_id, record in staged.items():
         assert (record["title"], record["abstract"]) == (

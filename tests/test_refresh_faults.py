@@ -231,7 +231,7 @@ def test_authors_whose_profiles_are_missing_keep_their_last_authors_and_are_coun
     counted = stats(work)
     assert (counted[keys.AUTHORS_INCOMPLETE], counted[keys.AUTHORS_KEPT]) == (2, 2)
     assert counted[keys.AUTHORS_INCOMPLETE_PREFIX + EVENT] == 2
-    staged = {r["lecture_id"]: r for r in read_stage(work / "state").records}
+    staged = {r.lecture_id: r.values() for r in read_stage(work / "state").records}
     for lecture_id in dropped:
         assert staged[lecture_id]["authors"] == before[lecture_id]["authors"] != [], f"{lecture_id=}"
 
@@ -259,7 +259,7 @@ def test_a_field_new_to_the_listing_is_filled_from_it_without_fetching_pages(
         truth = {t["lecture_id"]: t for t in ground_truth(base.site, server.base_url)}
     assert night.returncode == 3, night.stderr[-3000:]
     assert len(fetched) <= 0.05 * len(base.order)
-    staged = {r["lecture_id"]: r for r in read_stage(work / "state").records}
+    staged = {r.lecture_id: r.values() for r in read_stage(work / "state").records}
     assert {i: r["doi"] for i, r in staged.items()} == {i: truth[i]["doi"] for i in staged}
     assert any(r["doi"] for r in staged.values())
 

@@ -96,7 +96,7 @@ def test_json_round_trip_fills_missing_members() -> None:
     canonical = schema.to_json_record(record)
     assert canonical["authors"] == [{"name": "Ada Lovelace", "affiliations": [], "orcid": None}]
     assert canonical["subtitles"] == [{"locale": "de", "name": None, "auto_generated": None, "url": None}]
-    back = schema.from_json_record(canonical)
+    back = schema.field_values(canonical)
     assert back["authors"] == canonical["authors"]
     assert back["fetched_at"] == datetime(2025, 11, 12, 8, 0, 2, tzinfo=UTC)
 
@@ -125,8 +125,8 @@ def test_validation_of_struct_lists() -> None:
 
 def test_struct_lists_survive_parquet_and_load_dataset(tmp_path: Path) -> None:
     rows = [
-        schema.from_json_record(make_record(1, authors=AUTHORS, subtitles=SUBTITLES)),
-        schema.from_json_record(make_record(2)),
+        schema.field_values(make_record(1, authors=AUTHORS, subtitles=SUBTITLES)),
+        schema.field_values(make_record(2)),
     ]
     table = pa.Table.from_pylist(rows, schema=schema_arrow.arrow_schema())
     pq.write_table(table, tmp_path / "lectures.parquet")

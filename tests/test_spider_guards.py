@@ -127,7 +127,7 @@ def test_a_lecture_of_another_event_in_the_listing_is_not_counted_staged_or_fetc
     assert intruder.id not in asked
     assert sorted(asked, key=int) == sorted(own, key=int)
     staged = read_stage(state)
-    assert sorted(r["lecture_id"] for r in staged.records) == sorted(own, key=int)
+    assert sorted(r.lecture_id for r in staged.records) == sorted(own, key=int)
     # Nor is the intruder's session this event's, unless a lecture of this event holds it too.
     sessions = {s["session_id"] for s in staged.sessions}
     own_sessions = {site.lectures[i].session_id for i in own}
@@ -220,7 +220,7 @@ def test_the_listing_asks_for_at_most_100_lectures_a_page_whatever_the_setting_s
         queries = listing_queries(server)
     assert done.returncode == 0, done.stderr[-3000:]
     assert [q["page[size]"] for q in queries] == [["100"]]
-    assert sorted(r["lecture_id"] for r in read_stage(state).records) == sorted(own_lectures(site), key=int)
+    assert sorted(r.lecture_id for r in read_stage(state).records) == sorted(own_lectures(site), key=int)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ def test_subtitles_are_fetched_for_fetched_lectures_only(tmp_path: Path) -> None
         second = eventcrawl(*command, *fast_crawl_settings(), "-s", "UNDERLINE_SUBTITLES=True")
         assert second.returncode == 0, second.stderr[-3000:]
         asked_again = sum(1 for r in replica.requests() if r["kind"] == "transcripts") - asked
-    staged = {r["lecture_id"]: r["subtitles"] for r in read_stage(state).records}
+    staged = {r.lecture_id: r.subtitles for r in read_stage(state).records}
     assert asked == len(truth)
     assert asked_again == 0
     assert staged == truth

@@ -61,11 +61,11 @@ def test_latest_fetch_wins_and_urls_are_united(tmp_path: Path) -> None:
     writer.close(complete=True, summary={"reason": "finished"})
     staged = read_stage(tmp_path)
     assert staged.complete
-    assert [r["lecture_id"] for r in staged.records] == ["7", "10"]
+    assert [r.lecture_id for r in staged.records] == ["7", "10"]
     first = staged.records[0]
-    assert first["title"] == "new"
-    assert first["fetched_at"] == datetime(2026, 1, 2, tzinfo=UTC)
-    assert first["source_urls"] == [
+    assert first.title == "new"
+    assert first.fetched_at == datetime(2026, 1, 2, tzinfo=UTC)
+    assert first.source_urls == [
         "http://x/events/1/sessions/2/lecture/7-t",
         "http://x/lecture/7",
         "http://x/lecture/7-t",
@@ -89,7 +89,7 @@ def test_a_torn_last_line_is_cut_and_the_crawl_resumes(tmp_path: Path) -> None:
     resumed.write_lecture(record("2"))
     resumed.close(complete=True)
     staged = read_stage(tmp_path)
-    assert [r["lecture_id"] for r in staged.records] == ["1", "2"]
+    assert [r.lecture_id for r in staged.records] == ["1", "2"]
     assert staged.bad_lines == 0
 
 
@@ -104,7 +104,7 @@ def test_a_new_crawl_after_a_finished_one_starts_a_fresh_stage(tmp_path: Path) -
     assert not (tmp_path / "stage" / COMPLETE_MARKER).exists()
     second.write_lecture(record("2"))
     second.close(complete=True)
-    assert [r["lecture_id"] for r in read_stage(tmp_path).records] == ["2"]
+    assert [r.lecture_id for r in read_stage(tmp_path).records] == ["2"]
     previous = (tmp_path / "stage.previous" / "main.jsonl").read_text(encoding="utf-8")
     assert json.loads(previous)["record"]["lecture_id"] == "1"
 
@@ -118,7 +118,7 @@ def test_workers_merge_into_one_crawl(tmp_path: Path) -> None:
         writer.close(complete=False)
     staged = read_stage(tmp_path)
     assert staged.workers == ["a", "b"]
-    assert [r["lecture_id"] for r in staged.records] == ["1", "2", "3"]
+    assert [r.lecture_id for r in staged.records] == ["1", "2", "3"]
     assert not staged.complete
 
 
@@ -159,7 +159,7 @@ def test_a_record_the_stage_cannot_read_back_is_fetched_again_not_lost(tmp_path:
     with writer.path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(broken) + "\n")
     staged = read_stage(tmp_path)
-    assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1"], 1)
+    assert ([r.lecture_id for r in staged.records], staged.bad_lines) == (["1"], 1)
     assert unfinished_lecture_ids(tmp_path) == {"1"}
 
 
@@ -268,7 +268,7 @@ def test_a_bad_typed_line_is_counted_named_and_never_staged(
         path = stage_with_bad_line(state, bad)
         caplog.clear()
         staged = read_stage(state)
-        assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1"], 1), f"case {case}"
+        assert ([r.lecture_id for r in staged.records], staged.bad_lines) == (["1"], 1), f"case {case}"
         assert f"Stage line {path}:2 is bad (" in caplog.text, f"case {case}"
         # A crawl resuming the stage fetches it again, and counts only what it can read back.
         assert unfinished_lecture_ids(state) == {"1"}, f"case {case}"
@@ -306,7 +306,7 @@ def test_a_bad_typed_line_in_a_fleets_shared_stage_is_counted_and_fetched_again(
     good.close(complete=False)
     stage_with_bad_line(tmp_path, BAD_RECORDS["authors a string"], worker="worker-b")
     staged = read_stage(tmp_path)
-    assert ([r["lecture_id"] for r in staged.records], staged.bad_lines) == (["1", "3"], 1)
+    assert ([r.lecture_id for r in staged.records], staged.bad_lines) == (["1", "3"], 1)
     assert unfinished_lecture_ids(tmp_path) == {"1", "3"}
 
 

@@ -86,7 +86,7 @@ def test_a_bad_typed_line_is_counted_not_published_and_fetched_by_the_next_crawl
         port = int(server.base_url.rsplit(":", 1)[1])
     assert first.returncode == 0, first.stderr[-3000:]
     stage = tmp_path / "state" / "stage" / "main.jsonl"
-    staged = {r["lecture_id"] for r in read_stage(tmp_path / "state").records}
+    staged = {r.lecture_id for r in read_stage(tmp_path / "state").records}
     damaged = damage(stage)
     published = publish(tmp_path)
     assert published.returncode == 0, published.stderr[-3000:]
@@ -125,7 +125,7 @@ def test_a_resumed_crawl_fetches_again_what_its_stage_cannot_read_back(
     assert first.returncode == 0, first.stderr[-3000:]
     # The crawl did not get to mark its stage finished: the next one resumes it.
     (tmp_path / "state" / "stage" / "COMPLETE").unlink()
-    staged = {r["lecture_id"] for r in read_stage(tmp_path / "state").records}
+    staged = {r.lecture_id for r in read_stage(tmp_path / "state").records}
     damaged = damage(tmp_path / "state" / "stage" / "main.jsonl")
     with ReplicaServer(site, port=port) as server:
         resumed = crawl(server, tmp_path)
@@ -133,7 +133,7 @@ def test_a_resumed_crawl_fetches_again_what_its_stage_cannot_read_back(
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert fetched == sorted((i for i, _, _ in damaged.values()), key=int)
     after = read_stage(tmp_path / "state")
-    assert ({r["lecture_id"] for r in after.records}, after.bad_lines) == (staged, len(DAMAGE))
+    assert ({r.lecture_id for r in after.records}, after.bad_lines) == (staged, len(DAMAGE))
     done = publish(tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert set(rows(tmp_path)) == staged

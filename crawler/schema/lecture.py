@@ -414,12 +414,6 @@ def field_values(record: Mapping[str, object]) -> dict[str, object]:
     return record_values(record, FIELDS)
 
 
-def from_json_record(record: Mapping[str, object]) -> dict[str, Any]:
-    """:func:`field_values` for the callers that still read a record as a mapping (the stage), whose
-    values they check themselves; new code reads :meth:`Lecture.from_json`."""
-    return field_values(record)
-
-
 def content_sha256(record: Mapping[str, Any]) -> str:
     """SHA-256 hex digest of the content fields, stable across processes and crawls."""
     # Only the hashed fields are put in their JSON form: each field's form is its own.

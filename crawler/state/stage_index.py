@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from crawler import stats_keys as keys
 from crawler.json_types import JsonObject, JsonValue
@@ -27,9 +26,7 @@ from crawler.schema import (
     FIELDS,
     SORT_KEY,
     Lecture,
-    from_json_record,
     lecture_order,
-    parse_timestamp,
 )
 from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageError, check_worker_name, stage_dir
@@ -59,7 +56,7 @@ def _log_bad_line(path: Path, number: int, problem: str) -> None:
 class StagedCrawl:
     """What a stage holds once every worker's lines are merged: one record per lecture."""
 
-    records: list[dict[str, Any]]
+    records: list[Lecture]
     complete: bool
     workers: list[str]
     lines: int = 0
@@ -203,16 +200,16 @@ class StageIndex:
         if problems:
             self._bad(path, number, "; ".join(problems))
             return
-        record = from_json_record(raw)
-        lecture_id = str(record[SORT_KEY])
-        self.urls.setdefault(lecture_id, set()).update(record.get("source_urls") or [])
-        fetched = _fetched(record)
+        lecture = Lecture.from_json(raw)
+        lecture_id = lecture.lecture_id
+        self.urls.setdefault(lecture_id, set()).update(lecture.source_urls)
+        fetched = lecture.fetched_at or datetime.min.replace(tzinfo=UTC)
         held = self.entries.get(lecture_id)
         if held is not None:
             self.duplicate_lectures += 1
         if held is None or fetched >= held.fetched_at:
             self.entries[lecture_id] = StagedLine(
-                path, offset, fetched, str(record.get("event_id")), record.get("event_name")
+                path, offset, fetched, str(lecture.event_id), lecture.event_name
             )
 
     def _link_aliases(self) -> None:
@@ -257,7 +254,7 @@ def read_stage(state_dir: Path) -> StagedCrawl:
     index = index_stage(state_dir)
     sessions = index.sessions
     return StagedCrawl(
-        records=[from_json_record(index.lecture(i).values()) for i in index.lecture_ids()],
+        records=[index.lecture(i) for i in index.lecture_ids()],
         complete=index.complete,
         workers=index.workers,
         lines=index.lines,
@@ -324,7 +321,3 @@ def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) ->
     if wanted:
         counts = Counter({k: v for k, v in counts.items() if k.startswith(wanted)})
     return counts
-
-
-def _fetched(record: Mapping[str, Any]) -> datetime:
-    return parse_timestamp(record.get("fetched_at")) or datetime.min.replace(tzinfo=UTC)
