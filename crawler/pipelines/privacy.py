@@ -8,7 +8,7 @@ name and description, as the listing tells them) go to the stage too, so they go
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from scrapy.crawler import Crawler
@@ -22,6 +22,7 @@ from crawler.text.privacy import (
     RECORD_URL_FIELDS,
     URL_PLACEHOLDER,
     scrub_value,
+    strings_in,
     strings_to_scrub,
     values_may_hold_address,
 )
@@ -89,7 +90,7 @@ class PrivacyPipeline:
             if isinstance(value, str):
                 strings.append(value)
             elif value is not None:
-                _strings_in(value, strings)
+                strings_in(value, strings)
         clean = self.clean
         new = list(set(strings).difference(clean))
         found = strings_to_scrub(new)
@@ -128,30 +129,3 @@ class PrivacyPipeline:
             self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
             self.stats.inc_value(keys.PRIVACY_SESSIONS_SCRUBBED)
         return item
-
-
-# A tuple, not ``list | tuple``: that expression builds a new object each time it runs.
-_SEQUENCES = (list, tuple)
-
-
-def _strings_in(value: object, out: list[str]) -> None:
-    """Every string inside ``value`` (itself, or inside its lists, tuples and mappings' values), in no
-    particular order; walked without a call per list or mapping (an author is a mapping with a list)."""
-    pending = [value]
-    while pending:
-        value = pending.pop()
-        members: Iterable[object]
-        if isinstance(value, str):
-            out.append(value)
-            continue
-        if isinstance(value, _SEQUENCES):
-            members = value
-        elif isinstance(value, Mapping):
-            members = value.values()
-        else:
-            continue
-        for member in members:
-            if isinstance(member, str):
-                out.append(member)
-            elif member is not None:
-                pending.append(member)

@@ -403,15 +403,32 @@ def contains_email(text: str) -> bool:
     return next(_addresses(text, _at_positions(text)), None) is not None
 
 
-def _strings_in(value: object, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _strings_in(item, out)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            _strings_in(item, out)
+# A tuple, not ``list | tuple``: that expression builds a new object each time it runs.
+_SEQUENCES = (list, tuple)
+
+
+def strings_in(value: object, out: list[str]) -> None:
+    """Every string inside ``value`` (itself, or inside its lists, tuples and mappings' values) appended
+    to ``out``, in no particular order; walked without a call per list or mapping (an author is a mapping
+    with a list), and without recursion."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        members: Iterable[object]
+        if isinstance(value, str):
+            out.append(value)
+            continue
+        if isinstance(value, _SEQUENCES):
+            members = value
+        elif isinstance(value, Mapping):
+            members = value.values()
+        else:
+            continue
+        for member in members:
+            if isinstance(member, str):
+                out.append(member)
+            elif member is not None:
+                pending.append(member)
 
 
 def values_may_hold_address(values: Iterable[object]) -> bool:
@@ -419,7 +436,7 @@ def values_may_hold_address(values: Iterable[object]) -> bool:
     strings inside them are searched as one text, so a record without an address costs one search."""
     strings: list[str] = []
     for value in values:
-        _strings_in(value, strings)
+        strings_in(value, strings)
     return bool(strings_to_scrub(strings))
 
 
