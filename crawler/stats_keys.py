@@ -148,7 +148,7 @@ WORKERS_TIMED_OUT = "workers/timed_out"
 WORKERS_DIED = "workers/died"
 WORKERS_RETRIED = "workers/retried"
 WORKERS_FAILED = "workers/failed"
-WORKERS_POOLS_REPLACED = "workers/pools_replaced"
+WORKERS_REPLACED = "workers/replaced"
 # Scrapy's own names, read by the progress line.
 RESPONSES_RECEIVED = "response_received_count"
 ITEMS_SCRAPED = "item_scraped_count"

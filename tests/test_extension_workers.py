@@ -127,9 +127,9 @@ if __name__ == "__main__":
 
 
 def test_a_worker_does_not_run_the_main_module_of_the_crawl_again(tmp_path: Path) -> None:
-    """A spawned process runs its parent's main module again unless told not to; a worker's jobs need
-    nothing of it, and the crawl's main module is the command line (Scrapy and every command). A job
-    defined in the main module is refused with a clear error, plain or partially applied."""
+    """A worker's jobs need nothing of the crawl's main module, the command line (Scrapy and every
+    command), and a worker never runs it (as a process spawned by multiprocessing would). A job defined in
+    the main module is refused with a clear error, plain or partially applied."""
     script, marks = tmp_path / "crawl_main.py", tmp_path / "marks.txt"
     script.write_text(MAIN_SCRIPT, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MARKS": str(marks)}
@@ -173,14 +173,14 @@ def test_a_killed_busy_worker_is_replaced_and_its_job_tried_again() -> None:
 
     (first, retried, after), stats = _pool_run(scenario)
     assert retried == after != first
-    assert stats["workers/died"] == stats["workers/retried"] == stats["workers/pools_replaced"] == 1
+    assert stats["workers/died"] == stats["workers/retried"] == stats["workers/replaced"] == 1
     assert "workers/failed" not in stats
 
 
 @pytest.mark.parametrize("wait", [0.5, 0.0])
 def test_a_worker_killed_while_idle_is_replaced(wait: float) -> None:
-    """Pebble gives a pool up when a worker dies while no job runs: the next job finds it given up
-    (``wait``), or is failed by Pebble with the jobs it held (no wait)."""
+    """A worker that dies while no job runs is replaced, and the next job goes to the new one, whether it is
+    sent after the death was seen (``wait``) or before (no wait: it is sent again, not counted a try)."""
 
     async def scenario(pool: WorkerPool) -> tuple[int, int]:
         first = await pool.run(os.getpid)
@@ -190,7 +190,7 @@ def test_a_worker_killed_while_idle_is_replaced(wait: float) -> None:
 
     (first, after), stats = _pool_run(scenario)
     assert after != first
-    assert stats["workers/pools_replaced"] == 1
+    assert stats["workers/replaced"] == 1
     assert "workers/failed" not in stats
 
 
@@ -202,7 +202,7 @@ def test_a_job_that_kills_its_worker_each_time_fails_cleanly() -> None:
 
     after, stats = _pool_run(scenario)
     assert after != os.getpid()
-    assert stats["workers/died"] == stats["workers/pools_replaced"] == 2
+    assert stats["workers/died"] == stats["workers/replaced"] == 2
     assert stats["workers/retried"] == stats["workers/failed"] == 1
 
 
@@ -217,7 +217,7 @@ def test_a_pool_that_stops_answering_is_replaced() -> None:
 
     (first, after), stats = _pool_run(scenario, stall_after=2.0)
     assert after != first
-    assert stats["workers/pools_replaced"] == 1
+    assert stats["workers/replaced"] == 1
     assert "workers/retried" not in stats  # the job had not started: it was sent again as it was
 
 
@@ -377,7 +377,7 @@ def test_pages_whose_job_never_returns_fail_and_the_crawl_goes_on(
 
 
 def _spawned_children(pid: int) -> set[int]:
-    """The crawl's worker processes (multiprocessing's spawned children)."""
+    """The crawl's worker processes (its children that run the worker's loop)."""
     found = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -385,7 +385,7 @@ def _spawned_children(pid: int) -> set[int]:
             cmdline = (stat.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if int(fields[1]) == pid and b"spawn_main" in cmdline and fields[0] != "Z":
+        if int(fields[1]) == pid and b"crawler.extensions.worker_side" in cmdline and fields[0] != "Z":
             found.add(int(stat.parent.name))
     return found
 
@@ -433,8 +433,8 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
     assert killed_at < len(replica.ground_truth())
     # A new worker took over and ran the rest of the crawl's jobs; none was given up or lost.
     assert replacements
-    assert stats["workers/pools_replaced"] >= 1
+    assert stats["workers/replaced"] >= 1
     assert "workers/failed" not in stats
-    assert "Replacing the worker processes" in stderr
+    assert "Replacing a worker process" in stderr
     assert _records(state) == _records(without_workers.state)
     assert _cache(state) == _cache(without_workers.state)

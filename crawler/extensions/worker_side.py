@@ -1,11 +1,29 @@
-"""What runs inside a worker process of :mod:`crawler.extensions.workers`: its start-up and the call of
-each job. No Scrapy here: a worker imports only the pure modules its jobs live in, so it is ready for the
-crawl's first listing page sooner."""
+"""What runs inside a worker process of :mod:`crawler.extensions.workers`: its start-up, and a loop that
+reads a job from the crawl, runs it and writes its answer back. No Scrapy here: a worker imports only the
+pure modules its jobs live in, so it is ready for the crawl's first listing page sooner.
+
+The crawl and its worker talk over one socket (a ``socketpair``), in frames: an 8-byte big-endian length,
+then the payload. The first frame is the pickled job wrapper; each later one a job: its 8-byte number
+``seq``, then the pickled ``(fn, args, kwargs)``, answered by the pickled ``(seq, ok, value, traceback)``
+in the order the jobs came. The worker's marker, 16 bytes of memory shared with the crawl, holds the number
+of the last job it took (written before the job is unpickled) and when that job started to run (after:
+importing a job's module is not the job's time): from it the crawl tells a job that ran too long (or killed
+its worker) from one that a stopped worker never took, without a message per job. A job the worker cannot
+even unpickle is answered with that error, so the crawl never sends it again and again.
+"""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import mmap
+import pickle
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
 from typing import ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -14,12 +32,19 @@ T = TypeVar("T")
 # Imported by each worker when it starts, before its first job arrives: the modules of the crawl's jobs.
 JOB_MODULES = ("crawler.cache.entry", "crawler.pages.lecture", "crawler.pages.api", "crawler.dedup.near")
 
+FRAME_HEADER = struct.Struct("!Q")
+JOB_SEQ = struct.Struct("!q")
+# The marker: the last job taken, at 0, and when it started to run (``time.monotonic``; 0.0: not yet), at 8.
+TAKEN = struct.Struct("q")
+STARTED = struct.Struct("d")
+MARKER_SIZE = TAKEN.size + STARTED.size
+
 # WORKER_JOB_WRAPPER in this worker: wrapper(fn, *args, **kwargs) runs every job (None: the job itself).
 _job_wrapper: Callable[..., object] | None = None
 
 
 def warm_up(job_wrapper: Callable[..., object] | None) -> None:
-    """A worker's initializer: import the jobs' modules and keep the job wrapper."""
+    """A worker's start: import the jobs' modules and keep the job wrapper."""
     for module in JOB_MODULES:
         importlib.import_module(module)
     global _job_wrapper
@@ -31,3 +56,92 @@ def call(fn: Callable[..., T], args: tuple[object, ...], kwargs: Mapping[str, ob
     if _job_wrapper is not None:
         return _job_wrapper(fn, *args, **kwargs)  # type: ignore[return-value]  # the wrapper returns fn's result
     return fn(*args, **kwargs)
+
+
+def frame(payload: bytes) -> bytes:
+    """``payload`` as one frame of the worker protocol."""
+    return FRAME_HEADER.pack(len(payload)) + payload
+
+
+def job_frame(seq: int, payload: bytes) -> bytes:
+    """Job ``seq`` (``payload``: its pickled function and arguments) as one frame."""
+    return FRAME_HEADER.pack(JOB_SEQ.size + len(payload)) + JOB_SEQ.pack(seq) + payload
+
+
+def marker_state(marker: mmap.mmap) -> tuple[int, float]:
+    """The last job a worker took, and when it started to run (0.0: not yet)."""
+    return TAKEN.unpack_from(marker, 0)[0], STARTED.unpack_from(marker, TAKEN.size)[0]
+
+
+def answer(seq: int, job: memoryview, marker: mmap.mmap, unusable: BaseException | None = None) -> bytes:
+    """The pickled answer to job ``seq`` (``job``: its pickled function and arguments): its value, or the
+    exception it raised (or ``unusable``, why this worker can run no job) with the worker's traceback.
+    What cannot be pickled is answered by a ``RuntimeError`` that says so."""
+    # Taken, not yet started: the start time first, so that the crawl never pairs this job with the last's.
+    STARTED.pack_into(marker, TAKEN.size, 0.0)
+    TAKEN.pack_into(marker, 0, seq)
+    try:
+        if unusable is not None:
+            raise unusable
+        fn, args, kwargs = pickle.loads(job)
+        STARTED.pack_into(marker, TAKEN.size, time.monotonic())
+        result: tuple[object, ...] = (seq, True, call(fn, args, kwargs), None)
+    except BaseException as exc:  # the crawl decides what a job's failure means
+        result = (seq, False, exc, traceback.format_exc())
+    try:
+        return pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # an unpicklable value or exception
+        what = "value" if result[1] else f"exception {type(result[2]).__name__}: {result[2]}"
+        error = RuntimeError(f"the job's {what} could not be sent back: {exc!r}")
+        return pickle.dumps((seq, False, error, result[3]), pickle.HIGHEST_PROTOCOL)
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytearray | None:
+    """``size`` bytes from ``sock``; None when the crawl closed it first."""
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        n = sock.recv_into(view[got:])
+        if n == 0:
+            return None
+        got += n
+    return buffer
+
+
+def _read_frame(sock: socket.socket) -> bytearray | None:
+    header = _read_exactly(sock, FRAME_HEADER.size)
+    if header is None:
+        return None
+    (size,) = FRAME_HEADER.unpack(header)
+    return _read_exactly(sock, size)
+
+
+def serve(sock: socket.socket, marker: mmap.mmap) -> None:
+    """Answer jobs until the crawl closes the socket."""
+    init = _read_frame(sock)
+    if init is None:
+        return
+    unusable: BaseException | None = None
+    try:
+        warm_up(pickle.loads(init))
+    except Exception as exc:  # every job is answered with it
+        unusable = exc
+    while (job := _read_frame(sock)) is not None:
+        (seq,) = JOB_SEQ.unpack_from(job)
+        with memoryview(job) as view:
+            sock.sendall(frame(answer(seq, view[JOB_SEQ.size :], marker, unusable)))
+
+
+def main(argv: Sequence[str]) -> None:
+    """A worker's entry point: ``argv`` is the socket's and the marker's file descriptors."""
+    # Ctrl-C reaches the whole process group: the crawl decides when its workers stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sock = socket.socket(fileno=int(argv[0]))
+    marker = mmap.mmap(int(argv[1]), MARKER_SIZE)
+    try:
+        serve(sock, marker)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the crawl is gone
+    finally:
+        sock.close()
+    sys.exit(0)

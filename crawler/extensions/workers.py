@@ -3,31 +3,33 @@ the HTTP cache (one job, so a page's body is sent once), reading a listing page,
 signatures.
 
 Scrapy runs every callback and middleware on one thread, so a page's parsing and stripping (a few
-milliseconds of Python each) hold up the downloads of every other page. ``WORKER_PROCESSES`` processes of
-a Pebble process pool take that work; ``0`` runs it in the crawl's process (``NotConfigured``), as does a
-crawl without the asyncio reactor. A job is a module-level function of picklable arguments, so its result
-is the same wherever it runs.
+milliseconds of Python each) hold up the downloads of every other page. ``WORKER_PROCESSES`` processes
+take that work; ``0`` runs it in the crawl's process (``NotConfigured``), as does a crawl without the
+asyncio reactor. A job is a module-level function of picklable arguments, so its result is the same
+wherever it runs.
 
-:class:`WorkerPool` watches over the Pebble pool:
+:class:`WorkerPool` runs the processes from the crawl's event loop, without a thread: each worker is a
+fresh interpreter (``python -c``, the crawl's ``sys.path``) that imports only its jobs' modules
+(:mod:`crawler.extensions.worker_side`), joined to the crawl by a socket the loop watches. A worker holds at
+most two jobs, so the next is there when it finishes one; jobs wait in the pool's queue beyond that.
 
-- a job running longer than ``WORKER_JOB_TIMEOUT`` seconds is abandoned: its worker is stopped and
+- a job running longer than ``WORKER_JOB_TIMEOUT`` seconds is abandoned: its worker is killed and
   replaced, and the job fails with :class:`JobTimedOut` (``workers/timed_out``), never retried. The
   spider counts its page as unparsable and keeps the lecture from its listing.
-- a worker that dies (killed, out of memory) may have held the lock of the pool's task pipe or read part
-  of a task from it, and Pebble gives a pool up when a worker dies while none runs a job: so a death
-  replaces the whole Pebble pool (``workers/died``, ``workers/pools_replaced``). The job the dead worker
-  was running is tried once more (``workers/retried``) and fails with :class:`WorkerDied` if that try
-  dies too; the pool's other unfinished jobs are sent to the new one as they were.
-- a pool that finishes no job for the job timeout plus a grace period while jobs wait has stopped
-  answering: it is replaced too, and the jobs it had started count a try.
-- shutdown does not wait: the pool is told to stop and a thread of its own waits for its processes.
+- a worker that dies (killed, out of memory) is replaced (``workers/died``, ``workers/replaced``). The job
+  it was running is tried once more (``workers/retried``) and fails with :class:`WorkerDied` if that try
+  dies too; the jobs it had not started go to the new worker as they were.
+- a worker that takes no job for the job timeout plus a grace period (stopped, say) has stopped answering:
+  it is replaced too, and its jobs are sent again as they were.
+- shutdown does not wait: idle workers are told to stop, busy ones are killed, and a thread waits for them.
 
-Every later job still goes to a worker. The pool is built by the :class:`WorkerProcesses` extension,
-before the engine and so before every middleware and pipeline, and set once on the crawler; its users
-take it with :func:`crawler_pool` (None: run the step in the crawl's process).
+The pool is built by the :class:`WorkerProcesses` extension, before the engine and so before every
+middleware and pipeline, and set once on the crawler; its users take it with :func:`crawler_pool` (None:
+run the step in the crawl's process).
 
-Why Pebble: it times out a job and replaces the worker that ran it (``concurrent.futures`` and loky can
-only break the whole pool and lose every queued job), and it tells which job a dead worker held.
+Why not a library pool: Pebble times jobs out and replaces workers, but runs three threads of its own
+that took about 0.4 s of CPU per thousand pages, a tenth of a crawl's; ``concurrent.futures`` and loky can
+only break the whole pool and lose every queued job.
 """
 
 from __future__ import annotations
@@ -35,20 +37,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
-import multiprocessing
-import multiprocessing.spawn
+import mmap
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, cast
 
-from pebble import ProcessExpired, ProcessPool
-from pebble.pool.process import WORKERS_NAME
 from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
@@ -70,41 +76,27 @@ STAT_TIMED_OUT = keys.WORKERS_TIMED_OUT
 STAT_DIED = keys.WORKERS_DIED
 STAT_RETRIED = keys.WORKERS_RETRIED
 STAT_FAILED = keys.WORKERS_FAILED
-STAT_POOLS_REPLACED = keys.WORKERS_POOLS_REPLACED
+STAT_REPLACED = keys.WORKERS_REPLACED
 
-# How often the pool is looked at (a pool that Pebble gave up on, or one that stopped answering).
+# Jobs a worker holds at once: the one it runs and the next, so it never waits on the crawl's loop.
+_JOBS_PER_WORKER = 2
+# How often the workers are looked at (a job running too long, a worker that takes none), at most.
 _WATCH_SECONDS = 1.0
-# A pool with jobs waiting that finishes none for the job timeout plus this long has stopped answering:
-# every running job ends within the timeout, and a replaced worker starts well within this.
+# A worker that takes no job for the job timeout plus this long has stopped answering: every running job
+# ends within the timeout, and a worker starts well within this.
 _STALL_GRACE_SECONDS = 30.0
+# Seconds an idle worker told to stop has before it is killed.
+_STOP_SECONDS = 5.0
+_READ_SIZE = 1 << 18
+# Workers in a row that die before starting any job: then they cannot start, and the pool gives up.
+_DEATHS_BEFORE_GIVING_UP = 3
+_DIED, _TIMED_OUT, _STALLED = "died", "timed out", "stalled"
 _CRAWLER_ATTRIBUTE = "worker_pool"
-
-
-# What a spawned process is told to import before it starts: the parent's main module among the rest.
-_MAIN_KEYS = ("init_main_from_name", "init_main_from_path")
-
-
-def _without_main(preparation_data: Callable[[str], dict[str, Any]]) -> Callable[[str], dict[str, Any]]:
-    """``multiprocessing.spawn.get_preparation_data`` that tells Pebble's worker processes not to import
-    the parent's main module (every other process is told as before).
-
-    A spawned process runs the parent's main module again before anything else, so that the functions
-    defined there can be unpickled. A worker's jobs and its initializer are functions of modules of their
-    own (see the module's description), and the crawl's main module is ``eventcrawl``'s command line:
-    running it again imported Scrapy and every command (about 800 modules, 0.4 s of CPU) into each worker,
-    which needs neither.
-    """
-
-    @functools.wraps(preparation_data)
-    def worker_preparation_data(name: str) -> dict[str, Any]:
-        data = preparation_data(name)
-        if name == WORKERS_NAME:
-            for key in _MAIN_KEYS:
-                data.pop(key, None)
-        return data
-
-    worker_preparation_data.skips_main_for_workers = True  # type: ignore[attr-defined]
-    return worker_preparation_data
+# A worker's first lines, run with the crawl's sys.path: then only what worker_side imports.
+_BOOTSTRAP = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from crawler.extensions.worker_side import main; main(sys.argv[2:])"
+)
 
 
 def _in_main_module(fn: Callable[..., Any]) -> bool:
@@ -112,14 +104,6 @@ def _in_main_module(fn: Callable[..., Any]) -> bool:
     while isinstance(fn, functools.partial):
         fn = fn.func
     return getattr(fn, "__module__", None) == "__main__"
-
-
-def _spawn_workers_without_main() -> None:
-    """Install :func:`_without_main` once, before the first worker process is spawned."""
-    current = multiprocessing.spawn.get_preparation_data
-    if not getattr(current, "skips_main_for_workers", False):
-        wrapped = _without_main(current)
-        multiprocessing.spawn.get_preparation_data = wrapped  # type: ignore[assignment]  # same signature
 
 
 class JobFailed(Exception):
@@ -131,24 +115,47 @@ class JobTimedOut(JobFailed):
 
 
 class WorkerDied(JobFailed):
-    """The job's worker died twice while running it (or its pool was gone twice)."""
+    """The job's worker died twice while running it (or the pool was closed)."""
+
+
+class RemoteTraceback(Exception):
+    """The worker's traceback of a job's exception, set as that exception's cause."""
+
+    def __str__(self) -> str:
+        return f'\n"""\n{self.args[0]}"""'
 
 
 @dataclass(eq=False)
 class _Job:
+    seq: int
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: Mapping[str, object]
     result: asyncio.Future[Any]
     tries: int = 1
-    running: Future[Any] | None = field(default=None, repr=False)
 
     def name(self) -> str:
         return getattr(self.fn, "__qualname__", repr(self.fn))
 
 
+@dataclass(eq=False)
+class _Worker:
+    process: subprocess.Popen[bytes]
+    sock: socket.socket
+    marker: mmap.mmap
+    jobs: deque[_Job] = field(default_factory=deque)  # sent and not answered, in the order sent
+    since: float = 0.0  # when the first of ``jobs`` could start: sent to an idle worker, or the last answer
+    inbox: bytearray = field(default_factory=bytearray)
+    outbox: bytearray = field(default_factory=bytearray)
+    watched: bool = False  # its socket is watched by the loop
+
+    def taken(self) -> tuple[int, float]:
+        """The last job the worker took, and when it started to run it (0.0: not yet)."""
+        return worker_side.marker_state(self.marker)
+
+
 class WorkerPool:
-    """``processes`` Pebble worker processes, watched over (see the module's description)."""
+    """``processes`` worker processes run from the crawl's event loop (see the module's description)."""
 
     def __init__(
         self,
@@ -168,14 +175,14 @@ class WorkerPool:
         self.job_wrapper = job_wrapper
         self.stall_after = job_timeout + _STALL_GRACE_SECONDS if stall_after is None else stall_after
         self.jobs = 0
-        self._context = multiprocessing.get_context("spawn")
-        _spawn_workers_without_main()
-        self._pool: ProcessPool | None = None
-        self._jobs: set[_Job] = set()
+        self._seq = 0
+        self._workers: list[_Worker] = []
+        self._queue: deque[_Job] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watch: asyncio.TimerHandle | None = None
-        self._progress = time.monotonic()
         self._closed = False
+        self._broken: str | None = None
+        self._died_unstarted = 0
         self._stopping: list[threading.Thread] = []
         # Futures that a later component wants, by the request they belong to (see keep_for): held no
         # longer than the request is.
@@ -185,18 +192,28 @@ class WorkerPool:
 
     def start(self) -> None:
         """Start the processes now: their imports overlap the crawl's own start."""
-        if self._pool is None:
-            self._pool = self._new_pool()
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        while len(self._workers) < self.processes:
+            self._workers.append(self._spawn())
 
-    def _new_pool(self) -> ProcessPool:
-        pool = ProcessPool(
-            max_workers=self.processes,
-            initializer=worker_side.warm_up,
-            initargs=[self.job_wrapper],
-            context=self._context,
-        )
-        pool.active  # noqa: B018  # the property starts the pool's processes
-        return pool
+    def _spawn(self) -> _Worker:
+        ours, theirs = socket.socketpair()
+        with tempfile.TemporaryFile() as backing:
+            backing.truncate(worker_side.MARKER_SIZE)
+            marker = mmap.mmap(backing.fileno(), worker_side.MARKER_SIZE)
+            fds = (theirs.fileno(), backing.fileno())
+            path = json.dumps([str(entry) for entry in sys.path])
+            command = [sys.executable, "-c", _BOOTSTRAP, path, *map(str, fds)]
+            try:
+                process = subprocess.Popen(command, pass_fds=fds, stdin=subprocess.DEVNULL)
+            finally:
+                theirs.close()
+        ours.setblocking(False)
+        worker = _Worker(process, ours, marker)
+        self._write(worker, worker_side.frame(pickle.dumps(self.job_wrapper, pickle.HIGHEST_PROTOCOL)))
+        self._watch_socket(worker)
+        return worker
 
     def close(self) -> None:
         """Stop the workers without waiting for them: a thread of its own waits. Jobs not yet answered
@@ -205,25 +222,35 @@ class WorkerPool:
         if self._watch is not None:
             self._watch.cancel()
             self._watch = None
-        if self._pool is not None:
-            self._stop(self._pool)
-            self._pool = None
-        for job in self._jobs:
+        workers, self._workers = self._workers, []
+        for worker in workers:
+            self._retire(worker, kill=bool(worker.jobs))
+        unanswered = [job for worker in workers for job in worker.jobs] + list(self._queue)
+        self._queue.clear()
+        for job in unanswered:
             if not job.result.done():
                 job.result.set_exception(WorkerDied("the worker pool was closed"))
-        self._jobs.clear()
         self._kept.clear()
 
-    def _stop(self, pool: ProcessPool) -> None:
-        pool.stop()
-        # join() waits for Pebble's threads and stops its processes (up to a few seconds for a worker
-        # stuck in C code): never on the reactor's thread.
-        stopping = threading.Thread(target=pool.join, name="worker-pool-stop", daemon=True)
+    def _retire(self, worker: _Worker, *, kill: bool) -> None:
+        """Forget ``worker``: kill it, or close its socket (an idle worker then ends), and wait for it on a
+        thread of its own, never on the loop. The thread is not a daemon: the crawl's process reaps its
+        workers before it exits (its CPU time then counts theirs), at most ``_STOP_SECONDS`` later."""
+        if worker.watched and self._loop is not None and not self._loop.is_closed():
+            self._loop.remove_reader(worker.sock.fileno())
+            self._loop.remove_writer(worker.sock.fileno())
+        worker.watched = False
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                worker.process.send_signal(signal.SIGKILL)
+        worker.sock.close()
+        worker.marker.close()
+        stopping = threading.Thread(target=_wait_for, args=(worker.process,), name="worker-stop")
         stopping.start()
         self._stopping.append(stopping)
 
     def wait_stopped(self, timeout: float | None = None) -> bool:
-        """Wait for the stopped pools' processes to end (for tests and benchmarks); True when they have."""
+        """Wait for the stopped workers to end (for tests and benchmarks); True when they have."""
         deadline = None if timeout is None else time.monotonic() + timeout
         for thread in self._stopping:
             thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
@@ -231,9 +258,7 @@ class WorkerPool:
 
     def pids(self) -> list[int]:
         """The process ids of the workers running now (a benchmark counts their CPU time)."""
-        return [
-            p.pid for p in multiprocessing.active_children() if p.pid is not None and p.name == WORKERS_NAME
-        ]
+        return [w.process.pid for w in self._workers if w.process.poll() is None]
 
     # -- jobs ---------------------------------------------------------------------------------------------
 
@@ -243,8 +268,10 @@ class WorkerPool:
         return await self.submit(fn, *args, **kwargs)
 
     def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
-        """Send the job now; the future settles on the crawl's event loop. Raises ValueError for a function
-        of the main module, which a worker does not run (see :func:`_without_main`)."""
+        """Queue the job; the future settles on the crawl's event loop. Raises ValueError for a function of
+        the main module, which a worker does not run (it never imports the crawl's main module)."""
+        if self._broken is not None:
+            raise WorkerDied(f"the worker processes were given up: {self._broken}")
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         if _in_main_module(fn):
@@ -255,119 +282,192 @@ class WorkerPool:
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
-        job = _Job(fn, args, kwargs, loop.create_future())
-        if not self._jobs:
-            self._progress = time.monotonic()
-        self._jobs.add(job)
+            self.start()
+            for worker in self._workers:
+                self._watch_socket(worker)
+        self._seq += 1
+        job = _Job(self._seq, fn, args, kwargs, loop.create_future())
         self.jobs += 1
         self._count(STAT_JOBS)
-        self._send(job)
+        self._queue.append(job)
+        self._dispatch()
         self._watch_soon()
         return cast("asyncio.Future[T]", job.result)
 
-    def _send(self, job: _Job) -> None:
-        job.running = None
-        self.start()
-        assert self._pool is not None
-        call = (job.fn, job.args, job.kwargs)
+    def _dispatch(self) -> None:
+        """Send queued jobs to the workers with room for them, the least busy first."""
+        while self._queue and self._workers:
+            worker = min(self._workers, key=lambda w: len(w.jobs))
+            if len(worker.jobs) >= _JOBS_PER_WORKER:
+                return
+            job = self._queue.popleft()
+            if job.result.done():  # cancelled by its caller
+                continue
+            try:
+                payload = pickle.dumps((job.fn, job.args, job.kwargs), pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # an argument that cannot be sent: the caller's error
+                self._settle(job, error=exc)
+                continue
+            if not worker.jobs:
+                worker.since = time.monotonic()
+            worker.jobs.append(job)
+            self._write(worker, worker_side.job_frame(job.seq, payload))
+
+    def _write(self, worker: _Worker, frame: bytes) -> None:
+        """Send a frame now as far as the socket takes it; the loop sends the rest when it can."""
+        idle = not worker.outbox
+        worker.outbox += frame
+        if idle:
+            self._flush(worker)
+
+    def _flush(self, worker: _Worker) -> None:
         try:
-            running = self._pool.schedule(worker_side.call, args=call, timeout=self.job_timeout)
-        except RuntimeError as exc:  # Pebble gave up on this pool
-            self._replace(f"Pebble gave the pool up ({exc})")
-            self.start()
-            assert self._pool is not None
-            running = self._pool.schedule(worker_side.call, args=call, timeout=self.job_timeout)
-        job.running = running
-        running.add_done_callback(lambda done: self._answered(job, done))
-
-    def _answered(self, job: _Job, done: Future[Any]) -> None:
-        """On one of Pebble's threads: the rest happens on the crawl's event loop."""
-        if self._loop is None:
+            while worker.outbox:
+                sent = worker.sock.send(worker.outbox)
+                del worker.outbox[:sent]
+        except BlockingIOError:
+            pass
+        except OSError as exc:  # the worker is gone: its socket will read as closed
+            worker.outbox.clear()
+            self._lost(worker, f"its socket failed ({exc})", _DIED)
             return
-        with contextlib.suppress(RuntimeError):  # the loop is closed: the crawl is over
-            self._loop.call_soon_threadsafe(self._settle, job, done)
+        if worker.watched and self._loop is not None:
+            if worker.outbox:
+                self._loop.add_writer(worker.sock.fileno(), self._flush, worker)
+            else:
+                self._loop.remove_writer(worker.sock.fileno())
 
-    def _settle(self, job: _Job, done: Future[Any]) -> None:
-        if done is not job.running or job.result.done():
-            return  # an answer from a pool that was replaced, or a job already given up
-        self._progress = time.monotonic()
-        error = done.exception()
+    def _watch_socket(self, worker: _Worker) -> None:
+        if self._loop is None or worker.watched:
+            return
+        worker.watched = True
+        self._loop.add_reader(worker.sock.fileno(), self._readable, worker)
+        if worker.outbox:
+            self._loop.add_writer(worker.sock.fileno(), self._flush, worker)
+
+    def _readable(self, worker: _Worker) -> None:
+        try:
+            data = worker.sock.recv(_READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._lost(worker, f"it died (exit code {worker.process.poll()})", _DIED)
+            return
+        worker.inbox += data
+        header = worker_side.FRAME_HEADER
+        while len(worker.inbox) >= header.size:
+            (size,) = header.unpack_from(worker.inbox)
+            end = header.size + size
+            if len(worker.inbox) < end:
+                return
+            job = worker.jobs[0] if worker.jobs else None
+            try:
+                with memoryview(worker.inbox) as view:
+                    seq, ok, value, trace = pickle.loads(view[header.size : end])
+            except Exception as exc:  # an answer of a type this process cannot import
+                seq, ok, value, trace = (
+                    job.seq if job else -1,
+                    False,
+                    RuntimeError(f"unreadable answer: {exc!r}"),
+                    None,
+                )
+            del worker.inbox[:end]
+            if job is None or job.seq != seq:
+                self._lost(worker, f"it answered job {seq} out of turn", _DIED)
+                return
+            worker.jobs.popleft()
+            worker.since = time.monotonic()
+            if ok:
+                self._settle(job, value=value)
+            else:
+                if trace is not None:
+                    value.__cause__ = RemoteTraceback(trace)
+                self._settle(job, error=value)
+        self._dispatch()
+
+    @staticmethod
+    def _settle(job: _Job, *, value: Any = None, error: BaseException | None = None) -> None:
+        if job.result.done():  # cancelled by its caller
+            return
         if error is None:
-            self._finish(job)
-            job.result.set_result(done.result())
-        elif isinstance(error, TimeoutError) and error.__cause__ is None:
-            # Pebble's own (a job's exception comes with the worker's traceback as its cause). Pebble
-            # stopped the worker holding the pool's lock, so the pool stays sound; it starts another.
-            self._count(STAT_TIMED_OUT)
-            self._fail(job, JobTimedOut(f"{job.name()} ran longer than {self.job_timeout:g} s"))
-        elif isinstance(error, ProcessExpired):
-            # A worker that died may have held the lock of the pool's task pipe, or read part of the next
-            # task from it: the whole pool is replaced, and this job tried once more.
-            self._count(STAT_DIED)
-            self._replace(f"a worker (pid {error.pid}) died with exit code {error.exitcode}", charged={job})
-        elif isinstance(error, BrokenProcessPool):
-            # Pebble gave the pool up and failed every job it held (the first answer replaces it; the
-            # others come from the old pool and are ignored).
-            self._replace(f"Pebble gave the pool up ({error})", charged={job})
-        else:  # raised by the job: the caller gets it as if the job had run here
-            self._finish(job)
+            job.result.set_result(value)
+        else:
             job.result.set_exception(error)
 
+    def _lost(self, worker: _Worker, why: str, cause: str) -> None:
+        """Replace ``worker``, lost for ``cause`` (``_DIED``, ``_TIMED_OUT`` or ``_STALLED``). The job it was
+        running fails (it timed out) or is tried again (it died); the jobs it had not started are sent again
+        as they were."""
+        if worker not in self._workers:
+            return
+        self._workers.remove(worker)
+        jobs, (taken, _) = list(worker.jobs), worker.taken()
+        running = jobs[0] if jobs and taken == jobs[0].seq else None
+        self._retire(worker, kill=True)
+        logger.warning("Replacing a worker process (pid %d): %s", worker.process.pid, why)
+        self._count(STAT_REPLACED)
+        if cause == _DIED:
+            self._count(STAT_DIED)
+            self._died_unstarted = self._died_unstarted + 1 if taken == 0 else 0
+        if self._died_unstarted >= _DEATHS_BEFORE_GIVING_UP:
+            # Workers that die before starting any job cannot start at all: replacing them would loop.
+            self._queue.extendleft(reversed(jobs))
+            self._give_up(
+                f"{self._died_unstarted} worker processes in a row died before starting a job: {why}"
+            )
+            return
+        self._queue.extendleft(reversed([job for job in jobs if job is not running]))
+        self._workers.append(self._spawn())
+        if running is not None and cause == _TIMED_OUT:
+            self._count(STAT_TIMED_OUT)
+            self._fail(running, JobTimedOut(f"{running.name()} ran longer than {self.job_timeout:g} s"))
+        elif running is not None:
+            self._again(running, why)
+        self._dispatch()
+
+    def _give_up(self, why: str) -> None:
+        logger.error("The worker processes are given up: %s", why)
+        self.close()
+        self._broken = why
+
     def _again(self, job: _Job, why: str) -> None:
-        """Send a job whose run failed once more, or give it up after its second."""
+        """Queue a job whose worker died once more, or give it up after its second try."""
         if job.tries >= 2:
             self._fail(job, WorkerDied(f"{job.name()}: {why}, on its second try too"))
             return
         job.tries += 1
         logger.warning("A worker job (%s) is tried again: %s", job.name(), why)
         self._count(STAT_RETRIED)
-        self._send(job)
+        self._queue.appendleft(job)
 
     def _fail(self, job: _Job, error: JobFailed) -> None:
         logger.warning("A worker job was given up: %s", error)
         self._count(STAT_FAILED)
-        self._finish(job)
-        job.result.set_exception(error)
-
-    def _finish(self, job: _Job) -> None:
-        self._jobs.discard(job)
-        job.running = None
-
-    def _replace(self, why: str, charged: set[_Job] | frozenset[_Job] = frozenset()) -> None:
-        """A new Pebble pool for the old one. The old one's unfinished jobs go to the new one: a try is
-        counted for the ``charged`` ones (see :meth:`_again`), the others are sent as they were."""
-        unfinished = [j for j in self._jobs if j.running is not None and not j.result.done()]
-        logger.warning(
-            "Replacing the worker processes: %s; %d unfinished jobs go to the new ones", why, len(unfinished)
-        )
-        self._count(STAT_POOLS_REPLACED)
-        old, self._pool = self._pool, None
-        if old is not None:
-            self._stop(old)
-        self._progress = time.monotonic()
-        for job in unfinished:
-            job.running = None
-        for job in unfinished:
-            if job in charged:
-                self._again(job, why)
-            elif not job.result.done():
-                self._send(job)
+        self._settle(job, error=error)
 
     def _watch_soon(self) -> None:
         if self._watch is None and self._loop is not None and not self._closed:
-            self._watch = self._loop.call_later(_WATCH_SECONDS, self._look)
+            every = min(_WATCH_SECONDS, self.job_timeout / 2, self.stall_after / 2)
+            self._watch = self._loop.call_later(every, self._look)
 
     def _look(self) -> None:
         self._watch = None
-        if self._closed or not self._jobs:
+        if self._closed:
             return
-        if self._pool is not None and not self._pool.active:
-            self._replace("Pebble gave the pool up (a worker died while no job ran)")
-        elif time.monotonic() - self._progress > self.stall_after:
-            # A job a worker had started may be what blocks the pool: those count a try.
-            started = {j for j in self._jobs if j.running is not None and j.running.running()}
-            self._replace(f"no job ended for {self.stall_after:g} s", charged=started)
-        self._watch_soon()
+        now = time.monotonic()
+        for worker in list(self._workers):
+            if not worker.jobs:
+                continue
+            taken, started = worker.taken()
+            if taken == worker.jobs[0].seq and started:
+                if now - started > self.job_timeout:
+                    self._lost(worker, f"a job ran longer than {self.job_timeout:g} s", _TIMED_OUT)
+            elif now - worker.since > self.stall_after:
+                self._lost(worker, f"it took no job for {self.stall_after:g} s", _STALLED)
+        if self._queue or any(w.jobs for w in self._workers):
+            self._watch_soon()
 
     def _count(self, key: str) -> None:
         if self.stats is not None:
@@ -383,6 +483,16 @@ class WorkerPool:
     def kept_for(self, request: Any) -> asyncio.Future[Any] | None:
         """The future kept for ``request`` (once), or None."""
         return self._kept.pop(request, None)
+
+
+def _wait_for(process: subprocess.Popen[bytes]) -> None:
+    """Wait for a worker to end; one told to stop that does not within a few seconds is killed."""
+    try:
+        process.wait(_STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
 
 
 class WorkerProcesses:
@@ -402,6 +512,8 @@ class WorkerProcesses:
             raise NotConfigured("WORKER_PROCESSES is 0: every step runs in the crawl's process")
         if not is_asyncio_reactor_installed():
             raise NotConfigured("worker processes need the asyncio reactor")
+        if os.name != "posix":
+            raise NotConfigured("worker processes need a POSIX system")
         wrapper = settings.get("WORKER_JOB_WRAPPER")
         assert crawler.stats is not None
         pool = WorkerPool(
@@ -436,6 +548,7 @@ def crawler_pool(crawler: Crawler | None) -> WorkerPool | None:
 __all__ = [
     "JobFailed",
     "JobTimedOut",
+    "RemoteTraceback",
     "WorkerDied",
     "WorkerPool",
     "WorkerProcesses",
