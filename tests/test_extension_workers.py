@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pickle
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,7 +24,8 @@ from scrapy.statscollectors import MemoryStatsCollector
 from crawler import stats_keys as keys
 from crawler.cache.httpcache import decode_entry
 from crawler.dedup import near
-from crawler.extensions.workers import JobTimedOut, WorkerDied, WorkerPool
+from crawler.extensions import workers
+from crawler.extensions.workers import JobTimedOut, RemoteTraceback, WorkerDied, WorkerPool
 from crawler.pipelines.dedup import SIGNATURE_BATCH
 from crawler.state.stage_index import read_stage
 from tests.support.commands import start_command
@@ -50,6 +53,26 @@ def stuck_deaf_to_sigterm() -> None:
 
 def raise_timeout() -> None:
     raise TimeoutError("the job's own")
+
+
+def raise_unpicklable() -> None:
+    raise UnpicklableError("no way back")
+
+
+class UnpicklableError(Exception):
+    def __reduce__(self) -> Any:
+        raise TypeError("this exception stays where it was raised")
+
+
+class BreaksWhenUnpickled:
+    """An argument that pickles but cannot be unpickled (in the worker)."""
+
+    def __reduce__(self) -> Any:
+        return (_refuse, ())
+
+
+def _refuse() -> None:
+    raise ValueError("not in a worker")
 
 
 def main_module_file() -> str | None:
@@ -231,6 +254,47 @@ def test_an_exception_in_a_worker_reaches_the_caller() -> None:
     _, stats = _pool_run(scenario, timeout=5.0)
     assert "workers/timed_out" not in stats
     assert "workers/failed" not in stats
+
+
+def test_a_job_that_cannot_be_sent_or_answered_fails_alone() -> None:
+    """An argument that cannot be pickled, one the worker cannot unpickle and an exception that cannot
+    be sent back each fail their own job with a clear error; the worker answers the next job."""
+
+    async def scenario(pool: WorkerPool) -> tuple[int, int]:
+        first = await pool.run(os.getpid)
+        with pytest.raises((TypeError, AttributeError, pickle.PicklingError)):
+            await pool.run(len, threading.Lock())
+        with pytest.raises(ValueError, match="not in a worker") as unpickled:
+            await pool.run(len, BreaksWhenUnpickled())
+        # The worker's traceback comes with the error.
+        assert isinstance(unpickled.value.__cause__, RemoteTraceback)
+        assert "_refuse" in str(unpickled.value.__cause__)
+        with pytest.raises(
+            RuntimeError, match="exception UnpicklableError: no way back could not be sent back"
+        ):
+            await pool.run(raise_unpicklable)
+        return first, await pool.run(os.getpid)
+
+    (first, after), stats = _pool_run(scenario)
+    assert after == first
+    assert not {k for k in stats if k.startswith("workers/")} - {"workers/jobs"}
+
+
+def test_workers_that_cannot_start_are_given_up_not_replaced_forever(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker that dies before taking any job (a broken interpreter, say) is replaced, but not a
+    third time in a row: the pool gives up, and every job fails at once instead of the crawl hanging."""
+    monkeypatch.setattr(workers, "_BOOTSTRAP", "import os; os._exit(3)")
+
+    async def scenario(pool: WorkerPool) -> None:
+        waiting = [pool.submit(os.getpid) for _ in range(3)]
+        for job in waiting:
+            with pytest.raises(WorkerDied, match="3 worker processes in a row died before starting a job"):
+                await asyncio.wait_for(job, 30)
+        with pytest.raises(WorkerDied, match="given up"):
+            pool.submit(os.getpid)
+
+    _, stats = _pool_run(scenario)
+    assert stats["workers/died"] == stats["workers/replaced"] == 3
 
 
 def test_closing_does_not_wait_for_a_stuck_worker() -> None:

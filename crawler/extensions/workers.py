@@ -229,7 +229,7 @@ class WorkerPool:
         self._queue.clear()
         for job in unanswered:
             if not job.result.done():
-                job.result.set_exception(WorkerDied("the worker pool was closed"))
+                job.result.set_exception(WorkerDied(self._broken or "the worker pool was closed"))
         self._kept.clear()
 
     def _retire(self, worker: _Worker, *, kill: bool) -> None:
@@ -271,7 +271,7 @@ class WorkerPool:
         """Queue the job; the future settles on the crawl's event loop. Raises ValueError for a function of
         the main module, which a worker does not run (it never imports the crawl's main module)."""
         if self._broken is not None:
-            raise WorkerDied(f"the worker processes were given up: {self._broken}")
+            raise WorkerDied(self._broken)
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         if _in_main_module(fn):
@@ -429,8 +429,8 @@ class WorkerPool:
 
     def _give_up(self, why: str) -> None:
         logger.error("The worker processes are given up: %s", why)
+        self._broken = f"the worker processes were given up: {why}"
         self.close()
-        self._broken = why
 
     def _again(self, job: _Job, why: str) -> None:
         """Queue a job whose worker died once more, or give it up after its second try."""
