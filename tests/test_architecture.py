@@ -5,6 +5,8 @@ of the package, those inside functions included:
   anything that reaches the network;
 - ``pipelines/`` imports neither ``publish/`` nor the CLI;
 - ``publish/`` never imports a spider;
+- what a worker process imports (``extensions/worker_side.py``, ``extensions/worker_process.py`` and its
+  jobs' modules outside ``pages/``) imports neither Scrapy nor Twisted: a fresh worker starts sooner;
 - the replica is a neighbour, not a dependency: only the CLI and the demo flow load it (the runner never);
 - no private name (``_x``) is imported from another module of the package.
 """
@@ -21,6 +23,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "crawler"
 NETWORK = ("scrapy", "twisted", "socket", "http.client", "urllib.request", "requests", "httpx")
+WORKER_MODULES = (
+    "crawler.extensions.worker_side",
+    "crawler.extensions.worker_process",
+    "crawler.cache.entry",
+    "crawler.dedup.near",
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,8 @@ def broken(rule: str, found: list[Import]) -> list[str]:
             bad = within(imp.target, "crawler.publish") or within(imp.target, "crawler.app.cli")
         elif rule == "publish" and within(imp.module, "crawler.publish"):
             bad = within(imp.target, "crawler.spiders")
+        elif rule == "worker" and imp.module in WORKER_MODULES:
+            bad = within(imp.target, "scrapy") or within(imp.target, "twisted")
         elif rule == "replica" and not within(imp.module, "crawler.replica"):
             bad = within(imp.target, "crawler.replica") and imp.module not in (
                 "crawler.app.cli",
@@ -85,7 +95,7 @@ def broken(rule: str, found: list[Import]) -> list[str]:
     return out
 
 
-RULES = ("pages", "pipelines", "publish", "replica", "private")
+RULES = ("pages", "pipelines", "publish", "worker", "replica", "private")
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -106,6 +116,7 @@ def test_the_flows_never_import_the_replica(module: str) -> None:
         ("pages", "crawler/pages/x.py", "def f():\n    from urllib.request import urlopen\n"),
         ("pipelines", "crawler/pipelines/x.py", "from crawler.publish import card\n"),
         ("publish", "crawler/publish/x.py", "from ..spiders.underline import UnderlineSpider\n"),
+        ("worker", "crawler/extensions/worker_side.py", "def f():\n    from scrapy import Request\n"),
         ("replica", "crawler/app/runner.py", "def f():\n    from crawler.replica.layout import build_site\n"),
         ("private", "crawler/a.py", "from crawler.b import _hidden\n"),
     ],

@@ -24,7 +24,7 @@ from scrapy.statscollectors import MemoryStatsCollector
 from crawler import stats_keys as keys
 from crawler.cache.httpcache import decode_entry
 from crawler.dedup import near
-from crawler.extensions import workers
+from crawler.extensions import worker_process
 from crawler.extensions.workers import JobTimedOut, RemoteTraceback, WorkerDied, WorkerPool
 from crawler.pipelines.dedup import SIGNATURE_BATCH
 from crawler.state.stage_index import read_stage
@@ -75,11 +75,6 @@ def _refuse() -> None:
     raise ValueError("not in a worker")
 
 
-def main_module_file() -> str | None:
-    """The file of the main module this worker ran on its start, if it ran one."""
-    return getattr(sys.modules.get("__mp_main__"), "__file__", None)
-
-
 STALL_ENV = "EVENTCRAWL_TEST_STALL_LECTURES"
 # Seconds the crawl with stalled jobs may take: about 15 on a busy machine, two of them the job timeouts.
 STALLED_CRAWL = 60
@@ -120,7 +115,6 @@ def _pool_run(
 MAIN_SCRIPT = """
 import asyncio, functools, os, sys
 from crawler.extensions.workers import WorkerPool
-from tests.test_extension_workers import main_module_file
 LOADED = os.environ["MARKS"]
 with open(LOADED, "a") as marks:
     marks.write(__name__ + "\\n")
@@ -130,10 +124,10 @@ def defined_here():
     return "ran"
 
 
-async def run():
-    pool = WorkerPool(1, 30.0)
+async def run(fork_first):
+    pool = WorkerPool(1, 30.0, fork_first=fork_first)
     try:
-        print(await pool.run(main_module_file), await pool.run(len, "four"))
+        print(await pool.run(len, "four"))
         for job in (defined_here, functools.partial(defined_here)):
             try:
                 await pool.run(job)
@@ -145,21 +139,23 @@ async def run():
 
 
 if __name__ == "__main__":
-    asyncio.run(run())
+    asyncio.run(run(fork_first=True))
+    asyncio.run(run(fork_first=False))
 """
 
 
 def test_a_worker_does_not_run_the_main_module_of_the_crawl_again(tmp_path: Path) -> None:
     """A worker's jobs need nothing of the crawl's main module, the command line (Scrapy and every
-    command), and a worker never runs it (as a process spawned by multiprocessing would). A job defined in
-    the main module is refused with a clear error, plain or partially applied."""
+    command), and a worker never runs it again, forked or started afresh (as a process spawned by
+    multiprocessing would). A job defined in the main module is refused with a clear error, plain or
+    partially applied."""
     script, marks = tmp_path / "crawl_main.py", tmp_path / "marks.txt"
     script.write_text(MAIN_SCRIPT, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "MARKS": str(marks)}
     done = subprocess.run(
         [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120, check=True
     )
-    assert done.stdout.split() == ["None", "4", "refused", "refused"]
+    assert done.stdout.split() == ["4", "refused", "refused"] * 2
     assert marks.read_text(encoding="utf-8").split() == ["__main__"]
 
 
@@ -283,7 +279,7 @@ def test_a_job_that_cannot_be_sent_or_answered_fails_alone() -> None:
 def test_workers_that_cannot_start_are_given_up_not_replaced_forever(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker that dies before taking any job (a broken interpreter, say) is replaced, but not a
     third time in a row: the pool gives up, and every job fails at once instead of the crawl hanging."""
-    monkeypatch.setattr(workers, "_BOOTSTRAP", "import os; os._exit(3)")
+    monkeypatch.setattr(worker_process, "BOOTSTRAP", "import os; os._exit(3)")
 
     async def scenario(pool: WorkerPool) -> None:
         waiting = [pool.submit(os.getpid) for _ in range(3)]
@@ -293,7 +289,7 @@ def test_workers_that_cannot_start_are_given_up_not_replaced_forever(monkeypatch
         with pytest.raises(WorkerDied, match="given up"):
             pool.submit(os.getpid)
 
-    _, stats = _pool_run(scenario)
+    _, stats = _pool_run(scenario, fork_first=False)
     assert stats["workers/died"] == stats["workers/replaced"] == 3
 
 
@@ -441,17 +437,23 @@ def test_pages_whose_job_never_returns_fail_and_the_crawl_goes_on(
 
 
 def _spawned_children(pid: int) -> set[int]:
-    """The crawl's worker processes (its children that run the worker's loop)."""
+    """The crawl's worker processes: its living children (it starts no other)."""
     found = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmdline = (stat.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if int(fields[1]) == pid and b"crawler.extensions.worker_side" in cmdline and fields[0] != "Z":
+        if int(fields[1]) == pid and fields[0] != "Z":
             found.add(int(stat.parent.name))
     return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _staged_lines(state: Path) -> int:
@@ -480,12 +482,19 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
         victims = _spawned_children(crawl.pid)
         assert crawl.poll() is None and len(victims) == 1, "no worker to kill mid-crawl"
         (victim,) = victims
+        victim_cmdline = _cmdline(victim)
         os.kill(victim, signal.SIGKILL)
         killed_at = _staged_lines(state)
         replacements: set[int] = set()
         while crawl.poll() is None and not replacements:
             replacements = _spawned_children(crawl.pid) - victims
             time.sleep(0.01)
+        # What a replacement runs, once it has left the crawl's code for its own (between fork and exec it
+        # still shows the crawl's command line).
+        replacement_cmdlines = [_cmdline(pid) for pid in replacements]
+        while crawl.poll() is None and not all(b"worker_side" in c for c in replacement_cmdlines):
+            time.sleep(0.01)
+            replacement_cmdlines = [_cmdline(pid) for pid in replacements]
         crawl.wait(timeout=120)
     finally:
         if crawl.poll() is None:
@@ -497,6 +506,10 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
     assert killed_at < len(replica.ground_truth())
     # A new worker took over and ran the rest of the crawl's jobs; none was given up or lost.
     assert replacements
+    # The first worker was forked from the crawl (no start-up), its replacement started afresh (the crawl
+    # had threads by then).
+    assert b"crawler.extensions.worker_side" not in victim_cmdline
+    assert all(b"crawler.extensions.worker_side" in c for c in replacement_cmdlines)
     assert stats["workers/replaced"] >= 1
     assert "workers/failed" not in stats
     assert "Replacing a worker process" in stderr

@@ -1,0 +1,114 @@
+"""How a worker process of :mod:`crawler.extensions.workers` starts and ends: forked from the crawl's
+process (no start-up: it has every module already) or a fresh interpreter with the crawl's ``sys.path``
+that imports only what :mod:`crawler.extensions.worker_side` needs; waited for on a thread, never on the
+crawl's loop."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+from crawler.extensions import worker_side
+
+# A worker's first lines, run with the crawl's sys.path: then only what worker_side imports.
+BOOTSTRAP = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+    "from crawler.extensions.worker_side import main; main(sys.argv[2:])"
+)
+
+
+# Seconds an idle worker told to stop has before it is killed.
+STOP_SECONDS = 5.0
+
+
+def start_interpreter(fds: tuple[int, int]) -> subprocess.Popen[bytes]:
+    """A worker in a fresh interpreter with the crawl's ``sys.path``, given the descriptors ``fds``."""
+    path = json.dumps([str(entry) for entry in sys.path])
+    command = [sys.executable, "-c", BOOTSTRAP, path, *map(str, fds)]
+    return subprocess.Popen(command, pass_fds=fds, stdin=subprocess.DEVNULL)
+
+
+def fork(fds: tuple[int, int], crawl_ends: list[int]) -> Forked:
+    """A worker forked from this process, given the descriptors ``fds``; it closes its copies of
+    ``crawl_ends``. Only while this process has no other thread: a fork copies only the thread that
+    forks, so a lock another thread held would stay locked in the child."""
+    # The collector walking the crawl's objects in the child would write to each page holding one and
+    # so copy it: frozen, they are left alone (the crawl's own are unfrozen at once).
+    gc.freeze()
+    pid = os.fork()
+    if pid:
+        gc.unfreeze()
+        return Forked(pid)
+    code = 1
+    try:
+        for fd in crawl_ends:
+            os.close(fd)
+        # The crawl's signal handling is not the worker's: a signal must not wake the crawl's loop
+        # through the descriptor they share, nor run the crawl's shutdown here.
+        signal.set_wakeup_fd(-1)
+        for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(number, signal.SIG_DFL)
+        worker_side.main([str(fd) for fd in fds])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # a forked worker never returns into the crawl's code
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+class Forked:
+    """A forked worker, with what the pool asks of a ``subprocess.Popen``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._lock = threading.Lock()  # the loop polls, a stopping thread waits
+
+    def poll(self) -> int | None:
+        with self._lock:
+            if self.returncode is None:
+                try:
+                    pid, status = os.waitpid(self.pid, os.WNOHANG)
+                except ChildProcessError:  # reaped elsewhere: it is gone
+                    self.returncode = -1
+                else:
+                    if pid:
+                        self.returncode = os.waitstatus_to_exitcode(status)
+            return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+            time.sleep(0.01)
+        return code
+
+    def send_signal(self, number: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, number)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def wait_for(process: WorkerProcess) -> None:
+    """Wait for a worker to end; one told to stop that does not within a few seconds is killed."""
+    try:
+        process.wait(STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
+
+
+WorkerProcess = subprocess.Popen[bytes] | Forked
