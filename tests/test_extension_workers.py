@@ -55,6 +55,21 @@ def raise_timeout() -> None:
     raise TimeoutError("the job's own")
 
 
+def mark_then_sleep(path: str, seconds: float) -> int:
+    """Write this worker's pid to ``path`` when the job starts, then sleep."""
+    Path(path).write_text(str(os.getpid()), encoding="utf-8")
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def stop_iteration() -> None:
+    next(iter([]))
+
+
+def system_exit() -> None:
+    sys.exit(3)
+
+
 def raise_unpicklable() -> None:
     raise UnpicklableError("no way back")
 
@@ -94,7 +109,7 @@ def stall_on_chosen_pages(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> 
 
 
 def _pool_run(
-    scenario: Callable[[WorkerPool], Any], timeout: float = 30.0, **options: Any
+    scenario: Callable[[WorkerPool], Any], timeout: float = 30.0, stopped_within: float = 15.0, **options: Any
 ) -> tuple[Any, dict]:
     stats = MemoryStatsCollector(project_crawler(settings_dict={"STAGE_STATE_DIR": ""}))
     pool = WorkerPool(1, timeout, stats=stats, **options)
@@ -109,7 +124,8 @@ def _pool_run(
     try:
         return asyncio.run(main()), stats.get_stats()
     finally:
-        assert pool.wait_stopped(15)
+        # A busy worker is killed at once; an idle one ends when its socket closes.
+        assert pool.wait_stopped(stopped_within)
 
 
 MAIN_SCRIPT = """
@@ -159,6 +175,45 @@ def test_a_worker_does_not_run_the_main_module_of_the_crawl_again(tmp_path: Path
     assert marks.read_text(encoding="utf-8").split() == ["__main__"]
 
 
+FORK_SCRIPT = """
+import asyncio, os, sys
+from crawler.extensions.workers import WorkerPool
+
+held = open(sys.argv[1], "w")  # like the crawl's lock file, open before the workers start
+
+
+async def run():
+    pool = WorkerPool(1, 30.0)
+    worker = await pool.run(os.getpid)
+    here = os.readlink(f"/proc/{os.getpid()}/fd/{held.fileno()}")
+    theirs = [os.readlink(f"/proc/{worker}/fd/{fd}") for fd in os.listdir(f"/proc/{worker}/fd")]
+    same = open(f"/proc/{worker}/cmdline", "rb").read() == open("/proc/self/cmdline", "rb").read()
+    pool.close()
+    pool.wait_stopped(15)
+    print("forked" if same else "started afresh", "holds" if here in theirs else "holds not")
+
+
+asyncio.run(run())
+"""
+
+
+def test_a_forked_worker_holds_none_of_the_crawls_descriptors(tmp_path: Path) -> None:
+    """The first worker of a crawl with one thread is forked (it imports nothing), and closes what the
+    crawl had open: an orphaned worker must not keep the crawl's lock file or connections."""
+    script = tmp_path / "fork_main.py"
+    script.write_text(FORK_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "run.lock")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.split() == ["forked", "holds", "not"]
+
+
 def test_a_job_that_never_returns_times_out_and_its_worker_is_replaced() -> None:
     async def scenario(pool: WorkerPool) -> tuple[int, float, int, int]:
         first = await pool.run(os.getpid)
@@ -180,13 +235,15 @@ def test_a_job_that_never_returns_times_out_and_its_worker_is_replaced() -> None
     assert "workers/retried" not in stats
 
 
-def test_a_killed_busy_worker_is_replaced_and_its_job_tried_again() -> None:
+def test_a_killed_busy_worker_is_replaced_and_its_job_tried_again(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+
     async def scenario(pool: WorkerPool) -> tuple[int, int, int]:
-        # The first job imports this module in the worker (it has no Scrapy loaded yet), so the one that
-        # is killed is already running when the signal comes, however slow that import is.
         first = await pool.run(pid_after, 0)
-        running = pool.submit(pid_after, 1.0)
-        await asyncio.sleep(0.4)
+        running = pool.submit(mark_then_sleep, str(started), 1.0)
+        # Killed once the job runs, however slow the machine.
+        while not started.exists():
+            await asyncio.sleep(0.01)
         os.kill(first, signal.SIGKILL)
         return first, await running, await pool.run(os.getpid)
 
@@ -211,6 +268,7 @@ def test_a_worker_killed_while_idle_is_replaced(wait: float) -> None:
     assert after != first
     assert stats["workers/replaced"] == 1
     assert "workers/failed" not in stats
+    assert "workers/retried" not in stats  # the job sent to the dead worker had not started
 
 
 def test_a_job_that_kills_its_worker_each_time_fails_cleanly() -> None:
@@ -234,7 +292,8 @@ def test_a_pool_that_stops_answering_is_replaced() -> None:
         os.kill(first, signal.SIGSTOP)
         return first, await pool.run(os.getpid)
 
-    (first, after), stats = _pool_run(scenario, stall_after=2.0)
+    # A replacement is a fresh interpreter: the stall clock must leave it time to start on a busy machine.
+    (first, after), stats = _pool_run(scenario, stall_after=5.0)
     assert after != first
     assert stats["workers/replaced"] == 1
     assert "workers/retried" not in stats  # the job had not started: it was sent again as it was
@@ -269,6 +328,12 @@ def test_a_job_that_cannot_be_sent_or_answered_fails_alone() -> None:
             RuntimeError, match="exception UnpicklableError: no way back could not be sent back"
         ):
             await pool.run(raise_unpicklable)
+        # A future refuses StopIteration: the job's caller gets a RuntimeError that names it.
+        with pytest.raises(RuntimeError, match="the job raised StopIteration"):
+            await asyncio.wait_for(pool.run(stop_iteration), 10)
+        # Nor may a job's SystemExit stop the crawl's loop.
+        with pytest.raises(RuntimeError, match="the job raised SystemExit: 3"):
+            await asyncio.wait_for(pool.run(system_exit), 10)
         return first, await pool.run(os.getpid)
 
     (first, after), stats = _pool_run(scenario)
@@ -286,8 +351,9 @@ def test_workers_that_cannot_start_are_given_up_not_replaced_forever(monkeypatch
         for job in waiting:
             with pytest.raises(WorkerDied, match="3 worker processes in a row died before starting a job"):
                 await asyncio.wait_for(job, 30)
+        # Later jobs fail at once, as the waiting ones did, rather than raise where they are sent.
         with pytest.raises(WorkerDied, match="given up"):
-            pool.submit(os.getpid)
+            await pool.submit(os.getpid)
 
     _, stats = _pool_run(scenario, fork_first=False)
     assert stats["workers/died"] == stats["workers/replaced"] == 3
@@ -305,7 +371,7 @@ def test_closing_does_not_wait_for_a_stuck_worker() -> None:
             await stuck
         return took, worker
 
-    (took, worker), _ = _pool_run(scenario, timeout=600.0)
+    (took, worker), _ = _pool_run(scenario, timeout=600.0, stopped_within=2.0)
     assert took < 0.2
     # _pool_run waited for the stopping thread: the worker is gone.
     assert (

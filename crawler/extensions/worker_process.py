@@ -36,26 +36,36 @@ def start_interpreter(fds: tuple[int, int]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, pass_fds=fds, stdin=subprocess.DEVNULL)
 
 
-def fork(fds: tuple[int, int], crawl_ends: list[int]) -> Forked:
-    """A worker forked from this process, given the descriptors ``fds``; it closes its copies of
-    ``crawl_ends``. Only while this process has no other thread: a fork copies only the thread that
-    forks, so a lock another thread held would stay locked in the child."""
+def fork(fds: tuple[int, int]) -> Forked:
+    """A worker forked from this process, given the descriptors ``fds``; it closes every other one. Only
+    while this process has no other thread: a fork copies only the thread that forks, so a lock another
+    thread held would stay locked in the child."""
     # The collector walking the crawl's objects in the child would write to each page holding one and
     # so copy it: frozen, they are left alone (the crawl's own are unfrozen at once).
     gc.freeze()
-    pid = os.fork()
+    # No signal may run the crawl's handlers in the child before it has its own.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _CHILD_SIGNALS)
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        gc.unfreeze()
+        raise
     if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         gc.unfreeze()
         return Forked(pid)
     code = 1
     try:
-        for fd in crawl_ends:
-            os.close(fd)
         # The crawl's signal handling is not the worker's: a signal must not wake the crawl's loop
         # through the descriptor they share, nor run the crawl's shutdown here.
         signal.set_wakeup_fd(-1)
-        for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        for number in _CHILD_SIGNALS:
             signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        # Nothing of the crawl's stays open here (its lock file, its connections, its ends of the
+        # workers' sockets): an orphaned worker must not hold the next crawl's lock.
+        _close_all_but(fds)
         worker_side.main([str(fd) for fd in fds])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
@@ -63,6 +73,18 @@ def fork(fds: tuple[int, int], crawl_ends: list[int]) -> Forked:
         traceback.print_exc()
     finally:
         os._exit(code)
+
+
+_CHILD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+
+
+def _close_all_but(kept: tuple[int, ...]) -> None:
+    """Close every descriptor but the standard three and ``kept``."""
+    low = 3
+    for fd in sorted(kept):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
 
 
 class Forked:

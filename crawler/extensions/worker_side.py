@@ -87,13 +87,24 @@ def answer(seq: int, job: memoryview, marker: mmap.mmap, unusable: BaseException
         STARTED.pack_into(marker, TAKEN.size, time.monotonic())
         result: tuple[object, ...] = (seq, True, call(fn, args, kwargs), None)
     except BaseException as exc:  # the crawl decides what a job's failure means
-        result = (seq, False, exc, traceback.format_exc())
+        result = (seq, False, sendable_error(exc), traceback.format_exc())
+    # Sending the answer is not the job's time: a large one must not make a finished job time out.
+    STARTED.pack_into(marker, TAKEN.size, 0.0)
     try:
         return pickle.dumps(result, pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # an unpicklable value or exception
         what = "value" if result[1] else f"exception {type(result[2]).__name__}: {result[2]}"
         error = RuntimeError(f"the job's {what} could not be sent back: {exc!r}")
         return pickle.dumps((seq, False, error, result[3]), pickle.HIGHEST_PROTOCOL)
+
+
+def sendable_error(exc: BaseException) -> BaseException:
+    """``exc`` as the crawl can take it: an ``Exception`` that a future may hold. ``StopIteration`` (a
+    future refuses it) and what is not an ``Exception`` (``SystemExit``, ``KeyboardInterrupt``: it would stop
+    the crawl's loop) become a ``RuntimeError`` naming them."""
+    if isinstance(exc, Exception) and not isinstance(exc, StopIteration | StopAsyncIteration):
+        return exc
+    return RuntimeError(f"the job raised {type(exc).__name__}: {exc}")
 
 
 def _read_exactly(sock: socket.socket, size: int) -> bytearray | None:
@@ -125,7 +136,7 @@ def serve(sock: socket.socket, marker: mmap.mmap) -> None:
     try:
         warm_up(pickle.loads(init))
     except Exception as exc:  # every job is answered with it
-        unusable = exc
+        unusable = exc.with_traceback(None)
     while (job := _read_frame(sock)) is not None:
         (seq,) = JOB_SEQ.unpack_from(job)
         with memoryview(job) as view:
@@ -134,8 +145,10 @@ def serve(sock: socket.socket, marker: mmap.mmap) -> None:
 
 def main(argv: Sequence[str]) -> None:
     """A worker's entry point: ``argv`` is the socket's and the marker's file descriptors."""
-    # Ctrl-C reaches the whole process group: the crawl decides when its workers stop.
+    # Ctrl-C and a service manager's SIGTERM reach the whole process group: the crawl decides when its
+    # workers stop (it closes their sockets, or kills them).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sock = socket.socket(fileno=int(argv[0]))
     marker = mmap.mmap(int(argv[1]), MARKER_SIZE)
     try:

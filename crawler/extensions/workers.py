@@ -201,14 +201,7 @@ class WorkerPool:
             marker = mmap.mmap(backing.fileno(), worker_side.MARKER_SIZE)
             fds = (theirs.fileno(), backing.fileno())
             try:
-                if self._may_fork():
-                    # The crawl's ends of the workers' sockets must not stay open in the child: a worker
-                    # sees the crawl close its socket only once no process holds that end.
-                    process: WorkerProcess = fork(
-                        fds, [ours.fileno(), *(w.sock.fileno() for w in self._workers)]
-                    )
-                else:
-                    process = start_interpreter(fds)
+                process = fork(fds) if self._may_fork() else start_interpreter(fds)
             finally:
                 theirs.close()
         ours.setblocking(False)
@@ -239,7 +232,8 @@ class WorkerPool:
         self._queue.clear()
         for job in unanswered:
             if not job.result.done():
-                job.result.set_exception(WorkerDied(self._broken or "the worker pool was closed"))
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                    job.result.set_exception(WorkerDied(self._broken or "the worker pool was closed"))
         self._kept.clear()
 
     def _retire(self, worker: _Worker, *, kill: bool) -> None:
@@ -280,8 +274,11 @@ class WorkerPool:
     def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
         """Queue the job; the future settles on the crawl's event loop. Raises ValueError for a function of
         the main module, which a worker does not run (it never imports the crawl's main module)."""
-        if self._broken is not None:
-            raise WorkerDied(self._broken)
+        loop = asyncio.get_running_loop()
+        if self._broken is not None:  # as every job it held: the caller's failure path takes it
+            failed: asyncio.Future[T] = loop.create_future()
+            failed.set_exception(WorkerDied(self._broken))
+            return failed
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         if _in_main_module(fn):
@@ -289,7 +286,6 @@ class WorkerPool:
                 f"{getattr(fn, '__qualname__', fn)!r} is defined in the main module: a worker job must be a "
                 "function of a module a worker can import"
             )
-        loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
             self.start()
@@ -337,7 +333,11 @@ class WorkerPool:
                 del worker.outbox[:sent]
         except BlockingIOError:
             pass
-        except OSError as exc:  # the worker is gone: its socket will read as closed
+        except (BrokenPipeError, ConnectionResetError):
+            # The worker is gone. Its socket reads as closed once the answers it sent before are read:
+            # the reader replaces it then, so that a job it finished is not charged a try.
+            worker.outbox.clear()
+        except OSError as exc:
             worker.outbox.clear()
             self._lost(worker, f"its socket failed ({exc})", _DIED)
             return
@@ -403,38 +403,46 @@ class WorkerPool:
             return
         if error is None:
             job.result.set_result(value)
-        else:
+            return
+        try:
             job.result.set_exception(error)
+        except TypeError:  # StopIteration, which a future refuses
+            job.result.set_exception(RuntimeError(f"the job raised {type(error).__name__}: {error}"))
 
-    def _lost(self, worker: _Worker, why: str, cause: str) -> None:
-        """Replace ``worker``, lost for ``cause`` (``_DIED``, ``_TIMED_OUT`` or ``_STALLED``). The job it was
-        running fails (it timed out) or is tried again (it died); the jobs it had not started are sent again
-        as they were."""
+    def _lost(self, worker: _Worker, why: str, cause: str, taken: int | None = None) -> None:
+        """Replace ``worker``, lost for ``cause`` (``_DIED``, ``_TIMED_OUT`` or ``_STALLED``; ``taken``: the
+        job its marker named when that was judged). The job it was running fails (it timed out) or is
+        tried again (it died); the jobs it had not started are sent again as they were."""
         if worker not in self._workers:
             return
         self._workers.remove(worker)
-        jobs, (taken, _) = list(worker.jobs), worker.taken()
+        jobs = list(worker.jobs)
+        if taken is None:
+            taken, _ = worker.taken()
         running = jobs[0] if jobs and taken == jobs[0].seq else None
         self._retire(worker, kill=True)
         logger.warning("Replacing a worker process (pid %d): %s", worker.process.pid, why)
         self._count(STAT_REPLACED)
-        if cause == _DIED:
-            self._count(STAT_DIED)
-            self._died_unstarted = self._died_unstarted + 1 if taken == 0 else 0
-        if self._died_unstarted >= _DEATHS_BEFORE_GIVING_UP:
-            # Workers that die before starting any job cannot start at all: replacing them would loop.
-            self._queue.extendleft(reversed(jobs))
-            self._give_up(
-                f"{self._died_unstarted} worker processes in a row died before starting a job: {why}"
-            )
-            return
         self._queue.extendleft(reversed([job for job in jobs if job is not running]))
-        self._workers.append(self._spawn())
         if running is not None and cause == _TIMED_OUT:
             self._count(STAT_TIMED_OUT)
             self._fail(running, JobTimedOut(f"{running.name()} ran longer than {self.job_timeout:g} s"))
         elif running is not None:
             self._again(running, why)
+        if cause == _DIED:
+            self._count(STAT_DIED)
+            self._died_unstarted = self._died_unstarted + 1 if taken == 0 else 0
+        if self._died_unstarted >= _DEATHS_BEFORE_GIVING_UP:
+            # Workers that die before starting any job cannot start at all: replacing them would loop.
+            self._give_up(
+                f"{self._died_unstarted} worker processes in a row died before starting a job: {why}"
+            )
+            return
+        try:
+            self._workers.append(self._spawn())
+        except OSError as exc:  # no process, no descriptor left: every job waiting would wait forever
+            self._give_up(f"no worker could be started in its place ({exc})")
+            return
         self._dispatch()
 
     def _give_up(self, why: str) -> None:
@@ -473,9 +481,9 @@ class WorkerPool:
             taken, started = worker.taken()
             if taken == worker.jobs[0].seq and started:
                 if now - started > self.job_timeout:
-                    self._lost(worker, f"a job ran longer than {self.job_timeout:g} s", _TIMED_OUT)
+                    self._lost(worker, f"a job ran longer than {self.job_timeout:g} s", _TIMED_OUT, taken)
             elif now - worker.since > self.stall_after:
-                self._lost(worker, f"it took no job for {self.stall_after:g} s", _STALLED)
+                self._lost(worker, f"it took no job for {self.stall_after:g} s", _STALLED, taken)
         if self._queue or any(w.jobs for w in self._workers):
             self._watch_soon()
 
