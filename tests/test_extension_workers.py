@@ -581,3 +581,45 @@ def test_a_worker_killed_mid_crawl_is_replaced_and_nothing_is_lost(
     assert "Replacing a worker process" in stderr
     assert _records(state) == _records(without_workers.state)
     assert _cache(state) == _cache(without_workers.state)
+
+
+def test_a_crawl_stopped_by_a_second_ctrl_c_leaves_no_worker_behind(
+    replica: RunningReplica, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second Ctrl-C stops the reactor at once, without the engine's shutdown: the worker, stuck in a
+    job that would run for an hour, is stopped with it rather than outliving the crawl."""
+    truth = sorted(r["lecture_id"] for r in replica.ground_truth())
+    monkeypatch.setenv(STALL_ENV, ",".join(truth))  # every page's job stalls
+    wrapper = f"WORKER_JOB_WRAPPER={__name__}.stall_on_chosen_pages"
+    state = tmp_path / "interrupted"
+    args = crawl_args(
+        replica.base_url,
+        state,
+        "--event-id",
+        "502",
+        *_settings(1, "-s", "WORKER_JOB_TIMEOUT=600", "-s", wrapper),
+    )
+    crawl = start_command(
+        [sys.executable, "-m", "crawler.app.cli", *args],
+        cwd=tmp_path,
+        stdout=tmp_path / "crawl.out",
+        stderr=tmp_path / "crawl.err",
+    )
+    try:
+        deadline = time.monotonic() + 60
+        workers: set[int] = set()
+        while not workers and crawl.poll() is None and time.monotonic() < deadline:
+            workers = _spawned_children(crawl.pid)
+            time.sleep(0.05)
+        assert len(workers) == 1, "no worker"
+        time.sleep(2)  # the listing is read and a page's job has stalled the worker
+        crawl.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        crawl.send_signal(signal.SIGINT)
+        crawl.wait(timeout=60)
+    finally:
+        if crawl.poll() is None:
+            crawl.kill()
+            crawl.wait()
+    (worker,) = workers
+    assert not Path(f"/proc/{worker}").exists(), (tmp_path / "crawl.err").read_text()[-3000:]

@@ -510,6 +510,7 @@ class WorkerProcesses:
     def __init__(self, crawler: Crawler, pool: WorkerPool) -> None:
         self.crawler = crawler
         self.pool = pool
+        self.trigger: Any = None  # the reactor's shutdown trigger that stops the pool
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WorkerProcesses:
@@ -535,10 +536,23 @@ class WorkerProcesses:
         _set_pool(crawler, pool)
         extension = cls(crawler, pool)
         crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)
+        # A second Ctrl-C stops the reactor without stopping the engine: the workers are stopped then too
+        # (a busy one would outlive the crawl).
+        extension.trigger = _reactor().addSystemEventTrigger("before", "shutdown", pool.close)
         return extension
 
     def engine_stopped(self) -> None:
         self.pool.close()
+        if self.trigger is not None:
+            _reactor().removeSystemEventTrigger(self.trigger)
+            self.trigger = None
+
+
+def _reactor() -> Any:
+    """The installed reactor (its interface's stubs declare ``self`` and so misplace every argument)."""
+    from twisted.internet import reactor
+
+    return reactor
 
 
 def _set_pool(crawler: Crawler, pool: WorkerPool | None) -> None:
