@@ -41,7 +41,9 @@ def fork(fds: tuple[int, int]) -> Forked:
     while this process has no other thread: a fork copies only the thread that forks, so a lock another
     thread held would stay locked in the child."""
     # The collector walking the crawl's objects in the child would write to each page holding one and
-    # so copy it: frozen, they are left alone (the crawl's own are unfrozen at once).
+    # so copy it: frozen, they are left alone. They stay frozen in the crawl too (its start-up objects
+    # live to its end anyway, and its collections then skip them), and a freeze made before (a fork
+    # server's, say) is not undone: the collector has no way to thaw only what one call froze.
     gc.freeze()
     # No signal may run the crawl's handlers in the child before it has its own.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _CHILD_SIGNALS)
@@ -49,11 +51,9 @@ def fork(fds: tuple[int, int]) -> Forked:
         pid = os.fork()
     except BaseException:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        gc.unfreeze()
         raise
     if pid:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        gc.unfreeze()
         return Forked(pid)
     code = 1
     try:
