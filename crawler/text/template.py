@@ -218,7 +218,10 @@ class TemplateModel:
         model = self.sites.get(site)
         if model is None:
             return False
-        h = block_hash(block)
+        return self._templated(model, block_hash(block))
+
+    def _templated(self, model: SiteModel, h: int) -> bool:
+        """Whether the block hashed ``h`` is the template's: common on the site, and not a record's value."""
         return self._common(model, h) and not self._attached(model, h)
 
     def own_indices(
@@ -246,9 +249,6 @@ class TemplateModel:
         def other_record(i: int) -> bool:
             return hashes[i] in model.records and hashes[i] not in own
 
-        def template(i: int) -> bool:
-            return self._common(model, hashes[i]) and not self._attached(model, hashes[i])
-
         kept = [i for i in range(start, end + 1) if norm[i] and not other_record(i)]
         if anchors.abstract is None:
             lead: list[int] = []
@@ -264,7 +264,7 @@ class TemplateModel:
         for i in range(end + 1, len(norm)):
             if not norm[i]:
                 continue
-            if taken >= self.params.max_tail or template(i) or other_record(i):
+            if taken >= self.params.max_tail or self._templated(model, hashes[i]) or other_record(i):
                 break
             kept.append(i)
             taken += 1
