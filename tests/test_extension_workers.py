@@ -178,7 +178,9 @@ def test_a_worker_does_not_run_the_main_module_of_the_crawl_again(tmp_path: Path
 FORK_SCRIPT = """
 import asyncio, gc, os, sys
 from crawler.extensions.workers import WorkerPool
+from crawler.extensions.worker_side import JOB_MODULES
 
+missing = [m for m in JOB_MODULES if m not in sys.modules]
 held = open(sys.argv[1], "w")  # like the crawl's lock file, open before the workers start
 gc.freeze()  # as a fork server does before it forks the crawl
 frozen = gc.get_freeze_count()
@@ -194,6 +196,8 @@ async def run():
     pool.wait_stopped(15)
     print("forked" if same else "started afresh", "holds" if here in theirs else "holds not")
     print("kept" if gc.get_freeze_count() >= frozen else "thawed")
+    # Imported here before the fork: the worker has them without importing them again.
+    print("imported" if missing and all(m in sys.modules for m in JOB_MODULES) else "not-imported")
 
 
 asyncio.run(run())
@@ -201,9 +205,10 @@ asyncio.run(run())
 
 
 def test_a_forked_worker_holds_none_of_the_crawls_descriptors(tmp_path: Path) -> None:
-    """The first worker of a crawl with one thread is forked (it imports nothing), and closes what the
-    crawl had open: an orphaned worker must not keep the crawl's lock file or connections. The objects a
-    fork server froze before forking the crawl stay frozen in it."""
+    """The first worker of a crawl with one thread is forked (it imports nothing: the crawl imports its
+    jobs' modules first), and closes what the crawl had open: an orphaned worker must not keep the
+    crawl's lock file or connections. The objects a fork server froze before forking the crawl stay
+    frozen in it."""
     script = tmp_path / "fork_main.py"
     script.write_text(FORK_SCRIPT, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
@@ -215,7 +220,7 @@ def test_a_forked_worker_holds_none_of_the_crawls_descriptors(tmp_path: Path) ->
         timeout=120,
         check=True,
     )
-    assert done.stdout.split() == ["forked", "holds", "not", "kept"]
+    assert done.stdout.split() == ["forked", "holds", "not", "kept", "imported"]
 
 
 def test_a_job_that_never_returns_times_out_and_its_worker_is_replaced() -> None:

@@ -43,10 +43,16 @@ MARKER_SIZE = TAKEN.size + STARTED.size
 _job_wrapper: Callable[..., object] | None = None
 
 
-def warm_up(job_wrapper: Callable[..., object] | None) -> None:
-    """A worker's start: import the jobs' modules and keep the job wrapper."""
+def import_job_modules() -> None:
+    """Import the modules the jobs run: in a worker, or in the crawl before it forks one, which then
+    has them (the crawl imports them anyway, most after its workers start)."""
     for module in JOB_MODULES:
         importlib.import_module(module)
+
+
+def warm_up(job_wrapper: Callable[..., object] | None) -> None:
+    """A worker's start: import the jobs' modules and keep the job wrapper."""
+    import_job_modules()
     global _job_wrapper
     _job_wrapper = job_wrapper
 

@@ -201,7 +201,11 @@ class WorkerPool:
             marker = mmap.mmap(backing.fileno(), worker_side.MARKER_SIZE)
             fds = (theirs.fileno(), backing.fileno())
             try:
-                process = fork(fds) if self._may_fork() else start_interpreter(fds)
+                if self._may_fork():
+                    worker_side.import_job_modules()
+                    process = fork(fds)
+                else:
+                    process = start_interpreter(fds)
             finally:
                 theirs.close()
         ours.setblocking(False)
