@@ -328,22 +328,22 @@ def crawl_cost(work: Path, lectures: int, reps: int) -> Section:
             None,
         )
     )
-    # The CPU per page the target leaves the crawl beyond the bare spider's, against what reading a page
-    # alone costs (stripped of personal data and parsed, in this process: no worker, no pipeline, no
-    # stage): above 1, the target is below what the pages' reading costs, whatever runs it.
-    from bench.cleaning import reading_ms_per_page
+    # The CPU per page the target leaves the crawl beyond the bare spider's, against what a page's own work
+    # costs as pure functions in one process (stripped, parsed, cleaned, hashed, signed; no Scrapy, no
+    # worker, no files): above 1, the target is below the cost of that work, whatever runs it.
+    from bench.cleaning import page_work_ms_per_page
 
-    reading = reading_ms_per_page(len(truth))
+    work = page_work_ms_per_page(len(truth))
     allowed = (COST_CPU_TARGET - 1) * cpu_bare * 1000 / len(truth) if truth else None
     section.figures.append(
         Figure(
-            f"crawl cost: reading a lecture page alone (stripped and parsed), against the CPU per page "
-            f"the <= {COST_CPU_TARGET:.2f} target leaves beyond the bare spider",
-            reading,
+            "crawl cost: a page's own work alone (stripped, parsed, cleaned, hashed, signed; one process), "
+            f"against the CPU per page the <= {COST_CPU_TARGET:.2f} target leaves beyond the bare spider",
+            work,
             "ms/page",
             allowed,
             f"({COST_CPU_TARGET:.2f} - 1) x the bare spider's best CPU, per page",
-            _ratio(reading, allowed),
+            _ratio(work, allowed),
             "-",
             None,
         )
