@@ -200,6 +200,7 @@ class WorkerPool:
             backing.truncate(worker_side.MARKER_SIZE)
             marker = mmap.mmap(backing.fileno(), worker_side.MARKER_SIZE)
             fds = (theirs.fileno(), backing.fileno())
+            process: WorkerProcess
             try:
                 if self._may_fork():
                     worker_side.import_job_modules()
