@@ -22,7 +22,6 @@ from typing import Any
 from crawler.dedup import near
 from crawler.items import RECORD_FIELDS, LectureItem
 from crawler.pages import parse_lecture_page
-from crawler.pages.privacy import strip_page_personal_data
 from crawler.pipelines.boilerplate import TEXT_FROM_FIELDS, BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
@@ -125,23 +124,22 @@ def best_pass_ms(
 
 
 class PageWork:
-    """The work the crawl does for every lecture page it fetches, as the pure functions it is made of, in
-    one process: the page stripped of personal data (the form it is cached in), then :class:`Cleaner`
-    (parsed, normalized, boilerplate removed, hashed) and the near-duplicate signature. Left out: Scrapy,
-    the worker's messages, the cache and stage files."""
+    """What the crawl does for every lecture page it fetches beyond fetching and storing it (which strips
+    it of personal data), as the pure functions it is made of, in one process: :class:`Cleaner` (parsed,
+    normalized, boilerplate removed, hashed) and the near-duplicate signature. Left out: Scrapy, the
+    worker's messages, the stage file."""
 
     def __init__(self) -> None:
         self.clean = Cleaner()
 
     def __call__(self, page: StoredPage) -> None:
-        strip_page_personal_data(page.body)
         record = self.clean(page)
         near.keyed_signature(record.get("title"), record.get("abstract"))
 
 
 def page_work_ms_per_page(lectures: int | None = None, passes: int = 3) -> float:
     """CPU milliseconds per page of :class:`PageWork` (the fastest pass, each from a fresh one): the least
-    a crawl of these pages costs beyond fetching them, whatever runs it."""
+    a crawl of these pages costs beyond fetching and storing them, whatever runs it."""
     pages, _ = stored_pages(lectures)
     best = float("inf")
     for _ in range(passes):
