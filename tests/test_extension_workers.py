@@ -223,6 +223,62 @@ def test_a_forked_worker_holds_none_of_the_crawls_descriptors(tmp_path: Path) ->
     assert done.stdout.split() == ["forked", "holds", "not", "kept", "imported"]
 
 
+KILLED_CRAWL_SCRIPT = """
+import asyncio, os, sys, threading, time
+from crawler.extensions.workers import WorkerPool
+
+if sys.argv[1] == "started-afresh":  # a second thread: the worker is not forked
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+
+
+async def run():
+    pool = WorkerPool(1, 600.0)
+    worker = await pool.run(os.getpid)
+    pool.submit(time.sleep, 600)  # a job that outlives the crawl
+    await asyncio.sleep(0.5)
+    print(worker, flush=True)
+    await asyncio.sleep(600)
+
+
+asyncio.run(run())
+"""
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie nobody reaps has ended too)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the kernel's parent-death signal is Linux's"
+)
+@pytest.mark.parametrize("start", ["forked", "started-afresh"])
+def test_a_worker_busy_in_a_job_ends_with_a_crawl_killed_outright(tmp_path: Path, start: str) -> None:
+    """A crawl killed with SIGKILL cannot stop its workers, and a worker busy in a job does not read its
+    socket: the kernel ends it with the crawl, however it was started."""
+    script = tmp_path / "killed_crawl.py"
+    script.write_text(KILLED_CRAWL_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    crawl = subprocess.Popen([sys.executable, str(script), start], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert crawl.stdout is not None
+        worker = int(crawl.stdout.readline())
+        assert not _gone(worker), start
+        crawl.kill()
+        crawl.wait(30)
+        deadline = time.monotonic() + 15
+        while not _gone(worker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(worker), f"{start}: worker {worker} outlived its crawl"
+    finally:
+        crawl.kill()
+        crawl.wait(30)
+
+
 def test_a_job_that_never_returns_times_out_and_its_worker_is_replaced() -> None:
     async def scenario(pool: WorkerPool) -> tuple[int, float, int, int]:
         first = await pool.run(os.getpid)

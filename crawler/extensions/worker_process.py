@@ -29,10 +29,17 @@ BOOTSTRAP = (
 STOP_SECONDS = 5.0
 
 
+def _crawl_to_end_with() -> int:
+    """The crawl's process id, for a worker to end with it (see ``worker_side.end_with_crawl``); 0 when
+    the worker is started from another thread than the main one: the kernel's signal comes when the
+    thread that started the worker ends, which for another thread may be long before the crawl does."""
+    return os.getpid() if threading.current_thread() is threading.main_thread() else 0
+
+
 def start_interpreter(fds: tuple[int, int]) -> subprocess.Popen[bytes]:
     """A worker in a fresh interpreter with the crawl's ``sys.path``, given the descriptors ``fds``."""
     path = json.dumps([str(entry) for entry in sys.path])
-    command = [sys.executable, "-c", BOOTSTRAP, path, *map(str, fds)]
+    command = [sys.executable, "-c", BOOTSTRAP, path, *map(str, fds), str(_crawl_to_end_with())]
     return subprocess.Popen(command, pass_fds=fds, stdin=subprocess.DEVNULL)
 
 
@@ -45,6 +52,7 @@ def fork(fds: tuple[int, int]) -> Forked:
     # live to its end anyway, and its collections then skip them), and a freeze made before (a fork
     # server's, say) is not undone: the collector has no way to thaw only what one call froze.
     gc.freeze()
+    crawl = _crawl_to_end_with()
     # No signal may run the crawl's handlers in the child before it has its own.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _CHILD_SIGNALS)
     try:
@@ -66,7 +74,7 @@ def fork(fds: tuple[int, int]) -> Forked:
         # Nothing of the crawl's stays open here (its lock file, its connections, its ends of the
         # workers' sockets): an orphaned worker must not hold the next crawl's lock.
         _close_all_but(fds)
-        worker_side.main([str(fd) for fd in fds])
+        worker_side.main([*map(str, fds), str(crawl)])
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # a forked worker never returns into the crawl's code

@@ -14,8 +14,10 @@ even unpickle is answered with that error, so the crawl never sends it again and
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import mmap
+import os
 import pickle
 import signal
 import socket
@@ -149,12 +151,33 @@ def serve(sock: socket.socket, marker: mmap.mmap) -> None:
             sock.sendall(frame(answer(seq, view[JOB_SEQ.size :], marker, unusable)))
 
 
+# prctl(2)'s option that names the signal a process gets when the thread that started it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def end_with_crawl(crawl_pid: int) -> None:
+    """Have the kernel kill this worker when the crawl's process ends (Linux): a crawl killed outright
+    cannot stop a worker busy in a job, which would run on to the job's end. Elsewhere, or if the call
+    fails, an idle worker still ends when its socket closes. A crawl already gone ends the worker now."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != crawl_pid:  # the crawl ended before the kernel was told
+        os._exit(0)
+
+
 def main(argv: Sequence[str]) -> None:
-    """A worker's entry point: ``argv`` is the socket's and the marker's file descriptors."""
+    """A worker's entry point: ``argv`` is the socket's and the marker's file descriptors, then the
+    crawl's process id when the worker is to end with it (0: not)."""
     # Ctrl-C and a service manager's SIGTERM reach the whole process group: the crawl decides when its
     # workers stop (it closes their sockets, or kills them).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if len(argv) > 2 and int(argv[2]):
+        end_with_crawl(int(argv[2]))
     sock = socket.socket(fileno=int(argv[0]))
     marker = mmap.mmap(int(argv[1]), MARKER_SIZE)
     try:
