@@ -431,6 +431,40 @@ def test_spoken_personal_data_is_redacted_names_stay() -> None:
     assert track.redactions == 5
 
 
+def _cues(*texts: str) -> bytes:
+    """A WebVTT file of one-second cues with these texts."""
+    blocks = [f"00:00:{i:02d}.000 --> 00:00:{i + 1:02d}.000\n{text}" for i, text in enumerate(texts)]
+    return ("WEBVTT\n\n" + "\n\n".join(blocks) + "\n").encode()
+
+
+# An address written across two cues, broken anywhere: each cue alone holds none, joined they hold one
+# only if read without the joining space.
+SPLIT_ADDRESSES = [
+    (("write to jane.doe@", "example.com for slides"), ["write to [email removed]", "for slides"]),
+    (("or to john.smith", "@example.org thanks"), ["or to [email removed]", "thanks"]),
+    (("mail jane.doe@exam", "ple.com now"), ["mail [email removed]", "now"]),
+    (("mail jane.doe@example.", "co.uk now"), ["mail [email removed]", "now"]),
+]
+# Cues that join into no broken address: an address whole in one cue, with a word on the other side of
+# the boundary, stays as it was redacted; a handle and a spoken "at" are no written address.
+NOT_SPLIT = [
+    (("to j.doe@example.org", "or call"), ["to [email removed]", "or call"]),
+    (("please mail", "jane@example.org today"), ["please mail", "[email removed] today"]),
+    (("follow @acl2025", "and us"), ["follow @acl2025", "and us"]),
+    (("we met at", "example.com"), ["we met at", "example.com"]),
+]
+
+
+@pytest.mark.parametrize(("texts", "redacted"), SPLIT_ADDRESSES + NOT_SPLIT)
+def test_an_address_written_across_two_cues_is_redacted_whole(
+    texts: tuple[str, ...], redacted: list[str]
+) -> None:
+    track = parse(_cues(*texts))
+    assert [s["text"] for s in track.segments] == redacted, texts
+    assert track.text == " ".join(redacted), texts
+    assert track.redactions == sum("[email removed]" in text for text in redacted), texts
+
+
 HOSTILE_CUE_TEXTS = {
     "dashes": "-" * 200_000,
     "digits": "1" * 200_000,

@@ -62,3 +62,9 @@ def test_what_is_no_personal_data_stays(said: str) -> None:
 def test_several_in_one_text_are_counted() -> None:
     said = "mail jane dot doe at example dot com or j.doe@example.org or call 555 123 4567"
     assert redact_spoken(said) == (f"mail {EMAIL} or {EMAIL} or call {PHONE}", 3)
+
+
+def test_findings_that_overlap_are_redacted_as_one() -> None:
+    """A phone number whose last group also starts a spoken address: neither finding's remainder stays
+    (what one leaves of the other is still personal), and they count once."""
+    assert redact_spoken("call 555 123 4567 at example dot com today") == (f"call {PHONE} today", 1)

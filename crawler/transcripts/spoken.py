@@ -9,6 +9,7 @@ whole, then each segment gets its part of the result (the placeholder where the 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -77,10 +78,18 @@ def redaction_spans(text: str) -> list[Span]:
         digits = sum(c.isdigit() for c in match[0])
         if not match[0].startswith("+") or digits in _PHONE_DIGITS:
             spans.append((match.start(), match.end(), PHONE_PLACEHOLDER))
+    return _without_overlaps(spans)
+
+
+def _without_overlaps(spans: Sequence[Span]) -> list[Span]:
+    """``spans`` in order, those that overlap made one (it covers all of them, with the placeholder of
+    the first): what one finding leaves of another is no less personal."""
     kept: list[Span] = []
-    for span in sorted(spans):
-        if not kept or span[0] >= kept[-1][1]:
-            kept.append(span)
+    for start, end, placeholder in sorted(spans):
+        if kept and start < kept[-1][1]:
+            kept[-1] = (kept[-1][0], max(end, kept[-1][1]), kept[-1][2])
+        else:
+            kept.append((start, end, placeholder))
     return kept
 
 
@@ -127,12 +136,44 @@ def _applied(text: str, spans: Sequence[Span]) -> str:
     return collapse_whitespace("".join(pieces))
 
 
+def split_address_spans(joined: str, boundaries: Sequence[int]) -> list[Span]:
+    """Written addresses broken by a cue boundary, which the joining space splits (``jane.doe@`` then
+    ``example.com``): at each boundary (the index of a joining space in ``joined``), the word before it
+    and the word after it are read glued together, and an address that crosses the glue spans both
+    words. What no boundary splits is :func:`redaction_spans`' to find."""
+    spans: list[Span] = []
+    for boundary in boundaries:
+        tail_start = boundary
+        while tail_start > 0 and not joined[tail_start - 1].isspace():
+            tail_start -= 1
+        head_end = boundary + 1
+        while head_end < len(joined) and not joined[head_end].isspace():
+            head_end += 1
+        tail, head = joined[tail_start:boundary], joined[boundary + 1 : head_end]
+        if not tail or not head or ("@" not in tail and "@" not in head):
+            continue
+        # An address whole on one side is no broken one: "j.doe@example.org" then "or" reads glued as
+        # an address running into the next word, "mail" then "jane@example.org" as one running back.
+        if any(end == len(tail) for _, end in _written_email_spans(tail)):
+            continue
+        if any(start == 0 for start, _ in _written_email_spans(head)):
+            continue
+        for start, end in _written_email_spans(tail + head):
+            if start < len(tail) < end:
+                spans.append((tail_start + start, boundary + 1 + end - len(tail), EMAIL_PLACEHOLDER))
+    return spans
+
+
 def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int]:
     """The segments with personal data replaced, found on their joined text (single spaces), so data
-    said across two segments is found: the placeholder goes to the segment where it starts, the rest of
-    it leaves the next ones (a segment left empty is dropped). Returns them and how many were replaced."""
+    said across two segments is found, and so is an address written across two (see
+    :func:`split_address_spans`): the placeholder goes to the segment where it starts, the rest of it
+    leaves the next ones (a segment left empty is dropped). Returns them and how many were replaced."""
     joined = " ".join(segment.text for segment in segments)
-    spans = redaction_spans(joined)
+    boundaries = list(itertools.accumulate(len(segment.text) + 1 for segment in segments[:-1]))
+    spans = _without_overlaps(
+        [*redaction_spans(joined), *split_address_spans(joined, [b - 1 for b in boundaries])]
+    )
     if not spans:
         return list(segments), 0
     out: list[TimedText] = []
