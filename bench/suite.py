@@ -1,9 +1,10 @@
 """The benchmark suite behind ``bench/run``: every figure against a baseline measured in the same run.
 
 Sections (``--only`` picks some): ``cost`` (the project's crawl vs a bare Scrapy spider with Scrapy's stock
-filesystem HTTP cache, same pages and settings), ``throughput`` (crawler vs a fetch-only spider),
-``cleaning`` (parse and pipelines vs trafilatura on stored pages), ``quality`` (text-quality and duplicate
-figures, ``bench.quality.section`` when present), ``publish`` (``bench/bench_publish.py``, when present),
+filesystem HTTP cache, same pages and settings, and where the crawl's CPU goes), ``throughput`` (crawler
+vs a fetch-only spider), ``cleaning`` (parse and pipelines vs trafilatura on stored pages), ``quality``
+(text-quality and duplicate figures, ``bench.quality.section`` when present), ``publish``
+(``bench/bench_publish.py``, when present),
 ``scale`` (1,000 vs 10,000 lectures: CPU, wall time and peak memory), ``polite`` (default settings' request
 rate), ``recrawl`` (a second crawl through the HTTP cache) and ``anthology`` (linking 30,000 synthetic
 lectures to 30,000 synthetic Anthology papers, against reading and normalising them, and against 3,000),
@@ -252,9 +253,10 @@ def throughput(work: Path, lectures: int, reps: int) -> Section:
 
 
 def crawl_cost(work: Path, lectures: int, reps: int) -> Section:
-    """Wall time of the project's crawl against a bare Scrapy spider with Scrapy's stock filesystem HTTP
-    cache fetching the same URLs with the same settings (politeness off), each from an empty cache, in ABBA
-    order, best of ``reps`` each."""
+    """Wall and CPU time of the project's crawl against a bare Scrapy spider with Scrapy's stock filesystem
+    HTTP cache fetching the same URLs with the same settings (politeness off), each from an empty cache, in
+    ABBA order, best of ``reps`` each; a fetch-only spider through the project's own stack after each pair
+    says what fetching and storing alone cost it (see :func:`_cost_breakdown`)."""
     section = Section()
     with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
         truth = rep.ground_truth()
