@@ -444,6 +444,9 @@ SPLIT_ADDRESSES = [
     (("or to john.smith", "@example.org thanks"), ["or to [email removed]", "thanks"]),
     (("mail jane.doe@exam", "ple.com now"), ["mail [email removed]", "now"]),
     (("mail jane.doe@example.", "co.uk now"), ["mail [email removed]", "now"]),
+    (("mail jane.doe[at]", "example.com now"), ["mail [email removed]", "now"]),
+    (("mail jane.doe", "(at)example.com now"), ["mail [email removed]", "now"]),
+    (("mail jane.doe\uff20", "example.com now"), ["mail [email removed]", "now"]),
 ]
 # Cues that join into no broken address: an address whole in one cue, with a word on the other side of
 # the boundary, stays as it was redacted; a handle and a spoken "at" are no written address.

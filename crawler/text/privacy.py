@@ -320,7 +320,9 @@ def _has_u_escape(text: str) -> bool:
     return False
 
 
-def _may_hold_address(text: str) -> bool:
+def may_hold_address(text: str) -> bool:
+    """Whether ``text`` holds any form of "@" the scrubber reads (written, escaped, bracketed, wide):
+    False when :func:`scrub_emails` would change nothing."""
     return bool(_at_positions(text))
 
 
@@ -384,7 +386,7 @@ _LECTURE_SEGMENT = re.compile(r"^(\d+-)(.*)$", re.DOTALL)
 def scrub_url(url: str, placeholder: str = URL_PLACEHOLDER) -> tuple[str, int]:
     """A URL with addresses replaced piece by piece (path segments, query names and values), keeping
     the lecture id that starts a ``<id>-<slug>`` segment: the URL still names its lecture."""
-    if not _may_hold_address(url):
+    if not may_hold_address(url):
         return url, 0
     total = 0
     pieces = _URL_PIECES.split(url)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from crawler.text.normalize import collapse_whitespace
 from crawler.text.privacy import PLACEHOLDER as EMAIL_PLACEHOLDER
-from crawler.text.privacy import scrub_emails
+from crawler.text.privacy import may_hold_address, scrub_emails
 from crawler.transcripts.rolling import TimedText
 
 PHONE_PLACEHOLDER = "[phone removed]"
@@ -150,7 +150,7 @@ def split_address_spans(joined: str, boundaries: Sequence[int]) -> list[Span]:
         while head_end < len(joined) and not joined[head_end].isspace():
             head_end += 1
         tail, head = joined[tail_start:boundary], joined[boundary + 1 : head_end]
-        if not tail or not head or ("@" not in tail and "@" not in head):
+        if not tail or not head or not may_hold_address(tail + head):
             continue
         # An address whole on one side is no broken one: "j.doe@example.org" then "or" reads glued as
         # an address running into the next word, "mail" then "jane@example.org" as one running back.
@@ -170,10 +170,9 @@ def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int
     :func:`split_address_spans`): the placeholder goes to the segment where it starts, the rest of it
     leaves the next ones (a segment left empty is dropped). Returns them and how many were replaced."""
     joined = " ".join(segment.text for segment in segments)
-    boundaries = list(itertools.accumulate(len(segment.text) + 1 for segment in segments[:-1]))
-    spans = _without_overlaps(
-        [*redaction_spans(joined), *split_address_spans(joined, [b - 1 for b in boundaries])]
-    )
+    # The joining spaces: each ends a segment's text and its space.
+    spaces = [end - 1 for end in itertools.accumulate(len(segment.text) + 1 for segment in segments[:-1])]
+    spans = _without_overlaps([*redaction_spans(joined), *split_address_spans(joined, spaces)])
     if not spans:
         return list(segments), 0
     out: list[TimedText] = []
