@@ -34,6 +34,8 @@ UNDERLINE_SUBTITLES = False
 UNDERLINE_ASSET_HOSTS = ["assets.underline.io"]
 # A subtitle file past this size (on the wire or decompressed) is not read: its row has no text.
 UNDERLINE_SUBTITLE_MAX_BYTES = 2 * 1024 * 1024
+# The subtitle tracks asked and published for one lecture at the most (a track list may name any number).
+UNDERLINE_MAX_TRACKS_PER_LECTURE = 20
 # The most lecture-page requests (subtitle requests too) one crawl sends; 0: no limit. Every listing is
 # read whole; then new lectures come first, changed ones next, stale ones (revalidation) last, and the
 # rest waits for the next crawl (published from the listing, or as the last crawl staged it).

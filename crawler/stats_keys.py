@@ -259,6 +259,11 @@ SUBTITLES_REDACTED = "underline/subtitles/redacted"
 SUBTITLES_OFF_HOST = "underline/subtitles/off_host"
 SUBTITLES_WAITING = "underline/subtitles/waiting"
 SUBTITLES_CARRIED = "underline/subtitles/carried"
+# Tracks a lecture's track list named beyond UNDERLINE_MAX_TRACKS_PER_LECTURE: neither asked nor published.
+SUBTITLES_OVER_LIMIT = "underline/subtitles/over_limit"
+# Tracks whose answer was no evidence (an HTML page, robots, off the hosts, unreadable, no answer): the
+# text read before is kept.
+SUBTITLES_KEPT_UNREADABLE = "underline/subtitles/kept_unreadable"
 # Downloads of subtitle files stopped at UNDERLINE_SUBTITLE_MAX_BYTES (never held whole in memory).
 SUBTITLES_CUT_SHORT = "underline/subtitles/cut_short"
 SUBTITLES_PROBLEM_PREFIX = "underline/subtitles/problem/"

@@ -26,3 +26,21 @@ def test_a_withdrawn_lecture_is_not_gone_twice_and_comes_back_as_added() -> None
     before = [row("1", "502", "a", withdrawn=True), row("2", "502", "b")]
     after = [row("1", "502", "a"), row("2", "502", "b")]
     assert compute_changelog(before, after).as_dict() == {"added": ["1"], "changed": {}, "gone": []}
+
+
+def test_a_lecture_changed_in_its_track_list_alone_is_changed_as_the_change_file_says() -> None:
+    """One count: a field outside the content hash (the track list) that differs makes the lecture
+    changed in the run's message and report exactly as in the change file."""
+    from crawler.publish.changes import compute_changes, counts
+    from crawler.schema import content_sha256
+
+    def hashed(lecture: Lecture) -> Lecture:
+        return Lecture.from_json({**lecture.to_json(), "content_sha256": content_sha256(lecture.values())})
+
+    tracks = [{"locale": "en", "name": "English", "auto_generated": False, "url": "https://a/1.vtt"}]
+    before = [hashed(row("5", "502", "a")), hashed(row("6", "502", "b"))]
+    after = [hashed(row("5", "502", "a", subtitles=tracks)), hashed(row("6", "502", "b"))]
+    log = compute_changelog(before, after)
+    assert log.as_dict() == {"added": [], "changed": {"5": ["subtitles"]}, "gone": []}
+    assert counts(compute_changes(before, after))["changed"] == len(log.changed) == 1
+    assert log.summary() == "0 added, 1 changed, 0 gone"

@@ -95,6 +95,7 @@ def _subtitle_files(before: list[TranscriptItem]) -> SubtitleFiles:
         site_hosts=SITE,
         asset_hosts=ASSETS,
         max_bytes=1024,
+        max_tracks=20,
         callbacks=(lambda *a: None, lambda *a: None, lambda *a: None, lambda *a: None),
         previous=lambda lecture_id: before if lecture_id == "7" else [],
         logger=logging.LoggerAdapter(logging.getLogger("test"), {}),

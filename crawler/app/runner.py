@@ -30,10 +30,12 @@ def publish(
     name: str,
     state_dir: Path,
     template: Path | None = None,
+    check_built: Callable[[Path, Path], None] | None = None,
 ) -> ReleaseResult:
     """Write a checked release of ``release`` (see :func:`next_release`) to ``out_dir``, one event in
     memory at a time, with the ledger of the removals it applied (``removals.json``, in its manifest),
-    record those removals in ``state_dir`` and remember what it published."""
+    record those removals in ``state_dir`` and remember what it published. ``check_built`` judges the
+    release built aside before it is swapped in, and raises to refuse it (the gate over every table)."""
     from crawler.coverage import field_coverage
     from crawler.dedup.index import update_index
     from crawler.publish.events import PublishOptions
@@ -54,6 +56,7 @@ def publish(
             ReleaseRemovals.of(release.removals.lectures, release.redactions) if release.removals else None
         ),
         transcripts=release.transcripts,
+        check_built=check_built,
     )
     result = publish_events(release.events, out_dir, options)
     record_removals(state_dir, release.removals)
@@ -114,7 +117,7 @@ def publish_staged(
     ``DamagedFile`` for a damaged state or release file, ``AnthologyError`` for unreadable Anthology
     files."""
     from crawler.schedule.gate import GateRefused
-    from crawler.schedule.judge import judge_release, staged_statistics
+    from crawler.schedule.judge import TableChecks, judge_release, refusal, staged_statistics
     from crawler.schedule.lock import StateLock
     from crawler.state.stage import mark_refused
 
@@ -140,14 +143,21 @@ def publish_staged(
             # As `run` does: what the gate refused is no base for the next crawl's refresh.
             mark_refused(request.state_dir, judged.refusal("publish"))
             raise GateRefused(judged.verdict)
-        result = publish(
-            release,
-            provenance,
-            out_dir=request.out_dir,
-            name=request.name,
-            state_dir=request.state_dir,
-            template=request.template,
-        )
+        tables = TableChecks(release, request.thresholds, force=request.force)
+        try:
+            result = publish(
+                release,
+                provenance,
+                out_dir=request.out_dir,
+                name=request.name,
+                state_dir=request.state_dir,
+                template=request.template,
+                check_built=tables,
+            )
+        except GateRefused as refused:
+            mark_refused(request.state_dir, refusal(refused.verdict, "publish"))
+            raise
+        judged = judged.with_checks(tables.results)
         # Published, the stage is the release's: the next crawl carries from it.
         StateDir.of(request.state_dir).stage_refused.unlink(missing_ok=True)
     return Published(release, result, judged.verdict)

@@ -265,6 +265,13 @@ def parse_lecture_document(doc: Any, base_url: str | None = None) -> LectureFiel
 # -- transcripts ---------------------------------------------------------------------------------
 
 
+def is_track_list(doc: Any) -> bool:
+    """Whether an answer to the track list request is one: a JSON:API document whose ``data`` is a list
+    and that names no error. Anything else (an ``errors`` document, an HTML page, a JSON of another
+    shape) says nothing of the lecture's tracks."""
+    return isinstance(doc, Mapping) and not doc.get("errors") and isinstance(doc.get("data"), list)
+
+
 def parse_transcripts(doc: Any, base_url: str | None = None) -> list[Subtitle]:
     """The subtitle tracks of ``/api/v1/transcripts?filter[lecture_id]=<id>&include=language``, in the
     answer's order; a transcript without a usable subtitle URL is left out. Nothing raises."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -107,6 +107,9 @@ class PublishOptions:
     removals_ledger: ReleaseRemovals | None = None
     # The staged subtitle tracks (the stage index); without it, only the previous release's are carried.
     transcripts: TranscriptSource | None = None
+    # Called with the release built aside and ``out_dir`` once the build is checked, before the swap: it
+    # raises to refuse the release (the quality gate over every table), and nothing is swapped in.
+    check_built: Callable[[Path, Path], None] | None = None
 
 
 def public_provenance(value: Any) -> Any:

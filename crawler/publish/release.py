@@ -136,6 +136,8 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
             result = build_release(events, context)
             step("built", build)
             result_warnings = verify_release(build, result.row_counts, carried=result.reused_files)
+            if options.check_built is not None:
+                options.check_built(build, out_dir)
             step("checked", build)
             swap_in(build, out_dir, step)
         finally:

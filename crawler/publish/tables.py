@@ -24,6 +24,7 @@ import pyarrow as pa
 from crawler import schema
 from crawler.schema import Lecture, listing_only_extraction
 from crawler.schema import arrow as schema_arrow
+from crawler.schema.sources import RowSource
 
 Shape = Literal["same", "list", "count"]
 
@@ -43,7 +44,9 @@ class Column:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """One dataset config: its columns, its unique sort key and what a row is."""
+    """One dataset config: its columns, its unique sort key and what a row is; the request that answers
+    for its rows (``source``), the columns that carry its content (``content``) and the columns that name
+    a row (``row_key``). The carry-over between nights and the quality gate read these, never the name."""
 
     name: str
     description: str
@@ -51,12 +54,32 @@ class TableSpec:
     key: str
     # A table declared by a record of the schema of its own (``transcripts``): its types are those fields'.
     fields: tuple[schema.Field, ...] = ()
+    source: RowSource | None = None
+    content: tuple[str, ...] = ()
+    row_key: tuple[str, ...] = ()
+    # A view of another table's columns: the config whose files hold its rows (None: its own).
+    stored_in: str | None = None
 
     @classmethod
-    def of_fields(cls, name: str, description: str, fields: tuple[schema.Field, ...], key: str) -> TableSpec:
+    def of_fields(
+        cls,
+        name: str,
+        description: str,
+        fields: tuple[schema.Field, ...],
+        key: str,
+        *,
+        source: RowSource | None = None,
+        content: tuple[str, ...] = (),
+        row_key: tuple[str, ...] = (),
+    ) -> TableSpec:
         """The spec of a table whose columns are a record's ``fields`` as they are."""
         columns = tuple(Column(f.name, f.description, f.nullable, None) for f in fields)
-        return cls(name, description, columns, key, fields)
+        return cls(name, description, columns, key, fields, source, content, row_key or (key,))
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The columns that name one row of the table."""
+        return self.row_key or (self.key,)
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -117,7 +140,13 @@ LECTURES = TableSpec(
     description="One row per lecture page of the crawled events.",
     columns=tuple(Column(f.name, f.description, f.nullable, f.name) for f in schema.FIELDS),
     key=schema.SORT_KEY,
+    # A lecture leaves only on its own resource's word (a 404 or 410, or an answer saying it is gone):
+    # it is then kept, marked ``withdrawn`` (crawler.spiders.presence).
+    source=RowSource("the event's lecture listing, then the lecture's own page and API resource"),
+    content=("title", "abstract", "authors"),
 )
+# Summaries of the lectures: their rows come and go with the lectures'.
+_SUMMARY = RowSource("the lectures of this release", derived_from="lectures")
 EVENTS = TableSpec(
     name="events",
     description="One row per event, summarizing its lectures in this release.",
@@ -154,6 +183,8 @@ EVENTS = TableSpec(
         ),
     ),
     key="event_id",
+    source=_SUMMARY,
+    content=("event_name",),
 )
 SESSIONS = TableSpec(
     name="sessions",
@@ -188,6 +219,8 @@ SESSIONS = TableSpec(
         Column("ends_at", "When the session ends (UTC); null when unknown.", True, None, kind="timestamp"),
     ),
     key="session_id",
+    source=_SUMMARY,
+    content=("session_name",),
 )
 AUTHORS = TableSpec(
     name="authors",
@@ -222,6 +255,8 @@ AUTHORS = TableSpec(
         Column("lecture_count", "Number of the author's lectures in this release.", False, None, "count"),
     ),
     key="author_key",
+    source=_SUMMARY,
+    content=("name",),
 )
 SPECS: tuple[TableSpec, ...] = (LECTURES, EVENTS, SESSIONS, AUTHORS)
 SPECS_BY_NAME: dict[str, TableSpec] = {s.name: s for s in SPECS}
@@ -231,7 +266,38 @@ TRANSCRIPTS = TableSpec.of_fields(
     "One row per lecture and subtitle track: what was said in the talk, timed.",
     schema.TRANSCRIPT_FIELDS,
     key="lecture_id",
+    source=RowSource("the subtitle file the lecture's track list names (one request a track)"),
+    content=("text", "segments"),
+    row_key=("lecture_id", "subtitle_url"),
 )
+# A view of the lectures' files: each lecture's link to its paper in the ACL Anthology. Made from the
+# Anthology's files; a release built without them keeps every link it had.
+ANTHOLOGY_LINKS = TableSpec(
+    name="anthology_links",
+    description="Each lecture's link to its paper in the ACL Anthology (`lectures.anthology_*`).",
+    columns=tuple(
+        Column(f.name, f.description, f.nullable, f.name)
+        for f in schema.FIELDS
+        if f.name in ("lecture_id", "event_id", "anthology_id", "anthology_url")
+    ),
+    key="lecture_id",
+    source=RowSource("the ACL Anthology's collection files (--anthology)", problem_column=None),
+    content=("anthology_id",),
+    stored_in=LECTURES.name,
+)
+# Every release's change file, one row per lecture and release: history, never taken back.
+CHANGES = TableSpec(
+    name="changes",
+    description="What changed in each release, one row per lecture and release.",
+    columns=(
+        Column("lecture_id", "Id of the lecture that changed.", False, "lecture_id"),
+        Column("event_id", "Id of its event.", True, "event_id"),
+    ),
+    key="lecture_id",
+    source=RowSource("the diff of each release against the one before it", problem_column=None, history=True),
+)
+# Every table a release publishes, declared once: the gate and the carry-over read this list.
+DECLARED_TABLES: tuple[TableSpec, ...] = (*SPECS, TRANSCRIPTS, ANTHOLOGY_LINKS, CHANGES)
 DEFAULT_CONFIG = LECTURES.name
 # Names an event's config may not take: the tables' configs, and the name datasets gives an unnamed one.
 RESERVED_CONFIG_NAMES = frozenset([*SPECS_BY_NAME, TRANSCRIPTS.name, "default"])

@@ -43,6 +43,7 @@ from crawler.publish.tables import TRANSCRIPTS, event_directory
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Segment, Transcript, lecture_order, transcript_order
 from crawler.schema.arrow import field_arrow_type
 from crawler.schema.check import validate_record
+from crawler.schema.sources import settle_row
 from crawler.state.stage_transcripts import StagedTranscript
 
 TRANSCRIPTS_DIR = f"data/{TRANSCRIPTS.name}"
@@ -108,10 +109,19 @@ def lecture_tracks(
     redactions: Redactions = NO_REDACTIONS,
 ) -> list[Transcript]:
     """The rows of one lecture: each listed track, staged, else as the previous release held it, else
-    none; in ``transcript_order``. ``staged`` and ``previous`` are by subtitle URL."""
-    found = (staged.get(url) or previous.get(url) for url in listed_urls(lecture))
+    none; in ``transcript_order``. ``staged`` and ``previous`` are by subtitle URL. A staged row without
+    text replaces a published one only on its file's own word (:func:`crawler.schema.sources.settle_row`,
+    the rule of every declared table)."""
+    found = (_settled(staged.get(url), previous.get(url)) for url in listed_urls(lecture))
     tracks = (published_track(t, lecture, redactions) for t in found if t is not None)
     return sorted(tracks, key=transcript_order)
+
+
+def _settled(staged: Transcript | None, previous: Transcript | None) -> Transcript | None:
+    if staged is None:
+        return previous
+    assert TRANSCRIPTS.source is not None
+    return settle_row(staged, previous, content=TRANSCRIPTS.content, source=TRANSCRIPTS.source)[0]
 
 
 def track_problems(track: Transcript) -> list[str]:

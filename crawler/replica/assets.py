@@ -39,6 +39,14 @@ NOT_FOUND_XML = (
     '<?xml version="1.0" encoding="UTF-8"?>\n'
     "<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>\n"
 )
+# An assets host having a bad night, as :attr:`AssetsRouter.outage` puts it on (None: a good night):
+# every file answered with a maintenance page (200, HTML), 503, an empty WebVTT file, or 404; or a
+# robots.txt that disallows everything.
+OUTAGES = ("html", "unavailable", "empty", "gone", "disallow")
+MAINTENANCE_PAGE = (
+    "<!DOCTYPE html>\n<html><head><title>Down for maintenance</title></head>"
+    "<body><h1>We'll be back soon</h1></body></html>\n"
+)
 # What the request log calls an assets request (``kind``): apart from the main origin's kinds, so
 # counts of those stay what they were.
 KIND_ASSETS_ROBOTS = "assets_robots"
@@ -106,9 +114,25 @@ class AssetsRouter:
         }
         self._files: dict[tuple[str, bool], bytes] = {}
         self._lock = threading.Lock()
+        # One of OUTAGES while the host has a bad night (set between crawls by a test or a scenario).
+        self.outage: str | None = None
 
     def robots_txt(self) -> bytes:
+        if self.outage == "disallow":
+            return b"User-agent: *\nDisallow: /\n"
         return ASSETS_ROBOTS_TXT.encode("utf-8")
+
+    def outage_answer(self) -> Response | None:
+        """What every file gets while the host has a bad night (None: its own answer)."""
+        if self.outage == "html":
+            return Response(200, MAINTENANCE_PAGE.encode("utf-8"), "text/html; charset=utf-8")
+        if self.outage == "unavailable":
+            return Response(503, b"503 Service Unavailable\n", TEXT, [("Retry-After", "1")])
+        if self.outage == "empty":
+            return Response(200, b"WEBVTT\n\n", VTT)
+        if self.outage == "gone":
+            return Response(404, NOT_FOUND_XML.encode("utf-8"), XML)
+        return None
 
     def track(self, path: str) -> tuple[Lecture, Subtitle] | None:
         """The lecture and track whose file sits at ``path`` (None for any other path)."""
@@ -130,6 +154,9 @@ class AssetsRouter:
         path = urlsplit(target).path
         if path == "/robots.txt":
             return Response(200, self.robots_txt(), TEXT)
+        outage = self.outage_answer()
+        if outage is not None:
+            return outage
         found = self.track(path)
         if found is None or found[1].kind == KIND_NOT_FOUND:
             return Response(404, NOT_FOUND_XML.encode("utf-8"), XML)

@@ -1,8 +1,8 @@
 """What a release changes against the previous one, lecture by lecture, as the run report tells it.
 
 A view of the release's diff (:func:`crawler.publish.diff.diff_releases`): lectures added (new, or back
-on the site), changed (another content hash, with the content fields that differ) and gone (left the
-site or the dataset), among the lectures on the site.
+on the site), changed (a compared field differs, as the change file counts it: the fields named) and gone
+(left the site or the dataset), among the lectures on the site.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from crawler.publish.diff import ReleaseDiff, diff_releases
-from crawler.schema import CONTENT_FIELDS, Lecture, lecture_order
+from crawler.schema import Lecture, lecture_order
 
 
 class ChangelogEntry(TypedDict):
@@ -69,8 +69,9 @@ def changelog_of(diff: ReleaseDiff, *, retired_events: Iterable[str] = ()) -> Ch
     for change in sorted(diff.changes, key=lambda c: lecture_order(c.lecture_id)):
         if change.is_live and not change.was_live:
             log.added.append(change.lecture_id)
-        elif change.was_live and change.is_live and change.content_changed:
-            log.changed[change.lecture_id] = [name for name in change.fields if name in CONTENT_FIELDS]
+        elif change.was_live and change.is_live:
+            # Changed as the change file says it (every compared field, the track list too): one count.
+            log.changed[change.lecture_id] = [n for n in change.fields if n != "content_sha256"]
         elif change.was_live and not change.is_live and change.event_id not in retired:
             log.gone.append(change.lecture_id)
         else:

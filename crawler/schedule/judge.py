@@ -9,14 +9,22 @@ added up, or the last crawl's report when the stage keeps none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from crawler import stats_keys as keys
-from crawler.schedule.gate import GateInput, GateThresholds, GateVerdict, evaluate
+from crawler.schedule.gate import (
+    CheckResult,
+    GateInput,
+    GateRefused,
+    GateThresholds,
+    GateVerdict,
+    evaluate,
+)
 from crawler.schedule.gate_rows import GateRow, row_coverage
+from crawler.schedule.tables_gate import judge_tables, left_of
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
@@ -39,6 +47,33 @@ class Judgement:
 
     def refusal(self, command: str) -> dict[str, object]:
         return refusal(self.verdict, command)
+
+    def with_checks(self, checks: Sequence[CheckResult]) -> Judgement:
+        """This judgement with more checks' results (the tables', judged on the release built aside)."""
+        return Judgement(with_checks(self.verdict, checks), self.coverage)
+
+
+def with_checks(verdict: GateVerdict, checks: Sequence[CheckResult]) -> GateVerdict:
+    """``verdict`` with ``checks`` added: it passes when they all pass too."""
+    return GateVerdict(verdict.passed and all(c.passed for c in checks), (*verdict.checks, *checks))
+
+
+class TableChecks:
+    """The gate over every declared table (:mod:`crawler.schedule.tables_gate`), as a publish calls it on
+    the release built aside: it keeps the results, and refuses the release (``GateRefused``, nothing
+    swapped in) when one fails, unless ``force``."""
+
+    def __init__(self, release: NextRelease, thresholds: GateThresholds, *, force: bool = False) -> None:
+        self.left = left_of(release.retired_events, release.removals.lectures)
+        self.thresholds = thresholds
+        self.force = force
+        self.results: tuple[CheckResult, ...] = ()
+
+    def __call__(self, built: Path, previous: Path) -> None:
+        self.results = tuple(judge_tables(built, previous, self.thresholds, self.left))
+        verdict = GateVerdict(all(c.passed for c in self.results), self.results)
+        if not verdict.passed and not self.force:
+            raise GateRefused(verdict)
 
 
 def refusal(verdict: GateVerdict, command: str) -> dict[str, object]:

@@ -22,8 +22,8 @@ from crawler.publish.manifest import read_manifest
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig
-from crawler.schedule.gate import GateReport, GateThresholds, GateVerdict
-from crawler.schedule.judge import CoverageReport, judge_release, refusal
+from crawler.schedule.gate import GateRefused, GateReport, GateThresholds, GateVerdict
+from crawler.schedule.judge import CoverageReport, TableChecks, judge_release, refusal, with_checks
 from crawler.schedule.lock import StateLock
 from crawler.state.fsutil import read_json_file, write_json_atomic
 from crawler.state.layout import StateDir
@@ -187,7 +187,22 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
             f"nothing changed since the release in {config.out}; nothing published ({crawled.pages()})"
             + notes,
         )
-    version = _publish(config, release, staged, report, forced=force and not verdict.passed)
+    tables = TableChecks(release, config.gate, force=force)
+    try:
+        version = _publish(config, release, staged, report, tables=tables)
+    except GateRefused as tables_refused:
+        # Every table judged on the release built aside: what failed there refuses the release as the
+        # lecture checks do.
+        verdict = with_checks(verdict, tables_refused.verdict.checks)
+        report["gate"] = verdict.as_dict()
+        mark_refused(state, refusal(verdict, "run"))
+        return (
+            RunStatus.GATE_REFUSED,
+            "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
+        )
+    verdict = with_checks(verdict, tables.results)
+    report["gate"] = verdict.as_dict()
+    report["release"]["forced"] = force and not verdict.passed
     linked = f"; {release.links.line()}" if release.links is not None else ""
     return (
         RunStatus.KEPT_BACK if release.kept_back else RunStatus.PUBLISHED,
@@ -291,21 +306,23 @@ def _publish(
     staged: StagedCrawl,
     report: RunReport,
     *,
-    forced: bool,
+    tables: TableChecks | None = None,
 ) -> str:
-    """Publish the release; its version."""
+    """Publish the release, judged by the gate over every table (``tables``) before it is swapped in;
+    its version."""
     result = runner.publish(
         release,
         staged.provenance,
         out_dir=config.out,
         name=config.name or config.out.resolve().name,
         state_dir=config.state,
+        check_built=tables,
     )
     report["release"] = {
         "version": result.version,
         "out": str(config.out),
         "rows": result.row_counts,
-        "forced": forced,
+        "forced": False,
     }
     return result.version
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,13 +29,17 @@ from crawler import stats_keys as keys
 from crawler.items import LectureItem, TranscriptItem
 from crawler.json_types import JsonObject
 from crawler.pages import parse_transcripts
+from crawler.pages.api import is_track_list
+from crawler.publish.tables import TRANSCRIPTS
 from crawler.schema import Subtitle, Transcript
+from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
 from crawler.transcripts import parse_subtitle_file
 from crawler.urls import API_ACCEPT, subtitle_host_allowed, transcripts_url
 
 # The answer statuses a subtitle request's callback reads itself (the rest are failures).
 HANDLED_STATUSES = (304, 404, 410)
-GONE_STATUSES = frozenset({404, 410})
+assert TRANSCRIPTS.source is not None
+TRANSCRIPT_SOURCE: RowSource = TRANSCRIPTS.source
 # The validators a staged transcript keeps for the next revalidation, by response header.
 VALIDATOR_HEADERS = {"etag": b"ETag", "last_modified": b"Last-Modified"}
 _CONDITIONAL = {"etag": "If-None-Match", "last_modified": "If-Modified-Since"}
@@ -60,6 +64,35 @@ def failure_problem(failure: Failure) -> str:
     if isinstance(error, IgnoreRequest) and "robots.txt" in text:
         return "robots"
     return "failed"
+
+
+def bounded_tracks(tracks: Sequence[Subtitle], limit: int) -> tuple[list[Subtitle], int]:
+    """The first ``limit`` tracks with a subtitle URL (each URL once), and how many more the list named:
+    a site may hand out any number, and each is a request and a row."""
+    kept: list[Subtitle] = []
+    seen: set[str] = set()
+    over = 0
+    for track in tracks:
+        url = track.get("url")
+        if url and url in seen:
+            continue
+        if url:
+            seen.add(url)
+        if len(kept) < limit:
+            kept.append(track)
+        else:
+            over += 1
+    return kept, over
+
+
+def subtitle_answer(response: Response) -> bool:
+    """Whether an answer may be a subtitle file: not an HTML page (a maintenance or login page served
+    with 200 where a file was asked says nothing of the file)."""
+    kind = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
+    if kind in (b"text/html", b"application/xhtml+xml"):
+        return False
+    head = response.body[:512].lstrip().lower()
+    return not head.startswith((b"<!doctype html", b"<html"))
 
 
 def track_json(item: LectureItem, subtitle: Subtitle) -> JsonObject:
@@ -112,6 +145,7 @@ class SubtitleFiles:
         site_hosts: Iterable[str],
         asset_hosts: Iterable[str],
         max_bytes: int,
+        max_tracks: int,
         callbacks: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]],
         previous: Callable[[str], list[TranscriptItem]],
         logger: logging.LoggerAdapter[logging.Logger],
@@ -121,6 +155,7 @@ class SubtitleFiles:
         self.site_hosts = tuple(site_hosts)
         self.asset_hosts = tuple(asset_hosts)
         self.max_bytes = max_bytes
+        self.max_tracks = max_tracks
         self.tracks_answered, self.tracks_failure, self.answered, self.failed = callbacks
         self.previous = previous
         self.logger = logger
@@ -141,14 +176,28 @@ class SubtitleFiles:
         )
 
     def tracks(self, response: Response, item: LectureItem) -> Iterator[Any]:
-        """The lecture's track list read into ``item.subtitles``: the item, then a request for each
-        subtitle file it lists."""
+        """The lecture's track list read into ``item.subtitles`` (at most ``max_tracks`` of them, the rest
+        counted): the item, then a request for each subtitle file it lists. An answer that is no track
+        list (not JSON, an ``errors`` document, ``data`` not a list) is no evidence: the lecture keeps
+        the tracks the last stage read."""
         try:
-            item.subtitles = list(parse_transcripts(json.loads(response.text), base_url=self.api_base))
+            doc = json.loads(response.text)
         except (ValueError, AttributeError, RecursionError):
+            doc = None
+        if not is_track_list(doc):
             self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
             yield from self.kept_tracks(item)
             return
+        listed = parse_transcripts(doc, base_url=self.api_base)
+        item.subtitles, over = bounded_tracks(listed, self.max_tracks)
+        if over:
+            self.stats.inc_value(keys.SUBTITLES_OVER_LIMIT, over)
+            self.logger.warning(
+                "Lecture %s lists %d subtitle tracks: only the first %d are asked and published",
+                item.lecture_id,
+                over + self.max_tracks,
+                self.max_tracks,
+            )
         yield item
         yield from self.requests(item)
 
@@ -189,7 +238,7 @@ class SubtitleFiles:
             if not subtitle_host_allowed(url, self.site_hosts, self.asset_hosts):
                 self.stats.inc_value(keys.SUBTITLES_OFF_HOST)
                 self.logger.warning("Not fetching subtitle file %s: not on the site's or an asset host", url)
-                yield TranscriptItem(record=transcript_from(track, problem="off_host"))
+                yield self.evidence(TranscriptItem(record=transcript_from(track, problem="off_host")))
                 continue
             if self.allowance is not None and self.allowance <= 0:
                 self.stats.inc_value(keys.SUBTITLES_WAITING)
@@ -253,6 +302,9 @@ class SubtitleFiles:
         if response.status in GONE_STATUSES:
             self.stats.inc_value(keys.SUBTITLES_NOT_FOUND)
             return TranscriptItem(record=transcript_from(track, problem="not_found", fetched_at=now))
+        if not subtitle_answer(response):
+            # An HTML page (a maintenance or login page) where a file was asked: no evidence of the file.
+            return self.unreadable(track, "unparsable", now)
         parsed = parse_subtitle_file(
             response.body, auto_generated=track.get("auto_generated"), max_bytes=self.max_bytes
         )
@@ -271,7 +323,37 @@ class SubtitleFiles:
             problem=parsed.problem,
             fetched_at=now,
         )
-        return TranscriptItem(record=transcript, validators=response_validators(response))
+        found = TranscriptItem(record=transcript, validators=response_validators(response))
+        return self.evidence(found)
+
+    def evidence(self, found: TranscriptItem) -> TranscriptItem:
+        """``found``, or the last stage's row of its track when ``found`` has no text and its answer was no
+        evidence that the text is gone: the rule every declared table keeps (only the file's 404 or 410,
+        or an answer that says it is gone, takes a text away)."""
+        record = found.record
+        kept = self.kept({"lecture_id": record.lecture_id, "subtitle_url": record.subtitle_url})
+        _, was_kept = settle_row(
+            record,
+            kept.record if kept is not None else None,
+            content=TRANSCRIPTS.content,
+            source=TRANSCRIPT_SOURCE,
+        )
+        if not was_kept or kept is None:
+            return found
+        self.stats.inc_value(keys.SUBTITLES_KEPT_UNREADABLE)
+        self.logger.warning(
+            "Subtitle file %s: %s; the text read before is kept (%s)",
+            record.subtitle_url,
+            record.problem or "no text",
+            KEPT_UNREADABLE,
+        )
+        return kept
+
+    def unreadable(self, track: Mapping[str, Any], problem: str, now: datetime) -> TranscriptItem:
+        """A track whose answer was no file: its last stage's row when there is one with text, else a row
+        without text naming the ``problem``."""
+        self.stats.inc_value(keys.SUBTITLES_PROBLEM_PREFIX + problem)
+        return self.evidence(TranscriptItem(record=transcript_from(track, problem=problem, fetched_at=now)))
 
     def carried(self, lecture_id: str) -> list[TranscriptItem]:
         """The last stage's transcripts of a lecture carried without a request."""
@@ -288,21 +370,14 @@ class SubtitleFiles:
         return None
 
     def failure(self, failure: Failure) -> Iterator[TranscriptItem]:
-        """A subtitle request that brought no file: its row without text, saying why."""
+        """A subtitle request that brought no file: no evidence, so the track keeps the text the last
+        stage read; a track read for the first time gets its row without text, saying why."""
         request = getattr(failure, "request", None)
         track = request.cb_kwargs.get("track") if request is not None else None
         if not isinstance(track, Mapping):
             return
         problem = failure_problem(failure)
-        self.stats.inc_value(keys.SUBTITLES_PROBLEM_PREFIX + problem)
         if problem == "too_large":
             self.stats.inc_value(keys.SUBTITLES_CUT_SHORT)
         self.logger.warning("Subtitle file %s: %s (%s)", track.get("subtitle_url"), problem, failure.value)
-        if problem == "failed":
-            # No answer is no evidence: what the last stage read of the file stands.
-            kept = self.kept(track)
-            if kept is not None:
-                yield kept
-                return
-        found = transcript_from(track, problem=problem, fetched_at=datetime.now(UTC))
-        yield self.settled(TranscriptItem(record=found))
+        yield self.settled(self.unreadable(track, problem, datetime.now(UTC)))

@@ -226,6 +226,7 @@ class UnderlineSpider(scrapy.Spider):
             site_hosts=(host_of(self.web_base), host_of(self.api_base)),
             asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
             max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
+            max_tracks=settings.getint("UNDERLINE_MAX_TRACKS_PER_LECTURE"),
             callbacks=(
                 self.parse_transcripts,
                 self.transcripts_failed,

@@ -1,0 +1,225 @@
+"""The quality gate over every declared table: rows and content against the previous release.
+
+The lectures have checks of their own (:mod:`crawler.schedule.gate`); this one reads the declarations
+(:data:`crawler.publish.tables.DECLARED_TABLES`) and judges every table alike, whatever its name: a
+release built aside (before it is swapped in) is read from its Parquet files, a few narrow columns at a
+time, and compared with the release it would replace. For each table, whole and event by event:
+
+- its rows may not fall by more than ``max_drop`` of the previous release's (one row at least may go);
+- each content column's share of rows with a value may not fall by more than ``max_coverage_drop``.
+
+Rows that left on request (a retired event, a removed lecture) are not counted in the previous release:
+their absence is asked for. A table new in this release, or empty before, is not judged.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from crawler.coverage import ALL_EVENTS
+from crawler.publish.manifest import Manifest, read_manifest
+from crawler.publish.tables import DECLARED_TABLES, TableSpec
+from crawler.schedule.gate import CheckResult, GateThresholds
+from crawler.schema import lecture_order
+
+# The columns that tie a row to its lectures and events, by the names every table uses for them.
+LECTURE_COLUMNS = ("lecture_id", "lecture_ids")
+EVENT_COLUMNS = ("event_id", "event_ids")
+
+
+@dataclass
+class TableProfile:
+    """How many rows a table holds, and how many of them hold a value in each content column, per event
+    (``ALL_EVENTS`` for the whole table)."""
+
+    rows: Counter[str] = field(default_factory=Counter)
+    filled: dict[str, Counter[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LeftOnRequest:
+    """What the next release leaves out on request: no loss."""
+
+    lectures: frozenset[str] = frozenset()
+    events: frozenset[str] = frozenset()
+
+
+def table_files(manifest: Manifest | None, spec: TableSpec) -> list[str]:
+    """The files of a release that hold ``spec``'s rows (none when the release has none)."""
+    if manifest is None:
+        return []
+    if spec.source is not None and spec.source.history:
+        return list(manifest.get("change_files", []))
+    name = spec.stored_in or spec.name
+    config = manifest.get("configs", {}).get(name)
+    return list(config.get("files", [])) if config else []
+
+
+def filled_mask(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """True where a value is there: not null, and a string or list not empty."""
+    kind = column.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(column)), 0), False)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return pc.fill_null(pc.greater(pc.list_value_length(column), 0), False)
+    return pc.is_valid(column)
+
+
+def _left_mask(table: pa.Table, left: LeftOnRequest) -> list[bool]:
+    """Per row: whether it left on request (every lecture or every event it belongs to was asked out)."""
+    out = [False] * table.num_rows
+    for names, asked in ((LECTURE_COLUMNS, left.lectures), (EVENT_COLUMNS, left.events)):
+        if not asked:
+            continue
+        for name in names:
+            if name not in table.column_names:
+                continue
+            for row, value in enumerate(table.column(name).to_pylist()):
+                values = value if isinstance(value, list) else [value]
+                if values and all(str(v) in asked for v in values):
+                    out[row] = True
+    return out
+
+
+def _events_of(table: pa.Table) -> list[str] | None:
+    if "event_id" not in table.column_names:
+        return None
+    return [str(v or "") for v in table.column("event_id").to_pylist()]
+
+
+def profile_table(root: Path, paths: Sequence[str], spec: TableSpec, left: LeftOnRequest) -> TableProfile:
+    """The profile of ``spec``'s rows in ``paths`` under ``root``, read a file at a time (the rows that
+    left on request not counted)."""
+    profile = TableProfile(filled={name: Counter() for name in spec.content})
+    for path in paths:
+        available = set(pq.read_schema(root / path).names)
+        tied = [n for n in (*LECTURE_COLUMNS, *EVENT_COLUMNS) if n in available]
+        content = [n for n in spec.content if n in available]
+        table = pq.read_table(root / path, columns=list(dict.fromkeys([*tied, *content])))
+        gone = _left_mask(table, left)
+        events = _events_of(table) or [ALL_EVENTS] * table.num_rows
+        masks = {name: filled_mask(table.column(name)).to_pylist() for name in content}
+        for row in range(table.num_rows):
+            if gone[row]:
+                continue
+            for event in {ALL_EVENTS, events[row]}:
+                profile.rows[event] += 1
+                for name, mask in masks.items():
+                    profile.filled[name][event] += bool(mask[row])
+    return profile
+
+
+def profile_release(root: Path | None, left: LeftOnRequest = LeftOnRequest()) -> dict[str, TableProfile]:
+    """Every declared table's profile in the release in ``root`` (none when there is no release)."""
+    manifest = read_manifest(root) if root is not None and root.is_dir() else None
+    if root is None or manifest is None:
+        return {}
+    return {
+        spec.name: profile_table(root, table_files(manifest, spec), spec, left) for spec in DECLARED_TABLES
+    }
+
+
+def _few_lost(lost: int, before: int, share: float) -> bool:
+    """Within ``share`` of ``before``, allowing one at least (a small table is not refused for one row)."""
+    return lost <= max(1.0, share * before + 1e-9)
+
+
+def _where(event: str) -> str:
+    return "" if event == ALL_EVENTS else f" of event {event}"
+
+
+def _checks_of(
+    spec: TableSpec, now: TableProfile, then: TableProfile, t: GateThresholds
+) -> Iterator[CheckResult]:
+    events = sorted(then.rows, key=lambda e: (e != ALL_EVENTS, lecture_order(e)))
+    for event in events:
+        before, after = then.rows[event], now.rows[event]
+        if not before:
+            continue
+        lost = max(0, before - after)
+        yield CheckResult(
+            f"table:{spec.name}:rows" + (f":{event}" if event != ALL_EVENTS else ""),
+            _few_lost(lost, before, t.max_drop),
+            round(lost / before, 4),
+            t.max_drop,
+            f"`{spec.name}`{_where(event)}: {after} rows against {before} in the previous release"
+            f" ({lost} lost; at most {t.max_drop:.0%}, or one row)",
+            event=None if event == ALL_EVENTS else event,
+        )
+        for name in spec.content:
+            had = then.filled[name][event]
+            if not had:
+                continue
+            share_then, share_now = had / before, now.filled[name][event] / after if after else 0.0
+            fell = share_then - share_now
+            lost_values = max(0, had - now.filled[name][event])
+            yield CheckResult(
+                f"table:{spec.name}:{name}" + (f":{event}" if event != ALL_EVENTS else ""),
+                fell <= t.max_coverage_drop + 1e-9 or lost_values <= 1,
+                round(share_now, 4),
+                round(share_then - t.max_coverage_drop, 4),
+                f"`{spec.name}.{name}`{_where(event)}: {share_now:.1%} of rows hold a value against"
+                f" {share_then:.1%} in the previous release (at most {t.max_coverage_drop:.0%} points lost)",
+                event=None if event == ALL_EVENTS else event,
+                field=name,
+                previous=round(share_then, 4),
+            )
+
+
+def judge_tables(
+    built: Path, previous: Path | None, thresholds: GateThresholds, left: LeftOnRequest = LeftOnRequest()
+) -> list[CheckResult]:
+    """The gate's checks of every declared table of the release built in ``built`` against the release in
+    ``previous``: the failed ones each, and one passing result per table that holds. The lectures' own
+    rows and fields are the lecture checks' (:mod:`crawler.schedule.gate`); here they are judged again
+    as a table like the others, which costs little and keeps the rule one for all."""
+    then = profile_release(previous, left)
+    if not then:
+        return []
+    now = profile_release(built)
+    results: list[CheckResult] = []
+    for spec in DECLARED_TABLES:
+        if spec.name not in then or not then[spec.name].rows[ALL_EVENTS]:
+            continue
+        checks = list(_checks_of(spec, now[spec.name], then[spec.name], thresholds))
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            results.extend(failed)
+            continue
+        rows = now[spec.name].rows[ALL_EVENTS]
+        results.append(
+            CheckResult(
+                f"table:{spec.name}",
+                True,
+                float(rows),
+                thresholds.max_drop,
+                f"`{spec.name}` holds its rows and content ({rows} rows"
+                + (f"; {', '.join(spec.content)} kept" if spec.content else "")
+                + ")",
+            )
+        )
+    return results
+
+
+TableJudge = Callable[[Path, Path], Sequence[CheckResult]]
+
+
+def table_judge(thresholds: GateThresholds, left: LeftOnRequest) -> TableJudge:
+    """The table checks as a publish calls them, on the release built aside and the one it replaces."""
+
+    def judge(built: Path, previous: Path) -> Sequence[CheckResult]:
+        return judge_tables(built, previous, thresholds, left)
+
+    return judge
+
+
+def left_of(retired: Mapping[str, int], removed: Sequence[str]) -> LeftOnRequest:
+    """What a release leaves out on request: its retired events and removed lectures."""
+    return LeftOnRequest(frozenset(str(i) for i in removed), frozenset(str(e) for e in retired))

@@ -1,0 +1,238 @@
+"""The rules every published table keeps, walked over the declarations (``DECLARED_TABLES``):
+
+- each table is declared with a source, and the source is one a night can break here;
+- a night on which that source answers with no evidence (an HTML page, 503, a robots refusal, an empty
+  file) keeps every row and every content value the release published;
+- the source's own 404 takes the content away (a release that loses that much is refused by the gate,
+  exit 4, and published with ``--force``);
+- the gate judges every table: a table that loses rows or content is refused even when every lecture
+  is fine.
+
+The nights run ``eventcrawl run`` against the replica over HTTP on loopback; one healthy first night,
+then each bad night from a copy of its state and release (the replica keeps its ports: lecture URLs and
+subtitle URLs hold them).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from crawler.coverage import ALL_EVENTS
+from crawler.publish.events import GroupedEvents, PublishOptions
+from crawler.publish.manifest import read_manifest
+from crawler.publish.records import lecture_rows
+from crawler.publish.release import publish_events, publish_release
+from crawler.publish.tables import DECLARED_TABLES, TableSpec
+from crawler.replica.assets import OUTAGES
+from crawler.replica.layout import build_site, load_records
+from crawler.replica.server import ReplicaServer
+from crawler.schedule.gate import GateRefused, GateThresholds, GateVerdict
+from crawler.schedule.tables_gate import LeftOnRequest, TableProfile, judge_tables, profile_release
+from crawler.schema.sources import RowSource
+from tests.support.commands import eventcrawl
+from tests.support.process import loopback_crawl_args
+
+LECTURES = 60
+
+
+@dataclass
+class Night:
+    code: int
+    stderr: str
+    work: Path
+
+    @property
+    def out(self) -> Path:
+        return self.work / "out"
+
+    def profiles(self) -> dict[str, TableProfile]:
+        return profile_release(self.out)
+
+    def transcripts(self) -> dict[tuple[str, str], dict[str, Any]]:
+        rows = pq.read_table(self.out / "data" / "transcripts").to_pylist()
+        return {(r["lecture_id"], r["subtitle_url"]): r for r in rows}
+
+    def report(self) -> dict[str, Any]:
+        return json.loads((self.work / "state" / "run-report.json").read_text(encoding="utf-8"))
+
+
+def run_night(server: ReplicaServer, work: Path, *extra: str) -> Night:
+    result = eventcrawl(
+        "run", "--web-base", server.base_url, "--api-base", server.base_url,
+        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "talks", "--subtitles",
+        *loopback_crawl_args(), "-s", "PROGRESS_ENABLED=False", *extra,
+        timeout=300,
+    )  # fmt: skip
+    return Night(result.returncode, result.stderr[-3000:], work)
+
+
+class Nights:
+    """A first night's state and release, and bad nights each run on a copy of them."""
+
+    def __init__(self, server: ReplicaServer, root: Path) -> None:
+        self.server = server
+        self.root = root
+        self.first = run_night(server, root / "first")
+        assert self.first.code == 0, self.first.stderr
+        self._done: dict[tuple[str, ...], Night] = {}
+
+    def after(self, outage: str | None, *extra: str) -> Night:
+        """The night after the first one, the assets host having ``outage`` (every lecture page asked
+        again, so that every subtitle file is asked again)."""
+        key = (str(outage), *extra)
+        if key not in self._done:
+            work = self.root / "-".join(k.strip("-").replace("=", "_") for k in key)
+            shutil.copytree(self.first.work, work)
+            self.server.assets_router.outage = outage
+            try:
+                self._done[key] = run_night(self.server, work, "-s", "UNDERLINE_REFRESH=False", *extra)
+            finally:
+                self.server.assets_router.outage = None
+        return self._done[key]
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = tmp_path_factory.mktemp("table-rules")
+    with ReplicaServer(build_site(load_records()[:LECTURES])) as server:
+        yield Nights(server, root)
+
+
+# How a night breaks each kind of source with no evidence, and with its own 404: (outage, extra args).
+Breakage = tuple[Callable[[Nights], Night], Callable[[Nights], Night]]
+
+
+def _kept(table: str, before: TableProfile, after: TableProfile) -> None:
+    assert after.rows[ALL_EVENTS] == before.rows[ALL_EVENTS], table
+    for name, filled in before.filled.items():
+        assert after.filled[name][ALL_EVENTS] == filled[ALL_EVENTS], f"{table}.{name}"
+
+
+def _source_of(spec: TableSpec) -> RowSource:
+    by_name = {s.name: s for s in DECLARED_TABLES}
+    source = spec.source
+    assert source is not None, f"table {spec.name} is declared without a source"
+    while source.derived_from is not None:
+        parent = by_name[source.derived_from].source
+        assert parent is not None, f"table {source.derived_from} is declared without a source"
+        source = parent
+    return source
+
+
+# The requests a night here can break, by what the declarations call them. A source declared with a
+# request no night breaks fails the walk: the rules would reach it untested.
+BREAKABLE = {
+    "the event's lecture listing, then the lecture's own page and API resource": "page",
+    "the subtitle file the lecture's track list names (one request a track)": "subtitle",
+    "the ACL Anthology's collection files (--anthology)": "anthology",
+    "the diff of each release against the one before it": "history",
+}
+
+
+@pytest.mark.parametrize("spec", DECLARED_TABLES, ids=lambda s: s.name)
+@pytest.mark.parametrize("outage", ["html", "unavailable", "disallow", "empty"])
+def test_an_answer_that_is_no_evidence_keeps_every_table_as_published(
+    nights: Nights, spec: TableSpec, outage: str
+) -> None:
+    source = _source_of(spec)
+    assert source.request in BREAKABLE, f"no night here breaks the source of {spec.name}: {source.request}"
+    night = nights.after(outage)
+    assert night.code in (0, 3), night.stderr
+    before, after = nights.first.profiles(), night.profiles()
+    _kept(spec.name, before[spec.name], after[spec.name])
+
+
+def test_every_transcript_text_is_kept_word_for_word(nights: Nights) -> None:
+    """Not only the counts: each track's text and segments are night 1's."""
+    first = nights.first.transcripts()
+    assert sum(1 for r in first.values() if r["text"]) >= 5
+    for outage in ("html", "unavailable", "disallow", "empty"):
+        night = nights.after(outage)
+        kept = night.transcripts()
+        assert {k: (r["text"], r["segments"]) for k, r in kept.items()} == {
+            k: (r["text"], r["segments"]) for k, r in first.items()
+        }, outage
+        stats = night.report()["crawl"]["stats"]
+        if outage != "disallow":
+            assert stats.get("underline/subtitles/kept_unreadable", 0) >= 5, outage
+
+
+def test_the_outages_are_what_a_bad_night_serves() -> None:
+    assert set(OUTAGES) >= {"html", "unavailable", "disallow", "empty", "gone"}
+
+
+def test_a_real_404_takes_the_texts_away_and_the_gate_asks_for_force(nights: Nights) -> None:
+    first = nights.first.transcripts()
+    refused = nights.after("gone")
+    # Every text lost at once: the gate over the tables refuses, the release stands.
+    assert refused.code == 4, refused.stderr
+    assert refused.transcripts() == first
+    failed = [c["name"] for c in refused.report()["gate"]["checks"] if not c["passed"]]
+    assert "table:transcripts:text" in failed
+    assert read_manifest(refused.out) == read_manifest(nights.first.out)
+    forced = nights.after("gone", "--force")
+    assert forced.code == 0, forced.stderr
+    rows = forced.transcripts()
+    assert set(rows) == set(first)
+    assert all(r["text"] is None and r["problem"] == "not_found" for r in rows.values())
+
+
+def test_a_table_declared_without_a_source_fails_the_walk() -> None:
+    orphan = TableSpec("orphans", "A table nobody answers for.", (), "lecture_id")
+    with pytest.raises(AssertionError, match="declared without a source"):
+        _source_of(orphan)
+    unknown = TableSpec("rumours", "", (), "lecture_id", source=RowSource("what someone said"))
+    assert _source_of(unknown).request not in BREAKABLE
+
+
+def _published_lectures(out: Path) -> list[dict[str, Any]]:
+    return pq.read_table(out / "data" / "lectures").to_pylist()
+
+
+def test_the_gate_refuses_a_release_that_loses_authors_and_leaves_the_release_untouched(
+    nights: Nights, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    records = _published_lectures(nights.first.out)
+    publish_release(records, out, name="talks", provenance={"crawl_date": "2026-12-01"})
+    before = read_manifest(out)
+    assert before is not None
+    authors = before["row_counts"]["authors"]
+    # The same lectures, each with its first author only: every lecture keeps a title, an abstract and
+    # authors (the lecture checks would pass), but most rows of the authors table are gone.
+    fewer = [{**r, "authors": r["authors"][:1]} for r in records]
+    found: list[list[str]] = []
+
+    def check(built: Path, previous: Path) -> None:
+        results = judge_tables(built, previous, GateThresholds())
+        found.append([c.name for c in results if not c.passed])
+        if found[-1]:
+            raise GateRefused(GateVerdict(False, tuple(results)))
+
+    options = PublishOptions("talks", {"crawl_date": "2026-12-02"}, check_built=check)
+    with pytest.raises(GateRefused):
+        publish_events(GroupedEvents(lecture_rows(fewer), validated=True), out, options)
+    assert found == [["table:authors:rows", "table:authors:rows:502"]] or "table:authors:rows" in found[0]
+    assert read_manifest(out) == before
+    # The same lectures with every author kept pass the same check, and are published.
+    publish_events(GroupedEvents(lecture_rows(records), validated=True), out, options)
+    assert found[1] == []
+    assert authors == read_manifest(out)["row_counts"]["authors"]  # type: ignore[index]
+
+
+def test_every_declared_table_is_profiled_and_judged(nights: Nights) -> None:
+    profiles = nights.first.profiles()
+    assert set(profiles) == {s.name for s in DECLARED_TABLES}
+    results = judge_tables(nights.first.out, nights.first.out, GateThresholds(), LeftOnRequest())
+    assert {r.name for r in results} == {
+        f"table:{s.name}" for s in DECLARED_TABLES if profiles[s.name].rows[ALL_EVENTS]
+    }
+    assert all(r.passed for r in results)
