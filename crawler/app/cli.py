@@ -44,6 +44,7 @@ from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
 from crawler.sitetools import events as catalogue
 from crawler.sitetools.check import RecordError, SiteArguments, check_site, record_site
+from crawler.sitetools.safe_text import terminal_text
 from crawler.state.fsutil import DamagedFile
 from crawler.state.layout import StateDir
 from crawler.state.paths import (
@@ -368,7 +369,8 @@ def cmd_events(args: argparse.Namespace) -> int:
             progress=_events_progress,
         )
     except catalogue.CatalogueError as exc:
-        print(f"eventcrawl: {exc}", file=sys.stderr)
+        # The message may quote the site (a content type, a page's error): shown as the names are.
+        print(f"eventcrawl: {terminal_text(str(exc))}", file=sys.stderr)
         return 1
     found = catalogue.matching(answer.catalogue.events, args.match)
     read = answer.catalogue
@@ -379,7 +381,7 @@ def cmd_events(args: argparse.Namespace) -> int:
         print(json.dumps(shown, ensure_ascii=False, indent=2))
         return 0
     for note in read.notes:
-        print(f"eventcrawl: {note}", file=sys.stderr)
+        print(f"eventcrawl: {terminal_text(note)}", file=sys.stderr)
     for line in catalogue.render_table(found):
         print(line)
     how = "kept in" if not answer.from_cache else "from"

@@ -5,7 +5,9 @@ request at a time at the crawl's pace, after asking robots.txt of the API's orig
 answers from ``<state>/events.json`` while it is younger than ``max_age_hours`` and reads the site
 again otherwise. A listing that fails, is not JSON or does not end raises :class:`CatalogueError`
 and leaves the kept file as it was. Only event ids, names, dates, places and lecture counts are
-kept: the listing asks for no profiles, and no text kept carries an e-mail address.
+kept: the listing asks for no profiles, and every text kept or shown passes
+:mod:`crawler.sitetools.safe_text` (no personal data; no control or bidirectional character kept, none
+printed but as a visible escape).
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from crawler.pages.catalogue import (
     summarize_events,
 )
 from crawler.sitetools.fetcher import Answer, Fetch, PoliteFetcher, fetch_url
+from crawler.sitetools.safe_text import kept_text, terminal_text
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
-from crawler.text.privacy import scrub_emails
 from crawler.urls import API_ACCEPT, library_listing_url, without_credentials
 
 FORMAT = 1
@@ -89,13 +91,19 @@ def _iso(day: date | None) -> str | None:
     return day.isoformat() if day is not None else None
 
 
+def _kept_label(text: str | None) -> str | None:
+    return (kept_text(text) or None) if text is not None else None
+
+
 def event_row(event: EventSummary) -> EventRow:
+    """An event as the kept file (and ``--json``) holds it: its name and place as :func:`kept_text`
+    keeps them."""
     return EventRow(
         id=event.event_id,
-        name=event.name,
+        name=_kept_label(event.name),
         start_date=_iso(event.start_date),
         end_date=_iso(event.end_date),
-        location=event.location,
+        location=_kept_label(event.location),
         lectures=event.lectures,
     )
 
@@ -109,7 +117,7 @@ def catalogue_json(catalogue: Catalogue) -> dict[str, object]:
         "pages": catalogue.pages,
         "lectures": catalogue.lectures,
         "total_count": catalogue.total_count,
-        "notes": [scrub_emails(n)[0] for n in catalogue.notes],
+        "notes": [kept_text(n) for n in catalogue.notes],
         "events": [event_row(e) for e in catalogue.events],
     }
 
@@ -417,25 +425,27 @@ def events(
 
 
 def matching(found: Iterable[EventSummary], texts: Sequence[str]) -> list[EventSummary]:
-    """The events whose name holds one of ``texts`` (case-insensitive) or whose id is one of them;
-    every event when ``texts`` is empty."""
+    """The events whose name (as the kept file holds it) holds one of ``texts`` (case-insensitive) or
+    whose id is one of them; every event when ``texts`` is empty."""
     wanted = [t.strip().casefold() for t in texts if t.strip()]
     if not wanted:
         return list(found)
-    return [
-        e
-        for e in found
-        if any(w == e.event_id or (e.name is not None and w in e.name.casefold()) for w in wanted)
-    ]
+    out = []
+    for event in found:
+        name = (_kept_label(event.name) or "").casefold()
+        if any(w == event.event_id or w in name for w in wanted):
+            out.append(event)
+    return out
 
 
 def render_table(found: Sequence[EventSummary]) -> list[str]:
-    """``id  name  start  end  lectures``, one line an event, columns aligned."""
+    """``id  name  start  end  lectures``, one line an event, columns aligned; names as
+    :func:`terminal_text` shows them."""
     rows = [("id", "name", "start", "end", "lectures")]
     rows += [
         (
             e.event_id,
-            e.name or "(no name)",
+            terminal_text(e.name) if e.name else "(no name)",
             _iso(e.start_date) or "-",
             _iso(e.end_date) or "-",
             str(e.lectures),
