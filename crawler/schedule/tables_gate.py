@@ -62,8 +62,8 @@ def table_files(manifest: Manifest | None, spec: TableSpec) -> list[str]:
     return list(config.get("files", [])) if config else []
 
 
-def filled_mask(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """True where a value is there: not null, and a string or list not empty."""
+def filled_mask(column: pa.Array) -> pa.Array:
+    """True where a value is there: not null, and a string or list not empty (blank text is none)."""
     kind = column.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return pc.fill_null(pc.greater(pc.utf8_length(pc.utf8_trim_whitespace(column)), 0), False)
@@ -72,47 +72,50 @@ def filled_mask(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.is_valid(column)
 
 
-def _left_mask(table: pa.Table, left: LeftOnRequest) -> list[bool]:
+def _left_mask(batch: pa.RecordBatch, left: LeftOnRequest) -> list[bool]:
     """Per row: whether it left on request (every lecture or every event it belongs to was asked out)."""
-    out = [False] * table.num_rows
+    out = [False] * batch.num_rows
     for names, asked in ((LECTURE_COLUMNS, left.lectures), (EVENT_COLUMNS, left.events)):
         if not asked:
             continue
         for name in names:
-            if name not in table.column_names:
+            if name not in batch.schema.names:
                 continue
-            for row, value in enumerate(table.column(name).to_pylist()):
+            for row, value in enumerate(batch.column(name).to_pylist()):
                 values = value if isinstance(value, list) else [value]
                 if values and all(str(v) in asked for v in values):
                     out[row] = True
     return out
 
 
-def _events_of(table: pa.Table) -> list[str] | None:
-    if "event_id" not in table.column_names:
-        return None
-    return [str(v or "") for v in table.column("event_id").to_pylist()]
+# Rows read at once: a table's content columns (a transcript's text) are read a batch at a time.
+PROFILE_BATCH_ROWS = 2048
 
 
 def profile_table(root: Path, paths: Sequence[str], spec: TableSpec, left: LeftOnRequest) -> TableProfile:
-    """The profile of ``spec``'s rows in ``paths`` under ``root``, read a file at a time (the rows that
-    left on request not counted)."""
+    """The profile of ``spec``'s rows in ``paths`` under ``root``, read a batch of rows at a time (the
+    rows that left on request not counted)."""
     profile = TableProfile(filled={name: Counter() for name in spec.content})
     for path in paths:
-        available = set(pq.read_schema(root / path).names)
+        reader = pq.ParquetFile(root / path)
+        available = set(reader.schema_arrow.names)
         tied = [n for n in (*LECTURE_COLUMNS, *EVENT_COLUMNS) if n in available]
         content = [n for n in spec.content if n in available]
-        table = pq.read_table(root / path, columns=list(dict.fromkeys([*tied, *content])))
-        gone = _left_mask(table, left)
-        events = _events_of(table) or [ALL_EVENTS] * table.num_rows
-        masks = {name: filled_mask(table.column(name)).to_pylist() for name in content}
-        for row in range(table.num_rows):
-            if gone[row]:
-                continue
-            for event in {ALL_EVENTS, events[row]}:
-                profile.rows[event] += 1
-                for name, mask in masks.items():
-                    profile.filled[name][event] += bool(mask[row])
+        columns = list(dict.fromkeys([*tied, *content]))
+        for batch in reader.iter_batches(batch_size=PROFILE_BATCH_ROWS, columns=columns):
+            gone = _left_mask(batch, left)
+            if "event_id" in batch.schema.names:
+                events = [str(v or "") for v in batch.column("event_id").to_pylist()]
+            else:
+                events = [ALL_EVENTS] * batch.num_rows
+            masks = {name: filled_mask(batch.column(name)).to_pylist() for name in content}
+            for row in range(batch.num_rows):
+                if gone[row]:
+                    continue
+                for event in {ALL_EVENTS, events[row]}:
+                    profile.rows[event] += 1
+                    for name, mask in masks.items():
+                        profile.filled[name][event] += bool(mask[row])
     return profile
 
 
