@@ -25,7 +25,8 @@ A lecture that knows its event (:class:`~crawler.anthology.timing.EventTime`) is
 of its time (:func:`~crawler.anthology.timing.paper_in_time`): a paper published after the event, or a
 journal paper from before the 12 months before it, is refused however well it matches (a *near miss*,
 kept in :attr:`Match.refused` when its evidence alone was clear), and the event's own volumes come first:
-when the best of them is clear, the lecture is decided among them alone, whatever another venue holds.
+when the best of them is clear and no other paper of the time scores ``MARGIN`` above it, the lecture is
+decided among them alone (a copy in another venue is no near tie).
 """
 
 from __future__ import annotations
@@ -362,12 +363,20 @@ def clear(scores: Scores) -> str:
 
 def decide(key: str, ranked: Sequence[Candidate]) -> Match:
     """The outcome for one lecture from its candidates, best first: among the event's own volumes when
-    the best of them is clear, else among every paper of the lecture's time; papers refused for their
-    date never, those whose evidence was clear kept as near misses."""
+    the best of them is clear and no other paper of the lecture's time scores ``MARGIN`` above it, else
+    among every paper of its time; papers refused for their date never, those whose evidence was clear
+    kept as near misses."""
     refused = tuple(c for c in ranked if tier(c.verdict) == REFUSED and not clear(c.scores))
     taken = [c for c in ranked if tier(c.verdict) != REFUSED]
     own = [c for c in taken if tier(c.verdict) == OWN]
-    group = own if own and not clear(own[0].scores) else taken
+    other = next((c for c in taken if tier(c.verdict) == IN_TIME), None)
+    # The event's own paper wins a near tie with another venue's, not a clear defeat.
+    first = (
+        bool(own)
+        and not clear(own[0].scores)
+        and (other is None or other.scores.score - own[0].scores.score < MARGIN)
+    )
+    group = own if first else taken
     if not group:
         why = f"{refused[0].anthology_id} {refused[0].verdict.reason}" if refused else "no candidate"
         return Match(key, "unmatched", reason=why, refused=refused)
@@ -375,6 +384,9 @@ def decide(key: str, ranked: Sequence[Candidate]) -> Match:
     runner_up = group[1] if len(group) > 1 else None
     why = clear(best.scores)
     if why:
+        # A paper that matched but was refused for its date says more than a weak one of the time.
+        if refused:
+            why = f"{refused[0].anthology_id} {refused[0].verdict.reason}"
         return Match(key, "unmatched", best, runner_up, why, refused)
     if runner_up is not None and best.scores.score - runner_up.scores.score < MARGIN:
         return Match(
