@@ -136,7 +136,9 @@ def test_a_talk_of_the_year_before_gets_no_later_paper(published: dict[str, Any]
     for lecture_id in refused_talks(published["after"]):
         row = rows[lecture_id]
         assert (row["event_name"], row["held_at"].year) == ("EMNLP 2024", 2024), f"{row=}"
-        assert (row["anthology_id"], row["anthology_url"], row["anthology_match"]) == (None, None, None)
+        assert (row["anthology_id"], row["anthology_url"], row["anthology_match"]) == (None, None, None), (
+            f"{row=}"
+        )
 
 
 def test_links_do_not_change_the_hash_of_lectures_without_a_paper(published: dict[str, Any]) -> None:
