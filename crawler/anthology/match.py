@@ -141,6 +141,7 @@ OWN, IN_TIME, REFUSED = 0, 1, 2
 
 
 def tier(verdict: Verdict) -> int:
+    """The tier a paper with this verdict on the lecture's time is looked at in."""
     if verdict.own_event:
         return OWN
     return IN_TIME if verdict.taken else REFUSED
