@@ -1,5 +1,8 @@
 """Replica -> crawl -> publish with ``--anthology``: exact links in the Parquet, ``anthology-links.csv``,
-the card's linked share per event, and a change of the Anthology's files seen in the change files."""
+the card's linked share per event, and a change of the Anthology's files seen in the change files.
+
+The replica gives a quarter of its EMNLP 2025 papers' talks to EMNLP 2024 (held November 2024): those
+talks cannot present a paper published a year later, so they get none, and each is a near miss."""
 
 from __future__ import annotations
 
@@ -42,6 +45,26 @@ def without_paper(source: Path, target: Path, paper_id: str) -> None:
     assert cut != text[head:]
     target.mkdir(parents=True)
     (target / source.name).write_text(text[:head] + cut, encoding="utf-8")
+
+
+# The event whose talks are of the Anthology files' time (EMNLP 2025), and the one a year before it.
+OF_THE_TIME, YEAR_BEFORE = "502", "469"
+
+
+def expected_links(rows: list[dict[str, Any]]) -> dict[str, str | None]:
+    """Lecture id -> the Anthology id it must get: its paper's for the talks of EMNLP 2025, none for
+    those of EMNLP 2024."""
+    wanted = expected_ids()
+    return {
+        r["lecture_id"]: wanted.get(collapse(r["title"])) if r["event_id"] == OF_THE_TIME else None
+        for r in rows
+    }
+
+
+def refused_talks(rows: list[dict[str, Any]]) -> list[str]:
+    """The EMNLP 2024 talks built from EMNLP 2025 papers."""
+    wanted = expected_ids()
+    return [r["lecture_id"] for r in rows if r["event_id"] == YEAR_BEFORE and collapse(r["title"]) in wanted]
 
 
 def lectures(out: Path) -> list[dict[str, Any]]:
@@ -87,11 +110,11 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_lectures_built_from_anthology_papers_get_exactly_their_ids(published: dict[str, Any]) -> None:
-    wanted = expected_ids()
     rows = published["after"]
     assert len(rows) == len(published["truth"]) == 740
-    expected = {r["lecture_id"]: wanted.get(collapse(r["title"])) for r in rows}
-    assert sum(1 for v in expected.values() if v) == 179
+    expected = expected_links(rows)
+    assert sum(1 for v in expected.values() if v) == 132
+    assert len(refused_talks(rows)) == 47
     assert {r["lecture_id"]: r["anthology_id"] for r in rows} == expected
     for row in rows:
         if row["anthology_id"]:
@@ -101,9 +124,21 @@ def test_lectures_built_from_anthology_papers_get_exactly_their_ids(published: d
         else:
             assert row["anthology_url"] is None and row["anthology_match"] is None, f"{row=}"
     assert (
-        "anthology: 179 of 740 lectures linked to 179 papers, 0 ambiguous, 0 in conflict"
-        in (published["stdout"])
-    )
+        "anthology: 132 of 740 lectures linked to 179 papers, 0 ambiguous, 0 in conflict; "
+        "47 lectures with a paper refused for its date\n"
+    ) in published["stdout"]
+
+
+def test_a_talk_of_the_year_before_gets_no_later_paper(published: dict[str, Any]) -> None:
+    """An EMNLP 2024 talk built from an EMNLP 2025 paper matches it in title, authors and abstract: the
+    paper is refused all the same, and the talk's links stay null."""
+    rows = {r["lecture_id"]: r for r in published["after"]}
+    for lecture_id in refused_talks(published["after"]):
+        row = rows[lecture_id]
+        assert (row["event_name"], row["held_at"].year) == ("EMNLP 2024", 2024), f"{row=}"
+        assert (row["anthology_id"], row["anthology_url"], row["anthology_match"]) == (None, None, None), (
+            f"{row=}"
+        )
 
 
 def test_links_do_not_change_the_hash_of_lectures_without_a_paper(published: dict[str, Any]) -> None:
@@ -119,8 +154,9 @@ def test_the_release_holds_the_links_csv(published: dict[str, Any]) -> None:
     assert rows[0] == ["anthology_id", "lecture_url", "video_url", "video_doi"]
     by_url = {r["url"]: r for r in published["after"]}
     wanted = expected_ids()
-    assert len(rows) == 1 + 179
-    assert sorted(r[0] for r in rows[1:]) == sorted(wanted.values())
+    linked = [v for v in expected_links(published["after"]).values() if v]
+    assert len(rows) == 1 + 132
+    assert sorted(r[0] for r in rows[1:]) == sorted(linked)
     for anthology_id, url, video_url, video_doi in rows[1:]:
         lecture = by_url[url]
         assert wanted[collapse(lecture["title"])] == anthology_id, (
@@ -134,11 +170,11 @@ def test_the_release_holds_the_links_csv(published: dict[str, Any]) -> None:
 
 
 def test_the_card_shows_the_linked_share_per_event(published: dict[str, Any]) -> None:
-    wanted = expected_ids()
-    for event_id in ("502", "469"):
+    expected = expected_links(published["after"])
+    for event_id, linked_wanted in ((OF_THE_TIME, 132), (YEAR_BEFORE, 0)):
         group = [r for r in published["after"] if r["event_id"] == event_id]
-        linked = sum(1 for r in group if collapse(r["title"]) in wanted)
-        assert linked > 10, f"{event_id=}"
+        linked = sum(1 for r in group if expected[r["lecture_id"]])
+        assert linked == linked_wanted, f"{event_id=}"
         share = f"{100 * linked / len(group):.1f}%"
         line = f"| Linked to the ACL Anthology | {linked} of {len(group)} lectures ({share}) |"
         assert line in published["card"], event_id
@@ -150,7 +186,7 @@ def test_linking_and_relinking_show_in_the_change_files(published: dict[str, Any
     versions = sorted(p.stem for p in (out / "changes").glob("*.parquet"))
     assert len(versions) == 3
     first_links = changes(out, versions[1])
-    assert len(first_links) == 179
+    assert len(first_links) == 132
     assert {c["change"] for c in first_links} == {"changed"}
     assert {tuple(c["changed_fields"]) for c in first_links} == {
         ("anthology_id", "anthology_url", "content_sha256")
@@ -162,7 +198,7 @@ def test_linking_and_relinking_show_in_the_change_files(published: dict[str, Any
     assert relinked["changed_fields"] == ["anthology_id", "anthology_url", "content_sha256"]
     assert relinked["lecture"]["anthology_id"] is None
     last = {r["lecture_id"]: r["anthology_id"] for r in published["last"]}
-    assert sum(1 for v in last.values() if v) == 178
+    assert sum(1 for v in last.values() if v) == 131
 
 
 def test_a_broken_anthology_file_leaves_the_release_as_it_was(
@@ -188,7 +224,7 @@ def test_a_collection_given_twice_stops_the_publish_with_one_line(
     # The release as the last publish left it: one paper fewer, every DOI of the replica a DOI.
     assert manifest["anthology_links"] == {
         "path": "anthology-links.csv",
-        "rows": 178,
+        "rows": 131,
         "invalid_ids": 0,
         "invalid_dois": 0,
         "neutralised_cells": 0,

@@ -84,6 +84,7 @@ def test_a_linked_record_has_its_id_url_evidence_and_a_new_valid_hash() -> None:
         "author_score": 1.0,
         "abstract_score": 1.0,
         "margin": linked.anthology_match["margin"],
+        "refused_for_date": 0,
     }
     assert 0 < linked.anthology_match["margin"] <= 1
     assert schema_check.validate_record(linked.values()) == []

@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 from crawler import schema
 from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
 from crawler.anthology.reader import MAX_TEXT, Paper, ReadSummary, anthology_url, is_anthology_id
+from crawler.anthology.timing import event_time
 from crawler.schema import AnthologyMatch, Lecture, has_value
 
 LINKS_FILE = "anthology-links.csv"
@@ -87,13 +88,16 @@ class LinkReport(TypedDict):
     capped: int
     invalid_ids: int
     read_notes: list[str]
+    refused_for_date: int
+    refused: list[str]
 
 
 @dataclass(frozen=True)
 class LinkSummary:
     """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones;
     what reading the Anthology's files left out (texts past the reader's cap, papers whose id is not the
-    Anthology's, the first of them named in ``read_notes``)."""
+    Anthology's, the first of them named in ``read_notes``); lectures with a near miss, a paper that
+    matched but was refused for its date (``refused_for_date``, the first of them told in ``refused``)."""
 
     papers: int
     lectures: int
@@ -105,6 +109,8 @@ class LinkSummary:
     capped: int = 0
     invalid_ids: int = 0
     read_notes: tuple[str, ...] = ()
+    refused_for_date: int = 0
+    refused: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -118,6 +124,7 @@ class LinkSummary:
         """The summary of these decisions, one per lecture, against ``papers`` papers read as ``read``
         tells."""
         unclear = [m for m in matches if m.status in ("ambiguous", "conflict")]
+        near_misses = [m for m in matches if m.refused]
         return cls(
             papers=papers,
             lectures=len(matches),
@@ -129,6 +136,8 @@ class LinkSummary:
             capped=read.capped if read else 0,
             invalid_ids=read.invalid_ids if read else 0,
             read_notes=read.notes if read else (),
+            refused_for_date=len(near_misses),
+            refused=tuple(near_miss(m) for m in near_misses[:LISTED]),
         )
 
     def line(self) -> str:
@@ -138,9 +147,14 @@ class LinkSummary:
             if self.capped or self.invalid_ids
             else ""
         )
+        refused = (
+            f"; {self.refused_for_date} lectures with a paper refused for its date"
+            if self.refused_for_date
+            else ""
+        )
         return (
             f"anthology: {self.linked} of {self.lectures} lectures linked to {self.papers} papers, "
-            f"{self.ambiguous} ambiguous, {self.conflicts} in conflict{left_out}"
+            f"{self.ambiguous} ambiguous, {self.conflicts} in conflict{left_out}{refused}"
         )
 
     def as_dict(self) -> LinkReport:
@@ -155,17 +169,21 @@ class LinkSummary:
             "capped": self.capped,
             "invalid_ids": self.invalid_ids,
             "read_notes": list(self.read_notes),
+            "refused_for_date": self.refused_for_date,
+            "refused": list(self.refused),
         }
 
 
 def lecture_text(record: Lecture) -> LectureText:
-    """What matching reads of a lecture record."""
+    """What matching reads of a lecture record: its text, and its time from its event's name and when it
+    is held."""
     authors = tuple(str(a.get("name") or "") for a in record.authors or () if a.get("name"))
     return LectureText(
         key=str(record.lecture_id),
         title=str(record.title or ""),
         authors=authors,
         abstract=str(record.abstract or ""),
+        event=event_time(str(record.event_name or ""), record.held_at),
     )
 
 
@@ -181,6 +199,7 @@ def evidence(match: Match) -> AnthologyMatch | None:
         "author_score": scores.authors,
         "abstract_score": scores.abstract,
         "margin": match.margin,
+        "refused_for_date": len(match.refused),
     }
 
 
@@ -239,6 +258,15 @@ def unclear_link(match: Match) -> Unclear:
         runner_up_score=second.scores.score if second else None,
         reason=match.reason,
     )
+
+
+def near_miss(match: Match) -> str:
+    """A lecture's near misses in a line: the papers refused for their date, and what it got instead."""
+    refused = "; ".join(
+        f"{c.anthology_id} ({c.scores.score:.2f}) refused: {c.verdict.reason}" for c in match.refused
+    )
+    got = f"linked to {match.anthology_id}" if match.anthology_id else f"left {match.status}"
+    return f"lecture {match.key}: {refused}; {got}"
 
 
 def _id_order(anthology_id: str) -> tuple[Any, ...]:

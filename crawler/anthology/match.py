@@ -20,6 +20,13 @@ within ``MARGIN`` of it (a near tie is *ambiguous*). Authors and abstract that b
 clear evidence whatever the title (a talk renamed from its paper). A paper goes to one lecture at most:
 when several lectures claim it, the best keeps it unless another is within the margin, and the others get none
 (*conflict*).
+
+A lecture that knows its event (:class:`~crawler.anthology.timing.EventTime`) is linked only to a paper
+of its time (:func:`~crawler.anthology.timing.paper_in_time`): a paper published after the event, or a
+journal paper from before the 12 months before it, is refused however well it matches (a *near miss*,
+kept in :attr:`Match.refused` when its evidence alone was clear), and the event's own volumes come first:
+when the best of them is clear and no other paper of the time scores ``MARGIN`` above it, the lecture is
+decided among them alone (a copy in another venue is no near tie).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Literal
 
@@ -43,6 +50,14 @@ from crawler.anthology.normalize import (
     title_tokens,
 )
 from crawler.anthology.reader import Paper
+from crawler.anthology.timing import (
+    UNDATED,
+    UNKNOWN_TIME,
+    EventTime,
+    PaperTime,
+    Verdict,
+    paper_in_time,
+)
 
 Status = Literal["linked", "ambiguous", "conflict", "unmatched"]
 
@@ -78,12 +93,14 @@ ABSTRACT_CANDIDATES = 3
 
 @dataclass(frozen=True, slots=True)
 class LectureText:
-    """What matching needs of a lecture: its key (the lecture id), title, author names and abstract."""
+    """What matching needs of a lecture: its key (the lecture id), title, author names, abstract, and
+    when and at which event it is given (None: any paper's date will do)."""
 
     key: str
     title: str
     authors: tuple[str, ...] = ()
     abstract: str = ""
+    event: EventTime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,19 +132,35 @@ class Scores:
 class Candidate:
     anthology_id: str
     scores: Scores
+    verdict: Verdict = UNDATED  # whether the paper is of the lecture's time
+
+
+# The tiers candidates are looked at in: the event's own volumes, other papers of the lecture's time,
+# papers refused for their date.
+OWN, IN_TIME, REFUSED = 0, 1, 2
+
+
+def tier(verdict: Verdict) -> int:
+    """The tier a paper with this verdict on the lecture's time is looked at in."""
+    if verdict.own_event:
+        return OWN
+    return IN_TIME if verdict.taken else REFUSED
 
 
 @dataclass(frozen=True, slots=True)
 class Match:
     """The outcome for one lecture. ``anthology_id`` is set only when ``status`` is ``linked``;
-    ``best`` and ``runner_up`` are the two best candidates whatever the outcome (None when there were
-    none); ``margin`` is the best score minus the runner-up's (the best score when there is none)."""
+    ``best`` and ``runner_up`` are the two best candidates of the lecture's time whatever the outcome
+    (None when there were none); ``margin`` is the best score minus the runner-up's (the best score when
+    there is none); ``refused`` the near misses, papers refused for their date whose evidence alone was
+    clear, best first."""
 
     key: str
     status: Status
     best: Candidate | None = None
     runner_up: Candidate | None = None
     reason: str = ""
+    refused: tuple[Candidate, ...] = ()
 
     @property
     def anthology_id(self) -> str | None:
@@ -150,6 +183,7 @@ class _Prepared:
     abstract: str
     family_keys: frozenset[str] = frozenset()  # every key of every author
     weight: float = 0.0  # the title words' summed weight
+    time: PaperTime = UNKNOWN_TIME
 
 
 class PaperIndex:
@@ -161,6 +195,8 @@ class PaperIndex:
         self.by_word: dict[str, list[int]] = defaultdict(list)
         self.by_pair: dict[str, list[int]] = defaultdict(list)
         self.by_family: dict[str, list[int]] = defaultdict(list)
+        # The papers of a volume share one time: held once.
+        times: dict[PaperTime, PaperTime] = {}
         for paper in papers:
             index = len(self.papers)
             tokens = title_tokens(paper.title)
@@ -169,8 +205,15 @@ class PaperIndex:
                 self.by_pair[pair].append(index)
             families = tuple(paper_family_keys(a.last or a.first) for a in paper.authors)
             family_keys = frozenset().union(*families) if families else frozenset()
+            time = times.setdefault(paper.time, paper.time)
             prepared = _Prepared(
-                paper.anthology_id, title_key(paper.title), words, families, paper.abstract, family_keys
+                paper.anthology_id,
+                title_key(paper.title),
+                words,
+                families,
+                paper.abstract,
+                family_keys,
+                time=time,
             )
             self.papers.append(prepared)
             self.by_title[prepared.key].append(index)
@@ -320,23 +363,48 @@ def clear(scores: Scores) -> str:
 
 
 def decide(key: str, ranked: Sequence[Candidate]) -> Match:
-    """The outcome for one lecture from its candidates, best first."""
-    if not ranked:
-        return Match(key, "unmatched", reason="no candidate")
-    best = ranked[0]
-    runner_up = ranked[1] if len(ranked) > 1 else None
+    """The outcome for one lecture from its candidates, best first: among the event's own volumes when
+    the best of them is clear and no other paper of the lecture's time scores ``MARGIN`` above it, else
+    among every paper of its time; papers refused for their date never, those whose evidence was clear
+    kept as near misses."""
+    refused = tuple(c for c in ranked if tier(c.verdict) == REFUSED and not clear(c.scores))
+    taken = [c for c in ranked if tier(c.verdict) != REFUSED]
+    own = [c for c in taken if tier(c.verdict) == OWN]
+    other = next((c for c in taken if tier(c.verdict) == IN_TIME), None)
+    # The event's own paper wins a near tie with another venue's, not a clear defeat.
+    first = (
+        bool(own)
+        and not clear(own[0].scores)
+        and (other is None or other.scores.score - own[0].scores.score < MARGIN)
+    )
+    group = own if first else taken
+    if not group:
+        why = f"{refused[0].anthology_id} {refused[0].verdict.reason}" if refused else "no candidate"
+        return Match(key, "unmatched", reason=why, refused=refused)
+    best = group[0]
+    runner_up = group[1] if len(group) > 1 else None
     why = clear(best.scores)
     if why:
-        return Match(key, "unmatched", best, runner_up, why)
+        # A paper that matched but was refused for its date says more than a weak one of the time.
+        if refused:
+            why = f"{refused[0].anthology_id} {refused[0].verdict.reason}"
+        return Match(key, "unmatched", best, runner_up, why, refused)
     if runner_up is not None and best.scores.score - runner_up.scores.score < MARGIN:
         return Match(
-            key, "ambiguous", best, runner_up, f"{runner_up.anthology_id} scores within {MARGIN} of it"
+            key,
+            "ambiguous",
+            best,
+            runner_up,
+            f"{runner_up.anthology_id} scores within {MARGIN} of it",
+            refused,
         )
-    return Match(key, "linked", best, runner_up)
+    return Match(key, "linked", best, runner_up, refused=refused)
 
 
 def score_lecture(index: PaperIndex, lecture: LectureText) -> list[Candidate]:
-    """The lecture's best candidates, scored, best first (ties by Anthology id)."""
+    """The lecture's best candidates, scored, each with its verdict on the lecture's time, best first
+    (ties by Anthology id): the best few of the event's own volumes, of the other papers of its time and
+    of those refused for their date."""
     tokens = title_tokens(lecture.title)
     words = frozenset(tokens)
     key = title_key(lecture.title)
@@ -348,15 +416,19 @@ def score_lecture(index: PaperIndex, lecture: LectureText) -> list[Candidate]:
         paper = index.papers[i]
         title = index.title_similarity(words, key, paper, weight)
         authors = _author_score(paper, names)
-        partial.append((combine(title, authors, None), paper.anthology_id, i, title, authors))
+        verdict = paper_in_time(lecture.event, paper.time)
+        partial.append((combine(title, authors, None), paper.anthology_id, i, title, authors, verdict))
     partial.sort(key=lambda item: (-item[0], item[1]))
     abstract_words = content_words(lecture.abstract) if lecture.abstract else frozenset()
     out = []
-    for _, anthology_id, i, title, authors in partial[:ABSTRACT_CANDIDATES]:
-        abstract = _abstract_score(index.papers[i], abstract_words)
-        out.append(
-            Candidate(anthology_id, Scores(title, authors, abstract, combine(title, authors, abstract)))
-        )
+    # Each tier's best few have their abstracts compared: papers of another time never crowd out the
+    # lecture's own.
+    for level in (OWN, IN_TIME, REFUSED):
+        chosen = [item for item in partial if tier(item[5]) == level][:ABSTRACT_CANDIDATES]
+        for _, anthology_id, i, title, authors, verdict in chosen:
+            abstract = _abstract_score(index.papers[i], abstract_words)
+            scores = Scores(title, authors, abstract, combine(title, authors, abstract))
+            out.append(Candidate(anthology_id, scores, verdict))
     out.sort(key=lambda c: (-c.scores.score, c.anthology_id))
     return out
 
@@ -377,8 +449,8 @@ def match_lectures(index: PaperIndex, lectures: Iterable[LectureText]) -> list[M
         for position in ranked if tied else ranked[1:]:
             old = matches[position]
             others = ", ".join(matches[p].key for p in ranked if p != position)
-            matches[position] = Match(
-                old.key, "conflict", old.best, old.runner_up, f"{anthology_id} is claimed by {others} too"
+            matches[position] = replace(
+                old, status="conflict", reason=f"{anthology_id} is claimed by {others} too"
             )
     return matches
 

@@ -3,6 +3,10 @@
 A collection file (``data/xml/<collection>.xml`` in the Anthology's repository) holds volumes, and
 volumes hold papers: title, authors (``<first>``, ``<last>``), abstract, with inline markup
 (``<fixed-case>``, ``<i>``, ``<b>``, ``<tex-math>``, ``<url>``...) whose text is kept and tags dropped.
+A paper is dated by its volume's ``<meta>`` (``<year>``, ``<month>``; the collection id's year when the
+volume gives none) and placed at the events its volume is at (see :mod:`crawler.anthology.timing`): its
+venues' (``<venue>``), the one a Findings volume is named after, and those whose ``<event>`` element lists
+the volume under ``<colocated>``, in any collection file read.
 Files are parsed as a stream (lxml's parser with a target, fed a chunk at a time): no tree is built and
 no text is held past :data:`MAX_TEXT` characters, so memory holds the papers and not the files, whatever
 one element of a file holds.
@@ -12,10 +16,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lxml import etree
+
+from crawler.anthology.timing import JOURNAL_VENUES, PaperTime, event_ids, month_number
 
 ANTHOLOGY_URL = "https://aclanthology.org/{id}/"
 # The most characters a title, an abstract or a name may hold. The Anthology's longest abstracts hold a
@@ -33,6 +39,10 @@ _OLD_STYLE = re.compile(r"^[A-Z]\d{2}$")
 # year.venue-volume.number, lower-case letters and digits) or old (``P19-1001``, ``W18-6310``).
 COLLECTION_ID = re.compile(r"[0-9]{4}\.[a-z0-9]+|[A-Z][0-9]{2}")
 PAPER_ID = re.compile(r"[0-9]{4}\.[a-z0-9]+-[a-z0-9]+\.[a-z0-9]+|[A-Z][0-9]{2}-[0-9]{4}")
+# Venues every volume of a kind shares (all workshops, all Findings): no event of their own to place a
+# volume at. A Findings volume is at the event it is named after (``2025.findings-emnlp``: emnlp-2025).
+SHARED_VENUES = frozenset({"ws", "findings"})
+FINDINGS = "findings"
 
 
 class AnthologyError(ValueError):
@@ -58,10 +68,23 @@ class Paper:
     authors: tuple[Author, ...]
     abstract: str = ""
     volume_id: str = ""
+    # The volume's year and month (None when unknown), whether it is a journal's, and the ids of the
+    # events it is at (``emnlp-2025``).
+    year: int | None = None
+    month: int | None = None
+    journal: bool = False
+    events: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
         return anthology_url(self.anthology_id)
+
+    @property
+    def time(self) -> PaperTime:
+        """When and where the paper was published, as :func:`crawler.anthology.timing.paper_in_time`
+        judges it; the year of its id when the volume gave none."""
+        year = self.year if self.year is not None else year_of_id(self.anthology_id)
+        return PaperTime(year, self.month, self.journal, frozenset(self.events))
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +108,8 @@ class Tally:
     capped: int = 0
     invalid_ids: int = 0
     notes: list[str] = field(default_factory=list)
+    # Full volume id -> ids of the events whose <colocated> list names it.
+    colocated: dict[str, set[str]] = field(default_factory=dict)
 
     def note(self, text: str) -> None:
         if len(self.notes) < LISTED:
@@ -100,6 +125,18 @@ def is_anthology_id(text: str) -> bool:
     """Whether ``text`` is a paper's id as the Anthology writes them: ``2025.emnlp-main.123`` or
     ``P19-1001``."""
     return PAPER_ID.fullmatch(text) is not None
+
+
+def year_of_id(anthology_id: str) -> int | None:
+    """The year in an Anthology id (a paper's, volume's or collection's): ``2025.emnlp-main.1`` -> 2025,
+    ``P19-1001`` -> 2019, ``C69-0101`` -> 1969; None when it is none of those."""
+    if _NEW_STYLE.match(anthology_id):
+        return int(anthology_id[:4])
+    if re.match(r"^[A-Z]\d{2}(?![0-9])", anthology_id):
+        two = int(anthology_id[1:3])
+        # Old-style ids ran from the 1950s to 2019; new-style ids began in 2020.
+        return 2000 + two if two < 50 else 1900 + two
+    return None
 
 
 def build_id(collection_id: str, volume_id: str, paper_id: str) -> str:
@@ -174,6 +211,18 @@ class _Draft:
     capped: list[str] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class _Volume:
+    """What a volume's ``<meta>`` says of its papers' time and place: year, month, venues."""
+
+    journal: bool = False
+    year: int | None = None
+    month: int | None = None
+    venues: list[str] = field(default_factory=list)
+
+
+# The texts of a volume's <meta> read.
+_META_TEXTS = ("year", "month", "venue")
 # The texts a paper keeps, each read from its first element of the name: the paper's own children, and
 # an author's.
 _PAPER_TEXTS = ("title", "abstract")
@@ -189,6 +238,12 @@ class _Collection:
         self.depth = 0
         self.collection_id = ""
         self.volume_id = ""
+        self.volume = _Volume()
+        # The <event> being read (its id), and the full ids of the collection's volumes so far.
+        self.event_id = ""
+        self.volumes: list[str] = []
+        # A <meta> or <colocated> child being read: its depth, name and text.
+        self.field: tuple[int, str, _Text] | None = None
         self.paper: _Draft | None = None
         self.author: dict[str, _Text] | None = None
         # The text being read: its element's depth and the text.
@@ -204,6 +259,14 @@ class _Collection:
             raise AnthologyError(f"{self.path}: a <collection> inside collection {self.collection_id}")
         elif name == "volume":
             self.volume_id = str(attrib.get("id") or "")
+            self.volume = _Volume(journal=attrib.get("type") == "journal")
+            self.volumes.append(f"{self.collection_id}-{self.volume_id}")
+        elif self.depth == 2 and name == "event":
+            self.event_id = str(attrib.get("id") or "")
+            for volume in self.volumes:
+                self.tally.colocated.setdefault(volume, set()).add(self.event_id)
+        elif self.depth == 4 and self.paper is None and self._in(name):
+            self.field = (self.depth, name, _Text())
         paper = self.paper
         if paper is None:
             if name == "paper":
@@ -225,14 +288,27 @@ class _Collection:
             texts[name] = _Text()
             self.text = (self.depth, texts[name])
 
+    def _in(self, name: str) -> bool:
+        """Whether an element at depth 4 is a volume's date or venue, or a volume an event lists."""
+        if self.event_id:
+            return name == "volume-id"
+        return name in _META_TEXTS
+
     def data(self, data: str) -> None:
         if self.text is not None:
             self.text[1].add(data)
+        if self.field is not None:
+            self.field[2].add(data)
 
     def end(self, tag: object) -> None:
         depth, self.depth = self.depth, self.depth - 1
         if self.text is not None and self.text[0] == depth:
             self.text = None
+        if self.field is not None and self.field[0] == depth:
+            self._end_field(*self.field[1:])
+            self.field = None
+        if depth == 2 and _local(tag) == "event":
+            self.event_id = ""
         paper = self.paper
         if paper is None:
             return
@@ -244,6 +320,18 @@ class _Collection:
             found = self._paper(paper)
             if found is not None:
                 self.ready.append(found)
+
+    def _end_field(self, name: str, text: _Text) -> None:
+        value = text.value()
+        if name == "volume-id":
+            if value:
+                self.tally.colocated.setdefault(value, set()).add(self.event_id)
+        elif name == "year":
+            self.volume.year = int(value) if value.isdigit() and len(value) == 4 else None
+        elif name == "month":
+            self.volume.month = month_number(value)
+        elif name == "venue" and value:
+            self.volume.venues.append(value.lower())
 
     def _end_author(self, paper: _Draft, texts: dict[str, _Text]) -> None:
         paper.capped.extend(f"an author's {name} name" for name, text in texts.items() if text.capped)
@@ -269,6 +357,8 @@ class _Collection:
             self.tally.invalid_ids += 1
             self.tally.note(f"{where}: not an Anthology id, left out")
             return None
+        volume = self.volume
+        year = volume.year if volume.year is not None else year_of_id(self.collection_id)
         return Paper(
             anthology_id=anthology_id,
             title=title,
@@ -277,6 +367,10 @@ class _Collection:
             volume_id=f"{self.collection_id}-{paper.volume_id}"
             if _NEW_STYLE.match(self.collection_id)
             else "",
+            year=year,
+            month=volume.month,
+            journal=volume.journal or any(v in JOURNAL_VENUES for v in volume.venues),
+            events=volume_events(self.collection_id, paper.volume_id, volume.venues, year),
         )
 
     def take(self) -> list[Paper]:
@@ -286,6 +380,22 @@ class _Collection:
 
     def close(self) -> None:
         return None
+
+
+def volume_events(
+    collection_id: str, volume_id: str, venues: Iterable[str], year: int | None
+) -> tuple[str, ...]:
+    """The events a volume is at by its own metadata, sorted: ``<venue>-<year>`` for each of its venues
+    and its collection's (``2025.wmt`` -> ``wmt-2025``), a Findings volume at the event it is named
+    after (``2025.findings`` + ``emnlp`` -> ``emnlp-2025``); none for the venues all workshops or all
+    Findings share."""
+    if year is None:
+        return ()
+    names = set(venues)
+    if _NEW_STYLE.match(collection_id):
+        name = collection_id.split(".", 1)[1]
+        names.add(volume_id if name == FINDINGS else name)
+    return tuple(sorted(event_ids(names - SHARED_VENUES, year)))
 
 
 def _collection_id(path: Path, tag: str, given: str | None) -> str:
@@ -376,6 +486,7 @@ def read_papers(root: Path) -> tuple[list[Paper], ReadSummary]:
                 raise AnthologyError(f"{path}: paper {paper.anthology_id} is given twice")
             seen.add(paper.anthology_id)
             papers.append(paper)
+    papers = [with_colocated(p, tally.colocated) for p in papers]
     summary = ReadSummary(
         files=sum(1 for c in roots.values() if c is not None),
         skipped=tuple(str(p) for p, c in roots.items() if c is None),
@@ -385,6 +496,14 @@ def read_papers(root: Path) -> tuple[list[Paper], ReadSummary]:
         notes=tuple(tally.notes),
     )
     return papers, summary
+
+
+def with_colocated(paper: Paper, colocated: Mapping[str, set[str]]) -> Paper:
+    """``paper`` at the events whose ``<colocated>`` list (in any file read) names its volume too."""
+    more = colocated.get(paper.volume_id)
+    if not more or more.issubset(paper.events):
+        return paper
+    return replace(paper, events=tuple(sorted(set(paper.events) | more)))
 
 
 def iter_papers(paths: Iterable[Path]) -> Iterator[Paper]:

@@ -45,6 +45,7 @@ class AnthologyMatch(TypedDict):
     author_score: float | None
     abstract_score: float | None
     margin: float
+    refused_for_date: int | None
 
 
 @dataclass(kw_only=True)
@@ -245,8 +246,11 @@ class Lecture:
         "The evidence for `anthology_id`: `method` (what agreed, joined by `+`: `exact_title` (equal once"
         " markup, case, punctuation and diacritics are gone) or `title`, then `authors`, `abstract`),"
         " `score` (0 to 1, the weighted mean of the next three), `title_score`, `author_score` (family"
-        " names; null when either side lists none), `abstract_score` (null when either has none) and"
-        " `margin` (`score` minus the runner-up paper's); null when `anthology_id` is.",
+        " names; null when either side lists none), `abstract_score` (null when either has none),"
+        " `margin` (`score` minus the runner-up paper's) and `refused_for_date` (papers that matched as"
+        " clearly but were refused for their date: published after the lecture's event, or a journal"
+        " paper from before the 12 months before it; null in links made before it was counted); null"
+        " when `anthology_id` is.",
         in_content_hash=False,
         default=None,
         filled_by="release",

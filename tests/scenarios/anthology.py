@@ -16,6 +16,11 @@ other real talks that have no paper in them, and builds, deterministically from 
 
 The truth (:attr:`Talk.paper_id`) is decided here, by construction, before any matcher sees a talk;
 nothing here imports the matcher or its normalisation.
+
+For the papers' time, :func:`collection_xml` writes volumes as the Anthology's collection files do (a
+``<meta>`` with ``<year>``, ``<month>`` and ``<venue>``, ``type="journal"``, an ``<event>`` with its
+``<colocated>`` volumes), and :func:`later_copies` makes a year-later ACL volume of exact copies of real
+papers and a year-later TACL volume of the same titles and people with other abstracts.
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ import random
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from xml.sax.saxutils import escape as xml_escape
 
 from crawler.anthology.reader import Author, Paper
 
@@ -177,6 +183,10 @@ def _decoy(paper: Paper, donor: Paper, other: Paper, serial: int, same_group: bo
         authors=authors,
         abstract=other.abstract,
         volume_id="2025.emnlp-decoy",
+        # A second paper of the same proceedings: of the same time and event as the real ones.
+        year=paper.year,
+        month=paper.month,
+        events=paper.events,
     )
 
 
@@ -236,3 +246,76 @@ def perturbed_set(
     rng.shuffle(order)
     shuffled = [talks[i] for i in order]
     return PerturbedSet(tuple(all_papers), tuple(shuffled))
+
+
+# Papers of other times and venues, written as the Anthology writes its collection files.
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A volume of a collection file: its id, date, venues, kind and papers (numbered from 1 in order)."""
+
+    volume_id: str
+    year: int
+    papers: tuple[Paper, ...]
+    month: str | None = None
+    venues: tuple[str, ...] = ()
+    journal: bool = False
+
+
+def _text(text: str) -> str:
+    return xml_escape(text)
+
+
+def _paper_xml(number: int, paper: Paper) -> str:
+    authors = "".join(
+        f"<author><first>{_text(a.first)}</first><last>{_text(a.last)}</last></author>" for a in paper.authors
+    )
+    abstract = f"<abstract>{_text(paper.abstract)}</abstract>" if paper.abstract else ""
+    return f'    <paper id="{number}"><title>{_text(paper.title)}</title>{authors}{abstract}</paper>\n'
+
+
+def collection_xml(
+    collection_id: str, volumes: Sequence[Volume], event: tuple[str, Sequence[str]] | None = None
+) -> str:
+    """A collection file holding ``volumes``, and an ``<event id>`` listing ``<colocated>`` volumes when
+    ``event`` is given (its id and the full ids of the volumes held at it)."""
+    parts = [f'<?xml version="1.0" encoding="UTF-8"?>\n<collection id="{collection_id}">\n']
+    for volume in volumes:
+        kind = "journal" if volume.journal else "proceedings"
+        month = f"<month>{volume.month}</month>" if volume.month else ""
+        venues = "".join(f"<venue>{v}</venue>" for v in volume.venues)
+        parts.append(f'  <volume id="{volume.volume_id}" type="{kind}">\n')
+        parts.append(f"    <meta><booktitle>{collection_id}</booktitle>{month}<year>{volume.year}</year>")
+        parts.append(f"{venues}</meta>\n")
+        parts.extend(_paper_xml(n, p) for n, p in enumerate(volume.papers, start=1))
+        parts.append("  </volume>\n")
+    if event is not None:
+        event_id, colocated = event
+        listed = "".join(f"<volume-id>{v}</volume-id>" for v in colocated)
+        parts.append(f'  <event id="{event_id}"><colocated>{listed}</colocated></event>\n')
+    parts.append("</collection>\n")
+    return "".join(parts)
+
+
+def with_abstract_of(paper: Paper, other: Paper) -> Paper:
+    """``paper`` with ``other``'s abstract: the same title and people, another text (a journal version
+    rewritten, or another work under a reused title)."""
+    return replace(paper, abstract=other.abstract)
+
+
+def later_copies(papers: Sequence[Paper], *, seed: int, share: float = 0.3) -> tuple[Volume, Volume]:
+    """A year-later ACL volume holding exact copies of a share of ``papers`` (a paper published again),
+    and a year-later TACL volume holding the same titles and people with another paper's abstract."""
+    rng = random.Random(seed)
+    chosen = [p for p in papers if rng.random() < share]
+    donors = rng.sample(list(papers), len(chosen))
+    acl = Volume("long", 2026, tuple(chosen), month="July", venues=("acl",))
+    tacl = Volume(
+        "1",
+        2026,
+        tuple(with_abstract_of(p, d) for p, d in zip(chosen, donors, strict=True)),
+        venues=("tacl",),
+        journal=True,
+    )
+    return acl, tacl
