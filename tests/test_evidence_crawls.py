@@ -203,14 +203,15 @@ def test_a_lecture_whose_resource_refuses_the_connection_stays(base: Base, tmp_p
     with base.server(faults=faults) as server:
         night = nightly(server, work)
         resources = asked(server, KIND_LECTURE_API)
-    assert night.returncode == 3, night.stderr[-3000:]
+    assert night.returncode in (0, 3), night.stderr[-3000:]
     assert resources == [(resource_path(left), 0, UNANSWERED_REFUSED)]
     counts = stats(work)
     assert any("ConnectionRefused" in key for key in counts), sorted(counts)
     assert (counts[keys.PRESENCE_ASKED], counts[keys.PRESENCE_UNKNOWN]) == (1, 1)
     assert keys.PRESENCE_GONE not in counts
-    assert rows(work) == before
     assert rows(work)[left]["withdrawn"] is False
+    assert rows(work) == before
+    assert night.returncode == 3, night.stderr[-3000:]
 
 
 # -- a subtitle file is asked only on the site's hosts or an asset host -------------------------------
@@ -320,7 +321,7 @@ def test_a_subtitle_file_with_no_answer_keeps_the_text_read_before(
         # requests gave up this often; published, the release shows what the crawl kept.
         night = nightly(server, work, "-s", "UNDERLINE_REFRESH=False", *NO_ANSWER_TIMEOUT, "--force")
         files = asked(server, KIND_SUBTITLE)
-    assert night.returncode == 3, night.stderr[-3000:]
+    assert night.returncode in (0, 3), night.stderr[-3000:]
     for path, how in silent.items():
         tries = [(status, fault) for p, status, fault in files if p == path]
         assert tries and set(tries) == {(0, how)}, (path, files)
@@ -334,5 +335,9 @@ def test_a_subtitle_file_with_no_answer_keeps_the_text_read_before(
         assert {p for p, _, _ in files} == set(base.track_paths)
         assert {(s, f) for p, s, f in files if p not in silent} == {(304, None)}
         assert counts[keys.SUBTITLES_PROBLEM_PREFIX + "failed"] == len(silent)
-    # Nothing the replica said changed a track: every transcript stands as the first night read it.
-    assert transcripts(work) == before
+    # Nothing the replica said changed a track: every transcript stands as the first night read it, and
+    # the night has nothing to publish.
+    after = transcripts(work)
+    assert {key: row["text"] for key, row in after.items()} == {key: r["text"] for key, r in before.items()}
+    assert after == before
+    assert night.returncode == 3, night.stderr[-3000:]
