@@ -11,10 +11,13 @@ meets subtitle files on another host is a first crawl of its own.
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import json
 import shutil
 import socket
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -341,3 +344,52 @@ def test_a_subtitle_file_with_no_answer_keeps_the_text_read_before(
     assert {key: row["text"] for key, row in after.items()} == {key: r["text"] for key, r in before.items()}
     assert after == before
     assert night.returncode == 3, night.stderr[-3000:]
+
+
+# -- the replica answers (or not) as told ----------------------------------------------------------
+
+
+def fetch(url: str, timeout: float = 5) -> tuple[int, str, bytes]:
+    """Status, content type and body of a GET (an error status is an answer too)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            return answer.status, answer.headers.get("Content-Type", ""), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Content-Type", ""), error.read()
+
+
+def test_the_replica_answers_a_lecture_resource_as_told() -> None:
+    site = small_site()
+    ids = sorted(site.lectures, key=int)
+    told = dict(zip(ids, (RESOURCE_GONE, RESOURCE_UNAVAILABLE, RESOURCE_LOGIN, RESOURCE_OTHER), strict=False))
+    silent = {resource_path(ids[4]): UNANSWERED_RESET, resource_path(ids[5]): UNANSWERED_TIMEOUT}
+    down = resource_path(ids[6])
+    faults = SiteFaults(resource_answers=told, unanswered={**silent, down: UNANSWERED_REFUSED})
+    with ReplicaServer(site, site_faults=faults) as server:
+        answers = {i: fetch(server.base_url + resource_path(i)) for i in ids[:4]}
+        assert [answers[i][0] for i in ids[:4]] == [410, 503, 200, 200]
+        assert answers[ids[2]][1].startswith("text/html") and b"<title>Log in" in answers[ids[2]][2]
+        other = json.loads(answers[ids[3]][2])["data"]
+        assert (other["type"], other["id"]) == ("thin_lectures", site.lectures[ids[3]].next.lecture_id)
+        # The rest of the lecture's resources, and the other lectures', answer as the site does.
+        assert fetch(f"{server.base_url}{resource_path(ids[0])}/related")[0] == 200
+        assert json.loads(fetch(server.base_url + resource_path(ids[7]))[2])["data"]["id"] == ids[7]
+        with pytest.raises(ConnectionResetError):
+            fetch(server.base_url + resource_path(ids[4]))
+        with pytest.raises(TimeoutError):
+            fetch(server.base_url + resource_path(ids[5]), timeout=0.5)
+        # The origin goes down: this request is dropped, and the next connection refused.
+        with pytest.raises((ConnectionError, urllib.error.URLError, http.client.HTTPException)):
+            fetch(server.base_url + down)
+        with pytest.raises(urllib.error.URLError) as refused:
+            fetch(server.base_url + resource_path(ids[7]))
+        assert isinstance(refused.value.reason, ConnectionRefusedError)
+        # The assets origin is another server: it still answers.
+        assert server.assets_url is not None
+        assert fetch(server.assets_url + "/robots.txt")[0] == 200
+        log = [(urlsplit(r.path).path, r.status, r.fault) for r in server.requests if r.status == 0]
+    assert log == [
+        (resource_path(ids[4]), 0, UNANSWERED_RESET),
+        (resource_path(ids[5]), 0, UNANSWERED_TIMEOUT),
+        (down, 0, UNANSWERED_REFUSED),
+    ]
