@@ -197,6 +197,19 @@ REDIRECT_SCHEME = "https"
 REDIRECT_METADATA = "metadata"
 REDIRECT_PORT_PREFIX = "port:"
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
+# What a lecture's own resource answers instead of itself (``SiteFaults.resource_answers``).
+RESOURCE_GONE = "410"
+RESOURCE_UNAVAILABLE = "503"
+RESOURCE_LOGIN = "login"
+RESOURCE_OTHER = "other"
+RESOURCE_ANSWERS: tuple[str, ...] = (RESOURCE_GONE, RESOURCE_UNAVAILABLE, RESOURCE_LOGIN, RESOURCE_OTHER)
+# How a request goes without an answer (``SiteFaults.unanswered``): the connection reset; no byte
+# sent until the replica stops; the origin going down (every connection of it dropped, none accepted
+# after, as a host that went down refuses them).
+UNANSWERED_RESET = "reset"
+UNANSWERED_TIMEOUT = "timeout"
+UNANSWERED_REFUSED = "refused"
+UNANSWERED_KINDS: tuple[str, ...] = (UNANSWERED_RESET, UNANSWERED_TIMEOUT, UNANSWERED_REFUSED)
 
 
 @dataclass(frozen=True)
@@ -227,6 +240,11 @@ class SiteFaults:
     - ``failing_listing_events``: event ids whose listing answers 500 on every page, every time;
     - ``unlisted_lectures``: lecture ids the listings leave out (their ``meta`` counting without them),
       while the lectures' own resources and pages are still served.
+    - ``resource_answers``: lecture id -> what its own resource (``/api/v1/thin_lectures/<id>``)
+      answers, every time: ``"410"`` (gone), ``"503"`` (an error), ``"login"`` (the log-in page, HTML
+      200) or ``"other"`` (the resource of the lecture its page names next);
+    - ``unanswered``: request path (no query) -> how a request for it goes unanswered, on either origin:
+      ``"reset"``, ``"timeout"`` or ``"refused"`` (see :data:`UNANSWERED_KINDS`).
     """
 
     listing_errors: Mapping[int, int | None] = field(default_factory=dict)
@@ -242,6 +260,8 @@ class SiteFaults:
     dropped_profiles: frozenset[str] = frozenset()
     failing_listing_events: frozenset[str] = frozenset()
     unlisted_lectures: frozenset[str] = frozenset()
+    resource_answers: Mapping[str, str] = field(default_factory=dict)
+    unanswered: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def edits_listing(self) -> bool:
@@ -258,6 +278,12 @@ class SiteFaults:
         for target in self.redirects.values():
             if not _redirect_target_ok(target):
                 raise ValueError(f"unknown redirect target {target!r}")
+        for answer in self.resource_answers.values():
+            if answer not in RESOURCE_ANSWERS:
+                raise ValueError(f"a resource answers one of {', '.join(RESOURCE_ANSWERS)}, not {answer!r}")
+        for how in self.unanswered.values():
+            if how not in UNANSWERED_KINDS:
+                raise ValueError(f"a request goes unanswered as one of {', '.join(UNANSWERED_KINDS)}")
 
 
 def _redirect_target_ok(target: str) -> bool:

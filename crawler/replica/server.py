@@ -34,8 +34,13 @@ from crawler.replica.faults import (
     ENDLESS_META_KINDS,
     PROFILE_NAMES,
     RESET,
+    RESOURCE_GONE,
+    RESOURCE_LOGIN,
+    RESOURCE_OTHER,
     SLOW,
     TRUNCATED,
+    UNANSWERED_REFUSED,
+    UNANSWERED_RESET,
     Fault,
     FaultProfile,
     SiteFaults,
@@ -280,6 +285,9 @@ class Router:
             lecture = self._lecture(match["id"])
             if lecture is None:
                 return _api_error(404, "Not Found", f"no lecture {match['id']}")
+            answer = self.site_faults.resource_answers.get(lecture.id)
+            if answer is not None and match["part"] is None:
+                return self._resource_answer(lecture, answer, query)
             part = match["part"] or "lecture"
             builders: dict[str, Callable[[Lecture], JsonDoc]] = {
                 "lecture": lambda lec: self.renderer.lecture_doc(lec, profiles=_wants_profiles(query)),
@@ -308,6 +316,18 @@ class Router:
         if match and match["id"] in site.lectures:
             return self._redirect(302, f"{self.base_url}/log-in")
         return _html_error(404, "Not Found")
+
+    def _resource_answer(self, lecture: Lecture, answer: str, query: dict[str, list[str]]) -> Response:
+        """What the lecture's own resource answers instead of itself (``SiteFaults.resource_answers``)."""
+        if answer == RESOURCE_GONE:
+            return _api_error(410, "Gone", f"lecture {lecture.id} is gone")
+        if answer == RESOURCE_LOGIN:
+            return Response(200, LOGIN_PAGE.encode("utf-8"), HTML)
+        if answer == RESOURCE_OTHER:
+            other = self.site.lectures[lecture.next.lecture_id]
+            body = api_json(self.renderer.lecture_doc(other, profiles=_wants_profiles(query)))
+            return Response(200, body, API)
+        return _api_error(503, "Service Unavailable", f"lecture {lecture.id} is unavailable")
 
     def _lecture_page(self, match: re.Match[str], query: dict[str, list[str]]) -> Response:
         lecture = self._lecture(str(int(match["id"])))
@@ -587,6 +607,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, head: bool) -> None:
         app = self.server.app
+        unanswered = app.site_faults.unanswered.get(urlsplit(self.path).path) if app.site_faults else None
+        if unanswered is not None:
+            self._record(0, unanswered)
+            self._leave_unanswered(unanswered)
+            return
         if self.server.origin == ORIGIN_ASSETS:
             # The assets origin: no fault profile, answers from its own router.
             response = app.assets_router.respond(self.path, self._conditions())
@@ -660,6 +685,16 @@ class _Handler(BaseHTTPRequestHandler):
             if self.server.app.stopping.wait(seconds):
                 raise ConnectionAbortedError("the replica is stopping")
 
+    def _leave_unanswered(self, how: str) -> None:
+        """No answer to this request (``SiteFaults.unanswered``)."""
+        if how == UNANSWERED_RESET:
+            self._reset()
+        elif how == UNANSWERED_REFUSED:
+            self.server.app.go_down(self.server.origin)
+        else:
+            self.close_connection = True
+            self.server.app.stopping.wait()
+
     def _reset(self) -> None:
         """Drop the connection with a TCP reset and no answer."""
         self.close_connection = True
@@ -708,15 +743,19 @@ class ReplicaServer:
         *,
         assets_port: int = 0,
         assets: bool = True,
+        assets_host: str | None = None,
     ) -> None:
         """``faults``: random misbehaviour; ``site_faults``: answers broken every time (see
         :class:`crawler.replica.faults.SiteFaults`); ``overrides``: builds, once the base URL is known,
         answers that replace the site's own (test scenarios). ``assets``: also serve the subtitle files
         on an assets origin of their own, on ``assets_port`` of the same host (0: a free one); without
-        it, subtitle URLs point at the real assets host, which nothing here serves."""
+        it, subtitle URLs point at the real assets host, which nothing here serves. ``assets_host``: the
+        address the assets origin listens on (default ``host``): another loopback address is a host that
+        is not the site's."""
         self.site = site
         self.host = host
         self.port = port
+        self.assets_host = assets_host or host
         self.assets_port = assets_port
         self.serves_assets = assets
         self.faults = faults
@@ -734,8 +773,9 @@ class ReplicaServer:
         self._assets_router: AssetsRouter | None = None
         self.stopping = threading.Event()
 
-    def _url(self, port: int) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+    def _url(self, port: int, host: str | None = None) -> str:
+        host = host or self.host
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{port}"
 
     @property
@@ -749,7 +789,7 @@ class ReplicaServer:
         """The base URL of the assets origin (subtitle files); None when it is not served."""
         if self._httpd is None:
             raise RuntimeError("the replica server is not started")
-        return self._url(self.assets_port) if self._assets_httpd is not None else None
+        return self._url(self.assets_port, self.assets_host) if self._assets_httpd is not None else None
 
     @property
     def assets_router(self) -> AssetsRouter:
@@ -788,7 +828,7 @@ class ReplicaServer:
         self.port = int(httpd.server_address[1])
         self._httpd = httpd
         if self.serves_assets:
-            assets_httpd = _HTTPServer((self.host, self.assets_port), self, ORIGIN_ASSETS)
+            assets_httpd = _HTTPServer((self.assets_host, self.assets_port), self, ORIGIN_ASSETS)
             self.assets_port = int(assets_httpd.server_address[1])
             self._assets_httpd = assets_httpd
         overrides = self.overrides(self.site, self.base_url) if self.overrides is not None else None
@@ -804,6 +844,16 @@ class ReplicaServer:
         if self._assets_httpd is not None:
             self._assets_thread = _serving(self._assets_httpd, "replica-assets")
         return self
+
+    def go_down(self, origin: str) -> None:
+        """One origin stops as a host that went down: every open connection of it dropped, its socket
+        closed (a new connection is refused); ``stop`` still stops the rest."""
+        if origin == ORIGIN_ASSETS:
+            httpd, thread = self._assets_httpd, self._assets_thread
+        else:
+            httpd, thread = self._httpd, self._thread
+        if httpd is not None:
+            _shut(httpd, thread)
 
     def stop(self) -> None:
         httpd = self._httpd
