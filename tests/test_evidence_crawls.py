@@ -280,13 +280,6 @@ def test_a_track_list_naming_a_file_on_another_host_leaves_it_unasked(tmp_path: 
     assert crawl_stats(crawl.state)[keys.SUBTITLES_OFF_HOST] == len(crawl.truth)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Scrapy's OffsiteMiddleware drops a subtitle request to an asset host that is not under the "
-    "site's domains (the spider's allowed_domains name only the web and API hosts, and the request "
-    "sets neither allow_offsite nor dont_filter): the file is never asked and its track has no row",
-)
 def test_a_file_on_an_asset_host_is_asked_and_read(tmp_path: Path) -> None:
     crawl = crawl_with_files_elsewhere(tmp_path / "state", "-s", f"UNDERLINE_ASSET_HOSTS={OTHER_HOST}")
     assert crawl.listed_files() == sorted(t["subtitle_url"] for t in crawl.truth)

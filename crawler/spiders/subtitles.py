@@ -260,6 +260,9 @@ class SubtitleFiles:
             cb_kwargs={"track": track},
             meta={
                 "dont_cache": True,
+                # The host check above is the guard: an asset host need not be under the site's domains
+                # (the spider's allowed_domains), and Scrapy's offsite filter would drop it unseen.
+                "allow_offsite": True,
                 "download_maxsize": self.max_bytes,
                 "download_warnsize": 0,
                 "handle_httpstatus_list": list(HANDLED_STATUSES),
