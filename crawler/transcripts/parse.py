@@ -56,7 +56,8 @@ def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: 
     if not read.cues:
         problem = "unparsable" if read.skipped else "empty"
         return ParsedTrack(None, cues_skipped=read.skipped, problem=problem, format=fmt)
-    kept = folded([timed_cue(cue, fmt) for cue in read.cues], auto_generated)
+    generated = auto_generated is True
+    kept = folded([timed_cue(cue, fmt, first_line=generated) for cue in read.cues], auto_generated)
     redacted, redactions = redact_segments(kept)
     return ParsedTrack(
         " ".join(t.text for t in redacted),
@@ -68,10 +69,16 @@ def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: 
     )
 
 
-def timed_cue(cue: Cue, fmt: str) -> TimedText:
+def timed_cue(cue: Cue, fmt: str, *, first_line: bool = False) -> TimedText:
     """A cue of a file of format ``fmt``: its cleaned text and its times in milliseconds (as read: a cue
-    with an impossible time is never read, see :func:`crawler.transcripts.cues.read_cue_block`)."""
-    return TimedText(cue.start_ms, cue.end_ms, cue_text(cue.lines, fmt))
+    with an impossible time is never read, see :func:`crawler.transcripts.cues.read_cue_block`); with
+    ``first_line``, also the text of its first line that is not blank when more lines follow it."""
+    text = cue_text(cue.lines, fmt)
+    if not first_line:
+        return TimedText(cue.start_ms, cue.end_ms, text)
+    shown = [line for line in cue.lines if line.strip()]
+    first = cue_text(shown[:1], fmt) if len(shown) > 1 else None
+    return TimedText(cue.start_ms, cue.end_ms, text, first)
 
 
 def segments_of(timed: Sequence[TimedText]) -> list[Segment]:

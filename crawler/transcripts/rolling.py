@@ -23,7 +23,7 @@ from itertools import pairwise
 
 # A track rolls when at least this share of its cue pairs overlap (the later cue starts with words that
 # end the earlier one: two at least, or the whole later cue; for a track the site says is generated, also
-# the whole earlier cue, however short) ...
+# the whole earlier cue or the later cue's whole first line, however short) ...
 _ROLLING_SHARE = 0.5
 # ... and at least this many pairs do.
 _ROLLING_PAIRS = 2
@@ -47,6 +47,9 @@ class TimedText:
     start_ms: int
     end_ms: int
     text: str
+    # A cue of a generated track that shows more than one line: its first line's text. A cue that shows a
+    # line of the cue before on a line of its own repeats it, however short the line.
+    first_line: str | None = None
 
 
 # A talk says the same few thousand words again and again.
@@ -89,35 +92,43 @@ def overlap(said: Sequence[str], cue: Sequence[str]) -> int:
 def visibly_rolls(keyed: Sequence[Sequence[str]]) -> bool:
     """True when the cues (their keys, in order, empty ones aside) roll: most cues start with words
     that end the cue before them (at least two, or the whole cue)."""
-    pairs, rolling = _rolling_pairs(keyed, generated=False)
+    pairs, rolling = _rolling_pairs(keyed, ())
     return rolling >= _ROLLING_PAIRS and rolling >= pairs * _ROLLING_SHARE
 
 
-def folds(keyed: Sequence[Sequence[str]], auto_generated: bool | None) -> bool:
+def folds(
+    keyed: Sequence[Sequence[str]], auto_generated: bool | None, first_lines: Sequence[str | None] = ()
+) -> bool:
     """Whether a track's cues (their keys, in order, empty ones aside) are folded: never a human track's
-    (``auto_generated`` False); a track the site says is generated unless its cues visibly do not roll
-    (enough pairs, too few repeating the cue before: a cue of a track that does not roll may begin with
-    the word the cue before it ended with, but seldom with all of that cue); a track the site says
-    nothing of when they visibly roll."""
+    (``auto_generated`` False); a track the site says nothing of when they visibly roll; a track the site
+    says is generated unless its cues visibly do not roll: enough pairs, too few of them repeating the
+    cue before (its end at the later cue's start: two words at least, or all of the earlier cue, or
+    all of the later cue's first line of ``first_lines``, one word or more). A cue of a track that does
+    not roll may begin with the word the cue before it ended with, but seldom with all of that cue, nor
+    on a line of its own."""
     if auto_generated is False:
         return False
     if auto_generated is None:
         return visibly_rolls(keyed)
-    pairs, rolling = _rolling_pairs(keyed, generated=True)
+    pairs, rolling = _rolling_pairs(keyed, first_lines or [None] * len(keyed))
     return pairs < _ROLLING_PAIRS or rolling >= pairs * _ROLLING_SHARE
 
 
-def _rolling_pairs(keyed: Sequence[Sequence[str]], *, generated: bool) -> tuple[int, int]:
+def _rolling_pairs(keyed: Sequence[Sequence[str]], first_lines: Sequence[str | None]) -> tuple[int, int]:
     """How many pairs of successive cues there are, and how many of them roll: the later cue starts with
-    at least two words that end the earlier one, or repeats the whole later cue; in a generated track
-    also a later cue that starts with the whole earlier one (a track rolling one word at a time)."""
+    at least two words that end the earlier one, or repeats the whole later cue; given ``first_lines``
+    (a generated track), also a later cue that starts with the whole earlier one, or whose first line
+    is all the earlier one ends with (a track rolling one word at a time)."""
     pairs = 0
     rolling = 0
-    for before, after in pairwise(keyed):
+    for index, (before, after) in enumerate(pairwise(keyed), 1):
         pairs += 1
         size = overlap(before, after)
-        if size >= 2 or (size and (size == len(after) or (generated and size == len(before)))):
+        if size >= 2 or (size and size == len(after)):
             rolling += 1
+        elif size and first_lines:
+            line = first_lines[index]
+            rolling += size == len(before) or (line is not None and size == len(token_keys(line)))
     return pairs, rolling
 
 
@@ -142,4 +153,5 @@ def folded(cues: Sequence[TimedText], auto_generated: bool | None) -> list[Timed
     if auto_generated is False:
         return said
     keyed = [token_keys(cue.text) for cue in said]
-    return fold_rolling(said, keyed) if folds(keyed, auto_generated) else said
+    first_lines = [cue.first_line for cue in said] if auto_generated else ()
+    return fold_rolling(said, keyed) if folds(keyed, auto_generated, first_lines) else said
