@@ -145,6 +145,30 @@ def test_rolling_captions_without_spaces_are_folded_by_characters(
     assert said(track) == (" ".join(segments), [1000, 3000, 5010], segments)
 
 
+# A line that grows, then rolls on: each cue says the end of the one before again, with no space after it.
+GROWING = """WEBVTT
+
+00:00:01.000 --> 00:00:02.000
+今日は機械翻訳
+
+00:00:02.000 --> 00:00:03.000
+今日は機械翻訳について話します
+
+00:00:03.000 --> 00:00:04.000
+について話します最新の研究を
+
+00:00:04.000 --> 00:00:05.000
+最新の研究を紹介します
+"""
+
+
+@pytest.mark.parametrize("auto_generated", [True, None])
+def test_a_growing_line_without_spaces_is_folded_by_characters(auto_generated: bool | None) -> None:
+    segments = ["今日は機械翻訳", "について話します", "最新の研究を", "紹介します"]
+    track = parse(GROWING.encode(), auto_generated=auto_generated)
+    assert said(track) == (" ".join(segments), [1000, 2000, 3000, 4000], segments)
+
+
 def test_a_human_track_without_spaces_is_kept_as_cued() -> None:
     track = parse(JAPANESE.encode(), auto_generated=False)
     assert [s["start_ms"] for s in track.segments] == [1000, 3000, 5000, 5010]
