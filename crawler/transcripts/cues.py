@@ -4,14 +4,14 @@ cue block read by a library, one malformed block skipped and counted while its n
 Both formats are cut into blocks here: an empty line ends a block, and so does a line that cannot be
 the current block's text (a missing empty line): in WebVTT any line with the timing arrow ``-->`` (cue
 text never holds one), in SubRip only a line that starts like a timing line (SubRip text may say
-``click File --> Save``). Neither
-library says which cue of a file it left out, and ``srt`` reads a file badly around a broken cue (a block
-whose timing line is garbled becomes part of the cue before it, timing line and all), so each is handed
-one block at a time. A block's timing line is checked first (fields bounded, minutes and seconds under
-60: ``srt`` reads ``00:61:00,000`` as an hour and ``00:05,000`` as five minutes, and raises ValueError or
-OverflowError on an hours field past Python's limits): a timestamp written the WebVTT way (a dot before
-the milliseconds, hours optional) is read by webvtt-py, one written the SubRip way (a comma, hours
-required) by ``srt``."""
+``click File --> Save``). Neither library says which cue of a file it left out, and ``srt`` reads a file
+badly around a broken cue (a block whose timing line is garbled becomes part of the cue before it,
+timing line and all), so each is handed one block at a time. A block's timing line is checked first
+(fields bounded, minutes and seconds under 60: ``srt`` reads ``00:61:00,000`` as an hour and
+``00:05,000`` as five minutes, and raises ValueError or OverflowError on an hours field past Python's
+limits): a SubRip file's cues (hours required, a comma or a dot) are read by ``srt``; a WebVTT file's
+by webvtt-py (hours optional, ``0:0:3.5`` too), or by ``srt`` when written with a comma. A cue whose
+times no talk has (an end before its start, past a 32-bit millisecond) is malformed too."""
 
 from __future__ import annotations
 

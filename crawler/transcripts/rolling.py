@@ -92,7 +92,7 @@ def overlap(said: Sequence[str], cue: Sequence[str]) -> int:
 def visibly_rolls(keyed: Sequence[Sequence[str]]) -> bool:
     """True when the cues (their keys, in order, empty ones aside) roll: most cues start with words
     that end the cue before them (at least two, or the whole cue)."""
-    pairs, rolling = _rolling_pairs(keyed, ())
+    pairs, rolling = _rolling_pairs(keyed, generated=False)
     return rolling >= _ROLLING_PAIRS and rolling >= pairs * _ROLLING_SHARE
 
 
@@ -110,15 +110,18 @@ def folds(
         return False
     if auto_generated is None:
         return visibly_rolls(keyed)
-    pairs, rolling = _rolling_pairs(keyed, first_lines or [None] * len(keyed))
+    pairs, rolling = _rolling_pairs(keyed, generated=True, first_lines=first_lines)
     return pairs < _ROLLING_PAIRS or rolling >= pairs * _ROLLING_SHARE
 
 
-def _rolling_pairs(keyed: Sequence[Sequence[str]], first_lines: Sequence[str | None]) -> tuple[int, int]:
-    """How many pairs of successive cues there are, and how many of them roll: the later cue starts with
-    at least two words that end the earlier one, or repeats the whole later cue; given ``first_lines``
-    (a generated track), also a later cue that starts with the whole earlier one, or whose first line
-    is all the earlier one ends with (a track rolling one word at a time)."""
+def _rolling_pairs(
+    keyed: Sequence[Sequence[str]], *, generated: bool, first_lines: Sequence[str | None] = ()
+) -> tuple[int, int]:
+    """How many pairs of successive cues there are, and how many of them roll: the earlier cue ends with
+    at least two of the later cue's first words, or with all of the later cue; in a ``generated``
+    track also a later cue that starts with all of the earlier one, or whose first line (of
+    ``first_lines``, when given) is what the earlier one ends with (a track rolling one word at a
+    time)."""
     pairs = 0
     rolling = 0
     for index, (before, after) in enumerate(pairwise(keyed), 1):
@@ -126,8 +129,8 @@ def _rolling_pairs(keyed: Sequence[Sequence[str]], first_lines: Sequence[str | N
         size = overlap(before, after)
         if size >= 2 or (size and size == len(after)):
             rolling += 1
-        elif size and first_lines:
-            line = first_lines[index]
+        elif size and generated:
+            line = first_lines[index] if index < len(first_lines) else None
             rolling += size == len(before) or (line is not None and size == len(token_keys(line)))
     return pairs, rolling
 
