@@ -63,9 +63,9 @@ class Transcript:
     )
     problem: str | None = column(
         "Why `text` is null (`not_found`: the file is gone; `too_large`; `unparsable`; `empty`: the file"
-        " holds no cue; `off_host`: the file is not on the site's or its asset hosts; `robots`: the host's robots.txt forbids it;"
-        " `failed`: no answer) or what was repaired on the way (`not_utf8`: bytes that are not UTF-8"
-        " were replaced); null when none.",
+        " holds no cue; `off_host`: the file is not on the site's or its asset hosts; `robots`: the"
+        " host's robots.txt forbids it; `failed`: no answer) or what was repaired on the way (`not_utf8`:"
+        " bytes that are not UTF-8 were replaced); null when none.",
         default=None,
     )
     fetched_at: datetime | None = column("When the subtitle file was fetched (UTC).", default=None)
