@@ -29,6 +29,7 @@ import pytest
 from crawler.replica.assets import ASSETS_ROBOTS_TXT
 from crawler.replica.layout import ReplicaSite, build_catalogue, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
+from crawler.replica.subtitle_files import KIND_STYLES, SUBRIP_LITERAL_SENTENCE, TEAMS_VOICE, file_bytes
 from crawler.replica.subtitles import (
     BROKEN_KINDS,
     CP1252_SENTENCE,
@@ -46,6 +47,11 @@ from tests.test_personal_data import EMAIL
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
 TIMING = re.compile(r"^(\d\d):(\d\d):(\d\d)[.,](\d{3}) --> (\d\d):(\d\d):(\d\d)[.,](\d{3})(?: .*)?$")
+# Any timing line the replica writes: hours left out or not, fields unpadded, a second's fraction of one to
+# three digits (a fraction: "3.5" is 3,500 ms).
+ANY_TIMING = re.compile(
+    r"^(?:(\d+):)?(\d+):(\d+)[.,](\d{1,3}) --> (?:(\d+):)?(\d+):(\d+)[.,](\d{1,3})(?: .*)?$"
+)
 
 
 @dataclasses.dataclass
@@ -97,6 +103,12 @@ def first_of(truth: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return next(t for t in truth if t["kind"] == kind)
 
 
+def first_plain(truth: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    """The first track of ``kind`` written as the kind alone says (the first of the kind when the site
+    has none such)."""
+    return next((t for t in truth if t["kind"] == kind and t["style"] == "plain"), first_of(truth, kind))
+
+
 def fetch_track(
     server: ReplicaServer, track: dict[str, Any], headers: dict[str, str] | None = None
 ) -> Answer:
@@ -108,22 +120,38 @@ def fetch_track(
 # -- a tiny reader of what the files hold, to check the truth against the bytes ----------------------
 
 
+def cue_blocks(text: str) -> Iterator[list[str]]:
+    """The blocks of a file: cut at blank lines, and before a timing line that follows a cue's text
+    without one."""
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        lines = block.strip("\n").split("\n")
+        while True:
+            cut = next((k for k, line in enumerate(lines) if k >= 2 and "-->" in line), None)
+            if cut is None:
+                break
+            yield lines[:cut]
+            lines = lines[cut:]
+        yield lines
+
+
+def millis(hours: str | None, minutes: str, seconds: str, fraction: str) -> int:
+    return ((int(hours or 0) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + int(fraction.ljust(3, "0"))
+
+
 def read_cues(text: str) -> tuple[list[tuple[int, int, list[str]]], int]:
     """(start ms, end ms, text lines) of every readable cue, and how many cues had a broken timing line.
     Blocks without a timing line (header, NOTE, STYLE, REGION) are left out; ids and settings ignored."""
     cues, skipped = [], 0
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        lines = block.strip("\n").split("\n")
+    for lines in cue_blocks(text):
         at = next((k for k, line in enumerate(lines[:2]) if "-->" in line), None)
         if at is None:
             continue
-        found = TIMING.match(lines[at])
+        found = ANY_TIMING.match(lines[at])
         if found is None:
             skipped += 1
             continue
-        h, m, s, ms, h2, m2, s2, ms2 = (int(g) for g in found.groups())
-        start = ((h * 60 + m) * 60 + s) * 1000 + ms
-        end = ((h2 * 60 + m2) * 60 + s2) * 1000 + ms2
+        fields = found.groups()
+        start, end = millis(*fields[:4]), millis(*fields[4:])
         cues.append((start, end, [html.unescape(re.sub(r"<[^>]*>", "", line)) for line in lines[at + 1 :]]))
     return cues, skipped
 
@@ -180,11 +208,10 @@ def test_a_large_site_has_a_fixed_small_share_of_each_kind(records: list[dict[st
 def test_each_broken_kind_is_on_the_wire_as_declared(
     server: ReplicaServer, truth: list[dict[str, Any]]
 ) -> None:
-    body = {k: fetch_track(server, first_of(truth, k)).body for k in BROKEN_KINDS if k != "no_url"}
-    srt = body["srt_as_vtt"]
+    body = {k: fetch_track(server, first_plain(truth, k)).body for k in BROKEN_KINDS if k != "no_url"}
+    for kind in KIND_STYLES:
+        assert_written_as_declared(kind, first_plain(truth, kind)["style"], body[kind])
     assert first_of(truth, "srt_as_vtt")["subtitle_url"].endswith(".vtt")
-    assert srt.startswith(b"1\n") and b"WEBVTT" not in srt
-    assert re.match(rb"1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n", srt)
     assert body["bom"].startswith(b"\xef\xbb\xbfWEBVTT\n")
     crlf = body["crlf"]
     assert crlf.startswith(b"WEBVTT\r\n\r\n") and crlf.count(b"\r\n") == crlf.count(b"\n") > 10
@@ -195,9 +222,6 @@ def test_each_broken_kind_is_on_the_wire_as_declared(
     blocks = body["blocks"]
     assert b"\n\nSTYLE\n::cue {" in blocks and b"\n\nREGION\nid:speaker\n" in blocks
     assert blocks.count(b"\n\nNOTE") >= 2
-    spans = body["spans"]
-    assert all(tag in spans for tag in (b"<v.loud Presenter>", b"<i>", b"</b>", b"<c.yellow>", b"<u>"))
-    assert re.search(rb"\w<\d\d:\d\d:\d\d\.\d{3}><c> \S+</c>", body["inline_timestamps"])
     assert all(entity in body["entities"] for entity in (b"&amp;", b"&lt;", b"&gt;", b"&quot;", b"&#39;"))
     with pytest.raises(UnicodeDecodeError):
         body["cp1252"].decode("utf-8")
@@ -213,6 +237,66 @@ def test_each_broken_kind_is_on_the_wire_as_declared(
     )
     assert SPOKEN_EMAIL.encode() in body["personal_data"] and SPOKEN_PHONE.encode() in body["personal_data"]
     assert body["offsite_redirect"].startswith(b"<html>")
+
+
+def timing_lines(body: bytes) -> list[str]:
+    return [line for line in body.decode("utf-8").split("\n") if "-->" in line]
+
+
+def assert_written_as_declared(kind: str, style: str, body: bytes) -> None:
+    """The file of a track of ``kind`` is written in ``style`` (see crawler.replica.subtitle_files)."""
+    case = f"case {kind} {style}"
+    if kind == "srt_as_vtt":
+        assert body.startswith(b"1\n") and b"WEBVTT" not in body, case
+        assert re.match(rb"1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n", body), case
+    if (kind, style) == ("srt_as_vtt", "subrip_tags"):
+        assert b'<font color="#ffff00">' in body and b"</i>" in body, case
+        assert f"\n<i>Keep in mind</i> {SUBRIP_LITERAL_SENTENCE[13:]}\n".encode() in body, case
+        assert " p < 0.05 " in SUBRIP_LITERAL_SENTENCE, case
+    if (kind, style) == ("spans", "plain"):
+        assert all(tag in body for tag in (b"<v.loud Presenter>", b"<i>", b"</b>", b"<c.yellow>", b"<u>")), (
+            case
+        )
+    if (kind, style) == ("spans", "teams"):
+        times = timing_lines(body)
+        teams_time = r"\d+:\d{1,2}:\d{1,2}\.\d{1,3}"
+        assert all(re.fullmatch(f"{teams_time} --> {teams_time}", t) for t in times), case
+        assert re.search(
+            rb"\n\n[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}/1-0\n0:", body
+        ), case
+        assert body.count(f"<v {TEAMS_VOICE}>".encode()) == body.count(b"</v>") == len(times), case
+    if (kind, style) == ("inline_timestamps", "plain"):
+        assert re.search(rb"\w<\d\d:\d\d:\d\d\.\d{3}><c> \S+</c>", body), case
+    if (kind, style) == ("inline_timestamps", "youtube"):
+        assert body.startswith(b"WEBVTT\nKind: captions\nLanguage: en\n\n"), case
+        assert all(t.endswith(" align:start position:0%") for t in timing_lines(body)), case
+        # The first line rolls one word at a time: a word alone under a line of one space, then again
+        # above the next word.
+        first_words = rb"WEBVTT\n.+\n.+\n\n.+\n \n(\S+)\n\n.+\n\1\n \n\n.+\n\1\n\S+\n"
+        assert re.match(first_words, body), case
+        assert re.search(rb"\w<\d\d:\d\d:\d\d\.\d{3}><c> \S+</c>", body), case
+        # One cue runs into the next timing line, its blank line missing.
+        assert len(re.findall(rb"\n \n\d\d:\d\d:\d\d\.\d{3} --> ", body)) == 1, case
+    if (kind, style) == ("inline_timestamps", "mm_ss"):
+        mm_ss = r"\d\d:\d\d\.\d{3}"
+        assert all(re.fullmatch(f"{mm_ss} --> {mm_ss}", t) for t in timing_lines(body)), case
+        assert re.search(rb"\w<\d\d:\d\d\.\d{3}><c> \S+</c>", body), case
+
+
+def test_every_style_is_among_the_main_events_tracks_of_a_full_site_and_written_as_declared(
+    records: list[dict[str, Any]],
+) -> None:
+    """A crawl of the main event of a full site (as the end-to-end transcripts test crawls it) meets
+    every style each kind is written in."""
+    full = build_site(records, seed=0)
+    styles = {t["subtitle_url"]: t["style"] for t in transcripts_truth(full)}
+    seen = set()
+    for lecture in full.event_lectures("502"):
+        for subtitle in (s for s in lecture.subtitles if s.kind in KIND_STYLES):
+            style = styles[subtitle.url(None)]
+            assert_written_as_declared(subtitle.kind, style, file_bytes(plan_for(0, lecture, subtitle)))
+            seen.add((subtitle.kind, style))
+    assert seen == {(kind, style) for kind, kind_styles in KIND_STYLES.items() for style in kind_styles}
 
 
 def test_failures_are_answered_as_declared(server: ReplicaServer, truth: list[dict[str, Any]]) -> None:

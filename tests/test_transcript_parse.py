@@ -261,12 +261,26 @@ def test_subrip_with_dots_and_webvtt_with_commas_are_read() -> None:
         assert (track.format, track.segments, track.cues_skipped) == (fmt, PLAIN_SEGMENTS, 0), f"case {name}"
 
 
-def test_a_track_without_cues_is_empty_not_a_problem() -> None:
-    for name, body in [("header", b"WEBVTT\n"), ("header and note", b"WEBVTT\n\nNOTE nothing said yet\n")]:
+def test_a_track_without_cues_is_empty_with_no_text() -> None:
+    # A file with no cue says nothing of the talk: not a silent talk's empty text, a problem named.
+    for name, body in [
+        ("header", b"WEBVTT\n"),
+        ("header and note", b"WEBVTT\n\nNOTE nothing said yet\n"),
+        ("header, style and region", b"WEBVTT\n\nSTYLE\n::cue { color: red }\n\nREGION\nid:r1\n"),
+    ]:
         track = parse(body)
-        assert (track.text, track.segments, track.problem, track.format) == ("", [], None, "webvtt"), (
-            f"case {name}"
-        )
+        assert (track.text, track.segments, track.problem, track.format, track.cues_skipped) == (
+            None,
+            [],
+            "empty",
+            "webvtt",
+            0,
+        ), f"case {name}"
+
+
+def test_cues_that_say_nothing_are_a_silent_talk_not_empty() -> None:
+    track = parse(b"WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n\n00:00:02.000 --> 00:00:03.000\n<i></i>\n")
+    assert (track.text, track.segments, track.problem, track.cues_skipped) == ("", [], None, 0)
 
 
 def test_webvtt_without_hours_and_cues_without_blank_lines_between() -> None:
@@ -280,18 +294,40 @@ def test_webvtt_without_hours_and_cues_without_blank_lines_between() -> None:
     assert track.segments == [seg(1000, 2000, "first"), seg(2000, 3500, "second"), seg(3500, 4000, "third")]
 
 
-def test_times_are_clamped_ordered_and_kept_in_file_order() -> None:
+def test_cues_are_kept_in_file_order_and_impossible_times_skipped_and_counted() -> None:
+    # A time no talk has is never changed into one: the cue is left out and counted.
     body = (
         b"WEBVTT\n\n"
         b"00:00:05.000 --> 00:00:06.000\nlater cue first\n\n"
         b"00:00:02.000 --> 00:00:01.000\nends before it starts\n\n"
-        b"999999:00:00.000 --> 1000000:00:00.000\npast a 32-bit millisecond\n"
+        b"999999:00:00.000 --> 1000000:00:00.000\npast a 32-bit millisecond\n\n"
+        b"596:31:23.647 --> 596:31:23.648\nends one past the 32-bit limit\n\n"
+        b"00:00:03.000 --> 00:00:03.000\nas long as it is short\n\n"
+        b"596:31:23.000 --> 596:31:23.647\nends at the 32-bit limit\n"
     )
-    assert parse(body).segments == [
+    track = parse(body)
+    assert track.segments == [
         seg(5000, 6000, "later cue first"),
-        seg(2000, 2000, "ends before it starts"),
-        seg(2**31 - 1, 2**31 - 1, "past a 32-bit millisecond"),
+        seg(3000, 3000, "as long as it is short"),
+        seg(2_147_483_000, 2**31 - 1, "ends at the 32-bit limit"),
     ]
+    assert (track.cues_skipped, track.problem) == (3, None)
+    assert track.text == "later cue first as long as it is short ends at the 32-bit limit"
+
+
+def test_a_subrip_cue_with_an_impossible_time_is_skipped_and_counted() -> None:
+    body = (
+        b"1\n00:00:01,000 --> 00:00:02,000\nfirst\n\n"
+        b"2\n00:00:04,000 --> 00:00:03,000\nends before it starts\n\n"
+        b"3\n600:00:00,000 --> 600:00:01,000\npast a 32-bit millisecond\n\n"
+        b"4\n00:00:05,000 --> 00:00:06,000\nlast\n"
+    )
+    track = parse(body)
+    assert (track.segments, track.cues_skipped, track.format) == (
+        [seg(1000, 2000, "first"), seg(5000, 6000, "last")],
+        2,
+        "srt",
+    )
 
 
 # A speech recognition track as such tracks roll: each cue shows the line before it again with the new

@@ -4,7 +4,9 @@ The truth of a track (``transcripts_truth``), one record a track of the events' 
 and locale:
 
 - ``lecture_id``, ``event_id``, ``locale``, ``language``, ``auto_generated``, ``subtitle_url`` (None
-  when the track is listed without one) and ``kind`` (see :mod:`crawler.replica.subtitles`);
+  when the track is listed without one), ``kind`` (see :mod:`crawler.replica.subtitles`) and ``style``
+  (how its file is written: ``plain``, or the tool it is written like, see
+  :mod:`crawler.replica.subtitle_files`);
 - ``row``: whether a crawl publishes a ``transcripts`` row for it (not for a track without a URL);
 - ``text``: what was said, the words of the readable cues joined by single spaces (NFC, whitespace
   collapsed, markup, voice names, notes and inline times left out, entities decoded); None when the
@@ -12,8 +14,9 @@ and locale:
   The words of a malformed cue are not said (``cues_skipped`` is 1). A cp1252 file's text is read as
   a reader that replaces bytes which are not UTF-8 reads it: each non-ASCII character one U+FFFD;
 - ``segment_starts_ms``: when each segment starts (every readable cue of a human track, every cue with
-  new words of an auto track); None when there is no text, and for auto tracks with inline word times,
-  whose segmentation is not exact by design;
+  new words of an auto track); None when there is no text, and for the plain auto tracks with inline
+  word times, whose segmentation is not exact by design. A styled track's text and starts are those of
+  the cues its style writes (a subrip_tags file says one more sentence);
 - ``cues_skipped``, and ``problem``: what ``transcripts.problem`` must say (None when nothing);
 - ``personal_data``: for the track whose speaker says an e-mail address and a phone number, both as
   said (``text`` holds them as said: a crawl publishes them redacted); None for every other track.
@@ -26,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from crawler.replica.layout import MAIN_EVENT_ID, Lecture, ReplicaSite, Subtitle
+from crawler.replica.subtitle_files import STYLE_PLAIN, file_style, written_cues
 from crawler.replica.subtitles import (
     EXPECTED_PROBLEMS,
     KIND_CP1252,
@@ -37,6 +41,7 @@ from crawler.replica.subtitles import (
     SPOKEN_EMAIL,
     SPOKEN_PHONE,
     TrackPlan,
+    normalized,
     plan_track,
     replaced_non_ascii,
     said_text,
@@ -73,13 +78,19 @@ def track_truth(
     kind = subtitle.kind
     text: str | None = None
     starts: list[int] | None = None
+    style = STYLE_PLAIN
     if kind not in NO_TEXT_KINDS:
         plan = plan_for(site.seed, file_owner(site, lecture, subtitle), subtitle)
-        text = said_text(plan)
+        style = file_style(plan)
+        if style != STYLE_PLAIN:
+            said = [c for c in written_cues(plan) if c.new]
+            text, starts = normalized(" ".join(c.new for c in said)), [c.start_ms for c in said]
+        else:
+            text = said_text(plan)
+            if kind != KIND_INLINE_TIMESTAMPS:
+                starts = segment_starts(plan)
         if kind == KIND_CP1252:
             text = replaced_non_ascii(text)
-        if kind != KIND_INLINE_TIMESTAMPS:
-            starts = segment_starts(plan)
     return {
         "lecture_id": lecture.id,
         "event_id": lecture.event_id,
@@ -88,6 +99,7 @@ def track_truth(
         "auto_generated": subtitle.auto_generated,
         "subtitle_url": subtitle.url(assets_base),
         "kind": kind,
+        "style": style,
         "row": kind != KIND_NO_URL,
         "text": text,
         "segment_starts_ms": starts,

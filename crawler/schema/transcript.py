@@ -62,10 +62,10 @@ class Transcript:
         "Cues of the file that could not be read (malformed), left out.", nullable=False, default=0
     )
     problem: str | None = column(
-        "Why `text` is null (`not_found`: the file is gone; `too_large`; `unparsable`; `off_host`: the"
-        " file is not on the site's or its asset hosts; `robots`: the host's robots.txt forbids it;"
-        " `failed`: no answer) or what was repaired on the way (`not_utf8`: bytes that are not UTF-8"
-        " were replaced); null when none.",
+        "Why `text` is null (`not_found`: the file is gone; `too_large`; `unparsable`; `empty`: the file"
+        " holds no cue; `off_host`: the file is not on the site's or its asset hosts; `robots`: the"
+        " host's robots.txt forbids it; `failed`: no answer) or what was repaired on the way (`not_utf8`:"
+        " bytes that are not UTF-8 were replaced); null when none.",
         default=None,
     )
     fetched_at: datetime | None = column("When the subtitle file was fetched (UTC).", default=None)

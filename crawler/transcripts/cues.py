@@ -1,15 +1,17 @@
 """A subtitle file's text as timed cues: the format told from the content, the file cut into blocks, each
 cue block read by a library, one malformed block skipped and counted while its neighbours are kept.
 
-Both formats are cut into blocks here, the same way: an empty line ends a block, and so does a line with
-the timing arrow ``-->`` that cannot be the current block's timing line (a missing empty line). Neither
-library says which cue of a file it left out, and ``srt`` reads a file badly around a broken cue (a block
-whose timing line is garbled becomes part of the cue before it, timing line and all), so each is handed
-one block at a time. A block's timing line is checked first (fields bounded, minutes and seconds under
-60: ``srt`` reads ``00:61:00,000`` as an hour and ``00:05,000`` as five minutes, and raises ValueError or
-OverflowError on an hours field past Python's limits): a timestamp written the WebVTT way (a dot before
-the milliseconds, hours optional) is read by webvtt-py, one written the SubRip way (a comma, hours
-required) by ``srt``."""
+Both formats are cut into blocks here: an empty line ends a block, and so does a line that cannot be
+the current block's text (a missing empty line): in WebVTT any line with the timing arrow ``-->`` (cue
+text never holds one), in SubRip only a line that starts like a timing line (SubRip text may say
+``click File --> Save``). Neither library says which cue of a file it left out, and ``srt`` reads a file
+badly around a broken cue (a block whose timing line is garbled becomes part of the cue before it,
+timing line and all), so each is handed one block at a time. A block's timing line is checked first
+(fields bounded, minutes and seconds under 60: ``srt`` reads ``00:61:00,000`` as an hour and
+``00:05,000`` as five minutes, and raises ValueError or OverflowError on an hours field past Python's
+limits): a SubRip file's cues (hours required, a comma or a dot) are read by ``srt``; a WebVTT file's
+by webvtt-py (hours optional, ``0:0:3.5`` too), or by ``srt`` when written with a comma. A cue whose
+times no talk has (an end before its start, past a 32-bit millisecond) is malformed too."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # to three digits of a second.
 _STAMP = r"(?:\d{1,10}:)?[0-5]?\d:[0-5]?\d[.,]\d{1,3}"
 _TIMING = re.compile(rf"[ \t]*({_STAMP})[ \t]*-->[ \t]*({_STAMP})(?:[ \t].*)?")
+# A SubRip line that starts a cue block: digits and a colon (a timestamp, garbled or not) before "-->".
+_SUBRIP_TIMING_LIKE = re.compile(r"[ \t]*[\d.,\-]*\d:[\d:.,\-]*[ \t]*-->")
 # A header line: "WEBVTT" alone or followed by a space or a tab and a description.
 _HEADER = re.compile(r"WEBVTT(?:[ \t].*)?")
 # Blocks that are never text: comments, style sheets and region definitions.
@@ -33,6 +37,8 @@ _NOT_TEXT = re.compile(r"(?:NOTE|STYLE|REGION)(?:[ \t].*)?")
 # How many blocks are looked at, at most, to tell a file without a WEBVTT header for SubRip.
 _SNIFF_BLOCKS = 8
 _ONE_MS = timedelta(milliseconds=1)
+# The largest time a segment holds: its columns are 32-bit milliseconds.
+_INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -59,41 +65,57 @@ def split_lines(text: str) -> list[str]:
 
 def sniff_format(lines: Sequence[str]) -> str | None:
     """``webvtt`` for a file that starts with the WEBVTT header (blank lines and byte order marks before
-    it aside), ``srt`` for one whose first cue block is numbered SubRip (``1`` then ``00:00:01,000 -->
-    00:00:02,000``, a dot allowed for the comma), None for neither. Only the content is read: SRT is
-    served under ``.vtt`` names."""
+    it aside), ``srt`` for one whose first readable cue block (among the first few) is numbered SubRip
+    (``1`` then ``00:00:01,000 --> 00:00:02,000``, a dot allowed for the comma), None for neither: a
+    file whose first readable cue is written the WebVTT way has no header, and is no SubRip. A malformed
+    cue before it does not decide (it is skipped and counted when the cues are read). Only the content is
+    read: SRT is served under ``.vtt`` names."""
     first = next((line.lstrip("\ufeff \t") for line in lines if line.strip("\ufeff \t")), "")
     if _HEADER.fullmatch(first):
         return WEBVTT
     for seen, block in enumerate(blocks(lines, SRT)):
         if seen >= _SNIFF_BLOCKS:
             break
-        if any("-->" in line for line in block):
-            return SRT if _is_subrip_start(block) else None
+        if _is_numbered(block) and read_cue_block(block, SRT) is not None:
+            return SRT
+        if _is_readable_webvtt_cue(block):
+            return None
     return None
 
 
-def _is_subrip_start(block: Sequence[str]) -> bool:
-    at = 1 if len(block) > 1 and block[0].strip().isdigit() else 0
-    timing = _TIMING.fullmatch(block[at])
-    return timing is not None and all(stamp.count(":") == 2 for stamp in timing.groups())
+def _is_numbered(block: Sequence[str]) -> bool:
+    """A block that starts with a timing line, or with a number and then one: a SubRip cue's start."""
+    return "-->" in block[0] or (len(block) > 1 and block[0].strip().isdigit() and "-->" in block[1])
+
+
+def _is_readable_webvtt_cue(block: Sequence[str]) -> bool:
+    """A block that reads as a WebVTT cue (its timing line written without hours, say) but not as a
+    SubRip one."""
+    return any("-->" in line for line in block) and read_cue_block(block, WEBVTT) is not None
 
 
 def blocks(lines: Sequence[str], fmt: str) -> Iterator[list[str]]:
     """The file's blocks of lines: an empty line ends one (a line of spaces does not: WebVTT's rule, and
-    speech recognition tracks put one inside their cues); a line with ``-->`` that cannot be
-    the current block's timing line (the block already has one, or more than an identifier before it, or
-    it is a WebVTT header) starts a new one, taking along the block's last line when that line is a bare
-    number (the next cue's index, its blank line missing)."""
+    speech recognition tracks put one inside their cues); a line that cannot be the current block's text
+    starts a new one, taking along the block's last line when that line is a bare number (the next cue's
+    index, its blank line missing). In WebVTT that is a line with ``-->`` that cannot be the current
+    block's timing line (the block already has one, or more than an identifier before it, or it is a
+    WebVTT header); in SubRip, a line starting like a timing line once the block has its own."""
     block: list[str] = []
     in_header = fmt == WEBVTT
+    subrip = fmt == SRT
     for line in lines:
         if not line:
             if block:
                 yield block
                 block, in_header = [], False
             continue
-        if block and "-->" in line and (in_header or len(block) > 1 or "-->" in block[0]):
+        if (
+            block
+            and "-->" in line
+            and (in_header or len(block) > 1 or "-->" in block[0])
+            and (not subrip or _SUBRIP_TIMING_LIKE.match(line))
+        ):
             carried = [block.pop()] if len(block) > 2 and block[-1].strip().isdigit() else []
             yield block
             block, in_header = carried, False
@@ -104,14 +126,14 @@ def blocks(lines: Sequence[str], fmt: str) -> Iterator[list[str]]:
 
 def read_cues(lines: Sequence[str], fmt: str) -> ReadCues:
     """The cues of a file of format ``fmt`` (see :func:`sniff_format`), in file order. A block that is
-    neither the header, a NOTE, STYLE or REGION block, a bare index nor a readable cue is skipped and
-    counted."""
+    neither the header, a NOTE, STYLE or REGION block, a bare index nor a readable cue (one with an
+    impossible time among them) is skipped and counted, wherever it stands."""
     cues: list[Cue] = []
     skipped = 0
     for index, block in enumerate(blocks(lines, fmt)):
         if index == 0 and fmt == WEBVTT and _HEADER.fullmatch(block[0].lstrip("\ufeff \t")):
             continue
-        cue = read_cue_block(block)
+        cue = read_cue_block(block, fmt)
         if cue is not None:
             cues.append(cue)
         elif not _is_never_text(block):
@@ -127,28 +149,35 @@ def _is_never_text(block: Sequence[str]) -> bool:
     return bool(_NOT_TEXT.fullmatch(block[0])) or (len(block) == 1 and block[0].strip().isdigit())
 
 
-def read_cue_block(block: Sequence[str]) -> Cue | None:
+def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
     """The cue a block holds (its timing line first, or second after an identifier), read by webvtt-py or
-    by ``srt`` according to how its timestamps are written; None when it holds none or is malformed."""
+    by ``srt`` according to how its timestamps are written; None when it holds none, is malformed or
+    has an impossible time (an end before its start, or past what a 32-bit millisecond holds: a time no
+    talk has is never made into one). In WebVTT no text line holds ``-->``; in SubRip one may, and a
+    SubRip timing line must have its hours."""
     at = 0 if "-->" in block[0] else 1
-    if at >= len(block) or any("-->" in line for line in block[at + 1 :]):
+    if at >= len(block) or (fmt == WEBVTT and any("-->" in line for line in block[at + 1 :])):
         return None
     timing = _TIMING.fullmatch(block[at])
     if timing is None:
         return None
     stamps = timing.groups()
     try:
-        if any("," in stamp for stamp in stamps):
+        if fmt == SRT or any("," in stamp for stamp in stamps):
             if not all(stamp.count(":") == 2 for stamp in stamps):
                 return None
-            return _subrip_cue(block[at:])
-        return _webvtt_cue(block[at:])
+            cue = _subrip_cue(block[at:])
+        else:
+            cue = _webvtt_cue(block[at:])
     except ImportError:  # a library missing is the installation's fault, not the block's
         raise
     except Exception:
         # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError for
         # a field past its range) and any other failure on one untrusted block lose that block only.
         return None
+    if cue is None or cue.end_ms < cue.start_ms or cue.end_ms > _INT32_MAX:
+        return None
+    return cue
 
 
 def _webvtt_cue(lines: Sequence[str]) -> Cue | None:

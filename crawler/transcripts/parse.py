@@ -2,7 +2,7 @@
 
 :func:`parse_subtitle_file` takes the file's bytes as fetched (any name, any Content-Type: the content
 says what it is) and never raises: what it cannot read is counted (``cues_skipped``) or named
-(``problem``).
+(``problem``), never changed into something the file did not say.
 """
 
 from __future__ import annotations
@@ -14,20 +14,21 @@ from crawler.schema import Int32, Segment
 from crawler.transcripts.body import decode_body
 from crawler.transcripts.cue_text import cue_text
 from crawler.transcripts.cues import Cue, read_cues, sniff_format, split_lines
-from crawler.transcripts.rolling import TimedText, fold_rolling, folds
+from crawler.transcripts.rolling import TimedText, folded
 from crawler.transcripts.spoken import redact_segments
 
 # The largest subtitle file read, compressed or not: an hour of dense captions is about 100 KB.
 SUBTITLE_MAX_BYTES = 2 * 1024 * 1024
-_INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
 class ParsedTrack:
     """What a subtitle file says: ``text`` (the segments' texts joined by single spaces; None when the
-    file is too large or unparsable), the timed ``segments``, ``cues_skipped`` (malformed cues left out),
-    ``problem`` (None, ``not_utf8``, ``too_large`` or ``unparsable``), ``format`` (``webvtt``, ``srt``
-    or None) and ``redactions`` (e-mail addresses and phone numbers replaced)."""
+    file is too large, unparsable or holds no cue), the timed ``segments``, ``cues_skipped`` (malformed
+    cues left out, those with an impossible time among them), ``problem`` (None, ``not_utf8``,
+    ``too_large``, ``unparsable`` or ``empty``: a file with no cue at all, which says nothing of the
+    talk), ``format`` (``webvtt``, ``srt`` or None) and ``redactions`` (e-mail addresses and phone
+    numbers replaced)."""
 
     text: str | None
     segments: list[Segment] = field(default_factory=list)
@@ -52,11 +53,11 @@ def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: 
     if fmt is None:
         return ParsedTrack(None, problem="unparsable")
     read = read_cues(lines, fmt)
-    if not read.cues and read.skipped:
-        return ParsedTrack(None, cues_skipped=read.skipped, problem="unparsable", format=fmt)
-    timed = [timed_cue(cue) for cue in read.cues]
-    rolls = folds([t.text for t in timed], auto_generated)
-    kept = fold_rolling(timed) if rolls else [t for t in timed if t.text]
+    if not read.cues:
+        problem = "unparsable" if read.skipped else "empty"
+        return ParsedTrack(None, cues_skipped=read.skipped, problem=problem, format=fmt)
+    generated = auto_generated is True
+    kept = folded([timed_cue(cue, fmt, first_line=generated) for cue in read.cues], auto_generated)
     redacted, redactions = redact_segments(kept)
     return ParsedTrack(
         " ".join(t.text for t in redacted),
@@ -68,12 +69,16 @@ def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: 
     )
 
 
-def timed_cue(cue: Cue) -> TimedText:
-    """A cue's cleaned text and its times in milliseconds, clamped to a 32-bit column, its end never
-    before its start."""
-    start = min(cue.start_ms, _INT32_MAX)
-    end = max(start, min(cue.end_ms, _INT32_MAX))
-    return TimedText(start, end, cue_text(cue.lines))
+def timed_cue(cue: Cue, fmt: str, *, first_line: bool = False) -> TimedText:
+    """A cue of a file of format ``fmt``: its cleaned text and its times in milliseconds (as read: a cue
+    with an impossible time is never read, see :func:`crawler.transcripts.cues.read_cue_block`); with
+    ``first_line``, also the text of its first line that is not blank when more lines follow it."""
+    text = cue_text(cue.lines, fmt)
+    if not first_line:
+        return TimedText(cue.start_ms, cue.end_ms, text)
+    shown = [line for line in cue.lines if line.strip()]
+    first = cue_text(shown[:1], fmt) if len(shown) > 1 else None
+    return TimedText(cue.start_ms, cue.end_ms, text, first)
 
 
 def segments_of(timed: Sequence[TimedText]) -> list[Segment]:
