@@ -151,8 +151,20 @@ def cmd_publish(args: argparse.Namespace) -> int:
     for line in release.notes():
         print(f"eventcrawl: {line}", file=sys.stderr)
     if args.push_to_hub:
-        pushed = runner.push(out, args.push_to_hub, private=args.private, revision=args.revision)
-        print(f"pushed to the Hub: {pushed.commit_url}")
+        owed = runner.push(
+            out, args.push_to_hub, state_dir=request.state_dir, private=args.private, revision=args.revision
+        )
+        if owed.error is not None:
+            print(
+                f"eventcrawl: release {owed.local_version} is published in {out} but the push to {owed.where}"
+                f" failed; the next `run` or `publish --push-to-hub` pushes it: {owed.error}",
+                file=sys.stderr,
+            )
+            return int(RunStatus.PUSH_FAILED)
+        if owed.result is not None:
+            print(f"pushed to the Hub: {owed.result.commit_url}")
+        else:
+            print(f"the Hub already has release {owed.local_version} in {owed.where}")
     return int(RunStatus.KEPT_BACK if release.kept_back else RunStatus.PUBLISHED)
 
 
