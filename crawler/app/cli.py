@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import sys
 from collections.abc import Sequence
@@ -56,6 +57,9 @@ from crawler.state.paths import (
     check_state_dir,
 )
 from crawler.state.stage import StageError, check_worker_name
+
+# No space left on the device, or in the user's quota.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 class UsageError(Exception):
@@ -435,6 +439,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DamagedFile as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return int(RunStatus.DAMAGED)
+    except OSError as exc:
+        # A full disk is a failure any command that writes can meet; other system errors are not expected.
+        if exc.errno not in DISK_FULL_ERRNOS:
+            raise
+        print(f"eventcrawl: {' '.join(str(exc).split())}; free some space and run it again", file=sys.stderr)
+        return int(RunStatus.DISK_FULL)
     except KeyboardInterrupt:
         return 130
 

@@ -42,6 +42,8 @@ class RunStatus(enum.IntEnum):
     DAMAGED = 8
     # Published, but an event's listing could not be read whole: that event's rows stay as they were.
     KEPT_BACK = 9
+    # A file could not be written: the disk (or the user's quota) is full.
+    DISK_FULL = 10
 
 
 class CrawlReport(TypedDict):
