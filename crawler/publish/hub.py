@@ -80,10 +80,6 @@ class OwedPush:
     result: PushResult | None = None
     error: str | None = None
 
-    @property
-    def failed(self) -> bool:
-        return self.error is not None
-
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
     """``text`` without the given secrets, token-shaped strings or bearer credentials."""
