@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import shutil
+import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -16,8 +18,10 @@ from huggingface_hub import HfApi
 
 from crawler.publish.hub import (
     HubPushError,
+    OwedPush,
     RetryPolicy,
     is_retryable,
+    push_owed,
     push_to_hub,
     retry_after_seconds,
     scrub,
@@ -253,6 +257,50 @@ def test_retry_after_parsing() -> None:
     assert retry_after_seconds({"retry-after": "Wed, 12 Nov 2025 07:00:00 GMT"}, now) == 0.0
     assert retry_after_seconds({"retry-after": "soon"}, now) is None
     assert retry_after_seconds({}, now) is None
+
+
+def test_a_push_is_owed_until_made_and_made_once(
+    hub: tuple[StandIn, str], release: Path, tmp_path: Path
+) -> None:
+    stand_in, endpoint = hub
+    state = tmp_path / "state"
+    record = state / "hub-push.json"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    unreachable = HfApi(endpoint=closed)
+    down = push_owed(release, REPO, state_dir=state, token=TOKEN, api=unreachable, retry=no_sleep([]))
+    assert down == OwedPush(
+        where=f"{REPO}@main",
+        local_version="2025-11-12",
+        hub_version=None,
+        error=f"pushing {release} to {REPO} failed: ConnectError: [Errno 111] Connection refused",
+    )
+    assert not record.exists()
+    api = HfApi(endpoint=endpoint)
+    made = push_owed(release, REPO, state_dir=state, token=TOKEN, api=api, retry=no_sleep([]))
+    assert made.error is None and made.result is not None and made.hub_version == "2025-11-12"
+    assert json.loads(record.read_text(encoding="utf-8")) == {f"{REPO}@main": "2025-11-12"}
+    asked = len(stand_in.requests)
+    again = push_owed(release, REPO, state_dir=state, token=TOKEN, api=api, retry=no_sleep([]))
+    assert again == OwedPush(f"{REPO}@main", "2025-11-12", "2025-11-12")
+    assert len(stand_in.requests) == asked and len(stand_in.commits) == 1
+    # Another branch is owed the release of its own.
+    branch = push_owed(release, REPO, state_dir=state, revision="v2", token=TOKEN, api=api)
+    assert branch.result is not None and branch.result.revision == "v2"
+    assert json.loads(record.read_text(encoding="utf-8")) == {
+        f"{REPO}@main": "2025-11-12",
+        f"{REPO}@v2": "2025-11-12",
+    }
+
+
+def test_a_failure_is_told_on_one_line(hub: tuple[StandIn, str], release: Path) -> None:
+    stand_in, endpoint = hub
+    stand_in.fault("POST", "/commit/", status=403, body={"error": "you may not write here:\nask the owner"})
+    with pytest.raises(HubPushError) as caught:
+        push_to_hub(release, REPO, token=TOKEN, api=HfApi(endpoint=endpoint), retry=no_sleep([]))
+    assert "HTTP 403" in str(caught.value) and "ask the owner" in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def test_what_is_retried() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import sys
 from collections.abc import Sequence
@@ -57,6 +58,9 @@ from crawler.state.paths import (
     check_state_dir,
 )
 from crawler.state.stage import StageError, check_worker_name
+
+# No space left on the device, or in the user's quota.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 class UsageError(Exception):
@@ -152,8 +156,20 @@ def cmd_publish(args: argparse.Namespace) -> int:
     for line in release.notes():
         print(f"eventcrawl: {line}", file=sys.stderr)
     if args.push_to_hub:
-        pushed = runner.push(out, args.push_to_hub, private=args.private, revision=args.revision)
-        print(f"pushed to the Hub: {pushed.commit_url}")
+        owed = runner.push(
+            out, args.push_to_hub, state_dir=request.state_dir, private=args.private, revision=args.revision
+        )
+        if owed.error is not None:
+            print(
+                f"eventcrawl: release {owed.local_version} is published in {out} but the push to {owed.where}"
+                f" failed; the next `run` or `publish --push-to-hub` pushes it: {owed.error}",
+                file=sys.stderr,
+            )
+            return int(RunStatus.PUSH_FAILED)
+        if owed.result is not None:
+            print(f"pushed to the Hub: {owed.result.commit_url}")
+        else:
+            print(f"the Hub already has release {owed.local_version} in {owed.where}")
     return int(RunStatus.KEPT_BACK if release.kept_back else RunStatus.PUBLISHED)
 
 
@@ -425,6 +441,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DamagedFile as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return int(RunStatus.DAMAGED)
+    except OSError as exc:
+        # A full disk is a failure any command that writes can meet; other system errors are not expected.
+        if exc.errno not in DISK_FULL_ERRNOS:
+            raise
+        print(f"eventcrawl: {' '.join(str(exc).split())}; free some space and run it again", file=sys.stderr)
+        return int(RunStatus.DISK_FULL)
     except KeyboardInterrupt:
         return 130
 

@@ -18,7 +18,7 @@ from crawler.schedule.gate import GateThresholds, GateVerdict
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
-    from crawler.publish.hub import PushResult
+    from crawler.publish.hub import OwedPush
     from crawler.publish.release import ReleaseResult
 
 
@@ -64,11 +64,15 @@ def publish(
     return result
 
 
-def push(out_dir: Path, repo_id: str, *, private: bool = False, revision: str | None = None) -> PushResult:
-    """Upload the release in ``out_dir`` to the Hub in one commit."""
-    from crawler.publish.hub import push_to_hub
+def push(
+    out_dir: Path, repo_id: str, *, state_dir: Path, private: bool = False, revision: str | None = None
+) -> OwedPush:
+    """Upload the release in ``out_dir`` to the Hub in one commit, unless ``state_dir`` records that the
+    Hub has it; the push ``publish`` and ``run`` make. A failed push is in the answer, not raised, and
+    left unrecorded: the next push makes it (see :func:`crawler.publish.hub.push_owed`)."""
+    from crawler.publish.hub import push_owed
 
-    return push_to_hub(out_dir, repo_id, private=private, revision=revision)
+    return push_owed(out_dir, repo_id, state_dir=state_dir, private=private, revision=revision)
 
 
 # -- the flows the commands run: typed requests in, typed results out --------------------------------

@@ -39,6 +39,7 @@ from scrapy import signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import load_object
 from twisted.internet.defer import Deferred
 
 from crawler import stats_keys as keys
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from scrapy.robotstxt import RobotParser
 
 logger = logging.getLogger(__name__)
+# Where Scrapy's RobotsTxtMiddleware logs a robots.txt it could not download.
+_ROBOTSTXT_LOG = logging.getLogger("scrapy.downloadermiddlewares.robotstxt")
 
 
 def _owner(netloc: str) -> str:
@@ -59,8 +62,36 @@ def _owner(netloc: str) -> str:
     return f"host:{netloc}"
 
 
+class DownloadErrorsOnOneLine(logging.Filter):
+    """Drops the traceback from a record whose exception is one of ``expected``: Scrapy logs a robots.txt
+    that could not be downloaded with its traceback, where a site that does not answer is a failure the
+    crawl expects and the message (request and error) says all of it."""
+
+    def __init__(self, expected: tuple[type[BaseException], ...]) -> None:
+        super().__init__()
+        self.expected = expected
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], self.expected):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 class SafeRobotsTxtMiddleware(RobotsTxtMiddleware):
-    """Scrapy's ``RobotsTxtMiddleware``, with every request that waited for robots.txt checked against it."""
+    """Scrapy's ``RobotsTxtMiddleware``, with every request that waited for robots.txt checked against it,
+    and a robots.txt that failed with a download error the crawl retries logged on one line."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        expected = tuple(
+            load_object(e) if isinstance(e, str) else e for e in crawler.settings.getlist("RETRY_EXCEPTIONS")
+        )
+        self._one_line = DownloadErrorsOnOneLine(expected)
+        _ROBOTSTXT_LOG.addFilter(self._one_line)
+        crawler.signals.connect(self._on_engine_stopped, signal=signals.engine_stopped)
+
+    def _on_engine_stopped(self) -> None:
+        _ROBOTSTXT_LOG.removeFilter(self._one_line)
 
     async def robot_parser(self, request: Request) -> RobotParser | None:
         parser = await super().robot_parser(request)

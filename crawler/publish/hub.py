@@ -4,6 +4,10 @@ release's version so that ``load_dataset(repo, revision="<version>")`` gives tha
 Rate limits (429), server errors (5xx) and dropped connections are retried with exponential backoff and
 full jitter, waiting what ``Retry-After`` asks for (seconds or an HTTP date) when the Hub sends it. The
 token never reaches a log record or an exception message: both are scrubbed while a push runs.
+
+:func:`push_owed` is the push both ``publish`` and ``run`` make: it pushes the release a folder holds
+unless the state directory records that the Hub has it (``hub-push.json``: repository and branch ->
+version), and records it once pushed, so a push that failed is made by the next command that pushes.
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ import tenacity
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
 from huggingface_hub.errors import HfHubHTTPError
 
-from crawler.publish.manifest import CARD, MANIFEST
+from crawler.publish.manifest import CARD, MANIFEST, read_manifest
 from crawler.publish.verify import verify_files
+from crawler.state.fsutil import read_json_file, write_json_atomic
+from crawler.state.layout import StateDir
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,6 +65,20 @@ class PushResult:
     uploaded: tuple[str, ...]
     deleted: tuple[str, ...]
     tag: str | None = None
+
+
+@dataclass(frozen=True)
+class OwedPush:
+    """What :func:`push_owed` found and did for one repository and branch (``where``, as
+    ``org/name@branch``): the version of the local release (None without one), the version the Hub holds
+    as far as the state directory knows (after this push when it succeeded), and the push made (None when
+    none was owed or it failed, ``error`` then saying why, on one line)."""
+
+    where: str
+    local_version: str | None
+    hub_version: str | None
+    result: PushResult | None = None
+    error: str | None = None
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
@@ -216,8 +236,58 @@ def push_to_hub(
             failure = scrub(str(exc), secrets)
         except Exception as exc:
             failure = scrub(f"pushing {release_dir} to {repo_id} failed: {_describe(exc)}", secrets)
-    # Raised outside the handler so that the original exception, which may hold the token, is not chained.
-    raise HubPushError(failure)
+    # Raised outside the handler so that the original exception, which may hold the token, is not chained;
+    # on one line, as the commands print it (the Hub's client writes some errors over several).
+    raise HubPushError(" ".join(failure.split()))
+
+
+def hub_target(repo_id: str, revision: str | None) -> str:
+    """The repository and branch a push goes to, as ``hub-push.json`` and the run report name them."""
+    return f"{repo_id}@{revision or 'main'}"
+
+
+def pushed_versions(state_dir: Path) -> dict[str, str]:
+    """``hub-push.json``: the version each repository and branch holds as far as pushes from this state
+    directory know (empty when none was recorded)."""
+    path = StateDir(state_dir).hub_push
+    if not path.is_file():
+        return {}
+    data = read_json_file(path, recovery="remove it; the next push sends the local release again")
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def push_owed(
+    release_dir: Path,
+    repo_id: str,
+    *,
+    state_dir: Path,
+    private: bool = False,
+    revision: str | None = None,
+    token: str | None = None,
+    api: Any = None,
+    retry: RetryPolicy | None = None,
+) -> OwedPush:
+    """Push the release in ``release_dir`` to ``repo_id`` (branch ``revision``) with :func:`push_to_hub`
+    (``token``, ``api`` and ``retry`` as it takes them) unless the state directory records that the Hub
+    holds its version, and record it there once pushed. A failed push is not recorded, so the next call
+    pushes it again; its error is in the answer, never raised. ``DamagedFile`` for a damaged manifest or
+    ``hub-push.json``."""
+    manifest = read_manifest(release_dir)
+    local = str(manifest["version"]) if manifest is not None else None
+    pushed = pushed_versions(state_dir)
+    where = hub_target(repo_id, revision)
+    if local is None or pushed.get(where) == local:
+        return OwedPush(where, local, pushed.get(where))
+    try:
+        result = push_to_hub(
+            release_dir, repo_id, private=private, revision=revision, token=token, api=api, retry=retry
+        )
+    except HubPushError as exc:
+        return OwedPush(where, local, pushed.get(where), error=str(exc))
+    # Read again: another repository's entry may have been written while this push ran.
+    recorded = {**pushed_versions(state_dir), where: local}
+    write_json_atomic(StateDir(state_dir).hub_push, recorded, sort_keys=True)
+    return OwedPush(where, local, local, result=result)
 
 
 @dataclass

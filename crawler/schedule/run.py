@@ -18,14 +18,13 @@ from crawler.app.crawling import CrawlResult
 from crawler.app.release import NextRelease, StagedCrawl, next_release, read_staged
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.publish.diff import ReleaseDiff, diff_releases
-from crawler.publish.manifest import read_manifest
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateRefused, GateReport, GateThresholds, GateVerdict
 from crawler.schedule.judge import CoverageReport, TableChecks, judge_release, refusal, with_checks
 from crawler.schedule.lock import StateLock
-from crawler.state.fsutil import read_json_file, write_json_atomic
+from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
 from crawler.state.stage import mark_refused
 
@@ -43,6 +42,8 @@ class RunStatus(enum.IntEnum):
     DAMAGED = 8
     # Published, but an event's listing could not be read whole: that event's rows stay as they were.
     KEPT_BACK = 9
+    # A file could not be written: the disk (or the user's quota) is full.
+    DISK_FULL = 10
 
 
 class CrawlReport(TypedDict):
@@ -337,49 +338,34 @@ def _budget_report(stats: Mapping[str, object]) -> dict[str, int] | None:
 
 
 def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, message: str) -> Verdict:
-    """Push the local release when the Hub does not have it yet: this run's, or one a failed push left."""
+    """Push the local release when the Hub does not have it yet: this run's, or one a failed push left
+    (``run`` or ``publish``'s: the same record tells both)."""
     assert config.push_to_hub
-    local = local_version(config.out)
-    pushed = _pushed_versions(config.state)
-    where = f"{config.push_to_hub}@{config.revision or 'main'}"
-    hub: HubReport = {"repo": where, "local_version": local, "hub_version": pushed.get(where)}
+    owed = runner.push(
+        config.out,
+        config.push_to_hub,
+        state_dir=config.state,
+        private=config.private,
+        revision=config.revision,
+    )
+    local, where = owed.local_version, owed.where
+    hub: HubReport = {"repo": where, "local_version": local, "hub_version": owed.hub_version}
     report["hub"] = hub
-    if local is None or pushed.get(where) == local:
-        return status, message
-    from crawler.publish.hub import HubPushError  # the Hub's client, only for a run that pushes
-
-    try:
-        result = runner.push(config.out, config.push_to_hub, private=config.private, revision=config.revision)
-    except HubPushError as exc:
-        hub["error"] = str(exc)
+    if owed.error is not None:
+        hub["error"] = owed.error
         if status in (RunStatus.GATE_REFUSED, RunStatus.CRAWL_FAILED):
             return status, f"{message}\nthe push of release {local} failed too; the next run retries it"
         return (
             RunStatus.PUSH_FAILED,
             f"{message}\nrelease {local} is published locally but the push to {where} failed; the next run"
-            f" pushes it: {exc}",
+            f" pushes it: {owed.error}",
         )
-    pushed[where] = local
-    write_json_atomic(StateDir(config.state).hub_push, pushed, sort_keys=True)
-    hub["hub_version"] = local
-    hub["commit"] = result.commit_url
+    if owed.result is None:
+        return status, message
+    hub["commit"] = owed.result.commit_url
     if status == RunStatus.NOTHING_CHANGED:
         return RunStatus.PUBLISHED, f"pushed release {local}, which an earlier run could not push, to {where}"
     return status, f"{message}; pushed to {where}"
-
-
-def local_version(out_dir: Path) -> str | None:
-    """The version of the release in ``out_dir`` (None when there is none)."""
-    manifest = read_manifest(out_dir)
-    return str(manifest["version"]) if manifest is not None else None
-
-
-def _pushed_versions(state: Path) -> dict[str, str]:
-    path = StateDir(state).hub_push
-    if not path.is_file():
-        return {}
-    data = read_json_file(path, recovery="remove it; the next run pushes the local release again")
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def unmapped_attributes(stats: Mapping[str, object]) -> dict[str, UnmappedAttribute]:
