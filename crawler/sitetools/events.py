@@ -31,10 +31,10 @@ from crawler.pages.catalogue import (
     parse_library_page,
     summarize_events,
 )
+from crawler.privacy.emails import scrub_emails
 from crawler.sitetools.fetcher import Answer, Fetch, PoliteFetcher, fetch_url
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
-from crawler.text.privacy import scrub_emails
 from crawler.urls import API_ACCEPT, library_listing_url, without_credentials
 
 FORMAT = 1

@@ -1,7 +1,7 @@
 """Personal data said aloud, out of a transcript: e-mail addresses (written, obfuscated or spoken: "jane
 dot doe at example dot com") and phone numbers.
 
-Written addresses are the project's e-mail scrubber's (:func:`crawler.text.privacy.scrub_emails`); the
+Written addresses are the project's e-mail scrubber's (:func:`crawler.privacy.emails.scrub_emails`); the
 spoken form and phone numbers are read here. Redaction works on spans of one text, so a whole track is
 redacted once, after its rolling cues are folded and joined: an address said across two cues is found
 whole, then each segment gets its part of the result (the placeholder where the address starts).
@@ -9,14 +9,19 @@ whole, then each segment gets its part of the result (the placeholder where the 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from crawler.privacy.emails import PLACEHOLDER as EMAIL_PLACEHOLDER
+from crawler.privacy.emails import may_hold_address, scrub_emails
 from crawler.text.normalize import collapse_whitespace
-from crawler.text.privacy import PLACEHOLDER as EMAIL_PLACEHOLDER
-from crawler.text.privacy import may_hold_address, scrub_emails
-from crawler.transcripts.rolling import TimedText
+
+if TYPE_CHECKING:
+    # Only named: the transcripts package imports this module to read a track.
+    from crawler.transcripts.rolling import TimedText
 
 PHONE_PLACEHOLDER = "[phone removed]"
 
@@ -183,6 +188,6 @@ def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int
         inside = [(s, e, p) for s, e, p in inside if s < e or (p and s == e)]
         text = _applied(joined[start:end], [(s - start, e - start, p) for s, e, p in inside])
         if text:
-            out.append(TimedText(segment.start_ms, segment.end_ms, text))
+            out.append(dataclasses.replace(segment, text=text))
         start = end + 1
     return out, len(spans)

@@ -1,11 +1,11 @@
-"""crawler.transcripts.redact_spoken: e-mail addresses (written, obfuscated, spoken) and phone numbers out
+"""crawler.privacy.spoken.redact_spoken: e-mail addresses (written, obfuscated, spoken) and phone numbers out
 of what was said; names, years, times and other numbers stay."""
 
 from __future__ import annotations
 
 import pytest
 
-from crawler.transcripts import redact_spoken
+from crawler.privacy.spoken import redact_spoken
 
 EMAIL = "[email removed]"
 PHONE = "[phone removed]"
