@@ -35,7 +35,9 @@ _MARKERS = "\ue000\ue001\ue002\ue003"
 # its letters one by one at every word of a track would double the search's cost.
 _WORD = r"[^\W_]++"
 # Three or more single letters or digits, spaced: a name spelled out ("d a v e").
-_SPELLED = r"(?:[^\W_] ){2,63}[^\W_](?![^\W_])"
+# Read from the first of them only (not after a single character and a space): tried again inside a
+# long run, it would read the run again from every one of its characters.
+_SPELLED = r"(?<!(?<![^\W_])[^\W_] )(?:[^\W_] ){2,63}[^\W_](?![^\W_])"
 # A spoken address: a name (words or spelled names joined by "dot", "underscore", "dash" or "hyphen", or
 # written "." "_" "-"), "at" or a spaced "@", and a domain ending in a top-level domain that is no common
 # English word (its dot said or written, spaced or not), or a well-known mail provider said alone.
