@@ -127,7 +127,12 @@ def run_atheris(seconds: int, artifacts: Path, corpus: Path | None) -> int:
     import atheris
 
     with atheris.instrument_imports():
-        pass
+        import crawler.pages
+        import crawler.pages.jsonapi
+        import crawler.privacy.emails
+        import crawler.text.blocks
+        import crawler.text.boilerplate
+        import crawler.text.normalize  # noqa: F401
     seeds = seed_pages()
     artifacts.mkdir(parents=True, exist_ok=True)
     corpus_dir = corpus or artifacts / "corpus"
