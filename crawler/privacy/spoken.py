@@ -1,14 +1,15 @@
 """Personal data said aloud, out of a transcript: e-mail addresses (written, obfuscated, spoken or
 spelled) and phone numbers.
 
-Written addresses are the project's e-mail scrubber's (:func:`crawler.privacy.emails.scrub_emails`) and
-phone numbers :mod:`crawler.privacy.phones`'; the spoken forms are read here: "jane dot doe at example dot
-com", "carol.x at gmail.com", "jane dot doe at gmail" (a mail provider said alone), a name spelled out
-and a spaced "@" ("d a v e @ example . com"). "at" and "dot" are plain English too ("we looked at the dot
-product", "papers at aclweb.org"): what tells an address is in :func:`_is_spoken_address`. Redaction
-works on spans of one text, so a whole track is redacted once, after its rolling cues are folded and
-joined: an address said across two cues is found whole, then each segment gets its part of the result
-(the placeholder where the address starts)."""
+Written addresses are found by the project's e-mail scrubber
+(:func:`crawler.privacy.emails.scrub_emails`) and phone numbers by :mod:`crawler.privacy.phones`; the
+spoken forms are read here: "jane dot doe at example dot com", "carol.x at gmail.com", "jane dot doe at
+gmail" (a mail provider said alone), a name spelled out and a spaced "@" ("d a v e @ example . com").
+"at" and "dot" are plain English too ("we looked at the dot product", "papers at aclweb.org"): what
+tells an address is in :func:`_is_spoken_address`. Redaction works on spans of one text, so a whole
+track is redacted once, after its rolling cues are folded and joined: an address said across two cues
+is found whole, then each segment gets its part of the result (the placeholder where the address
+starts)."""
 
 from __future__ import annotations
 
