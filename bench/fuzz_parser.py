@@ -81,8 +81,8 @@ def check_api(raw: bytes) -> None:
 
 
 def check_text(text: str) -> None:
+    from crawler.privacy.emails import contains_email, scrub_emails, scrub_url
     from crawler.text.normalize import normalize_line, normalize_text
-    from crawler.text.privacy import contains_email, scrub_emails, scrub_url
 
     line = normalize_line(text)
     assert normalize_line(line) == line
@@ -129,10 +129,10 @@ def run_atheris(seconds: int, artifacts: Path, corpus: Path | None) -> int:
     with atheris.instrument_imports():
         import crawler.pages
         import crawler.pages.jsonapi
+        import crawler.privacy.emails
         import crawler.text.blocks
         import crawler.text.boilerplate
-        import crawler.text.normalize
-        import crawler.text.privacy  # noqa: F401
+        import crawler.text.normalize  # noqa: F401
     seeds = seed_pages()
     artifacts.mkdir(parents=True, exist_ok=True)
     corpus_dir = corpus or artifacts / "corpus"

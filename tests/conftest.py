@@ -59,7 +59,7 @@ HEAVIEST_FIRST = (
     "test_spider_guards.py",
     "test_anthology_run.py",
     "test_publish_charts.py",
-    "test_text_privacy.py",
+    "test_privacy_emails.py",
     "test_page_budget.py",
     "test_stage_bad_lines.py",
     "test_catalogue.py",

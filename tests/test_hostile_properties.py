@@ -18,11 +18,11 @@ from crawler.pages import LecturePage, PageParseError, parse_lecture_list, parse
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import PrivacyPipeline
+from crawler.privacy.emails import contains_email
 from crawler.schema import TEXT_BLOCK_FIELDS
 from crawler.text.blocks import parse_page
 from crawler.text.boilerplate import own_content_blocks
 from crawler.text.normalize import collapse_whitespace, normalize_line, normalize_text, without_surrogates
-from crawler.text.privacy import contains_email
 from tests.support.settings import project_crawler
 from tests.test_pages_underline import EXPECTED, fixture, html_pieces, json_values, next_data, urls
 
@@ -181,7 +181,7 @@ def check_text(page: LecturePage, item: dict[str, Any]) -> None:
 
 
 def _same_but_scrubbed(paragraph: str, candidate: str) -> bool:
-    from crawler.text.privacy import scrub_emails
+    from crawler.privacy.emails import scrub_emails
 
     return scrub_emails(candidate)[0] == paragraph
 

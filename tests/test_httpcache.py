@@ -30,7 +30,8 @@ from crawler.cache.httpcache import (
     stripped_body,
     write_entry,
 )
-from crawler.pages import parse_lecture_document, parse_lecture_page, strip_personal_data
+from crawler.pages import parse_lecture_document, parse_lecture_page
+from crawler.privacy.stored import strip_personal_data
 from tests.support.commands import eventcrawl
 from tests.support.polite_server import (
     BASE_SETTINGS,
@@ -42,8 +43,8 @@ from tests.support.polite_server import (
     run_crawl,
     serve,
 )
-from tests.test_pages_privacy import answer, page_with
 from tests.test_pages_profiles import EMAILS, EXPECTED_AUTHORS, SHUFFLED, lecture_with_authors
+from tests.test_privacy_stored import answer, page_with
 
 DAY = 86400.0
 NOW = 1_762_329_600.0

@@ -10,8 +10,8 @@ from crawler.pipelines import privacy as pipeline_privacy
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import CLEAN_MAX_CHARS, PrivacyPipeline
-from crawler.text import privacy as privacy_module
-from crawler.text.privacy import PLACEHOLDER, URL_PLACEHOLDER
+from crawler.privacy import emails as privacy_module
+from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER
 from tests.support.settings import project_crawler
 from tests.test_stage import record
 

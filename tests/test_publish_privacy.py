@@ -14,13 +14,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler import schema
-from crawler.publish.email_like import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
+from crawler.privacy.email_like import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
+from crawler.privacy.emails import contains_email, scrub_emails
 from crawler.publish.records import lecture_rows, scrubbed_record, session_details
 from crawler.publish.release import publish_release
 from crawler.publish.summary_tables import build_tables
-from crawler.text.privacy import contains_email, scrub_emails
+from tests.test_privacy_emails import (
+    AT_FORMS,
+    DOMAIN_FORMS,
+    DOT_FORMS,
+    LOCAL_FORMS,
+    NOT_AT_FORMS,
+    email_corpus,
+)
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records
-from tests.test_text_privacy import AT_FORMS, DOMAIN_FORMS, DOT_FORMS, LOCAL_FORMS, NOT_AT_FORMS, email_corpus
 
 ADDRESS = "pc-chair@example.org"
 

@@ -17,6 +17,7 @@ import pytest
 
 from crawler.app.release import next_release, read_staged
 from crawler.app.runner import Published, PublishRequest, publish_staged
+from crawler.privacy.emails import PLACEHOLDER
 from crawler.publish import transcripts as publish_transcripts
 from crawler.publish.card_transcripts import transcript_columns_markdown
 from crawler.publish.previous import read_previous_release
@@ -27,7 +28,6 @@ from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.arrow import hf_features
 from crawler.state.stage import StageWriter
 from crawler.state.stage_transcripts import StagedTranscript
-from crawler.text.privacy import PLACEHOLDER
 from tests.test_publish_parquet import make_record
 
 NAME = "demo"

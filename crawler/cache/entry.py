@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypedDict, TypeVar, cast
 
-from crawler.pages.privacy import strip_answer_text, strip_page_personal_data, strip_personal_data
+from crawler.privacy.stored import strip_answer_text, strip_page_personal_data, strip_personal_data
 
 ENTRY_SUFFIX = ".entry"
 TEMP_SUFFIX = ".tmp"

@@ -4,8 +4,8 @@ One module per source: :mod:`.api` (the lecture list, one lecture, transcripts, 
 :mod:`.profiles` (authors, read through an allow-list), :mod:`.next_data` (a page's ``__NEXT_DATA__``),
 :mod:`.visible` (what the page shows, the fallback), :mod:`.links` (the lectures a page links to), and
 :mod:`.lecture`, the page object that decides field by field which source to use. Every attribute name
-read is declared in :mod:`.attributes`; :mod:`.privacy` strips personal data from what is stored. No
-module here touches the network or Scrapy.
+read is declared in :mod:`.attributes`. No module here touches the network or Scrapy; personal data is
+stripped from what is stored by :mod:`crawler.privacy.stored`.
 """
 
 from crawler.pages.api import (
@@ -36,7 +36,6 @@ from crawler.pages.fields import (
 from crawler.pages.lecture import UnderlineLecturePage, field_sources, parse_lecture_page
 from crawler.pages.links import MAX_LECTURE_LINKS, MAX_LINK_LENGTH
 from crawler.pages.next_data import MAX_JSON_BYTES
-from crawler.pages.privacy import strip_page_personal_data, strip_personal_data
 from crawler.pages.profiles import INVALID_ORCID, normalize_orcid
 from crawler.pages.visible import PREMIUM_LABEL
 
@@ -72,7 +71,5 @@ __all__ = [
     "parse_sessions",
     "parse_transcripts",
     "read_listing",
-    "strip_page_personal_data",
-    "strip_personal_data",
     "unknown_attributes",
 ]

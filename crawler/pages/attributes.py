@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from crawler.pages.jsonapi import member
+from crawler.privacy.emails import scrub_emails
 from crawler.schema import ATTRIBUTE_FIELDS
 from crawler.text.normalize import without_surrogates
-from crawler.text.privacy import scrub_emails
 
 Spellings = tuple[str, ...]
 

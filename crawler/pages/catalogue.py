@@ -27,7 +27,7 @@ from crawler.pages.attributes import (
     relationship_name,
 )
 from crawler.pages.jsonapi import id_text, index_resources, related_id, resource_key
-from crawler.text.privacy import scrub_emails
+from crawler.privacy.emails import scrub_emails
 
 # Event ids go into ``event_ids`` of a run's configuration, which takes decimal numbers (as
 # ``crawler.app.arguments.parse_event_id`` does: up to 12 digits, leading zeros dropped).

@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urljoin
 
+from crawler.privacy.emails import scrub_emails
 from crawler.schema import parse_timestamp
 from crawler.text.normalize import without_surrogates
-from crawler.text.privacy import scrub_emails
 
 # The longest URL kept from a source: more is a hostile page, not a link.
 MAX_URL_LENGTH = 2_048

@@ -16,16 +16,9 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem, TranscriptItem
+from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, strings_to_scrub
+from crawler.privacy.scrub import RECORD_URL_FIELDS, scrub_value, strings_in, values_may_hold_address
 from crawler.schema import FIELD_NAMES
-from crawler.text.privacy import (
-    PLACEHOLDER,
-    RECORD_URL_FIELDS,
-    URL_PLACEHOLDER,
-    scrub_value,
-    strings_in,
-    strings_to_scrub,
-    values_may_hold_address,
-)
 
 # What of a lecture item is scrubbed: its record, and the page's blocks and links that travel beside it.
 SCRUBBED = (*FIELD_NAMES, "page_blocks", "page_aliases")

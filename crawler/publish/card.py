@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import pyarrow as pa
 
 from crawler.json_types import JsonObject, JsonValue
+from crawler.privacy.email_like import email_like_values
 from crawler.publish.card_escape import escape_text, table_cell
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
@@ -36,7 +37,6 @@ from crawler.publish.card_statistics import (
 from crawler.publish.card_transcripts import TranscriptStatistics, transcript_statistics
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
-from crawler.publish.email_like import email_like_values
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, type_label
 from crawler.publish.transcripts import TranscriptsWritten
 from crawler.schema import format_timestamp

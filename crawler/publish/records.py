@@ -11,15 +11,10 @@ from datetime import datetime
 from typing import TypedDict
 
 from crawler import schema
+from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, strings_to_scrub
+from crawler.privacy.scrub import RECORD_URL_FIELDS, scrub_value
 from crawler.schema import Lecture, Transcript
 from crawler.schema import check as schema_check
-from crawler.text.privacy import (
-    PLACEHOLDER,
-    RECORD_URL_FIELDS,
-    URL_PLACEHOLDER,
-    scrub_value,
-    strings_to_scrub,
-)
 
 
 class InvalidRecordsError(ValueError):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler.publish.email_like import EMAIL_LIKE_RULE, email_like_values
+from crawler.privacy.email_like import EMAIL_LIKE_RULE, email_like_values
 from crawler.publish.manifest import EventShardEntry, file_entry
 from crawler.publish.parquet import (
     ROW_GROUP_ROWS,

@@ -27,7 +27,7 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler.publish.email_like import email_like_values
+from crawler.privacy.email_like import email_like_values
 from crawler.publish.parquet import (
     ROW_GROUP_ROWS,
     ROW_GROUP_TARGET_BYTES,

@@ -31,11 +31,11 @@ from crawler.pages import (
     lecture_resources,
     parse_lecture_list,
     parse_lecture_page,
-    strip_page_personal_data,
-    strip_personal_data,
     unknown_attributes,
 )
 from crawler.pages.jsonapi import is_document
+from crawler.privacy.emails import contains_email, scrub_emails, scrub_url
+from crawler.privacy.stored import strip_page_personal_data, strip_personal_data
 from crawler.schema import FIELDS, has_value
 from crawler.sitetools.fetcher import (
     DEFAULT_TIMEOUT,
@@ -46,7 +46,6 @@ from crawler.sitetools.fetcher import (
     origin,
 )
 from crawler.state.fsutil import write_json_atomic
-from crawler.text.privacy import contains_email, scrub_emails, scrub_url
 from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url, without_credentials
 
 # Fields a crawl cannot do without: when none of the sampled lectures has one, the site has changed.

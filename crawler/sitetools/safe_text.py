@@ -11,7 +11,7 @@ be written one), Zl or Zp (line and paragraph separators) is unsafe; so is every
 reader sees that something is there and what; :func:`kept_text` removes them (an escape sequence with its
 parameters), turns whitespace into single spaces and strips the ends. Both replace personal data (e-mail
 addresses written, obfuscated or spoken, phone numbers) as the dataset's transcripts have it replaced
-(:func:`crawler.transcripts.spoken.redaction_spans`), found in the text as it reads once the unsafe
+(:func:`crawler.privacy.spoken.redaction_spans`), found in the text as it reads once the unsafe
 characters are gone: a character hidden inside an address does not keep it.
 """
 
@@ -21,7 +21,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from crawler.transcripts.spoken import redaction_spans
+from crawler.privacy.spoken import redaction_spans
 
 UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from crawler.privacy.spoken import redact_segments
 from crawler.schema import Int32, Segment
 from crawler.transcripts.body import decode_body
 from crawler.transcripts.cue_text import cue_text
 from crawler.transcripts.cues import Cue, read_cues, sniff_format, split_lines
 from crawler.transcripts.rolling import TimedText, folded
-from crawler.transcripts.spoken import redact_segments
 
 # The largest subtitle file read, compressed or not: an hour of dense captions is about 100 KB.
 SUBTITLE_MAX_BYTES = 2 * 1024 * 1024

@@ -1,41 +1,63 @@
-"""Personal data said aloud, out of a transcript: e-mail addresses (written, obfuscated or spoken: "jane
-dot doe at example dot com") and phone numbers.
+"""Personal data said aloud, out of a transcript: e-mail addresses (written, obfuscated, spoken or
+spelled) and phone numbers.
 
-Written addresses are the project's e-mail scrubber's (:func:`crawler.text.privacy.scrub_emails`); the
-spoken form and phone numbers are read here. Redaction works on spans of one text, so a whole track is
-redacted once, after its rolling cues are folded and joined: an address said across two cues is found
-whole, then each segment gets its part of the result (the placeholder where the address starts).
-"""
+Written addresses are found by the project's e-mail scrubber
+(:func:`crawler.privacy.emails.scrub_emails`) and phone numbers by :mod:`crawler.privacy.phones`; the
+spoken forms are read here: "jane dot doe at example dot com", "carol.x at gmail.com", "jane dot doe at
+gmail" (a mail provider said alone), a name spelled out and a spaced "@" ("d a v e @ example . com").
+"at" and "dot" are plain English too ("we looked at the dot product", "papers at aclweb.org"): what
+tells an address is in :func:`_is_spoken_address`. Redaction works on spans of one text, so a whole
+track is redacted once, after its rolling cues are folded and joined: an address said across two cues
+is found whole, then each segment gets its part of the result (the placeholder where the address
+starts)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from crawler.privacy.emails import PLACEHOLDER as EMAIL_PLACEHOLDER
+from crawler.privacy.emails import may_hold_address, scrub_emails
+from crawler.privacy.phones import PHONE_PLACEHOLDER, phone_spans
 from crawler.text.normalize import collapse_whitespace
-from crawler.text.privacy import PLACEHOLDER as EMAIL_PLACEHOLDER
-from crawler.text.privacy import may_hold_address, scrub_emails
-from crawler.transcripts.rolling import TimedText
 
-PHONE_PLACEHOLDER = "[phone removed]"
+if TYPE_CHECKING:
+    # Only named: the transcripts package imports this module to read a track.
+    from crawler.transcripts.rolling import TimedText
 
 # Characters the e-mail scrubber is asked to put for each address, to find where the addresses were:
 # private-use characters, which no address holds (one the text does not hold is taken).
 _MARKERS = "\ue000\ue001\ue002\ue003"
 
-_WORD = r"[^\W_]+"
-# A spoken address: a name (words joined by "dot", "underscore", "dash" or "hyphen", or written "." "_"
-# "-"), "at", a domain whose last dot is said, and a top-level domain that is no common English word.
+# A word, taken whole (possessive): what follows a word in an address is never a letter, and giving back
+# its letters one by one at every word of a track would double the search's cost.
+_WORD = r"[^\W_]++"
+# Three or more single letters or digits, spaced: a name spelled out ("d a v e").
+# Read from the first of them only (not after a single character and a space): tried again inside a
+# long run, it would read the run again from every one of its characters.
+_SPELLED = r"(?<!(?<![^\W_])[^\W_] )(?:[^\W_] ){2,63}[^\W_](?![^\W_])"
+# A spoken address: a name (words or spelled names joined by "dot", "underscore", "dash" or "hyphen", or
+# written "." "_" "-"), "at" or a spaced "@", and a domain ending in a top-level domain that is no common
+# English word (its dot said or written, spaced or not), or a well-known mail provider said alone.
 _LOCAL_JOIN = r"(?:\s+(?:dot|underscore|dash|hyphen)\s+|[._-])"
-_DOMAIN_JOIN = r"(?:\s+(?:dot|dash|hyphen)\s+|[.-])"
+_LOCAL_PART = rf"(?:{_SPELLED}|{_WORD})"
+_DOMAIN_JOIN = r"(?:\s+(?:dot|dash|hyphen)\s+|[ ]?[.\uff0e-][ ]?)"
+_TLD_JOIN = r"(?:\s+(?P<said_dot>dot)\s+|[ ]?[.\uff0e][ ]?)"
 _TLDS = (
     "com|org|net|edu|gov|mil|io|ai|co|uk|de|fr|ca|au|ch|nl|es|se|dk|fi|jp|cn|kr|br|ru|pl|cz|info|biz|eu"
     "|dev|app|tech|xyz|ac"
 )
+# Mail providers whose name alone says the domain ("jane dot doe at gmail").
+_PROVIDERS = "gmail|googlemail|hotmail|outlook|yahoo|icloud|gmx|protonmail|proton|yandex|aol|qq"
+_PROVIDER_NAMES = frozenset(_PROVIDERS.split("|"))
 _SPOKEN_EMAIL = re.compile(
-    rf"(?<![\w.@-])(?P<local>{_WORD}(?:{_LOCAL_JOIN}{_WORD}){{0,6}})\s+at\s+"
-    rf"{_WORD}(?:{_DOMAIN_JOIN}{_WORD}){{0,8}}\s+dot\s+(?:{_TLDS})(?![\w])",
+    rf"(?<![\w.@'\u2019-])(?P<local>{_LOCAL_PART}(?:{_LOCAL_JOIN}{_LOCAL_PART}){{0,6}})"
+    rf"(?:(?P<sign>[ \t]*[@\uff20\ufe6b][ \t]*)|\s+at\s+)"
+    rf"(?:(?P<host>{_WORD})(?:{_DOMAIN_JOIN}{_WORD}){{0,8}}{_TLD_JOIN}(?:{_TLDS})|(?P<provider>{_PROVIDERS}))"
+    r"(?!\w)",
     re.IGNORECASE,
 )
 # Words that come before "at" in speech and are no one's address: "look at example dot com".
@@ -46,17 +68,26 @@ _NOT_A_NAME_WORDS = (
     "working worked based located live lives living stay stayed meet met up out back down"
 )
 _NOT_A_NAME = frozenset(_NOT_A_NAME_WORDS.split())
-# A phone number: international (+CC and 2 to 5 groups), (555) 123-4567, or 555-123-4567 / 555.123.4567
-# / 555 123 4567. Never glued to a word, a "+" or a decimal point, so years, timestamps and 3.14 stay.
-_PHONE = re.compile(
-    r"(?<![\w+])(?<!\d[.,:])"
-    r"(?:\+\d{1,3}(?:[ .\-]?\(\d{1,4}\))?(?:[ .\-]?\d{1,5}){2,5}"
-    r"|\(\d{3}\)[ .\-]?\d{3}[ .\-]\d{4}"
-    r"|\d{3}[ .\-]\d{3}[ .\-]\d{4})"
-    r"(?!\w)(?![.,:]\d)"
-)
-# Digits in an international number (ITU E.164: at most 15; fewer than 7 is no number one can call).
-_PHONE_DIGITS = range(7, 16)
+
+
+def _is_spoken_address(match: re.Match[str]) -> bool:
+    """Whether a match of the spoken form is an address: a spaced "@" says so; after "at", a dot said
+    before the top-level domain does, unless the name is a word that comes before "at" in speech; a
+    domain written ("carol.x at gmail.com") or a provider said alone ("jane dot doe at gmail") does when
+    the name is dictated (joined or spelled) or the domain is a provider's ("x at gmail.com"), since
+    prose says "papers at aclweb.org" too."""
+    if match["sign"]:
+        return True
+    local = match["local"]
+    if local.casefold() in _NOT_A_NAME:
+        return False
+    if match["said_dot"]:
+        return True
+    dictated = " " in local or any(char in local for char in "._-")
+    if match["provider"]:
+        return dictated
+    return dictated or match["host"].casefold() in _PROVIDER_NAMES
+
 
 Span = tuple[int, int, str]
 
@@ -72,12 +103,9 @@ def redaction_spans(text: str) -> list[Span]:
     """Where ``text`` holds personal data, in order and not overlapping: (start, end, placeholder)."""
     spans = [(start, end, EMAIL_PLACEHOLDER) for start, end in _written_email_spans(text)]
     for match in _SPOKEN_EMAIL.finditer(text):
-        if match["local"].casefold() not in _NOT_A_NAME:
+        if _is_spoken_address(match):
             spans.append((match.start(), match.end(), EMAIL_PLACEHOLDER))
-    for match in _PHONE.finditer(text):
-        digits = sum(c.isdigit() for c in match[0])
-        if not match[0].startswith("+") or digits in _PHONE_DIGITS:
-            spans.append((match.start(), match.end(), PHONE_PLACEHOLDER))
+    spans.extend((start, end, PHONE_PLACEHOLDER) for start, end in phone_spans(text))
     return _without_overlaps(spans)
 
 
@@ -183,6 +211,6 @@ def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int
         inside = [(s, e, p) for s, e, p in inside if s < e or (p and s == e)]
         text = _applied(joined[start:end], [(s - start, e - start, p) for s, e, p in inside])
         if text:
-            out.append(TimedText(segment.start_ms, segment.end_ms, text))
+            out.append(dataclasses.replace(segment, text=text))
         start = end + 1
     return out, len(spans)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from crawler.text.privacy import (
+from crawler.privacy.emails import (
     _EMAIL,
     PLACEHOLDER,
     URL_PLACEHOLDER,
@@ -16,12 +16,10 @@ from crawler.text.privacy import (
     json_address_positions,
     json_may_hold_address,
     scrub_emails,
-    scrub_fields,
     scrub_url,
-    scrub_value,
     strings_to_scrub,
-    values_may_hold_address,
 )
+from crawler.privacy.scrub import scrub_fields, scrub_value, values_may_hold_address
 
 R = PLACEHOLDER
 

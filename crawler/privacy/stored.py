@@ -24,7 +24,7 @@ from crawler.pages.json_text import Path, Span, object_members, string_literal_a
 from crawler.pages.jsonapi import camel_case, is_document, member, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
-from crawler.text.privacy import (
+from crawler.privacy.emails import (
     json_address_positions,
     json_may_hold_address,
     scrub_emails,

@@ -6,14 +6,14 @@ import copy
 import json
 from typing import Any
 
-from crawler.pages import (
-    parse_lecture_document,
-    parse_lecture_page,
+from crawler.pages import parse_lecture_document, parse_lecture_page
+from crawler.privacy.emails import PLACEHOLDER, scrub_emails
+from crawler.privacy.stored import (
+    _rewritten_next_data,
+    _strip_next_data,
     strip_page_personal_data,
     strip_personal_data,
 )
-from crawler.pages.privacy import _rewritten_next_data, _strip_next_data
-from crawler.text.privacy import PLACEHOLDER, scrub_emails
 from tests.test_pages_profiles import (
     EMAILS,
     EXPECTED_AUTHORS,

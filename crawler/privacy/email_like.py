@@ -1,6 +1,6 @@
 """How many values of a table look like an e-mail address: the count the dataset card shows.
 
-The count is made by an expression of its own, not the scrubber's (``crawler/text/privacy.py``), and
+The count is made by an expression of its own, not the scrubber's (:mod:`crawler.privacy.emails`), and
 wider than it on purpose: whatever the scrubber replaces is counted, and so is what it leaves that still
 looks like an address, so the card shows an address that got through.
 """

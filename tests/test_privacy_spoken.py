@@ -1,11 +1,11 @@
-"""crawler.transcripts.redact_spoken: e-mail addresses (written, obfuscated, spoken) and phone numbers out
+"""crawler.privacy.spoken.redact_spoken: e-mail addresses (written, obfuscated, spoken) and phone numbers out
 of what was said; names, years, times and other numbers stay."""
 
 from __future__ import annotations
 
 import pytest
 
-from crawler.transcripts import redact_spoken
+from crawler.privacy.spoken import redact_spoken
 
 EMAIL = "[email removed]"
 PHONE = "[phone removed]"
@@ -27,6 +27,17 @@ REDACTED = [
     ("call 555-123-4567, or", f"call {PHONE}, or"),
     ("call 555.123.4567 now", f"call {PHONE} now"),
     ("call 555 123 4567 now", f"call {PHONE} now"),
+    # The domain written, a provider said alone, a name spelled out, a spaced "@".
+    ("write to carol.x at gmail.com please", f"write to {EMAIL} please"),
+    ("write to xy at hotmail.com", f"write to {EMAIL}"),
+    ("mail jane dot doe at gmail today", f"mail {EMAIL} today"),
+    ("mail jane_doe at outlook.", f"mail {EMAIL}."),
+    ("it is d a v e @ example . com thanks", f"it is {EMAIL} thanks"),
+    ("it is d a v e ＠ example . com", f"it is {EMAIL}"),
+    ("spell j a n e dot d o e at example dot org", f"spell {EMAIL}"),
+    ("call 0049 30 1234567 now", f"call {PHONE} now"),
+    ("my office 030 1234567", f"my office {PHONE}"),
+    ("text 07700 900123", f"text {PHONE}"),
 ]
 
 KEPT = [
@@ -46,6 +57,15 @@ KEPT = [
     "scores +1 2 3 up",
     "a note at section dot two",
     "jane dot doe at",
+    # "at" and "dot" in prose, providers named, sites cited.
+    "we looked at the dot product",
+    "papers at aclweb.org and code at github.com",
+    "she interned at yahoo",
+    "jane at gmail",
+    "I'm at gmail",
+    "e.g. A @ B and x = A @ B.T",
+    "hidden sizes 256 512 1024 and 2048",
+    "prices moved +12.34 56.78",
 ]
 
 

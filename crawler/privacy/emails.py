@@ -23,7 +23,7 @@ What this leaves as text: an "@" without a local part before it (``@emnlp``, a d
 ``data@ 5.org``), "at" and "dot" as plain words (``jane at example dot org``: prose says "at" too) and
 names with apostrophes (``J. O'Brien``). An expression that reads like one is taken for one
 (``y @ np.linalg``). What looks like an address but is none of these forms is for the dataset card's
-count to find (``crawler/publish/email_like.py``), which reads wider on purpose.
+count to find (:mod:`crawler.privacy.email_like`), which reads wider on purpose.
 
 Matching is linear in the text's length: the local part is taken as one atomic run that starts where a
 run of address characters starts, so a megabyte of letters with one ``@`` in it costs one pass.
@@ -34,17 +34,12 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
-from typing import Any
-
-from crawler.schema import OWN_URL_FIELDS
 
 PLACEHOLDER = "[email removed]"
 # A placeholder that keeps a URL a URL (no space, no brackets).
 URL_PLACEHOLDER = "email-removed"
-# The fields of a lecture record that hold URLs of the lecture itself: scrubbed with URL_PLACEHOLDER.
-RECORD_URL_FIELDS = OWN_URL_FIELDS
 
 # Zero-width, bidi and other invisible characters someone may hide inside an address.
 _INVISIBLE = (
@@ -403,88 +398,3 @@ def scrub_url(url: str, placeholder: str = URL_PLACEHOLDER) -> tuple[str, int]:
 def contains_email(text: str) -> bool:
     """True when :func:`scrub_emails` would change ``text``."""
     return next(_addresses(text, _at_positions(text)), None) is not None
-
-
-# A tuple, not ``list | tuple``: that expression builds a new object each time it runs.
-_SEQUENCES = (list, tuple)
-
-
-def strings_in(value: object, out: list[str]) -> None:
-    """Every string inside ``value`` (itself, or inside its lists, tuples and mappings' values) appended
-    to ``out``, in no particular order; walked without a call per list or mapping (an author is a mapping
-    with a list), and without recursion."""
-    pending = [value]
-    while pending:
-        value = pending.pop()
-        members: Iterable[object]
-        if isinstance(value, str):
-            out.append(value)
-            continue
-        if isinstance(value, _SEQUENCES):
-            members = value
-        elif isinstance(value, Mapping):
-            members = value.values()
-        else:
-            continue
-        for member in members:
-            if isinstance(member, str):
-                out.append(member)
-            elif member is not None:
-                pending.append(member)
-
-
-def values_may_hold_address(values: Iterable[object]) -> bool:
-    """False when :func:`scrub_value` would change none of ``values`` (whether as text or as URLs): the
-    strings inside them are searched as one text, so a record without an address costs one search."""
-    strings: list[str] = []
-    for value in values:
-        strings_in(value, strings)
-    return bool(strings_to_scrub(strings))
-
-
-def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False) -> tuple[Any, int]:
-    """A string, or the strings inside lists, tuples and mappings, scrubbed; other values unchanged.
-
-    ``url``: the strings are URLs (see :func:`scrub_url`). Returns the value (the same object when
-    nothing changed) and the number of addresses replaced.
-    """
-    if isinstance(value, str):
-        return scrub_url(value, placeholder) if url else scrub_emails(value, placeholder)
-    if isinstance(value, list | tuple):
-        total = 0
-        items = []
-        for item in value:
-            clean, count = scrub_value(item, placeholder, url=url)
-            items.append(clean)
-            total += count
-        if not total:
-            return value, 0
-        return (items if isinstance(value, list) else tuple(items)), total
-    if isinstance(value, Mapping):
-        total = 0
-        out = {}
-        for key, item in value.items():
-            clean, count = scrub_value(item, placeholder, url=url)
-            out[key] = clean
-            total += count
-        return (out, total) if total else (value, 0)
-    return value, 0
-
-
-def scrub_fields(
-    fields: Mapping[str, object], url_fields: frozenset[str] | set[str] = frozenset()
-) -> tuple[dict[str, object], dict[str, int]]:
-    """Every string field (and string inside a list field) of a record scrubbed.
-
-    Fields named in ``url_fields`` get :data:`URL_PLACEHOLDER`, the others :data:`PLACEHOLDER`.
-    Returns the scrubbed copy and, for each field that held addresses, how many.
-    """
-    out: dict[str, object] = {}
-    counts: dict[str, int] = {}
-    for name, value in fields.items():
-        is_url = name in url_fields
-        clean, count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
-        out[name] = clean
-        if count:
-            counts[name] = count
-    return out, counts

@@ -1,0 +1,126 @@
+"""Phone numbers in what was said, told from the other numbers a talk is full of.
+
+A run of digit groups is taken for a phone number only with evidence that it is one, and only when
+``phonenumbers`` (Google's libphonenumber) agrees that it can be one:
+
+- evidence is an international prefix (``+49 30 1234567``, ``0049 30 1234567``), a trunk prefix glued
+  to the first group (``030 1234567``, ``(0)30``), or a word that announces a number right before it
+  (``call``, ``phone``, ``tel``, ``fax``, ``mobile``, ``number``..., with at most three small words
+  between: ``call me at``, ``my number is``);
+- a number with a prefix is taken when it is valid (for its country code, or for one of the countries
+  that dial a trunk "0"); a number a word announces needs only be possible (the right length for its
+  country), since made-up numbers (``555 123 4567``) are still read out to be dialled.
+
+Validation alone is no evidence: with region US, ``256 512 1024`` is a valid number, and a list of layer
+sizes is no one's. What is never a candidate: digits glued to a word or a decimal point (``3.555 123
+4567``, ``4567.5``), groups mixing "." with other separators (``+12.34 56.78``), dates (``08.12.2023``),
+runs of single digits (``0 1 2 3 4 5 6 7``) and fewer than seven digits (``call 911 or 112``).
+
+``phonenumbers`` runs only on candidates with evidence, so a talk full of numbers costs one search.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+import phonenumbers
+
+PHONE_PLACEHOLDER = "[phone removed]"
+
+# One group: digits (taken whole, so that no run of digits can be split two ways) or a parenthesized
+# area code or trunk prefix.
+_GROUP = r"(?:\(\d{1,5}\)|\d++)"
+# Between two groups: a space, or a dash, dot or slash with a space on either side or none.
+_SEPARATOR = r"(?:[ \u00a0]|[ \u00a0]?[-.\u2010\u2011\u2012\u2013/][ \u00a0]?)?"
+_CANDIDATE = re.compile(
+    # A "+", "(" or digit first: the one-character look fails fast everywhere else, before the look back.
+    # Never glued to a word, a "+" or a dash before it, nor the decimals of a number (3.555 123 4567).
+    r"(?=[+(\d])(?<![\w+\-\u2010-\u2013])(?<!\d[.,:])"
+    rf"(?:\+[ \u00a0]?)?(?:(?=\()|\b){_GROUP}(?:{_SEPARATOR}{_GROUP})*+"
+    # Nor glued to a word or a decimal part after it (4567.5, 10:30).
+    r"(?!\w)(?![.,:]\d)"
+)
+# Words that announce a number, then up to three small words before it ("call me at", "my number is").
+_CUE_WORDS = (
+    "phone|phones|telephone|tel|call|calls|calling|fax|mobile|cell|cellphone|number|whatsapp|dial|hotline"
+)
+_LINK_WORDS = "me|us|him|her|them|at|on|is|was|to|via|under|my|our|his|their|the|no|nr|please|directly"
+_CUE_BEFORE = re.compile(
+    rf"\b(?:{_CUE_WORDS})\b[\s.:,#-]{{0,3}}(?:(?:{_LINK_WORDS})\b[\s.:,#-]{{1,3}}){{0,3}}\Z", re.IGNORECASE
+)
+# What may stand between two numbers one word announced.
+_ALTERNATIVE = re.compile(r"[\s,;/]{0,3}(?:(?:or|and)[\s,:]{1,3})?", re.IGNORECASE)
+# How far before a candidate its cue may start.
+_CUE_WINDOW = 60
+_DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}")
+# The digits of a phone number, prefixes included: fewer than 7 is no number one can call, and E.164's
+# 15 plus a "00" is the most.
+_MIN_DIGITS = 7
+_MAX_DIGITS = 17
+# Where a national number is written with a trunk "0" (030 1234567 is Berlin, 020 7946 0958 London).
+_TRUNK_REGIONS = (
+    "DE", "GB", "FR", "NL", "BE", "CH", "AT", "SE", "FI", "IE", "AU", "NZ", "JP", "KR", "CN", "IN", "IL",
+    "TR", "ZA",
+)  # fmt: skip
+# Where a national number is written without one (NANP's 415 555 0142 among them).
+_PLAIN_REGIONS = ("US", "ES", "IT", "PT", "DK", "NO")
+_DASHES = str.maketrans("\u2010\u2011\u2012\u2013", "----")
+
+
+def phone_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Where ``text`` holds a phone number, in order: (start, end)."""
+    after_number = -1
+    for match in _CANDIDATE.finditer(text):
+        number = match[0]
+        digits = sum(char.isdigit() for char in number)
+        if not _MIN_DIGITS <= digits <= _MAX_DIGITS or not _well_formed(number):
+            continue
+        start = match.start()
+        announced = (
+            _CUE_BEFORE.search(text, max(0, start - _CUE_WINDOW), start) is not None
+            # "call +1 415 555 0142 or 030 1234567": what announced the first announces the next.
+            or (after_number >= 0 and _ALTERNATIVE.fullmatch(text, after_number, start) is not None)
+        )
+        if is_phone_number(number, announced=announced):
+            after_number = match.end()
+            yield start, after_number
+
+
+def _well_formed(number: str) -> bool:
+    """Whether the groups read as a phone number's: "." never mixed with other separators, no date, and
+    at most one group of a single digit after the first (+33 1 23 45 67 89, +49 (0)30 ...)."""
+    groups = re.findall(r"\d+", number)
+    if sum(len(group) == 1 for group in groups[1:]) > 1:
+        return False
+    separators = set(re.sub(r"[\d+()]", "", number))
+    if "." in separators and separators != {"."}:
+        return False
+    return _DATE.fullmatch(number) is None
+
+
+def is_phone_number(number: str, *, announced: bool) -> bool:
+    """Whether ``number`` (digit groups as written, a "+" or "00" perhaps first) is a phone number:
+    valid with a prefix's evidence, or possible when a word announced it (see the module's text)."""
+    digits = re.sub(r"\D", "", number)
+    # Written as it was ("+49 (0)30 ..." drops its trunk "0" only so): the library reads the separators.
+    written = number.translate(_DASHES)
+    if number.startswith("+"):
+        return _checked(written, None, announced=announced)
+    if digits.startswith("00"):
+        return _checked("+" + written[2:], None, announced=announced)
+    if number.startswith("(0") or (digits.startswith("0") and re.match(r"\d\d", number)):
+        return any(_checked(written, region, announced=announced) for region in _TRUNK_REGIONS)
+    return announced and any(_checked(written, region, announced=True) for region in _PLAIN_REGIONS)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked(number: str, region: str | None, *, announced: bool) -> bool:
+    try:
+        parsed = phonenumbers.parse(number, region)
+    except phonenumbers.NumberParseException:
+        return False
+    if phonenumbers.is_valid_number(parsed):
+        return True
+    return announced and phonenumbers.is_possible_number(parsed)
