@@ -54,7 +54,8 @@ _TLDS = (
 _PROVIDERS = "gmail|googlemail|hotmail|outlook|yahoo|icloud|gmx|protonmail|proton|yandex|aol|qq"
 _PROVIDER_NAMES = frozenset(_PROVIDERS.split("|"))
 _SPOKEN_EMAIL = re.compile(
-    rf"(?<![\w.@'\u2019-])(?P<local>{_LOCAL_PART}(?:{_LOCAL_JOIN}{_LOCAL_PART}){{0,6}})"
+    # Not inside a word: after a letter's apostrophe ("it's") is inside one, after a quote is not.
+    rf"(?<![\w.@-])(?<!\w['\u2019])(?P<local>{_LOCAL_PART}(?:{_LOCAL_JOIN}{_LOCAL_PART}){{0,6}})"
     rf"(?:(?P<sign>[ \t]*[@\uff20\ufe6b][ \t]*)|\s+at\s+)"
     rf"(?:(?P<host>{_WORD})(?:{_DOMAIN_JOIN}{_WORD}){{0,8}}{_TLD_JOIN}(?:{_TLDS})|(?P<provider>{_PROVIDERS}))"
     r"(?!\w)",
