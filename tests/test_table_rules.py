@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from crawler.publish.records import lecture_rows
 from crawler.publish.release import publish_events, publish_release
 from crawler.publish.tables import DECLARED_TABLES, TableSpec
 from crawler.replica.assets import OUTAGES
+from crawler.replica.faults import RESOURCE_GONE, SiteFaults
 from crawler.replica.layout import build_site, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.schedule.gate import GateRefused, GateThresholds, GateVerdict
@@ -43,6 +43,8 @@ from tests.support.process import loopback_crawl_args
 from tests.support.replica import QUICK_GIVE_UP
 
 LECTURES = 60
+# Real ACL Anthology files: the first night links its talks to their papers.
+ANTHOLOGY = Path(__file__).resolve().parent / "fixtures" / "anthology"
 
 
 @dataclass
@@ -82,24 +84,36 @@ class Nights:
     def __init__(self, server: ReplicaServer, root: Path) -> None:
         self.server = server
         self.root = root
-        self.first = run_night(server, root / "first")
+        self.first = run_night(server, root / "first", "--anthology", str(ANTHOLOGY))
         assert self.first.code == 0, self.first.stderr
         self._done: dict[tuple[str, ...], Night] = {}
 
-    def after(self, outage: str | None, *extra: str, track_lists: str | None = None) -> Night:
-        """The night after the first one, the assets host having ``outage`` and the track lists answering
-        as ``track_lists`` says (every lecture page asked again, so every subtitle file is asked again)."""
-        key = (str(outage), str(track_lists), *extra)
+    def after(
+        self,
+        outage: str | None,
+        *extra: str,
+        track_lists: str | None = None,
+        pages: str | None = None,
+        site_faults: SiteFaults | None = None,
+    ) -> Night:
+        """The night after the first one (every lecture page asked again, so every subtitle file is asked
+        again), the assets host having ``outage``, the track lists answering as ``track_lists`` says, the
+        lecture pages as ``pages`` says and the site broken as ``site_faults`` says."""
+        key = (str(outage), str(track_lists), str(pages), repr(site_faults), *extra)
         if key not in self._done:
-            work = self.root / "-".join(k.strip("-").replace("=", "_").replace(":", "_") for k in key)
+            work = self.root / f"night-{len(self._done) + 2}"
             shutil.copytree(self.first.work, work)
+            router = self.server.router
+            kept_faults = router.site_faults
             self.server.assets_router.outage = outage
-            self.server.router.track_lists = track_lists
+            router.track_lists, router.pages_outage = track_lists, pages
+            router.site_faults = site_faults or kept_faults
             try:
                 self._done[key] = run_night(self.server, work, "-s", "UNDERLINE_REFRESH=False", *extra)
             finally:
                 self.server.assets_router.outage = None
-                self.server.router.track_lists = None
+                router.track_lists = router.pages_outage = None
+                router.site_faults = kept_faults
         return self._done[key]
 
 
@@ -108,10 +122,6 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("table-rules")
     with ReplicaServer(build_site(load_records()[:LECTURES])) as server:
         yield Nights(server, root)
-
-
-# How a night breaks each kind of source with no evidence, and with its own 404: (outage, extra args).
-Breakage = tuple[Callable[[Nights], Night], Callable[[Nights], Night]]
 
 
 def _kept(table: str, before: TableProfile, after: TableProfile) -> None:
@@ -131,29 +141,69 @@ def _source_of(spec: TableSpec) -> RowSource:
     return source
 
 
-# The requests a night here can break, by what the declarations call them. A source declared with a
-# request no night breaks fails the walk: the rules would reach it untested.
-BREAKABLE = {
-    "the event's lecture listing, then the lecture's own page and API resource": "page",
-    "the subtitle file the lecture's track list names (one request a track)": "subtitle",
-    "the ACL Anthology's collection files (--anthology)": "anthology",
-    "the diff of each release against the one before it": "history",
+# The nights here that answer for a source with no evidence, by the request the declarations name: each
+# a bad night's knobs (see Nights.after). A table whose source no night breaks fails the walk: the rules
+# would reach it untested.
+NO_EVIDENCE: dict[str, dict[str, dict[str, Any]]] = {
+    "the event's lecture listing, then the lecture's own page and API resource": {
+        "pages-maintenance": {"pages": "html"},
+        "pages-503": {"pages": "unavailable"},
+    },
+    "the subtitle file the lecture's track list names (one request a track)": {
+        "files-maintenance": {"outage": "html"},
+        "files-503": {"outage": "unavailable"},
+        "robots-disallow": {"outage": "disallow"},
+        "files-empty": {"outage": "empty"},
+        "track-list-errors": {"track_lists": "errors"},
+    },
+    # A night built without the Anthology's files has no answer from them: every link stands.
+    "the ACL Anthology's collection files (--anthology)": {"no-anthology-files": {}},
+    # History: whatever the night, what earlier releases changed stays.
+    "the diff of each release against the one before it": {"files-maintenance": {"outage": "html"}},
 }
 
 
-@pytest.mark.parametrize("spec", DECLARED_TABLES, ids=lambda s: s.name)
-@pytest.mark.parametrize("outage", ["html", "unavailable", "disallow", "empty"])
+def _walk() -> list[Any]:
+    cases = []
+    by_name = {s.name: s for s in DECLARED_TABLES}
+    for spec in DECLARED_TABLES:
+        source = spec.source
+        while source is not None and source.derived_from is not None:
+            source = by_name[source.derived_from].source
+        nights = NO_EVIDENCE.get(source.request if source is not None else "", {"unbroken": {}})
+        for name, knobs in nights.items():
+            cases.append(pytest.param(spec, knobs, id=f"{spec.name}-{name}"))
+    return cases
+
+
+@pytest.mark.parametrize(("spec", "knobs"), _walk())
 def test_an_answer_that_is_no_evidence_keeps_every_table_as_published(
-    nights: Nights, spec: TableSpec, outage: str
+    nights: Nights, spec: TableSpec, knobs: dict[str, Any]
 ) -> None:
     source = _source_of(spec)
-    assert source.request in BREAKABLE, f"no night here breaks the source of {spec.name}: {source.request}"
-    night = nights.after(outage)
-    # Files that answer 503 to every retry may count against the requests that gave up (refused, the
-    # release untouched); every other answer that is no evidence publishes, keeping the rows.
-    assert night.code in ((0, 3, 4) if outage == "unavailable" else (0, 3)), night.stderr
+    assert source.request in NO_EVIDENCE, f"no night here breaks the source of {spec.name}: {source.request}"
+    night = nights.after(knobs.get("outage"), track_lists=knobs.get("track_lists"), pages=knobs.get("pages"))
+    # A night on which every request of a kind failed may be refused by the failure checks (the release
+    # untouched); every other answer that is no evidence publishes, keeping the rows.
+    failing = knobs.get("outage") == "unavailable" or knobs.get("pages") is not None
+    assert night.code in ((0, 3, 4) if failing else (0, 3)), night.stderr
     before, after = nights.first.profiles(), night.profiles()
+    assert before[spec.name].rows[ALL_EVENTS], f"the first night published no {spec.name}"
     _kept(spec.name, before[spec.name], after[spec.name])
+
+
+def test_a_lecture_gone_from_the_site_leaves_on_its_resource_s_word(nights: Nights) -> None:
+    """The lectures' own 404 (410 here): out of the listing and gone, each is withdrawn; the others stand."""
+    first = {r["lecture_id"]: r for r in _published_lectures(nights.first.out)}
+    gone = sorted(first)[:3]
+    faults = SiteFaults(
+        unlisted_lectures=frozenset(gone), resource_answers=dict.fromkeys(gone, RESOURCE_GONE)
+    )
+    night = nights.after(None, site_faults=faults)
+    assert night.code == 0, night.stderr
+    now = {r["lecture_id"]: r for r in _published_lectures(night.out)}
+    assert sorted(i for i, r in now.items() if r["withdrawn"]) == gone
+    assert {i: r["title"] for i, r in now.items()} == {i: r["title"] for i, r in first.items()}
 
 
 def test_every_transcript_text_is_kept_word_for_word(nights: Nights) -> None:
@@ -199,7 +249,7 @@ def test_a_table_declared_without_a_source_fails_the_walk() -> None:
     with pytest.raises(AssertionError, match="declared without a source"):
         _source_of(orphan)
     unknown = TableSpec("rumours", "", (), "lecture_id", source=RowSource("what someone said"))
-    assert _source_of(unknown).request not in BREAKABLE
+    assert _source_of(unknown).request not in NO_EVIDENCE
 
 
 def rehashed(record: dict[str, Any]) -> dict[str, Any]:

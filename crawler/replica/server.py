@@ -28,7 +28,7 @@ from typing import IO, Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from crawler.replica.answer import Response
-from crawler.replica.assets import AssetsRouter, assets_request_kind
+from crawler.replica.assets import MAINTENANCE_PAGE, AssetsRouter, assets_request_kind
 from crawler.replica.faults import (
     ENDLESS_META_ABSENT,
     ENDLESS_META_KINDS,
@@ -219,6 +219,9 @@ class Router:
         # 200 with a JSON:API errors document; ``copies:<n>``, each list naming its first file n times
         # more (under distinct URLs), as a site handing out any number of tracks. None: as the site.
         self.track_lists: str | None = None
+        # How every lecture page answers while the site has a bad night (set between crawls): ``html``, a
+        # maintenance page with 200; ``unavailable``, 503. None: as the site.
+        self.pages_outage: str | None = None
 
     def robots_txt(self) -> bytes:
         extra = self.faults.robots_extra() if self.faults is not None else ""
@@ -330,6 +333,10 @@ class Router:
         return _api_error(503, "Service Unavailable", f"lecture {lecture.id} is unavailable")
 
     def _lecture_page(self, match: re.Match[str], query: dict[str, list[str]]) -> Response:
+        if self.pages_outage == "html":
+            return Response(200, MAINTENANCE_PAGE.encode("utf-8"), HTML)
+        if self.pages_outage == "unavailable":
+            return Response(503, b"503 Service Unavailable\n", TEXT, [("Retry-After", "1")])
         lecture = self._lecture(str(int(match["id"])))
         if lecture is None:
             return _html_error(404, "Not Found")
