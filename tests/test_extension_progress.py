@@ -4,6 +4,7 @@ import pytest
 from scrapy.exceptions import NotConfigured
 
 from crawler.extensions.progress import ProgressLine, format_progress, format_refresh
+from crawler.middlewares.backoff import BackoffOutlook, host_outlook
 from tests.support.settings import project_crawler
 
 
@@ -26,3 +27,23 @@ def test_the_refresh_part_says_what_the_listing_decided() -> None:
     stats = {"underline/pages/fetched": 8, "underline/pages/carried": 690, "underline/pages/revalidated": 2}
     assert format_refresh(stats) == "lecture pages: 8 fetched, 2 revalidated, 690 carried over"
     assert format_refresh({}) == "lecture pages: 0 fetched, 0 revalidated, 0 carried over"
+
+
+def test_the_time_left_counts_the_retries_ahead_and_their_waits() -> None:
+    # 600 queued and 4 retries at 2 pages/s; the failing host's waits are shorter.
+    assert format_progress(120, 600, 118, 60.0, BackoffOutlook(4, 59.0)) == (
+        "120 pages done, 600 queued (and up to 4 retries), 118 items, 2.0 pages/s, about 302 s left"
+    )
+    # The queue is nearly done, but a failing host waits minutes before its last retry.
+    assert format_progress(120, 10, 118, 60.0, BackoffOutlook(4, 420.0)).endswith("about 420 s left")
+
+
+def test_a_failing_host_has_its_remaining_failures_and_growing_waits_ahead() -> None:
+    # Failed twice of six: four more requests, the first once the 3 s left of its hold have passed, then
+    # each after the delay doubled (8, 16, 32).
+    assert host_outlook(2, 6, 3.0, 4.0, 2.0, 300.0) == BackoffOutlook(4, 3.0 + 8 + 16 + 32)
+    # The delay stops at its maximum.
+    assert host_outlook(1, 4, 0.0, 100.0, 2.0, 150.0) == BackoffOutlook(3, 150.0 + 150.0)
+    # A host that answered well, or has no failure left before it is deferred, has nothing ahead.
+    assert host_outlook(0, 6, 0.0, 1.0, 2.0, 300.0) == BackoffOutlook()
+    assert host_outlook(6, 6, 10.0, 64.0, 2.0, 300.0) == BackoffOutlook()
