@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from scrapy.exceptions import NotConfigured
 
 from crawler.extensions.progress import ProgressLine, format_progress, format_refresh
 from crawler.middlewares.backoff import BackoffOutlook, host_outlook
+from tests.support.polite_server import Reply, run_crawl, serve
 from tests.support.settings import project_crawler
 
 
@@ -47,3 +50,21 @@ def test_a_failing_host_has_its_remaining_failures_and_growing_waits_ahead() -> 
     # A host that answered well, or has no failure left before it is deferred, has nothing ahead.
     assert host_outlook(0, 6, 0.0, 1.0, 2.0, 300.0) == BackoffOutlook()
     assert host_outlook(6, 6, 10.0, 64.0, 2.0, 300.0) == BackoffOutlook()
+
+
+def test_the_line_of_a_crawl_waiting_on_a_failing_host_counts_its_retries(tmp_path: Path) -> None:
+    """A host deferred after three failures in a row: held after its first failure, then its second, the
+    line counts the requests it may still be sent (two, then one)."""
+    settings = {
+        "EXTENSIONS": {"crawler.extensions.progress.ProgressLine": 500},
+        "PROGRESS_INTERVAL": 0.2,
+        "BACKOFF_HOST_MAX_FAILURES": 3,
+        "BACKOFF_MIN_DELAY": 1.0,
+        "BACKOFF_MAX_DELAY": 2.0,
+    }
+    with serve({"/f": Reply(503)}) as server:
+        result = run_crawl([server.url("/f")], settings, tmp_path)
+    lines = [line for line in result.log.splitlines() if "eventcrawl.progress" in line]
+    assert len(server.log) == 3
+    assert any("0 queued (and up to 2 retries)" in line for line in lines), lines
+    assert any("0 queued (and up to 1 retries)" in line for line in lines), lines
