@@ -44,12 +44,16 @@ def test_the_time_left_counts_the_retries_ahead_and_their_waits() -> None:
 def test_a_failing_host_has_its_remaining_failures_and_growing_waits_ahead() -> None:
     # Failed twice of six: four more requests, the first once the 3 s left of its hold have passed, then
     # each after the delay doubled (8, 16, 32).
-    assert host_outlook(2, 6, 3.0, 4.0, 2.0, 300.0) == BackoffOutlook(4, 3.0 + 8 + 16 + 32)
+    assert host_outlook(2, bound=6, waiting=3.0, delay=4.0, factor=2.0, max_delay=300.0) == BackoffOutlook(
+        4, 3.0 + 8 + 16 + 32
+    )
     # The delay stops at its maximum.
-    assert host_outlook(1, 4, 0.0, 100.0, 2.0, 150.0) == BackoffOutlook(3, 150.0 + 150.0)
+    assert host_outlook(1, bound=4, waiting=0.0, delay=100.0, factor=2.0, max_delay=150.0) == BackoffOutlook(
+        3, 150.0 + 150.0
+    )
     # A host that answered well, or has no failure left before it is deferred, has nothing ahead.
-    assert host_outlook(0, 6, 0.0, 1.0, 2.0, 300.0) == BackoffOutlook()
-    assert host_outlook(6, 6, 10.0, 64.0, 2.0, 300.0) == BackoffOutlook()
+    assert host_outlook(0, bound=6, waiting=0.0, delay=1.0, factor=2.0, max_delay=300.0) == BackoffOutlook()
+    assert host_outlook(6, bound=6, waiting=10.0, delay=64.0, factor=2.0, max_delay=300.0) == BackoffOutlook()
 
 
 def test_the_line_of_a_crawl_waiting_on_a_failing_host_counts_its_retries(tmp_path: Path) -> None:

@@ -200,7 +200,7 @@ class BackoffOutlook:
 
 
 def host_outlook(
-    failures_in_a_row: int, bound: int, waiting: float, delay: float, factor: float, max_delay: float
+    failures_in_a_row: int, *, bound: int, waiting: float, delay: float, factor: float, max_delay: float
 ) -> BackoffOutlook:
     """The outlook of a host that failed *failures_in_a_row* times in a row: up to ``bound - failures``
     more requests before it is deferred (each failing, at worst), the first after the *waiting* seconds
@@ -312,7 +312,14 @@ class BackoffMiddleware:
             free_at = slot.lastseen + slot.delay if slot is not None else 0.0
             waiting = max(state.hold_until, free_at) - now
             delay = max(state.delay, slot.delay if slot is not None else 0.0)
-            host = host_outlook(failures.in_a_row, bound, waiting, delay, self.factor, self.max_delay)
+            host = host_outlook(
+                failures.in_a_row,
+                bound=bound,
+                waiting=waiting,
+                delay=delay,
+                factor=self.factor,
+                max_delay=self.max_delay,
+            )
             retries += host.retries
             seconds = max(seconds, host.seconds)
         return BackoffOutlook(retries, seconds)
