@@ -93,6 +93,11 @@ BACKOFF_DELAY_FACTOR = 2.0
 BACKOFF_MAX_DELAY = 300.0
 BACKOFF_WINDOW = 60.0
 BACKOFF_PRIORITY_ADJUST = -1
+# After this many failures in a row on one host (a status above, or a dropped connection; any other answer
+# resets the count), the rest of its requests wait for the next crawl (0: never). One request's whole
+# retry budget in a row: with the waits doubling from BACKOFF_MIN_DELAY, about a minute of waiting, where
+# ten failures would be a quarter of an hour.
+BACKOFF_HOST_MAX_FAILURES = 6
 
 # robots.txt Crawl-delay raises the per-host delay (the larger of it and DOWNLOAD_DELAY wins).
 ROBOTSTXT_CRAWLDELAY_ENABLED = True
@@ -169,6 +174,8 @@ BOILERPLATE_MAX_RECORDS = 400_000
 
 # Bounds on one crawl; each closes it cleanly with its stage intact, and the next crawl resumes it.
 CLOSESPIDER_PAGECOUNT = 50_000
+# Seconds one crawl may run (a night); the requests left wait for the next crawl, which resumes this one.
+CLOSESPIDER_TIMEOUT = 8 * 3600
 MEMUSAGE_ENABLED = True
 MEMUSAGE_LIMIT_MB = 2048
 MEMUSAGE_WARNING_MB = 1536

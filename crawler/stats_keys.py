@@ -272,3 +272,11 @@ REDIRECT_LOOP = "underline/redirect_loop"
 # Per field: filled from the API listing where the page had none; the page and the listing disagreed.
 FILLED_FROM_API_PREFIX = "underline/filled_from_api/"
 API_MISMATCH_PREFIX = "underline/api_mismatch/"
+
+# A host that failed BACKOFF_HOST_MAX_FAILURES times in a row: hosts deferred to the next crawl, and the
+# requests not sent (or not retried) because of it, in total and per host (scheme, host and port).
+BACKOFF_HOSTS_DEFERRED = "backoff/hosts_deferred"
+BACKOFF_DEFERRED = "backoff/deferred"
+BACKOFF_DEFERRED_PREFIX = "backoff/deferred/"
+# Requests the backoff held when the crawl began to close, handed back to the scheduler unsent.
+BACKOFF_HANDED_BACK_AT_CLOSE = "backoff/handed_back_at_close"

@@ -4,17 +4,20 @@ import os
 import random
 import subprocess
 import sys
+import time
 from email.utils import formatdate
 from pathlib import Path
 
 import pytest
 from scrapy import Request
 from scrapy.core.downloader import Slot
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
-from crawler.middlewares.backoff import BackoffMiddleware, full_jitter_wait, parse_retry_after
+from crawler.middlewares.backoff import BackoffMiddleware, HostDeferred, full_jitter_wait, parse_retry_after
 from crawler.middlewares.slots import count_dispatched_as_transferring
+from crawler.spiders.subtitles import failure_problem
 from tests.support.pace import spaced_at_least
 from tests.support.polite_server import REPO_ROOT, Logged, Reply, Routes, gaps, page, run_crawl, serve
 from tests.support.settings import project_crawler
@@ -265,3 +268,76 @@ def test_the_middleware_loads_without_the_retry_library() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+# -- a failing host is bounded ----------------------------------------------------------------------------
+
+# Small waits, and the host deferred after three failures in a row.
+HOST_BOUND = {"BACKOFF_HOST_MAX_FAILURES": 3, "BACKOFF_MIN_DELAY": 0.05, "BACKOFF_MAX_DELAY": 0.2}
+
+
+def test_a_host_failing_in_a_row_is_deferred_and_the_others_go_on(tmp_path: Path) -> None:
+    """Three 503s in a row and the failing server gets no fourth request: its other requests, its retries
+    among them, fail as deferred. Another server on the same host name (one download slot, another port)
+    answers between its failures without resetting them, and is crawled whole."""
+    failing = {f"/f{i}": Reply(503) for i in range(10)}
+    healthy = {f"/ok{i}": page(f"ok{i}") for i in range(5)}
+    with serve(failing) as bad, serve(healthy) as good:
+        urls = [bad.url(p) for p in failing] + [good.url(p) for p in healthy]
+        result = run_crawl(urls, HOST_BOUND, tmp_path)
+    assert len(bad.log) == 3
+    assert len(good.log) == 5
+    assert sorted(i["body"] for i in result.items) == [f"ok{i}" for i in range(5)]
+    host = f"http://127.0.0.1:{bad.port}"
+    assert sorted(e["url"] for e in result.errors) == sorted(bad.url(p) for p in failing)
+    assert {(e["error"], e["message"]) for e in result.errors} == {
+        ("HostDeferred", f"host failing: deferred to the next night ({host})")
+    }
+    stats = result.stats
+    assert stats["backoff/hosts_deferred"] == 1
+    # The ten requests: seven never sent, and the retries of the three that were.
+    assert stats["backoff/deferred"] == 10
+    assert stats[f"backoff/deferred/{host}"] == 10
+    assert stats["backoff/retry_count"] == 2
+    assert "backoff/max_reached" not in stats
+    assert result.log.count("failed 3 times in a row: its other requests wait for the next crawl") == 1
+
+
+def test_an_answer_between_failures_resets_the_count(tmp_path: Path) -> None:
+    """Two failures, an answer, two failures...: never three in a row, so every request is sent."""
+    script = [Reply(503), Reply(503), page("x")] * 3
+    requests = [{"url": "", "meta": {"dont_retry": True}} for _ in script]
+    with serve({"/x": script}) as server:
+        for request in requests:
+            request["url"] = server.url("/x")
+        result = run_crawl(requests, HOST_BOUND, tmp_path)
+    assert [e.status for e in server.log] == [503, 503, 200] * 3
+    assert [i["body"] for i in result.items] == ["x"] * 3
+    assert [e["status"] for e in result.errors] == [503] * 6
+    assert "backoff/deferred" not in result.stats
+
+
+def test_a_closing_crawl_does_not_wait_for_the_backoff(tmp_path: Path) -> None:
+    """A 429 holds the host for a minute; the crawl's time runs out after two seconds, and it closes then:
+    the requests held (the retry too) are handed back to the scheduler unsent."""
+    routes: Routes = {f"/a{i}": Reply(429, headers={"Retry-After": "60"}) for i in range(4)}
+    settings = {"BACKOFF_MAX_DELAY": 60.0, "BACKOFF_MIN_DELAY": 60.0, "CLOSESPIDER_TIMEOUT": 2}
+    with serve(routes) as server:
+        started = time.monotonic()
+        result = run_crawl([server.url(p) for p in routes], settings, tmp_path, timeout=30)
+        took = time.monotonic() - started
+    assert took < 15, took
+    assert len(server.log) == 1
+    assert result.stats["finish_reason"] == "closespider_timeout"
+    assert result.stats["backoff/handed_back_at_close"] == 4
+    assert result.items == [] and result.errors == []
+
+
+def test_a_deferred_request_is_no_answer_for_the_subtitle_rows() -> None:
+    """What a deferred subtitle request's row says: ``failed`` (its last row kept), neither a robots.txt
+    refusal nor a size cap."""
+    request = Request("https://assets.underline.io/lecture/1/transcripts/en.vtt")
+    failure = Failure(HostDeferred("https://assets.underline.io"))
+    failure.request = request  # type: ignore[attr-defined]
+    assert isinstance(failure.value, IgnoreRequest)
+    assert failure_problem(failure) == "failed"

@@ -117,6 +117,12 @@ class CrawlResult:
                 f"the crawl could not read the whole lecture listing{f' of event {events}' if events else ''}"
                 "; nothing may be published from it, and the next crawl resumes it"
             )
+        if self.reason == "shutdown":
+            return "the crawl was stopped (SIGTERM or Ctrl-C); the next crawl resumes where this one stopped"
+        if self.reason == "closespider_timeout":
+            return (
+                "the crawl ran out of its time (CLOSESPIDER_TIMEOUT); the next crawl resumes where it stopped"
+            )
         if not self.stats.get("response_received_count") and self.stats.get("downloader/exception_count"):
             return "the site could not be reached; the next crawl resumes where this one stopped"
         return f"the crawl ended with {self.reason!r}; the next crawl resumes where this one stopped"

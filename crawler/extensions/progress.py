@@ -15,15 +15,24 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import create_looping_call
 
 from crawler import stats_keys as keys
+from crawler.middlewares.backoff import BackoffOutlook, crawl_backoff
 
 logger = logging.getLogger("eventcrawl.progress")
 
 
-def format_progress(done: int, queued: int, items: int, elapsed: float) -> str:
-    """One human line; the time left assumes the rate so far holds for what is queued."""
+def format_progress(
+    done: int, queued: int, items: int, elapsed: float, backoff: BackoffOutlook | None = None
+) -> str:
+    """One human line; the time left assumes the rate so far holds for what is queued and for the retries
+    the backoff may still send to failing hosts, and is never less than the longest of their backoff waits
+    (other hosts' requests go on meanwhile)."""
+    backoff = backoff or BackoffOutlook()
     rate = done / elapsed if elapsed > 0 else 0.0
-    left = f"{queued / rate:.0f} s" if rate > 0 else "unknown"
-    return f"{done} pages done, {queued} queued, {items} items, {rate:.1f} pages/s, about {left} left"
+    left = f"{max((queued + backoff.retries) / rate, backoff.seconds):.0f} s" if rate > 0 else "unknown"
+    retries = f" (and up to {backoff.retries} retries)" if backoff.retries else ""
+    return (
+        f"{done} pages done, {queued} queued{retries}, {items} items, {rate:.1f} pages/s, about {left} left"
+    )
 
 
 def format_refresh(stats: Mapping[str, Any]) -> str:
@@ -112,7 +121,9 @@ class ProgressLine:
 
     def report(self) -> None:
         done, queued, items = self.snapshot()
-        line = format_progress(done, queued, items, time.monotonic() - self.started)
+        backoff = crawl_backoff(self.crawler)
+        outlook = backoff.outlook() if backoff is not None else None
+        line = format_progress(done, queued, items, time.monotonic() - self.started, outlook)
         stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
         budget = format_budget(stats)
         logger.info(f"{line}; {format_refresh(stats)}" + (f"; {budget}" if budget else ""))

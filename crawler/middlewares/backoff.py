@@ -16,6 +16,16 @@ their defaults are in ``crawler/settings.py``):
 - ``BACKOFF_WINDOW``: recovery. Once the hold is over, every good answer that comes at least a window
   after the last change divides the raised delay by ``FACTOR``, until the configured delay is back.
 - ``BACKOFF_PRIORITY_ADJUST``: priority of a retry relative to the failed request.
+- ``BACKOFF_HOST_MAX_FAILURES``: after this many failures in a row on one host (scheme, host and port: a
+  status of ``BACKOFF_HTTP_CODES``, or one of the exceptions; any other answer resets the count), the rest of
+  that host's requests are not sent by this crawl: each fails with :class:`HostDeferred` (an
+  ``IgnoreRequest``), and the host is logged once. 0: never.
+
+A failing host is thus bounded: its waits grow with each failure, and the bound stops them before they
+grow past a night. The crawl's end is bounded too: once the engine closes (``CLOSESPIDER_TIMEOUT``, the
+first SIGTERM or Ctrl-C), the requests this middleware holds, waiting here or in a download slot's queue,
+are handed back to the scheduler unsent, as every other request the closing crawl did not reach, instead of
+keeping the close waiting for the backoff's waits (up to ``BACKOFF_MAX_DELAY`` each).
 
 "Held" means no request to that host is sent before the time has passed: requests already waiting in the
 download slot are held by moving the slot's ``lastseen`` forward (the slot sends its next request at
@@ -33,29 +43,42 @@ from dataclasses import dataclass
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from time import monotonic, time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
-from scrapy.utils.asyncio import sleep
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.utils.asyncio import CallLaterResult, call_later, create_looping_call
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import load_object
 from scrapy.utils.python import global_object_name
+from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from crawler import stats_keys as keys
 from crawler.middlewares.slots import SlotFloors
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Self
 
     from scrapy import Request, Spider
     from scrapy.core.downloader import Downloader
+    from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
 
 FLOOR_OWNER = "backoff"
 _DELTA_SECONDS = re.compile(r"\d+(\.\d+)?")
+# What a request of a failing host fails with: the spider reads it as no answer (a subtitle row's problem
+# is "failed", a lecture page keeps its last record), never as robots.txt or a size cap.
+HOST_FAILING = "host failing: deferred to the next night"
+# How often the middleware looks whether the engine is closing (Scrapy sends no signal when it starts to).
+CLOSE_POLL_SECONDS = 0.5
 
 
 def parse_retry_after(value: bytes | str | None, now: float | None = None) -> float | None:
@@ -100,6 +123,98 @@ class HostBackoff:
     changed_at: float = 0.0
 
 
+class HostDeferred(IgnoreRequest):
+    """A request not sent by this crawl because its host kept failing: no answer, the next crawl asks."""
+
+    def __init__(self, host: str) -> None:
+        super().__init__(f"{HOST_FAILING} ({host})")
+        self.host = host
+
+
+class _HandedBack(Exception):
+    """Takes a request out of a download slot's queue when the engine closes (see ``process_exception``)."""
+
+
+@dataclass
+class HostFailures:
+    """Failures in a row of one host (scheme, host and port), and whether it is deferred for this crawl."""
+
+    # The download slot the host's requests go through (its backoff delay and hold).
+    slot: str
+    in_a_row: int = 0
+    deferred: bool = False
+
+
+def request_host(request: Request) -> str:
+    """The host a request's failures are counted for: scheme, host and port of its URL (two servers on one
+    host name, such as the site and its assets origin on loopback, are two hosts)."""
+    url = urlparse_cached(request)
+    return f"{url.scheme}://{url.netloc}"
+
+
+def count_answer(failures: HostFailures, *, failed: bool, max_failures: int) -> bool:
+    """Count one answer of the host (a failure, or any other answer, which resets the count); True when it
+    is the failure that defers the host (once: a deferred host stays deferred for the crawl). A
+    *max_failures* of 0 never defers."""
+    if failures.deferred:
+        return False
+    failures.in_a_row = failures.in_a_row + 1 if failed else 0
+    if max_failures > 0 and failures.in_a_row >= max_failures:
+        failures.deferred = True
+        return True
+    return False
+
+
+def deferral(
+    request: Request, failures: HostFailures | None, stats: StatsCollector | None = None
+) -> HostDeferred | None:
+    """The exception that keeps *request* from being sent (or retried) by this crawl when its host is
+    deferred, counted in *stats*; None when it may go. Like Scrapy's ``get_retry_request``: the decision,
+    which the middleware raises."""
+    if failures is None or not failures.deferred:
+        return None
+    host = request_host(request)
+    if stats is not None:
+        stats.inc_value(keys.BACKOFF_DEFERRED)
+        stats.inc_value(keys.BACKOFF_DEFERRED_PREFIX + host)
+    return HostDeferred(host)
+
+
+def engine_closing(engine: ExecutionEngine | None) -> bool:
+    """Whether the engine has begun to close its spider (``CLOSESPIDER_*``, a signal, an error)."""
+    if engine is None:
+        return False
+    # Scrapy has no public word for it: the engine's slot gets its ``closing`` Deferred the moment the close
+    # begins, and then waits for every request in progress before anything else of the close happens.
+    slot = getattr(engine, "_slot", None)
+    return slot is not None and getattr(slot, "closing", None) is not None
+
+
+@dataclass(frozen=True)
+class BackoffOutlook:
+    """What the backoff still has ahead: requests to failing hosts it may send (retries), and the seconds
+    of backoff waits before the last of them, on the host that waits longest."""
+
+    retries: int = 0
+    seconds: float = 0.0
+
+
+def host_outlook(
+    failures_in_a_row: int, *, bound: int, waiting: float, delay: float, factor: float, max_delay: float
+) -> BackoffOutlook:
+    """The outlook of a host that failed *failures_in_a_row* times in a row: up to ``bound - failures``
+    more requests before it is deferred (each failing, at worst), the first after the *waiting* seconds
+    left of its hold, each later one after the slot *delay* raised by *factor* (capped at *max_delay*)."""
+    retries = max(0, bound - failures_in_a_row) if failures_in_a_row > 0 else 0
+    if retries == 0:
+        return BackoffOutlook()
+    seconds, step = max(0.0, waiting), delay
+    for _ in range(retries - 1):
+        step = min(max_delay, step * factor)
+        seconds += step
+    return BackoffOutlook(retries, seconds)
+
+
 class BackoffMiddleware:
     def __init__(self, crawler: Crawler) -> None:
         settings = crawler.settings
@@ -124,24 +239,42 @@ class BackoffMiddleware:
             raise ValueError(
                 "BACKOFF_* needs 0 < BACKOFF_MIN_DELAY <= BACKOFF_MAX_DELAY and BACKOFF_DELAY_FACTOR >= 1"
             )
+        self.max_failures = settings.getint("BACKOFF_HOST_MAX_FAILURES")
         self.hosts: dict[str, HostBackoff] = {}
+        # By host (request_host), not by slot: the failures of one server.
+        self.failures: dict[str, HostFailures] = {}
         self.floors = SlotFloors.of(crawler)
+        self.closing = False
+        self._waiting: set[Deferred[None]] = set()
+        self._close_watch: Any = None
         crawler.signals.connect(self._on_response_downloaded, signal=signals.response_downloaded)
+        crawler.signals.connect(self._on_spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self._on_spider_closed, signal=signals.spider_closed)
+        _REGISTRY[crawler] = self
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
 
-    async def process_request(self, request: Request) -> None:
+    async def process_request(self, request: Request) -> Request | None:
+        deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
+        if deferred is not None:
+            raise deferred
         state = self.hosts.get(self._downloader().get_slot_key(request))
         if state is None:
-            return
+            return None
         counted = False
         while (wait := state.hold_until - monotonic()) > 0:
+            if self.closing:
+                return self._hand_back(request)
             if not counted:
                 self.stats.inc_value(keys.BACKOFF_HELD_REQUESTS)
                 counted = True
-            await sleep(wait)
+            await self._wait(wait)
+            deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
+            if deferred is not None:
+                raise deferred
+        return None
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
         if (
@@ -153,14 +286,111 @@ class BackoffMiddleware:
         return self._retry(request, str(response.status)) or response
 
     def process_exception(self, request: Request, exception: Exception) -> Request | None:
+        if isinstance(exception, _HandedBack):
+            return self._hand_back(request)
         if not isinstance(exception, self.exceptions):
             return None
         key = request.meta.get("download_slot")
         if key is not None:
             self.back_off(key)
+        self._count_answer(request, failed=True)
         if request.meta.get("dont_retry", False):
             return None
         return self._retry(request, global_object_name(type(exception)))
+
+    def outlook(self) -> BackoffOutlook:
+        """The requests the backoff may still send to the hosts failing now, and the longest wait of one
+        host before its last one (the hosts wait side by side)."""
+        bound = self.max_failures if self.max_failures > 0 else self.max_retries + 1
+        now = monotonic()
+        retries, seconds = 0, 0.0
+        for failures in self.failures.values():
+            if failures.deferred or failures.in_a_row == 0:
+                continue
+            state = self.hosts.get(failures.slot, HostBackoff())
+            slot = self._downloader().slots.get(failures.slot)
+            free_at = slot.lastseen + slot.delay if slot is not None else 0.0
+            waiting = max(state.hold_until, free_at) - now
+            delay = max(state.delay, slot.delay if slot is not None else 0.0)
+            host = host_outlook(
+                failures.in_a_row,
+                bound=bound,
+                waiting=waiting,
+                delay=delay,
+                factor=self.factor,
+                max_delay=self.max_delay,
+            )
+            retries += host.retries
+            seconds = max(seconds, host.seconds)
+        return BackoffOutlook(retries, seconds)
+
+    def _count_answer(self, request: Request, *, failed: bool) -> None:
+        host = request_host(request)
+        failures = self.failures.get(host)
+        if failures is None:
+            if not failed:
+                return
+            failures = self.failures[host] = HostFailures(self._downloader().get_slot_key(request))
+        if not count_answer(failures, failed=failed, max_failures=self.max_failures):
+            return
+        self.stats.inc_value(keys.BACKOFF_HOSTS_DEFERRED)
+        logger.warning(
+            "%(host)s failed %(times)d times in a row: its other requests wait for the next crawl",
+            {"host": host, "times": failures.in_a_row},
+        )
+        # The requests already queued in the slot would go out one by one, at the raised delay.
+        self._take_from_queue(
+            failures.slot, lambda r: request_host(r) == host, lambda r: deferral(r, failures, self.stats)
+        )
+
+    def _take_from_queue(
+        self, key: str, which: Callable[[Request], bool], error: Callable[[Request], Exception | None]
+    ) -> None:
+        """Fail the requests of slot *key*'s queue that *which* picks with *error*'s exception, unsent."""
+        slot = self._downloader().slots.get(key)
+        if slot is None:
+            return
+        taken = [(r, d) for r, d in slot.queue if which(r)]
+        for item in taken:
+            slot.queue.remove(item)
+        for request, queued in taken:
+            queued.errback(Failure(error(request) or _HandedBack()))
+
+    def _hand_back(self, request: Request) -> Request:
+        """*request* again, for the scheduler: the closing crawl leaves it unsent, as the rest of its
+        queue."""
+        self.stats.inc_value(keys.BACKOFF_HANDED_BACK_AT_CLOSE)
+        again = request.copy()
+        again.dont_filter = True
+        return again
+
+    async def _wait(self, seconds: float) -> None:
+        """Sleep *seconds*, or until the engine closes."""
+        woken: Deferred[None] = Deferred()
+        timer: CallLaterResult = call_later(seconds, _fire, woken)
+        self._waiting.add(woken)
+        try:
+            await maybe_deferred_to_future(woken)
+        finally:
+            self._waiting.discard(woken)
+            timer.cancel()
+
+    def _on_spider_opened(self, spider: Spider) -> None:
+        self._close_watch = create_looping_call(self._watch_close)
+        self._close_watch.start(CLOSE_POLL_SECONDS, now=False)
+
+    def _on_spider_closed(self, spider: Spider) -> None:
+        if self._close_watch is not None and self._close_watch.running:
+            self._close_watch.stop()
+
+    def _watch_close(self) -> None:
+        if self.closing or not engine_closing(self.crawler.engine):
+            return
+        self.closing = True
+        for woken in list(self._waiting):
+            _fire(woken)
+        for key in list(self._downloader().slots):
+            self._take_from_queue(key, lambda r: True, lambda r: _HandedBack())
 
     def back_off(self, key: str, retry_after: float | None = None) -> None:
         """Slow down slot *key* after an error and hold it for the backoff wait."""
@@ -218,10 +448,13 @@ class BackoffMiddleware:
         key = request.meta.get("download_slot")
         if key is None:
             return
-        if response.status in self.http_codes:
+        failed = response.status in self.http_codes
+        if failed:
             self.back_off(key, parse_retry_after(response.headers.get(b"Retry-After")))
         else:
             self._recover(key)
+        # Here, before the downloader takes the slot's next request: a deferred host's next one stays.
+        self._count_answer(request, failed=failed)
 
     def _retry(self, request: Request, reason: str) -> Request | None:
         retries = int(request.meta.get("retry_times", 0)) + 1
@@ -233,6 +466,10 @@ class BackoffMiddleware:
                 {"request": request, "times": retries, "reason": reason},
             )
             return None
+        # The retry of a request whose host is deferred is not sent either.
+        deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
+        if deferred is not None:
+            raise deferred
         retry = request.copy()
         retry.meta["retry_times"] = retries
         retry.dont_filter = True
@@ -247,3 +484,16 @@ class BackoffMiddleware:
 
     def _downloader(self) -> Downloader:
         return self.crawler.engine.downloader
+
+
+_REGISTRY: WeakKeyDictionary[Crawler, BackoffMiddleware] = WeakKeyDictionary()
+
+
+def crawl_backoff(crawler: Crawler) -> BackoffMiddleware | None:
+    """The backoff middleware of *crawler*'s engine (None before the engine is built, or when it is off)."""
+    return _REGISTRY.get(crawler)
+
+
+def _fire(woken: Deferred[None]) -> None:
+    if not woken.called:
+        woken.callback(None)
