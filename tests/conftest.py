@@ -38,6 +38,7 @@ HEAVIEST_FIRST = (
     "test_hostile_properties.py",
     "test_refresh_faults.py",
     "test_remote_down.py",
+    "test_crawl_stop.py",
     "test_evidence_crawls.py",
     "test_withdrawal_evidence.py",
     "test_end_to_end.py",
