@@ -15,7 +15,7 @@ their absence is asked for. A table new in this release, or empty before, is not
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -196,31 +196,20 @@ def judge_tables(
         if failed:
             results.extend(failed)
             continue
-        rows = now[spec.name].rows[ALL_EVENTS]
+        rows, before = now[spec.name].rows[ALL_EVENTS], then[spec.name].rows[ALL_EVENTS]
         results.append(
             CheckResult(
                 f"table:{spec.name}",
                 True,
                 float(rows),
                 thresholds.max_drop,
-                f"`{spec.name}` holds its rows and content ({rows} rows"
+                f"`{spec.name}` holds its rows and content ({rows} rows, {before} in the previous release"
                 + (f"; {', '.join(spec.content)} kept" if spec.content else "")
                 + ")",
+                previous=float(before),
             )
         )
     return results
-
-
-TableJudge = Callable[[Path, Path], Sequence[CheckResult]]
-
-
-def table_judge(thresholds: GateThresholds, left: LeftOnRequest) -> TableJudge:
-    """The table checks as a publish calls them, on the release built aside and the one it replaces."""
-
-    def judge(built: Path, previous: Path) -> Sequence[CheckResult]:
-        return judge_tables(built, previous, thresholds, left)
-
-    return judge
 
 
 def left_of(retired: Mapping[str, int], removed: Sequence[str]) -> LeftOnRequest:
