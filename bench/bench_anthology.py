@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
+from crawler.anthology.comparable import content_words, name_family_keys, title_tokens
 from crawler.anthology.match import LectureText, link
-from crawler.anthology.normalize import content_words, name_family_keys, title_tokens
 from crawler.anthology.reader import Author, Paper, read_papers
 from crawler.replica.layout import load_records
 from tests.scenarios.anthology import change_authors, change_title, rewrite_abstract

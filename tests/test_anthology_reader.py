@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from crawler.anthology.normalize import (
+from crawler.anthology.comparable import (
     family_overlap,
     fold,
     name_family_keys,

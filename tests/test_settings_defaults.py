@@ -168,7 +168,7 @@ def test_the_fleet_defaults_reach_a_worker_through_its_add_on() -> None:
         name: value for name, value in DEFAULTS.items() if name != "FRONTIER_URL"
     }
     assert worker["FRONTIER_URL"] == "redis://127.0.0.1:1/0"
-    assert worker["STAGE_FLEET"] == "crawler.frontier.stage.FleetStage"
+    assert worker["STAGE_FLEET"] == "crawler.frontier.fleet_stage.FleetStage"
     alone = project_crawler().settings
     assert alone["FRONTIER_HEARTBEAT_TTL"] is None
     assert alone["STAGE_FLEET"] is None

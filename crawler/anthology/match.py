@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Literal
 
-from crawler.anthology.normalize import (
+from crawler.anthology.comparable import (
     STOPWORDS,
     content_words,
     family_overlap,

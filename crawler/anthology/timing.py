@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from crawler.anthology.normalize import fold
+from crawler.anthology.comparable import fold
 
 # A journal paper is of a talk's time when published within this many months before the event.
 JOURNAL_MONTHS = 12

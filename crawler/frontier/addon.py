@@ -10,7 +10,7 @@ project adds stay:
 - ``SPIDER_MIDDLEWARES``: :class:`crawler.frontier.extension.FrontierStartMiddleware` at 1 (nearest the
   engine: a worker that does not seed never runs the spider's ``start()``);
 - ``EXTENSIONS``: :class:`crawler.frontier.extension.FrontierExtension`;
-- ``STAGE_FLEET``: :class:`crawler.frontier.stage.FleetStage`, so that the stage pipeline writes to the
+- ``STAGE_FLEET``: :class:`crawler.frontier.fleet_stage.FleetStage`, so that the stage pipeline writes to the
   stage the fleet shares.
 """
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
 SCHEDULER = "crawler.frontier.scheduler.FrontierScheduler"
-STAGE_FLEET = "crawler.frontier.stage.FleetStage"
+STAGE_FLEET = "crawler.frontier.fleet_stage.FleetStage"
 PACING_ORDER = 950
 START_ORDER = 1
 EXTENSION_ORDER = 500

@@ -174,12 +174,7 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
             "of the site, and none in the change file)"
         )
     if not verdict.passed and not force:
-        # What the gate refused is no base for the next night's refresh: it is fetched again.
-        mark_refused(state, refusal(verdict, "run"))
-        return (
-            RunStatus.GATE_REFUSED,
-            "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
-        )
+        return _refused(state, verdict)
     budget = format_budget(crawled.stats)
     notes += f"\n{budget}" if budget else ""
     if release.unchanged:
@@ -188,22 +183,9 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
             f"nothing changed since the release in {config.out}; nothing published ({crawled.pages()})"
             + notes,
         )
-    tables = TableChecks(release, config.gate, force=force)
-    try:
-        version = _publish(config, release, staged, report, tables=tables)
-    except GateRefused as tables_refused:
-        # Every table judged on the release built aside: what failed there refuses the release as the
-        # lecture checks do.
-        verdict = with_checks(verdict, tables_refused.verdict.checks)
-        report["gate"] = verdict.as_dict()
-        mark_refused(state, refusal(verdict, "run"))
-        return (
-            RunStatus.GATE_REFUSED,
-            "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
-        )
-    verdict = with_checks(verdict, tables.results)
-    report["gate"] = verdict.as_dict()
-    report["release"]["forced"] = force and not verdict.passed
+    version = _publish_judged(config, release, staged, report, verdict, force=force)
+    if not isinstance(version, str):
+        return version
     linked = f"; {release.links.line()}" if release.links is not None else ""
     return (
         RunStatus.KEPT_BACK if release.kept_back else RunStatus.PUBLISHED,
@@ -211,6 +193,39 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
         + notes
         + linked,
     )
+
+
+def _refused(state: Path, verdict: GateVerdict) -> Verdict:
+    """The gate's refusal: what it refused is no base for the next night's refresh (fetched again)."""
+    mark_refused(state, refusal(verdict, "run"))
+    return (
+        RunStatus.GATE_REFUSED,
+        "the quality gate refused to publish; the previous release is untouched:\n" + verdict.explain(),
+    )
+
+
+def _publish_judged(
+    config: RunConfig,
+    release: NextRelease,
+    staged: StagedCrawl,
+    report: RunReport,
+    verdict: GateVerdict,
+    *,
+    force: bool,
+) -> str | Verdict:
+    """Publish the release once every table's checks pass on it, built aside (the lecture checks passed,
+    or ``force``): its version, or the gate's refusal with the release untouched."""
+    tables = TableChecks(release, config.gate, force=force)
+    try:
+        version = _publish(config, release, staged, report, tables=tables)
+    except GateRefused as refused:
+        judged = with_checks(verdict, refused.verdict.checks)
+        report["gate"] = judged.as_dict()
+        return _refused(config.state, judged)
+    judged = with_checks(verdict, tables.results)
+    report["gate"] = judged.as_dict()
+    report["release"]["forced"] = force and not judged.passed
+    return version
 
 
 def _crawl(config: RunConfig, report: RunReport) -> CrawlResult:

@@ -15,7 +15,7 @@ from scrapy.statscollectors import StatsCollector
 from crawler import stats_keys as keys
 from crawler.schema import LISTING_ONLY_EXTRACTION, is_listing_only
 from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
-from crawler.spiders.lecture import LectureRecords
+from crawler.spiders.lecture_answer import LectureRecords
 from crawler.spiders.refresh import (
     CHANGED,
     NEW,

@@ -36,7 +36,7 @@ from crawler.pages import (
     read_listing,
 )
 from crawler.spiders.budget import HeldListing, PageBudget
-from crawler.spiders.lecture import (
+from crawler.spiders.lecture_answer import (
     AUTHORS_INCOMPLETE_META,
     COUNTED_META,
     LectureRecords,
