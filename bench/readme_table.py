@@ -1,7 +1,7 @@
-"""The README's table of figures, rendered from ``bench/results/latest.json``: no figure typed by hand.
+"""The table of ``docs/benchmarks.md``, rendered from ``bench/results/latest.json``: no figure typed by hand.
 
-``python -m bench.readme_table --write`` puts the table between the README's markers
-``<!-- bench:begin -->`` and ``<!-- bench:end -->``; ``--check`` exits 1 with a diff when the README's
+``python -m bench.readme_table --write`` puts the table between the page's markers
+``<!-- bench:begin -->`` and ``<!-- bench:end -->``; ``--check`` exits 1 with a diff when the page's
 table is not the one the results file gives (CI runs it), or when the markers are missing.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "benchmarks.md"
 RESULTS = REPO / "bench" / "results" / "latest.json"
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
@@ -98,7 +98,7 @@ def render(results: dict[str, Any]) -> str:
 
 
 def current_block(readme: str) -> str:
-    """What the README holds between the markers (from the line after ``BEGIN`` up to ``END``)."""
+    """What the page holds between the markers (from the line after ``BEGIN`` up to ``END``)."""
     start, end = readme.find(BEGIN), readme.find(END)
     if start < 0 or end < 0 or end < start:
         raise MarkersMissing(f"no {BEGIN} ... {END} markers")
@@ -114,9 +114,10 @@ def with_block(readme: str, block: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.readme_table", description=__doc__.split("\n")[0])
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--write", action="store_true", help="render the table into the README")
-    action.add_argument("--check", action="store_true", help="exit 1 with a diff when the README differs")
-    parser.add_argument("--readme", type=Path, default=README)
+    action.add_argument("--write", action="store_true", help="render the table into the page")
+    action.add_argument("--check", action="store_true", help="exit 1 with a diff when the page differs")
+    # --readme: the option's former name, kept for the scripts that use it.
+    parser.add_argument("--page", "--readme", dest="readme", type=Path, default=PAGE)
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     try:

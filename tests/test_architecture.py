@@ -1,4 +1,4 @@
-"""The import rules of the architecture (README, "How it works"), each a test over every import statement
+"""The import rules of the architecture (docs/architecture.md), each a test over every import statement
 of the package, those inside functions included:
 
 - ``pages/`` is pure parsing: it takes text and returns data, so it imports neither Scrapy, Twisted nor

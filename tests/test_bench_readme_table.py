@@ -1,4 +1,4 @@
-"""The README's figures table is rendered from the results file, and a check finds any difference."""
+"""The benchmark page's figures table is rendered from the results file, and a check finds any difference."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_check_fails_with_a_diff_then_write_makes_it_pass(
     files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     results, readme = files
-    assert run("--check", "--readme", readme, "--results", results) == 1
+    assert run("--check", "--page", readme, "--results", results) == 1
     out = capsys.readouterr().out
     assert "-| typed by hand | 42 |" in out
     assert (
@@ -96,38 +96,50 @@ def test_check_fails_with_a_diff_then_write_makes_it_pass(
         in out
     )
     assert readme.read_text(encoding="utf-8") == README  # a check writes nothing
-    assert run("--write", "--readme", readme, "--results", results) == 0
+    assert run("--write", "--page", readme, "--results", results) == 0
     assert readme.read_text(encoding="utf-8") == README.replace(
         "| figure | value |\n|---|---|\n| typed by hand | 42 |\n", EXPECTED
     )
-    assert run("--check", "--readme", readme, "--results", results) == 0
+    assert run("--check", "--page", readme, "--results", results) == 0
     # A figure edited by hand is found.
     readme.write_text(readme.read_text(encoding="utf-8").replace("5.12 s", "4.00 s"), encoding="utf-8")
-    assert run("--check", "--readme", readme, "--results", results) == 1
+    assert run("--check", "--page", readme, "--results", results) == 1
     assert "+| crawl cost" in capsys.readouterr().out
 
 
 def test_missing_markers_fail_the_check(files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     results, readme = files
     readme.write_text(README.replace("<!-- bench:end -->\n", ""), encoding="utf-8")
-    assert run("--check", "--readme", readme, "--results", results) == 1
+    assert run("--check", "--page", readme, "--results", results) == 1
     assert "no <!-- bench:begin --> ... <!-- bench:end --> markers" in capsys.readouterr().err
-    assert run("--write", "--readme", readme, "--results", results) == 1
+    assert run("--write", "--page", readme, "--results", results) == 1
+    # --readme, the option's former name, still names the file.
+    assert run("--check", "--readme", readme, "--results", results) == 1
 
 
-def test_the_project_readme_copy_can_be_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The real README and results file, on a copy: the command runs and says what it found."""
-    readme = tmp_path / "README.md"
-    shutil.copy(readme_table.README, readme)
-    code = run("--check", "--readme", readme, "--results", readme_table.RESULTS)
+def test_the_project_page_copy_can_be_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The real benchmark page and results file, on a copy: the command runs and says what it found."""
+    readme = tmp_path / "benchmarks.md"
+    shutil.copy(readme_table.PAGE, readme)
+    code = run("--check", "--page", readme, "--results", readme_table.RESULTS)
     text = capsys.readouterr()
     if readme_table.BEGIN in readme.read_text(encoding="utf-8"):
         assert code in (0, 1)
-        assert run("--write", "--readme", readme, "--results", readme_table.RESULTS) == 0
-        assert run("--check", "--readme", readme, "--results", readme_table.RESULTS) == 0
+        assert run("--write", "--page", readme, "--results", readme_table.RESULTS) == 0
+        assert run("--check", "--page", readme, "--results", readme_table.RESULTS) == 0
     else:
         assert code == 1
         assert "markers" in text.err
+
+
+def test_the_benchmarks_page_holds_the_results_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The table CI checks is the one ``docs/benchmarks.md`` shows, and it is the results file's."""
+    assert readme_table.PAGE == readme_table.REPO / "docs" / "benchmarks.md"
+    assert readme_table.BEGIN in readme_table.PAGE.read_text(encoding="utf-8")
+    assert readme_table.BEGIN not in (readme_table.REPO / "README.md").read_text(encoding="utf-8")
+    assert run("--check") == 0, capsys.readouterr().out
 
 
 def test_sections_kept_from_an_earlier_run_name_their_commit_and_date() -> None:

@@ -2,7 +2,8 @@
 number) needs its declaration in the schema and nothing else: a copy of the crawler whose ``Lecture`` declares
 seven more attributes, and no other change, reads them from a listing, carries them through a page
 request's JSON, stages and publishes them (Parquet and the card's column table), keeps the content hash
-of a lecture that has none of them, and the night after asks no lecture page for them.
+of a lecture that has none of them, and the night after asks no lecture page for them; the documentation
+built with it describes them, its pages unedited.
 
 The site is the replica with the seven attributes added to its listing (its pages do not know them, so
 what is published comes from the listing, through the page request's round trip).
@@ -269,3 +270,36 @@ def test_a_release_takes_them_on_top_of_one_published_without_them(
     assert sorted(changed, key=int) == [i for i in listed if sent(i)]
     for lecture_id, fields in changed.items():
         assert sorted(fields) == sorted(ADDED), f"lecture {lecture_id}"
+
+
+def test_the_docs_built_with_the_extended_crawler_describe_them(extended: Path) -> None:
+    """The documentation's ``lectures`` columns are generated from the schema: built against the extended
+    crawler, ``docs/columns.md`` (not edited) has a row for each, with its type and its description."""
+    page = CHECKOUT / "docs" / "columns.md"
+    result = run_extended(extended, [sys.executable, "-m", "docsgen.columns", str(page)])
+    assert result.returncode == 0, result.stderr[-3000:]
+    table = result.stdout[result.stdout.index("## The `lectures` columns") :]
+    table = table[: table.index("\n## ", 1)]
+    types = {
+        "track": "string",
+        "is_keynote": "bool",
+        "view_count": "int64",
+        "slot": "int32",
+        "recorded_at": "timestamp[us, tz=UTC]",
+        "languages": "list<string>",
+        "rating": "double",
+    }
+    declared = {
+        "track": "The lecture's track.",
+        "is_keynote": "True for a keynote.",
+        "view_count": "Views so far.",
+        "slot": "The lecture's slot in its session.",
+        "recorded_at": "When the talk was recorded (UTC).",
+        "languages": "Languages spoken.",
+        "rating": "The talk's rating.",
+    }
+    for name in ADDED:
+        rows = [line for line in table.splitlines() if line.startswith(f"| `{name}` |")]
+        assert len(rows) == 1, f"{name}: not in the docs"
+        assert f"| `{types[name]}` |" in rows[0], rows[0]
+        assert rows[0].endswith(f"| {declared[name]} |"), rows[0]

@@ -11,7 +11,9 @@ from typing import Any
 from crawler.pages import parse_lecture_document
 from crawler.pages.attributes import LECTURE_ATTRIBUTES
 from crawler.pages.fields import CARRIED_FIELDS, ITEM_FIELD_NAMES, LectureFields
+from crawler.publish.card_escape import table_cell
 from crawler.schema import ATTRIBUTE_FIELDS, FIELDS, PARSED_FIELDS, Field, Lecture
+from docsgen.columns import render_page
 
 # A value of each kind an attribute may have, as the site sends it and as it is read (written here, not
 # taken from the parser).
@@ -71,9 +73,14 @@ def test_every_field_of_every_kind_travels_in_the_schema_s_codec() -> None:
     assert LectureFields.read_json(["7"]) is None
 
 
-def test_the_readme_describes_every_column() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("### The `lectures` columns") :]
-    table = table[: table.index("\n### ", 1)]
+def test_the_docs_describe_every_column() -> None:
+    """``docs/columns.md`` as MkDocs builds it: a row per column, with the schema's description."""
+    source = (Path(__file__).resolve().parents[1] / "docs" / "columns.md").read_text(encoding="utf-8")
+    page = render_page(source)
+    table = page[page.index("## The `lectures` columns") :]
+    table = table[: table.index("\n## ", 1)]
+    rows = {line.split(" | ")[0]: line for line in table.splitlines() if line.startswith("| `")}
     for f in FIELDS:
-        assert f"`{f.name}`" in table, f"{f.name}: describe the column in README.md"
+        row = rows.get(f"| `{f.name}`")
+        assert row is not None, f"{f.name}: no row in docs/columns.md"
+        assert f"| {table_cell(f.description)} |" in row, f"{f.name}: described otherwise in docs/columns.md"

@@ -28,6 +28,7 @@ from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.arrow import hf_features
 from crawler.state.stage import StageWriter
 from crawler.state.stage_transcripts import StagedTranscript
+from docsgen.columns import render_page
 from tests.test_publish_parquet import make_record
 
 NAME = "demo"
@@ -373,10 +374,12 @@ def test_a_transcripts_file_edited_in_place_is_named_by_the_previous_release(tmp
     assert not next_release(read_staged(state), out_dir=out, state_dir=state).unchanged
 
 
-def test_the_readme_shows_the_columns_table_the_schema_gives() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### The `transcripts` columns") :]
-    section = section[: section.index("\n### ", 1)]
+def test_the_docs_show_the_columns_table_the_schema_gives() -> None:
+    """``docs/columns.md`` as MkDocs builds it shows the card's table of the ``transcripts`` columns."""
+    source = (Path(__file__).resolve().parents[1] / "docs" / "columns.md").read_text(encoding="utf-8")
+    page = render_page(source)
+    section = page[page.index("## The `transcripts` columns") :]
+    section = section[: section.index("\n## ", 1)]
 
     assert transcript_columns_markdown() in section
     for f in TRANSCRIPT_FIELDS:

@@ -1,6 +1,6 @@
 """Every command that talks to a remote, run as a user runs it with that remote down: the site on a
 loopback port nothing listens on, the Hub likewise, and a disk that is full. Each ends with one line
-saying what failed, never a traceback, and the exit status the README documents for it."""
+saying what failed, never a traceback, and the exit status docs/commands.md documents for it."""
 
 from __future__ import annotations
 

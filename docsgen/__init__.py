@@ -1,0 +1,1 @@
+"""What the documentation in ``docs/`` shows that is generated from the code, never typed by hand."""
