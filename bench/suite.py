@@ -17,7 +17,8 @@ night asks, what night 1 publishes and whether night 2 asks a page again) and ``
 (``bench.bench_transcripts.section``: the peak memory of publishing 3,740 and 30,740 lectures with their
 subtitle tracks).
 Prints one table and writes every figure, with the commit it measured, as JSON
-(``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the README's table.
+(``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the table of
+``docs/benchmarks.md``.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def add_run_parser(sub: Subcommands) -> None:
         "7 published but the push to the Hub failed (the next run pushes it), "
         "8 a state or release file is damaged, 2 a usage or configuration error.",
     )
-    run.add_argument("--config", type=Path, help="TOML configuration (see the README)")
+    run.add_argument("--config", type=Path, help="TOML configuration (see docs/commands.md)")
     run.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
     run.add_argument("--web-base", help="lecture pages' base URL")
     run.add_argument("--api-base", help="JSON:API base URL")

@@ -73,7 +73,7 @@ def transcript_statistics(
 
 
 def transcript_columns_markdown() -> str:
-    """The ``transcripts`` columns as the README's table shows them (name, type, nullable, meaning),
+    """The ``transcripts`` columns as the docs' columns table shows them (name, type, nullable, meaning),
     read off :data:`crawler.schema.TRANSCRIPT_FIELDS` as the card's field table is."""
     lines = ["| column | type | nullable | meaning |", "|---|---|---|---|"]
     for column, arrow in zip(TRANSCRIPTS.columns, TRANSCRIPTS.arrow_schema(), strict=True):

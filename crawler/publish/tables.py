@@ -291,7 +291,7 @@ CHANGES = TableSpec(
     description="What changed in each release, one row per lecture and release.",
     columns=(
         Column("lecture_id", "Id of the lecture that changed.", False, "lecture_id"),
-        Column("event_id", "Id of its event.", True, "event_id"),
+        Column("event_id", "Id of its event.", False, "event_id"),
     ),
     key="lecture_id",
     source=RowSource("the diff of each release against the one before it", problem_column=None, history=True),

@@ -33,7 +33,7 @@ KEPT_UNREADABLE = "kept: unreadable answer"
 class RowSource:
     """The request that answers for a table's rows.
 
-    ``request`` says in words which request it is (the README and the card show it); ``gone`` are the
+    ``request`` says in words which request it is (the docs show it); ``gone`` are the
     values of the row's ``problem`` column that are that request's own word that the content is gone
     (every other problem is no evidence); ``derived_from`` names the table a summary table is made of (its
     rows come and go with that table's rows, and need no rule of their own); ``history`` marks a table

@@ -1,5 +1,5 @@
 """The refresh decision: what the listing says of a lecture against what the last crawl staged of it,
-and so whether its page is fetched, revalidated or carried over (see "The nightly refresh" in the README).
+and so whether its page is fetched, revalidated or carried over (see docs/refresh.md, "The nightly refresh").
 
 Pure functions of the listing's fields and the staged record, as Scrapy's ``get_retry_request`` is to its
 middleware: the spider wraps them. The listing's fields travel as JSON between a listing's callback and
