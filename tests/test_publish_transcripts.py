@@ -389,3 +389,75 @@ def test_an_event_named_like_the_transcripts_config_gets_a_config_of_its_own() -
     )
 
     assert [c.config_name for c in configs] == ["transcripts-7", "x"]
+
+
+# Lecture 130111 is lecture 130100's talk once more (the same title and abstract): merged into 130100 at
+# publish. It lists 130100's de file once more and a fr track of its own.
+FIRST = make_record(0)
+SAME_TALK = {
+    11: {
+        "title": FIRST["title"],
+        "abstract": FIRST["abstract"],
+        "subtitles": [LECTURES[0][1], sub("130111", "fr", "Français", auto=False)],
+    }
+}
+OWN_TRACK = track("130111", "502", "fr", text="Bonjour. Fin", segments=[
+    {"start_ms": 0, "end_ms": 2000, "text": "Bonjour."}, {"start_ms": 2000, "end_ms": 4000, "text": "Fin"}
+])  # fmt: skip
+# The shared de file as staged under the merged id: the kept record's own answer for it stands.
+SHARED_AGAIN = track("130111", "502", "de", subtitle_url=f"{SUBS}/130100/de.vtt", text="Other", segments=[])
+
+
+def test_a_merged_lectures_tracks_are_published_under_the_kept_id(tmp_path: Path) -> None:
+    state, out = tmp_path / "state", tmp_path / "out"
+    write_stage(state, records(SAME_TALK), [*TRACKS, OWN_TRACK, SHARED_AGAIN])
+
+    publish(state, out)
+
+    en, de, _fr, missing, _es = TRACKS
+    rows = rows_of(out, "502")
+    assert [(r["lecture_id"], r["subtitle_url"]) for r in rows] == [
+        ("130100", de.subtitle_url),
+        ("130100", en.subtitle_url),
+        ("130100", OWN_TRACK.subtitle_url),
+        ("130101", missing.subtitle_url),
+    ]
+    assert rows[0] == expected(de)
+    assert rows[2] == expected(OWN_TRACK, lecture_id="130100")
+    lectures = {r["lecture_id"]: r for r in pq.read_table(out / "data/lectures").to_pylist()}
+    assert "130111" not in lectures
+    assert lectures["130100"]["alternate_ids"] == ["130111"]
+    assert [s["url"] for s in lectures["130100"]["subtitles"]] == [
+        en.subtitle_url,
+        de.subtitle_url,
+        None,
+        OWN_TRACK.subtitle_url,
+    ]
+
+    # The next night stages no track: the kept record's rows are carried from the release, all of them.
+    write_stage(state, records(SAME_TALK), [])
+    publish(state, out)
+
+    assert rows_of(out, "502") == rows
+
+
+def test_a_merged_lectures_published_tracks_follow_it_to_the_kept_id(tmp_path: Path) -> None:
+    state, out = tmp_path / "state", tmp_path / "out"
+    # The first night 130111 is a talk of its own, published with its fr track.
+    own = {11: {"subtitles": SAME_TALK[11]["subtitles"][1:]}}
+    write_stage(state, records(own), [*TRACKS, OWN_TRACK])
+    publish(state, out)
+    published = [r for r in rows_of(out, "502") if r["lecture_id"] == "130111"]
+    assert published == [expected(OWN_TRACK)]
+    # Its abstract is then edited to 130100's: one talk, and the stage holds no track.
+    write_stage(state, records(SAME_TALK), [])
+
+    publish(state, out)
+
+    kept = [r for r in rows_of(out, "502") if r["lecture_id"] == "130100"]
+    assert [(r["locale"], r["subtitle_url"]) for r in kept] == [
+        ("de", TRACKS[1].subtitle_url),
+        ("en", TRACKS[0].subtitle_url),
+        ("fr", OWN_TRACK.subtitle_url),
+    ]
+    assert kept[2] == {**published[0], "lecture_id": "130100"}

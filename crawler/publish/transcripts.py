@@ -95,11 +95,35 @@ def redacted_track(track: Transcript, redactions: Redactions) -> Transcript:
 def published_track(
     track: Transcript, lecture: Lecture, redactions: Redactions = NO_REDACTIONS
 ) -> Transcript:
-    """A track as the release holds it: its lecture's event, the redacted authors' names taken out,
-    e-mail addresses replaced."""
-    if track.event_id != lecture.event_id:
-        track = replace(track, event_id=lecture.event_id)
+    """A track as the release holds it: its lecture's id and event (a merged record's track is staged
+    under the id merged into it), the redacted authors' names taken out, e-mail addresses replaced."""
+    if (track.lecture_id, track.event_id) != (lecture.lecture_id, lecture.event_id):
+        track = replace(track, lecture_id=lecture.lecture_id, event_id=lecture.event_id)
     return scrubbed_transcript(redacted_track(track, redactions))
+
+
+def track_ids(lecture: Lecture) -> list[str]:
+    """The ids whose tracks a record holds: its own, then the ids merged into it (``alternate_ids``),
+    each once."""
+    return list(dict.fromkeys([lecture.lecture_id, *(lecture.alternate_ids or [])]))
+
+
+def united_tracks(by_id: Iterable[Mapping[str, Transcript]]) -> dict[str, Transcript]:
+    """One track per subtitle URL from the tracks of several ids (by URL, in :func:`track_ids` order):
+    the first id's, except that one without text gives way to a later id's with text unless its file
+    said it is gone (the evidence rule of :func:`lecture_tracks`, between the answers of one file)."""
+    found: dict[str, list[Transcript]] = {}
+    for tracks in by_id:
+        for url, track in tracks.items():
+            found.setdefault(url, []).append(track)
+    united = {}
+    for url, answers in found.items():
+        settled: Transcript | None = None
+        for answer in reversed(answers):
+            settled = _settled(answer, settled)
+        assert settled is not None
+        united[url] = settled
+    return united
 
 
 def lecture_tracks(
@@ -335,25 +359,31 @@ def write_event_transcripts(
 
 def _batch_tracks(lectures: Sequence[Lecture], sources: TranscriptSources) -> list[Transcript]:
     """The rows of a few lectures, in order: the staged tracks read back, the carried ones read from the
-    previous release."""
+    previous release; a record's tracks are those of its own id and of the ids merged into it
+    (:func:`track_ids`, :func:`united_tracks`), in the stage as in the previous release."""
     stage, previous = sources.stage, sources.previous
     staged: dict[str, dict[str, Transcript]] = {}
     for lecture in lectures:
         if stage is not None and lecture.subtitles:
-            tracks = stage.transcripts_of(lecture.lecture_id)
-            staged[lecture.lecture_id] = {s.record.subtitle_url: s.record for s in tracks}
+            staged[lecture.lecture_id] = united_tracks(
+                {s.record.subtitle_url: s.record for s in stage.transcripts_of(i)} for i in track_ids(lecture)
+            )
     carried = {
-        (lec.lecture_id, url)
+        (i, url)
         for lec in lectures
         for url in listed_urls(lec)
         if url not in staged.get(lec.lecture_id, {})
+        for i in track_ids(lec)
     }
     before = previous.rows_of(carried) if previous is not None and carried else {}
     return [
         track
         for lec in lectures
         for track in lecture_tracks(
-            lec, staged.get(lec.lecture_id, {}), before.get(lec.lecture_id, {}), sources.redactions
+            lec,
+            staged.get(lec.lecture_id, {}),
+            united_tracks(before.get(i, {}) for i in track_ids(lec)),
+            sources.redactions,
         )
     ]
 
