@@ -461,3 +461,61 @@ def test_a_merged_lectures_published_tracks_follow_it_to_the_kept_id(tmp_path: P
         ("fr", OWN_TRACK.subtitle_url),
     ]
     assert kept[2] == {**published[0], "lecture_id": "130100"}
+
+
+def transcript_files(out: Path) -> dict[str, tuple[str, int, int]]:
+    """Each transcripts file: its sha256, inode and mtime (a file written again gets a new inode)."""
+    return {
+        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in sorted((out / "data/transcripts").iterdir())
+    }
+
+
+@pytest.mark.parametrize("chunk_bytes", [publish_transcripts.TRANSCRIPT_CHUNK_BYTES, 1])
+def test_a_night_with_the_same_tracks_writes_no_transcripts_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int
+) -> None:
+    # Events whose tracks come in one chunk, and in a chunk a track (made again to be written).
+    monkeypatch.setattr(publish_transcripts, "TRANSCRIPT_CHUNK_BYTES", chunk_bytes)
+    state, out = tmp_path / "state", tmp_path / "out"
+    write_stage(state, records(), TRACKS)
+    publish(state, out)
+    before = transcript_files(out)
+    first = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    first_rows = rows_of(out, "502")
+    # A lecture's title changes; no track does.
+    write_stage(state, records({5: {"title": "A new title"}}), TRACKS)
+
+    publish(state, out)
+
+    assert transcript_files(out) == before
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["version"] != first["version"]
+    assert manifest["transcript_shards"] == first["transcript_shards"]
+    assert sorted(manifest["transcript_shards"]) == ["469", "502"]
+    for path in ("data/transcripts/event-469.parquet", "data/transcripts/event-502.parquet"):
+        assert manifest["files"][path] == first["files"][path], path
+    assert manifest["row_counts"]["transcripts"] == 4
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "| Tracks | 4 |" in card and "| 502 | EMNLP 2025 | 3 |" in card
+
+    # One track of event 502 is read anew with other words: only that event's file is written.
+    said = track(
+        "130100", "502", "de", text="Anders", segments=[{"start_ms": 0, "end_ms": 900, "text": "Anders"}]
+    )
+    write_stage(state, records({5: {"title": "A new title"}}), [TRACKS[0], said, *TRACKS[2:]])
+
+    publish(state, out)
+
+    after = transcript_files(out)
+    assert after["event-469.parquet"] == before["event-469.parquet"]
+    assert after["event-502.parquet"][0] != before["event-502.parquet"][0]
+    assert after["event-502.parquet"][1] != before["event-502.parquet"][1]
+    assert rows_of(out, "502") == [expected(said), *first_rows[1:]]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["transcript_shards"]["469"] == first["transcript_shards"]["469"]
+    assert (
+        manifest["transcript_shards"]["502"]["fingerprint"]
+        != first["transcript_shards"]["502"]["fingerprint"]
+    )
+    assert manifest["transcript_shards"]["502"]["rows"] == 3
