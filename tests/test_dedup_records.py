@@ -51,6 +51,37 @@ def test_an_id_published_before_is_kept() -> None:
     assert report.merges == [Merge("9", ("5", "7"))]
 
 
+def track(lecture_id: str, locale: str, url: bool = True) -> dict[str, Any]:
+    return {
+        "locale": locale,
+        "name": locale.upper(),
+        "auto_generated": False,
+        "url": f"http://x/subtitles/{lecture_id}/{locale}.vtt" if url else None,
+    }
+
+
+def test_the_kept_record_lists_the_merged_records_tracks_each_file_once() -> None:
+    records = [
+        talk(
+            "130500",
+            subtitles=[track("130100", "en"), track("130500", "de"), track("130500", "it", url=False)],
+        ),
+        talk("130100", subtitles=[track("130100", "en")]),
+        talk("130700", subtitles=None),
+        talk("130900", subtitles=[track("130900", "fr"), track("130500", "de")]),
+    ]
+    out, _ = merge_duplicates(records)
+    # Its own tracks, then each merged record's (in id order) whose file it does not list yet.
+    assert [(r.lecture_id, r.subtitles) for r in out] == [
+        ("130100", [track("130100", "en"), track("130500", "de"), track("130900", "fr")])
+    ]
+    # Tracks not fetched for any record of the talk stay not fetched.
+    out, _ = merge_duplicates([talk("1", subtitles=None), talk("2", subtitles=None)])
+    assert [r.subtitles for r in out] == [None]
+    out, _ = merge_duplicates([talk("1", subtitles=None), talk("2", subtitles=[track("2", "en")])])
+    assert [r.subtitles for r in out] == [[track("2", "en")]]
+
+
 def test_short_abstracts_never_make_a_talk() -> None:
     records = [talk("1", title="Keynote", abstract="TBA"), talk("2", title="Keynote", abstract="TBA")]
     out, report = merge_duplicates(records)

@@ -10,7 +10,7 @@ from crawler.publish.summaries import StagedEvents, plan_dedup
 from crawler.schema import content_sha256
 from crawler.state.stage import StageWriter
 from crawler.state.stage_index import index_stage, read_stage
-from tests.test_dedup_records import ABSTRACT, OTHER
+from tests.test_dedup_records import ABSTRACT, OTHER, track
 from tests.test_stage import record
 
 LONG = (
@@ -37,9 +37,16 @@ def staged_talks(state: Path) -> None:
     talk staged twice and many distinct talks."""
     rng = random.Random(7)
     records = [
-        record("130500", title="Alignment", abstract=ABSTRACT),
-        record("130100", title=" alignment ", abstract=ABSTRACT.upper(), event_id="469"),
-        record("130900", title="Alignment", abstract=ABSTRACT, alternate_ids=["77"]),
+        record(
+            "130500",
+            title="Alignment",
+            abstract=ABSTRACT,
+            subtitles=[track("130500", "de"), track("9", "en")],
+        ),
+        record("130100", title=" alignment ", abstract=ABSTRACT.upper(), event_id="469", subtitles=None),
+        record(
+            "130900", title="Alignment", abstract=ABSTRACT, alternate_ids=["77"], subtitles=[track("9", "en")]
+        ),
         record("20", title="Speech", abstract=LONG),
         record("21", title="Speech", abstract=LONG.replace("recordings", "the recordings")),
         record("22", title="Speech", abstract=LONG.replace("We show", "We find")),
@@ -75,4 +82,5 @@ def test_summaries_decide_what_merge_duplicates_decides(tmp_path: Path) -> None:
     # The decisions are not empty: a talk under three ids became one, the revised abstracts cluster.
     assert by_id["130900"].alternate_ids == ["77", "130100", "130500"]
     assert "http://x/lecture/130500" in by_id["130900"].source_urls
+    assert by_id["130900"].subtitles == [track("9", "en"), track("130500", "de")]
     assert {by_id[i].near_duplicate_cluster for i in ("20", "21", "22")} == {"20"}

@@ -392,3 +392,133 @@ def test_an_event_named_like_the_transcripts_config_gets_a_config_of_its_own() -
     )
 
     assert [c.config_name for c in configs] == ["transcripts-7", "x"]
+
+
+# Lecture 130111 is lecture 130100's talk once more (the same title and abstract): merged into 130100 at
+# publish. It lists 130100's de file once more and a fr track of its own.
+FIRST = make_record(0)
+SAME_TALK = {
+    11: {
+        "title": FIRST["title"],
+        "abstract": FIRST["abstract"],
+        "subtitles": [LECTURES[0][1], sub("130111", "fr", "Français", auto=False)],
+    }
+}
+OWN_TRACK = track("130111", "502", "fr", text="Bonjour. Fin", segments=[
+    {"start_ms": 0, "end_ms": 2000, "text": "Bonjour."}, {"start_ms": 2000, "end_ms": 4000, "text": "Fin"}
+])  # fmt: skip
+# The shared de file as staged under the merged id: the kept record's own answer for it stands.
+SHARED_AGAIN = track("130111", "502", "de", subtitle_url=f"{SUBS}/130100/de.vtt", text="Other", segments=[])
+
+
+def test_a_merged_lectures_tracks_are_published_under_the_kept_id(tmp_path: Path) -> None:
+    state, out = tmp_path / "state", tmp_path / "out"
+    write_stage(state, records(SAME_TALK), [*TRACKS, OWN_TRACK, SHARED_AGAIN])
+
+    publish(state, out)
+
+    en, de, _fr, missing, _es = TRACKS
+    rows = rows_of(out, "502")
+    assert [(r["lecture_id"], r["subtitle_url"]) for r in rows] == [
+        ("130100", de.subtitle_url),
+        ("130100", en.subtitle_url),
+        ("130100", OWN_TRACK.subtitle_url),
+        ("130101", missing.subtitle_url),
+    ]
+    assert rows[0] == expected(de)
+    assert rows[2] == expected(OWN_TRACK, lecture_id="130100")
+    lectures = {r["lecture_id"]: r for r in pq.read_table(out / "data/lectures").to_pylist()}
+    assert "130111" not in lectures
+    assert lectures["130100"]["alternate_ids"] == ["130111"]
+    assert [s["url"] for s in lectures["130100"]["subtitles"]] == [
+        en.subtitle_url,
+        de.subtitle_url,
+        None,
+        OWN_TRACK.subtitle_url,
+    ]
+
+    # The next night stages no track: the kept record's rows are carried from the release, all of them.
+    write_stage(state, records(SAME_TALK), [])
+    publish(state, out)
+
+    assert rows_of(out, "502") == rows
+
+
+def test_a_merged_lectures_published_tracks_follow_it_to_the_kept_id(tmp_path: Path) -> None:
+    state, out = tmp_path / "state", tmp_path / "out"
+    # The first night 130111 is a talk of its own, published with its fr track.
+    own = {11: {"subtitles": SAME_TALK[11]["subtitles"][1:]}}
+    write_stage(state, records(own), [*TRACKS, OWN_TRACK])
+    publish(state, out)
+    published = [r for r in rows_of(out, "502") if r["lecture_id"] == "130111"]
+    assert published == [expected(OWN_TRACK)]
+    # Its abstract is then edited to 130100's: one talk, and the stage holds no track.
+    write_stage(state, records(SAME_TALK), [])
+
+    publish(state, out)
+
+    kept = [r for r in rows_of(out, "502") if r["lecture_id"] == "130100"]
+    assert [(r["locale"], r["subtitle_url"]) for r in kept] == [
+        ("de", TRACKS[1].subtitle_url),
+        ("en", TRACKS[0].subtitle_url),
+        ("fr", OWN_TRACK.subtitle_url),
+    ]
+    assert kept[2] == {**published[0], "lecture_id": "130100"}
+
+
+def transcript_files(out: Path) -> dict[str, tuple[str, int, int]]:
+    """Each transcripts file: its sha256, inode and mtime (a file written again gets a new inode)."""
+    return {
+        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_ino, p.stat().st_mtime_ns)
+        for p in sorted((out / "data/transcripts").iterdir())
+    }
+
+
+@pytest.mark.parametrize("chunk_bytes", [publish_transcripts.TRANSCRIPT_CHUNK_BYTES, 1])
+def test_a_night_with_the_same_tracks_writes_no_transcripts_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int
+) -> None:
+    # Events whose tracks come in one chunk, and in a chunk a track (made again to be written).
+    monkeypatch.setattr(publish_transcripts, "TRANSCRIPT_CHUNK_BYTES", chunk_bytes)
+    state, out = tmp_path / "state", tmp_path / "out"
+    write_stage(state, records(), TRACKS)
+    publish(state, out)
+    before = transcript_files(out)
+    first = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    first_rows = rows_of(out, "502")
+    # A lecture's title changes; no track does.
+    write_stage(state, records({5: {"title": "A new title"}}), TRACKS)
+
+    publish(state, out)
+
+    assert transcript_files(out) == before
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["version"] != first["version"]
+    assert manifest["transcript_shards"] == first["transcript_shards"]
+    assert sorted(manifest["transcript_shards"]) == ["469", "502"]
+    for path in ("data/transcripts/event-469.parquet", "data/transcripts/event-502.parquet"):
+        assert manifest["files"][path] == first["files"][path], path
+    assert manifest["row_counts"]["transcripts"] == 4
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "| Tracks | 4 |" in card and "| 502 | EMNLP 2025 | 3 |" in card
+
+    # One track of event 502 is read anew with other words: only that event's file is written.
+    said = track(
+        "130100", "502", "de", text="Anders", segments=[{"start_ms": 0, "end_ms": 900, "text": "Anders"}]
+    )
+    write_stage(state, records({5: {"title": "A new title"}}), [TRACKS[0], said, *TRACKS[2:]])
+
+    publish(state, out)
+
+    after = transcript_files(out)
+    assert after["event-469.parquet"] == before["event-469.parquet"]
+    assert after["event-502.parquet"][0] != before["event-502.parquet"][0]
+    assert after["event-502.parquet"][1] != before["event-502.parquet"][1]
+    assert rows_of(out, "502") == [expected(said), *first_rows[1:]]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["transcript_shards"]["469"] == first["transcript_shards"]["469"]
+    assert (
+        manifest["transcript_shards"]["502"]["fingerprint"]
+        != first["transcript_shards"]["502"]["fingerprint"]
+    )
+    assert manifest["transcript_shards"]["502"]["rows"] == 3

@@ -5,7 +5,9 @@ Two decisions, each explained in the :class:`DedupReport` and logged:
 - the same talk under two ids (the same paper in two sessions or events: equal title and abstract
   once normalized and case-folded, the abstract not empty) becomes one record. The record kept is
   one that an earlier release already published, else the lowest id; it lists the others in
-  ``alternate_ids`` and unites their ``source_urls``. Its other fields stay its own.
+  ``alternate_ids`` and unites their ``source_urls`` and their subtitle tracks
+  (:func:`united_subtitles`: the ``transcripts`` rows follow a record's track list, so the merged
+  records' tracks travel with it). Its other fields stay its own.
 - near-duplicates (an abstract revised by a few words, a typo fixed) stay separate records and
   share ``near_duplicate_cluster``, the lowest id of their cluster (see :mod:`crawler.dedup.near`).
 
@@ -18,13 +20,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
 from crawler.dedup import near
-from crawler.schema import Lecture, content_sha256, lecture_order
+from crawler.schema import Lecture, Subtitle, content_sha256, lecture_order
 from crawler.text.normalize import normalize_line
 
 logger = logging.getLogger(__name__)
@@ -41,6 +43,26 @@ def talk_key(title: str | None, abstract: str | None) -> str | None:
     if len(abstract) < MIN_ABSTRACT_CHARS:
         return None
     return hashlib.sha256(f"{title}\x1f{abstract}".encode()).hexdigest()
+
+
+def united_subtitles(
+    own: Sequence[Subtitle] | None, merged: Iterable[Sequence[Subtitle] | None]
+) -> list[Subtitle] | None:
+    """The track list of a kept record: its own tracks, then each merged record's tracks (in the order
+    given) whose subtitle URL it does not list yet; a merged track without a URL is left out (it is no
+    ``transcripts`` row). None only when no record's tracks were fetched."""
+    lists = [own, *merged]
+    if all(tracks is None for tracks in lists):
+        return None
+    united = list(own or [])
+    listed = {url for track in united if (url := track.get("url"))}
+    for tracks in lists[1:]:
+        for track in tracks or []:
+            url = track.get("url")
+            if url and url not in listed:
+                listed.add(url)
+                united.append(track)
+    return united
 
 
 @dataclass(frozen=True)
@@ -166,7 +188,8 @@ def _merge_same_talks(
     records: Sequence[Lecture], published: Container[str], report: DedupReport
 ) -> list[Lecture]:
     """Copies of the records with each talk once: the one an earlier release published (else the lowest
-    id) kept, with the others' ids as its ``alternate_ids`` and their URLs among its ``source_urls``."""
+    id) kept, with the others' ids as its ``alternate_ids``, their URLs among its ``source_urls`` and
+    their tracks among its ``subtitles``."""
     dropped: set[int] = set()
     replaced: dict[int, Lecture] = {}
     for positions in _talks(records):
@@ -183,6 +206,7 @@ def _merge_same_talks(
         alternates.discard(ids[keep])
         kept.alternate_ids = sorted(alternates, key=lecture_order)
         kept.source_urls = sorted(urls)
+        kept.subtitles = united_subtitles(kept.subtitles, (records[p].subtitles for p in others))
         replaced[keep] = kept
         dropped.update(others)
         merge = Merge(ids[keep], tuple(ids[p] for p in others))

@@ -91,7 +91,7 @@ class Built:
     change_file: str
     event_configs: list[EventConfig]
     rewritten: frozenset[str] = frozenset()  # event configs whose files were written anew
-    reused_files: frozenset[str] = frozenset()  # lecture files carried from the previous release
+    reused_files: frozenset[str] = frozenset()  # lecture and transcript files carried from the last release
 
 
 def _lecture_configs(context: BuildContext, written: Written, rows: int) -> list[ConfigFiles]:
@@ -212,8 +212,14 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
         change_file,
         per_event,
         frozenset(e.config_name for e in per_event if not by_event[e.event_id].reused),
-        frozenset(s.path for w in written.events if w.reused for s in w.shards),
+        frozenset(_reused_files(written)),
     )
+
+
+def _reused_files(written: Written) -> set[str]:
+    """The files carried byte for byte from the previous release: events' lecture and transcript files."""
+    lectures = {s.path for w in written.events if w.reused for s in w.shards}
+    return lectures | {f.path for f in written.transcripts.files if f.reused}
 
 
 def _write_card(
@@ -269,7 +275,7 @@ def _write_manifest(
     paths = [CARD, LINKS_FILE, *(p for c in configs for p in c.paths), *release.change_files, *assets]
     if context.options.removals_ledger is not None:
         paths.append(RELEASE_LEDGER)
-    reused = {s.path for w in written.events if w.reused for s in w.shards}
+    reused = _reused_files(written)
     files: dict[str, FileEntry] = {
         path: _kept_entry(previous, path) if path in reused else file_entry(build / path) for path in paths
     }
@@ -291,6 +297,7 @@ def _write_manifest(
             **event_entries,
         },
         "event_shards": {w.event_id: w.entry() for w in written.events},
+        "transcript_shards": {f.event_id: f.entry() for f in written.transcripts.files},
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": release.change_files,
         "change_rows": {kind: count for kind, count in change_files.file_counts(written.diff).items()},

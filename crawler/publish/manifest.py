@@ -56,6 +56,8 @@ class Manifest(TypedDict):
     row_counts: dict[str, int]
     configs: dict[str, ConfigEntry]
     event_shards: dict[str, EventShardEntry]
+    # Each event's ``transcripts`` file, kept the same way (absent before it was kept).
+    transcript_shards: NotRequired[dict[str, EventShardEntry]]
     changes: dict[str, int]
     change_files: list[str]
     change_rows: dict[str, int]

@@ -80,7 +80,7 @@ def event_shards(
     fingerprint = rows_fingerprint(rows)
     before = previous.event_shards().get(event_id)
     if isinstance(before, dict) and before.get("fingerprint") == fingerprint:
-        carried = _carry_files(previous, build, before)
+        carried = carry_files(previous, build, before)
         if carried is not None:
             # A count made with another detector is made again, from the files carried.
             if before.get("email_like_rule") == EMAIL_LIKE_RULE:
@@ -96,9 +96,10 @@ def event_shards(
     return EventShards(event_id, tuple(shards), table.nbytes, fingerprint, found, reused=False)
 
 
-def _carry_files(previous: PreviousRelease, build: Path, entry: EventShardEntry) -> list[Shard] | None:
-    """Hard-link (or copy) the previous release's files of an event into the build; None when one of
-    them is missing or not the file its manifest describes (then the event is written again)."""
+def carry_files(previous: PreviousRelease, build: Path, entry: EventShardEntry) -> list[Shard] | None:
+    """Hard-link (or copy) the previous release's files of an event (its lectures' or its transcripts')
+    into the build; None when one of them is missing or not the file its manifest describes (then the
+    event is written again)."""
     paths = entry.get("files")
     if not isinstance(paths, list) or not paths or previous.manifest is None:
         return None

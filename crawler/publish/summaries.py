@@ -25,7 +25,7 @@ import numpy as np
 
 from crawler import schema
 from crawler.dedup import near
-from crawler.dedup.records import SAME_TALK, Cluster, DedupReport, Merge, talk_key
+from crawler.dedup.records import SAME_TALK, Cluster, DedupReport, Merge, talk_key, united_subtitles
 from crawler.schema import Lecture, lecture_order
 from crawler.state.stage_index import StageIndex
 
@@ -54,18 +54,21 @@ class DedupPlan:
     clusters: dict[str, str] = field(default_factory=dict)
     report: DedupReport = field(default_factory=DedupReport)
 
-    def apply(self, lecture: Lecture, urls: Callable[[str], Sequence[str]]) -> Lecture | None:
+    def apply(self, lecture: Lecture, read: ReadLecture) -> Lecture | None:
         """``lecture`` as the release holds it (its hash computed again), None when it was merged into
-        another id; ``urls`` gives an id's staged URLs (a kept record unites its merged ones')."""
+        another id; ``read`` reads a merged id's staged record back (a kept record unites their URLs and
+        their tracks with its own)."""
         if lecture.lecture_id in self.dropped:
             return None
         merged = self.alternates.get(lecture.lecture_id)
         if merged is not None:
             lecture.alternate_ids = merged[0]
+            others = [read(other) for other in merged[1]]
             united = set(lecture.source_urls)
-            for other in merged[1]:
-                united.update(urls(other))
+            for other in others:
+                united.update(other.source_urls)
             lecture.source_urls = sorted(united)
+            lecture.subtitles = united_subtitles(lecture.subtitles, (other.subtitles for other in others))
         lecture.alternate_ids = list(lecture.alternate_ids or [])
         lecture.near_duplicate_cluster = self.clusters.get(lecture.lecture_id)
         lecture.content_sha256 = schema.content_sha256(lecture.values())
@@ -238,7 +241,7 @@ class StagedEvents:
     def lectures_of(self, event_id: str) -> list[Lecture]:
         out = []
         for lecture in self.index.lectures_of(event_id):
-            kept = self.plan.apply(lecture, lambda other: sorted(self.index.urls.get(other, ())))
+            kept = self.plan.apply(lecture, self.index.lecture)
             if kept is not None:
                 out.append(kept)
         return out

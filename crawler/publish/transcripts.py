@@ -4,30 +4,35 @@ beside the lectures' files, ``data/transcripts/<event folder>.parquet``.
 Which rows: for each lecture the release publishes (withdrawn ones included), the tracks its record lists
 with a URL (``subtitles[].url``: the record's track list is the authority); each is the staged track when
 the stage holds one (:class:`TranscriptSource`), else the previous release's row of the same
-(lecture_id, subtitle_url) (:class:`PreviousTranscripts`), else no row. Every row loses the redacted
-authors' names as a lecture's ``text`` does, is scrubbed of e-mail addresses
-(:func:`crawler.publish.records.scrubbed_transcript`) and checked against the schema, and its
-``event_id`` is its lecture's.
+(lecture_id, subtitle_url) (:class:`PreviousTranscripts`), else no row; a record merged from several ids
+(``alternate_ids``) takes the tracks staged or published under any of them (:func:`united_tracks`), as
+rows of its own id. Every row loses the redacted authors' names as a lecture's ``text`` does, is scrubbed
+of e-mail addresses (:func:`crawler.publish.records.scrubbed_transcript`) and checked against the schema,
+and its ``lecture_id`` and ``event_id`` are its lecture's.
 
 Nothing holds the release's transcripts at once: an event's lectures are taken a few at a time, their
 tracks written out in row groups of at most :data:`TRANSCRIPT_CHUNK_BYTES` of text once that much is
 gathered, and the previous release's rows are read a row group at a time, only where a track is carried.
-The bytes depend only on the rows: an unchanged night writes the same files.
+The bytes depend only on the rows: an event whose rows are the previous release's keeps that file, linked
+byte for byte (:class:`TracksDigest`, kept in the manifest's ``transcript_shards``), and is not written.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
+import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler.privacy.email_like import email_like_values
+from crawler.privacy.email_like import EMAIL_LIKE_RULE, email_like_values
+from crawler.publish.manifest import EventShardEntry
 from crawler.publish.parquet import (
     ROW_GROUP_ROWS,
     ROW_GROUP_TARGET_BYTES,
@@ -39,6 +44,7 @@ from crawler.publish.parquet import (
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError, scrubbed_transcript
 from crawler.publish.removals import Redactions, without_redacted_names
+from crawler.publish.shards import carry_files
 from crawler.publish.tables import TRANSCRIPTS, event_directory
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Segment, Transcript, lecture_order, transcript_order
 from crawler.schema.arrow import field_arrow_type
@@ -95,11 +101,35 @@ def redacted_track(track: Transcript, redactions: Redactions) -> Transcript:
 def published_track(
     track: Transcript, lecture: Lecture, redactions: Redactions = NO_REDACTIONS
 ) -> Transcript:
-    """A track as the release holds it: its lecture's event, the redacted authors' names taken out,
-    e-mail addresses replaced."""
-    if track.event_id != lecture.event_id:
-        track = replace(track, event_id=lecture.event_id)
+    """A track as the release holds it: its lecture's id and event (a merged record's track is staged
+    under the id merged into it), the redacted authors' names taken out, e-mail addresses replaced."""
+    if (track.lecture_id, track.event_id) != (lecture.lecture_id, lecture.event_id):
+        track = replace(track, lecture_id=lecture.lecture_id, event_id=lecture.event_id)
     return scrubbed_transcript(redacted_track(track, redactions))
+
+
+def track_ids(lecture: Lecture) -> list[str]:
+    """The ids whose tracks a record holds: its own, then the ids merged into it (``alternate_ids``),
+    each once."""
+    return list(dict.fromkeys([lecture.lecture_id, *(lecture.alternate_ids or [])]))
+
+
+def united_tracks(by_id: Iterable[Mapping[str, Transcript]]) -> dict[str, Transcript]:
+    """One track per subtitle URL from the tracks of several ids (by URL, in :func:`track_ids` order):
+    the first id's, except that one without text gives way to a later id's with text unless its file
+    said it is gone (the evidence rule of :func:`lecture_tracks`, between the answers of one file)."""
+    found: dict[str, list[Transcript]] = {}
+    for tracks in by_id:
+        for url, track in tracks.items():
+            found.setdefault(url, []).append(track)
+    united = {}
+    for url, answers in found.items():
+        settled: Transcript | None = None
+        for answer in reversed(answers):
+            settled = _settled(answer, settled)
+        assert settled is not None
+        united[url] = settled
+    return united
 
 
 def lecture_tracks(
@@ -175,6 +205,17 @@ class PreviousTranscripts:
     def __len__(self) -> int:
         return sum(len(tracks) for tracks in self._where.values())
 
+    @property
+    def release(self) -> PreviousRelease:
+        return self._previous
+
+    def file_of(self, event_id: str) -> EventShardEntry | None:
+        """What the event's ``transcripts`` file was made of (None when the manifest does not say)."""
+        manifest = self._previous.manifest
+        kept = manifest.get("transcript_shards") if manifest is not None else None
+        entry = kept.get(event_id) if isinstance(kept, dict) else None
+        return entry if isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str) else None
+
     def keys_of(self, lecture_ids: Iterable[str]) -> list[tuple[str, str]]:
         """The (lecture_id, subtitle_url) of every row these lectures had."""
         return [(i, url) for i in lecture_ids for url in self._where.get(i, {})]
@@ -237,15 +278,38 @@ class TranscriptStats:
             if track.text is None:
                 self.without_text[track.problem or "unknown"] += 1
 
+    def merge(self, other: TranscriptStats) -> None:
+        """Add what ``other`` counted."""
+        for name in (f.name for f in fields(self)):
+            mine = getattr(self, name)
+            if isinstance(mine, Counter):
+                mine.update(getattr(other, name))
+            else:
+                setattr(self, name, mine + getattr(other, name))
+
 
 @dataclass(frozen=True)
 class TranscriptFile:
-    """One event's ``transcripts`` file as written."""
+    """One event's ``transcripts`` file in the build: written now, or carried byte for byte from the
+    previous release (``reused``) because its rows are the ones that file holds."""
 
     event_id: str
     path: str
     num_rows: int
     num_bytes: int
+    fingerprint: str = ""
+    email_like: int = 0
+    reused: bool = False
+
+    def entry(self) -> EventShardEntry:
+        return {
+            "fingerprint": self.fingerprint,
+            "files": [self.path],
+            "rows": self.num_rows,
+            "num_bytes": self.num_bytes,
+            "email_like": self.email_like,
+            "email_like_rule": EMAIL_LIKE_RULE,
+        }
 
 
 @dataclass
@@ -289,6 +353,26 @@ class _EventFile:
             self._writer.close()
 
 
+class TracksDigest:
+    """A digest of everything an event's ``transcripts`` file is made of: its rows in order, the declared
+    file schema, the writer's version and settings and the row group bound. Equal digests give equal
+    bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        options = json.dumps(_writer_options(), sort_keys=True)
+        writer = f"pyarrow {pa.__version__} {ROW_GROUP_ROWS} {max_bytes} {TRANSCRIPT_CHUNK_BYTES} {options}"
+        self._digest = hashlib.sha256(f"{writer}\n".encode())
+        self._digest.update(file_schema(TRANSCRIPTS).serialize().to_pybytes())
+
+    def update(self, tracks: Iterable[Transcript]) -> None:
+        for track in tracks:
+            self._digest.update(json.dumps(track.to_json(), sort_keys=True, ensure_ascii=False).encode())
+            self._digest.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 def write_event_transcripts(
     build: Path,
     lectures: Sequence[Lecture],
@@ -297,63 +381,148 @@ def write_event_transcripts(
     max_bytes: int = ROW_GROUP_TARGET_BYTES,
 ) -> None:
     """Write one event's ``transcripts`` file from its published ``lectures`` (see the module's
-    docstring): ``sources`` are the stage's tracks, the previous release's and the redactions. Raises
-    :class:`InvalidRecordsError` naming every track that fails the schema (nothing of the event is kept)."""
+    docstring), or link the previous release's file when the rows are the ones it holds (its digest,
+    kept in the manifest's ``transcript_shards``): ``sources`` are the stage's tracks, the previous
+    release's and the redactions. Raises :class:`InvalidRecordsError` naming every track that fails the
+    schema (nothing of the event is kept).
+
+    Where the previous release kept the event's file, the rows are made once without writing, to compare
+    digests; an event whose rows fit in one chunk is then written from them, a larger one that changed
+    is made again as it is written (the rows are never held whole)."""
     if not lectures:
         return
     event_id = str(lectures[0].event_id)
-    out = _EventFile(build, event_id, max_bytes)
     ordered = sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id))
+    previous = sources.previous
+    before = previous.file_of(event_id) if previous is not None else None
+    held: list[list[Transcript]] | None = None
+    if previous is not None and before is not None:
+        fingerprint, stats, held = _read_through(ordered, sources, max_bytes)
+        carried = _carried_file(build, event_id, fingerprint, before, previous.release)
+        if carried is not None:
+            written.files.append(carried)
+            written.stats.merge(stats)
+            written.stats.email_like += carried.email_like
+            return
+    _write_file(
+        build, event_id, _event_chunks(ordered, sources) if held is None else held, written, max_bytes
+    )
+
+
+def _event_chunks(lectures: Sequence[Lecture], sources: TranscriptSources) -> Iterator[list[Transcript]]:
+    """An event's rows, checked, in chunks of about :data:`TRANSCRIPT_CHUNK_BYTES` of text; raises
+    :class:`InvalidRecordsError` at the end naming every track that fails the schema."""
     pending: list[Transcript] = []
     weight = 0
     problems: list[str] = []
+    for start in range(0, len(lectures), LECTURE_BATCH):
+        for track in _batch_tracks(lectures[start : start + LECTURE_BATCH], sources):
+            found = track_problems(track)
+            problems.extend(found)
+            if found:
+                continue
+            pending.append(track)
+            weight += text_bytes(track)
+            if weight >= TRANSCRIPT_CHUNK_BYTES:
+                yield pending
+                pending, weight = [], 0
+    if problems:
+        raise InvalidRecordsError(problems, len(lectures))
+    if pending:
+        yield pending
+
+
+def _read_through(
+    lectures: Sequence[Lecture], sources: TranscriptSources, max_bytes: int
+) -> tuple[str, TranscriptStats, list[list[Transcript]] | None]:
+    """An event's rows made without writing them: their digest, the card's counts of them, and the rows
+    when they came in one chunk (None when more: they were let go)."""
+    digest = TracksDigest(max_bytes)
+    stats = TranscriptStats()
+    held: list[list[Transcript]] | None = []
+    for chunk in _event_chunks(lectures, sources):
+        digest.update(chunk)
+        stats.add(chunk)
+        held = [chunk] if held == [] else None
+    return digest.hexdigest(), stats, held
+
+
+def _carried_file(
+    build: Path, event_id: str, fingerprint: str, before: EventShardEntry, previous: PreviousRelease
+) -> TranscriptFile | None:
+    """The previous release's file of the event, linked into the build when it was made of the same
+    rows and is still the file its manifest describes; None otherwise."""
+    path = transcript_path(event_id)
+    if before["fingerprint"] != fingerprint or before.get("files") != [path]:
+        return None
+    carried = carry_files(previous, build, before)
+    if carried is None:
+        return None
+    if before.get("email_like_rule") == EMAIL_LIKE_RULE:
+        email_like = int(before.get("email_like", 0))
+    else:
+        # A count made with another detector is made again, from the file carried.
+        email_like = email_like_values(pq.read_table(build / path))
+    rows = carried[0].num_rows
+    return TranscriptFile(
+        event_id, path, rows, int(before["num_bytes"]), fingerprint, email_like, reused=True
+    )
+
+
+def _write_file(
+    build: Path,
+    event_id: str,
+    chunks: Iterable[list[Transcript]],
+    written: TranscriptsWritten,
+    max_bytes: int,
+) -> None:
+    out = _EventFile(build, event_id, max_bytes)
+    digest = TracksDigest(max_bytes)
+    stats = TranscriptStats()
     try:
-        for start in range(0, len(ordered), LECTURE_BATCH):
-            for track in _batch_tracks(ordered[start : start + LECTURE_BATCH], sources):
-                found = track_problems(track)
-                problems.extend(found)
-                if found:
-                    continue
-                pending.append(track)
-                weight += text_bytes(track)
-                if weight >= TRANSCRIPT_CHUNK_BYTES:
-                    out.write(pending)
-                    written.stats.add(pending)
-                    pending, weight = [], 0
-        if problems:
-            raise InvalidRecordsError(problems, len(ordered))
-        out.write(pending)
-        written.stats.add(pending)
+        for chunk in chunks:
+            out.write(chunk)
+            digest.update(chunk)
+            stats.add(chunk)
     finally:
         out.close()
     if out.rows:
+        written.stats.merge(stats)
         written.stats.email_like += out.email_like
-        written.files.append(TranscriptFile(event_id, out.path, out.rows, out.num_bytes))
+        written.files.append(
+            TranscriptFile(event_id, out.path, out.rows, out.num_bytes, digest.hexdigest(), out.email_like)
+        )
     else:
         out.target.unlink(missing_ok=True)
 
 
 def _batch_tracks(lectures: Sequence[Lecture], sources: TranscriptSources) -> list[Transcript]:
     """The rows of a few lectures, in order: the staged tracks read back, the carried ones read from the
-    previous release."""
+    previous release; a record's tracks are those of its own id and of the ids merged into it
+    (:func:`track_ids`, :func:`united_tracks`), in the stage as in the previous release."""
     stage, previous = sources.stage, sources.previous
     staged: dict[str, dict[str, Transcript]] = {}
     for lecture in lectures:
         if stage is not None and lecture.subtitles:
-            tracks = stage.transcripts_of(lecture.lecture_id)
-            staged[lecture.lecture_id] = {s.record.subtitle_url: s.record for s in tracks}
+            staged[lecture.lecture_id] = united_tracks(
+                {s.record.subtitle_url: s.record for s in stage.transcripts_of(i)} for i in track_ids(lecture)
+            )
     carried = {
-        (lec.lecture_id, url)
+        (i, url)
         for lec in lectures
         for url in listed_urls(lec)
         if url not in staged.get(lec.lecture_id, {})
+        for i in track_ids(lec)
     }
     before = previous.rows_of(carried) if previous is not None and carried else {}
     return [
         track
         for lec in lectures
         for track in lecture_tracks(
-            lec, staged.get(lec.lecture_id, {}), before.get(lec.lecture_id, {}), sources.redactions
+            lec,
+            staged.get(lec.lecture_id, {}),
+            united_tracks(before.get(i, {}) for i in track_ids(lec)),
+            sources.redactions,
         )
     ]
 
