@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -522,3 +524,33 @@ def test_a_night_with_the_same_tracks_writes_no_transcripts_file(
         != first["transcript_shards"]["502"]["fingerprint"]
     )
     assert manifest["transcript_shards"]["502"]["rows"] == 3
+
+
+@pytest.mark.parametrize("problem", ["unparsable", "robots", "off_host", "failed", "empty", "too_large"])
+def test_a_staged_track_without_text_never_replaces_a_published_text_without_its_files_word(
+    tmp_path: Path, problem: str
+) -> None:
+    """A stage that lacks what was published (a lost state, a fresh one) stages a track without text on
+    an answer that is no evidence: the published text stands; the file's 404 (`not_found`) takes it."""
+    state, out = tmp_path / "state", tmp_path / "out"
+    write_stage(state, records(), TRACKS)
+    publish(state, out)
+    first = {event: rows_of(out, event) for event in ("469", "502")}
+    unreadable = [replace(t, text=None, segments=[], problem=problem) for t in TRACKS]
+    shutil.rmtree(state)
+    write_stage(state, records(), unreadable)
+
+    publish(state, out)
+
+    now = {event: rows_of(out, event) for event in ("469", "502")}
+    # Every published text stands; a track that had none says the newer why.
+    assert [[r for r in rows if r["text"]] for rows in now.values()] == [
+        [r for r in rows if r["text"]] for rows in first.values()
+    ]
+    assert sum(1 for rows in first.values() for r in rows if r["text"]) >= 3
+    assert [len(rows) for rows in now.values()] == [len(rows) for rows in first.values()]
+    gone = [replace(t, text=None, segments=[], problem="not_found") for t in TRACKS]
+    write_stage(state, records(), gone)
+    publish(state, out)
+    rows = rows_of(out, "502") + rows_of(out, "469")
+    assert rows and all(r["text"] is None and r["problem"] == "not_found" for r in rows)

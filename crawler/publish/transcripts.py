@@ -49,7 +49,7 @@ from crawler.publish.tables import TRANSCRIPTS, event_directory
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Segment, Transcript, lecture_order, transcript_order
 from crawler.schema.arrow import field_arrow_type
 from crawler.schema.check import validate_record
-from crawler.schema.sources import settle_row
+from crawler.schema.sources import has_content, settle_row
 from crawler.state.stage_transcripts import StagedTranscript
 
 TRANSCRIPTS_DIR = f"data/{TRANSCRIPTS.name}"
@@ -145,6 +145,10 @@ def lecture_tracks(
     found = (_settled(staged.get(url), previous.get(url)) for url in listed_urls(lecture))
     tracks = (published_track(t, lecture, redactions) for t in found if t is not None)
     return sorted(tracks, key=transcript_order)
+
+
+def _has_text(track: Transcript | None) -> bool:
+    return track is not None and has_content(track, TRANSCRIPTS.content)
 
 
 def _settled(staged: Transcript | None, previous: Transcript | None) -> Transcript | None:
@@ -507,11 +511,14 @@ def _batch_tracks(lectures: Sequence[Lecture], sources: TranscriptSources) -> li
             staged[lecture.lecture_id] = united_tracks(
                 {s.record.subtitle_url: s.record for s in stage.transcripts_of(i)} for i in track_ids(lecture)
             )
+    # The previous release's row of a track is read where the stage has none, and where the stage's has
+    # no text: it stands unless the file said it is gone (the stage may lack what was published: a lost
+    # state, an event kept back).
     carried = {
         (i, url)
         for lec in lectures
         for url in listed_urls(lec)
-        if url not in staged.get(lec.lecture_id, {})
+        if not _has_text(staged.get(lec.lecture_id, {}).get(url))
         for i in track_ids(lec)
     }
     before = previous.rows_of(carried) if previous is not None and carried else {}

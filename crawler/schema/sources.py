@@ -66,8 +66,11 @@ def says_gone(row: Any, source: RowSource) -> bool:
 
 def settle_row(new: R, previous: R | None, *, content: Sequence[str], source: RowSource) -> tuple[R, bool]:
     """The row to publish when ``new`` answers for a row published as ``previous``, and whether the
-    previous row was kept: a ``new`` row without content replaces the ``previous`` one only when its
-    source says the content is gone; otherwise the answer is no evidence and ``previous`` stands."""
+    previous row was kept: a ``new`` row without content replaces a ``previous`` one with content only
+    when its source says the content is gone; otherwise the answer is no evidence and ``previous`` stands
+    (a previous row without content either gives way to the newer word on why)."""
     if previous is None or has_content(new, content) or says_gone(new, source):
+        return new, False
+    if not has_content(previous, content):
         return new, False
     return previous, True
