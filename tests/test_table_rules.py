@@ -35,7 +35,7 @@ from crawler.replica.faults import RESOURCE_GONE, SiteFaults
 from crawler.replica.layout import build_site, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.schedule.gate import GateRefused, GateThresholds, GateVerdict
-from crawler.schedule.tables_gate import LeftOnRequest, TableProfile, judge_tables, profile_release
+from crawler.schedule.tables_gate import LeftOnRequest, TableProfile, judge_tables, left_of, profile_release
 from crawler.schema import content_sha256
 from crawler.schema.sources import RowSource
 from tests.support.commands import eventcrawl
@@ -328,3 +328,42 @@ def test_a_lecture_naming_too_many_tracks_is_asked_and_published_up_to_the_bound
     asked = sum(1 for r in nights.server.requests if "copy=" in r.path)
     assert stats["underline/subtitles/over_limit"] > 0
     assert asked <= 3 * len(with_tracks)
+
+
+def _judged_against(
+    first: list[dict[str, Any]], tmp_path: Path, next_records: list[dict[str, Any]], left: LeftOnRequest
+) -> list[str]:
+    """The failed table checks of a release of ``next_records`` against ``first`` published alone, with
+    ``left`` on request (the release is built aside and never swapped in)."""
+    out = tmp_path / "out"
+    publish_release(first, out, name="talks", provenance={"crawl_date": "2026-12-01"})
+    failed: list[str] = []
+
+    class Judged(Exception):
+        pass
+
+    def check(built: Path, previous: Path) -> None:
+        failed.extend(c.name for c in judge_tables(built, previous, GateThresholds(), left) if not c.passed)
+        raise Judged
+
+    options = PublishOptions("talks", {"crawl_date": "2026-12-02"}, check_built=check)
+    with pytest.raises(Judged):
+        publish_events(GroupedEvents(lecture_rows(next_records), validated=True), out, options)
+    return failed
+
+
+def test_what_leaves_or_changes_on_request_is_no_loss_for_any_table(nights: Nights, tmp_path: Path) -> None:
+    # Each lecture in a session of its own: a session's row leaves when its lecture does.
+    records = [
+        rehashed({**r, "session_id": f"9{i:03d}", "session_name": f"Session {i}"})
+        for i, r in enumerate(_published_lectures(nights.first.out))
+    ]
+    removed = {r["lecture_id"] for r in records[:8]}
+    kept = [r for r in records if r["lecture_id"] not in removed]
+    assert "table:sessions:rows" in _judged_against(records, tmp_path / "a", kept, LeftOnRequest())
+    assert _judged_against(records, tmp_path / "b", kept, left_of({}, sorted(removed))) == []
+    # A fifth of the lectures' authors redacted on request: their rows change, no loss.
+    redacted = {r["lecture_id"] for r in records[: len(records) // 5]}
+    fewer = [rehashed({**r, "authors": []}) if r["lecture_id"] in redacted else r for r in records]
+    assert "table:lectures:authors" in _judged_against(records, tmp_path / "c", fewer, LeftOnRequest())
+    assert _judged_against(records, tmp_path / "d", fewer, left_of({}, [], redacted)) == []

@@ -53,6 +53,19 @@ class Judgement:
         return Judgement(with_checks(self.verdict, checks), self.coverage)
 
 
+def redacted_lectures(release: NextRelease) -> list[str]:
+    """The previous release's lectures with an author the redactions in force take out: their rows
+    change on request (no loss for the gate over the tables)."""
+    redactions = release.redactions
+    if not redactions:
+        return []
+    return [
+        lecture.lecture_id
+        for lecture in release.previous.iter_lectures()
+        if any(redactions.matches(author) for author in lecture.authors or [])
+    ]
+
+
 def with_checks(verdict: GateVerdict, checks: Sequence[CheckResult]) -> GateVerdict:
     """``verdict`` with ``checks`` added: it passes when they all pass too."""
     return GateVerdict(verdict.passed and all(c.passed for c in checks), (*verdict.checks, *checks))
@@ -64,7 +77,7 @@ class TableChecks:
     swapped in) when one fails, unless ``force``."""
 
     def __init__(self, release: NextRelease, thresholds: GateThresholds, *, force: bool = False) -> None:
-        self.left = left_of(release.retired_events, release.removals.lectures)
+        self.left = left_of(release.retired_events, release.removals.lectures, redacted_lectures(release))
         self.thresholds = thresholds
         self.force = force
         self.results: tuple[CheckResult, ...] = ()

@@ -15,8 +15,8 @@ their absence is asked for. A table new in this release, or empty before, is not
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,13 +25,15 @@ import pyarrow.parquet as pq
 
 from crawler.coverage import ALL_EVENTS
 from crawler.publish.manifest import Manifest, read_manifest
-from crawler.publish.tables import DECLARED_TABLES, TableSpec
+from crawler.publish.tables import DECLARED_TABLES, LECTURES, TableSpec
 from crawler.schedule.gate import CheckResult, GateThresholds
 from crawler.schema import lecture_order
 
 # The columns that tie a row to its lectures and events, by the names every table uses for them.
 LECTURE_COLUMNS = ("lecture_id", "lecture_ids")
 EVENT_COLUMNS = ("event_id", "event_ids")
+# The lectures' columns a summary table may be keyed by (its rows leave when all their lectures do).
+LECTURE_KEY_COLUMNS = ("session_id", "event_id")
 
 
 @dataclass
@@ -45,10 +47,24 @@ class TableProfile:
 
 @dataclass(frozen=True)
 class LeftOnRequest:
-    """What the next release leaves out on request: no loss."""
+    """What the next release leaves out, or changes, on request: no loss. ``lectures`` removed,
+    ``events`` retired, ``changed`` the lectures whose rows change on request (their authors redacted):
+    a row tied to those only is judged on neither side; ``keys``, the values of other columns whose every
+    lecture left (a session of removed lectures only), read off the previous release's lectures."""
 
     lectures: frozenset[str] = frozenset()
     events: frozenset[str] = frozenset()
+    changed: frozenset[str] = frozenset()
+    keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def asked(self, *, previous: bool) -> dict[str, frozenset[str]]:
+        """The values, by column, whose rows are not judged on the previous release's side or this one's."""
+        if not previous:
+            return dict.fromkeys(LECTURE_COLUMNS, self.changed)
+        out = {name: self.lectures | self.changed for name in LECTURE_COLUMNS}
+        out.update(dict.fromkeys(EVENT_COLUMNS, self.events))
+        out.update(self.keys)
+        return out
 
 
 def table_files(manifest: Manifest | None, spec: TableSpec) -> list[str]:
@@ -72,19 +88,16 @@ def filled_mask(column: pa.Array) -> pa.Array:
     return pc.is_valid(column)
 
 
-def _left_mask(batch: pa.RecordBatch, left: LeftOnRequest) -> list[bool]:
-    """Per row: whether it left on request (every lecture or every event it belongs to was asked out)."""
+def _left_mask(batch: pa.RecordBatch, asked: Mapping[str, frozenset[str]]) -> list[bool]:
+    """Per row: whether it left on request (every value it holds in an asked column was asked out)."""
     out = [False] * batch.num_rows
-    for names, asked in ((LECTURE_COLUMNS, left.lectures), (EVENT_COLUMNS, left.events)):
-        if not asked:
+    for name, values_out in asked.items():
+        if not values_out or name not in batch.schema.names:
             continue
-        for name in names:
-            if name not in batch.schema.names:
-                continue
-            for row, value in enumerate(batch.column(name).to_pylist()):
-                values = value if isinstance(value, list) else [value]
-                if values and all(str(v) in asked for v in values):
-                    out[row] = True
+        for row, value in enumerate(batch.column(name).to_pylist()):
+            values = value if isinstance(value, list) else [value]
+            if values and all(str(v) in values_out for v in values):
+                out[row] = True
     return out
 
 
@@ -92,18 +105,20 @@ def _left_mask(batch: pa.RecordBatch, left: LeftOnRequest) -> list[bool]:
 PROFILE_BATCH_ROWS = 2048
 
 
-def profile_table(root: Path, paths: Sequence[str], spec: TableSpec, left: LeftOnRequest) -> TableProfile:
+def profile_table(
+    root: Path, paths: Sequence[str], spec: TableSpec, asked: Mapping[str, frozenset[str]]
+) -> TableProfile:
     """The profile of ``spec``'s rows in ``paths`` under ``root``, read a batch of rows at a time (the
     rows that left on request not counted)."""
     profile = TableProfile(filled={name: Counter() for name in spec.content})
     for path in paths:
         reader = pq.ParquetFile(root / path)
         available = set(reader.schema_arrow.names)
-        tied = [n for n in (*LECTURE_COLUMNS, *EVENT_COLUMNS) if n in available]
+        tied = [n for n in (*asked, "event_id") if n in available]
         content = [n for n in spec.content if n in available]
         columns = list(dict.fromkeys([*tied, *content]))
         for batch in reader.iter_batches(batch_size=PROFILE_BATCH_ROWS, columns=columns):
-            gone = _left_mask(batch, left)
+            gone = _left_mask(batch, asked)
             if "event_id" in batch.schema.names:
                 events = [str(v or "") for v in batch.column("event_id").to_pylist()]
             else:
@@ -119,14 +134,44 @@ def profile_table(root: Path, paths: Sequence[str], spec: TableSpec, left: LeftO
     return profile
 
 
-def profile_release(root: Path | None, left: LeftOnRequest = LeftOnRequest()) -> dict[str, TableProfile]:
-    """Every declared table's profile in the release in ``root`` (none when there is no release)."""
+def profile_release(
+    root: Path | None, left: LeftOnRequest = LeftOnRequest(), *, previous: bool = True
+) -> dict[str, TableProfile]:
+    """Every declared table's profile in the release in ``root`` (none when there is no release), the
+    rows that left on request not counted: as the previous release (``previous``) or the next one."""
     manifest = read_manifest(root) if root is not None and root.is_dir() else None
     if root is None or manifest is None:
         return {}
+    if previous:
+        left = with_emptied_keys(root, manifest, left)
+    asked = left.asked(previous=previous)
     return {
-        spec.name: profile_table(root, table_files(manifest, spec), spec, left) for spec in DECLARED_TABLES
+        spec.name: profile_table(root, table_files(manifest, spec), spec, asked) for spec in DECLARED_TABLES
     }
+
+
+def with_emptied_keys(root: Path, manifest: Manifest, left: LeftOnRequest) -> LeftOnRequest:
+    """``left`` with the key values of the summary tables (a session, an event) every lecture of which
+    left on request, read off the release's lectures: such a row leaves with them."""
+    if not left.lectures and not left.events:
+        return left
+    wanted = [
+        s.key
+        for s in DECLARED_TABLES
+        if s.source is not None and s.source.derived_from == LECTURES.name and s.key in LECTURE_KEY_COLUMNS
+    ]
+    kept: dict[str, set[str]] = {name: set() for name in wanted}
+    emptied: dict[str, set[str]] = {name: set() for name in wanted}
+    for path in table_files(manifest, LECTURES):
+        table = pq.read_table(root / path, columns=list(dict.fromkeys(["lecture_id", "event_id", *wanted])))
+        ids = [str(v) for v in table.column("lecture_id").to_pylist()]
+        events = [str(v) for v in table.column("event_id").to_pylist()]
+        for name in wanted:
+            for lecture_id, event_id, value in zip(ids, events, table.column(name).to_pylist(), strict=True):
+                gone = lecture_id in left.lectures or event_id in left.events
+                (emptied if gone else kept)[name].add(str(value))
+    keys = {name: frozenset(emptied[name] - kept[name]) for name in wanted}
+    return replace(left, keys={**left.keys, **keys})
 
 
 def _few_lost(lost: int, before: int, share: float) -> bool:
@@ -186,7 +231,7 @@ def judge_tables(
     then = profile_release(previous, left)
     if not then:
         return []
-    now = profile_release(built)
+    now = profile_release(built, left, previous=False)
     results: list[CheckResult] = []
     for spec in DECLARED_TABLES:
         if spec.name not in then or not then[spec.name].rows[ALL_EVENTS]:
@@ -212,6 +257,9 @@ def judge_tables(
     return results
 
 
-def left_of(retired: Mapping[str, int], removed: Sequence[str]) -> LeftOnRequest:
-    """What a release leaves out on request: its retired events and removed lectures."""
-    return LeftOnRequest(frozenset(str(i) for i in removed), frozenset(str(e) for e in retired))
+def left_of(retired: Mapping[str, int], removed: Sequence[str], changed: Iterable[str] = ()) -> LeftOnRequest:
+    """What a release leaves out on request: its retired events and removed lectures, and the lectures
+    it changes on request (``changed``: their authors redacted)."""
+    return LeftOnRequest(
+        frozenset(str(i) for i in removed), frozenset(str(e) for e in retired), frozenset(map(str, changed))
+    )

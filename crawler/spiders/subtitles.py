@@ -87,12 +87,15 @@ def bounded_tracks(tracks: Sequence[Subtitle], limit: int) -> tuple[list[Subtitl
 
 def subtitle_answer(response: Response) -> bool:
     """Whether an answer may be a subtitle file: not an HTML page (a maintenance or login page served
-    with 200 where a file was asked says nothing of the file)."""
-    kind = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
-    if kind in (b"text/html", b"application/xhtml+xml"):
+    with 200 where a file was asked says nothing of the file). The body decides, as it decides the
+    format: a file that starts as one (``WEBVTT``, a cue number) is read whatever its Content-Type."""
+    head = response.body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith(b"webvtt") or head[:1].isdigit():
+        return True
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
         return False
-    head = response.body[:512].lstrip().lower()
-    return not head.startswith((b"<!doctype html", b"<html"))
+    kind = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
+    return kind not in (b"text/html", b"application/xhtml+xml")
 
 
 def track_json(item: LectureItem, subtitle: Subtitle) -> JsonObject:
@@ -189,6 +192,12 @@ class SubtitleFiles:
             yield from self.kept_tracks(item)
             return
         listed = parse_transcripts(doc, base_url=self.api_base)
+        if doc["data"] and not listed and self.previous(item.lecture_id):
+            # Tracks listed, none of them readable (a shape the parser does not know): no evidence that
+            # the tracks read before are gone.
+            self.stats.inc_value(keys.TRANSCRIPTS_UNREADABLE)
+            yield from self.kept_tracks(item)
+            return
         item.subtitles, over = bounded_tracks(listed, self.max_tracks)
         if over:
             self.stats.inc_value(keys.SUBTITLES_OVER_LIMIT, over)
