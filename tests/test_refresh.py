@@ -106,9 +106,12 @@ def test_a_refresh_asks_the_site_for_what_changed_only(
     changes = report(tmp_path)["changes"]
     assert changes["added"] == []
     assert sorted(changes["changed"]) == sorted(changed.edited)
-    # The edited abstract (and so the text); an edited page may also show other related lectures now.
+    # The edited abstract (and so the text); an edited page may also show other related lectures now, and
+    # other pages linking to it (every compared field is told, as the change file tells it).
     for fields in changes["changed"].values():
-        assert {"abstract", "text"} <= set(fields) <= {"abstract", "text", "related_lecture_ids"}, fields
+        assert (
+            {"abstract", "text"} <= set(fields) <= {"abstract", "text", "related_lecture_ids", "source_urls"}
+        ), fields
     assert changes["gone"] == sorted(changed.removed, key=int)
     published = rows(tmp_path)
     for lecture_id in changed.edited:
