@@ -257,6 +257,10 @@ class BackoffMiddleware:
         return cls(crawler)
 
     async def process_request(self, request: Request) -> Request | None:
+        if self.closing:
+            # Once the crawl closes, nothing more is sent: a request that reaches the downloader after the
+            # queues were swept (one released from a robots.txt wait) would wait out a raised slot delay.
+            return self._hand_back(request)
         deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
         if deferred is not None:
             raise deferred
