@@ -30,6 +30,16 @@ def found(text: str) -> list[str]:
         ("my number is 612 345 678", ["612 345 678"]),
         ("Tel.: 415-555-0142", ["415-555-0142"]),
         ("call +1 415 555 0142 or 030 1234567", ["+1 415 555 0142", "030 1234567"]),
+        ("text me: 212 555 7890", ["212 555 7890"]),
+        ("my direct line is 617 253 1000", ["617 253 1000"]),
+        # A North American number written to be dialled is its own evidence.
+        ("you can reach me at 415-555-2671", ["415-555-2671"]),
+        ("contact me at (415) 555-2671", ["(415) 555-2671"]),
+        ("I'm at 617.253.1000", ["617.253.1000"]),
+        # Quantities with their thousands grouped, even announced, are no one's number.
+        ("it calls 1 000 000 times", []),
+        ("the number is 175 000 000 parameters", []),
+        ("the text 2023 2024 2025 and line 256 512 1024", []),
         # Neither: a valid number (with region US) is still a list of sizes.
         ("hidden sizes 256 512 1024 and 2048", []),
         ("415 555 0142", []),

@@ -4,7 +4,8 @@ A run of digit groups is taken for a phone number only with evidence that it is 
 ``phonenumbers`` (Google's libphonenumber) agrees that it can be one:
 
 - evidence is an international prefix (``+49 30 1234567``, ``0049 30 1234567``), a trunk prefix glued
-  to the first group (``030 1234567``, ``(0)30``), or a word that announces a number right before it
+  to the first group (``030 1234567``, ``(0)30``), a North American number written to be dialled
+  (``(415) 555-2671``, ``415-555-2671``, ``415.555.2671``), or a word that announces a number right before it
   (``call``, ``phone``, ``tel``, ``fax``, ``mobile``, ``number``..., with at most three small words
   between: ``call me at``, ``my number is``);
 - a number with a prefix is taken when it is valid (for its country code, or for one of the countries
@@ -14,7 +15,8 @@ A run of digit groups is taken for a phone number only with evidence that it is 
 Validation alone is no evidence: with region US, ``256 512 1024`` is a valid number, and a list of layer
 sizes is no one's. What is never a candidate: digits glued to a word or a decimal point (``3.555 123
 4567``, ``4567.5``), groups mixing "." with other separators (``+12.34 56.78``), dates (``08.12.2023``),
-runs of single digits (``0 1 2 3 4 5 6 7``) and fewer than seven digits (``call 911 or 112``).
+runs of single digits (``0 1 2 3 4 5 6 7``), round quantities with their thousands grouped (``1 000 000``) and
+fewer than seven digits (``call 911 or 112``).
 
 ``phonenumbers`` runs only on candidates with evidence, so a talk full of numbers costs one search.
 """
@@ -45,6 +47,9 @@ _CANDIDATE = re.compile(
 # Words that announce a number, then up to three small words before it ("call me at", "my number is").
 _CUE_WORDS = (
     "phone|phones|telephone|tel|call|calls|calling|fax|mobile|cell|cellphone|number|whatsapp|dial|hotline"
+    "|reach|contact|ext|extension|landline|office"
+    # "text me", "my direct line": the words alone are too common in talks to announce a number.
+    r"|text(?:s|ing)?\s+(?:me|us)|(?:direct|phone|office|land)\s*line"
 )
 _LINK_WORDS = "me|us|him|her|them|at|on|is|was|to|via|under|my|our|his|their|the|no|nr|please|directly"
 _CUE_BEFORE = re.compile(
@@ -55,6 +60,12 @@ _ALTERNATIVE = re.compile(r"[\s,;/]{0,3}(?:(?:or|and)[\s,:]{1,3})?", re.IGNORECA
 # How far before a candidate its cue may start.
 _CUE_WINDOW = 60
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}")
+# North American numbers as they are written to be dialled: "(415) 555-2671", "415-555-2671",
+# "415.555.2671". The punctuation is the evidence (a list of sizes is written with spaces).
+_NANP_WRITTEN = re.compile(r"\(\d{3}\)[ \u00a0]?\d{3}[-.\u2010-\u2013]\d{4}|\d{3}([-.])\d{3}\1\d{4}")
+# A round quantity with its thousands grouped: "1 000 000", "175 000 000" (every group after the first
+# "000"): no phone number is written so ("612 345 678", grouped alike, is a Spanish number).
+_GROUPED_THOUSANDS = re.compile(r"\d{1,3}(?:[ \u00a0\u202f,.]000)+")
 # The digits of a phone number, prefixes included: fewer than 7 is no number one can call, and E.164's
 # 15 plus a "00" is the most.
 _MIN_DIGITS = 7
@@ -78,6 +89,8 @@ def phone_spans(text: str) -> Iterator[tuple[int, int]]:
         if not _MIN_DIGITS <= digits <= _MAX_DIGITS or not _well_formed(number):
             continue
         start = match.start()
+        if _GROUPED_THOUSANDS.fullmatch(number):
+            continue
         announced = (
             _CUE_BEFORE.search(text, max(0, start - _CUE_WINDOW), start) is not None
             # "call +1 415 555 0142 or 030 1234567": what announced the first announces the next.
@@ -112,6 +125,8 @@ def is_phone_number(number: str, *, announced: bool) -> bool:
         return _checked("+" + written[2:], None, announced=announced)
     if number.startswith("(0") or (digits.startswith("0") and re.match(r"\d\d", number)):
         return any(_checked(written, region, announced=announced) for region in _TRUNK_REGIONS)
+    if _NANP_WRITTEN.fullmatch(number):
+        return _checked(written, "US", announced=announced)
     return announced and any(_checked(written, region, announced=True) for region in _PLAIN_REGIONS)
 
 
