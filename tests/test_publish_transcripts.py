@@ -20,6 +20,7 @@ import pytest
 from crawler.app.release import next_release, read_staged
 from crawler.app.runner import Published, PublishRequest, publish_staged
 from crawler.privacy.emails import PLACEHOLDER
+from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish import transcripts as publish_transcripts
 from crawler.publish.card_transcripts import transcript_columns_markdown
 from crawler.publish.previous import read_previous_release
@@ -29,7 +30,7 @@ from crawler.publish.transcripts import TranscriptSources, TranscriptsWritten, w
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.arrow import hf_features
 from crawler.state.stage import StageWriter
-from crawler.state.stage_transcripts import StagedTranscript
+from crawler.state.stage_transcripts import PRIVACY_RULE_KEY, StagedTranscript
 from docsgen.columns import render_page
 from tests.test_publish_parquet import make_record
 
@@ -554,3 +555,60 @@ def test_a_staged_track_without_text_never_replaces_a_published_text_without_its
     publish(state, out)
     rows = rows_of(out, "502") + rows_of(out, "469")
     assert rows and all(r["text"] is None and r["problem"] == "not_found" for r in rows)
+
+
+SAID = [
+    {"start_ms": 0, "end_ms": 4000, "text": "Questions? Reach me at"},
+    {"start_ms": 4000, "end_ms": 9000, "text": "415-555-2671 or jane dot doe at gmail"},
+]
+REDACTED_SAID = [
+    {"start_ms": 0, "end_ms": 4000, "text": "Questions? Reach me at"},
+    {"start_ms": 4000, "end_ms": 9000, "text": "[phone removed] or [email removed]"},
+]
+
+
+def _said(lecture_id: str, event_id: str, locale: str) -> Transcript:
+    """A track as rules that found neither the number nor the spoken address left it."""
+    return track(lecture_id, event_id, locale, text=" ".join(s["text"] for s in SAID), segments=SAID)
+
+
+def test_a_track_redacted_under_earlier_rules_is_redacted_again_when_published(tmp_path: Path) -> None:
+    """A staged line without the privacy rules' digest (a 304 kept it, or a crawl before the rules
+    changed read it) is redacted under the rules in force, and so is a previous release's row carried
+    from a release made under others."""
+    state, out = tmp_path / "state", tmp_path / "out"
+    earlier = [
+        _said("130100", "502", "de") if t.locale == "de" and t.lecture_id == "130100" else t for t in TRACKS
+    ]
+    write_stage(state, records(), earlier)
+    publish(state, out)
+    de = [r for r in rows_of(out, "502") if r["lecture_id"] == "130100" and r["locale"] == "de"]
+    assert [(r["text"], r["segments"]) for r in de] == [
+        (" ".join(s["text"] for s in REDACTED_SAID), REDACTED_SAID)
+    ]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["transcripts_privacy_rule"] == TRANSCRIPT_PRIVACY_RULE
+
+
+def test_a_previous_releases_row_from_earlier_rules_is_redacted_again_when_carried(tmp_path: Path) -> None:
+    state, out = tmp_path / "state", tmp_path / "out"
+    current = {PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
+    # A release whose rows were made under rules that found neither (stood in for by a staged line that
+    # says it is redacted under the rules in force, and a manifest that names no rule).
+    writer = StageWriter(state)
+    writer.open()
+    for record in records():
+        writer.write_lecture(record)
+    said = _said("130109", "469", "es")
+    writer.write_transcript(said, current)
+    writer.close(complete=True)
+    publish(state, out)
+    assert [r["text"] for r in rows_of(out, "469")] == [said.text]
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["transcripts_privacy_rule"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    # The next night stages no track: the row is carried from the release, redacted under today's rules.
+    write_stage(state, records(), [])
+    publish(state, out)
+    assert [r["segments"] for r in rows_of(out, "469")] == [REDACTED_SAID]

@@ -14,9 +14,11 @@ starts)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crawler.privacy.emails import PLACEHOLDER as EMAIL_PLACEHOLDER
@@ -215,3 +217,18 @@ def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int
             out.append(dataclasses.replace(segment, text=text))
         start = end + 1
     return out, len(spans)
+
+
+def _rule_digest() -> str:
+    """The digest of the rules a transcript is redacted with: the source of the modules that find
+    personal data in what was said. A row redacted under other rules is redacted again when published."""
+    from crawler.privacy import emails, phones
+
+    digest = hashlib.sha256()
+    for module_file in (emails.__file__, phones.__file__, __file__):
+        digest.update(Path(module_file).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# Names the rules in a staged track's line and a release's manifest (see :func:`_rule_digest`).
+TRANSCRIPT_PRIVACY_RULE = _rule_digest()

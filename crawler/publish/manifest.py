@@ -58,6 +58,8 @@ class Manifest(TypedDict):
     event_shards: dict[str, EventShardEntry]
     # Each event's ``transcripts`` file, kept the same way (absent before it was kept).
     transcript_shards: NotRequired[dict[str, EventShardEntry]]
+    # The privacy rules the ``transcripts`` rows were redacted under (rows under others are redacted again).
+    transcripts_privacy_rule: NotRequired[str]
     changes: dict[str, int]
     change_files: list[str]
     change_rows: dict[str, int]

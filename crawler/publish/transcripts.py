@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler.privacy.email_like import EMAIL_LIKE_RULE, email_like_values
+from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE, redact_segments, redact_spoken
 from crawler.publish.manifest import EventShardEntry
 from crawler.publish.parquet import (
     ROW_GROUP_ROWS,
@@ -46,11 +47,20 @@ from crawler.publish.records import InvalidRecordsError, scrubbed_transcript
 from crawler.publish.removals import Redactions, without_redacted_names
 from crawler.publish.shards import carry_files
 from crawler.publish.tables import TRANSCRIPTS, event_directory
-from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Segment, Transcript, lecture_order, transcript_order
+from crawler.schema import (
+    TRANSCRIPT_FIELDS,
+    Int32,
+    Lecture,
+    Segment,
+    Transcript,
+    lecture_order,
+    transcript_order,
+)
 from crawler.schema.arrow import field_arrow_type
 from crawler.schema.check import validate_record
 from crawler.schema.sources import has_content, settle_row
-from crawler.state.stage_transcripts import StagedTranscript
+from crawler.state.stage_transcripts import PRIVACY_RULE_KEY, StagedTranscript
+from crawler.transcripts.rolling import TimedText
 
 TRANSCRIPTS_DIR = f"data/{TRANSCRIPTS.name}"
 # The config's files: every event's file, one level under ``data/transcripts``.
@@ -147,6 +157,30 @@ def lecture_tracks(
     return sorted(tracks, key=transcript_order)
 
 
+def redacted_again(track: Transcript) -> Transcript:
+    """``track`` redacted under the rules in force (:data:`TRANSCRIPT_PRIVACY_RULE`): a row read from its
+    file under earlier rules (kept by a 304, carried, kept on an answer that was no evidence) loses what
+    the rules now find, as a file read tonight would; the same object when they find nothing."""
+    if track.text is None:
+        return track
+    if not track.segments:
+        text, found = redact_spoken(track.text)
+        return replace(track, text=text) if found else track
+    timed = [TimedText(s["start_ms"], s["end_ms"], s["text"]) for s in track.segments]
+    redacted, found = redact_segments(timed)
+    if not found:
+        return track
+    segments = [Segment(start_ms=Int32(t.start_ms), end_ms=Int32(t.end_ms), text=t.text) for t in redacted]
+    return replace(track, text=" ".join(t.text for t in redacted), segments=segments)
+
+
+def under_current_rules(staged: StagedTranscript) -> Transcript:
+    """A staged track's row, redacted again when its line says it was redacted under earlier rules."""
+    if staged.validators.get(PRIVACY_RULE_KEY) == TRANSCRIPT_PRIVACY_RULE:
+        return staged.record
+    return redacted_again(staged.record)
+
+
 def _has_text(track: Transcript | None) -> bool:
     return track is not None and has_content(track, TRANSCRIPTS.content)
 
@@ -190,6 +224,9 @@ class PreviousTranscripts:
 
     def __init__(self, previous: PreviousRelease) -> None:
         self._previous = previous
+        rule = previous.manifest.get("transcripts_privacy_rule") if previous.manifest else None
+        # Rows redacted under earlier rules are redacted again when carried (see :func:`redacted_again`).
+        self.redacted_under_current_rules = rule == TRANSCRIPT_PRIVACY_RULE
         self._files = previous.transcript_files
         self._where: dict[str, dict[str, tuple[int, int]]] = {}
         self._group_starts: list[list[int]] = []
@@ -509,7 +546,8 @@ def _batch_tracks(lectures: Sequence[Lecture], sources: TranscriptSources) -> li
     for lecture in lectures:
         if stage is not None and lecture.subtitles:
             staged[lecture.lecture_id] = united_tracks(
-                {s.record.subtitle_url: s.record for s in stage.transcripts_of(i)} for i in track_ids(lecture)
+                {s.record.subtitle_url: under_current_rules(s) for s in stage.transcripts_of(i)}
+                for i in track_ids(lecture)
             )
     # The previous release's row of a track is read where the stage has none, and where the stage's has
     # no text: it stands unless the file said it is gone (the stage may lack what was published: a lost
@@ -522,6 +560,8 @@ def _batch_tracks(lectures: Sequence[Lecture], sources: TranscriptSources) -> li
         for i in track_ids(lec)
     }
     before = previous.rows_of(carried) if previous is not None and carried else {}
+    if previous is not None and not previous.redacted_under_current_rules:
+        before = {i: {url: redacted_again(t) for url, t in rows.items()} for i, rows in before.items()}
     return [
         track
         for lec in lectures

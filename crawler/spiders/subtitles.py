@@ -30,9 +30,11 @@ from crawler.items import LectureItem, TranscriptItem
 from crawler.json_types import JsonObject
 from crawler.pages import parse_transcripts
 from crawler.pages.api import is_track_list
+from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish.tables import TRANSCRIPTS
 from crawler.schema import Subtitle, Transcript
 from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
+from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
 from crawler.urls import API_ACCEPT, subtitle_host_allowed, transcripts_url
 
@@ -335,7 +337,8 @@ class SubtitleFiles:
             problem=parsed.problem,
             fetched_at=now,
         )
-        found = TranscriptItem(record=transcript, validators=response_validators(response))
+        validators = {**response_validators(response), PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
+        found = TranscriptItem(record=transcript, validators=validators)
         return self.evidence(found)
 
     def evidence(self, found: TranscriptItem) -> TranscriptItem:

@@ -22,6 +22,9 @@ from crawler.schema import TRANSCRIPT_FIELDS, Transcript
 from crawler.schema.check import validate_record
 
 TRANSCRIPT_KIND = "transcript"
+# Beside the file's validators: the digest of the privacy rules the track was redacted under (a track
+# redacted under others is redacted again when published).
+PRIVACY_RULE_KEY = "privacy_rule"
 
 
 @dataclass(frozen=True)
