@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from crawler.publish.card_escape import table_cell
-from crawler.publish.tables import DECLARED_TABLES, TableSpec, type_label
+from crawler.publish.card_transcripts import columns_markdown
+from crawler.publish.tables import DECLARED_TABLES, TableSpec
 
 MARKER = re.compile(r"^<!-- columns: (?P<table>[a-z_]+) -->$", re.MULTILINE)
 # ``changes`` is declared for the gate with two of its columns only: its files' own columns are in
@@ -25,16 +26,6 @@ DOCUMENTED: dict[str, TableSpec] = {spec.name: spec for spec in DECLARED_TABLES 
 
 class UnknownTable(ValueError):
     """A marker names no documented table."""
-
-
-def columns_markdown(spec: TableSpec) -> str:
-    """The table's columns as a Markdown table: name, type, nullable, meaning."""
-    lines = ["| column | type | nullable | meaning |", "|---|---|---|---|"]
-    for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True):
-        nullable = "yes" if column.nullable else "no"
-        meaning = table_cell(column.description)
-        lines.append(f"| `{column.name}` | `{type_label(arrow.type)}` | {nullable} | {meaning} |")
-    return "\n".join(lines)
 
 
 def table_markdown(spec: TableSpec) -> str:

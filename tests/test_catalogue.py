@@ -30,6 +30,7 @@ from crawler.sitetools import events as catalogue
 from crawler.sitetools.fetcher import PoliteFetcher
 from tests.support.pace import spaced_at_least
 from tests.support.replica import RunningReplica, eventcrawl, running_replica
+from tests.support.sites import Override
 
 LECTURES = 120
 SIDE_EVERY = 4
@@ -328,15 +329,6 @@ def test_a_page_size_the_api_does_not_take_is_refused_before_any_request(
         with pytest.raises(ValueError, match="page size must be from 1 to 100"):
             catalogue.read_catalogue(server.base_url, delay=0.0, page_size=size)
         assert server.requests == [], f"page size {size}"
-
-
-@dataclass
-class Override:
-    status: int
-    body: bytes
-    content_type: str | None
-    headers: list[tuple[str, str]]
-    drip_seconds: float = 0.0
 
 
 class ListingAs:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.sitetools.safe_text import kept_text, terminal_text
 from tests.support.replica import eventcrawl
+from tests.support.sites import Override
 
 # An event name as a hostile listing could send it: a colour change, a right-to-left override and an
 # address said aloud.
@@ -74,15 +74,6 @@ def test_a_name_is_matched_as_it_is_kept(site: ReplicaSite, tmp_path: Path) -> N
         found = events(server, tmp_path / "state", "--match", "EMNLP 2025, ask")
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines()[-1] == 'event_ids = ["502"]'
-
-
-@dataclass
-class Override:
-    status: int
-    body: bytes
-    content_type: str | None
-    headers: list[tuple[str, str]]
-    drip_seconds: float = 0.0
 
 
 class FirstPageAs:

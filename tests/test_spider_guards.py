@@ -14,7 +14,6 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from crawler.replica.server import API, ReplicaServer
 from crawler.state.stage_index import read_stage
 from tests.support.commands import CHECKOUT
 from tests.support.replica import crawl_args, eventcrawl, fast_crawl_settings
+from tests.support.sites import Override
 
 EVENT, OTHER = "502", "469"
 PAGE_SIZE = 10
@@ -68,15 +68,6 @@ def listing_queries(server: ReplicaServer) -> list[dict[str, list[str]]]:
 
 
 # -- a lecture of another event in the listing --------------------------------------------------------
-
-
-@dataclass
-class Override:
-    status: int
-    body: bytes
-    content_type: str | None
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    drip_seconds: float = 0.0
 
 
 class ListingWithIntruder:

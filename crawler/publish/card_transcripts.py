@@ -11,7 +11,7 @@ from typing import TypedDict
 
 from crawler.publish.card_escape import escape_text, table_cell
 from crawler.publish.card_statistics import TOP, Share
-from crawler.publish.tables import TRANSCRIPTS, type_label
+from crawler.publish.tables import TRANSCRIPTS, TableSpec, type_label
 from crawler.publish.transcripts import TranscriptStats
 from crawler.schema import lecture_order
 
@@ -72,12 +72,17 @@ def transcript_statistics(
     }
 
 
-def transcript_columns_markdown() -> str:
-    """The ``transcripts`` columns as the docs' columns table shows them (name, type, nullable, meaning),
-    read off :data:`crawler.schema.TRANSCRIPT_FIELDS` as the card's field table is."""
+def columns_markdown(spec: TableSpec) -> str:
+    """A table's columns as the card and the docs' columns page show them: name, type, nullable,
+    meaning, read off its declaration."""
     lines = ["| column | type | nullable | meaning |", "|---|---|---|---|"]
-    for column, arrow in zip(TRANSCRIPTS.columns, TRANSCRIPTS.arrow_schema(), strict=True):
+    for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True):
         nullable = "yes" if column.nullable else "no"
         meaning = table_cell(column.description)
         lines.append(f"| `{column.name}` | `{type_label(arrow.type)}` | {nullable} | {meaning} |")
     return "\n".join(lines)
+
+
+def transcript_columns_markdown() -> str:
+    """The ``transcripts`` columns (:func:`columns_markdown`)."""
+    return columns_markdown(TRANSCRIPTS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from crawler.replica.layout import Lecture, ReplicaSite
 
@@ -53,3 +54,14 @@ def changed_site(
     for lecture_id in edited:
         changed = with_edit(changed, lecture_id, abstract=site.lectures[lecture_id].abstract + EDIT_SUFFIX)
     return ChangedSite(without_lectures(changed, removed), edited, removed)
+
+
+@dataclass
+class Override:
+    """An answer a test gives in place of the replica's own (the replica's ``OverrideAnswer``)."""
+
+    status: int
+    body: bytes
+    content_type: str | None
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    drip_seconds: float = 0.0
