@@ -83,8 +83,12 @@ def text_after(text: str, count: int) -> str:
 def overlap(said: Sequence[str], cue: Sequence[str]) -> int:
     """The length of the longest run of ``cue``'s first keys that ``said`` ends with, looked for among
     the last ``_TAIL_WORDS`` keys only."""
-    for size in range(min(len(said), len(cue), _TAIL_WORDS), 0, -1):
-        if said[len(said) - size :] == cue[:size]:
+    if not cue:
+        return 0
+    first, end = cue[0], len(said)
+    for size in range(min(end, len(cue), _TAIL_WORDS), 0, -1):
+        # Only a run that starts with the cue's first key can be it: the slices are compared only then.
+        if said[end - size] == first and said[end - size :] == cue[:size]:
             return size
     return 0
 
