@@ -74,7 +74,7 @@ class ReadCues:
 
 def split_lines(text: str) -> list[str]:
     """``text`` cut at CRLF, lone CR and LF."""
-    return _LINE_BREAK.split(text)
+    return _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
 
 
 def sniff_format(lines: Sequence[str]) -> str | None:
@@ -172,6 +172,11 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
     at = 0 if "-->" in block[0] else 1
     if at >= len(block) or (fmt == WEBVTT and any("-->" in line for line in block[at + 1 :])):
         return None
+    # A plain timing line is one _TIMING reads too, with its hours, in the format's own way (a SubRip
+    # file's either way, a WebVTT file's with dots): the cue is the plain one, or none.
+    plain = _plain_subrip_cue(block[at:]) if fmt == SRT else _plain_webvtt_cue(block[at:])
+    if plain is not None:
+        return plain if plain.start_ms <= plain.end_ms <= _INT32_MAX else None
     timing = _TIMING.fullmatch(block[at])
     if timing is None:
         return None
@@ -212,10 +217,14 @@ def _plain_subrip_cue(lines: Sequence[str]) -> Cue | None:
     and no text line starts like an index (``srt`` would take it for the next cue's); None when it is the
     library's to read. ``srt`` takes the lines after the timing line as the text."""
     timing = _PLAIN_SUBRIP_TIMING.fullmatch(lines[0])
-    if timing is None or any(line[:1] in _SUBRIP_INDEX_START for line in lines[1:]):
+    if timing is None:
         return None
+    text = tuple(lines[1:])
+    for line in text:
+        if line[:1] in _SUBRIP_INDEX_START:
+            return None
     h1, m1, s1, f1, h2, m2, s2, f2 = timing.groups()
-    return Cue(_milliseconds(h1, m1, s1, int(f1)), _milliseconds(h2, m2, s2, int(f2)), tuple(lines[1:]))
+    return Cue(_milliseconds(h1, m1, s1, int(f1)), _milliseconds(h2, m2, s2, int(f2)), text)
 
 
 def _milliseconds(hours: str | None, minutes: str, seconds: str, millis: int) -> int:
