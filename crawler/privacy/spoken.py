@@ -202,8 +202,22 @@ def split_address_spans(joined: str, boundaries: Sequence[int]) -> list[Span]:
     signs = [found.start() for found in _ADDRESS_SIGN.finditer(joined)]
     if not signs:
         return spans
+    # The spaces right after and right before each sign's word: the boundaries (those at a space) whose
+    # words hold a sign.
+    near: set[int] = set()
+    end = 0
+    for sign in signs:
+        if sign < end:  # in the word of the sign before, walked already
+            continue
+        start, end = sign, sign + 1
+        while start > 0 and not joined[start - 1].isspace():
+            start -= 1
+        while end < len(joined) and not joined[end].isspace():
+            end += 1
+        near.update((start - 1, end))
     for boundary in boundaries:
-        if not _sign_next_to(joined, boundary, signs):
+        at_space = 0 <= boundary < len(joined) and joined[boundary].isspace()
+        if boundary not in near if at_space else not _sign_next_to(joined, boundary, signs):
             continue
         tail_start = boundary
         while tail_start > 0 and not joined[tail_start - 1].isspace():
