@@ -174,7 +174,7 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
         return None
     # A plain timing line is one _TIMING reads too, with its hours, in the format's own way (a SubRip
     # file's either way, a WebVTT file's with dots): the cue is the plain one, or none.
-    plain = _plain_subrip_cue(block[at:]) if fmt == SRT else _plain_webvtt_cue(block[at:])
+    plain = _plain_subrip_cue(block, at) if fmt == SRT else _plain_webvtt_cue(block, at)
     if plain is not None:
         return plain if plain.start_ms <= plain.end_ms <= _INT32_MAX else None
     timing = _TIMING.fullmatch(block[at])
@@ -184,7 +184,7 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
     subrip = fmt == SRT or any("," in stamp for stamp in stamps)
     if subrip and not all(stamp.count(":") == 2 for stamp in stamps):
         return None
-    cue = _plain_subrip_cue(block[at:]) if subrip else _plain_webvtt_cue(block[at:])
+    cue = _plain_subrip_cue(block, at) if subrip else _plain_webvtt_cue(block, at)
     if cue is not None:
         return cue if cue.start_ms <= cue.end_ms <= _INT32_MAX else None
     try:
@@ -200,35 +200,33 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
     return cue
 
 
-def _plain_webvtt_cue(lines: Sequence[str]) -> Cue | None:
-    """The cue webvtt-py reads from ``lines`` (the timing line first, no text line holding ``-->``), when
-    its timing line is a plain one; None when it is the library's to read. webvtt-py takes the lines after
-    the timing line as the text, as they are."""
-    timing = _PLAIN_WEBVTT_TIMING.fullmatch(lines[0])
+def _plain_webvtt_cue(block: Sequence[str], at: int) -> Cue | None:
+    """The cue webvtt-py reads from ``block``'s lines from ``at`` on (the timing line first, no text line
+    holding ``-->``), when its timing line is a plain one; None when it is the library's to read.
+    webvtt-py takes the lines after the timing line as the text, as they are."""
+    timing = _PLAIN_WEBVTT_TIMING.fullmatch(block[at])
     if timing is None:
         return None
     h1, m1, s1, f1, h2, m2, s2, f2 = timing.groups()
-    start = _milliseconds(h1, m1, s1, int(f1.ljust(3, "0")))
-    return Cue(start, _milliseconds(h2, m2, s2, int(f2.ljust(3, "0"))), tuple(lines[1:]))
+    start = ((int(h1 or 0) * 60 + int(m1)) * 60 + int(s1)) * 1000 + int(f1.ljust(3, "0"))
+    end = ((int(h2 or 0) * 60 + int(m2)) * 60 + int(s2)) * 1000 + int(f2.ljust(3, "0"))
+    return Cue(start, end, tuple(block[at + 1 :]))
 
 
-def _plain_subrip_cue(lines: Sequence[str]) -> Cue | None:
-    """The cue ``srt`` reads from ``lines`` (the timing line first), when its timing line is a plain one
-    and no text line starts like an index (``srt`` would take it for the next cue's); None when it is the
-    library's to read. ``srt`` takes the lines after the timing line as the text."""
-    timing = _PLAIN_SUBRIP_TIMING.fullmatch(lines[0])
+def _plain_subrip_cue(block: Sequence[str], at: int) -> Cue | None:
+    """The cue ``srt`` reads from ``block``'s lines from ``at`` on (the timing line first), when its timing
+    line is a plain one and no text line starts like an index (``srt`` would take it for the next cue's);
+    None when it is the library's to read. ``srt`` takes the lines after the timing line as the text."""
+    timing = _PLAIN_SUBRIP_TIMING.fullmatch(block[at])
     if timing is None:
         return None
-    text = tuple(lines[1:])
+    text = tuple(block[at + 1 :])
     for line in text:
         if line[:1] in _SUBRIP_INDEX_START:
             return None
     h1, m1, s1, f1, h2, m2, s2, f2 = timing.groups()
-    return Cue(_milliseconds(h1, m1, s1, int(f1)), _milliseconds(h2, m2, s2, int(f2)), text)
-
-
-def _milliseconds(hours: str | None, minutes: str, seconds: str, millis: int) -> int:
-    return ((int(hours or 0) * 60 + int(minutes)) * 60 + int(seconds)) * 1000 + millis
+    start = ((int(h1) * 60 + int(m1)) * 60 + int(s1)) * 1000 + int(f1)
+    return Cue(start, ((int(h2) * 60 + int(m2)) * 60 + int(s2)) * 1000 + int(f2), text)
 
 
 def _webvtt_cue(lines: Sequence[str]) -> Cue | None:

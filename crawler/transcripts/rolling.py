@@ -63,7 +63,7 @@ def word_key(word: str) -> str:
 
 # The keys of the words read lately, looked up without a call each: a cue's words are mostly known.
 _known_keys: dict[str, str] = {}
-_KNOWN_KEYS_MAX = 8192
+_KNOWN_KEYS_MAX = 32768
 
 
 def _is_spaced(text: str) -> bool:
