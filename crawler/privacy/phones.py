@@ -44,6 +44,9 @@ _CANDIDATE = re.compile(
     # Nor glued to a word or a decimal part after it (4567.5, 10:30).
     r"(?!\w)(?![.,:]\d)"
 )
+# Where a candidate can start: the expression above looks ahead for one of these first, at every character
+# of the text; a search for them skips the others at once.
+_CANDIDATE_START = re.compile(r"[+(\d]")
 # Words that announce a number, then up to three small words before it ("call me at", "my number is").
 _CUE_WORDS = (
     "phone|phones|telephone|tel|call|calls|calling|fax|mobile|cell|cellphone|number|whatsapp|dial|hotline"
@@ -83,8 +86,10 @@ _DASHES = str.maketrans("\u2010\u2011\u2012\u2013", "----")
 def phone_spans(text: str) -> Iterator[tuple[int, int]]:
     """Where ``text`` holds a phone number, in order: (start, end)."""
     after_number = -1
-    for match in _CANDIDATE.finditer(text):
+    for match in _candidates(text):
         number = match[0]
+        if len(number) < _MIN_DIGITS:
+            continue
         digits = sum(char.isdigit() for char in number)
         if not _MIN_DIGITS <= digits <= _MAX_DIGITS or not _well_formed(number):
             continue
@@ -99,6 +104,19 @@ def phone_spans(text: str) -> Iterator[tuple[int, int]]:
         if is_phone_number(number, announced=announced):
             after_number = match.end()
             yield start, after_number
+
+
+def _candidates(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_CANDIDATE`` in ``text``, as ``finditer`` finds them, tried only where one can
+    start."""
+    at = 0
+    while (start := _CANDIDATE_START.search(text, at)) is not None:
+        found = _CANDIDATE.match(text, start.start())
+        if found is None:
+            at = start.start() + 1
+        else:
+            yield found
+            at = found.end()
 
 
 def _well_formed(number: str) -> bool:

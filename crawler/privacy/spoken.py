@@ -13,6 +13,7 @@ starts)."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import hashlib
 import itertools
@@ -63,6 +64,22 @@ _SPOKEN_EMAIL = re.compile(
     r"(?!\w)",
     re.IGNORECASE,
 )
+# Every spoken address has a sign ("@" or a look-alike) or an "at" between spaces followed by what
+# _AFTER_SPOKEN_AT reads (the form's domain or provider): a text that holds neither holds no address, and
+# the whole expression, which is tried at every word, need not run over it. "at" is looked back at once
+# found (the quicker way round).
+_SPOKEN_AT = re.compile(r"at(?<=\sat)(?=\s)", re.IGNORECASE)
+_AFTER_SPOKEN_AT = re.compile(
+    rf"\s+(?:{_WORD}(?:{_DOMAIN_JOIN}{_WORD}){{0,8}}(?:\s+dot\s+|[ ]?[.\uff0e][ ]?)(?:{_TLDS})"
+    rf"|(?:{_PROVIDERS}))(?!\w)",
+    re.IGNORECASE,
+)
+_SIGNS = ("@", "\uff20", "\ufe6b")
+# What every form of "@" the e-mail scrubber reads starts with (see
+# :func:`crawler.privacy.emails.may_hold_address`): "@" and its look-alikes, "&" (references), "%"
+# (percent-encoding) and opening brackets.
+_ADDRESS_SIGN = re.compile(r"[@\uff20\ufe6b&%\[({<]")
+_SPACE = re.compile(r"\s")
 # Words that come before "at" in speech and are no one's address: "look at example dot com".
 _NOT_A_NAME_WORDS = (
     "a an the and or but so is are was were be been am it this that these those here there me us you "
@@ -105,11 +122,20 @@ def redact_spoken(text: str) -> tuple[str, int]:
 def redaction_spans(text: str) -> list[Span]:
     """Where ``text`` holds personal data, in order and not overlapping: (start, end, placeholder)."""
     spans = [(start, end, EMAIL_PLACEHOLDER) for start, end in _written_email_spans(text)]
-    for match in _SPOKEN_EMAIL.finditer(text):
-        if _is_spoken_address(match):
-            spans.append((match.start(), match.end(), EMAIL_PLACEHOLDER))
+    if _may_say_address(text):
+        for match in _SPOKEN_EMAIL.finditer(text):
+            if _is_spoken_address(match):
+                spans.append((match.start(), match.end(), EMAIL_PLACEHOLDER))
     spans.extend((start, end, PHONE_PLACEHOLDER) for start, end in phone_spans(text))
     return _without_overlaps(spans)
+
+
+def _may_say_address(text: str) -> bool:
+    """False when ``text`` cannot hold the spoken form: no "@" in it, and no "at" with a domain or a mail
+    provider after it (each match of the form has one or the other where its name ends)."""
+    if any(sign in text for sign in _SIGNS):
+        return True
+    return any(_AFTER_SPOKEN_AT.match(text, at.end()) for at in _SPOKEN_AT.finditer(text))
 
 
 def _without_overlaps(spans: Sequence[Span]) -> list[Span]:
@@ -173,7 +199,28 @@ def split_address_spans(joined: str, boundaries: Sequence[int]) -> list[Span]:
     and the word after it are read glued together, and an address that crosses the glue spans both
     words. What no boundary splits is :func:`redaction_spans`' to find."""
     spans: list[Span] = []
+    # Every form of "@" the scrubber reads holds one of these characters: a boundary whose two words hold
+    # none needs no look (most texts hold none at all).
+    signs = [found.start() for found in _ADDRESS_SIGN.finditer(joined)]
+    if not signs:
+        return spans
+    # The spaces right after and right before each sign's word: the boundaries (those at a space) whose
+    # words hold a sign.
+    near: set[int] = set()
+    end = 0
+    for sign in signs:
+        if sign < end:  # in the word of the sign before, walked already
+            continue
+        start, end = sign, sign + 1
+        while start > 0 and not joined[start - 1].isspace():
+            start -= 1
+        while end < len(joined) and not joined[end].isspace():
+            end += 1
+        near.update((start - 1, end))
     for boundary in boundaries:
+        at_space = 0 <= boundary < len(joined) and joined[boundary].isspace()
+        if boundary not in near if at_space else not _sign_next_to(joined, boundary, signs):
+            continue
         tail_start = boundary
         while tail_start > 0 and not joined[tail_start - 1].isspace():
             tail_start -= 1
@@ -193,6 +240,16 @@ def split_address_spans(joined: str, boundaries: Sequence[int]) -> list[Span]:
             if start < len(tail) < end:
                 spans.append((tail_start + start, boundary + 1 + end - len(tail), EMAIL_PLACEHOLDER))
     return spans
+
+
+def _sign_next_to(joined: str, boundary: int, signs: Sequence[int]) -> bool:
+    """Whether the word that ends at ``boundary`` or the one that starts right after it holds one of the
+    ``signs`` (positions in ``joined``, in order)."""
+    before = bisect.bisect_left(signs, boundary) - 1
+    if before >= 0 and _SPACE.search(joined, signs[before], boundary) is None:
+        return True
+    after = bisect.bisect_left(signs, boundary + 1)
+    return after < len(signs) and _SPACE.search(joined, boundary + 1, signs[after]) is None
 
 
 def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int]:

@@ -5,9 +5,12 @@ the Parquet files read back with their declared schemas and row counts, each con
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import dataclasses
 import json
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -237,6 +240,30 @@ def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
         )
 
 
+@contextlib.contextmanager
+def _card_read_once() -> Iterator[None]:
+    """``datasets`` reads the card's metadata (every config's files and features) again for each config
+    loaded: with a config per event, the configs times the card's size. Within this block the dataset
+    module it makes of the same arguments is made once, and each load gets a copy of its builder
+    arguments (a load takes them out)."""
+    import datasets.load
+
+    make = datasets.load.dataset_module_factory
+    made: dict[str, Any] = {}
+
+    def made_once(*args: Any, **kwargs: Any) -> Any:
+        key = repr((args, sorted(kwargs.items())))
+        if key not in made:
+            made[key] = make(*args, **kwargs)
+        return dataclasses.replace(made[key], builder_kwargs=copy.deepcopy(made[key].builder_kwargs))
+
+    datasets.load.dataset_module_factory = made_once
+    try:
+        yield
+    finally:
+        datasets.load.dataset_module_factory = make
+
+
 def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
     """Every config (tables and events) loads with its declared features and row count."""
     import datasets
@@ -244,7 +271,7 @@ def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
     try:
-        with tempfile.TemporaryDirectory(prefix="eventcrawl-check-") as cache:
+        with tempfile.TemporaryDirectory(prefix="eventcrawl-check-") as cache, _card_read_once():
             for name, rows in expected_rows.items():
                 spec = {**SPECS_BY_NAME, TRANSCRIPTS.name: TRANSCRIPTS}.get(name, LECTURES)
                 config = None if name == DEFAULT_CONFIG else name

@@ -41,6 +41,9 @@ _ARROW = re.compile(r"(?<!-)-{2,}>")
 # A timestamp with milliseconds (00:01:02.500, 00:01:02,500, 01:02.500), glued to others or not: a timing
 # line's piece, never a spoken time.
 _STAMP = re.compile(r"(?:\d{1,10}:)?\d{1,2}:\d{2}[.,]\d{3}")
+# What keeps an ASCII text from being its own clean form, but for its whitespace: what may open a tag, an
+# entity or an override block, and the control characters normalizing removes.
+_NEEDS_CLEANING = re.compile(r"[\x00-\x08\x0e-\x1b\x7f&<{]")
 # Rounds of decoding and stripping: real cues need one or two; the cap guards against deep nesting.
 _MAX_ROUNDS = 8
 
@@ -50,9 +53,15 @@ def cue_text(lines: Sequence[str], fmt: str) -> str:
     tags and entities removed, NFC, whitespace collapsed. Never holds an entity, a byte order mark or a
     CR; a WebVTT cue's text never holds a cue tag, a timing arrow or a timestamp, a SubRip cue's never a
     SubRip tag."""
+    joined = " ".join(lines)
+    if joined.isascii() and _NEEDS_CLEANING.search(joined) is None:
+        # Nothing to strip, decode or compose: normalizing it only collapses its whitespace.
+        if fmt == SRT:
+            return " ".join(joined.split())
+        return collapse_whitespace(_ARROW.sub("->", _STAMP.sub(" ", joined)))
     if fmt == SRT:
-        return collapse_whitespace(_without_markup(" ".join(lines), _SUBRIP_TAG, _SUBRIP_TAG, ruby=False))
-    text = _without_markup(" ".join(lines), _TAG, _KNOWN_TAG, ruby=True)
+        return collapse_whitespace(_without_markup(joined, _SUBRIP_TAG, _SUBRIP_TAG, ruby=False))
+    text = _without_markup(joined, _TAG, _KNOWN_TAG, ruby=True)
     return collapse_whitespace(_ARROW.sub("->", _STAMP.sub(" ", text)))
 
 

@@ -30,6 +30,20 @@ _STAMP = r"(?:\d{1,10}:)?[0-5]?\d:[0-5]?\d[.,]\d{1,3}"
 _TIMING = re.compile(rf"[ \t]*({_STAMP})[ \t]*-->[ \t]*({_STAMP})(?:[ \t].*)?")
 # A SubRip line that starts a cue block: digits and a colon (a timestamp, garbled or not) before "-->".
 _SUBRIP_TIMING_LIKE = re.compile(r"[ \t]*[\d.,\-]*\d:[\d:.,\-]*[ \t]*-->")
+# A timing line each library is known to read, and read only one way: ASCII digits, a WebVTT line with dots
+# (webvtt-py pads a short fraction: ".5" is 500 ms), a SubRip line with the arrow between spaces only (``srt``
+# reads the fraction as a number: ",5" is 5 ms). Its cue's times are read here at once, as the library
+# would read them; any other timing line is the library's to read.
+_ASCII_STAMP = r"([0-9]{1,10}):([0-5]?[0-9]):([0-5]?[0-9])"
+_PLAIN_WEBVTT_TIMING = re.compile(
+    r"[ \t]*(?:([0-9]{1,10}):)?([0-5]?[0-9]):([0-5]?[0-9])\.([0-9]{1,3})[ \t]*-->"
+    r"[ \t]*(?:([0-9]{1,10}):)?([0-5]?[0-9]):([0-5]?[0-9])\.([0-9]{1,3})(?:[ \t].*)?"
+)
+_PLAIN_SUBRIP_TIMING = re.compile(
+    rf"[ \t]*{_ASCII_STAMP}[.,]([0-9]{{1,3}}) *--> *{_ASCII_STAMP}[.,]([0-9]{{1,3}})(?:[ \t].*)?"
+)
+# What may start a SubRip text line that ``srt`` could take for the next cue's index: a digit or a dash.
+_SUBRIP_INDEX_START = frozenset("-0123456789")
 # A header line: "WEBVTT" alone or followed by a space or a tab and a description.
 _HEADER = re.compile(r"WEBVTT(?:[ \t].*)?")
 # Blocks that are never text: comments, style sheets and region definitions.
@@ -60,7 +74,7 @@ class ReadCues:
 
 def split_lines(text: str) -> list[str]:
     """``text`` cut at CRLF, lone CR and LF."""
-    return _LINE_BREAK.split(text)
+    return _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
 
 
 def sniff_format(lines: Sequence[str]) -> str | None:
@@ -158,17 +172,23 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
     at = 0 if "-->" in block[0] else 1
     if at >= len(block) or (fmt == WEBVTT and any("-->" in line for line in block[at + 1 :])):
         return None
+    # A plain timing line is one _TIMING reads too, with its hours, in the format's own way (a SubRip
+    # file's either way, a WebVTT file's with dots): the cue is the plain one, or none.
+    plain = _plain_subrip_cue(block, at) if fmt == SRT else _plain_webvtt_cue(block, at)
+    if plain is not None:
+        return plain if plain.start_ms <= plain.end_ms <= _INT32_MAX else None
     timing = _TIMING.fullmatch(block[at])
     if timing is None:
         return None
     stamps = timing.groups()
+    subrip = fmt == SRT or any("," in stamp for stamp in stamps)
+    if subrip and not all(stamp.count(":") == 2 for stamp in stamps):
+        return None
+    cue = _plain_subrip_cue(block, at) if subrip else _plain_webvtt_cue(block, at)
+    if cue is not None:
+        return cue if cue.start_ms <= cue.end_ms <= _INT32_MAX else None
     try:
-        if fmt == SRT or any("," in stamp for stamp in stamps):
-            if not all(stamp.count(":") == 2 for stamp in stamps):
-                return None
-            cue = _subrip_cue(block[at:])
-        else:
-            cue = _webvtt_cue(block[at:])
+        cue = _subrip_cue(block[at:]) if subrip else _webvtt_cue(block[at:])
     except ImportError:  # a library missing is the installation's fault, not the block's
         raise
     except Exception:
@@ -178,6 +198,35 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
     if cue is None or cue.end_ms < cue.start_ms or cue.end_ms > _INT32_MAX:
         return None
     return cue
+
+
+def _plain_webvtt_cue(block: Sequence[str], at: int) -> Cue | None:
+    """The cue webvtt-py reads from ``block``'s lines from ``at`` on (the timing line first, no text line
+    holding ``-->``), when its timing line is a plain one; None when it is the library's to read.
+    webvtt-py takes the lines after the timing line as the text, as they are."""
+    timing = _PLAIN_WEBVTT_TIMING.fullmatch(block[at])
+    if timing is None:
+        return None
+    h1, m1, s1, f1, h2, m2, s2, f2 = timing.groups()
+    start = ((int(h1 or 0) * 60 + int(m1)) * 60 + int(s1)) * 1000 + int(f1.ljust(3, "0"))
+    end = ((int(h2 or 0) * 60 + int(m2)) * 60 + int(s2)) * 1000 + int(f2.ljust(3, "0"))
+    return Cue(start, end, tuple(block[at + 1 :]))
+
+
+def _plain_subrip_cue(block: Sequence[str], at: int) -> Cue | None:
+    """The cue ``srt`` reads from ``block``'s lines from ``at`` on (the timing line first), when its timing
+    line is a plain one and no text line starts like an index (``srt`` would take it for the next cue's);
+    None when it is the library's to read. ``srt`` takes the lines after the timing line as the text."""
+    timing = _PLAIN_SUBRIP_TIMING.fullmatch(block[at])
+    if timing is None:
+        return None
+    text = tuple(block[at + 1 :])
+    for line in text:
+        if line[:1] in _SUBRIP_INDEX_START:
+            return None
+    h1, m1, s1, f1, h2, m2, s2, f2 = timing.groups()
+    start = ((int(h1) * 60 + int(m1)) * 60 + int(s1)) * 1000 + int(f1)
+    return Cue(start, ((int(h2) * 60 + int(m2)) * 60 + int(s2)) * 1000 + int(f2), text)
 
 
 def _webvtt_cue(lines: Sequence[str]) -> Cue | None:

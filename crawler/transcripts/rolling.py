@@ -61,6 +61,11 @@ def word_key(word: str) -> str:
     return key or word.casefold()
 
 
+# The keys of the words read lately, looked up without a call each: a cue's words are mostly known.
+_known_keys: dict[str, str] = {}
+_KNOWN_KEYS_MAX = 32768
+
+
 def _is_spaced(text: str) -> bool:
     return text.isascii() or _UNSPACED_CHAR.search(text) is None
 
@@ -69,7 +74,15 @@ def token_keys(text: str) -> list[str]:
     """The keys ``text`` is compared by: each word's (see :func:`word_key`), each character's of a
     script written without spaces."""
     tokens = text.split() if _is_spaced(text) else _TOKEN.findall(text)
-    return [word_key(token) for token in tokens]
+    try:
+        return list(map(_known_keys.__getitem__, tokens))
+    except KeyError:
+        if len(_known_keys) > _KNOWN_KEYS_MAX:
+            _known_keys.clear()
+        for token in tokens:
+            if token not in _known_keys:
+                _known_keys[token] = word_key(token)
+        return list(map(_known_keys.__getitem__, tokens))
 
 
 def text_after(text: str, count: int) -> str:
@@ -83,8 +96,12 @@ def text_after(text: str, count: int) -> str:
 def overlap(said: Sequence[str], cue: Sequence[str]) -> int:
     """The length of the longest run of ``cue``'s first keys that ``said`` ends with, looked for among
     the last ``_TAIL_WORDS`` keys only."""
-    for size in range(min(len(said), len(cue), _TAIL_WORDS), 0, -1):
-        if said[len(said) - size :] == cue[:size]:
+    if not cue:
+        return 0
+    first, end = cue[0], len(said)
+    for size in range(min(end, len(cue), _TAIL_WORDS), 0, -1):
+        # Only a run that starts with the cue's first key can be it: the slices are compared only then.
+        if said[end - size] == first and said[end - size :] == cue[:size]:
             return size
     return 0
 
