@@ -21,12 +21,14 @@ from crawler.app.release import next_release, read_staged
 from crawler.app.runner import Published, PublishRequest, publish_staged
 from crawler.privacy.emails import PLACEHOLDER
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
+from crawler.publish import transcript_rows
 from crawler.publish import transcripts as publish_transcripts
 from crawler.publish.card_transcripts import transcript_columns_markdown
 from crawler.publish.previous import read_previous_release
 from crawler.publish.removals import RemovalRequests
 from crawler.publish.tables import event_configs
-from crawler.publish.transcripts import TranscriptSources, TranscriptsWritten, write_event_transcripts
+from crawler.publish.transcript_rows import TranscriptSources
+from crawler.publish.transcripts import TranscriptsWritten, write_event_transcripts
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.arrow import hf_features
 from crawler.state.stage import StageWriter
@@ -229,8 +231,8 @@ def test_an_address_the_scrubber_missed_is_counted_by_the_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every scrub at publish missed it: the written one and the redaction under the rules in force.
-    monkeypatch.setattr(publish_transcripts, "scrubbed_transcript", lambda t: t)
-    monkeypatch.setattr(publish_transcripts, "redacted_again", lambda t: t)
+    monkeypatch.setattr(transcript_rows, "scrubbed_transcript", lambda t: t)
+    monkeypatch.setattr(transcript_rows, "redacted_again", lambda t: t)
     write_stage(tmp_path / "state", records(), TRACKS)
 
     publish(tmp_path / "state", tmp_path / "out")

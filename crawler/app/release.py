@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from crawler.publish.records import SessionDetail
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
-    from crawler.publish.transcripts import TranscriptSource
+    from crawler.publish.transcript_rows import TranscriptSource
     from crawler.schedule.changelog import Changelog
     from crawler.state.stage_index import StageIndex
 
@@ -119,7 +119,7 @@ class NextRelease:
         """True when the release would hold exactly the previous one's rows (content and withdrawal) and
         the previous one's files are as published (one edited in place is written again), and the
         ``transcripts`` rows would be the previous release's (a track staged anew is a change)."""
-        from crawler.publish.transcripts import transcripts_changed
+        from crawler.publish.transcript_rows import transcripts_changed
 
         before = {i: (s.content_sha256, s.withdrawn) for i, s in self.previous.states().items()}
         return (

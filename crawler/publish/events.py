@@ -37,13 +37,8 @@ from crawler.publish.shards import EventShards, event_shards
 from crawler.publish.summary_tables import SummaryTables
 from crawler.publish.swap import ReleaseStep
 from crawler.publish.tables import lecture_table
-from crawler.publish.transcripts import (
-    PreviousTranscripts,
-    TranscriptSource,
-    TranscriptSources,
-    TranscriptsWritten,
-    write_event_transcripts,
-)
+from crawler.publish.transcript_rows import PreviousTranscripts, TranscriptSource, TranscriptSources
+from crawler.publish.transcripts import TranscriptsWritten, write_event_transcripts
 from crawler.schema import FIELDS, Lecture, lecture_order
 from crawler.urls import without_credentials
 
