@@ -15,9 +15,11 @@ from twisted.internet.error import ConnectionRefusedError
 from twisted.python.failure import Failure
 
 from crawler.items import LectureItem, TranscriptItem
+from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.schema import Transcript
 from crawler.spiders.spending import BudgetTerms
 from crawler.spiders.subtitles import SubtitleFiles, failure_problem
+from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
 from crawler.urls import host_of, subtitle_host_allowed
 
 SITE = ("underline.io", "app.underline.io")
@@ -109,7 +111,7 @@ def test_a_track_list_that_did_not_answer_keeps_the_tracks_the_last_stage_read()
             lecture_id="7", event_id="502", locale="en", language="English", auto_generated=True,
             subtitle_url=url, text="hello", cues_skipped=0,
         ),
-        validators={"etag": '"x"'},
+        validators={"etag": '"x"', PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE},
     )  # fmt: skip
     files = _subtitle_files([staged])
     for case in ("failed", "unreadable"):
@@ -133,3 +135,21 @@ def test_a_track_list_that_did_not_answer_keeps_the_tracks_the_last_stage_read()
     failure.request = Request("https://app.underline.io/x", cb_kwargs={"item": item})  # type: ignore[attr-defined]
     assert list(files.tracks_failed(failure)) == [item]
     assert item.subtitles is None
+
+
+def test_a_staged_track_of_earlier_privacy_rules_is_kept_redacted_under_todays() -> None:
+    """A track the last stage read under earlier rules (its line names other rules, or none) is kept
+    redacted under the rules in force, and its line says so: it is redacted again once, not each night."""
+    url = "https://assets.underline.io/lecture/7/transcripts/en.vtt"
+    said = "Reach me at 415-555-2671 please"
+    staged = TranscriptItem(
+        record=Transcript(
+            lecture_id="7", event_id="502", locale="en", language="English", auto_generated=True,
+            subtitle_url=url, text=said, cues_skipped=0,
+        ),
+        validators={"etag": '"x"'},
+    )  # fmt: skip
+    files = _subtitle_files([staged])
+    (kept,) = files.carried("7")
+    assert kept.record.text == "Reach me at [phone removed] please"
+    assert kept.validators == {"etag": '"x"', PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}

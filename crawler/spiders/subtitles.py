@@ -32,6 +32,7 @@ from crawler.pages import parse_transcripts
 from crawler.pages.api import is_track_list
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish.tables import TRANSCRIPTS
+from crawler.publish.transcript_rows import redacted_again
 from crawler.schema import Subtitle, Transcript
 from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
 from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
@@ -100,6 +101,15 @@ def subtitle_answer(response: Response) -> bool:
     return kind not in (b"text/html", b"application/xhtml+xml")
 
 
+def staged_under_current_rules(staged: TranscriptItem) -> TranscriptItem:
+    """A staged track as the privacy rules in force redact it: its line names the rules it was redacted
+    under, and one of earlier rules is redacted again and says so."""
+    if staged.validators.get(PRIVACY_RULE_KEY) == TRANSCRIPT_PRIVACY_RULE:
+        return staged
+    validators = {**staged.validators, PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
+    return TranscriptItem(record=redacted_again(staged.record), validators=validators)
+
+
 def track_json(item: LectureItem, subtitle: Subtitle) -> JsonObject:
     """What a subtitle request carries of its track (JSON, so that a fleet's queue can hold it)."""
     return {
@@ -162,7 +172,9 @@ class SubtitleFiles:
         self.max_bytes = max_bytes
         self.max_tracks = max_tracks
         self.tracks_answered, self.tracks_failure, self.answered, self.failed = callbacks
-        self.previous = previous
+        # The last stage's tracks as tonight's privacy rules redact them: one redacted under earlier rules
+        # (a 304 kept it, a carried lecture carried it) is redacted again and staged so, once.
+        self.previous = lambda lecture_id: [staged_under_current_rules(t) for t in previous(lecture_id)]
         self.logger = logger
         self.allowance: int | None = None
 
