@@ -7,24 +7,15 @@ reaches its API before its pages.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from crawler.replica.layout import Lecture, ReplicaSite
 from crawler.replica.pages import Renderer, api_json
 from crawler.replica.server import API
+from tests.support.sites import Override
 
 # The extra attributes of one lecture, by its id: name -> value as the API sends it.
 Attributes = Callable[[str], Mapping[str, Any]]
-
-
-@dataclass
-class Answer:
-    status: int
-    body: bytes
-    content_type: str | None
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    drip_seconds: float = 0.0
 
 
 class ExtraAttributes:
@@ -38,12 +29,12 @@ class ExtraAttributes:
     def lecture_page(self, lecture: Lecture, query: Mapping[str, list[str]]) -> None:
         return None
 
-    def listing(self, lectures: list[Lecture], size: int, number: int) -> Answer:
+    def listing(self, lectures: list[Lecture], size: int, number: int) -> Override:
         # The crawler's listing asks for the authors' profiles (``include=...sorted_profiles``).
         doc = self.renderer.list_doc(lectures, size, number, profiles=True)
         for resource in doc["data"]:
             resource["attributes"].update(self.attributes(str(resource["id"])))
-        return Answer(200, api_json(doc), API)
+        return Override(200, api_json(doc), API)
 
 
 def with_extra_attributes(attributes: Attributes) -> Callable[[ReplicaSite, str], ExtraAttributes]:
