@@ -1,7 +1,7 @@
 """The ground truth's own small implementations of what the crawler computes, written apart from it.
 
-A bug in the crawler's URL builder, content hash, timestamp format, name normalization or LaTeX
-cleaner must not appear on both sides of a comparison, so none of them is imported here. The cleaned
+A bug in the crawler's URL builder, content hash, timestamp format, name normalization, LaTeX cleaner or
+PDF reader must not appear on both sides of a comparison, so none of them is imported here. The cleaned
 text of the real records' abstracts and titles is a table of literal values (``data/clean_text.jsonl.gz``,
 each a reviewed snapshot of what a reader of the rendered paper sees); text the table does not know and
 that holds nothing LaTeX-like is its own cleaned form, and a block the table knows followed by such text
@@ -15,11 +15,16 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from crawler.replica.documents import EXPECTED_PROBLEMS, KIND_PERSONAL, NO_TEXT_KINDS, plan_of, site_documents
+
+if TYPE_CHECKING:
+    from crawler.replica.layout import ReplicaSite
 
 CLEAN_TEXT_FILE = "clean_text.jsonl.gz"
 # The fields the published content hash covers, in no particular order (the hash sorts keys).
@@ -133,3 +138,76 @@ def clean_text(block: str) -> str:
         if block[:cut] in table:
             return table[block[:cut]] + block[cut:]
     raise UnknownText(block[:80])
+
+
+# -- slide decks and posters ----------------------------------------------------------------------------
+
+
+def _joined_by_hyphen(before: str, after: str) -> bool:
+    """Whether a PDF reader joins two lines at a hyphen: the first ends with a hyphen after a letter and
+    the second starts with a letter or a digit (a word broken across the lines, or a compound broken
+    after its hyphen). The hyphen stays, with nothing after it."""
+    return len(before) >= 2 and before[-1] == "-" and before[-2].isalpha() and after[:1].isalnum()
+
+
+def page_text(lines: Sequence[str]) -> str:
+    """The text a reader finds on a page of ``lines`` (top down, as written): the lines joined by one
+    space, or by nothing after a hyphen that joins them (:func:`_joined_by_hyphen`); NFC, whitespace
+    collapsed."""
+    text = ""
+    for raw in lines:
+        line = collapse(raw)
+        if not line:
+            continue
+        if text and not _joined_by_hyphen(text, line):
+            text += " "
+        text += line
+    return text
+
+
+def document_url(path: str, assets_base: str | None, listed: str) -> str:
+    """A document's URL on the assets origin at ``assets_base`` (None: as the listing names it)."""
+    return assets_base.rstrip("/") + path if assets_base else listed
+
+
+def documents_truth(
+    site: ReplicaSite, assets_base: str | None = None, event_ids: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """What a reader must find in every slide deck and poster the events' lectures list (every event's
+    when ``event_ids`` is None), by lecture id (numerically), slides before poster; one record each:
+
+    - ``lecture_id``, ``event_id``, ``document`` (``"slides"`` or ``"poster"``), ``url`` (under
+      ``assets_base``, else the listing's), ``kind`` (see :mod:`crawler.replica.documents`);
+    - ``pages``: the text of each page in order, as a reader finds it (whitespace collapsed, a line-end
+      hyphen joining a word kept, ``""`` for a scanned page); None when the file cannot be read (cut
+      short, encrypted, not a PDF, not found);
+    - ``problem``: None, ``"unreadable"``, ``"encrypted"`` or ``"not_found"``;
+    - ``personal_data``: ``{"email": .., "phone": ..}`` as the title slide gives them, for the document
+      that carries them (its ``pages`` hold them as written: a crawl publishes them redacted); else None;
+    - ``hyphenated`` and ``accented``: whether a word is broken across two lines with a hyphen, and
+      whether an acknowledgement with accented names is on it (``pages`` show both).
+    """
+    wanted = None if event_ids is None else set(event_ids)
+    out = []
+    for found in site_documents(site):
+        if wanted is not None and found.listed_by.event_id not in wanted:
+            continue
+        plan = plan_of(site, found)
+        readable = found.kind not in NO_TEXT_KINDS
+        pages = [page_text([line.text for line in page.lines]) for page in plan.pages] if readable else None
+        personal = plan.personal if found.kind == KIND_PERSONAL else None
+        out.append(
+            {
+                "lecture_id": found.listed_by.id,
+                "event_id": found.listed_by.event_id,
+                "document": found.document,
+                "url": document_url(found.path, assets_base, found.url),
+                "kind": found.kind,
+                "pages": pages,
+                "problem": EXPECTED_PROBLEMS.get(found.kind),
+                "personal_data": {"email": personal[0], "phone": personal[1]} if personal else None,
+                "hyphenated": readable and plan.hyphenated,
+                "accented": readable and plan.accented,
+            }
+        )
+    return out
