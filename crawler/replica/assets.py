@@ -1,10 +1,13 @@
-"""The assets origin of the replica: the lectures' subtitle files, on a host of their own.
+"""The assets origin of the replica: the lectures' subtitle files, slide decks and posters, on a host of
+their own.
 
-The real site keeps subtitle files on ``assets.underline.io``, apart from its pages and API; the replica
-serves them from a second server (another port of the same address) with a robots.txt of its own. Every
-file is answered with an ETag and a Last-Modified (and 304 to a request that has it already), a gzip
-track in gzip when the client accepts it, and the broken kinds as they are broken: a 404, a redirect to
-a host that is not the site's. Videos, slides and posters are never fetched and are not served.
+The real site keeps subtitle files, slides and posters on ``assets.underline.io``, apart from its pages
+and API; the replica serves them from a second server (another port of the same address) with a
+robots.txt of its own. Every file is answered with an ETag and a Last-Modified (and 304 to a request that
+has it already), a gzip track in gzip when the client accepts it, and the broken kinds as they are
+broken: a 404, a redirect to a host that is not the site's, a PDF cut short, encrypted or no PDF at all
+(see :mod:`crawler.replica.documents`). A document's bytes are written when it is first asked for and
+kept. Videos are never fetched and are not served.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 from urllib.parse import urlsplit
 
 from crawler.replica.answer import Response
+from crawler.replica.documents import SiteDocument, document_bytes, plan_of, site_documents
 from crawler.replica.layout import Lecture, ReplicaSite, Subtitle
 from crawler.replica.subtitle_files import file_bytes
 from crawler.replica.subtitles import (
@@ -31,6 +35,7 @@ from crawler.replica.tracks import file_owner, plan_for
 
 ASSETS_ROBOTS_TXT = f"User-agent: *\nDisallow: {PRIVATE_PREFIX}/\n"
 VTT = "text/vtt"
+PDF = "application/pdf"
 XML = "application/xml"
 TEXT = "text/plain; charset=utf-8"
 CACHE_CONTROL = "public, max-age=0, must-revalidate"
@@ -40,8 +45,8 @@ NOT_FOUND_XML = (
     "<Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>\n"
 )
 # An assets host having a bad night, as :attr:`AssetsRouter.outage` puts it on (None: a good night):
-# every file answered with a maintenance page (200, HTML), 503, an empty WebVTT file, or 404; or a
-# robots.txt that disallows everything.
+# every file answered with a maintenance page (200, HTML), 503, an empty file (a WebVTT header alone for a
+# subtitle file, no bytes for a PDF), or 404; or a robots.txt that disallows everything.
 OUTAGES = ("html", "unavailable", "empty", "gone", "disallow")
 MAINTENANCE_PAGE = (
     "<!DOCTYPE html>\n<html><head><title>Down for maintenance</title></head>"
@@ -51,16 +56,21 @@ MAINTENANCE_PAGE = (
 # counts of those stay what they were.
 KIND_ASSETS_ROBOTS = "assets_robots"
 KIND_SUBTITLE = "subtitle"
+KIND_DOCUMENT = "document"
 KIND_ASSETS_OTHER = "assets_other"
 _SUBTITLE_PATH = re.compile(rf"^(?:{PRIVATE_PREFIX})?/lecture/\d+/transcripts/[^/]+\.vtt$")
+_DOCUMENT_PATH = re.compile(r"^/lecture/\d+/(?:slideshow|poster_document)/[^/]+\.pdf$")
 
 
 def assets_request_kind(target: str) -> str:
-    """What an assets request for ``target`` asks for: robots.txt, a subtitle file, or something else."""
+    """What an assets request for ``target`` asks for: robots.txt, a subtitle file, a slide deck or
+    poster (``document``), or something else."""
     path = urlsplit(target).path
     if path == "/robots.txt":
         return KIND_ASSETS_ROBOTS
-    return KIND_SUBTITLE if _SUBTITLE_PATH.match(path) else KIND_ASSETS_OTHER
+    if _SUBTITLE_PATH.match(path):
+        return KIND_SUBTITLE
+    return KIND_DOCUMENT if _DOCUMENT_PATH.match(path) else KIND_ASSETS_OTHER
 
 
 def accepts_gzip(accept_encoding: str | None) -> bool:
@@ -113,6 +123,8 @@ class AssetsRouter:
             if s.path is not None
         }
         self._files: dict[tuple[str, bool], bytes] = {}
+        self._documents: dict[str, SiteDocument] = {d.path: d for d in site_documents(site)}
+        self._document_files: dict[str, bytes | None] = {}
         self._lock = threading.Lock()
         # One of OUTAGES while the host has a bad night (set between crawls by a test or a scenario).
         self.outage: str | None = None
@@ -122,14 +134,15 @@ class AssetsRouter:
             return b"User-agent: *\nDisallow: /\n"
         return ASSETS_ROBOTS_TXT.encode("utf-8")
 
-    def outage_answer(self) -> Response | None:
-        """What every file gets while the host has a bad night (None: its own answer)."""
+    def outage_answer(self, path: str = "") -> Response | None:
+        """What every file (the one at ``path``) gets while the host has a bad night (None: its own
+        answer)."""
         if self.outage == "html":
             return Response(200, MAINTENANCE_PAGE.encode("utf-8"), "text/html; charset=utf-8")
         if self.outage == "unavailable":
             return Response(503, b"503 Service Unavailable\n", TEXT, [("Retry-After", "1")])
         if self.outage == "empty":
-            return Response(200, b"WEBVTT\n\n", VTT)
+            return Response(200, b"", PDF) if path in self._documents else Response(200, b"WEBVTT\n\n", VTT)
         if self.outage == "gone":
             return Response(404, NOT_FOUND_XML.encode("utf-8"), XML)
         return None
@@ -150,13 +163,31 @@ class AssetsRouter:
                 body = self._files.setdefault(key, body)
         return body
 
+    def document(self, path: str) -> SiteDocument | None:
+        """The slide deck or poster served at ``path`` (None for any other path)."""
+        return self._documents.get(path)
+
+    def document_file(self, found: SiteDocument) -> bytes | None:
+        """The document's bytes as served (the same every time; None: it is not found)."""
+        if found.path not in self._document_files:
+            body = document_bytes(plan_of(self.site, found))
+            with self._lock:
+                self._document_files.setdefault(found.path, body)
+        return self._document_files[found.path]
+
     def respond(self, target: str, headers: Mapping[str, str | None]) -> Response:
         path = urlsplit(target).path
         if path == "/robots.txt":
             return Response(200, self.robots_txt(), TEXT)
-        outage = self.outage_answer()
+        outage = self.outage_answer(path)
         if outage is not None:
             return outage
+        document = self.document(path)
+        if document is not None:
+            body = self.document_file(document)
+            if body is None:
+                return Response(404, NOT_FOUND_XML.encode("utf-8"), XML)
+            return self._cacheable(body, False, headers, PDF)
         found = self.track(path)
         if found is None or found[1].kind == KIND_NOT_FOUND:
             return Response(404, NOT_FOUND_XML.encode("utf-8"), XML)
@@ -168,17 +199,21 @@ class AssetsRouter:
         compressed = subtitle.kind == KIND_GZIP and accepts_gzip(headers.get("accept-encoding"))
         return self._cacheable(self.file(lecture, subtitle, compressed), compressed, headers)
 
-    def _cacheable(self, body: bytes, compressed: bool, headers: Mapping[str, str | None]) -> Response:
+    def _cacheable(
+        self, body: bytes, compressed: bool, headers: Mapping[str, str | None], content_type: str = VTT
+    ) -> Response:
         digest = hashlib.sha256(body).hexdigest()[:32]
         etag = f'"{digest}-gzip"' if compressed else f'"{digest}"'
         validators = [
             ("ETag", etag),
             ("Last-Modified", self.last_modified_header),
             ("Cache-Control", CACHE_CONTROL),
-            ("Vary", "Accept-Encoding"),
         ]
+        if content_type == VTT:
+            # Subtitle files are served in gzip to a client that accepts it.
+            validators.append(("Vary", "Accept-Encoding"))
         if not_modified(etag, self.last_modified_header, headers):
             return Response(304, headers=validators)
         if compressed:
             validators.append(("Content-Encoding", "gzip"))
-        return Response(200, body, VTT, validators)
+        return Response(200, body, content_type, validators)
