@@ -1,5 +1,6 @@
 """A local replica of the Underline site: lecture pages, the JSON:API backend, robots.txt and faults, and
-an assets origin that serves the lectures' subtitle files (every broken kind a crawl meets among them).
+an assets origin that serves the lectures' subtitle files, slide decks and posters (every broken kind a
+crawl meets among them).
 
 It is a neighbour of the crawler, not a dependency: only the command line, tests and benchmarks use it.
 Test scenarios built on it (hostile pages, planted cases) live with the tests.
@@ -8,6 +9,7 @@ Test scenarios built on it (hostile pages, planted cases) live with the tests.
 from __future__ import annotations
 
 from crawler.replica.faults import FaultProfile, SiteFaults, named_profile
+from crawler.replica.gold import documents_truth
 from crawler.replica.layout import (
     ReplicaSite,
     build_catalogue,
@@ -31,6 +33,7 @@ __all__ = [
     "SiteFaults",
     "build_catalogue",
     "build_site",
+    "documents_truth",
     "ground_truth",
     "load_records",
     "main",
