@@ -275,34 +275,38 @@ def test_whatever_pdfium_raises_is_a_problem_not_an_exception(
     def failing(*_: object) -> None:
         raise raised
 
-    monkeypatch.setattr(pdfium.PdfPage, "get_textpage", failing)
+    monkeypatch.setattr(pdfium.raw, "FPDFText_LoadPage", failing)
     assert read_pdf(body) == DocumentText(None, problem)
 
 
-def test_every_pdfium_object_is_closed(
+OPEN_AND_CLOSE = (
+    "FPDF_LoadMemDocument64",
+    "FPDF_LoadPage",
+    "FPDFText_LoadPage",
+    "FPDFText_ClosePage",
+    "FPDF_ClosePage",
+    "FPDF_CloseDocument",
+)
+
+
+def test_every_pdfium_object_is_closed_each_page_before_the_next(
     monkeypatch: pytest.MonkeyPatch, documents: list[tuple[SiteDocument, dict[str, Any], bytes | None]]
 ) -> None:
-    """Each page and its text page closed before the next page is opened, the document at the end: a
-    deck of many pages holds one page at a time."""
-    opened: list[Any] = []
-    still_open_at_each: list[int] = []
-    for cls in (pdfium.PdfDocument, pdfium.PdfPage, pdfium.PdfTextPage):
-        init = cls.__init__
+    """Each page and its text page closed before the next page is loaded, the document at the end: a
+    deck of many pages holds one page at a time, and nothing is left for a collector to close."""
+    calls: list[str] = []
+    for name in OPEN_AND_CLOSE:
+        function = getattr(pdfium.raw, name)
 
-        def recording(self: Any, *args: Any, _init: Any = init, **kwargs: Any) -> None:
-            if isinstance(self, pdfium.PdfPage):
-                still_open_at_each.append(sum(1 for o in opened if o.raw is not None))
-            _init(self, *args, **kwargs)
-            opened.append(self)
+        def recording(*args: Any, _name: str = name, _function: Any = function) -> Any:
+            calls.append(_name)
+            return _function(*args)
 
-        monkeypatch.setattr(cls, "__init__", recording)
+        monkeypatch.setattr(pdfium.raw, name, recording)
     _, truth, body = first(documents, lambda d, t, b: d.kind == "text" and len(t["pages"]) >= 3)
     assert read_pdf(body).pages == tuple(truth["pages"])
-    assert [type(o).__name__ for o in opened[:3]] == ["PdfDocument", "PdfPage", "PdfTextPage"]
-    assert len(opened) == 1 + 2 * len(truth["pages"])
-    # Only the document is open when a page is opened.
-    assert still_open_at_each == [1] * len(truth["pages"])
-    assert all(o.raw is None for o in opened), [o for o in opened if o.raw is not None]
+    each_page = ["FPDF_LoadPage", "FPDFText_LoadPage", "FPDFText_ClosePage", "FPDF_ClosePage"]
+    assert calls == ["FPDF_LoadMemDocument64", *each_page * len(truth["pages"]), "FPDF_CloseDocument"]
 
 
 # -- bounds ---------------------------------------------------------------------------------------------

@@ -1,12 +1,15 @@
-"""A PDF's text, page by page, read with PDFium (pypdfium2).
+"""A PDF's text, page by page, read with PDFium (pypdfium2's bindings of its C interface).
 
 :func:`read_pdf` opens the bytes, reads each page's text layer in page order and closes every PDFium
-object it opened (document, pages, text pages) before it returns. A page's text is normalised by
-:func:`normalized_page`: PDFium writes a hyphen that ends a line before a word goes on as U+FFFE and joins
-the two lines ("Rank\\ufffe1" for "Rank-" at a line's end and "1" on the next), which becomes a plain
-hyphen with nothing after it ("Rank-1"); what is left of noncharacters and control characters is
-dropped, the text is NFC and every run of whitespace (line breaks included) is one space, none at either
-end. A page without a text layer (a scanned slide) reads as ``""``.
+object it opened before it returns: each page and its text page before the next page is loaded, the
+document at the end. It calls PDFium's functions directly rather than through pypdfium2's objects (which
+close what they hold when collected): the same calls, fewer Python objects a page.
+
+A page's text is normalised by :func:`normalized_page`: PDFium writes a hyphen that ends a line before a
+word goes on as U+FFFE and joins the two lines ("Rank\\ufffe1" for "Rank-" at a line's end and "1" on the
+next), which becomes a plain hyphen with nothing after it ("Rank-1"); what is left of noncharacters and
+control characters is dropped, the text is NFC and every run of whitespace (line breaks included) is one
+space, none at either end. A page without a text layer (a scanned slide) reads as ``""``.
 
 A file that cannot be read gives no pages and a problem: :data:`PROBLEM_ENCRYPTED` when it asks for a
 password (a user password that is not empty, or a security handler PDFium does not know),
@@ -22,7 +25,9 @@ process, see :func:`read_pdf_bounded`).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import ctypes
 import os
 import re
 import resource
@@ -30,7 +35,6 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 PROBLEM_UNREADABLE = "unreadable"
@@ -65,10 +69,13 @@ def normalized_page(text: str) -> str:
     """A page's text as PDFium gives it, normalised (see the module's description)."""
     if "\ufffe" in text:
         text = _LINE_END_HYPHEN.sub("-", text)
-    text = _INVISIBLE.sub("", text)
+    text = " ".join(text.split())
+    # Collapsed, a text of printable characters (nearly every page) holds nothing to drop.
+    if not text.isprintable():
+        text = " ".join(_INVISIBLE.sub("", text).split())
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
-    return " ".join(text.split())
+    return text
 
 
 def read_pdf(data: bytes, *, max_pages: int = MAX_PAGES) -> DocumentText:
@@ -86,36 +93,55 @@ def read_pdf(data: bytes, *, max_pages: int = MAX_PAGES) -> DocumentText:
 def _read(data: bytes, max_pages: int) -> DocumentText:
     if not data:
         return DocumentText(None, PROBLEM_UNREADABLE)
-    # Opened by hand rather than by PdfDocument(bytes): that raises for a document without pages, and
-    # leaves it open. PDFium reads ``data`` in place: it stays referenced here until the document closes.
-    handle = pdfium_c.FPDF_LoadMemDocument64(data, len(data), None)
-    if not handle:
+    # PDFium reads ``data`` in place: it stays referenced here until the document is closed.
+    document = pdfium_c.FPDF_LoadMemDocument64(data, len(data), None)
+    if not document:
         locked = pdfium_c.FPDF_GetLastError() in _LOCKED
         return DocumentText(None, PROBLEM_ENCRYPTED if locked else PROBLEM_UNREADABLE)
-    document = pdfium.PdfDocument(handle)
     try:
-        count = min(len(document), max(0, max_pages))
+        count = min(pdfium_c.FPDF_GetPageCount(document), max(0, max_pages))
         return DocumentText(tuple(_page_text(document, index) for index in range(count)), None)
     finally:
-        document.close()
+        pdfium_c.FPDF_CloseDocument(document)
 
 
-def _page_text(document: pdfium.PdfDocument, index: int) -> str:
+def _page_text(document: pdfium_c.FPDF_DOCUMENT, index: int) -> str:
     """The normalised text of one page; ``""`` for a page PDFium cannot load or read."""
-    try:
-        page = document.get_page(index)
-    except pdfium.PdfiumError:
+    page = pdfium_c.FPDF_LoadPage(document, index)
+    if not page:
         return ""
     try:
-        textpage = page.get_textpage()
-    except pdfium.PdfiumError:
-        page.close()
-        return ""
-    try:
-        return normalized_page(textpage.get_text_range())
+        textpage = pdfium_c.FPDFText_LoadPage(page)
+        if not textpage:
+            return ""
+        try:
+            return normalized_page(_text_of(textpage))
+        finally:
+            pdfium_c.FPDFText_ClosePage(textpage)
     finally:
-        textpage.close()
-        page.close()
+        pdfium_c.FPDF_ClosePage(page)
+
+
+def _text_of(textpage: pdfium_c.FPDF_TEXTPAGE) -> str:
+    """A text page's text as PDFium gives it: the characters from the first to the last that are text
+    (PDFium leaves some characters out of the text, and asked for a range that starts or ends on one it
+    reads past the range), in UTF-16."""
+    first, last = 0, pdfium_c.FPDFText_CountChars(textpage) - 1
+    while first <= last and pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, first) < 0:
+        first += 1
+    while first <= last and pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, last) < 0:
+        last -= 1
+    if first > last:
+        return ""
+    size = (
+        pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, last)
+        - pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, first)
+        + 2
+    )
+    buffer = (ctypes.c_ushort * size)()
+    written = pdfium_c.FPDFText_GetText(textpage, first, last - first + 1, buffer)
+    # ``written`` counts the terminating NUL.
+    return codecs.decode(memoryview(buffer)[: max(0, min(written, size) - 1)], "utf-16-le", "ignore")
 
 
 def read_pdf_bounded(data: bytes, *, memory_bytes: int, max_pages: int = MAX_PAGES) -> DocumentText:
