@@ -15,7 +15,8 @@ the lectures, and the bytes that night rewrites) and
 3,740 lectures of 4 events and 30,740 of 32: the crawl's peak memory and time per lecture, the pages a
 night asks, what night 1 publishes and whether night 2 asks a page again) and ``transcripts``
 (``bench.bench_transcripts.section``: the peak memory of publishing 3,740 and 30,740 lectures with their
-subtitle tracks).
+subtitle tracks) and ``slides_read`` (``bench.slides_read``: reading the replica's slide decks and posters
+with ``crawler.slides.read_pdf``, redaction included, against pypdfium2 alone on the same files).
 Prints one table and writes every figure, with the commit it measured, as JSON
 (``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the table of
 ``docs/benchmarks.md``.
@@ -59,6 +60,7 @@ SECTIONS = (
     "catalogue",
     "catalogue_crawl",
     "transcripts",
+    "slides_read",
 )
 # Publishing 8 times the lectures may take at most this many times the peak memory, and this many times
 # the CPU per lecture.
@@ -490,6 +492,41 @@ def transcripts(work: Path, quick: bool) -> Section:
     result.figures[:0] = [reading, *against]
     result.details["parse"] = parsed
     return result
+
+
+def slides_read(quick: bool) -> Section:
+    """Reading slide decks and posters: ``read_pdf`` with ``redact_spoken`` on each page against
+    pypdfium2 alone, over the replica's readable documents, CPU seconds (median of the rounds)."""
+    from bench import slides_read as bench_slides
+
+    documents = bench_slides.replica_documents(120 if quick else None)
+    rounds = 3 if quick else 7
+    measured = bench_slides.measure(documents, rounds)
+    ours, alone = measured["read_pdf"], measured["pypdfium2"]
+    files = f"{measured['documents']} replica decks and posters, {measured['pages']:,} pages"
+    return Section(
+        figures=[
+            Figure(
+                f"slides and posters read: read_pdf CPU, redaction included ({files}), median of {rounds}",
+                ours["cpu_s"],
+                "CPU-s",
+                alone["cpu_s"],
+                "pypdfium2 alone, same files",
+                measured["cpu_ratio"],
+                f"<= {bench_slides.MAX_CPU_RATIO}",
+                measured["cpu_ratio"] <= bench_slides.MAX_CPU_RATIO,
+            ),
+            Figure(
+                "slides and posters read: pages per CPU-second, redaction included",
+                ours["pages_per_cpu_s"],
+                "pages/CPU-s",
+                alone["pages_per_cpu_s"],
+                "pypdfium2 alone, same files",
+                _ratio(ours["pages_per_cpu_s"], alone["pages_per_cpu_s"]),
+            ),
+        ],
+        details=measured,
+    )
 
 
 # -- 3. publish (someone else's script) --------------------------------------------------------
@@ -1214,6 +1251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             w, ((300, 2), (1200, 8)) if quick else ((3740, 4), (30740, 32)), budget=100 if quick else 2500
         ),
         "transcripts": lambda w: transcripts(w, quick),
+        "slides_read": lambda w: slides_read(quick),
     }
     # Every crawl a section starts imports the project as an installed copy would, from bytecode: a
     # checkout run with PYTHONDONTWRITEBYTECODE would compile it from source in each one (about 0.1 s).
