@@ -42,7 +42,7 @@ DOCUMENTS: tuple[str, ...] = (DOCUMENT_SLIDES, DOCUMENT_POSTER)
 KIND_TEXT = "text"  # every page a text page
 KIND_SCANNED = "scanned"  # one page an image only, no text layer (a poster: its only page)
 KIND_PERSONAL = "personal_data"  # the title slide (the poster's head) gives an e-mail address and a phone
-KIND_CUT_SHORT = "cut_short"  # the file ends in the middle of a content stream: no trailer, no catalogue
+KIND_CUT_SHORT = "cut_short"  # the file ends in a content stream: no cross-reference table, no trailer
 KIND_ENCRYPTED = "encrypted"  # an /Encrypt dictionary whose user password is not empty
 KIND_NOT_A_PDF = "not_a_pdf"  # an HTML page or a zip archive, served as application/pdf
 KIND_NOT_FOUND = "not_found"  # 404, S3's NoSuchKey
@@ -66,8 +66,9 @@ KIND_SHARES: Mapping[str, float] = {
 }
 # An event with this many documents has every kind among its own.
 OWN_KINDS_DOCUMENTS = 2 * len(SPECIAL_KINDS)
-# What a reader must say of a document it could not read: PDFium cannot open a file cut short without its
-# trailer, nor bytes that are no PDF.
+# What a reader must say of a document it could not read. PDFium cannot open a file cut short before its
+# trailer (it rebuilds the cross-reference table by scanning the objects, but only a trailer names the
+# catalogue; a linearised file, which has one at its start, would open), nor bytes that are no PDF.
 PROBLEM_UNREADABLE = "unreadable"
 PROBLEM_ENCRYPTED = "encrypted"
 PROBLEM_NOT_FOUND = "not_found"

@@ -13,11 +13,11 @@ space, none at either end. A page without a text layer (a scanned slide) reads a
 
 A file that cannot be read gives no pages and a problem: :data:`PROBLEM_ENCRYPTED` when it asks for a
 password (a user password that is not empty, or a security handler PDFium does not know),
-:data:`PROBLEM_UNREADABLE` when it is no PDF or PDFium cannot open it (a file cut short without a trailer
-it can find: PDFium rebuilds a broken cross-reference table, but not a document without its catalogue),
-:data:`PROBLEM_TOO_LARGE` when memory runs out. A file PDFium opens is read: a page it cannot load (a
-file cut short after an early trailer, as a linearised file has, loses the pages past the cut) or whose
-content stream is cut short reads as ``""``, never as a part of its text.
+:data:`PROBLEM_UNREADABLE` when it is no PDF or PDFium cannot open it (a file cut short before its
+trailer: PDFium rebuilds a broken cross-reference table by scanning the objects, but only a trailer
+names the catalogue), :data:`PROBLEM_TOO_LARGE` when memory runs out. A file PDFium opens is read: a
+page it cannot load (a file cut short after an early trailer, as a linearised file has, loses the pages
+past the cut) or whose content stream is cut short reads as ``""``, never as a part of its text.
 
 PDFium is not safe to call from two threads at once: read from one thread at a time (or in a worker
 process, see :func:`read_pdf_bounded`).
