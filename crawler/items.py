@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import scrapy
 
 from crawler.schema import FIELD_NAMES, Lecture
+from crawler.state.stage_slides import StagedSlides
 from crawler.state.stage_transcripts import StagedTranscript
 
 
@@ -37,6 +38,8 @@ RECORD_FIELDS = frozenset(FIELD_NAMES)
 # beside it the file's validators the next revalidation sends (never published). The stage's own shape of a
 # track: what the spider yields is what the stage writes and reads back.
 TranscriptItem = StagedTranscript
+# One document of a lecture (its slide deck or poster) as the crawl read it, the same way.
+SlidesItem = StagedSlides
 
 
 class CarriedLecture(scrapy.Item):
@@ -49,6 +52,8 @@ class CarriedLecture(scrapy.Item):
     counted = scrapy.Field()
     # The last stage's transcripts of the lecture (TranscriptItem), staged again with it.
     transcripts = scrapy.Field()
+    # The last stage's documents of the lecture (SlidesItem), staged again with it.
+    slides = scrapy.Field()
 
 
 class SessionItem(scrapy.Item):

@@ -268,6 +268,22 @@ SUBTITLES_KEPT_UNREADABLE = "underline/subtitles/kept_unreadable"
 SUBTITLES_CUT_SHORT = "underline/subtitles/cut_short"
 SUBTITLES_PROBLEM_PREFIX = "underline/subtitles/problem/"
 STAGE_TRANSCRIPTS = "stage/transcripts"
+# Documents (slide decks, posters): asked, read into pages, unchanged since the last stage (304), gone
+# (404/410), kept because the answer was no evidence, carried with an unchanged lecture, left for the next
+# night (the byte budget spent), bytes downloaded, addresses and numbers redacted, and per problem.
+SLIDES_ASKED = "underline/slides/asked"
+SLIDES_READ = "underline/slides/read"
+SLIDES_UNCHANGED = "underline/slides/unchanged"
+SLIDES_NOT_FOUND = "underline/slides/not_found"
+SLIDES_KEPT_UNREADABLE = "underline/slides/kept_unreadable"
+SLIDES_CARRIED = "underline/slides/carried"
+SLIDES_WAITING = "underline/slides/waiting"
+SLIDES_BYTES = "underline/slides/bytes"
+# The bytes the byte budget counted (answers of document requests, 304s and errors included).
+SLIDES_BUDGET_SPENT = "underline/slides/budget_spent"
+SLIDES_REDACTED = "underline/slides/redacted"
+SLIDES_PROBLEM_PREFIX = "underline/slides/problem/"
+STAGE_SLIDES = "stage/slides"
 REDIRECT_LOOP = "underline/redirect_loop"
 # Per field: filled from the API listing where the page had none; the page and the listing disagreed.
 FILLED_FROM_API_PREFIX = "underline/filled_from_api/"

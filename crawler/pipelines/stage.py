@@ -17,8 +17,8 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
-from crawler.items import CarriedLecture, LectureItem, SessionItem, TranscriptItem
-from crawler.schema import TRANSCRIPT_FIELDS
+from crawler.items import CarriedLecture, LectureItem, SessionItem, SlidesItem, TranscriptItem
+from crawler.schema import SLIDES_FIELDS, TRANSCRIPT_FIELDS
 from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageWriter
 from crawler.state.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
@@ -79,6 +79,11 @@ class StagePipeline:
             return item
         if isinstance(item, TranscriptItem):
             return self._transcript(item)
+        if isinstance(item, SlidesItem):
+            if not self._stage_slides(item):
+                self.stats.inc_value(keys.STAGE_INVALID)
+                raise DropItem(f"slides {item.record.url!r} not staged: the schema refuses it")
+            return item
         carried = isinstance(item, CarriedLecture)
         if not carried and not isinstance(item, LectureItem):
             return item
@@ -102,6 +107,9 @@ class StagePipeline:
             # Staged as the last crawl staged them: a line the schema refuses now is left out, counted.
             if not self._stage_transcript(transcript):
                 self.stats.inc_value(keys.STAGE_INVALID)
+        for slides in item.get("slides") or [] if carried else []:
+            if not self._stage_slides(slides):
+                self.stats.inc_value(keys.STAGE_INVALID)
         if aliases:
             self.stats.inc_value(keys.STAGE_ALIASES, len(aliases))
         self.stats.inc_value(keys.STAGE_LECTURES)
@@ -123,6 +131,14 @@ class StagePipeline:
             return False
         self.writer.write_transcript(item.record, item.validators)
         self.stats.inc_value(keys.STAGE_TRANSCRIPTS)
+        return True
+
+    def _stage_slides(self, item: SlidesItem) -> bool:
+        """Stage a document the schema takes (False, staging nothing, for one it refuses)."""
+        if validate_record(item.record.to_json(), SLIDES_FIELDS):
+            return False
+        self.writer.write_slides(item.record, item.validators)
+        self.stats.inc_value(keys.STAGE_SLIDES)
         return True
 
     def spider_closed(self, spider: Spider, reason: str) -> None:

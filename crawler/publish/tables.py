@@ -270,6 +270,17 @@ TRANSCRIPTS = TableSpec.of_fields(
     content=("text", "segments"),
     row_key=("lecture_id", "subtitle_url"),
 )
+# What was shown: each lecture's slide deck and poster, read from the PDF the lecture names, written beside
+# the lectures as the transcripts are.
+SLIDES = TableSpec.of_fields(
+    "slides",
+    "One row per lecture and document (its slide deck, its poster): what was shown, page by page.",
+    schema.SLIDES_FIELDS,
+    key="lecture_id",
+    source=RowSource("the PDF the lecture's record names (one request a document)"),
+    content=("pages", "text"),
+    row_key=("lecture_id", "document"),
+)
 # A view of the lectures' files: each lecture's link to its paper in the ACL Anthology. Made from the
 # Anthology's files; a release built without them keeps every link it had.
 ANTHOLOGY_LINKS = TableSpec(
@@ -297,10 +308,10 @@ CHANGES = TableSpec(
     source=RowSource("the diff of each release against the one before it", problem_column=None, history=True),
 )
 # Every table a release publishes, declared once: the gate and the carry-over read this list.
-DECLARED_TABLES: tuple[TableSpec, ...] = (*SPECS, TRANSCRIPTS, ANTHOLOGY_LINKS, CHANGES)
+DECLARED_TABLES: tuple[TableSpec, ...] = (*SPECS, TRANSCRIPTS, SLIDES, ANTHOLOGY_LINKS, CHANGES)
 DEFAULT_CONFIG = LECTURES.name
 # Names an event's config may not take: the tables' configs, and the name datasets gives an unnamed one.
-RESERVED_CONFIG_NAMES = frozenset([*SPECS_BY_NAME, TRANSCRIPTS.name, "default"])
+RESERVED_CONFIG_NAMES = frozenset([*SPECS_BY_NAME, TRANSCRIPTS.name, SLIDES.name, "default"])
 
 
 @dataclass(frozen=True)

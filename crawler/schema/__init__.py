@@ -3,6 +3,7 @@
 - :mod:`.columns`: how a column is declared (:func:`column`, :class:`Field`, the kinds read off types);
 - :mod:`.lecture`: the ``lectures`` table's record, :class:`Lecture`, and what derives from it;
 - :mod:`.transcript`: the ``transcripts`` table's record, :class:`Transcript`;
+- :mod:`.slides`: the ``slides`` table's record, :class:`Slides` (a lecture's slide deck or poster);
 - :mod:`.values`: the one JSON codec of every record, timestamps, and the one "has a value";
 - :mod:`.arrow`: the Arrow and ``datasets`` forms; :mod:`.check`: the check of a record from outside.
 """
@@ -43,6 +44,7 @@ from crawler.schema.lecture import (
     listing_only_extraction,
     to_json_record,
 )
+from crawler.schema.slides import DOCUMENT_COLUMNS, SLIDES_FIELDS, Slides, listed_documents, slides_order
 from crawler.schema.transcript import (
     TRANSCRIPT_FIELD_NAMES,
     TRANSCRIPT_FIELDS,
@@ -56,6 +58,7 @@ __all__ = [
     "ATTRIBUTE_FIELDS",
     "BOOKKEEPING_FIELDS",
     "CONTENT_FIELDS",
+    "DOCUMENT_COLUMNS",
     "FIELDS",
     "FIELDS_BY_NAME",
     "FIELD_NAMES",
@@ -64,6 +67,7 @@ __all__ = [
     "OWN_URL_FIELDS",
     "PAGE_FIELDS",
     "PARSED_FIELDS",
+    "SLIDES_FIELDS",
     "SORT_KEY",
     "STRUCT_KINDS",
     "TEXT_BLOCK_FIELDS",
@@ -79,6 +83,7 @@ __all__ = [
     "Lecture",
     "ScalarKind",
     "Segment",
+    "Slides",
     "Subtitle",
     "Transcript",
     "column",
@@ -89,10 +94,12 @@ __all__ = [
     "has_value",
     "is_listing_only",
     "lecture_order",
+    "listed_documents",
     "listing_only_extraction",
     "parse_timestamp",
     "record_to_json",
     "record_values",
+    "slides_order",
     "to_json_record",
     "transcript_order",
 ]

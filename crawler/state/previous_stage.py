@@ -20,6 +20,7 @@ from crawler.schema import SORT_KEY, Lecture, parse_timestamp, to_json_record
 from crawler.state.layout import StateDir
 from crawler.state.stage import COMPLETE_MARKER, PREVIOUS_DIRNAME
 from crawler.state.stage_index import record_problems
+from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
 logger = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class PreviousStage:
         self.damaged: set[str] = set()
         # Where the previous crawl staged each lecture's subtitle tracks: a carried lecture keeps them.
         self.transcripts = TranscriptLines()
+        self.slides = SlidesLines()
         # Each lecture's event, as an index into ``_events``: what a listing that no longer names it is
         # asked about.
         self._event = array("I")
@@ -102,8 +104,8 @@ class PreviousStage:
         if payload.get("kind") == "alias" and isinstance(payload.get("lecture_id"), str):
             self._add_alias(str(payload["lecture_id"]), str(payload.get("url")))
             return
-        if payload.get("kind") == TRANSCRIPT_KIND:
-            self._add_transcript(payload, file, offset)
+        if payload.get("kind") in (TRANSCRIPT_KIND, SLIDES_KIND):
+            self._add_row(payload, file, offset)
             return
         record = payload.get("record")
         if payload.get("kind") != "lecture" or not isinstance(record, dict):
@@ -128,12 +130,14 @@ class PreviousStage:
             self._file[row], self._offset[row], self._fetched[row] = file, offset, micros
             self._event[row] = event
 
-    def _add_transcript(self, payload: JsonObject, file: int, offset: int) -> None:
+    def _add_row(self, payload: JsonObject, file: int, offset: int) -> None:
         path = self._paths[file]
-        problems = self.transcripts.add(payload, path, offset)
+        lines = self.transcripts if payload.get("kind") == TRANSCRIPT_KIND else self.slides
+        problems = lines.add(payload, path, offset)
         if problems:
             logger.warning(
-                "The last stage's transcript line %s:%d cannot be read back (%s): it is not carried",
+                "The last stage's %s line %s:%d cannot be read back (%s): it is not carried",
+                payload.get("kind"),
                 path,
                 _line_number(path, offset),
                 "; ".join(problems),
@@ -142,6 +146,10 @@ class PreviousStage:
     def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
         """The lecture's subtitle tracks as the previous crawl staged them (record and validators)."""
         return self.transcripts.transcripts_of(lecture_id)
+
+    def slides_of(self, lecture_id: str) -> list[StagedSlides]:
+        """The lecture's documents as the previous crawl staged them (record and validators)."""
+        return self.slides.slides_of(lecture_id)
 
     def lectures_by_event(self) -> dict[str, list[str]]:
         """The lecture ids indexed, per the event their record names."""

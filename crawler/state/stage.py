@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.json_types import JsonObject
-from crawler.schema import Transcript, to_json_record
+from crawler.schema import Slides, Transcript, to_json_record
 from crawler.state.fsutil import exclusive_lock, write_json_atomic
+from crawler.state.stage_slides import SLIDES_ROWS
 from crawler.state.stage_transcripts import transcript_line
 
 STAGE_DIRNAME = "stage"
@@ -208,6 +209,11 @@ class StageWriter:
         ``validators`` (``etag``, ``last_modified``: what the next crawl revalidates the file with, never
         published). The last line of a (lecture_id, subtitle_url) is the one read back."""
         self._write(transcript_line(transcript, validators))
+
+    def write_slides(self, slides: Slides, validators: Mapping[str, str] | None = None) -> None:
+        """One document of a lecture (its ``slides`` row), with the PDF's ``validators``. The last line of
+        a (lecture_id, document) is the one read back."""
+        self._write(SLIDES_ROWS.line(slides, validators))
 
     def write_session(self, session: Mapping[str, Any]) -> None:
         self._write({"kind": "session", "session": dict(session)})

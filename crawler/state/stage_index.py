@@ -30,6 +30,7 @@ from crawler.schema import (
 )
 from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageError, check_worker_name, stage_dir
+from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
 logger = logging.getLogger(__name__)
@@ -111,6 +112,8 @@ class StageIndex:
     orphan_aliases: int = 0
     # Where each lecture's subtitle tracks are staged (the last line of a track wins), read on demand.
     transcripts: TranscriptLines = field(default_factory=TranscriptLines, repr=False)
+    # Where each lecture's documents (slide deck, poster) are staged, the same way.
+    slides: SlidesLines = field(default_factory=SlidesLines, repr=False)
     # (lecture_id, url) alias lines, united with the lectures' URLs once every line is read.
     _aliases: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
@@ -142,6 +145,10 @@ class StageIndex:
         """The lecture's staged subtitle tracks (record and validators), read back from the stage."""
         return self.transcripts.transcripts_of(lecture_id)
 
+    def slides_of(self, lecture_id: str) -> list[StagedSlides]:
+        """The lecture's staged documents (record and validators), read back from the stage."""
+        return self.slides.slides_of(lecture_id)
+
     def lecture(self, lecture_id: str) -> Lecture:
         """The lecture's latest staged record, with every URL seen linking to it."""
         entry = self.entries[lecture_id]
@@ -170,8 +177,9 @@ class StageIndex:
             self._add_session(path, payload["session"], number)
         elif kind == "lecture" and isinstance(payload.get("record"), dict):
             self._add_lecture(path, offset, payload["record"], number)
-        elif kind == TRANSCRIPT_KIND:
-            problems = self.transcripts.add(payload, path, offset)
+        elif kind in (TRANSCRIPT_KIND, SLIDES_KIND):
+            lines = self.transcripts if kind == TRANSCRIPT_KIND else self.slides
+            problems = lines.add(payload, path, offset)
             if problems:
                 self._bad(path, number, "; ".join(problems))
         else:
