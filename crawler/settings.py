@@ -36,6 +36,14 @@ UNDERLINE_ASSET_HOSTS = ["assets.underline.io"]
 UNDERLINE_SUBTITLE_MAX_BYTES = 2 * 1024 * 1024
 # The subtitle tracks asked and published for one lecture at the most (a track list may name any number).
 UNDERLINE_MAX_TRACKS_PER_LECTURE = 20
+# Slide decks and posters cost one request per document a fetched lecture names (read into the ``slides``
+# table): off unless asked for. A PDF past UNDERLINE_SLIDES_MAX_BYTES (on the wire or decompressed) is not
+# read; the documents' bytes a night downloads stop at UNDERLINE_SLIDES_BYTE_BUDGET (0: no bound), the rest
+# waits for the next night; a PDF's reader may take UNDERLINE_SLIDES_READER_MEMORY more bytes of memory.
+UNDERLINE_SLIDES = False
+UNDERLINE_SLIDES_MAX_BYTES = 64 * 1024 * 1024
+UNDERLINE_SLIDES_BYTE_BUDGET = 2 * 1024 * 1024 * 1024
+UNDERLINE_SLIDES_READER_MEMORY = 1024 * 1024 * 1024
 # The most lecture-page requests (subtitle requests too) one crawl sends; 0: no limit. Every listing is
 # read whole; then new lectures come first, changed ones next, stale ones (revalidation) last, and the
 # rest waits for the next crawl (published from the listing, or as the last crawl staged it).
@@ -77,6 +85,8 @@ DOWNLOADER_MIDDLEWARES = {
     # Between RedirectMiddleware (600) and the cache (900): a login redirect is never followed, nor one
     # that leaves the site's origin (scheme, host and port).
     "crawler.middlewares.origin.OffOriginRedirectMiddleware": 640,
+    # Before the robots check's own requests are counted: only document answers are.
+    "crawler.middlewares.byte_budget.DocumentByteBudget": 120,
     "crawler.middlewares.gated.GatedDownloadMiddleware": 650,
     "scrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware": None,
     "crawler.cache.httpcache.RevalidatingCacheMiddleware": 900,

@@ -150,6 +150,11 @@ def event_resource_url(api_base: str, event_id: str) -> str:
     return f"{api_base.rstrip('/')}/api/v1/thin_events/{event_id}"
 
 
+# The meta key of a request for a file a lecture names (a subtitle file, a slide deck, a poster): it may
+# follow a redirect to another of the allowed hosts, and to nothing else (crawler.middlewares.origin).
+ASSET_FILE_META = "asset_file"
+
+
 def subtitle_host_allowed(url: str, site_hosts: Iterable[str], asset_hosts: Iterable[str]) -> bool:
     """Whether a subtitle file at ``url`` may be fetched: http(s), on one of the site's own hosts (any port)
     or one of the asset hosts. Host names compare case-insensitively, without a trailing dot."""

@@ -83,8 +83,9 @@ def crawl_arguments(args: argparse.Namespace) -> tuple[tuple[str, ...], str | No
 
 
 def subtitles_setting(args: argparse.Namespace) -> list[tuple[str, object]]:
-    """``--subtitles`` as the setting it stands for (none when not given)."""
-    return [("UNDERLINE_SUBTITLES", True)] if getattr(args, "subtitles", False) else []
+    """``--subtitles`` and ``--slides`` as the settings they stand for (none when not given)."""
+    flags = (("subtitles", "UNDERLINE_SUBTITLES"), ("slides", "UNDERLINE_SLIDES"))
+    return [(setting, True) for flag, setting in flags if getattr(args, flag, False)]
 
 
 def page_budget_setting(budget: int | None) -> list[tuple[str, object]]:

@@ -84,11 +84,12 @@ def _crawl_replica(site: ReplicaSite, state_dir: Path, serving: Callable[[str], 
         if serving is not None:
             serving(server.base_url)
         # Loopback and our own server: politeness delays would only slow the demo down. What was said
-        # too: the replica serves its subtitle files on an assets origin of its own.
+        # too, and what was shown: the replica serves its subtitle files and PDFs on an assets origin of
+        # its own.
         return crawl(
             event_ids=DEMO_EVENTS,
             state_dir=state_dir,
             web_base=server.base_url,
             api_base=server.base_url,
-            overrides={**LOOPBACK_CRAWL_SETTINGS, "UNDERLINE_SUBTITLES": True},
+            overrides={**LOOPBACK_CRAWL_SETTINGS, "UNDERLINE_SUBTITLES": True, "UNDERLINE_SLIDES": True},
         )

@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_budget_and_settings(command: argparse.ArgumentParser) -> None:
-    """``--page-budget``, ``--subtitles`` and ``-s``, which ``crawl`` and ``run`` share."""
+    """``--page-budget``, ``--subtitles``, ``--slides`` and ``-s``, which ``crawl`` and ``run`` share."""
     command.add_argument(
         "--page-budget",
         type=int,
@@ -66,6 +66,12 @@ def _add_budget_and_settings(command: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also read each fetched lecture's subtitle files into the transcripts table "
         "(UNDERLINE_SUBTITLES)",
+    )
+    command.add_argument(
+        "--slides",
+        action="store_true",
+        help="also read the slide deck and poster (PDF) each lecture names into the slides table "
+        "(UNDERLINE_SLIDES)",
     )
     command.add_argument(
         "-s", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a Scrapy setting"

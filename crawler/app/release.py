@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from crawler.publish.previous import CarriedRelease, PreviousRelease
     from crawler.publish.records import SessionDetail
     from crawler.publish.removals import Redactions
+    from crawler.publish.slides import SlidesSource
     from crawler.publish.summaries import SpilledEvents
     from crawler.publish.transcript_rows import TranscriptSource
     from crawler.schedule.changelog import Changelog
@@ -52,6 +53,8 @@ class StagedCrawl:
     withdrawals: Withdrawals = field(default_factory=Withdrawals)
     # The staged subtitle tracks, read back when their event is published.
     transcripts: TranscriptSource | None = None
+    # The staged documents (slide decks, posters), the same way.
+    slides: SlidesSource | None = None
 
     @property
     def kept_back(self) -> dict[str, str]:
@@ -87,6 +90,8 @@ class NextRelease:
     kept_back: dict[str, str] = field(default_factory=dict)
     # The staged subtitle tracks the ``transcripts`` table takes before the previous release's.
     transcripts: TranscriptSource | None = None
+    # The staged documents the ``slides`` table takes before the previous release's.
+    slides: SlidesSource | None = None
 
     @property
     def records(self) -> list[Lecture]:
@@ -118,7 +123,9 @@ class NextRelease:
     def unchanged(self) -> bool:
         """True when the release would hold exactly the previous one's rows (content and withdrawal) and
         the previous one's files are as published (one edited in place is written again), and the
-        ``transcripts`` rows would be the previous release's (a track staged anew is a change)."""
+        ``transcripts`` and ``slides`` rows would be the previous release's (a track or a document staged
+        anew is a change)."""
+        from crawler.publish.slides import slides_changed
         from crawler.publish.transcript_rows import transcripts_changed
 
         before = {i: (s.content_sha256, s.withdrawn) for i, s in self.previous.states().items()}
@@ -127,6 +134,7 @@ class NextRelease:
             and before == self.events.states
             and not self.previous.edited_files()
             and not transcripts_changed(self.events, self.transcripts, self.previous, self.redactions)
+            and not slides_changed(self.events, self.slides, self.previous, self.redactions)
         )
 
     def notes(self) -> list[str]:
@@ -183,6 +191,7 @@ def read_staged(state_dir: Path, *, allow_partial: bool = False) -> StagedCrawl:
         staged.complete,
         Withdrawals.from_summary(summary) if staged.complete else Withdrawals(),
         staged.transcripts,
+        staged.slides,
     )
 
 
@@ -359,6 +368,7 @@ def next_release(
         links,
         staged.kept_back,
         staged.transcripts,
+        staged.slides,
     )
 
 

@@ -56,6 +56,7 @@ def publish(
             ReleaseRemovals.of(release.removals.lectures, release.redactions) if release.removals else None
         ),
         transcripts=release.transcripts,
+        slides=release.slides,
         check_built=check_built,
     )
     result = publish_events(release.events, out_dir, options)

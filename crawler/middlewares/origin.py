@@ -6,9 +6,9 @@ Here a redirect is followed only when its target has the same origin (scheme, ho
 request, or the origin of one of the configured site bases (``UNDERLINE_WEB_BASE``,
 ``UNDERLINE_API_BASE``). Anything else raises ``IgnoreRequest`` (the request's errback counts the lecture
 as failed), is logged at WARNING and counted as ``offorigin/redirects``; ``request.meta["off_origin"]``
-holds the target. A subtitle file's request (``request.meta["subtitle_track"]``) may also follow a redirect
-to another of the hosts subtitle files are fetched from (the site's own, any port, and
-``UNDERLINE_ASSET_HOSTS``), and to nothing else.
+holds the target. A request for a file a lecture names (a subtitle file, a slide deck, a poster:
+``request.meta["asset_file"]``) may also follow a redirect to another of the hosts such files come from
+(the site's own, any port, and ``UNDERLINE_ASSET_HOSTS``), and to nothing else.
 
 It must see responses before ``RedirectMiddleware`` (600): register it between 600 and the gated-download
 middleware (650), which handles redirects to a log-in page first.
@@ -24,7 +24,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from crawler import stats_keys as keys
 from crawler.middlewares.gated import redirect_target
-from crawler.urls import host_of, subtitle_host_allowed
+from crawler.urls import ASSET_FILE_META, host_of, subtitle_host_allowed
 
 if TYPE_CHECKING:
     from typing import Self
@@ -74,7 +74,7 @@ class OffOriginRedirectMiddleware:
         allowed = {origin(request.url), *self.site_origins}
         if origin(target) in allowed:
             return response
-        if request.meta.get("subtitle_track") and subtitle_host_allowed(
+        if request.meta.get(ASSET_FILE_META) and subtitle_host_allowed(
             target, self.site_hosts, self.asset_hosts
         ):
             return response

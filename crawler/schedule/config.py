@@ -8,6 +8,7 @@ api_base = "..."             # default: UNDERLINE_API_BASE
 state = "state"
 page_budget = 0              # most lecture-page requests a night (0: no limit); UNDERLINE_PAGE_BUDGET
 subtitles = false            # read each fetched lecture's subtitle files (transcripts); UNDERLINE_SUBTITLES
+slides = false               # read each lecture's slide deck and poster (PDF) into slides; UNDERLINE_SLIDES
 [crawl.settings]          # any Scrapy setting
 DOWNLOAD_DELAY = 1.0
 
@@ -119,6 +120,7 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "state": str,
         "page_budget": int,
         "subtitles": bool,
+        "slides": bool,
         "settings": dict,
     },
     "publish": {
@@ -273,8 +275,9 @@ def _crawl_values(table: Mapping[str, object], path: Path) -> _CrawlValues:
         if "page_budget" in table:
             # The table's key is the setting under a shorter name; it wins over [crawl.settings].
             settings.update(check_settings({"UNDERLINE_PAGE_BUDGET": table["page_budget"]}))
-        if "subtitles" in table:
-            settings.update(check_settings({"UNDERLINE_SUBTITLES": table["subtitles"]}))
+        for key, setting in (("subtitles", "UNDERLINE_SUBTITLES"), ("slides", "UNDERLINE_SLIDES")):
+            if key in table:
+                settings.update(check_settings({setting: table[key]}))
         values["settings"] = settings
     except ArgumentError as exc:
         raise ConfigError(f"{exc} (in {path})") from None

@@ -14,7 +14,7 @@ from scrapy.statscollectors import StatsCollector
 from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
-from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, TranscriptItem
+from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SlidesItem, TranscriptItem
 from crawler.pages import LectureFields, LecturePage, PageParseError
 from crawler.schema import LISTING_ONLY_EXTRACTION, Lecture
 from crawler.spiders.refresh import DISAGREED, LISTING_NAMES, complete_authors, listing_hashes, merge_fields
@@ -71,6 +71,7 @@ class LectureRecords:
         default_event: str,
         with_subtitles: Callable[[LectureItem], Iterator[Any]],
         transcripts: Callable[[str], list[TranscriptItem]] | None = None,
+        slides: Callable[[str], list[SlidesItem]] | None = None,
         logger: logging.LoggerAdapter[logging.Logger],
     ) -> None:
         self.stats = stats
@@ -79,6 +80,7 @@ class LectureRecords:
         self.default_event = default_event
         self.with_subtitles = with_subtitles
         self.transcripts = transcripts
+        self.slides = slides
         self.logger = logger
         self.seen_links: set[str] = set()
 
@@ -201,9 +203,13 @@ class LectureRecords:
     def carried(
         self, record: Lecture, listing_hashes: Mapping[str, str] | None, counted: list[str]
     ) -> CarriedLecture:
-        """A lecture staged again as the last crawl staged it, with the transcripts it staged of it."""
+        """A lecture staged again as the last crawl staged it, with the transcripts and documents it staged
+        of it."""
         kept = self.transcripts(record.lecture_id) if self.transcripts is not None else []
-        return CarriedLecture(record=record, listing_hashes=listing_hashes, counted=counted, transcripts=kept)
+        slides = self.slides(record.lecture_id) if self.slides is not None else []
+        return CarriedLecture(
+            record=record, listing_hashes=listing_hashes, counted=counted, transcripts=kept, slides=slides
+        )
 
     def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
         """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it

@@ -37,7 +37,7 @@ from crawler.schema import Subtitle, Transcript
 from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
 from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
-from crawler.urls import API_ACCEPT, subtitle_host_allowed, transcripts_url
+from crawler.urls import API_ACCEPT, ASSET_FILE_META, host_of, subtitle_host_allowed, transcripts_url
 
 # The answer statuses a subtitle request's callback reads itself (the rest are failures).
 HANDLED_STATUSES = (304, 404, 410)
@@ -46,7 +46,6 @@ TRANSCRIPT_SOURCE: RowSource = TRANSCRIPTS.source
 # The validators a staged transcript keeps for the next revalidation, by response header.
 VALIDATOR_HEADERS = {"etag": b"ETag", "last_modified": b"Last-Modified"}
 _CONDITIONAL = {"etag": "If-None-Match", "last_modified": "If-Modified-Since"}
-TRACK_META = "subtitle_track"
 
 
 def failure_problem(failure: Failure) -> str:
@@ -178,6 +177,27 @@ class SubtitleFiles:
         self.logger = logger
         self.allowance: int | None = None
 
+    @classmethod
+    def of_spider(cls, spider: Any) -> SubtitleFiles:
+        """The component of an ``UnderlineSpider``: its settings, bases, callbacks and last stage."""
+        settings = spider.crawler.settings
+        return cls(
+            spider.stats,
+            spider.api_base if spider.subtitles else None,
+            site_hosts=(host_of(spider.web_base), host_of(spider.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
+            max_tracks=settings.getint("UNDERLINE_MAX_TRACKS_PER_LECTURE"),
+            callbacks=(
+                spider.parse_transcripts,
+                spider.transcripts_failed,
+                spider.parse_subtitle_file,
+                spider.subtitle_file_failed,
+            ),
+            previous=lambda lecture_id: spider.previous.transcripts_of(lecture_id),
+            logger=spider.logger,
+        )
+
     def with_tracks(self, item: LectureItem) -> Iterator[Any]:
         """The lecture's item, with its track list asked first when subtitles are asked for."""
         if self.api_base is None:
@@ -289,7 +309,7 @@ class SubtitleFiles:
                 "download_maxsize": self.max_bytes,
                 "download_warnsize": 0,
                 "handle_httpstatus_list": list(HANDLED_STATUSES),
-                TRACK_META: True,
+                ASSET_FILE_META: True,
             },
             dont_filter=False,
         )

@@ -54,12 +54,13 @@ from crawler.spiders.refresh import (
     revalidation_due,
     with_new_listing_fields,
 )
+from crawler.spiders.slides import SlideDocuments
 from crawler.spiders.spending import BudgetSpending, BudgetTerms
 from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
 from crawler.state.withdrawals import Withdrawals
-from crawler.urls import API_ACCEPT, canonical_lecture_url, host_of, listing_url
+from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -103,6 +104,7 @@ class UnderlineSpider(scrapy.Spider):
         self.revalidate_share = 0.0
         self.max_listing_pages = 1
         self.subtitles = False
+        self.slides = False
         # UNDERLINE_PAGE_BUDGET: at most this many lecture-page requests (0: no limit).
         self.page_budget = 0
         self.budget = PageBudget()
@@ -144,6 +146,7 @@ class UnderlineSpider(scrapy.Spider):
         spider.revalidate_share = 0.0 if math.isnan(share) else min(1.0, max(0.0, share))
         spider.max_listing_pages = max(1, settings.getint("UNDERLINE_MAX_LISTING_PAGES"))
         spider.subtitles = settings.getbool("UNDERLINE_SUBTITLES")
+        spider.slides = settings.getbool("UNDERLINE_SLIDES")
         spider.page_budget = max(0, settings.getint("UNDERLINE_PAGE_BUDGET"))
         # A fleet's listing pages are answered by any of its workers, so no worker can count them.
         spider.fleet = bool(settings.get("STAGE_FLEET"))
@@ -176,6 +179,7 @@ class UnderlineSpider(scrapy.Spider):
             default_event=self.event_id,
             with_subtitles=self.with_subtitles,
             transcripts=self.subtitle_files.carried if self.subtitles else None,
+            slides=self.slide_documents.carried if self.slides else None,
             logger=self.logger,
         )
 
@@ -219,23 +223,12 @@ class UnderlineSpider(scrapy.Spider):
     @functools.cached_property
     def subtitle_files(self) -> SubtitleFiles:
         """Asks for the subtitle files of the lectures fetched, and reads them into transcripts."""
-        settings = self.crawler.settings
-        return SubtitleFiles(
-            self.stats,
-            self.api_base if self.subtitles else None,
-            site_hosts=(host_of(self.web_base), host_of(self.api_base)),
-            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
-            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
-            max_tracks=settings.getint("UNDERLINE_MAX_TRACKS_PER_LECTURE"),
-            callbacks=(
-                self.parse_transcripts,
-                self.transcripts_failed,
-                self.parse_subtitle_file,
-                self.subtitle_file_failed,
-            ),
-            previous=lambda lecture_id: self.previous.transcripts_of(lecture_id),
-            logger=self.logger,
-        )
+        return SubtitleFiles.of_spider(self)
+
+    @functools.cached_property
+    def slide_documents(self) -> SlideDocuments:
+        """Asks for the slide decks and posters of the lectures read, and reads them into pages."""
+        return SlideDocuments.of_spider(self)
 
     def budget_terms(self) -> BudgetTerms:
         return BudgetTerms(self.page_budget, self.subtitles, self.spent_before)
@@ -448,6 +441,8 @@ class UnderlineSpider(scrapy.Spider):
                 record = with_new_listing_fields(d.staged, d.fields, d.hashes).record
                 self.stats.inc_value(keys.PAGES_CARRIED)
                 yield self.lectures.carried(record, d.hashes, [keys.PAGES_CARRIED])
+                # A document the last stage has no row of at its URL, or one left for later, is asked.
+                yield from self.slide_documents.requests(record, fetched=False)
                 continue
             held = HeldListing(event, d.fields, authors_incomplete(d.fields))
             if self.page_budget > 0:
@@ -539,9 +534,10 @@ class UnderlineSpider(scrapy.Spider):
         for out in self.lectures.output(response, page, asked):
             yield out
 
-    # The callbacks of the subtitle requests (see SubtitleFiles): the track list, then each file.
+    # The callbacks of the subtitle (track list, then file) and document requests of a lecture read.
     def with_subtitles(self, item: LectureItem) -> Iterator[Any]:
-        return self.subtitle_files.with_tracks(item)
+        yield from self.subtitle_files.with_tracks(item)
+        yield from self.slide_documents.requests(item, fetched=True)
 
     def parse_transcripts(self, response: Response, item: LectureItem) -> Iterator[Any]:
         return self.subtitle_files.tracks(response, item)
@@ -554,6 +550,12 @@ class UnderlineSpider(scrapy.Spider):
 
     def subtitle_file_failed(self, failure: Failure) -> Iterator[Any]:
         return self.subtitle_files.failure(failure)
+
+    def parse_slides_file(self, response: Response, document: JsonObject) -> AsyncIterator[Any]:
+        return self.slide_documents.answered(response, document)
+
+    def slides_file_failed(self, failure: Failure) -> Iterator[Any]:
+        return self.slide_documents.failure(failure)
 
     def request_dropped(self, request: scrapy.Request) -> None:
         # The scheduler drops a request for a URL this crawl already requested. When a lecture page's

@@ -1,0 +1,307 @@
+"""The documents of the lectures the crawl reads: one request per slide deck or poster a lecture names,
+what its answer makes of the document (a :class:`~crawler.schema.Slides` row), and what a document that
+cannot be asked keeps.
+
+A document is asked when its lecture is fetched (new, changed, or revalidated), and for a lecture carried
+unchanged only when the last stage has no row of it at its current URL, or one left for later (``waiting``:
+the night's byte budget was spent; ``failed``: no answer). Every other carried lecture carries its rows
+from the last stage. A document is asked only on the site's own hosts (any port) or an asset host
+(``UNDERLINE_ASSET_HOSTS``), in a politeness slot of its own host, never through the HTTP cache (a PDF is
+read, redacted and staged, never stored raw), revalidated with the validators the last stage kept: a 304
+keeps the staged row. The PDF is read in a worker process (:mod:`crawler.slides`), under the pool's job
+timeout and a memory bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, ParamSpec, TypeVar
+
+import scrapy
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.python.failure import Failure
+
+from crawler import stats_keys as keys
+from crawler.extensions.workers import JobFailed, JobTimedOut, crawler_pool
+from crawler.items import SlidesItem
+from crawler.json_types import JsonObject
+from crawler.middlewares.byte_budget import BYTE_BUDGET_SPENT, DOCUMENT_BYTES_META
+from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
+from crawler.publish.tables import SLIDES
+from crawler.schema import Lecture, Slides, listed_documents
+from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
+from crawler.slides.document import ReadDocument, read_document
+from crawler.spiders.subtitles import VALIDATOR_HEADERS, failure_problem
+from crawler.state.stage_rows import PRIVACY_RULE_KEY
+from crawler.urls import ASSET_FILE_META, host_of, subtitle_host_allowed
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+assert SLIDES.source is not None
+SLIDES_SOURCE: RowSource = SLIDES.source
+HANDLED_STATUSES = (304, 404, 410)
+_CONDITIONAL = {"etag": "If-None-Match", "last_modified": "If-Modified-Since"}
+# Problems that leave a document to be asked again on the next night, its lecture unchanged or not.
+ASK_AGAIN = frozenset({"waiting", "failed"})
+
+
+def document_json(lecture: Lecture, document: str, url: str) -> JsonObject:
+    """What a document request carries of its row (JSON, so that a fleet's queue can hold it)."""
+    return {"lecture_id": lecture.lecture_id, "event_id": lecture.event_id, "document": document, "url": url}
+
+
+def slides_from(document: Mapping[str, Any], **values: Any) -> Slides:
+    """The document's row with ``values`` (pages, problem, ...) set."""
+    return Slides(
+        lecture_id=str(document["lecture_id"]),
+        event_id=document.get("event_id"),
+        document=str(document["document"]),
+        url=str(document["url"]),
+        **values,
+    )
+
+
+def pdf_answer(response: Response) -> bool:
+    """Whether an answer may be the PDF asked for: not an HTML page (a maintenance or login page served
+    with 200 says nothing of the file). The body decides: one that starts as a PDF (``%PDF-``, within its
+    first KiB as readers allow) is read whatever its Content-Type."""
+    head = response.body[:1024]
+    if b"%PDF-" in head:
+        return True
+    lowered = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if lowered.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
+        return False
+    kind = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
+    return kind not in (b"text/html", b"application/xhtml+xml")
+
+
+def response_validators(response: Response) -> dict[str, str]:
+    """The validators of a document's answer, as a staged row keeps them."""
+    out = {}
+    for name, header in VALIDATOR_HEADERS.items():
+        value = response.headers.get(header)
+        if value:
+            out[name] = value.decode("latin-1")
+    return out
+
+
+def document_problem(failure: Failure) -> str:
+    """Why a document request brought no file: ``waiting`` when the night's byte budget held it back, else
+    as a subtitle file's (``too_large``, ``off_host``, ``robots``, ``failed``)."""
+    if isinstance(failure.value, IgnoreRequest) and BYTE_BUDGET_SPENT in str(failure.value):
+        return "waiting"
+    return failure_problem(failure)
+
+
+class SlideDocuments:
+    """The spider's requests for lectures' documents and the rows their answers make (None ``callbacks``:
+    documents are not asked for). ``callbacks`` are the spider's (a request's callbacks must be the
+    spider's methods): a document's answer and its failure; ``previous(lecture_id)`` gives the last stage's
+    rows of a lecture with their validators; ``in_worker`` runs a pure step in the crawl's worker pool."""
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        *,
+        site_hosts: Iterable[str],
+        asset_hosts: Iterable[str],
+        max_bytes: int,
+        memory_bytes: int | None,
+        callbacks: tuple[Callable[..., Any], Callable[..., Any]] | None,
+        previous: Callable[[str], list[SlidesItem]],
+        in_worker: Callable[..., Any],
+        logger: logging.LoggerAdapter[logging.Logger],
+    ) -> None:
+        self.stats = stats
+        self.site_hosts = tuple(site_hosts)
+        self.asset_hosts = tuple(asset_hosts)
+        self.max_bytes = max_bytes
+        self.memory_bytes = memory_bytes
+        self.callbacks = callbacks
+        self.previous = previous
+        self.in_worker = in_worker
+        self.logger = logger
+
+    @classmethod
+    def of_spider(cls, spider: Any) -> SlideDocuments:
+        """The component of an ``UnderlineSpider``: its settings, bases, callbacks and last stage. In the
+        crawl's own process (no worker pool) the reader gets no memory bound: it would be the crawl's."""
+        settings = spider.crawler.settings
+        in_pool = crawler_pool(spider.crawler) is not None
+        return cls(
+            spider.stats,
+            site_hosts=(host_of(spider.web_base), host_of(spider.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SLIDES_MAX_BYTES"),
+            memory_bytes=settings.getint("UNDERLINE_SLIDES_READER_MEMORY") if in_pool else None,
+            callbacks=(spider.parse_slides_file, spider.slides_file_failed) if spider.slides else None,
+            previous=lambda lecture_id: spider.previous.slides_of(lecture_id),
+            in_worker=spider.in_worker,
+            logger=spider.logger,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self.callbacks is not None
+
+    def requests(self, lecture: Lecture, *, fetched: bool) -> Iterator[Any]:
+        """A request for each document ``lecture`` names: all of them when its page was fetched, else only
+        those the last stage has no row of at their URL, or left for later (:data:`ASK_AGAIN`)."""
+        if not self.enabled:
+            return
+        before = {s.record.document: s for s in self.previous(lecture.lecture_id)}
+        for kind, url in listed_documents(lecture):
+            staged = before.get(kind)
+            if staged is not None and staged.record.url != url:
+                staged = None
+            if not fetched and staged is not None and staged.record.problem not in ASK_AGAIN:
+                continue
+            document = document_json(lecture, kind, url)
+            if not subtitle_host_allowed(url, self.site_hosts, self.asset_hosts):
+                self.stats.inc_value(keys.SLIDES_PROBLEM_PREFIX + "off_host")
+                self.logger.warning("Not fetching document %s: not on the site's or an asset host", url)
+                yield self.evidence(SlidesItem(record=slides_from(document, problem="off_host")))
+                continue
+            yield self.request(url, document, staged.validators if staged is not None else {})
+
+    def request(self, url: str, document: JsonObject, validators: Mapping[str, str]) -> scrapy.Request:
+        assert self.callbacks is not None
+        answered, failed = self.callbacks
+        headers = {_CONDITIONAL[name]: value for name, value in validators.items() if name in _CONDITIONAL}
+        request = scrapy.Request(
+            url,
+            headers=headers,
+            callback=answered,
+            errback=failed,
+            cb_kwargs={"document": document},
+            meta={
+                "dont_cache": True,
+                # The host check above is the guard (an asset host need not be under allowed_domains).
+                "allow_offsite": True,
+                "download_maxsize": self.max_bytes,
+                "download_warnsize": 0,
+                "handle_httpstatus_list": list(HANDLED_STATUSES),
+                ASSET_FILE_META: True,
+                DOCUMENT_BYTES_META: True,
+            },
+        )
+        # Each host its own politeness slot (Scrapy's slot is the host name alone).
+        request.meta["download_slot"] = urlparse_cached(request).netloc.lower()
+        self.stats.inc_value(keys.SLIDES_ASKED)
+        return request
+
+    def carried(self, lecture_id: str) -> list[SlidesItem]:
+        """The last stage's rows of a lecture carried without a request."""
+        kept = self.previous(lecture_id) if self.enabled else []
+        if kept:
+            self.stats.inc_value(keys.SLIDES_CARRIED, len(kept))
+        return kept
+
+    def kept(self, document: Mapping[str, Any]) -> SlidesItem | None:
+        """The last stage's row of this document at this URL, as it was."""
+        for staged in self.previous(str(document["lecture_id"])):
+            if staged.record.document == document["document"] and staged.record.url == document["url"]:
+                return staged
+        return None
+
+    async def answered(self, response: Response, document: Mapping[str, Any]) -> AsyncIterator[SlidesItem]:
+        """What a document's answer makes of its row."""
+        yield self.settled(await self.read(response, document))
+
+    async def read(self, response: Response, document: Mapping[str, Any]) -> SlidesItem:
+        now = datetime.now(UTC)
+        if response.status == 304:
+            kept = self.kept(document)
+            if kept is not None:
+                self.stats.inc_value(keys.SLIDES_UNCHANGED)
+                return kept
+            return self.unreadable(document, "failed", now)
+        if response.status in GONE_STATUSES:
+            self.stats.inc_value(keys.SLIDES_NOT_FOUND)
+            return SlidesItem(record=slides_from(document, problem="not_found", fetched_at=now))
+        body = response.body
+        self.stats.inc_value(keys.SLIDES_BYTES, len(body))
+        if not pdf_answer(response):
+            # An HTML page where a PDF was asked: no evidence of the file.
+            return self.unreadable(document, "unreadable", now)
+        try:
+            found: ReadDocument = await self.in_worker(read_document, body, memory_bytes=self.memory_bytes)
+        except JobTimedOut:
+            found = ReadDocument(None, "timed_out")
+        except JobFailed:  # its worker died twice: a file that takes a reader down is not read
+            found = ReadDocument(None, "unreadable")
+        values: dict[str, Any] = {
+            "bytes": len(body),
+            "sha256": hashlib.sha256(body).hexdigest(),
+            "problem": found.problem,
+            "fetched_at": now,
+        }
+        if found.pages is not None:
+            pages = list(found.pages)
+            values.update(pages=pages, page_count=len(pages), text="\n\n".join(pages))
+            self.stats.inc_value(keys.SLIDES_READ)
+        if found.problem:
+            self.stats.inc_value(keys.SLIDES_PROBLEM_PREFIX + found.problem)
+        if found.redactions:
+            self.stats.inc_value(keys.SLIDES_REDACTED, found.redactions)
+        validators = {**response_validators(response), PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
+        return self.evidence(SlidesItem(record=slides_from(document, **values), validators=validators))
+
+    def settled(self, found: SlidesItem) -> SlidesItem:
+        """``found``, or the last stage's row of the document when it says the same (only ``fetched_at``
+        would differ), so that an unchanged document is the same row from one crawl to the next."""
+        before = self.kept({"lecture_id": found.record.lecture_id, **found.record.values()})
+        if before is None:
+            return found
+        same = {**before.record.values(), "fetched_at": None} == {**found.record.values(), "fetched_at": None}
+        if not same:
+            return found
+        return SlidesItem(record=before.record, validators=found.validators or before.validators)
+
+    def evidence(self, found: SlidesItem) -> SlidesItem:
+        """``found``, or the last stage's row of its document when ``found`` has no text and its answer was
+        no evidence that the text is gone (the rule of every declared table: only the file's 404 or 410
+        takes a text away)."""
+        record = found.record
+        kept = self.kept(record.values())
+        _, was_kept = settle_row(
+            record, kept.record if kept is not None else None, content=SLIDES.content, source=SLIDES_SOURCE
+        )
+        if not was_kept or kept is None:
+            return found
+        self.stats.inc_value(keys.SLIDES_KEPT_UNREADABLE)
+        self.logger.warning(
+            "Document %s: %s; the text read before is kept (%s)",
+            record.url,
+            record.problem or "no text",
+            KEPT_UNREADABLE,
+        )
+        return kept
+
+    def unreadable(self, document: Mapping[str, Any], problem: str, now: datetime) -> SlidesItem:
+        """A document whose answer was no file: its last stage's row when there is one with text, else a
+        row without text naming the ``problem``."""
+        self.stats.inc_value(keys.SLIDES_PROBLEM_PREFIX + problem)
+        return self.evidence(SlidesItem(record=slides_from(document, problem=problem, fetched_at=now)))
+
+    def failure(self, failure: Failure) -> Iterator[SlidesItem]:
+        """A document request that brought no file: no evidence, so the document keeps the text the last
+        stage read; one read for the first time gets its row without text, saying why (``waiting``: asked
+        on the next night)."""
+        request = getattr(failure, "request", None)
+        document = request.cb_kwargs.get("document") if request is not None else None
+        if not isinstance(document, Mapping):
+            return
+        problem = document_problem(failure)
+        if problem == "waiting":
+            self.stats.inc_value(keys.SLIDES_WAITING)
+        else:
+            self.logger.warning("Document %s: %s (%s)", document.get("url"), problem, failure.value)
+        yield self.unreadable(document, problem, datetime.now(UTC))
