@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from huggingface_hub import DatasetCard
 
@@ -257,12 +258,22 @@ def test_a_site_never_seen_gets_a_card_with_its_charts_and_loadable_changes(tmp_
     card = DatasetCard(text)
     assert card.data.configs is not None
     shown = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", text)
+    # The demo reads slides and posters: their chart comes last.
     assert shown == [
         "assets/lectures-per-event.svg",
         "assets/field-coverage.svg",
         "assets/anthology-share.svg",
         "assets/release-history.svg",
+        "assets/slides-per-event.svg",
     ]
+    slides = pq.read_table(out / "data" / "slides").to_pylist()
+    with_text = {
+        kind: sum(1 for r in slides if r["document"] == kind and r["pages"] and any(r["pages"]))
+        for kind in ("slides", "poster")
+    }
+    assert with_text["slides"] > 0 and with_text["poster"] > 0
+    drawn = (out / "assets" / "slides-per-event.svg").read_text(encoding="utf-8")
+    assert f"{with_text['slides']} have slide text and {with_text['poster']} have poster text" in drawn
     for path in shown:
         assert parsed((out / path).read_text(encoding="utf-8")).find(f"{SVG}title") is not None, (
             f"case {path}"

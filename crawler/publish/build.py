@@ -9,6 +9,7 @@ is synced to disk. The checks (:mod:`crawler.publish.verify`) and the swap
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,10 +43,13 @@ from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import session_details
 from crawler.publish.removals import RELEASE_LEDGER, remove_from
 from crawler.publish.shards import EventShards
+from crawler.publish.slides import PATTERN as SLIDES_PATTERN
+from crawler.publish.slides import SlidesWritten
 from crawler.publish.swap import fsync_tree
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
+    SLIDES,
     SPECS,
     TRANSCRIPTS,
     EventConfig,
@@ -150,6 +154,23 @@ def _transcript_configs(build: Path, written: TranscriptsWritten) -> list[Config
     ]
 
 
+def _slides_configs(build: Path, written: SlidesWritten) -> list[ConfigFiles]:
+    """The ``slides`` config, declared only when a document was written (as ``transcripts``)."""
+    if not written.num_rows:
+        return []
+    paths = tuple(path for path, _, _ in written.files)
+    return [
+        ConfigFiles(
+            spec=SLIDES,
+            paths=paths,
+            num_rows=written.num_rows,
+            num_bytes=sum(size for _, _, size in written.files),
+            download_size=sum((build / p).stat().st_size for p in paths),
+            pattern=SLIDES_PATTERN,
+        )
+    ]
+
+
 @dataclass(frozen=True)
 class _Release:
     """What the card and the manifest describe: the version, the configs and the change files."""
@@ -178,6 +199,7 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
         *_lecture_configs(context, written, written.total),
         *_table_configs(build, tables),
         *_transcript_configs(build, written.transcripts),
+        *_slides_configs(build, written.slides),
     ]
     # The links the Anthology could ingest: every linked lecture still on the site.
     links = links_file(written.linked)
@@ -247,10 +269,20 @@ def _write_card(
         change_files=release.change_files,
         lecture_email_like=sum(w.email_like for w in written.events),
         transcripts=written.transcripts,
+        slides=written.slides,
     )
-    drawn = charts.charts(
-        charts.event_figures(lectures, release.per_event, written.coverage), release.history
-    )
+    shown = written.slides.stats
+    figures = [
+        dataclasses.replace(
+            f, slides=shown.slides_by_event[e.event_id], posters=shown.posters_by_event[e.event_id]
+        )
+        for f, e in zip(
+            charts.event_figures(lectures, release.per_event, written.coverage),
+            release.per_event,
+            strict=True,
+        )
+    ]
+    drawn = charts.charts(figures, release.history, slides=bool(written.slides.num_rows))
     for chart in drawn:
         (context.build / chart.path).parent.mkdir(parents=True, exist_ok=True)
         (context.build / chart.path).write_text(chart.svg, encoding="utf-8")
@@ -300,6 +332,7 @@ def _write_manifest(
         "event_shards": {w.event_id: w.entry() for w in written.events},
         "transcript_shards": {f.event_id: f.entry() for f in written.transcripts.files},
         "transcripts_privacy_rule": TRANSCRIPT_PRIVACY_RULE,
+        "slides_privacy_rule": TRANSCRIPT_PRIVACY_RULE,
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": release.change_files,
         "change_rows": {kind: count for kind, count in change_files.file_counts(written.diff).items()},

@@ -34,9 +34,15 @@ from crawler.publish.card_statistics import (
     event_statistics,
     lecture_statistics,
 )
-from crawler.publish.card_transcripts import TranscriptStatistics, transcript_statistics
+from crawler.publish.card_transcripts import (
+    SlidesStatistics,
+    TranscriptStatistics,
+    slides_statistics,
+    transcript_statistics,
+)
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
+from crawler.publish.slides import SlidesStats, SlidesWritten
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, type_label
 from crawler.publish.transcripts import TranscriptsWritten
 from crawler.schema import format_timestamp
@@ -195,6 +201,8 @@ class CardContext(ReleaseText):
     email_like: int
     # The ``transcripts`` table's section (tracks per event and language, hours, tracks without text).
     transcripts: TranscriptStatistics
+    # The ``slides`` table's section (lectures with slide and poster text, documents without text).
+    slides: SlidesStatistics
     # The charts of the release (crawler/publish/charts.py), drawn once its files are written.
     charts: list[ChartRow]
 
@@ -307,6 +315,7 @@ def card_context(
     change_files: Sequence[str] = (),
     lecture_email_like: int | None = None,
     transcripts: TranscriptsWritten | None = None,
+    slides: SlidesWritten | None = None,
 ) -> CardContext:
     """Everything the template may use; every string that came from outside is already escaped.
 
@@ -344,8 +353,10 @@ def card_context(
             if config != DEFAULT_CONFIG or lecture_email_like is None
         )
         + (lecture_email_like or 0)
-        + tracks.stats.email_like,
+        + tracks.stats.email_like
+        + (slides.email_like if slides is not None else 0),
         "transcripts": transcript_statistics(tracks.stats, names),
+        "slides": slides_statistics(slides.stats if slides is not None else SlidesStats()),
         "charts": [],
     }
 

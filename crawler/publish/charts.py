@@ -65,6 +65,9 @@ class EventFigures:
     linked: int
     live: int
     coverage: Mapping[str, float]
+    # Lectures with slide text and with poster text (the ``slides`` table).
+    slides: int = 0
+    posters: int = 0
 
 
 class HistoryEntry(TypedDict):
@@ -206,6 +209,38 @@ def _scale() -> list[str]:
         out.append(_rect(30 + 16 * k, 37, 14, 12, _shade(k / 4)))
     out += [_text(112, 46, "100%"), _rect(8, 55, 14, 12, "#dddddd"), _text(26, 64, "not measured")]
     return out
+
+
+def slides_summary(events: Sequence[EventFigures]) -> str:
+    lectures = sum(e.page + e.listing_only for e in events)
+    slides, posters = sum(e.slides for e in events), sum(e.posters for e in events)
+    return (
+        f"Of {lectures} lectures, {slides} have slide text and {posters} have poster text"
+        f" in {len(events)} event(s)."
+    )
+
+
+def slides_chart(events: Sequence[EventFigures]) -> str:
+    """Lectures with slide text and with poster text per event, one bar of each."""
+    largest = max((max(e.slides, e.posters) for e in events), default=0)
+    body = _legend([("slide text", PAGE_COLOUR), ("poster text", LINKED_COLOUR)])
+    half = BAR_HEIGHT / 2
+    for i, e in enumerate(events):
+        y = TOP + i * ROW_HEIGHT
+        slides, posters = _bar_width(e.slides, largest), _bar_width(e.posters, largest)
+        body += [
+            _text(LABEL_WIDTH - 6, y + BAR_HEIGHT - 2, label(e.name), "end"),
+            _rect(LABEL_WIDTH, y, slides, half, PAGE_COLOUR, tip=f"{e.slides} with slide text"),
+            _rect(LABEL_WIDTH, y + half, posters, half, LINKED_COLOUR, tip=f"{e.posters} with poster text"),
+            _text(LABEL_WIDTH + max(slides, posters) + 4, y + BAR_HEIGHT - 2, f"{e.slides} / {e.posters}"),
+        ]
+    return svg(
+        TOP + len(events) * ROW_HEIGHT + 8,
+        "Slide and poster text per event",
+        "Horizontal bars, two per event: lectures whose slide deck has text, then lectures whose poster"
+        " has text. " + slides_summary(events),
+        body,
+    )
 
 
 def coverage_chart(events: Sequence[EventFigures], fields: Sequence[str] = MONITORED) -> str:
@@ -434,9 +469,12 @@ def release_history(
     return [*earlier, history_entry(version, lectures, {str(k): v for k, v in counts.items()})]
 
 
-def charts(events: Sequence[EventFigures], history: Sequence[HistoryEntry]) -> list[Chart]:
-    """The release's charts, with their paths, alt texts and one-line summaries."""
-    return [
+def charts(
+    events: Sequence[EventFigures], history: Sequence[HistoryEntry], *, slides: bool = False
+) -> list[Chart]:
+    """The release's charts, with their paths, alt texts and one-line summaries (the slides chart last,
+    when the release has a ``slides`` config)."""
+    drawn = [
         Chart(
             f"{ASSETS_DIR}/lectures-per-event.svg",
             "Lectures per event, from their own page and from the event's listing only",
@@ -462,6 +500,16 @@ def charts(events: Sequence[EventFigures], history: Sequence[HistoryEntry]) -> l
             history_chart(history),
         ),
     ]
+    if slides:
+        drawn.append(
+            Chart(
+                f"{ASSETS_DIR}/slides-per-event.svg",
+                "Lectures with slide text and with poster text per event",
+                slides_summary(events),
+                slides_chart(events),
+            )
+        )
+    return drawn
 
 
 class ChartRow(TypedDict):

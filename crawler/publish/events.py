@@ -34,9 +34,10 @@ from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError, lecture_rows
 from crawler.publish.removals import Redactions, ReleaseRemovals, remove_from
 from crawler.publish.shards import EventShards, event_shards
+from crawler.publish.slides import SlidesSource, SlidesSources, SlidesWritten, write_event_slides
 from crawler.publish.summary_tables import SummaryTables
 from crawler.publish.swap import ReleaseStep
-from crawler.publish.tables import lecture_table
+from crawler.publish.tables import SLIDES, lecture_table
 from crawler.publish.transcript_rows import PreviousTranscripts, TranscriptSource, TranscriptSources
 from crawler.publish.transcripts import TranscriptsWritten, write_event_transcripts
 from crawler.schema import FIELDS, Lecture, lecture_order
@@ -102,6 +103,8 @@ class PublishOptions:
     removals_ledger: ReleaseRemovals | None = None
     # The staged subtitle tracks (the stage index); without it, only the previous release's are carried.
     transcripts: TranscriptSource | None = None
+    # The staged documents (the stage index); without it, only the previous release's are carried.
+    slides: SlidesSource | None = None
     # Called with the release built aside and ``out_dir`` once the build is checked, before the swap: it
     # raises to refuse the release (the quality gate over every table), and nothing is swapped in.
     check_built: Callable[[Path, Path], None] | None = None
@@ -159,6 +162,12 @@ class BuildContext:
         previous = PreviousTranscripts(self.previous) if self.previous.transcript_files else None
         return TranscriptSources(self.options.transcripts, previous, self.removals.authors)
 
+    @cached_property
+    def slides_sources(self) -> SlidesSources:
+        """Where the ``slides`` rows come from: the stage's documents, then the previous release's."""
+        previous = self.previous if self.previous.files_of(SLIDES.name) else None
+        return SlidesSources(self.options.slides, previous, self.removals.authors)
+
 
 @dataclass
 class Written:
@@ -180,6 +189,8 @@ class Written:
     coverage: dict[str, dict[str, float]] = field(default_factory=dict)
     # The ``transcripts`` files written, one per event with a track, and the card's counts of them.
     transcripts: TranscriptsWritten = field(default_factory=TranscriptsWritten)
+    # The ``slides`` files written, one per event with a document, and the card's counts of them.
+    slides: SlidesWritten = field(default_factory=SlidesWritten)
 
     def add(self, rows: Sequence[Lecture]) -> None:
         """What the release says of all its lectures, taken from one event's rows."""
@@ -273,6 +284,7 @@ def _write_event(
     written.add(rows)
     try:
         write_event_transcripts(context.build, rows, context.transcript_sources, written.transcripts)
+        write_event_slides(context.build, rows, context.slides_sources, written.slides)
     except InvalidRecordsError as exc:
         written.problems.extend(exc.problems)
     _write_changes_of(event_id, rows, context, written, event_of)

@@ -60,6 +60,8 @@ class Manifest(TypedDict):
     transcript_shards: NotRequired[dict[str, EventShardEntry]]
     # The privacy rules the ``transcripts`` rows were redacted under (rows under others are redacted again).
     transcripts_privacy_rule: NotRequired[str]
+    # The same for the ``slides`` rows.
+    slides_privacy_rule: NotRequired[str]
     changes: dict[str, int]
     change_files: list[str]
     change_rows: dict[str, int]

@@ -85,6 +85,11 @@ class PreviousRelease:
         config = self.manifest["configs"].get(TRANSCRIPTS.name) if self.manifest else None
         return list(config.get("files", [])) if config else []
 
+    def files_of(self, table: str) -> list[str]:
+        """The files of the config ``table`` (none when the release has no such config)."""
+        config = self.manifest["configs"].get(table) if self.manifest else None
+        return list(config.get("files", [])) if config else []
+
     def path_of(self, path: str) -> Path:
         assert self.root is not None
         return self.root / path

@@ -29,8 +29,20 @@ from crawler.publish.parquet import (
     read_shards,
     release_unused_memory,
 )
-from crawler.publish.tables import DEFAULT_CONFIG, LECTURES, SPECS, SPECS_BY_NAME, TRANSCRIPTS
+from crawler.publish.slides import check_slides_files
+from crawler.publish.tables import (
+    DEFAULT_CONFIG,
+    LECTURES,
+    SLIDES,
+    SPECS,
+    SPECS_BY_NAME,
+    TRANSCRIPTS,
+    TableSpec,
+)
 from crawler.publish.transcripts import check_transcript_files
+
+# The tables written beside the lectures from files each lecture names: a config each, not an event's.
+FILE_TABLES: dict[str, TableSpec] = {TRANSCRIPTS.name: TRANSCRIPTS, SLIDES.name: SLIDES}
 
 
 def verify_files(root: Path, manifest: Mapping[str, Any]) -> None:
@@ -65,14 +77,13 @@ def verify_release(
     verify_files(root, manifest)
     _check_row_groups(root, manifest, max_row_group_bytes)
     _check_tables(root, manifest, expected_rows)
-    transcripts = manifest["configs"].get(TRANSCRIPTS.name)
-    if transcripts is not None or expected_rows.get(TRANSCRIPTS.name):
-        try:
-            check_transcript_files(
-                root, (transcripts or {}).get("files", []), expected_rows.get(TRANSCRIPTS.name, 0)
-            )
-        except ValueError as exc:
-            raise ReleaseError(f"{TRANSCRIPTS.name}: {exc}") from None
+    for spec, check in ((TRANSCRIPTS, check_transcript_files), (SLIDES, check_slides_files)):
+        config = manifest["configs"].get(spec.name)
+        if config is not None or expected_rows.get(spec.name):
+            try:
+                check(root, (config or {}).get("files", []), expected_rows.get(spec.name, 0))
+            except ValueError as exc:
+                raise ReleaseError(f"{spec.name}: {exc}") from None
     lecture_files = _check_lecture_files(root, manifest, expected_rows[LECTURES.name])
     rewritten = _check_event_configs(root, manifest, carried)
     if (
@@ -89,7 +100,7 @@ def verify_release(
         for name, config in manifest["configs"].items()
         if (rewritten.get(name) is not None and not _carried(config, carried))
         or (name in SPECS_BY_NAME and name != DEFAULT_CONFIG)
-        or name == TRANSCRIPTS.name
+        or name in FILE_TABLES
     }
     if not expected_rows[LECTURES.name]:
         loaded[DEFAULT_CONFIG] = 0
@@ -144,7 +155,7 @@ def _check_event_configs(
     whole, carried ones from two columns. Returns every event config's files, by config."""
     out: dict[str, list[str]] = {}
     for config_name, config in manifest["configs"].items():
-        if config_name in SPECS_BY_NAME or config_name == TRANSCRIPTS.name:
+        if config_name in SPECS_BY_NAME or config_name in FILE_TABLES:
             continue
         out[config_name] = list(config["files"])
         if set(config["files"]) <= carried:
@@ -273,7 +284,7 @@ def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="eventcrawl-check-") as cache, _card_read_once():
             for name, rows in expected_rows.items():
-                spec = {**SPECS_BY_NAME, TRANSCRIPTS.name: TRANSCRIPTS}.get(name, LECTURES)
+                spec = {**SPECS_BY_NAME, **FILE_TABLES}.get(name, LECTURES)
                 config = None if name == DEFAULT_CONFIG else name
                 loaded = datasets.load_dataset(str(root), config, split="train", cache_dir=cache)
                 if loaded.features != spec.features():

@@ -957,6 +957,14 @@ def expected_authors(lecture: Lecture) -> list[dict[str, Any]]:
     ]
 
 
+def asset_url(url: str | None, assets_base: str | None = None) -> str | None:
+    """A file on the real assets host (a slide deck, a poster) as the replica serves it: under
+    ``assets_base`` when there is one (the assets origin of a running replica), else as it is."""
+    if url is None or not assets_base or not url.startswith(ASSETS + "/"):
+        return url
+    return assets_base.rstrip("/") + url[len(ASSETS) :]
+
+
 def expected_subtitles(lecture: Lecture, assets_base: str | None = None) -> list[dict[str, Any]]:
     """The tracks a crawl lists (``subtitles``): those with a subtitle URL, under ``assets_base``."""
     return [
@@ -1063,8 +1071,8 @@ def ground_truth(
                 "video_url": lec.playlist,
                 "video_doi": lec.video_doi,
                 "paper_url": api + paper if paper else None,
-                "slides_url": lec.slideshow_url,
-                "poster_url": lec.poster_document_url,
+                "slides_url": asset_url(lec.slideshow_url, assets_base),
+                "poster_url": asset_url(lec.poster_document_url, assets_base),
                 "is_poster": lec.poster_lecture,
                 "anthology_id": None,
                 "anthology_url": None,

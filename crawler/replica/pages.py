@@ -16,7 +16,17 @@ from html import escape
 from typing import Any
 
 from crawler.replica.gold import lecture_url
-from crawler.replica.layout import Event, Lecture, Profile, ReplicaSite, Session, Subtitle, Tag, paper_path
+from crawler.replica.layout import (
+    Event,
+    Lecture,
+    Profile,
+    ReplicaSite,
+    Session,
+    Subtitle,
+    Tag,
+    asset_url,
+    paper_path,
+)
 
 JsonDoc = dict[str, Any]
 
@@ -189,8 +199,9 @@ class Renderer:
             "event_id": int(lecture.event_id),
             "package": lecture.package,
             "poster_lecture": lecture.poster_lecture,
-            "slideshow_url": lecture.slideshow_url,
-            "poster_document_url": lecture.poster_document_url,
+            # Served by the assets origin, as the subtitle files are.
+            "slideshow_url": asset_url(lecture.slideshow_url, self.assets_base),
+            "poster_document_url": asset_url(lecture.poster_document_url, self.assets_base),
             "keywords": list(lecture.keywords),
         }
         if self.renamed:
