@@ -64,6 +64,10 @@ class Night:
         rows = pq.read_table(self.out / "data" / "transcripts").to_pylist()
         return {(r["lecture_id"], r["subtitle_url"]): r for r in rows}
 
+    def slides(self) -> dict[tuple[str, str], dict[str, Any]]:
+        rows = pq.read_table(self.out / "data" / "slides").to_pylist()
+        return {(r["lecture_id"], r["document"]): r for r in rows}
+
     def report(self) -> dict[str, Any]:
         return json.loads((self.work / "state" / "run-report.json").read_text(encoding="utf-8"))
 
@@ -71,8 +75,9 @@ class Night:
 def run_night(server: ReplicaServer, work: Path, *extra: str) -> Night:
     result = eventcrawl(
         "run", "--web-base", server.base_url, "--api-base", server.base_url,
-        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "talks", "--subtitles",
-        *loopback_crawl_args(), *QUICK_GIVE_UP, "-s", "PROGRESS_ENABLED=False", *extra,
+        "--state", str(work / "state"), "--out", str(work / "out"), "--name", "talks",
+        "--subtitles", "--slides", *loopback_crawl_args(), *QUICK_GIVE_UP,
+        "-s", "PROGRESS_ENABLED=False", *extra,
         timeout=300,
     )  # fmt: skip
     return Night(result.returncode, result.stderr[-3000:], work)
@@ -156,6 +161,12 @@ NO_EVIDENCE: dict[str, dict[str, dict[str, Any]]] = {
         "files-empty": {"outage": "empty"},
         "track-list-errors": {"track_lists": "errors"},
     },
+    "the PDF the lecture's record names (one request a document)": {
+        "files-maintenance": {"outage": "html"},
+        "files-503": {"outage": "unavailable"},
+        "robots-disallow": {"outage": "disallow"},
+        "files-empty": {"outage": "empty"},
+    },
     # A night built without the Anthology's files has no answer from them: every link stands.
     "the ACL Anthology's collection files (--anthology)": {"no-anthology-files": {}},
     # History: whatever the night, what earlier releases changed stays.
@@ -206,19 +217,24 @@ def test_a_lecture_gone_from_the_site_leaves_on_its_resource_s_word(nights: Nigh
     assert {i: r["title"] for i, r in now.items()} == {i: r["title"] for i, r in first.items()}
 
 
-def test_every_transcript_text_is_kept_word_for_word(nights: Nights) -> None:
-    """Not only the counts: each track's text and segments are night 1's."""
-    first = nights.first.transcripts()
+def test_every_transcript_and_slide_text_is_kept_word_for_word(nights: Nights) -> None:
+    """Not only the counts: each track's text and segments, each document's pages, are night 1's."""
+    first, shown = nights.first.transcripts(), nights.first.slides()
     assert sum(1 for r in first.values() if r["text"]) >= 5
+    assert sum(1 for r in shown.values() if r["pages"]) >= 5
     for outage in ("html", "unavailable", "disallow", "empty"):
         night = nights.after(outage)
         kept = night.transcripts()
         assert {k: (r["text"], r["segments"]) for k, r in kept.items()} == {
             k: (r["text"], r["segments"]) for k, r in first.items()
         }, outage
+        assert {k: (r["pages"], r["text"]) for k, r in night.slides().items()} == {
+            k: (r["pages"], r["text"]) for k, r in shown.items()
+        }, outage
         stats = night.report()["crawl"]["stats"]
         if outage != "disallow":
             assert stats.get("underline/subtitles/kept_unreadable", 0) >= 5, outage
+            assert stats.get("underline/slides/kept_unreadable", 0) >= 5, outage
 
 
 def test_the_outages_are_what_a_bad_night_serves() -> None:
@@ -242,6 +258,11 @@ def test_a_real_404_takes_the_texts_away_and_the_gate_asks_for_force(nights: Nig
     had_text = {k for k, r in first.items() if r["text"]}
     assert {k for k, r in rows.items() if r["problem"] == "not_found" and r["text"] is None} >= had_text
     assert not any(r["text"] for r in rows.values())
+    # And so it is for the documents: the 404 of each PDF takes its pages away.
+    shown = forced.slides()
+    assert set(shown) == set(nights.first.slides())
+    assert {r["problem"] for r in shown.values()} == {"not_found"}
+    assert not any(r["pages"] for r in shown.values())
 
 
 def test_a_table_declared_without_a_source_fails_the_walk() -> None:
