@@ -175,7 +175,9 @@ def test_a_request_the_byte_budget_held_back_is_waiting() -> None:
     assert not budget_spent(0, 100) and budget_spent(100, 100) and not budget_spent(10**12, 0)
 
 
-@pytest.mark.parametrize("problem", ["encrypted", "unreadable", "too_large", "timed_out", "robots", "waiting"])
+@pytest.mark.parametrize(
+    "problem", ["encrypted", "unreadable", "too_large", "timed_out", "robots", "waiting"]
+)
 def test_every_problem_but_gone_keeps_a_published_text(problem: str) -> None:
     published = {("slides", DECK): row()}
     staged = {("slides", DECK): unread(problem)}
