@@ -86,6 +86,9 @@ class Crawled:
     second: dict[str, Any]
     second_requests: list[Any]
     first_rows: dict[tuple[str, str], dict[str, Any]]
+    # A third night that fetches every page again (UNDERLINE_REFRESH off): each document revalidated.
+    third_requests: list[Any]
+    third_rows: dict[tuple[str, str], dict[str, Any]]
 
     @property
     def truth(self) -> list[dict[str, Any]]:
@@ -96,13 +99,27 @@ class Crawled:
 def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
     site = build_site(load_records(), seed=0, lectures=120)
     work = tmp_path_factory.mktemp("slides") / "work"
-    with ReplicaServer(site) as server:
+    with ReplicaServer(site, documents=True) as server:
         first = night(server, work)
         first_requests = document_requests(server)
         first_rows = slides_rows(work)
         mark = len(server.requests)
         second = night(server, work)
-        yield Crawled(server, site, work, first, first_requests, second, server.requests[mark:], first_rows)
+        second_requests = server.requests[mark:]
+        mark = len(server.requests)
+        night(server, work, "-s", "UNDERLINE_REFRESH=False")
+        yield Crawled(
+            server,
+            site,
+            work,
+            first,
+            first_requests,
+            second,
+            second_requests,
+            first_rows,
+            server.requests[mark:],
+            slides_rows(work),
+        )
 
 
 def test_every_listed_document_is_one_row_with_the_truth_s_pages(crawled: Crawled) -> None:
@@ -192,7 +209,7 @@ def with_deck(site: ReplicaSite) -> list[str]:
 
 def test_a_pdf_past_the_size_bound_is_cut_short_and_says_so(tmp_path: Path) -> None:
     site = small_site()
-    with ReplicaServer(site) as server:
+    with ReplicaServer(site, documents=True) as server:
         report = night(server, tmp_path, "-s", "UNDERLINE_SLIDES_MAX_BYTES=1000")
         truth = documents_truth(site, server.assets_url)
     rows = slides_rows(tmp_path)
@@ -245,7 +262,7 @@ def test_a_deck_off_the_allowed_hosts_is_never_asked_nor_a_redirect_followed_the
                 ids[1]: {"slideshow_url": f"{redirecting.url}/away.pdf"},
             }
         )
-        with ReplicaServer(site) as server:
+        with ReplicaServer(site, documents=True) as server:
             night(server, tmp_path)
     finally:
         elsewhere.close()
@@ -268,7 +285,7 @@ def stall_on_documents(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
 
 def test_a_reader_that_hangs_past_the_job_timeout_gives_a_row_that_says_so(tmp_path: Path) -> None:
     site = small_site(documents=1)
-    with ReplicaServer(site) as server:
+    with ReplicaServer(site, documents=True) as server:
         report = night(
             server, tmp_path,
             "-s", "WORKER_PROCESSES=1",
@@ -291,7 +308,7 @@ def test_a_reader_that_hangs_past_the_job_timeout_gives_a_row_that_says_so(tmp_p
 
 def test_what_the_byte_budget_leaves_is_staged_and_asked_the_next_night(tmp_path: Path) -> None:
     site = small_site(documents=6)
-    with ReplicaServer(site) as server:
+    with ReplicaServer(site, documents=True) as server:
         first = night(server, tmp_path, "-s", "UNDERLINE_SLIDES_BYTE_BUDGET=1", "-s", "CONCURRENT_REQUESTS=1")
         asked_first = document_requests(server)
         waiting = {k for k, r in slides_rows(tmp_path).items() if r["problem"] == "waiting"}
@@ -316,3 +333,15 @@ def test_what_the_byte_budget_leaves_is_staged_and_asked_the_next_night(tmp_path
     rows = slides_rows(tmp_path)
     assert not any(r["problem"] == "waiting" for r in rows.values())
     assert all(rows[k]["problem"] in (None, "not_found", "unreadable", "encrypted") for k in waiting)
+
+
+def test_a_lecture_fetched_again_revalidates_its_documents_and_a_304_keeps_each_row(crawled: Crawled) -> None:
+    asked = [r for r in crawled.third_requests if r.kind == KIND_DOCUMENT]
+    served = [t for t in crawled.truth if t["problem"] != "not_found"]
+    assert len(asked) == len(crawled.truth)
+    # Every file served with validators is asked with them, and answered 304.
+    revalidated = [r for r in asked if r.if_none_match or r.if_modified_since]
+    assert len(revalidated) == len(served)
+    assert {r.status for r in revalidated} == {304}
+    # The rows are night 1's, fetched_at included.
+    assert crawled.third_rows == crawled.first_rows

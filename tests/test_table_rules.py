@@ -125,7 +125,7 @@ class Nights:
 @pytest.fixture(scope="module")
 def nights(tmp_path_factory: pytest.TempPathFactory) -> Any:
     root = tmp_path_factory.mktemp("table-rules")
-    with ReplicaServer(build_site(load_records()[:LECTURES])) as server:
+    with ReplicaServer(build_site(load_records()[:LECTURES]), documents=True) as server:
         yield Nights(server, root)
 
 

@@ -80,7 +80,7 @@ def _demo_state(state_dir: Path | None) -> Iterator[Path]:
 def _crawl_replica(site: ReplicaSite, state_dir: Path, serving: Callable[[str], None] | None) -> CrawlResult:
     from crawler.replica.server import ReplicaServer
 
-    with ReplicaServer(site) as server:
+    with ReplicaServer(site, documents=True) as server:
         if serving is not None:
             serving(server.base_url)
         # Loopback and our own server: politeness delays would only slow the demo down. What was said

@@ -1014,6 +1014,7 @@ def ground_truth(
     event_ids: Sequence[str] | None = None,
     api_base: str | None = None,
     assets_base: str | None = None,
+    documents_base: str | None = None,
 ) -> list[dict[str, Any]]:
     """The records a complete crawl of ``event_id`` (or of all ``event_ids``) must yield, sorted by
     lecture id (no ``fetched_at``).
@@ -1071,8 +1072,8 @@ def ground_truth(
                 "video_url": lec.playlist,
                 "video_doi": lec.video_doi,
                 "paper_url": api + paper if paper else None,
-                "slides_url": asset_url(lec.slideshow_url, assets_base),
-                "poster_url": asset_url(lec.poster_document_url, assets_base),
+                "slides_url": asset_url(lec.slideshow_url, documents_base),
+                "poster_url": asset_url(lec.poster_document_url, documents_base),
                 "is_poster": lec.poster_lecture,
                 "anthology_id": None,
                 "anthology_url": None,

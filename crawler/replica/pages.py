@@ -159,13 +159,16 @@ class Renderer:
         renamed: Mapping[str, str] | None = None,
         *,
         assets_base: str | None = None,
+        documents_base: str | None = None,
     ) -> None:
         """``renamed``: lecture attributes served under another name (a site that changed);
-        ``assets_base``: where subtitle files are served (default: the real assets host)."""
+        ``assets_base``: where subtitle files are served (default: the real assets host);
+        ``documents_base``: where slide decks and posters are (default: the real assets host)."""
         self.site = site
         self.web_base = web_base.rstrip("/")
         self.api_base = (api_base or web_base).rstrip("/")
         self.assets_base = assets_base.rstrip("/") if assets_base else None
+        self.documents_base = documents_base.rstrip("/") if documents_base else None
         self.renamed = dict(renamed or {})
         self._cache: dict[tuple[str, ...], bytes] = {}
         self._lock = threading.Lock()
@@ -199,9 +202,9 @@ class Renderer:
             "event_id": int(lecture.event_id),
             "package": lecture.package,
             "poster_lecture": lecture.poster_lecture,
-            # Served by the assets origin, as the subtitle files are.
-            "slideshow_url": asset_url(lecture.slideshow_url, self.assets_base),
-            "poster_document_url": asset_url(lecture.poster_document_url, self.assets_base),
+            # On the assets origin when it serves them (their URLs then hold its port, as subtitle URLs do).
+            "slideshow_url": asset_url(lecture.slideshow_url, self.documents_base),
+            "poster_document_url": asset_url(lecture.poster_document_url, self.documents_base),
             "keywords": list(lecture.keywords),
         }
         if self.renamed:

@@ -52,6 +52,7 @@ from crawler.replica.faults import (
     redirect_location,
     with_planted_email,
 )
+from crawler.replica.gold import documents_truth
 from crawler.replica.layout import (
     MAIN_EVENT_ID,
     SIDE_EVENT_EVERY,
@@ -198,14 +199,20 @@ class Router:
         site_faults: SiteFaults | None = None,
         *,
         assets_base: str | None = None,
+        documents_base: str | None = None,
     ) -> None:
-        """``assets_base``: the assets origin subtitle URLs point at (default: the real assets host)."""
+        """``assets_base``: the assets origin subtitle URLs point at (default: the real assets host);
+        ``documents_base``: the one slide deck and poster URLs point at (default: the real assets host)."""
         self.site_faults = site_faults or SiteFaults()
         site = with_planted_email(site, self.site_faults.planted_email)
         self.site = site
         self.base_url = base_url.rstrip("/")
         self.renderer = Renderer(
-            site, self.base_url, renamed=self.site_faults.renamed_attributes, assets_base=assets_base
+            site,
+            self.base_url,
+            renamed=self.site_faults.renamed_attributes,
+            assets_base=assets_base,
+            documents_base=documents_base,
         )
         self.faults = faults
         self.overrides = overrides
@@ -751,6 +758,7 @@ class ReplicaServer:
         assets_port: int = 0,
         assets: bool = True,
         assets_host: str | None = None,
+        documents: bool = False,
     ) -> None:
         """``faults``: random misbehaviour; ``site_faults``: answers broken every time (see
         :class:`crawler.replica.faults.SiteFaults`); ``overrides``: builds, once the base URL is known,
@@ -758,13 +766,16 @@ class ReplicaServer:
         on an assets origin of their own, on ``assets_port`` of the same host (0: a free one); without
         it, subtitle URLs point at the real assets host, which nothing here serves. ``assets_host``: the
         address the assets origin listens on (default ``host``): another loopback address is a host that
-        is not the site's."""
+        is not the site's. ``documents``: the lectures' slide decks and posters point at the assets origin
+        too (their URLs, and so the lectures' content hashes, then hold its port); without it they keep
+        the real assets host's URLs."""
         self.site = site
         self.host = host
         self.port = port
         self.assets_host = assets_host or host
         self.assets_port = assets_port
         self.serves_assets = assets
+        self.serves_documents = documents and assets
         self.faults = faults
         self.site_faults = site_faults
         self.overrides = overrides
@@ -784,6 +795,11 @@ class ReplicaServer:
         host = host or self.host
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{port}"
+
+    @property
+    def documents_url(self) -> str | None:
+        """Where the lectures' slide decks and posters point (None: the real assets host)."""
+        return self.assets_url if self.serves_documents else None
 
     @property
     def base_url(self) -> str:
@@ -840,7 +856,13 @@ class ReplicaServer:
             self._assets_httpd = assets_httpd
         overrides = self.overrides(self.site, self.base_url) if self.overrides is not None else None
         self._router = Router(
-            self.site, self.base_url, self.faults, overrides, self.site_faults, assets_base=self.assets_url
+            self.site,
+            self.base_url,
+            self.faults,
+            overrides,
+            self.site_faults,
+            assets_base=self.assets_url,
+            documents_base=self.documents_url,
         )
         if self.assets_url is not None:
             self._assets_router = AssetsRouter(self._router.site, self.assets_url)
@@ -907,6 +929,12 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
         action="store_true",
         help="serve no subtitle files: subtitle URLs point at the real assets host",
     )
+    parser.add_argument(
+        "--documents",
+        action="store_true",
+        help="serve the lectures' slide decks and posters (PDF) from the assets origin too: their URLs then"
+        " point at it (by default they keep the real assets host's URLs, which nothing here serves)",
+    )
     parser.add_argument("--lectures", type=int, default=None, help="how many lectures (default: all 740)")
     parser.add_argument(
         "--events",
@@ -938,6 +966,13 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
         type=Path,
         default=None,
         help="write what each subtitle track of the events' lectures says (one line a track)",
+    )
+    parser.add_argument(
+        "--slides-ground-truth",
+        type=Path,
+        default=None,
+        help="write the pages of each slide deck and poster of the events' lectures, the problem of each"
+        " broken one and the personal data planted on them (one line a document; with --documents)",
     )
     parser.add_argument(
         "--event-id",
@@ -1137,6 +1172,7 @@ def serve(
         site_faults=site_faults,
         assets_port=args.assets_port,
         assets=not args.no_assets,
+        documents=args.documents,
     )
     stopping = threading.Event()
 
@@ -1185,7 +1221,13 @@ def _write_truths(
     """The ground truths the command line asks for: lectures, sessions, subtitle tracks."""
     site = server.site
     if args.ground_truth is not None:
-        truth = ground_truth(site, server.base_url, event_ids=event_ids, assets_base=server.assets_url)
+        truth = ground_truth(
+            site,
+            server.base_url,
+            event_ids=event_ids,
+            assets_base=server.assets_url,
+            documents_base=server.documents_url,
+        )
         if truth_transform is not None:
             truth = truth_transform(truth)
         write_ground_truth(truth, args.ground_truth)
@@ -1194,6 +1236,9 @@ def _write_truths(
     if args.transcripts_ground_truth is not None:
         tracks = transcripts_truth(site, server.assets_url, event_ids)
         write_ground_truth(tracks, args.transcripts_ground_truth)
+    if args.slides_ground_truth is not None:
+        documents = documents_truth(site, server.documents_url, event_ids)
+        write_ground_truth(documents, args.slides_ground_truth)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -229,8 +229,9 @@ class SlideDocuments:
         body = response.body
         self.stats.inc_value(keys.SLIDES_BYTES, len(body))
         if not pdf_answer(response):
-            # An HTML page where a PDF was asked: no evidence of the file.
-            return self.unreadable(document, "unreadable", now)
+            # An HTML page where a PDF was asked: no evidence of the file (its validators kept, so that
+            # the same answer is not downloaded again).
+            return self.unreadable(document, "unreadable", now, response_validators(response))
         try:
             found: ReadDocument = await self.in_worker(read_document, body, memory_bytes=self.memory_bytes)
         except JobTimedOut:
@@ -285,11 +286,18 @@ class SlideDocuments:
         )
         return kept
 
-    def unreadable(self, document: Mapping[str, Any], problem: str, now: datetime) -> SlidesItem:
+    def unreadable(
+        self,
+        document: Mapping[str, Any],
+        problem: str,
+        now: datetime,
+        validators: Mapping[str, str] | None = None,
+    ) -> SlidesItem:
         """A document whose answer was no file: its last stage's row when there is one with text, else a
         row without text naming the ``problem``."""
         self.stats.inc_value(keys.SLIDES_PROBLEM_PREFIX + problem)
-        return self.evidence(SlidesItem(record=slides_from(document, problem=problem, fetched_at=now)))
+        record = slides_from(document, problem=problem, fetched_at=now)
+        return self.evidence(SlidesItem(record=record, validators=dict(validators or {})))
 
     def failure(self, failure: Failure) -> Iterator[SlidesItem]:
         """A document request that brought no file: no evidence, so the document keeps the text the last
