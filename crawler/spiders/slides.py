@@ -24,7 +24,6 @@ import scrapy
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.statscollectors import StatsCollector
-from scrapy.utils.httpobj import urlparse_cached
 from twisted.python.failure import Failure
 
 from crawler import stats_keys as keys
@@ -37,17 +36,15 @@ from crawler.publish.tables import SLIDES
 from crawler.schema import Lecture, Slides, listed_documents
 from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
 from crawler.slides.document import ReadDocument, read_document
-from crawler.spiders.subtitles import VALIDATOR_HEADERS, failure_problem
+from crawler.spiders.asset_files import asset_file_request, failure_problem, response_validators
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
-from crawler.urls import ASSET_FILE_META, host_of, subtitle_host_allowed
+from crawler.urls import host_of, subtitle_host_allowed
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 assert SLIDES.source is not None
 SLIDES_SOURCE: RowSource = SLIDES.source
-HANDLED_STATUSES = (304, 404, 410)
-_CONDITIONAL = {"etag": "If-None-Match", "last_modified": "If-Modified-Since"}
 # Problems that leave a document to be asked again on the next night, its lecture unchanged or not.
 ASK_AGAIN = frozenset({"waiting", "failed"})
 
@@ -80,16 +77,6 @@ def pdf_answer(response: Response) -> bool:
         return False
     kind = (response.headers.get(b"Content-Type") or b"").split(b";")[0].strip().lower()
     return kind not in (b"text/html", b"application/xhtml+xml")
-
-
-def response_validators(response: Response) -> dict[str, str]:
-    """The validators of a document's answer, as a staged row keeps them."""
-    out = {}
-    for name, header in VALIDATOR_HEADERS.items():
-        value = response.headers.get(header)
-        if value:
-            out[name] = value.decode("latin-1")
-    return out
 
 
 def document_problem(failure: Failure) -> str:
@@ -174,26 +161,15 @@ class SlideDocuments:
     def request(self, url: str, document: JsonObject, validators: Mapping[str, str]) -> scrapy.Request:
         assert self.callbacks is not None
         answered, failed = self.callbacks
-        headers = {_CONDITIONAL[name]: value for name, value in validators.items() if name in _CONDITIONAL}
-        request = scrapy.Request(
+        request = asset_file_request(
             url,
-            headers=headers,
             callback=answered,
             errback=failed,
             cb_kwargs={"document": document},
-            meta={
-                "dont_cache": True,
-                # The host check above is the guard (an asset host need not be under allowed_domains).
-                "allow_offsite": True,
-                "download_maxsize": self.max_bytes,
-                "download_warnsize": 0,
-                "handle_httpstatus_list": list(HANDLED_STATUSES),
-                ASSET_FILE_META: True,
-                DOCUMENT_BYTES_META: True,
-            },
+            validators=validators,
+            max_bytes=self.max_bytes,
+            meta={DOCUMENT_BYTES_META: True},
         )
-        # Each host its own politeness slot (Scrapy's slot is the host name alone).
-        request.meta["download_slot"] = urlparse_cached(request).netloc.lower()
         self.stats.inc_value(keys.SLIDES_ASKED)
         return request
 

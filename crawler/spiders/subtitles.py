@@ -19,10 +19,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import scrapy
-from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 from scrapy.statscollectors import StatsCollector
-from scrapy.utils.httpobj import urlparse_cached
 from twisted.python.failure import Failure
 
 from crawler import stats_keys as keys
@@ -35,37 +33,15 @@ from crawler.publish.tables import TRANSCRIPTS
 from crawler.publish.transcript_rows import redacted_again
 from crawler.schema import Subtitle, Transcript
 from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
+from crawler.spiders.asset_files import asset_file_request, failure_problem, response_validators
 from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
-from crawler.urls import API_ACCEPT, ASSET_FILE_META, host_of, subtitle_host_allowed, transcripts_url
+from crawler.urls import API_ACCEPT, host_of, subtitle_host_allowed, transcripts_url
 
-# The answer statuses a subtitle request's callback reads itself (the rest are failures).
-HANDLED_STATUSES = (304, 404, 410)
+__all__ = ["SubtitleFiles", "failure_problem"]
+
 assert TRANSCRIPTS.source is not None
 TRANSCRIPT_SOURCE: RowSource = TRANSCRIPTS.source
-# The validators a staged transcript keeps for the next revalidation, by response header.
-VALIDATOR_HEADERS = {"etag": b"ETag", "last_modified": b"Last-Modified"}
-_CONDITIONAL = {"etag": "If-None-Match", "last_modified": "If-Modified-Since"}
-
-
-def failure_problem(failure: Failure) -> str:
-    """Why a subtitle request brought no file, as the ``problem`` column says it: ``too_large`` when the
-    download or its decompression passed the size cap, ``off_host`` for a redirect off the allowed hosts,
-    ``robots`` when the host's robots.txt forbids the file, else ``failed``."""
-    request = getattr(failure, "request", None)
-    meta = request.meta if request is not None else {}
-    if meta.get("off_origin"):
-        return "off_host"
-    error = failure.value
-    text = str(error).lower()
-    name = type(error).__name__
-    if name in ("DownloadCancelledError", "CancelledError") or "max size" in text or "maxsize" in text:
-        return "too_large"
-    if isinstance(error, IgnoreRequest) and "larger than" in text:
-        return "too_large"
-    if isinstance(error, IgnoreRequest) and "robots.txt" in text:
-        return "robots"
-    return "failed"
 
 
 def bounded_tracks(tracks: Sequence[Subtitle], limit: int) -> tuple[list[Subtitle], int]:
@@ -132,16 +108,6 @@ def transcript_from(track: Mapping[str, Any], **values: Any) -> Transcript:
         subtitle_url=str(track["subtitle_url"]),
         **values,
     )
-
-
-def response_validators(response: Response) -> dict[str, str]:
-    """The validators of a subtitle file's answer, as a staged transcript keeps them."""
-    out = {}
-    for name, header in VALIDATOR_HEADERS.items():
-        value = response.headers.get(header)
-        if value:
-            out[name] = value.decode("latin-1")
-    return out
 
 
 class SubtitleFiles:
@@ -294,28 +260,14 @@ class SubtitleFiles:
             yield self.request(url, track, staged.validators if staged is not None else {})
 
     def request(self, url: str, track: JsonObject, validators: Mapping[str, str]) -> scrapy.Request:
-        headers = {_CONDITIONAL[name]: value for name, value in validators.items() if name in _CONDITIONAL}
-        request = scrapy.Request(
+        request = asset_file_request(
             url,
-            headers=headers,
             callback=self.answered,
             errback=self.failed,
             cb_kwargs={"track": track},
-            meta={
-                "dont_cache": True,
-                # The host check above is the guard: an asset host need not be under the site's domains
-                # (the spider's allowed_domains), and Scrapy's offsite filter would drop it unseen.
-                "allow_offsite": True,
-                "download_maxsize": self.max_bytes,
-                "download_warnsize": 0,
-                "handle_httpstatus_list": list(HANDLED_STATUSES),
-                ASSET_FILE_META: True,
-            },
-            dont_filter=False,
+            validators=validators,
+            max_bytes=self.max_bytes,
         )
-        # Each host its own politeness slot (Scrapy's slot is the host name alone: an asset origin on
-        # another port of the same host would wait behind the site's pages).
-        request.meta["download_slot"] = urlparse_cached(request).netloc.lower()
         self.stats.inc_value(keys.SUBTITLES_ASKED)
         return request
 
