@@ -103,15 +103,21 @@ def release_check(out: Path, truth_path: Path) -> dict[str, Any]:
     }
 
 
+def crawl_command(base: str, state: Path, event_ids: Sequence[str], *extra: str) -> list[str]:
+    """``eventcrawl crawl`` of these events of a replica at ``base`` into ``state``: loopback speed, no
+    progress line, then ``extra``."""
+    return procs.eventcrawl_cmd(
+        "crawl", "--web-base", base, "--api-base", base, "--state", str(state),
+        *(a for e in event_ids for a in ("--event-id", e)),
+        *procs.fast_settings(), "-s", "PROGRESS_ENABLED=False", *extra,
+    )  # fmt: skip
+
+
 def night(
     work: Path, base: str, state: Path, n: int, budget: int, event_ids: Sequence[str]
 ) -> tuple[dict[str, Any], procs.Measured]:
     """One night: ``eventcrawl crawl`` at the budget, then ``eventcrawl publish``."""
-    crawl_cmd = procs.eventcrawl_cmd(
-        "crawl", "--web-base", base, "--api-base", base, "--state", str(state),
-        "--page-budget", str(budget), *(a for e in event_ids for a in ("--event-id", e)),
-        *procs.fast_settings(), "-s", "PROGRESS_ENABLED=False",
-    )  # fmt: skip
+    crawl_cmd = crawl_command(base, state, event_ids, "--page-budget", str(budget))
     crawl = procs.measure(crawl_cmd, workdir=work, name=f"crawl-{n}", timeout=7200)
     out = work / f"out-{n}"
     publish = procs.measure(

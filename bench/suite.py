@@ -16,7 +16,11 @@ the lectures, and the bytes that night rewrites) and
 night asks, what night 1 publishes and whether night 2 asks a page again) and ``transcripts``
 (``bench.bench_transcripts.section``: the peak memory of publishing 3,740 and 30,740 lectures with their
 subtitle tracks) and ``slides_read`` (``bench.slides_read``: reading the replica's slide decks and posters
-with ``crawler.slides.read_pdf``, redaction included, against pypdfium2 alone on the same files).
+with ``crawler.slides.read_pdf``, redaction included, against pypdfium2 alone on the same files) and
+``slides_publish`` (``bench.bench_transcripts.slides_section``: the peak memory and the time of publishing
+3,740 and 30,740 lectures with their slide decks and posters) and ``slides_crawl``
+(``bench.bench_slides_crawl.section``: a replica crawl's requests and bytes per lecture with ``--slides``
+against without, and the documents a second night asks).
 Prints one table and writes every figure, with the commit it measured, as JSON
 (``bench/results/latest.json``), from which ``python -m bench.readme_table`` renders the table of
 ``docs/benchmarks.md``.
@@ -61,6 +65,8 @@ SECTIONS = (
     "catalogue_crawl",
     "transcripts",
     "slides_read",
+    "slides_publish",
+    "slides_crawl",
 )
 # Publishing 8 times the lectures may take at most this many times the peak memory, and this many times
 # the CPU per lecture.
@@ -530,6 +536,22 @@ def slides_read(quick: bool) -> Section:
 
 
 # -- 3. publish (someone else's script) --------------------------------------------------------
+
+
+def slides_publish(work: Path, quick: bool) -> Section:
+    """The peak memory and the time of publishing slide decks and posters at two sizes."""
+    from bench import bench_transcripts
+
+    result: Section = bench_transcripts.slides_section(work, quick)
+    return result
+
+
+def slides_crawl(work: Path, quick: bool) -> Section:
+    """A replica crawl's requests and bytes per lecture with its slides on, against without."""
+    from bench import bench_slides_crawl
+
+    result: Section = bench_slides_crawl.section(work, quick)
+    return result
 
 
 def publish_script(work: Path) -> Section:
@@ -1252,6 +1274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "transcripts": lambda w: transcripts(w, quick),
         "slides_read": lambda w: slides_read(quick),
+        "slides_publish": lambda w: slides_publish(w, quick),
+        "slides_crawl": lambda w: slides_crawl(w, quick),
     }
     # Every crawl a section starts imports the project as an installed copy would, from bytecode: a
     # checkout run with PYTHONDONTWRITEBYTECODE would compile it from source in each one (about 0.1 s).
