@@ -15,6 +15,7 @@ in row groups under the release's bound; the previous release's rows are read an
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -251,12 +252,11 @@ def slides_changed(
     lectures: Iterable[Lecture], stage: SlidesSource | None, previous: PreviousRelease, redactions: Redactions
 ) -> bool:
     """True when these lectures' ``slides`` rows (made as a release makes them) differ from the rows the
-    previous release holds for them, event by event."""
-    by_event: dict[str, list[Lecture]] = {}
-    for lecture in lectures:
-        by_event.setdefault(str(lecture.event_id), []).append(lecture)
+    previous release holds for them, a run of one event's lectures at a time (a release's lectures come
+    event by event: the catalogue is never held at once)."""
     sources = SlidesSources(stage, previous if previous.files_of(SLIDES.name) else None, redactions)
-    for event_id, group in by_event.items():
+    for event_id, run in itertools.groupby(lectures, key=lambda lecture: str(lecture.event_id)):
+        group = list(run)
         now = event_slides(group, sources)
         held = sources.previous_rows(event_id)
         ids = {lec.lecture_id for lec in group}
