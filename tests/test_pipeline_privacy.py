@@ -10,7 +10,7 @@ from crawler.pipelines import privacy as pipeline_privacy
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import CLEAN_MAX_CHARS, PrivacyPipeline
-from crawler.privacy import emails as privacy_module
+from crawler.privacy import scrub as privacy_module
 from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER
 from tests.support.settings import project_crawler
 from tests.test_stage import record
@@ -109,9 +109,9 @@ def test_strings_known_clean_are_not_searched_again(
 
     def spy(strings: list[str]) -> set[str]:
         searched.extend(strings)
-        return privacy_module.strings_to_scrub(strings)
+        return privacy_module.texts_to_scrub(strings)
 
-    monkeypatch.setattr(pipeline_privacy, "strings_to_scrub", spy)
+    monkeypatch.setattr(pipeline_privacy, "texts_to_scrub", spy)
     first = lecture(abstract="The first abstract.")
     first.page_blocks = ["Downloads", "The first abstract.", "Footer text"]
     pipeline.process_item(first)

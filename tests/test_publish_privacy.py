@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from crawler import schema
 from crawler.privacy.email_like import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
-from crawler.privacy.emails import contains_email, scrub_emails
+from crawler.privacy.emails import PLACEHOLDER, contains_email, scrub_emails
+from crawler.privacy.scrub import scrub_text
 from crawler.publish.records import lecture_rows, scrubbed_record, session_details
 from crawler.publish.release import publish_release
 from crawler.publish.summary_tables import build_tables
@@ -72,7 +73,8 @@ def test_the_card_count_reads_any_table_not_only_the_lectures() -> None:
     assert email_like_values(authors) == 1
 
 
-# Written like an address, in no form the scrubber replaces: the card's count must see each.
+# Written like an address, in no form the written-address scrubber replaces: the card's count must see
+# each. The first four are spoken forms (a spaced "@"), which every text's scrub removes (SPOKEN_LEFTOVERS).
 LEFTOVERS = [
     "jane @example.org",
     "jane@ example.org",
@@ -85,6 +87,7 @@ LEFTOVERS = [
     "x@y.z1",
     "jane@[tag:anything]",
 ]
+SPOKEN_LEFTOVERS = LEFTOVERS[:4]
 # Prose and code with an "@" that is no address: neither replaced nor counted.
 NOT_ADDRESSES = [
     "e.g. A @ B",
@@ -110,7 +113,18 @@ def test_the_card_counts_what_the_scrubber_leaves_and_not_prose() -> None:
         assert email_like_values(one_column([value])) == 1, f"case {value!r}"
     for value in NOT_ADDRESSES:
         assert scrub_emails(value) == (value, 0), f"case {value!r}"
+        assert scrub_text(value) == (value, 0), f"case {value!r}"
         assert email_like_values(one_column([value])) == 0, f"case {value!r}"
+
+
+def test_a_texts_scrub_removes_the_spoken_leftovers_and_leaves_the_others_for_the_card() -> None:
+    # What a record's texts are scrubbed with reads the spaced "@" as an address; what it still leaves
+    # is what the card's count is there to show.
+    for value in SPOKEN_LEFTOVERS:
+        assert scrub_text(value) == (PLACEHOLDER, 1), f"case {value!r}"
+    for value in LEFTOVERS[len(SPOKEN_LEFTOVERS) :]:
+        assert scrub_text(value) == (value, 0), f"case {value!r}"
+        assert email_like_values(one_column([value])) == 1, f"case {value!r}"
 
 
 def test_the_card_counts_every_address_the_scrubber_replaces() -> None:
@@ -164,10 +178,13 @@ def test_a_release_counts_the_addresses_its_parquet_holds_even_when_carried(tmp_
     records = make_records()
     records[0] = make_record(11, title="Mail jane @ example . org")
     records[1] = make_record(10, keywords=["x@y.z1"])
+    records[3] = make_record(8, abstract="Mail jane@@example.org")
     release = tmp_path / "release"
     publish_release(records, release, name="emnlp-2025", provenance=PROVENANCE)
-    held = values_holding(release, ["jane @ example . org", "x@y.z1"])
-    # The title and the keyword.
+    # The spoken form in the title is removed as any address is; the keyword and the abstract hold what
+    # only looks like one.
+    assert values_holding(release, ["jane @ example . org"]) == 0
+    held = values_holding(release, ["jane@@example.org", "x@y.z1"])
     assert held == 2
     assert card_count(release) == 2
     # A release whose manifest kept a count from another detector: the next one counts again.
@@ -180,7 +197,7 @@ def test_a_release_counts_the_addresses_its_parquet_holds_even_when_carried(tmp_
     publish_release(
         records, release, name="emnlp-2025", provenance={**PROVENANCE, "crawl_date": "2025-11-13"}
     )
-    assert values_holding(release, ["jane @ example . org", "x@y.z1"]) == 2
+    assert values_holding(release, ["jane@@example.org", "x@y.z1"]) == 2
     assert card_count(release) == 2
     kept = json.loads(manifest_path.read_text(encoding="utf-8"))["event_shards"]
     assert sorted((e["email_like"], e["email_like_rule"]) for e in kept.values()) == [
