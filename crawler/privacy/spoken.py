@@ -97,11 +97,20 @@ _NOT_A_NAME_WORDS = (
     "email emails mail inbox"
 )
 _NOT_A_NAME = frozenset(_NOT_A_NAME_WORDS.split())
+# Words no dictated name is made of, but prose before "at" is: "we looked at the dot product at
+# arxiv.org" says no name "the dot product". (Single letters may be initials: "a dot smith".)
+_PROSE_IN_A_NAME_WORDS = (
+    "the this that these those our their its your my we they it is are was were of in on for with and or "
+    "to from by as"
+)
+_PROSE_IN_A_NAME = frozenset(_PROSE_IN_A_NAME_WORDS.split())
+_LOCAL_JOINS = re.compile(_LOCAL_JOIN, re.IGNORECASE)
 
 
 def _is_spoken_address(match: re.Match[str]) -> bool:
     """Whether a match of the spoken form is an address: a spaced "@" says so; after "at", a dot said
-    before the top-level domain does, unless the name is a word that comes before "at" in speech; a
+    before the top-level domain does, unless the name is a word that comes before "at" in speech or
+    a dictated name holds a word of prose ("the dot product"); a
     domain written ("carol.x at gmail.com") or a provider said alone ("jane dot doe at gmail") does when
     the name is dictated (joined or spelled) or the domain is a provider's ("x at gmail.com"), since
     prose says "papers at aclweb.org" too."""
@@ -109,6 +118,8 @@ def _is_spoken_address(match: re.Match[str]) -> bool:
         return True
     local = match["local"]
     if local.casefold() in _NOT_A_NAME:
+        return False
+    if " " in local and not _PROSE_IN_A_NAME.isdisjoint(_LOCAL_JOINS.split(local.casefold())):
         return False
     if match["said_dot"]:
         return True
