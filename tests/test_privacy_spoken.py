@@ -38,6 +38,14 @@ REDACTED = [
     ("call 0049 30 1234567 now", f"call {PHONE} now"),
     ("my office 030 1234567", f"my office {PHONE}"),
     ("text 07700 900123", f"text {PHONE}"),
+    # A name before "at" and a provider's domain; a URL before an address said after it.
+    ("mail jsmith at gmail.com", f"mail {EMAIL}"),
+    (
+        "slides at https://example.org/talk, or mail carol.x at gmail.com",
+        f"slides at https://example.org/talk, or mail {EMAIL}",
+    ),
+    # An address that starts inside a URL's text and goes on after it is not wholly the URL's.
+    ("see https://example.org/jane dot doe at gmail dot com", f"see https://example.org/{EMAIL}"),
 ]
 
 KEPT = [
@@ -66,6 +74,14 @@ KEPT = [
     "e.g. A @ B and x = A @ B.T",
     "hidden sizes 256 512 1024 and 2048",
     "prices moved +12.34 56.78",
+    # A dictated name holds no word of prose: "the dot product" is none.
+    "we looked at the dot product at arxiv.org",
+    # Who is "at" a provider in prose.
+    "she interned at yahoo.com before her PhD",
+    "users at gmail.com and accounts at outlook.com",
+    "our team at hotmail.com",
+    # Digits and words inside a URL are its path's and its ids'.
+    "the talk https://www.youtube.com/watch?v=0612345678 and www.example.org/call/030-1234567",
 ]
 
 
