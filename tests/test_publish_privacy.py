@@ -20,6 +20,7 @@ from crawler.privacy.scrub import scrub_text
 from crawler.publish.records import lecture_rows, scrubbed_record, session_details
 from crawler.publish.release import publish_release
 from crawler.publish.summary_tables import build_tables
+from tests.test_pipeline_privacy import replica_lectures
 from tests.test_privacy_emails import (
     AT_FORMS,
     DOMAIN_FORMS,
@@ -41,6 +42,29 @@ def test_a_record_with_an_address_is_scrubbed_and_its_hash_computed_again() -> N
     assert clean["content_sha256"] == schema.content_sha256(clean) != record["content_sha256"]
     plain = make_record(2)
     assert scrubbed_record(plain) is plain
+
+
+def test_only_the_lectures_whose_texts_held_personal_data_get_a_new_hash() -> None:
+    lectures = replica_lectures(300)
+    # Every replica lecture (real abstracts, titles, authors, ORCID iDs, DOIs, timestamps) comes out of
+    # the release's scrub as it went in: the same record, its hash its own.
+    for lecture in lectures:
+        assert scrubbed_record(lecture) is lecture, lecture["lecture_id"]
+        assert schema.content_sha256(lecture) == lecture["content_sha256"], lecture["lecture_id"]
+    said = dict(lectures[7])
+    said["abstract"] = f"{said['abstract']} Data: jane dot doe at gmail."
+    said["content_sha256"] = schema.content_sha256(said)
+    called = dict(lectures[8])
+    called["text"] = f"{called['text']}\n\nQuestions? Call +49 30 1234567."
+    called["content_sha256"] = schema.content_sha256(called)
+    rows = {row.lecture_id: row for row in lecture_rows([*lectures[:7], said, called, *lectures[9:]])}
+    hashes = {lecture["lecture_id"]: lecture["content_sha256"] for lecture in lectures}
+    changed = sorted(id_ for id_, row in rows.items() if row.content_sha256 != hashes[id_])
+    assert changed == sorted([said["lecture_id"], called["lecture_id"]])
+    assert rows[said["lecture_id"]].abstract == f"{lectures[7]['abstract']} Data: [email removed]."
+    assert rows[called["lecture_id"]].text == f"{lectures[8]['text']}\n\nQuestions? Call [phone removed]."
+    for row in rows.values():
+        assert row.content_sha256 == schema.content_sha256(row.values()), row.lecture_id
 
 
 def test_no_table_holds_an_address_given_in_records_or_session_details() -> None:
