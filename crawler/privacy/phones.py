@@ -57,15 +57,16 @@ _CANDIDATE = re.compile(_CANDIDATE_BEFORE + _CANDIDATE_BODY)
 _MIN_DIGITS = 7
 _MAX_DIGITS = 17
 # A run of a shape (see :mod:`crawler.privacy.shape`) that may hold a candidate: digits and what may stand
-# between them, from a digit on, seven characters or more.
-_SHAPE_RUN = re.compile(rb"0[0() ./+-]{6,}")
-# What every number with evidence has at or just before its start, or in it (see :func:`phone_positions`):
-# a "+" or a "(", a "0" that may start it but no "000" (no country code starts with "0"), a word ending
-# right before it, or a North American number's groups.
-_EVIDENCE_NEAR = re.compile(
-    r"[+(]|(?<![\w+\-\u2010-\u2013])0(?!00)|[^\W\d_][\s.:,#-]{1,3}[+(\s\u00a0]{0,3}\d"
-    r"|\d{3}[-.]\d{3}[-.]\d{4}"
-)
+# between them, from a digit to a digit or a closing bracket (where every candidate ends), seven
+# characters or more.
+_SHAPE_RUN = re.compile(rb"0[0() ./+-]{5,}[0)]")
+# What a number with a prefix's evidence or a North American number's groups has in its run, or up to
+# three characters before (see :func:`phone_positions`): a "+" or a "(", a "0" that may start it but no
+# "000" (no country code starts with "0"), or the groups.
+_EVIDENCE_IN_RUN = re.compile(r"[+(]|(?<![\w+\-\u2010-\u2013])0(?!00)|\d{3}[-.]\d{3}[-.]\d{4}")
+# Where a word announcing a number ends right before a run: no digit stands between a cue and its number,
+# so the number's first digit is the run's first.
+_WORD_END_BEFORE_RUN = re.compile(r"[^\W\d_][\s.:,#-]{1,3}[+(\s\u00a0]{0,3}\Z")
 # A candidate that starts with seven digits or more, each from the one before by what may stand between
 # two digits of one (a closing bracket, a separator, an opening bracket): a search for these runs at the
 # expression engine's speed over a text full of short numbers (years, ids, a timestamp's), and finds every
@@ -147,7 +148,10 @@ def phone_positions(text: str, shape: bytes | None = None) -> list[int]:
             continue
         # A candidate starts up to three characters before its first digit ("+ (0"), a word announcing
         # it ends up to four before that, and what follows it is read up to two characters after it.
-        if _EVIDENCE_NEAR.search(text, max(0, start - 7), end) is None:
+        if (
+            _EVIDENCE_IN_RUN.search(text, max(0, start - 3), end) is None
+            and _WORD_END_BEFORE_RUN.search(text, max(0, start - 7), start) is None
+        ):
             continue  # a timestamp's date, an ORCID iD, a DOI's prefix: no number with evidence in it
         for match in _LONG_CANDIDATE.finditer(text, max(0, start - 3), min(len(text), end + 2)):
             if _may_be_phone_number(text, match):
