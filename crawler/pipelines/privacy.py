@@ -5,6 +5,8 @@ a lecture (its aliases included), of a session and of a transcript is scrubbed
 Runs after normalize (so addresses hidden with invisible characters in normalized fields are already
 plain) and before boilerplate, whose ``text`` is built from the page blocks scrubbed here. Sessions (their
 name and description, as the listing tells them) go to the stage too, so they go through the same scrub.
+The counts (``privacy/emails_scrubbed``, per field, per session field) count the phone numbers replaced
+with the addresses.
 """
 
 from __future__ import annotations
