@@ -174,6 +174,15 @@ def test_a_texts_shape_has_its_length_and_its_digits_and_spaces(text: str) -> No
     assert [c == ord(" ") for c in shape] == [char.isspace() for char in text]
 
 
+def test_a_shape_reads_digits_spaces_and_dashes_beyond_ascii() -> None:
+    # Arabic-Indic and full-width digits, a no-break and an em space, an en dash, a letter with an accent.
+    text = (
+        "Tel \u0660\u0663\u0660 \u0661\u0662\u0663\u0664\u0665\u0666\u0667"
+        "\u00a0or \uff10\uff13\uff10\u2003x\u2013y \u00e9_:,#\x00"
+    )
+    assert text_shape(text) == b"tel 000 0000000 or 000 x-y ######"
+
+
 @pytest.mark.parametrize(
     "text",
     [
