@@ -62,9 +62,11 @@ def scrub_text(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
     evidence, not an "@" or an "at" that is no address's. The same string when there is nothing to
     replace; scrubbing what it returns changes nothing.
     """
-    if len(text) <= _MEMO_MAX_CHARS:
-        return _scrubbed_short(text, placeholder)
-    return _scrubbed(text, placeholder)
+    if len(text) > _MEMO_MAX_CHARS:
+        return _scrubbed(text, placeholder)
+    clean, count = _scrubbed_short(text, placeholder)
+    # What is remembered is an equal string, perhaps another object: the one given comes back.
+    return (clean, count) if count else (text, 0)
 
 
 # The same short strings come back page after page (a site's labels, event and session names): each is
