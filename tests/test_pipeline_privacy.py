@@ -10,8 +10,11 @@ from crawler.pipelines import privacy as pipeline_privacy
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import CLEAN_MAX_CHARS, PrivacyPipeline
-from crawler.privacy import emails as privacy_module
+from crawler.privacy import scrub as privacy_module
 from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER
+from crawler.privacy.phones import PHONE_PLACEHOLDER
+from crawler.replica.layout import build_site, ground_truth, load_records
+from crawler.schema import FIELD_NAMES, content_sha256
 from tests.support.settings import project_crawler
 from tests.test_stage import record
 
@@ -109,9 +112,9 @@ def test_strings_known_clean_are_not_searched_again(
 
     def spy(strings: list[str]) -> set[str]:
         searched.extend(strings)
-        return privacy_module.strings_to_scrub(strings)
+        return privacy_module.texts_to_scrub(strings)
 
-    monkeypatch.setattr(pipeline_privacy, "strings_to_scrub", spy)
+    monkeypatch.setattr(pipeline_privacy, "texts_to_scrub", spy)
     first = lecture(abstract="The first abstract.")
     first.page_blocks = ["Downloads", "The first abstract.", "Footer text"]
     pipeline.process_item(first)
@@ -184,3 +187,78 @@ def test_an_address_deep_in_a_list_or_a_mapping_is_found(
     if clean is not None:
         assert getattr(out, name) == clean, f"case {value!r}"
     assert pipeline.stats.get_value("privacy/emails_scrubbed") == 1, f"case {value!r}"
+
+
+def test_spoken_addresses_and_phone_numbers_leave_every_text_and_are_counted(
+    pipeline: PrivacyPipeline,
+) -> None:
+    item = lecture(
+        title="Title (carol.x at gmail.com)",
+        abstract="Data: jane dot doe at gmail.\n\nQuestions? Call +49 30 1234567.",
+        session_name="Orals (chair: d a v e @ example . com)",
+        authors=[{"name": "A", "affiliations": ["Lab, tel. 020 7946 0958"], "orcid": "0000-0002-1825-0097"}],
+        url="http://x/lecture/5-0612345678",
+    )
+    item.page_blocks = ["Downloads", "Data: jane dot doe at gmail.", "Footer"]
+    out = pipeline.process_item(item)
+    assert out.title == f"Title ({R})"
+    assert out.abstract == f"Data: {R}.\n\nQuestions? Call {PHONE_PLACEHOLDER}."
+    assert out.session_name == f"Orals (chair: {R})"
+    assert out.authors == [
+        {"name": "A", "affiliations": [f"Lab, tel. {PHONE_PLACEHOLDER}"], "orcid": "0000-0002-1825-0097"}
+    ]
+    assert out.url == "http://x/lecture/5-0612345678"
+    assert out.page_blocks == ["Downloads", f"Data: {R}.", "Footer"]
+    stats = pipeline.stats.get_stats()
+    assert {k: v for k, v in stats.items() if k.startswith("privacy/")} == {
+        "privacy/emails_scrubbed": 5,
+        "privacy/items_scrubbed": 1,
+        "privacy/fields/title": 1,
+        "privacy/fields/abstract": 2,
+        "privacy/fields/session_name": 1,
+        "privacy/fields/authors": 1,
+        "privacy/emails_scrubbed_page_blocks": 1,
+    }
+
+
+def replica_lectures(count: int) -> list[dict[str, Any]]:
+    """Lectures of the replica (real abstracts, titles, authors, ORCID iDs, DOIs, timestamps) as the
+    crawl publishes them, their content hashes included (a fetch time is none of their content)."""
+    site = build_site(load_records(), seed=0, lectures=count)
+    truth = ground_truth(site, "http://replica", event_ids=list(site.events))
+    fetched = {"fetched_at": "2026-01-01T00:00:00Z"}
+    return [{name: {**fetched, **lecture}[name] for name in FIELD_NAMES} for lecture in truth]
+
+
+def test_a_lecture_with_clean_text_keeps_its_content_hash(pipeline: PrivacyPipeline) -> None:
+    # The crawl hashes a lecture after this step (dedup): one this step leaves as it was hashes as it
+    # did before any scrub, and so does a lecture whose only "@" or numbers are no one's.
+    lectures = replica_lectures(200)
+    lectures.append(
+        {
+            **lectures[0],
+            "abstract": "We train with batch sizes 256 512 1024 (grant number 2234567).\n\n"
+            "@dataclass and A @ B.T; pass@1 rises.  We looked at the dot product at arxiv.org.",
+        }
+    )
+    lectures[-1]["content_sha256"] = content_sha256(lectures[-1])
+    for published in lectures:
+        item = LectureItem(**{k: copy.deepcopy(v) for k, v in published.items() if k != "content_sha256"})
+        item.page_blocks = ["Downloads", *str(published["text"]).split("\n\n"), "Footer"]
+        before = copy.deepcopy(item)
+        out = pipeline.process_item(item)
+        assert out == before, published["lecture_id"]
+        assert content_sha256(out.record()) == published["content_sha256"], published["lecture_id"]
+    assert not [k for k in pipeline.stats.get_stats() if k.startswith("privacy/")]
+
+
+def test_a_lecture_whose_text_held_personal_data_gets_the_hash_of_its_scrubbed_content(
+    pipeline: PrivacyPipeline,
+) -> None:
+    (published,) = replica_lectures(1)
+    said = {**published, "abstract": f"{published['abstract']} Questions: carol.x at gmail.com."}
+    item = LectureItem(**{k: v for k, v in said.items() if k != "content_sha256"})
+    out = pipeline.process_item(item)
+    assert out.abstract == f"{published['abstract']} Questions: {R}."
+    scrubbed = {**published, "abstract": out.abstract}
+    assert content_sha256(out.record()) == content_sha256(scrubbed) != content_sha256(said)

@@ -53,6 +53,21 @@ def found(text: str) -> list[str]:
         ("batch sizes 0 256 512 1024", []),
         ("on 08.12.2023 and 01/02/2024", []),
         ("ratio 3.555 123 4567 and 555 123 4567.5", []),
+        # What written text holds: a number an identifier's label names, even with a prefix's evidence.
+        ("funded by NSF grant number 2234567", []),
+        ("under award number 0612345678", []),
+        ("ID 0123456789 and ID: 0612345678", []),
+        ("see arXiv:0712.3456 and arXiv 0904.12345", []),
+        # Two groups joined by one ".": a decimal or an id, not a number to dial.
+        ("the ratio 0712.3456 held", []),
+        # Postal codes with a leading "0": a trunk prefix is no evidence for their shape, but a word
+        # announcing a number still is, and Berlin's numbers are written so too.
+        ("Hokkaido University, Sapporo 060-0808, Japan; my number is 060-0808", ["060-0808"]),
+        ("University of Sao Paulo, 05508-090, Brazil", []),
+        ("MIT, Cambridge, MA 02139-4307, USA, or Berlin 030-1234567", ["030-1234567"]),
+        # "reach" announces a number only when someone is to be reached.
+        ("we reach 1 234 567 samples; reach us: 612 345 678", ["612 345 678"]),
+        ("we reach 1234567 tokens, so you can reach me at 612 345 678", ["612 345 678"]),
     ],
 )
 def test_numbers_with_evidence_and_a_valid_form_are_phone_numbers(text: str, numbers: list[str]) -> None:

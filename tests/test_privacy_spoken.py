@@ -66,6 +66,27 @@ KEPT = [
     "e.g. A @ B and x = A @ B.T",
     "hidden sizes 256 512 1024 and 2048",
     "prices moved +12.34 56.78",
+    # A dictated name holds no word of prose: "the dot product" is none.
+    "we looked at the dot product at arxiv.org",
+    # Who is "at" a provider in prose.
+    "she interned at yahoo.com before her PhD",
+    "users at gmail.com and accounts at outlook.com",
+    "our team at hotmail.com",
+    # Digits and words inside a URL are its path's and its ids'.
+    "the talk https://www.youtube.com/watch?v=0612345678 and www.example.org/call/030-1234567",
+]
+
+# A URL keeps its ids, and an address that goes on after a URL's text, or is said after a URL, is still
+# one.
+URLS = [
+    (
+        "see https://youtu.be/0612345678 or mail carol.x at gmail.com",
+        f"see https://youtu.be/0612345678 or mail {EMAIL}",
+    ),
+    (
+        "see https://example.org/jane dot doe at gmail dot com and https://youtu.be/0612345678",
+        f"see https://example.org/{EMAIL} and https://youtu.be/0612345678",
+    ),
 ]
 
 
@@ -77,6 +98,11 @@ def test_personal_data_is_replaced(said: str, redacted: str) -> None:
 @pytest.mark.parametrize("said", KEPT)
 def test_what_is_no_personal_data_stays(said: str) -> None:
     assert redact_spoken(said) == (said, 0)
+
+
+@pytest.mark.parametrize(("said", "redacted"), URLS)
+def test_a_url_keeps_its_ids_and_no_address_around_it(said: str, redacted: str) -> None:
+    assert redact_spoken(said) == (redacted, 1)
 
 
 def test_several_in_one_text_are_counted() -> None:

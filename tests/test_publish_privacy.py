@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 
 from crawler import schema
 from crawler.privacy.email_like import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
-from crawler.privacy.emails import contains_email, scrub_emails
+from crawler.privacy.emails import PLACEHOLDER, contains_email, scrub_emails
+from crawler.privacy.scrub import scrub_text
 from crawler.publish.records import lecture_rows, scrubbed_record, session_details
 from crawler.publish.release import publish_release
 from crawler.publish.summary_tables import build_tables
+from tests.test_pipeline_privacy import replica_lectures
 from tests.test_privacy_emails import (
     AT_FORMS,
     DOMAIN_FORMS,
@@ -40,6 +42,29 @@ def test_a_record_with_an_address_is_scrubbed_and_its_hash_computed_again() -> N
     assert clean["content_sha256"] == schema.content_sha256(clean) != record["content_sha256"]
     plain = make_record(2)
     assert scrubbed_record(plain) is plain
+
+
+def test_only_the_lectures_whose_texts_held_personal_data_get_a_new_hash() -> None:
+    lectures = replica_lectures(300)
+    # Every replica lecture (real abstracts, titles, authors, ORCID iDs, DOIs, timestamps) comes out of
+    # the release's scrub as it went in: the same record, its hash its own.
+    for lecture in lectures:
+        assert scrubbed_record(lecture) is lecture, lecture["lecture_id"]
+        assert schema.content_sha256(lecture) == lecture["content_sha256"], lecture["lecture_id"]
+    said = dict(lectures[7])
+    said["abstract"] = f"{said['abstract']} Data: jane dot doe at gmail."
+    said["content_sha256"] = schema.content_sha256(said)
+    called = dict(lectures[8])
+    called["text"] = f"{called['text']}\n\nQuestions? Call +49 30 1234567."
+    called["content_sha256"] = schema.content_sha256(called)
+    rows = {row.lecture_id: row for row in lecture_rows([*lectures[:7], said, called, *lectures[9:]])}
+    hashes = {lecture["lecture_id"]: lecture["content_sha256"] for lecture in lectures}
+    changed = sorted(id_ for id_, row in rows.items() if row.content_sha256 != hashes[id_])
+    assert changed == sorted([said["lecture_id"], called["lecture_id"]])
+    assert rows[said["lecture_id"]].abstract == f"{lectures[7]['abstract']} Data: [email removed]."
+    assert rows[called["lecture_id"]].text == f"{lectures[8]['text']}\n\nQuestions? Call [phone removed]."
+    for row in rows.values():
+        assert row.content_sha256 == schema.content_sha256(row.values()), row.lecture_id
 
 
 def test_no_table_holds_an_address_given_in_records_or_session_details() -> None:
@@ -72,7 +97,8 @@ def test_the_card_count_reads_any_table_not_only_the_lectures() -> None:
     assert email_like_values(authors) == 1
 
 
-# Written like an address, in no form the scrubber replaces: the card's count must see each.
+# Written like an address, in no form the written-address scrubber replaces: the card's count must see
+# each. The first four are spoken forms (a spaced "@"), which every text's scrub removes (SPOKEN_LEFTOVERS).
 LEFTOVERS = [
     "jane @example.org",
     "jane@ example.org",
@@ -85,6 +111,7 @@ LEFTOVERS = [
     "x@y.z1",
     "jane@[tag:anything]",
 ]
+SPOKEN_LEFTOVERS = LEFTOVERS[:4]
 # Prose and code with an "@" that is no address: neither replaced nor counted.
 NOT_ADDRESSES = [
     "e.g. A @ B",
@@ -110,7 +137,18 @@ def test_the_card_counts_what_the_scrubber_leaves_and_not_prose() -> None:
         assert email_like_values(one_column([value])) == 1, f"case {value!r}"
     for value in NOT_ADDRESSES:
         assert scrub_emails(value) == (value, 0), f"case {value!r}"
+        assert scrub_text(value) == (value, 0), f"case {value!r}"
         assert email_like_values(one_column([value])) == 0, f"case {value!r}"
+
+
+def test_a_texts_scrub_removes_the_spoken_leftovers_and_leaves_the_others_for_the_card() -> None:
+    # What a record's texts are scrubbed with reads the spaced "@" as an address; what it still leaves
+    # is what the card's count is there to show.
+    for value in SPOKEN_LEFTOVERS:
+        assert scrub_text(value) == (PLACEHOLDER, 1), f"case {value!r}"
+    for value in LEFTOVERS[len(SPOKEN_LEFTOVERS) :]:
+        assert scrub_text(value) == (value, 0), f"case {value!r}"
+        assert email_like_values(one_column([value])) == 1, f"case {value!r}"
 
 
 def test_the_card_counts_every_address_the_scrubber_replaces() -> None:
@@ -164,10 +202,13 @@ def test_a_release_counts_the_addresses_its_parquet_holds_even_when_carried(tmp_
     records = make_records()
     records[0] = make_record(11, title="Mail jane @ example . org")
     records[1] = make_record(10, keywords=["x@y.z1"])
+    records[3] = make_record(8, abstract="Mail jane@@example.org")
     release = tmp_path / "release"
     publish_release(records, release, name="emnlp-2025", provenance=PROVENANCE)
-    held = values_holding(release, ["jane @ example . org", "x@y.z1"])
-    # The title and the keyword.
+    # The spoken form in the title is removed as any address is; the keyword and the abstract hold what
+    # only looks like one.
+    assert values_holding(release, ["jane @ example . org"]) == 0
+    held = values_holding(release, ["jane@@example.org", "x@y.z1"])
     assert held == 2
     assert card_count(release) == 2
     # A release whose manifest kept a count from another detector: the next one counts again.
@@ -180,7 +221,7 @@ def test_a_release_counts_the_addresses_its_parquet_holds_even_when_carried(tmp_
     publish_release(
         records, release, name="emnlp-2025", provenance={**PROVENANCE, "crawl_date": "2025-11-13"}
     )
-    assert values_holding(release, ["jane @ example . org", "x@y.z1"]) == 2
+    assert values_holding(release, ["jane@@example.org", "x@y.z1"]) == 2
     assert card_count(release) == 2
     kept = json.loads(manifest_path.read_text(encoding="utf-8"))["event_shards"]
     assert sorted((e["email_like"], e["email_like_rule"]) for e in kept.values()) == [

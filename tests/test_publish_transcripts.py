@@ -594,20 +594,35 @@ def test_a_track_redacted_under_earlier_rules_is_redacted_again_when_published(t
     assert manifest["transcripts_privacy_rule"] == TRANSCRIPT_PRIVACY_RULE
 
 
+# Personal data said across cues: no cue's text holds any alone, so only a whole track's redaction finds it.
+SAID_ACROSS = [
+    {"start_ms": 0, "end_ms": 4000, "text": "Questions? Mail jane dot doe at"},
+    {"start_ms": 4000, "end_ms": 9000, "text": "gmail dot com or call +49 30"},
+    {"start_ms": 9000, "end_ms": 12000, "text": "1234567 today"},
+]
+REDACTED_SAID_ACROSS = [
+    {"start_ms": 0, "end_ms": 4000, "text": "Questions? Mail [email removed]"},
+    {"start_ms": 4000, "end_ms": 9000, "text": "or call [phone removed]"},
+    {"start_ms": 9000, "end_ms": 12000, "text": "today"},
+]
+
+
 def test_a_previous_releases_row_from_earlier_rules_is_redacted_again_when_carried(tmp_path: Path) -> None:
     state, out = tmp_path / "state", tmp_path / "out"
     current = {PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
     # A release whose rows were made under rules that found neither (stood in for by a staged line that
-    # says it is redacted under the rules in force, and a manifest that names no rule).
+    # says it is redacted under the rules in force, and a manifest that names no rule). Every text a
+    # release writes is scrubbed, a segment's too: what such a row still holds is what was said across
+    # cues.
     writer = StageWriter(state)
     writer.open()
     for record in records():
         writer.write_lecture(record)
-    said = _said("130109", "469", "es")
+    said = track("130109", "469", "es", text=" ".join(s["text"] for s in SAID_ACROSS), segments=SAID_ACROSS)
     writer.write_transcript(said, current)
     writer.close(complete=True)
     publish(state, out)
-    assert [r["text"] for r in rows_of(out, "469")] == [said.text]
+    assert [r["segments"] for r in rows_of(out, "469")] == [SAID_ACROSS]
     path = out / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
     del manifest["transcripts_privacy_rule"]
@@ -615,4 +630,4 @@ def test_a_previous_releases_row_from_earlier_rules_is_redacted_again_when_carri
     # The next night stages no track: the row is carried from the release, redacted under today's rules.
     write_stage(state, records(), [])
     publish(state, out)
-    assert [r["segments"] for r in rows_of(out, "469")] == [REDACTED_SAID]
+    assert [r["segments"] for r in rows_of(out, "469")] == [REDACTED_SAID_ACROSS]

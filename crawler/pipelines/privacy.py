@@ -1,9 +1,12 @@
-"""No e-mail address is ever stored: every string field of a lecture (its aliases included), of a session
-and of a transcript is scrubbed.
+"""No e-mail address (written, spoken or spelled) and no phone number is ever stored: every string field of
+a lecture (its aliases included), of a session and of a transcript is scrubbed
+(:func:`crawler.privacy.scrub.scrub_text`, URLs with :func:`crawler.privacy.emails.scrub_url`).
 
 Runs after normalize (so addresses hidden with invisible characters in normalized fields are already
 plain) and before boilerplate, whose ``text`` is built from the page blocks scrubbed here. Sessions (their
 name and description, as the listing tells them) go to the stage too, so they go through the same scrub.
+The counts (``privacy/emails_scrubbed``, per field, per session field) count the phone numbers replaced
+with the addresses.
 """
 
 from __future__ import annotations
@@ -16,8 +19,14 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem, TranscriptItem
-from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, strings_to_scrub
-from crawler.privacy.scrub import RECORD_URL_FIELDS, scrub_value, strings_in, values_may_hold_address
+from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER
+from crawler.privacy.scrub import (
+    RECORD_URL_FIELDS,
+    scrub_value,
+    strings_in,
+    texts_to_scrub,
+    values_may_hold_address,
+)
 from crawler.schema import FIELD_NAMES
 
 # What of a lecture item is scrubbed: its record, and the page's blocks and links that travel beside it.
@@ -25,7 +34,7 @@ SCRUBBED = (*FIELD_NAMES, "page_blocks", "page_aliases")
 URL_FIELDS = RECORD_URL_FIELDS | {"page_aliases"}
 # Most strings of a lecture came with an earlier one too: the site's navigation, labels and footer among
 # the page's blocks, related lectures' teasers, event, session and author names. Strings up to
-# CLEAN_MAX_CHARS found free of any address are remembered (up to CLEAN_STRINGS of them, then forgotten
+# CLEAN_MAX_CHARS found free of any personal data are remembered (up to CLEAN_STRINGS of them, then forgotten
 # all at once), so that each is searched once per crawl rather than once per page.
 CLEAN_MAX_CHARS = 2000
 CLEAN_STRINGS = 16384
@@ -76,8 +85,8 @@ class PrivacyPipeline:
     def _may_hold_address(self, values: Iterable[object]) -> bool:
         """:func:`values_may_hold_address` of ``values``, searching only strings not known to be clean.
 
-        Exact: whether a string holds an address depends on that string alone (see
-        :func:`strings_to_scrub`)."""
+        Exact: whether a string holds personal data depends on that string alone (see
+        :func:`texts_to_scrub`)."""
         strings: list[str] = []
         for value in values:
             if isinstance(value, str):
@@ -86,15 +95,15 @@ class PrivacyPipeline:
                 strings_in(value, strings)
         clean = self.clean
         new = list(set(strings).difference(clean))
-        found = strings_to_scrub(new)
+        found = texts_to_scrub(new)
         if len(clean) + len(new) > CLEAN_STRINGS:
             clean.clear()
         clean.update(s for s in new if len(s) <= CLEAN_MAX_CHARS and s not in found)
         return bool(found)
 
     def transcript(self, item: TranscriptItem) -> TranscriptItem:
-        """A transcript's text and its segments' (the parser redacted what it recognised as spoken
-        addresses and numbers already; this is the scrub every stored string passes)."""
+        """A transcript's text and its segments' (the parser redacted addresses and numbers said across
+        cues already; this is the scrub every stored string passes)."""
         transcript = item.record
         if not values_may_hold_address([transcript.text, *(s["text"] for s in transcript.segments)]):
             return item  # nearly every track: one search of all its text

@@ -315,6 +315,13 @@ def _has_u_escape(text: str) -> bool:
     return False
 
 
+def address_positions(text: str) -> list[int]:
+    """Where the text after a local part may start an "@" in any of its forms, in order: empty when
+    :func:`scrub_emails` would change nothing. Every form is found within a text, so texts joined by a
+    character no form holds (``"\\x00"``) are searched as one."""
+    return _at_positions(text)
+
+
 def may_hold_address(text: str) -> bool:
     """Whether ``text`` holds any form of "@" the scrubber reads (written, escaped, bracketed, wide):
     False when :func:`scrub_emails` would change nothing."""

@@ -1,13 +1,26 @@
-"""The walk over a record's strings: every string inside a value (lists, tuples, mappings) scrubbed of
-e-mail addresses by :func:`crawler.privacy.emails.scrub_emails`, URLs piece by piece
-(:func:`crawler.privacy.emails.scrub_url`)."""
+"""One scrub for every text the project keeps, and the walk over a record's strings.
+
+:func:`scrub_text` replaces every e-mail address (written in any form, spoken or spelled: ``carol.x at
+gmail.com``, ``d a v e @ example . com``) and every phone number in a text, whatever the text is: an
+abstract, a page's text, a title, a session's or an event's name or description, an affiliation, a
+transcript, a slide's text. :func:`scrub_value` scrubs every string inside a value (lists, tuples,
+mappings) with it, URLs piece by piece (:func:`crawler.privacy.emails.scrub_url`): a URL's ids and paths
+are no phone numbers.
+
+Most texts hold nothing: :func:`texts_to_scrub` tells which of many texts may, with one search of them
+all, and only those are read with the rules (:func:`crawler.privacy.spoken.redaction_spans`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
-from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, scrub_emails, scrub_url, strings_to_scrub
+from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, scrub_url
+from crawler.privacy.spoken import personal_data_positions, redaction_spans
 from crawler.schema import OWN_URL_FIELDS
 
 # The fields of a lecture record that hold URLs of the lecture itself: scrubbed with URL_PLACEHOLDER.
@@ -42,23 +55,90 @@ def strings_in(value: object, out: list[str]) -> None:
                 pending.append(member)
 
 
+def scrub_text(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
+    """``text`` with every e-mail address (written, obfuscated, spoken or spelled) replaced by
+    ``placeholder`` and every phone number by :data:`crawler.privacy.phones.PHONE_PLACEHOLDER`, and how
+    many were replaced. Nothing else changes: not a space, not a number without a phone number's
+    evidence, not an "@" or an "at" that is no address's. The same string when there is nothing to
+    replace; scrubbing what it returns changes nothing.
+    """
+    if len(text) > _MEMO_MAX_CHARS:
+        return _scrubbed(text, placeholder)
+    clean, count = _scrubbed_short(text, placeholder)
+    # What is remembered is an equal string, perhaps another object: the one given comes back.
+    return (clean, count) if count else (text, 0)
+
+
+# The same short strings come back page after page (a site's labels, event and session names): each is
+# read with the rules once while it is remembered.
+_MEMO_MAX_CHARS = 2000
+_MEMO_STRINGS = 4096
+# Each pass replaces what it finds with placeholders, which no rule reads as personal data; a text is
+# read again after a pass, in case a replacement joined what was around it into something new.
+_MAX_PASSES = 8
+
+
+@functools.lru_cache(maxsize=_MEMO_STRINGS)
+def _scrubbed_short(text: str, placeholder: str) -> tuple[str, int]:
+    return _scrubbed(text, placeholder)
+
+
+def _scrubbed(text: str, placeholder: str) -> tuple[str, int]:
+    total = 0
+    for _ in range(_MAX_PASSES):
+        if not personal_data_positions(text):
+            break
+        spans = redaction_spans(text)
+        if not spans:
+            break
+        pieces: list[str] = []
+        kept = 0
+        for start, end, replacement in spans:
+            pieces += [text[kept:start], placeholder if replacement == PLACEHOLDER else replacement]
+            kept = end
+        pieces.append(text[kept:])
+        text = "".join(pieces)
+        total += len(spans)
+    return text, total
+
+
+def texts_to_scrub(strings: Sequence[str]) -> set[str]:
+    """Those of ``strings`` that :func:`scrub_text` (or :func:`scrub_url`) may change: it returns every
+    other one unchanged.
+
+    All of them are searched as one text, so many short strings (a record's) cost one search rather than
+    one each. They are joined by a character that no form of "@", no spoken address and no phone number
+    holds, so what one string holds is found within it.
+    """
+    if not strings:
+        return set()
+    joined = "\x00".join(strings)
+    positions = personal_data_positions(joined)
+    if not positions:
+        return set()
+    ends = list(accumulate(len(text) + 1 for text in strings))
+    return {strings[bisect_right(ends, at)] for at in positions}
+
+
 def values_may_hold_address(values: Iterable[object]) -> bool:
     """False when :func:`scrub_value` would change none of ``values`` (whether as text or as URLs): the
-    strings inside them are searched as one text, so a record without an address costs one search."""
+    strings inside them are searched as one text, so a record without personal data costs one search."""
     strings: list[str] = []
     for value in values:
         strings_in(value, strings)
-    return bool(strings_to_scrub(strings))
+    return bool(texts_to_scrub(strings))
 
 
 def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False) -> tuple[Any, int]:
-    """A string, or the strings inside lists, tuples and mappings, scrubbed; other values unchanged.
+    """A string, or the strings inside lists, tuples and mappings, scrubbed (:func:`scrub_text`); other
+    values unchanged.
 
-    ``url``: the strings are URLs (see :func:`scrub_url`). Returns the value (the same object when
-    nothing changed) and the number of addresses replaced.
+    ``url``: the strings are URLs (see :func:`scrub_url`). ``placeholder`` replaces addresses (phone
+    numbers get theirs). Returns the value (the same object when nothing changed) and the number of
+    addresses and phone numbers replaced.
     """
     if isinstance(value, str):
-        return scrub_url(value, placeholder) if url else scrub_emails(value, placeholder)
+        return scrub_url(value, placeholder) if url else scrub_text(value, placeholder)
     if isinstance(value, list | tuple):
         total = 0
         items = []
@@ -85,8 +165,9 @@ def scrub_fields(
 ) -> tuple[dict[str, object], dict[str, int]]:
     """Every string field (and string inside a list field) of a record scrubbed.
 
-    Fields named in ``url_fields`` get :data:`URL_PLACEHOLDER`, the others :data:`PLACEHOLDER`.
-    Returns the scrubbed copy and, for each field that held addresses, how many.
+    Fields named in ``url_fields`` get :data:`URL_PLACEHOLDER`, the others :data:`PLACEHOLDER` (and
+    phone numbers theirs). Returns the scrubbed copy and, for each field that held personal data, how
+    many.
     """
     out: dict[str, object] = {}
     counts: dict[str, int] = {}

@@ -1,30 +1,33 @@
-"""Personal data said aloud, out of a transcript: e-mail addresses (written, obfuscated, spoken or
-spelled) and phone numbers.
+"""Personal data in any text, said or written: e-mail addresses (written, obfuscated, spoken or spelled)
+and phone numbers, where they are (:func:`redaction_spans`), and a transcript's tracks redacted.
 
 Written addresses are found by the project's e-mail scrubber
 (:func:`crawler.privacy.emails.scrub_emails`) and phone numbers by :mod:`crawler.privacy.phones`; the
 spoken forms are read here: "jane dot doe at example dot com", "carol.x at gmail.com", "jane dot doe at
 gmail" (a mail provider said alone), a name spelled out and a spaced "@" ("d a v e @ example . com").
-"at" and "dot" are plain English too ("we looked at the dot product", "papers at aclweb.org"): what
-tells an address is in :func:`_is_spoken_address`. Redaction works on spans of one text, so a whole
-track is redacted once, after its rolling cues are folded and joined: an address said across two cues
-is found whole, then each segment gets its part of the result (the placeholder where the address
-starts)."""
+An abstract or a session's description writes them too, so every text the project keeps is read with
+these rules (:func:`crawler.privacy.scrub.scrub_text`). "at" and "dot" are plain English too ("we
+looked at the dot product", "papers at aclweb.org", "she interned at yahoo.com"): what tells an address
+is in :func:`_is_spoken_address`. A spoken form or a phone number wholly inside a URL is none (a video
+id of ten digits, a path): the URL stays as it is but for written addresses. Redaction works on spans of
+one text, so a whole track is redacted once, after its rolling cues are folded and joined: an address
+said across two cues is found whole, then each segment gets its part of the result (the placeholder
+where the address starts)."""
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
-import hashlib
 import itertools
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crawler.privacy.emails import PLACEHOLDER as EMAIL_PLACEHOLDER
-from crawler.privacy.emails import may_hold_address, scrub_emails
-from crawler.privacy.phones import PHONE_PLACEHOLDER, phone_spans
+from crawler.privacy.emails import address_positions, may_hold_address, scrub_emails
+from crawler.privacy.phones import PHONE_PLACEHOLDER, phone_positions, phone_spans
+from crawler.privacy.rule import PRIVACY_RULE
+from crawler.privacy.shape import text_shape
 from crawler.text.normalize import collapse_whitespace
 
 if TYPE_CHECKING:
@@ -74,6 +77,8 @@ _AFTER_SPOKEN_AT = re.compile(
     rf"|(?:{_PROVIDERS}))(?!\w)",
     re.IGNORECASE,
 )
+# The same "at" in a text's shape (see :mod:`crawler.privacy.shape`): a search for a literal.
+_SHAPE_AT = re.compile(rb"at(?<= at)(?= )")
 _SIGNS = ("@", "\uff20", "\ufe6b")
 # What every form of "@" the e-mail scrubber reads starts with (see
 # :func:`crawler.privacy.emails.may_hold_address`): "@" and its look-alikes, "&" (references), "%"
@@ -85,14 +90,27 @@ _NOT_A_NAME_WORDS = (
     "a an the and or but so is are was were be been am it this that these those here there me us you "
     "him her them we they i look looks looking looked find found available online hosted posted "
     "published code paper slides website site page link visit check go see arrive arrived work works "
-    "working worked based located live lives living stay stayed meet met up out back down"
+    "working worked based located live lives living stay stayed meet met up out back down "
+    # Who or what is "at" a provider in prose: "she interned at yahoo.com", "users at gmail.com".
+    "interned intern interns internship employed employee employees engineer engineers researcher "
+    "researchers scientist scientists team teams staff user users account accounts data service services "
+    "email emails mail inbox"
 )
 _NOT_A_NAME = frozenset(_NOT_A_NAME_WORDS.split())
+# Words no dictated name is made of, but prose before "at" is: "we looked at the dot product at
+# arxiv.org" says no name "the dot product". (Single letters may be initials: "a dot smith".)
+_PROSE_IN_A_NAME_WORDS = (
+    "the this that these those our their its your my we they it is are was were of in on for with and or "
+    "to from by as"
+)
+_PROSE_IN_A_NAME = frozenset(_PROSE_IN_A_NAME_WORDS.split())
+_LOCAL_JOINS = re.compile(_LOCAL_JOIN, re.IGNORECASE)
 
 
 def _is_spoken_address(match: re.Match[str]) -> bool:
     """Whether a match of the spoken form is an address: a spaced "@" says so; after "at", a dot said
-    before the top-level domain does, unless the name is a word that comes before "at" in speech; a
+    before the top-level domain does, unless the name is a word that comes before "at" in speech or
+    a dictated name holds a word of prose ("the dot product"); a
     domain written ("carol.x at gmail.com") or a provider said alone ("jane dot doe at gmail") does when
     the name is dictated (joined or spelled) or the domain is a provider's ("x at gmail.com"), since
     prose says "papers at aclweb.org" too."""
@@ -100,6 +118,8 @@ def _is_spoken_address(match: re.Match[str]) -> bool:
         return True
     local = match["local"]
     if local.casefold() in _NOT_A_NAME:
+        return False
+    if " " in local and not _PROSE_IN_A_NAME.isdisjoint(_LOCAL_JOINS.split(local.casefold())):
         return False
     if match["said_dot"]:
         return True
@@ -122,12 +142,41 @@ def redact_spoken(text: str) -> tuple[str, int]:
 def redaction_spans(text: str) -> list[Span]:
     """Where ``text`` holds personal data, in order and not overlapping: (start, end, placeholder)."""
     spans = [(start, end, EMAIL_PLACEHOLDER) for start, end in _written_email_spans(text)]
+    read: list[Span] = []
     if _may_say_address(text):
         for match in _SPOKEN_EMAIL.finditer(text):
             if _is_spoken_address(match):
-                spans.append((match.start(), match.end(), EMAIL_PLACEHOLDER))
-    spans.extend((start, end, PHONE_PLACEHOLDER) for start, end in phone_spans(text))
+                read.append((match.start(), match.end(), EMAIL_PLACEHOLDER))
+    read.extend((start, end, PHONE_PLACEHOLDER) for start, end in phone_spans(text))
+    if read:
+        spans.extend(_outside_urls(text, read))
     return _without_overlaps(spans)
+
+
+# A URL as prose writes it: a scheme's "//" or "www.", up to a space or what ends one in markup.
+_URL = re.compile(r"(?<![\w.+-])(?:[a-z][a-z0-9+.-]{0,15}://|www\.)[^\s<>\"'\u2018-\u201f]+", re.IGNORECASE)
+
+
+def _outside_urls(text: str, spans: list[Span]) -> list[Span]:
+    """``spans`` but those wholly inside a URL of ``text``: its digits and words are an id's, a path's
+    (``watch?v=0612345678``); a URL's written addresses are found as anywhere else."""
+    if "//" not in text and "www." not in text.casefold():
+        return spans
+    urls = [(url.start(), url.end()) for url in _URL.finditer(text)]
+    return [span for span in spans if not any(start <= span[0] and span[1] <= end for start, end in urls)]
+
+
+def personal_data_positions(text: str) -> list[int]:
+    """Where in ``text`` personal data may be, unsorted and perhaps repeated: empty when
+    :func:`redaction_spans` finds nothing. Each is a form of "@" (see
+    :func:`crawler.privacy.emails.address_positions`), a spoken "at" with a domain or provider after it,
+    or the first digit of a run a phone number may be written with. Whatever a text holds is found within
+    it, so texts joined by a character no form holds (``"\\x00"``) are searched as one."""
+    found = address_positions(text)
+    shape = text_shape(text)
+    found.extend(at.start() for at in _SHAPE_AT.finditer(shape) if _AFTER_SPOKEN_AT.match(text, at.end()))
+    found.extend(phone_positions(text, shape))
+    return found
 
 
 def _may_say_address(text: str) -> bool:
@@ -276,16 +325,6 @@ def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int
     return out, len(spans)
 
 
-def _rule_digest() -> str:
-    """The digest of the rules a transcript is redacted with: the source of the modules that find
-    personal data in what was said. A row redacted under other rules is redacted again when published."""
-    from crawler.privacy import emails, phones
-
-    digest = hashlib.sha256()
-    for module_file in (emails.__file__, phones.__file__, __file__):
-        digest.update(Path(module_file).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-# Names the rules in a staged track's line and a release's manifest (see :func:`_rule_digest`).
-TRANSCRIPT_PRIVACY_RULE = _rule_digest()
+# Names the rules a staged track's line and a release's manifest were redacted under: the rules of every
+# text (see :data:`crawler.privacy.rule.PRIVACY_RULE`), a transcript's among them.
+TRANSCRIPT_PRIVACY_RULE = PRIVACY_RULE

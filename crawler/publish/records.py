@@ -1,7 +1,9 @@
 """What a release takes in, checked before it reaches a table: lecture records (scrubbed of e-mail
-addresses, validated against the schema, unique by id, their content hashes verified), subtitle tracks
-(scrubbed the same way, text and every segment's text) and the session details a caller gives (checked,
-timestamps parsed, scrubbed). Bad input raises an error naming every problem; nothing is written.
+addresses and phone numbers, validated against the schema, unique by id, their content hashes verified),
+subtitle tracks (scrubbed the same way, text and every segment's text) and the session details a caller
+gives (checked, timestamps parsed, scrubbed). Every text is scrubbed by
+:func:`crawler.privacy.scrub.scrub_text`, as the crawl scrubs it. Bad input raises an error naming every
+problem; nothing is written.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from datetime import datetime
 from typing import TypedDict
 
 from crawler import schema
-from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, strings_to_scrub
-from crawler.privacy.scrub import RECORD_URL_FIELDS, scrub_value
+from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER
+from crawler.privacy.scrub import RECORD_URL_FIELDS, scrub_value, texts_to_scrub
 from crawler.schema import Lecture, Transcript
 from crawler.schema import check as schema_check
 
@@ -28,12 +30,13 @@ class InvalidRecordsError(ValueError):
 
 
 def scrubbed_record(record: Mapping[str, object]) -> Mapping[str, object]:
-    """``record`` with every e-mail address in its strings replaced, as the crawl's privacy step does
-    (the record itself when it holds none); an edited record gets its content hash computed again."""
+    """``record`` with every e-mail address and phone number in its strings replaced, as the crawl's
+    privacy step does (the record itself when it holds none); an edited record gets its content hash
+    computed again, a record left as it was keeps its own."""
     strings: list[str] = []
     _strings(record.values(), strings)
-    if not strings_to_scrub(strings):
-        # One search over all of the record's strings: most records hold no address at all.
+    if not texts_to_scrub(strings):
+        # One search over all of the record's strings: most records hold no personal data at all.
         return record
     out: dict[str, object] = {}
     found = 0
@@ -48,14 +51,14 @@ def scrubbed_record(record: Mapping[str, object]) -> Mapping[str, object]:
 
 
 def scrubbed_transcript(transcript: Transcript) -> Transcript:
-    """``transcript`` with every e-mail address in its text, its segments' texts and its other strings
-    replaced (the subtitle URL as a URL), as :func:`scrubbed_record` scrubs a lecture: whatever the stage
-    or an earlier release holds, no address reaches the ``transcripts`` table. The same object when it
-    holds none."""
+    """``transcript`` with every e-mail address and phone number in its text, its segments' texts and its
+    other strings replaced (the subtitle URL as a URL), as :func:`scrubbed_record` scrubs a lecture:
+    whatever the stage or an earlier release holds, no address reaches the ``transcripts`` table. The same
+    object when it holds none."""
     values = transcript.values()
     strings: list[str] = []
     _strings(values.values(), strings)
-    if not strings_to_scrub(strings):
+    if not texts_to_scrub(strings):
         return transcript
     out: dict[str, object] = {}
     found = 0
@@ -80,9 +83,9 @@ def lecture_rows(records: Iterable[Lecture | Mapping[str, object]]) -> list[Lect
     """Validated records (lectures, or mappings such as a caller's or a stage's records) as lectures,
     sorted by lecture id.
 
-    Every record is scrubbed of e-mail addresses first (:func:`scrubbed_record`): whatever the stage or
-    an earlier release holds, no address reaches a table. Raises :class:`InvalidRecordsError` listing
-    every invalid record, duplicate id and wrong hash.
+    Every record is scrubbed of e-mail addresses and phone numbers first (:func:`scrubbed_record`):
+    whatever the stage or an earlier release holds, no address reaches a table. Raises
+    :class:`InvalidRecordsError` listing every invalid record, duplicate id and wrong hash.
     """
     problems: list[str] = []
     rows: list[Lecture] = []
@@ -133,7 +136,8 @@ def _optional_text(entry: Mapping[str, object], key: str, index: int) -> str | N
 
 
 def session_detail(entry: Mapping[str, object], index: int) -> SessionDetail:
-    """One session entry checked, its timestamps parsed and e-mail addresses replaced in its strings."""
+    """One session entry checked, its timestamps parsed and e-mail addresses and phone numbers replaced
+    in its strings."""
     unknown = set(entry) - SESSION_KEYS
     if unknown:
         raise ValueError(
@@ -160,7 +164,8 @@ def session_detail(entry: Mapping[str, object], index: int) -> SessionDetail:
 
 def session_details(sessions: Iterable[Mapping[str, object]] | None) -> dict[str, SessionDetail]:
     """What the caller knows about sessions (``session_id``, ``event_id``, ``name``, ``description``,
-    ``start``, ``end``), by session id, timestamps parsed, e-mail addresses replaced in every string.
+    ``start``, ``end``), by session id, timestamps parsed, e-mail addresses and phone numbers replaced in
+    every string.
     Raises ValueError naming a bad entry."""
     out: dict[str, SessionDetail] = {}
     for index, entry in enumerate(sessions or ()):
