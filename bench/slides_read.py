@@ -4,9 +4,9 @@ process.
 ``python -m bench.slides_read [--lectures N] [--seed 0] [--rounds 5]`` reads the replica's readable decks
 and posters (every document of a site of ``--lectures`` lectures, all 740 by default, that is not cut
 short, encrypted, no PDF or missing: text decks with plain and compressed streams, scanned pages, posters)
-twice a round: with :func:`crawler.slides.read_pdf` and :func:`crawler.privacy.spoken.redact_spoken` on
-each page (everything a crawl does to a document's text: open, read each page, normalise, redact, close
-everything; "redaction included"), and with pypdfium2 alone (open, each page's
+twice a round: with :func:`crawler.slides.document.read_document`, the crawl's worker job (``read_pdf``,
+then :func:`crawler.privacy.scrub.scrub_text` on each page: open, read each page, normalise, redact,
+close everything; "redaction included"), and with pypdfium2 alone (open, each page's
 ``get_textpage().get_text_range()``, close). It prints, as JSON, each one's CPU seconds (the median of
 ``--rounds`` rounds), pages per CPU-second, and ``cpu_ratio``: ``read_pdf``'s CPU time over pypdfium2's
 (held to :data:`MAX_CPU_RATIO`).
@@ -24,10 +24,9 @@ from typing import Any
 
 import pypdfium2 as pdfium
 
-from crawler.privacy.spoken import redact_spoken
 from crawler.replica.documents import NO_TEXT_KINDS, document_bytes, plan_of, site_documents
 from crawler.replica.layout import build_site, load_records
-from crawler.slides import read_pdf
+from crawler.slides.document import read_document
 
 # read_pdf's CPU time (redaction included) over pypdfium2's alone: at most this.
 MAX_CPU_RATIO = 1.2
@@ -41,12 +40,9 @@ def replica_documents(lectures: int | None = None, seed: int = 0) -> list[bytes]
 
 
 def ours(body: bytes) -> int:
-    """A document read as a crawl reads it: every page's text, normalised, then redacted. Returns the
-    number of pages."""
-    pages = read_pdf(body).pages or ()
-    for text in pages:
-        redact_spoken(text)
-    return len(pages)
+    """A document read as a crawl's worker job reads it (:func:`crawler.slides.document.read_document`):
+    every page's text, normalised, then redacted. Returns the number of pages."""
+    return len(read_document(body, memory_bytes=None).pages or ())
 
 
 def library(body: bytes) -> int:

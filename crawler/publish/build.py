@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from crawler import schema
 from crawler.anthology.links import LINKS_FILE, LinksFile, links_csv, links_file
+from crawler.privacy.rule import PRIVACY_RULE
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
@@ -332,7 +333,7 @@ def _write_manifest(
         "event_shards": {w.event_id: w.entry() for w in written.events},
         "transcript_shards": {f.event_id: f.entry() for f in written.transcripts.files},
         "transcripts_privacy_rule": TRANSCRIPT_PRIVACY_RULE,
-        "slides_privacy_rule": TRANSCRIPT_PRIVACY_RULE,
+        "slides_privacy_rule": PRIVACY_RULE,
         "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
         "change_files": release.change_files,
         "change_rows": {kind: count for kind, count in change_files.file_counts(written.diff).items()},

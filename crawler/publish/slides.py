@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler.privacy.email_like import email_like_values
-from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
+from crawler.privacy.rule import PRIVACY_RULE
 from crawler.publish.parquet import ROW_GROUP_ROWS, ROW_GROUP_TARGET_BYTES, file_schema, write_row_groups
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError
@@ -126,7 +126,7 @@ class SlidesSources:
         if previous is None or slides_path(event_id) not in previous.files_of(SLIDES.name):
             return {}
         manifest = previous.manifest
-        again = manifest is None or manifest.get("slides_privacy_rule") != TRANSCRIPT_PRIVACY_RULE
+        again = manifest is None or manifest.get("slides_privacy_rule") != PRIVACY_RULE
         out: dict[str, dict[DocKey, Slides]] = {}
         for record in pq.read_table(previous.path_of(slides_path(event_id))).to_pylist():
             row = Slides.from_json(record)
@@ -141,7 +141,7 @@ class SlidesSources:
         out = {}
         for staged in self.stage.slides_of(lecture_id):
             row = staged.record
-            if staged.validators.get(PRIVACY_RULE_KEY) != TRANSCRIPT_PRIVACY_RULE:
+            if staged.validators.get(PRIVACY_RULE_KEY) != PRIVACY_RULE:
                 row = redacted_again(row)
             out[(row.document, row.url)] = row
         return out

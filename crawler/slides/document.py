@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crawler.privacy.spoken import redact_spoken
+from crawler.privacy.scrub import scrub_text
 from crawler.slides.read import read_pdf, read_pdf_bounded
 
 
@@ -27,7 +27,7 @@ def redacted_pages(pages: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
     out = []
     found = 0
     for page in pages:
-        text, count = redact_spoken(page) if page else (page, 0)
+        text, count = scrub_text(page) if page else (page, 0)
         out.append(text)
         found += count
     return tuple(out), found

@@ -31,7 +31,7 @@ from crawler.extensions.workers import JobFailed, JobTimedOut, crawler_pool
 from crawler.items import SlidesItem
 from crawler.json_types import JsonObject
 from crawler.middlewares.byte_budget import BYTE_BUDGET_SPENT, DOCUMENT_BYTES_META
-from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
+from crawler.privacy.rule import PRIVACY_RULE
 from crawler.publish.tables import SLIDES
 from crawler.schema import Lecture, Slides, listed_documents
 from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
@@ -228,7 +228,7 @@ class SlideDocuments:
             self.stats.inc_value(keys.SLIDES_PROBLEM_PREFIX + found.problem)
         if found.redactions:
             self.stats.inc_value(keys.SLIDES_REDACTED, found.redactions)
-        validators = {**response_validators(response), PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
+        validators = {**response_validators(response), PRIVACY_RULE_KEY: PRIVACY_RULE}
         return self.evidence(SlidesItem(record=slides_from(document, **values), validators=validators))
 
     def settled(self, found: SlidesItem) -> SlidesItem:
