@@ -11,6 +11,7 @@ from pathlib import Path
 import datasets
 
 from crawler.app.demo import DEMO_SIDE_EVENT_EVERY
+from crawler.replica import documents_truth
 from crawler.replica.layout import build_site, load_records
 
 
@@ -39,16 +40,25 @@ def test_the_demo_publishes_both_events_and_removes_its_temporary_state(tmp_path
     site = build_site(load_records(), lectures=16, side_event_every=DEMO_SIDE_EVENT_EVERY)
     tracks = sum(1 for lecture in site.lectures.values() for s in lecture.subtitles if s.path is not None)
     assert tracks > 0
-    published = rf"published 16 lectures and {tracks} subtitle tracks to {re.escape(str(out))} in \d+\.\d s"
+    # Every slide deck and poster the lectures name is a row (one the replica answers 404 for too).
+    documents = len(documents_truth(site))
+    assert documents > 0
+    published = (
+        rf"published 16 lectures, {tracks} subtitle tracks and {documents} slide decks and posters to"
+        rf" {re.escape(str(out))} in \d+\.\d s"
+    )
     assert re.fullmatch(published, lines[1])
     assert lines[2:] == [
         "load it with:",
         f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"",
         f'  python -c "import datasets;'
         f" print(datasets.load_dataset({str(out)!r}, 'transcripts', split='train'))\"",
+        f'  python -c "import datasets;'
+        f" print(datasets.load_dataset({str(out)!r}, 'slides', split='train'))\"",
     ]
     transcripts = datasets.load_dataset(str(out), "transcripts", split="train")
     assert transcripts.num_rows == tracks
+    assert datasets.load_dataset(str(out), "slides", split="train").num_rows == documents
     assert list((tmp_path / "tmp").iterdir()) == []
     train = datasets.load_dataset(str(out))["train"]
     assert train.num_rows == 16

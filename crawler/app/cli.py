@@ -287,16 +287,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out = args.out.resolve()
     counts = done.published.row_counts
     print(
-        f"published {counts['lectures']} lectures and {counts.get('transcripts', 0)} subtitle tracks to"
-        f" {out} in {done.seconds:.1f} s"
+        f"published {counts['lectures']} lectures, {counts.get('transcripts', 0)} subtitle tracks and"
+        f" {counts.get('slides', 0)} slide decks and posters to {out} in {done.seconds:.1f} s"
     )
     print("load it with:")
     print(f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"")
-    if counts.get("transcripts"):
-        print(
-            f'  python -c "import datasets;'
-            f" print(datasets.load_dataset({str(out)!r}, 'transcripts', split='train'))\""
-        )
+    for table in ("transcripts", "slides"):
+        if counts.get(table):
+            print(
+                f'  python -c "import datasets;'
+                f" print(datasets.load_dataset({str(out)!r}, {table!r}, split='train'))\""
+            )
     return 0
 
 
