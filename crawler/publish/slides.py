@@ -70,7 +70,7 @@ def redacted_again(row: Slides) -> Slides:
     pages, found = redacted_pages(tuple(row.pages))
     if not found:
         return row
-    return replace(row, pages=list(pages), text="\n\n".join(pages))
+    return row.with_pages(list(pages))
 
 
 def published_row(row: Slides, lecture: Lecture, redactions: Redactions) -> Slides:
@@ -80,7 +80,7 @@ def published_row(row: Slides, lecture: Lecture, redactions: Redactions) -> Slid
     if redactions and row.pages is not None:
         pages = [without_redacted_names(p, redactions) for p in row.pages]
         if pages != row.pages:
-            row = replace(row, pages=pages, text="\n\n".join(pages))
+            row = row.with_pages(pages)
     return row
 
 

@@ -8,6 +8,7 @@ column table and the JSON form (the stage line) derive from it.
 
 from __future__ import annotations
 
+import dataclasses
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -81,6 +82,10 @@ class Slides:
     def values(self) -> dict[str, object]:
         """The table's fields by name, values as they are."""
         return {f.name: getattr(self, f.name) for f in SLIDES_FIELDS}
+
+    def with_pages(self, pages: list[str]) -> Slides:
+        """The row holding ``pages``: its ``page_count`` and ``text`` (the pages joined) derived from them."""
+        return dataclasses.replace(self, pages=pages, page_count=Int32(len(pages)), text="\n\n".join(pages))
 
 
 SLIDES_FIELDS: tuple[Field, ...] = fields_of(Slides)

@@ -214,22 +214,22 @@ class SlideDocuments:
             found = ReadDocument(None, "timed_out")
         except JobFailed:  # its worker died twice: a file that takes a reader down is not read
             found = ReadDocument(None, "unreadable")
-        values: dict[str, Any] = {
-            "bytes": len(body),
-            "sha256": hashlib.sha256(body).hexdigest(),
-            "problem": found.problem,
-            "fetched_at": now,
-        }
+        record = slides_from(
+            document,
+            bytes=len(body),
+            sha256=hashlib.sha256(body).hexdigest(),
+            problem=found.problem,
+            fetched_at=now,
+        )
         if found.pages is not None:
-            pages = list(found.pages)
-            values.update(pages=pages, page_count=len(pages), text="\n\n".join(pages))
+            record = record.with_pages(list(found.pages))
             self.stats.inc_value(keys.SLIDES_READ)
         if found.problem:
             self.stats.inc_value(keys.SLIDES_PROBLEM_PREFIX + found.problem)
         if found.redactions:
             self.stats.inc_value(keys.SLIDES_REDACTED, found.redactions)
         validators = {**response_validators(response), PRIVACY_RULE_KEY: PRIVACY_RULE}
-        return self.evidence(SlidesItem(record=slides_from(document, **values), validators=validators))
+        return self.evidence(SlidesItem(record=record, validators=validators))
 
     def settled(self, found: SlidesItem) -> SlidesItem:
         """``found``, or the last stage's row of the document when it says the same (only ``fetched_at``
