@@ -374,9 +374,15 @@ def test_the_replica_answers_a_lecture_resource_as_told() -> None:
         # The origin goes down: this request is dropped, and the next connection refused.
         with pytest.raises((ConnectionError, urllib.error.URLError, http.client.HTTPException)):
             fetch(server.base_url + down)
-        with pytest.raises(urllib.error.URLError) as refused:
-            fetch(server.base_url + resource_path(ids[7]))
-        assert isinstance(refused.value.reason, ConnectionRefusedError)
+        # A connection the closing socket had taken into its backlog is reset; the next one is refused.
+        reasons: list[BaseException] = []
+        for _ in range(3):
+            with pytest.raises((urllib.error.URLError, ConnectionResetError)) as failed:
+                fetch(server.base_url + resource_path(ids[7]))
+            reasons.append(getattr(failed.value, "reason", failed.value))
+            if isinstance(reasons[-1], ConnectionRefusedError):
+                break
+        assert isinstance(reasons[-1], ConnectionRefusedError), reasons
         # The assets origin is another server: it still answers.
         assert server.assets_url is not None
         assert fetch(server.assets_url + "/robots.txt")[0] == 200
