@@ -133,6 +133,33 @@ HTTPCACHE_STORAGE = "crawler.cache.httpcache.BoundedFilesystemCacheStorage"
 HTTPCACHE_MAX_AGE_DAYS = 30
 HTTPCACHE_PURGE_ON_CLOSE = True
 
+# The crawl fleet (crawler/frontier/): a crawl is a fleet worker only when FRONTIER_URL
+# (redis://HOST:PORT/DB) is set. Every Redis key lives under FRONTIER_KEY_PREFIX (one crawl's under
+# <prefix>:<spider>:<event id>, host pacing under <prefix>:pace:). A worker silent FRONTIER_HEARTBEAT_TTL
+# seconds is dead and its leased requests are queued again; FRONTIER_POLL_INTERVAL is the period of the
+# heartbeat, lease release and shared-queue check.
+FRONTIER_URL = None
+FRONTIER_KEY_PREFIX = "eventcrawl"
+FRONTIER_HEARTBEAT_TTL = 30.0
+FRONTIER_POLL_INTERVAL = 0.5
+# Seconds a worker with nothing to do goes on waiting while the frontier shows no work outstanding (Redis
+# does not answer its drain check) before it closes with frontier_idle_timeout; 0 never gives up. Requests
+# queued or leased to any worker (a dead one's come back when its heartbeat expires) and a pending seeding
+# are work outstanding: a worker never stops as idle while there is some.
+FRONTIER_IDLE_TIMEOUT = 0.0
+# Pace every host fleet-wide: one request in flight, the crawl's delay between a response and the next.
+FRONTIER_PACE_ENABLED = True
+# Start a new crawl when the frontier holds a finished one (never resets a running one); without it a
+# worker that finds the crawl finished closes. FRONTIER_RESET_AFTER (0: never) starts one when the finished
+# crawl is at least that many seconds old, for scheduled crawls.
+FRONTIER_RESET = False
+FRONTIER_RESET_AFTER = 0.0
+# Seconds one Redis command may take.
+FRONTIER_SOCKET_TIMEOUT = 10.0
+# Seconds a worker that cannot ask Redis for a host's pacing token keeps retrying (with backoff, sending
+# nothing to that host) before it stops with frontier_pace_unavailable; its requests go back to the queue.
+FRONTIER_PACE_FAIL_TIMEOUT = 60.0
+
 # Staged items go to <state>/stage/<worker>.jsonl; the CLI sets the state directory.
 STAGE_STATE_DIR = "state"
 STAGE_WORKER = "main"

@@ -106,7 +106,7 @@ def test_every_import_of_the_package_keeps_the_rule(rule: str) -> None:
     assert broken(rule, list(imports())) == [], f"rule {rule}"
 
 
-@pytest.mark.parametrize("module", ["crawler.app.crawling", "crawler.app.release", "crawler.app.runner"])
+@pytest.mark.parametrize("module", ["crawler.app.crawling", "crawler.app.next_release", "crawler.app.runner"])
 def test_the_flows_never_import_the_replica(module: str) -> None:
     found = [str(i) for i in imports() if i.module == module and within(i.target, "crawler.replica")]
     assert found == [], f"module {module}"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from crawler.app.release import NextRelease
+from crawler.app.next_release import NextRelease
 from crawler.publish import diff as diffs
 from crawler.publish import events as release_events
 from crawler.publish.changes import read_changes

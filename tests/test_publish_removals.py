@@ -19,7 +19,7 @@ import pytest
 from huggingface_hub import HfApi
 
 from crawler import schema
-from crawler.app.release import StagedCrawl, next_release
+from crawler.app.next_release import StagedCrawl, next_release
 from crawler.app.runner import PublishRequest, publish, publish_staged
 from crawler.pages.profiles import author_name
 from crawler.publish.events import GroupedEvents

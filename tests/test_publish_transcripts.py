@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from crawler.app.release import next_release, read_staged
+from crawler.app.next_release import next_release, read_staged
 from crawler.app.runner import Published, PublishRequest, publish_staged
 from crawler.privacy.emails import PLACEHOLDER
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler.app import runner
-from crawler.app.release import NothingToPublish
+from crawler.app.next_release import NothingToPublish
 from crawler.publish.removals import RemovalRequests
 from crawler.replica.layout import build_site, load_records
 from crawler.replica.server import ReplicaServer

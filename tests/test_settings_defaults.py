@@ -1,13 +1,15 @@
 """Every setting a component reads has exactly one default, and no component repeats it as a fallback.
 
-The project's defaults live in ``crawler/settings.py``; the fleet's (``FRONTIER_*``) in
-``crawler/frontier/settings.py``'s ``DEFAULTS``, which the frontier add-on registers; Scrapy's own settings
-keep Scrapy's defaults. The package is read as source (``ast``), so a read added anywhere is checked.
+The project's defaults live in ``crawler/settings.py``, the fleet's (``FRONTIER_*``) among them; Scrapy's
+own settings keep Scrapy's defaults. The package is read as source (``ast``), so a read added anywhere is
+checked.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -16,12 +18,11 @@ from pathlib import Path
 from scrapy.settings import default_settings
 
 import crawler.settings
-from crawler.frontier.settings import DEFAULTS, frontier_settings
+from crawler.frontier import frontier_settings
 from tests.support.settings import project_crawler
 
 PACKAGE = Path(crawler.settings.__file__).parent
 PROJECT_SETTINGS = PACKAGE / "settings.py"
-FLEET_SETTINGS = PACKAGE / "frontier" / "settings.py"
 READERS = frozenset(
     {"get", "getbool", "getint", "getfloat", "getlist", "getdict", "getdictorlist", "getwithbase"}
 )
@@ -82,8 +83,7 @@ def package_reads() -> list[Read]:
 
 
 def written_defaults() -> dict[str, list[str]]:
-    """Every place a default is written: module-level assignments of settings.py, keys of the fleet's
-    DEFAULTS literal."""
+    """Every place a default is written: the module-level assignments of settings.py."""
     places: dict[str, list[str]] = {}
     for node in ast.parse(PROJECT_SETTINGS.read_text(encoding="utf-8")).body:
         targets = (
@@ -96,18 +96,6 @@ def written_defaults() -> dict[str, list[str]]:
         for target in targets:
             if isinstance(target, ast.Name) and target.id.isupper():
                 places.setdefault(target.id, []).append(f"crawler/settings.py:{node.lineno}")
-    for node in ast.walk(ast.parse(FLEET_SETTINGS.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
-            names = [
-                t.id
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                if isinstance(t, ast.Name)
-            ]
-            if names == ["DEFAULTS"]:
-                for key in node.value.keys:
-                    name = _name(key)
-                    assert name is not None, "DEFAULTS keys are written out"
-                    places.setdefault(name, []).append(f"crawler/frontier/settings.py:{key.lineno}")
     return places
 
 
@@ -162,16 +150,24 @@ def test_no_default_is_written_twice() -> None:
     assert {name: places for name, places in written_defaults().items() if len(places) > 1} == {}
 
 
-def test_the_fleet_defaults_reach_a_worker_through_its_add_on() -> None:
+def test_a_fleet_worker_keeps_the_project_defaults_and_joins_the_frontier() -> None:
+    fleet = {
+        name: getattr(crawler.settings, name)
+        for name in dir(crawler.settings)
+        if name.startswith("FRONTIER_")
+    }
+    assert len(fleet) == 10
     worker = project_crawler(settings_dict=frontier_settings("redis://127.0.0.1:1/0", "w-1")).settings
-    assert {name: worker[name] for name in DEFAULTS if name != "FRONTIER_URL"} == {
-        name: value for name, value in DEFAULTS.items() if name != "FRONTIER_URL"
+    assert {name: worker[name] for name in fleet if name != "FRONTIER_URL"} == {
+        name: value for name, value in fleet.items() if name != "FRONTIER_URL"
     }
     assert worker["FRONTIER_URL"] == "redis://127.0.0.1:1/0"
     assert worker["STAGE_FLEET"] == "crawler.frontier.fleet_stage.FleetStage"
+    assert worker["SCHEDULER"] == "crawler.frontier.scheduler.FrontierScheduler"
     alone = project_crawler().settings
-    assert alone["FRONTIER_HEARTBEAT_TTL"] is None
+    assert alone["FRONTIER_URL"] is None
     assert alone["STAGE_FLEET"] is None
+    assert alone["SCHEDULER"] != worker["SCHEDULER"]
 
 
 def test_the_site_is_named_once() -> None:
@@ -222,3 +218,106 @@ def test_a_crawl_with_the_remote_control_off_never_imports_it(tmp_path: Path) ->
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"
+
+
+# The command line's and the flows' own defaults (crawler/app/): each is a name, written once where it
+# belongs (crawler/settings.py, a configuration's RunConfig, the module that uses it), never a literal that
+# repeats it, and a help text formats the named value rather than writing it out again.
+APP = PACKAGE / "app"
+HELP_DEFAULT = re.compile(r"\(default:?\s*([^)]*)")
+
+
+def _literals(node: ast.AST) -> list[object]:
+    """The number and string literals written in *node* (an option's own name, ``--x``, is a label)."""
+    return [
+        sub.value
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Constant)
+        and not isinstance(sub.value, bool)
+        and isinstance(sub.value, int | float | str)
+        and sub.value != ""
+        and not (isinstance(sub.value, str) and sub.value.startswith("--"))
+    ]
+
+
+def _written_values() -> set[str]:
+    """Every default value as text: the project's settings and a configuration's, as a help would write
+    them."""
+    from crawler.schedule.config import RunConfig
+
+    values: list[object] = [
+        getattr(crawler.settings, name) for name in dir(crawler.settings) if name.isupper()
+    ]
+    values += [getattr(RunConfig(), f.name) for f in dataclasses.fields(RunConfig)]
+    texts = set()
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, str | int | float | Path):
+            continue
+        texts.add(format(value, "g") if isinstance(value, float) else str(value))
+    return texts
+
+
+def defaults_written_out(source: str, filename: str, written: set[str]) -> list[str]:
+    """Where *source* writes a default out: a literal ``default=`` of an option, a literal default of a
+    function's parameter, a help's ``(default: ...)`` that writes a value some default already holds."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        where = f"{filename}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            given = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            found += [f"{where} {node.name}() defaults to {value!r}" for d in given for value in _literals(d)]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+        ):
+            for keyword in node.keywords:
+                if keyword.arg == "default":
+                    found += [
+                        f"{where} an option defaults to {value!r}" for value in _literals(keyword.value)
+                    ]
+                elif keyword.arg == "help":
+                    pieces = (
+                        keyword.value.values if isinstance(keyword.value, ast.JoinedStr) else [keyword.value]
+                    )
+                    for piece in pieces:
+                        if not (isinstance(piece, ast.Constant) and isinstance(piece.value, str)):
+                            continue
+                        for said in HELP_DEFAULT.findall(piece.value):
+                            words = {w.rstrip("/.,;:") for w in re.split(r"[\s,;]+", said)}
+                            if words & written or re.search(r"\d", said):
+                                found.append(f"{where} a help writes out its default: {said!r}")
+    return found
+
+
+def test_no_default_is_written_out_twice_in_the_command_line_or_the_flows() -> None:
+    written = _written_values()
+    found = [
+        problem
+        for path in sorted(APP.glob("*.py"))
+        for problem in defaults_written_out(
+            path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)), written
+        )
+    ]
+    assert found == []
+
+
+def test_a_default_written_out_again_is_found() -> None:
+    source = """
+def flow(out, *, seed=0, what="--out", state=Path("state"), name=None, items=()):
+    pass
+
+def build(parser):
+    parser.add_argument("--max-age-days", type=float, default=30.0)
+    parser.add_argument("--delay", default=DELAY, help="seconds between requests (default: 1)")
+    parser.add_argument("--state", default=STATE, help="state directory (default: state)")
+    parser.add_argument("--lectures", default=LECTURES, help=f"pages (default: {LECTURES})")
+    parser.add_argument("--state", help="state directory (default: a fresh temporary one)")
+"""
+    assert defaults_written_out(source, "x.py", {"1", "state", "30"}) == [
+        "x.py:2 flow() defaults to 0",
+        "x.py:2 flow() defaults to 'state'",
+        "x.py:6 an option defaults to 30.0",
+        "x.py:7 a help writes out its default: '1'",
+        "x.py:8 a help writes out its default: 'state'",
+    ]

@@ -20,7 +20,7 @@ from crawler.publish.removals import Redactions
 from crawler.publish.slides import lecture_slides, published_row, redacted_again
 from crawler.schema import SLIDES_FIELDS, Lecture, Slides, listed_documents
 from crawler.schema.check import validate_record
-from crawler.spiders.slides import document_problem, pdf_answer
+from crawler.spiders.slide_documents import document_problem, pdf_answer
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage

@@ -93,13 +93,10 @@ def check_api_base(url: str, *, what: str = "--api-base") -> str:
 
 
 def _defaults() -> dict[str, object]:
-    """Every setting a crawl knows, with its default: Scrapy's, the project's and the frontier's."""
-    from crawler.frontier.settings import DEFAULTS as frontier_defaults
-
+    """Every setting a crawl knows, with its default: Scrapy's and the project's."""
     names: dict[str, object] = {}
     for module in (default_settings, project_settings):
         names.update({k: getattr(module, k) for k in dir(module) if k.isupper()})
-    names.update(frontier_defaults)
     return names
 
 

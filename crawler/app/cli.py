@@ -33,8 +33,8 @@ from crawler.app.arguments import (
     parse_event_id,
     parse_event_ids,
 )
+from crawler.app.next_release import NextRelease, NothingToPublish
 from crawler.app.parser import DEFAULT_EVENT, build_parser
-from crawler.app.release import NextRelease, NothingToPublish
 from crawler.cache.httpcache import cache_size, purge_cache
 from crawler.extensions.progress import format_budget
 from crawler.frontier import frontier_settings

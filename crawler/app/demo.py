@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from crawler.replica.layout import ReplicaSite
 
 DEMO_NAME = "emnlp-demo"
+# The replica's layout the demo serves unless told another.
+DEMO_SEED = 0
 # The replica serves two full events, EMNLP 2025 and 2024; the demo crawls both.
 DEMO_EVENTS = ("502", "469")
 # One replica record in this many goes to the second event, so that both are full events.
@@ -42,7 +44,7 @@ def demo(
     *,
     state_dir: Path | None = None,
     lectures: int | None = None,
-    seed: int = 0,
+    seed: int = DEMO_SEED,
     serving: Callable[[str], None] | None = None,
 ) -> DemoResult:
     """Serve the bundled replica of Underline on loopback (``lectures`` of its records, laid out with

@@ -11,17 +11,21 @@ from typing import TYPE_CHECKING
 from crawler import __version__
 from crawler import settings as defaults
 from crawler.app import demo as demo_flow
+from crawler.schedule.config import RunConfig
 from crawler.sitetools import events as catalogue
-from crawler.sitetools.check import DEFAULT_TIMEOUT
+from crawler.sitetools.check import DEFAULT_TIMEOUT, RECORDED_LECTURES
 
 if TYPE_CHECKING:
     # What ``add_subparsers`` returns: argparse names the class but does not export it.
     Subcommands = argparse._SubParsersAction[argparse.ArgumentParser]
 
-DEFAULT_STATE = Path("state")
-DEFAULT_EVENT = "502"
+# A configuration file's defaults are the command line's.
+CONFIG_DEFAULTS = RunConfig()
+DEFAULT_STATE = CONFIG_DEFAULTS.state
+DEFAULT_EVENT = CONFIG_DEFAULTS.event_id
 DEMO_NAME = demo_flow.DEMO_NAME
-EVENT_HELP = "Underline event id or event page URL; repeat for several events (default: 502)"
+EVENT_HELP = f"Underline event id or event page URL; repeat for several events (default: {DEFAULT_EVENT})"
+STATE_HELP = f"state directory (default: {DEFAULT_STATE})"
 RETIRE_HELP = "take this event out of the next release (repeatable); an event not crawled is otherwise kept"
 ANTHOLOGY_HELP = (
     "link lectures to their ACL Anthology papers: a folder searched for the Anthology's XML collection"
@@ -59,7 +63,8 @@ def _add_budget_and_settings(command: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="at most N lecture-page requests this crawl: new lectures first, then changed, then stale; "
-        "the rest waits for the next crawl (default 0: no limit; UNDERLINE_PAGE_BUDGET)",
+        f"the rest waits for the next crawl (default {defaults.UNDERLINE_PAGE_BUDGET}: no limit; "
+        "UNDERLINE_PAGE_BUDGET)",
     )
     command.add_argument(
         "--subtitles",
@@ -88,14 +93,15 @@ def add_crawl_parser(sub: Subcommands) -> None:
     crawl.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
     crawl.add_argument("--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})")
     crawl.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
-    crawl.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
+    crawl.add_argument("--state", type=Path, default=DEFAULT_STATE, help=STATE_HELP)
     crawl.add_argument(
         "--frontier",
         metavar="redis://HOST:PORT/DB",
         help="crawl as one worker of a fleet sharing this Redis frontier (queue, seen-set, host pacing)",
     )
     crawl.add_argument(
-        "--worker", help="name to stage items under (default: main, or HOSTNAME-PID with --frontier)"
+        "--worker",
+        help=f"name to stage items under (default: {defaults.STAGE_WORKER}, or HOSTNAME-PID with --frontier)",
     )
     _add_budget_and_settings(crawl)
 
@@ -113,13 +119,13 @@ def add_publish_parser(sub: Subcommands) -> None:
         type=Path,
         help="the `run` TOML: its state, out, name, removals and retired events apply (flags override it)",
     )
-    publish.add_argument("--state", type=Path, help="state directory (default: state)")
+    publish.add_argument("--state", type=Path, help=STATE_HELP)
     publish.add_argument(
         "--out", type=Path, help="the dataset repository folder to write (required without --config)"
     )
     publish.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
     publish.add_argument("--allow-partial", action="store_true", help="publish a crawl that did not finish")
-    publish.add_argument("--card-template", type=Path, help="card template (default: dataset_card/)")
+    publish.add_argument("--card-template", type=Path, help="card template (default: the project's own)")
     publish.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
     publish.add_argument("--push-to-hub", metavar="ORG/NAME", help="also upload the release to the Hub")
     publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
@@ -142,8 +148,10 @@ def add_run_parser(sub: Subcommands) -> None:
     run.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
     run.add_argument("--web-base", help="lecture pages' base URL")
     run.add_argument("--api-base", help="JSON:API base URL")
-    run.add_argument("--state", type=Path, help="state directory (default: state)")
-    run.add_argument("--out", type=Path, help="the dataset repository folder (default: exports/emnlp-2025)")
+    run.add_argument("--state", type=Path, help=STATE_HELP)
+    run.add_argument(
+        "--out", type=Path, help=f"the dataset repository folder (default: {CONFIG_DEFAULTS.out})"
+    )
     run.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
     run.add_argument("--push-to-hub", metavar="ORG/NAME", help="upload each release to the Hub")
     run.add_argument("--private", action="store_true", default=None, help="create the Hub repository private")
@@ -174,7 +182,12 @@ def add_site_parsers(sub: Subcommands) -> None:
     for command in (check, record):
         _add_site_options(command)
     record.add_argument("--out", type=Path, required=True, help="the folder to write the recording into")
-    record.add_argument("--lectures", type=int, default=3, help="lecture pages to record (default: 3)")
+    record.add_argument(
+        "--lectures",
+        type=int,
+        default=RECORDED_LECTURES,
+        help=f"lecture pages to record (default: {RECORDED_LECTURES})",
+    )
 
 
 def _add_site_options(command: argparse.ArgumentParser) -> None:
@@ -187,7 +200,7 @@ def _add_site_options(command: argparse.ArgumentParser) -> None:
         "--delay",
         type=float,
         default=defaults.DOWNLOAD_DELAY,
-        help="seconds between requests (default: 1)",
+        help=f"seconds between requests (default: {defaults.DOWNLOAD_DELAY:g})",
     )
     command.add_argument(
         "--timeout",
@@ -200,9 +213,11 @@ def _add_site_options(command: argparse.ArgumentParser) -> None:
 def add_demo_parser(sub: Subcommands) -> None:
     demo = sub.add_parser("demo", help="serve the bundled replica, crawl it and publish the dataset")
     demo.add_argument("--lectures", type=int, help="how many lectures the replica serves (default: all)")
-    demo.add_argument("--out", type=Path, default=Path("exports") / DEMO_NAME, help="dataset folder")
+    demo.add_argument(
+        "--out", type=Path, default=CONFIG_DEFAULTS.out.parent / DEMO_NAME, help="dataset folder"
+    )
     demo.add_argument("--state", type=Path, help="state directory (default: a fresh temporary one)")
-    demo.add_argument("--seed", type=int, default=0, help="the replica's layout seed")
+    demo.add_argument("--seed", type=int, default=demo_flow.DEMO_SEED, help="the replica's layout seed")
 
 
 def add_cache_parser(sub: Subcommands) -> None:
@@ -210,7 +225,7 @@ def add_cache_parser(sub: Subcommands) -> None:
     cache_sub = cache.add_subparsers(dest="cache_command", required=True)
     purge = cache_sub.add_parser("purge", help="remove cache entries older than --max-age-days")
     purge.add_argument("--state", type=Path, default=DEFAULT_STATE)
-    purge.add_argument("--max-age-days", type=float, default=30.0)
+    purge.add_argument("--max-age-days", type=float, default=defaults.HTTPCACHE_MAX_AGE_DAYS)
     size = cache_sub.add_parser("size", help="print the cache's entry count and size")
     size.add_argument("--state", type=Path, default=DEFAULT_STATE)
 
@@ -233,7 +248,7 @@ def add_events_parser(sub: Subcommands) -> None:
     )
     events.add_argument("--json", action="store_true", help="print JSON instead of a table")
     events.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
-    events.add_argument("--state", type=Path, default=DEFAULT_STATE, help="state directory (default: state)")
+    events.add_argument("--state", type=Path, default=DEFAULT_STATE, help=STATE_HELP)
     events.add_argument(
         "--max-age-hours",
         type=float,

@@ -1,7 +1,7 @@
 """Publishing as a library: :func:`publish` writes a checked release of the next release and records what
 it published, :func:`push` uploads a release to the Hub, and :func:`publish_staged` is the whole flow of
 ``eventcrawl publish`` (the stage read, the next release built and judged, then written). The crawl is
-:mod:`crawler.app.crawling`, the next release :mod:`crawler.app.release`; the command line only parses
+:mod:`crawler.app.crawling`, the next release :mod:`crawler.app.next_release`; the command line only parses
 arguments and prints.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from crawler.app.release import NextRelease, next_release, read_staged
+from crawler.app.next_release import NextRelease, next_release, read_staged
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.gate import GateThresholds, GateVerdict
 from crawler.state.layout import StateDir

@@ -14,6 +14,6 @@ fleet worker; :class:`crawler.frontier.addon.FrontierAddon` wires the components
 
 from __future__ import annotations
 
-from crawler.frontier.settings import default_worker_name, frontier_settings
+from crawler.frontier.addon import default_worker_name, frontier_settings
 
 __all__ = ["default_worker_name", "frontier_settings"]

@@ -1,8 +1,7 @@
 """The Scrapy add-on that makes a crawl a fleet worker when ``FRONTIER_URL`` is set (a no-op otherwise).
 
-It registers the ``FRONTIER_*`` defaults (:data:`crawler.frontier.settings.DEFAULTS`, below every setting
-the project or the command line gives) and edits the component dictionaries in place, so components the
-project adds stay:
+The ``FRONTIER_*`` settings' defaults are the project's (``crawler/settings.py``); the add-on edits the
+component dictionaries in place, so components the project adds stay:
 
 - ``SCHEDULER``: :class:`crawler.frontier.scheduler.FrontierScheduler` (scrapy-redis scheduler and
   dupefilter on the frontier's keys);
@@ -16,12 +15,21 @@ project adds stay:
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from crawler.frontier.settings import DEFAULTS
+from crawler.state.stage import check_worker_name
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+
+ADDON = "crawler.frontier.addon.FrontierAddon"
+URL_SCHEMES = ("redis", "rediss", "unix")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 SCHEDULER = "crawler.frontier.scheduler.FrontierScheduler"
 STAGE_FLEET = "crawler.frontier.fleet_stage.FleetStage"
@@ -34,8 +42,6 @@ class FrontierAddon:
     def update_settings(self, settings: BaseSettings) -> None:
         if not settings.get("FRONTIER_URL"):
             return
-        for name, value in DEFAULTS.items():
-            settings.set(name, value, priority="addon")
         from crawler.frontier.extension import FrontierExtension, FrontierStartMiddleware
         from crawler.frontier.pacing import HostPacingMiddleware
 
@@ -46,3 +52,29 @@ class FrontierAddon:
         settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", HostPacingMiddleware, PACING_ORDER)
         settings.set_in_component_priority_dict("SPIDER_MIDDLEWARES", FrontierStartMiddleware, START_ORDER)
         settings.set_in_component_priority_dict("EXTENSIONS", FrontierExtension, EXTENSION_ORDER)
+
+
+def default_worker_name() -> str:
+    """``<hostname>-<pid>``, made a valid stage worker name."""
+    host = _UNSAFE.sub("-", socket.gethostname()).strip("-._") or "worker"
+    pid = str(os.getpid())
+    return f"{host[: 63 - len(pid)]}-{pid}"
+
+
+def check_frontier_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in URL_SCHEMES or not (parts.netloc or parts.path):
+        raise ValueError(f"--frontier expects redis://HOST:PORT/DB (or rediss://, unix://), got {url!r}")
+    return url
+
+
+def frontier_settings(url: str, worker: str | None) -> Mapping[str, object]:
+    """The settings that make this crawl one worker of the fleet sharing the frontier at *url*.
+
+    Raises ``ValueError`` for a URL that is not a Redis URL and ``StageError`` for a bad worker name.
+    """
+    return {
+        "FRONTIER_URL": check_frontier_url(url),
+        "STAGE_WORKER": check_worker_name(worker) if worker else default_worker_name(),
+        "ADDONS": {ADDON: 0},
+    }

@@ -4,9 +4,9 @@ asked for).
 
 A document request (``request.meta["document_bytes"]``) is refused with ``IgnoreRequest`` once the bytes its
 kind downloaded this night reach the budget (:func:`budget_spent`, checked as the request enters the
-downloader, so requests queued early wait for the answers before them). Its errback stages the document as
-``waiting``, and the next night asks it whatever its lecture (``crawler.spiders.slides``). The answers count
-as they arrive, so the night may pass the budget by the documents already under way, at most
+downloader, so requests queued early wait for the answers before them). Its errback stages the document
+as ``waiting``, and the next night asks it whatever its lecture (``crawler.spiders.slide_documents``). The
+answers count as they arrive, so the night may pass the budget by the documents already under way, at most
 ``CONCURRENT_REQUESTS`` of them. In a fleet each worker keeps its own count.
 """
 

@@ -28,7 +28,7 @@ from crawler.schedule.tables_gate import judge_tables, left_of
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
-    from crawler.app.release import NextRelease
+    from crawler.app.next_release import NextRelease
     from crawler.publish.removals import Redactions
     from crawler.schema import Lecture
 

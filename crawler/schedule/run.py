@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypedDict
 from crawler import stats_keys as keys
 from crawler.app import crawling, runner
 from crawler.app.crawling import CrawlResult
-from crawler.app.release import NextRelease, StagedCrawl, next_release, read_staged
+from crawler.app.next_release import NextRelease, StagedCrawl, next_release, read_staged
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.publish.diff import ReleaseDiff, diff_releases
 from crawler.publish.removals import RemovalRequests

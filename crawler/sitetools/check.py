@@ -53,6 +53,8 @@ REQUIRED_FIELDS = tuple(f.name for f in FIELDS if f.site_required)
 SAMPLE_LECTURES = 2
 SAMPLE_PAGE_SIZE = 5
 RECORDING_FILE = "recording.json"
+# Lecture pages a recording holds unless told another.
+RECORDED_LECTURES = 3
 
 
 class RecordError(RuntimeError):
@@ -432,7 +434,7 @@ def record_site(
     delay: float = defaults.DOWNLOAD_DELAY,
     timeout: float = DEFAULT_TIMEOUT,
     fetch: Fetch | None = None,
-    lectures: int = 3,
+    lectures: int = RECORDED_LECTURES,
 ) -> RecordingIndex:
     """Save robots.txt, a listing page and ``lectures`` lecture pages under ``out_dir``, personal data
     removed from everything written; returns the recording's index (also written to ``recording.json``).

@@ -54,7 +54,7 @@ from crawler.spiders.refresh import (
     revalidation_due,
     with_new_listing_fields,
 )
-from crawler.spiders.slides import SlideDocuments
+from crawler.spiders.slide_documents import SlideDocuments
 from crawler.spiders.spending import BudgetSpending, BudgetTerms
 from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.previous_stage import PreviousStage
