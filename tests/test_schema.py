@@ -172,7 +172,9 @@ def test_lecture_table_has_the_schema_and_the_values() -> None:
     second = schema.Lecture.from_json(
         {"lecture_id": "1", "url": "u1", "held_at": "2025-01-01T00:00:00Z", "extraction": "next_data"}
     )
-    table = schema_arrow.lecture_table([first, second])
+    from crawler.publish.tables import lecture_table
+
+    table = lecture_table([first, second])
     assert table.schema == schema_arrow.arrow_schema()
     assert table.column("lecture_id").to_pylist() == ["2", "1"]
     assert table.column("is_poster").to_pylist() == [True, None]

@@ -94,24 +94,11 @@ class TableSpec:
         return pa.schema(fields, metadata=metadata)
 
     def features(self) -> Any:
-        """The ``datasets.Features`` of this table (datasets is imported lazily: it is heavy)."""
+        """The ``datasets.Features`` of this table, read off its Arrow schema (datasets is imported lazily:
+        it is heavy)."""
         import datasets
 
-        if self.fields:
-            return schema_arrow.hf_features(self.fields)
-        lecture_features = schema_arrow.hf_features()
-
-        def feature(column: Column) -> Any:
-            if column.shape == "count":
-                return datasets.Value("int64")
-            if column.kind is not None:
-                base = schema_arrow.hf_feature(column.kind)
-                return datasets.List(base) if column.shape == "list" else base
-            assert column.source is not None
-            base = lecture_features[column.source]
-            return datasets.List(base) if column.shape == "list" else base
-
-        return datasets.Features({c.name: feature(c) for c in self.columns})
+        return datasets.Features.from_arrow_schema(self.arrow_schema())
 
 
 def _arrow_type(column: Column, lecture_schema: pa.Schema) -> pa.DataType:

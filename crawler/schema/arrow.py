@@ -1,17 +1,16 @@
-"""The schema's Arrow and ``datasets`` forms: each column kind's Arrow type and feature, the pyarrow
-schema of the ``lectures`` table the Parquet writer uses, the ``datasets.Features`` the card declares, and
-the ``lectures`` table of a list of records. All are read off :data:`crawler.schema.FIELDS`.
+"""The schema's Arrow and ``datasets`` forms: each column kind's Arrow type (the one type mapping), the
+pyarrow schema of a table the Parquet writer uses, and the ``datasets.Features`` the card declares, read off
+that schema. All are read off :data:`crawler.schema.FIELDS` unless given other fields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
 
 from crawler.schema.columns import Field, Kind, ScalarKind
-from crawler.schema.lecture import FIELDS, Lecture
+from crawler.schema.lecture import FIELDS
 
 _ARROW_TYPES: dict[ScalarKind, pa.DataType] = {
     "string": pa.string(),
@@ -47,38 +46,9 @@ def arrow_schema(
     )
 
 
-def hf_feature(kind: Kind, members: tuple[tuple[str, ScalarKind], ...] = ()) -> Any:
-    """The ``datasets`` feature of a kind (imported lazily: datasets is heavy)."""
-    import datasets
-
-    if kind == "struct_list":
-        return datasets.List({name: hf_feature(k) for name, k in members})
-    if kind == "struct":
-        return {name: hf_feature(k) for name, k in members}
-    if kind == "string_list":
-        return datasets.List(datasets.Value("string"))
-    if kind == "timestamp":
-        return datasets.Value("timestamp[us, tz=UTC]")
-    if kind == "bool":
-        return datasets.Value("bool")
-    if kind == "float":
-        return datasets.Value("float64")
-    if kind == "int":
-        return datasets.Value("int64")
-    if kind == "int32":
-        return datasets.Value("int32")
-    return datasets.Value("string")
-
-
 def hf_features(fields: tuple[Field, ...] = FIELDS) -> Any:
-    """The ``datasets.Features`` matching :func:`arrow_schema` of the same fields."""
+    """The ``datasets.Features`` of these fields: read off their Arrow schema, so that the two forms come
+    from one type mapping (datasets is imported lazily: it is heavy)."""
     import datasets
 
-    return datasets.Features({f.name: hf_feature(f.kind, f.members) for f in fields})
-
-
-def lecture_table(lectures: Iterable[Lecture]) -> pa.Table:
-    """The ``lectures`` table of these records, column by column, in the schema's order."""
-    rows = list(lectures)
-    arrays = [pa.array([getattr(row, f.name) for row in rows], type=field_arrow_type(f)) for f in FIELDS]
-    return pa.Table.from_arrays(arrays, schema=arrow_schema())
+    return datasets.Features.from_arrow_schema(arrow_schema(fields))
