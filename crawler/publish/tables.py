@@ -73,7 +73,7 @@ class TableSpec:
         row_key: tuple[str, ...] = (),
     ) -> TableSpec:
         """The spec of a table whose columns are a record's ``fields`` as they are."""
-        columns = tuple(Column(f.name, f.description, f.nullable, None) for f in fields)
+        columns = tuple(Column(f.name, f.meaning, f.nullable, None) for f in fields)
         return cls(name, description, columns, key, fields, source, content, row_key or (key,))
 
     @property
@@ -125,7 +125,7 @@ def type_label(data_type: pa.DataType) -> str:
 LECTURES = TableSpec(
     name="lectures",
     description="One row per lecture page of the crawled events.",
-    columns=tuple(Column(f.name, f.description, f.nullable, f.name) for f in schema.FIELDS),
+    columns=tuple(Column(f.name, f.meaning, f.nullable, f.name) for f in schema.FIELDS),
     key=schema.SORT_KEY,
     # A lecture leaves only on its own resource's word (a 404 or 410, or an answer saying it is gone):
     # it is then kept, marked ``withdrawn`` (crawler.spiders.presence).
@@ -274,7 +274,7 @@ ANTHOLOGY_LINKS = TableSpec(
     name="anthology_links",
     description="Each lecture's link to its paper in the ACL Anthology (`lectures.anthology_*`).",
     columns=tuple(
-        Column(f.name, f.description, f.nullable, f.name)
+        Column(f.name, f.meaning, f.nullable, f.name)
         for f in schema.FIELDS
         if f.name in ("lecture_id", "event_id", "anthology_id", "anthology_url")
     ),

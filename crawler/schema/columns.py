@@ -74,6 +74,23 @@ class Column:
     # The place of the field's text among the blocks of the lecture the page shows (1: first), in the
     # order the page shows them; 0: not shown as a block of the lecture.
     text_block: int = 0
+    # A listing attribute that changes without the lecture changing (a view count): taken from the listing
+    # every night, for a lecture whose page is carried over as well as for one fetched, so it never costs
+    # a page request; never hashed (neither to decide a fetch nor in the content hash), so a new value is
+    # no change of the lecture, and the listing's value wins over the page's, which may lag it.
+    volatile: bool = False
+
+    @property
+    def meaning(self) -> str:
+        """What the column holds, as the card and the documentation say it."""
+        if self.volatile:
+            return f"{self.description} Refreshed from the listing every night: a new value is no change."
+        return self.description
+
+    @property
+    def hashed(self) -> bool:
+        """Whether the field enters the content hash (and a listing's hashes)."""
+        return self.in_content_hash and not self.volatile
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +110,8 @@ class Field(Column):
             raise ValueError(f"{self.name}: a list of records cannot be a plain attribute")
         if self.link and (self.kind != "string" or not self.attribute):
             raise ValueError(f"{self.name}: only a string attribute can be a link")
+        if self.volatile and (not self.attribute or self.from_page):
+            raise ValueError(f"{self.name}: only an attribute the listing gives can be volatile")
 
 
 def column(

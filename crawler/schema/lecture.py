@@ -381,7 +381,9 @@ FIELDS_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 ATTRIBUTE_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.attribute)
 # The fields the normalize step cleans as one line of text.
 ONE_LINE_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.one_line)
-CONTENT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.in_content_hash)
+CONTENT_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.hashed)
+# The fields taken from the listing every night, whether the page is fetched or not (``Field.volatile``).
+VOLATILE_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if f.volatile)
 # What a published row read from its page keeps when its listing alone gives the next record: the fields
 # only the page gives, and how and when it was read.
 PAGE_FIELDS: tuple[str, ...] = (*(f.name for f in FIELDS if f.from_page), "extraction", "fetched_at")
@@ -430,6 +432,6 @@ def content_sha256(record: Mapping[str, Any]) -> str:
     return hashlib.sha256(_ENCODE_SORTED(payload).encode("utf-8")).hexdigest()
 
 
-_CONTENT_HASH_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.in_content_hash)
+_CONTENT_HASH_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.hashed)
 # ``json.dumps`` with these options, without building an encoder on every call.
 _ENCODE_SORTED = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode

@@ -17,7 +17,14 @@ from crawler import stats_keys as keys
 from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SlidesItem, TranscriptItem
 from crawler.pages import LectureFields, LecturePage, PageParseError
 from crawler.schema import LISTING_ONLY_EXTRACTION, Lecture
-from crawler.spiders.refresh import DISAGREED, LISTING_NAMES, complete_authors, listing_hashes, merge_fields
+from crawler.spiders.refresh import (
+    DISAGREED,
+    LISTING_NAMES,
+    complete_authors,
+    listing_hashes,
+    merge_fields,
+    with_listing_volatiles,
+)
 from crawler.state.previous_stage import PreviousStage
 from crawler.urls import canonical_lecture_url, lecture_ref, same_host
 
@@ -149,6 +156,7 @@ class LectureRecords:
             fields = merge_fields(page.fields, listed, stats_inc=count, mismatched=disagreed)
         if fields is None:
             return None
+        fields = with_listing_volatiles(fields, listed)
         if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
             # The site left some authors' profiles out: the lecture keeps its last authors.
             last = self.previous().record(asked.lecture_id)

@@ -26,6 +26,7 @@ from crawler.schema import (
     FIELDS,
     PAGE_FIELDS,
     PARSED_FIELDS,
+    VOLATILE_FIELDS,
     has_value,
     is_listing_only,
 )
@@ -33,7 +34,8 @@ from crawler.state.previous_stage import PreviousLecture, StagedLecture
 
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every field
 # the parsers fill that both describe: not what only the page shows, nor what the crawl itself decides.
-CROSS_CHECKED = tuple(f.name for f in PARSED_FIELDS if not (f.bookkeeping or f.from_page))
+# A volatile field is the listing's, never checked against the page.
+CROSS_CHECKED = tuple(f.name for f in PARSED_FIELDS if not (f.bookkeeping or f.from_page or f.volatile))
 # Record fields under another name in the listing's fields, and back.
 LISTING_NAMES = {f.name: f.listing_name for f in FIELDS if f.listing_name}
 RECORD_NAMES = {v: k for k, v in LISTING_NAMES.items()}
@@ -89,10 +91,9 @@ def _value_hash(value: Any) -> str:
     return hashlib.sha256(_ENCODE(value).encode("utf-8")).hexdigest()[:16]
 
 
-# The listing's fields hashed: every field a page request carries but the id and the diagnostics.
-HASHED_LISTING_FIELDS = frozenset(
-    f.name for f in CARRIED_FIELDS if f.in_content_hash and f.name != "lecture_id"
-)
+# The listing's fields hashed: every field a page request carries but the id, the diagnostics and the
+# volatile fields (whose new values need no page).
+HASHED_LISTING_FIELDS = frozenset(f.name for f in CARRIED_FIELDS if f.hashed and f.name != "lecture_id")
 
 
 def listing_hashes(fields: LectureFields) -> dict[str, str]:
@@ -143,7 +144,8 @@ def with_new_listing_fields(
     staged: StagedLecture, fields: LectureFields, hashes: Mapping[str, str]
 ) -> StagedLecture:
     """The staged lecture, its record's fields that come from a listing field new since it was staged
-    filled from the listing (a field the crawler learned needs no page request)."""
+    filled from the listing (a field the crawler learned needs no page request), and its volatile fields
+    as the listing gives them tonight (one it gives no value keeps the staged value)."""
     # A record no listing was hashed with (a published row the release is the base for, a page that
     # failed): every field the listing gives a value is the listing's; what it leaves empty is no news.
     unhashed = staged.listing_hashes is None
@@ -157,6 +159,7 @@ def with_new_listing_fields(
         for name in new
         if name in listed and name in RECORD_FIELDS and (not unhashed or has_value(listed[name]))
     }
+    filled.update({name: listed[name] for name in VOLATILE_FIELDS if has_value(listed[name])})
     if not filled:
         return staged
     return dataclasses.replace(staged, record=dataclasses.replace(staged.record, **filled))
@@ -203,6 +206,16 @@ def merge_fields(
                 mismatched.add(name)
     merged.slug = merged.slug or listed.slug
     return merged
+
+
+def with_listing_volatiles(fields: LectureFields, listed: LectureFields | None) -> LectureFields:
+    """``fields`` with each volatile field the listing gives a value as the listing gives it: the listing's
+    value is tonight's, the page may lag it."""
+    for name in VOLATILE_FIELDS:
+        value = getattr(listed, name, None)
+        if not _no_value(value):
+            setattr(fields, name, value)
+    return fields
 
 
 def _no_value(value: object) -> bool:
