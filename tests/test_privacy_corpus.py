@@ -13,6 +13,7 @@ those to keep.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +42,9 @@ KINDS = ("abstract", "title", "page", "session", "event", "affiliation", "transc
 HOLDS = frozenset(["written address", "spoken address", "phone number"])
 
 
+@functools.cache
 def crawl_pipeline() -> PrivacyPipeline:
+    """The crawl's privacy step, built once: building a crawler costs more than the cases it scrubs."""
     return PrivacyPipeline.from_crawler(project_crawler(settings_dict={"STAGE_STATE_DIR": ""}))
 
 
