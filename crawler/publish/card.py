@@ -28,22 +28,20 @@ from crawler.publish.card_statistics import (
     AuthorStatistics,
     EventStatistics,
     LectureStatistics,
+    SlidesStatistics,
     StatisticsRow,
+    TranscriptStatistics,
     anthology_share,
     author_statistics,
     event_statistics,
     lecture_statistics,
-)
-from crawler.publish.card_transcripts import (
-    SlidesStatistics,
-    TranscriptStatistics,
     slides_statistics,
     transcript_statistics,
 )
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
 from crawler.publish.slides import SlidesStats, SlidesWritten
-from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, type_label
+from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, TableSpec, type_label
 from crawler.publish.transcripts import TranscriptsWritten
 from crawler.schema import format_timestamp
 
@@ -263,6 +261,28 @@ def event_summaries(events: pa.Table) -> list[EventSummary]:
     ]
 
 
+def field_rows(spec: TableSpec) -> list[FieldRow]:
+    """A table's columns as the card and the docs' columns page show them: name, type, nullable,
+    meaning, read off its declaration."""
+    return [
+        {
+            "name": column.name,
+            "type": type_label(arrow.type),
+            "nullable": "yes" if column.nullable else "no",
+            "description": table_cell(column.description),
+        }
+        for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
+    ]
+
+
+def columns_markdown(spec: TableSpec) -> str:
+    """A table's columns (:func:`field_rows`) as a markdown table."""
+    lines = ["| column | type | nullable | meaning |", "|---|---|---|---|"]
+    for f in field_rows(spec):
+        lines.append(f"| `{f['name']}` | `{f['type']}` | {f['nullable']} | {f['description']} |")
+    return "\n".join(lines)
+
+
 def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
     """The table configs written (``transcripts`` last), with their files and their fields' types and
     descriptions."""
@@ -275,15 +295,7 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
             "paths": list(by_name[spec.name].paths),
             "download_size": by_name[spec.name].download_size,
             "default": spec.name == DEFAULT_CONFIG,
-            "fields": [
-                {
-                    "name": column.name,
-                    "type": type_label(arrow.type),
-                    "nullable": "yes" if column.nullable else "no",
-                    "description": table_cell(column.description),
-                }
-                for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
-            ],
+            "fields": field_rows(spec),
         }
         for spec in (*SPECS, TRANSCRIPTS)
         if spec.name in by_name
