@@ -15,8 +15,8 @@ from huggingface_hub import DatasetCard
 from crawler import schema
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
-from crawler.publish.card_escape import escape_text
 from crawler.publish.card_metadata import size_category
+from crawler.publish.card_statistics import escape_text
 from crawler.publish.diff import diff_releases
 from crawler.publish.lint import split_front_matter
 from crawler.publish.release import publish_release

@@ -4,7 +4,7 @@ rendered from the maintainers' Jinja template beside the YAML metadata, and the 
 carried over from the last card.
 
 The YAML is :mod:`crawler.publish.card_metadata`'s, the statistics :mod:`crawler.publish.card_statistics`'s;
-scraped text only ever reaches the body through :func:`crawler.publish.card_escape.escape_text`.
+scraped text only ever reaches the body through :func:`crawler.publish.card_statistics.escape_text`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import pyarrow as pa
 
 from crawler.json_types import JsonObject, JsonValue
 from crawler.privacy.email_like import email_like_values
-from crawler.publish.card_escape import escape_text, table_cell
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
     AnthologyShare,
@@ -33,9 +32,12 @@ from crawler.publish.card_statistics import (
     TranscriptStatistics,
     anthology_share,
     author_statistics,
+    escape_text,
+    event_name,
     event_statistics,
     lecture_statistics,
     slides_statistics,
+    table_cell,
     transcript_statistics,
 )
 from crawler.publish.changes import Change, file_counts
@@ -309,7 +311,7 @@ def event_config_rows(
         {
             "name": e.config_name,
             "event_id": escape_text(e.event_id, limit=40),
-            "event_name": escape_text(e.event_name or e.event_id, limit=100),
+            "event_name": event_name(e.event_name, e.event_id),
             "rows": by_name[e.config_name].num_rows,
             "paths": list(by_name[e.config_name].paths),
         }
@@ -340,9 +342,7 @@ def card_context(
     events = tables["events"]
     tracks = transcripts or TranscriptsWritten()
     names = {str(e["event_id"]): e["event_name"] for e in events.to_pylist()}
-    event_names = ", ".join(
-        escape_text(e["event_name"] or e["event_id"], limit=100) for e in events.to_pylist()
-    )
+    event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events.to_pylist())
     return {
         **release_text(release),
         # A table left out of the release while empty still has its count: 0.

@@ -24,8 +24,15 @@ from xml.sax.saxutils import escape
 import pyarrow as pa
 
 from crawler.coverage import MONITORED
-from crawler.publish.card_escape import escape_text
-from crawler.publish.card_statistics import StatisticsRow, anthology_share, extraction_counts
+from crawler.publish.card_statistics import (
+    StatisticsRow,
+    anthology_share,
+    escape_text,
+    extraction_counts,
+    number,
+    percent,
+    shorten,
+)
 from crawler.publish.changes import CHANGE_KINDS, Change
 from crawler.publish.tables import EventConfig
 
@@ -96,18 +103,7 @@ class Chart:
 def label(text: str, limit: int = LABEL_CHARS) -> str:
     """A name as chart text: one line, no control character, cut to ``limit`` characters, XML-escaped."""
     plain = " ".join(_NOT_XML.sub(" ", text).split()) or "(unnamed)"
-    if len(plain) > limit:
-        plain = plain[: limit - 1].rstrip() + "…"
-    return escape(plain, {'"': "&quot;"})
-
-
-def number(value: float) -> str:
-    """A coordinate or size: an integer when it is one, else one decimal."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
-
-
-def percent(share: float) -> str:
-    return f"{100 * share:.1f}%"
+    return escape(shorten(plain, limit), {'"': "&quot;"})
 
 
 def svg(height: float, title: str, desc: str, body: Sequence[str]) -> str:
@@ -451,9 +447,7 @@ def event_figures(
 ) -> list[EventFigures]:
     """Each event's figures, in the order of ``events``, from the card's columns of the lectures
     (``event_id``, ``anthology_id``, ``withdrawn``, ``extraction``) and the fields' coverage by event."""
-    by_event: dict[str | None, list[StatisticsRow]] = {}
-    for row in StatisticsRow.rows_of(lectures):
-        by_event.setdefault(row.event_id, []).append(row)
+    by_event = StatisticsRow.by_event(lectures)
     out = []
     for event in events:
         rows = by_event.get(event.event_id, [])
