@@ -319,7 +319,7 @@ def test_card_counts_match_the_parquet(release: Path, text: str) -> None:
 
 
 def test_every_name_the_card_defines_renders_and_no_other_does(tmp_path: Path) -> None:
-    from crawler.publish.card_template import CardTemplateError, template_names
+    from crawler.publish.card import CardTemplateError, template_names
 
     defined = sorted(template_names() - {"range", "dict", "lipsum", "cycler", "joiner", "namespace"})
     template = tmp_path / "every.md"
