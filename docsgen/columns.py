@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from crawler.publish.card_escape import table_cell
-from crawler.publish.card_transcripts import columns_markdown
+from crawler.publish.card import columns_markdown
+from crawler.publish.card_statistics import table_cell
 from crawler.publish.tables import DECLARED_TABLES, TableSpec
 
 MARKER = re.compile(r"^<!-- columns: (?P<table>[a-z_]+) -->$", re.MULTILINE)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from crawler.app.parser import build_parser
-from crawler.publish.card_escape import table_cell
+from crawler.publish.card_statistics import table_cell
 from crawler.publish.tables import DECLARED_TABLES, type_label
 from crawler.replica.server import build_parser as replica_parser
 from docsgen import columns

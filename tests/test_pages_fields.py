@@ -11,7 +11,7 @@ from typing import Any
 from crawler.pages import parse_lecture_document
 from crawler.pages.attributes import LECTURE_ATTRIBUTES
 from crawler.pages.fields import CARRIED_FIELDS, ITEM_FIELD_NAMES, LectureFields
-from crawler.publish.card_escape import table_cell
+from crawler.publish.card_statistics import table_cell
 from crawler.schema import ATTRIBUTE_FIELDS, FIELDS, PARSED_FIELDS, Field, Lecture
 from docsgen.columns import render_page
 

@@ -15,8 +15,8 @@ from huggingface_hub import DatasetCard
 from crawler import schema
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
-from crawler.publish.card_escape import escape_text
 from crawler.publish.card_metadata import size_category
+from crawler.publish.card_statistics import escape_text
 from crawler.publish.diff import diff_releases
 from crawler.publish.lint import split_front_matter
 from crawler.publish.release import publish_release
@@ -319,7 +319,7 @@ def test_card_counts_match_the_parquet(release: Path, text: str) -> None:
 
 
 def test_every_name_the_card_defines_renders_and_no_other_does(tmp_path: Path) -> None:
-    from crawler.publish.card_template import CardTemplateError, template_names
+    from crawler.publish.card import CardTemplateError, template_names
 
     defined = sorted(template_names() - {"range", "dict", "lipsum", "cycler", "joiner", "namespace"})
     template = tmp_path / "every.md"

@@ -23,10 +23,10 @@ from crawler.privacy.emails import PLACEHOLDER
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish import transcript_rows
 from crawler.publish import transcripts as publish_transcripts
-from crawler.publish.card_transcripts import transcript_columns_markdown
+from crawler.publish.card import columns_markdown
 from crawler.publish.previous import read_previous_release
 from crawler.publish.removals import RemovalRequests
-from crawler.publish.tables import event_configs
+from crawler.publish.tables import TRANSCRIPTS, event_configs
 from crawler.publish.transcript_rows import TranscriptSources
 from crawler.publish.transcripts import TranscriptsWritten, write_event_transcripts
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
@@ -388,7 +388,7 @@ def test_the_docs_show_the_columns_table_the_schema_gives() -> None:
     section = page[page.index("## The `transcripts` columns") :]
     section = section[: section.index("\n## ", 1)]
 
-    assert transcript_columns_markdown() in section
+    assert columns_markdown(TRANSCRIPTS) in section
     for f in TRANSCRIPT_FIELDS:
         assert f"| `{f.name}` |" in section, f"case {f.name}"
 

@@ -309,7 +309,7 @@ def check_card_template(path: Path, *, what: str = "--card-template") -> Path:
     the card does not define (``{{ no_such_thing }}``, ``{{ x.y }}`` on an undefined ``x``)."""
     import jinja2
 
-    from crawler.publish.card_template import check_names
+    from crawler.publish.card import check_names
 
     try:
         text = read_text(path, f"{what} {str(path)!r}")

@@ -3,47 +3,58 @@ its tables, configs, statistics and changes, every string from outside already e
 rendered from the maintainers' Jinja template beside the YAML metadata, and the maintainers' own sections
 carried over from the last card.
 
+The template is rendered strictly: every name it uses must be one the card defines. A name the card does
+not define (``{{ no_such_thing }}``, ``{{ x.y }}`` on an undefined ``x``) would render as nothing and leave
+a hole in the published card, so it is refused twice: by :func:`undefined_names` before anything is read
+or written (the names are known from the template's text alone), and while rendering (an attribute or key
+a value lacks, ``{{ stats.no_such_field }}``, shows only then), with :class:`CardTemplateError` naming the
+template, the name and its line.
+
 The YAML is :mod:`crawler.publish.card_metadata`'s, the statistics :mod:`crawler.publish.card_statistics`'s;
-scraped text only ever reaches the body through :func:`crawler.publish.card_escape.escape_text`.
+scraped text only ever reaches the body through :func:`crawler.publish.card_statistics.escape_text`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+import jinja2
 import pyarrow as pa
+from jinja2 import meta, nodes
 
+from crawler.app.arguments import ArgumentError
 from crawler.json_types import JsonObject, JsonValue
 from crawler.privacy.email_like import email_like_values
-from crawler.publish.card_escape import escape_text, table_cell
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
     AnthologyShare,
     AuthorStatistics,
     EventStatistics,
     LectureStatistics,
+    SlidesStatistics,
     StatisticsRow,
+    TranscriptStatistics,
     anthology_share,
     author_statistics,
+    escape_text,
+    event_name,
     event_statistics,
     lecture_statistics,
-)
-from crawler.publish.card_transcripts import (
-    SlidesStatistics,
-    TranscriptStatistics,
     slides_statistics,
+    table_cell,
     transcript_statistics,
 )
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
 from crawler.publish.slides import SlidesStats, SlidesWritten
-from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, type_label
+from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, TableSpec, type_label
 from crawler.publish.transcripts import TranscriptsWritten
 from crawler.schema import format_timestamp
 
@@ -263,6 +274,28 @@ def event_summaries(events: pa.Table) -> list[EventSummary]:
     ]
 
 
+def field_rows(spec: TableSpec) -> list[FieldRow]:
+    """A table's columns as the card and the docs' columns page show them: name, type, nullable,
+    meaning, read off its declaration."""
+    return [
+        {
+            "name": column.name,
+            "type": type_label(arrow.type),
+            "nullable": "yes" if column.nullable else "no",
+            "description": table_cell(column.description),
+        }
+        for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
+    ]
+
+
+def columns_markdown(spec: TableSpec) -> str:
+    """A table's columns (:func:`field_rows`) as a markdown table."""
+    lines = ["| column | type | nullable | meaning |", "|---|---|---|---|"]
+    for f in field_rows(spec):
+        lines.append(f"| `{f['name']}` | `{f['type']}` | {f['nullable']} | {f['description']} |")
+    return "\n".join(lines)
+
+
 def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
     """The table configs written (``transcripts`` last), with their files and their fields' types and
     descriptions."""
@@ -275,15 +308,7 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
             "paths": list(by_name[spec.name].paths),
             "download_size": by_name[spec.name].download_size,
             "default": spec.name == DEFAULT_CONFIG,
-            "fields": [
-                {
-                    "name": column.name,
-                    "type": type_label(arrow.type),
-                    "nullable": "yes" if column.nullable else "no",
-                    "description": table_cell(column.description),
-                }
-                for column, arrow in zip(spec.columns, spec.arrow_schema(), strict=True)
-            ],
+            "fields": field_rows(spec),
         }
         for spec in (*SPECS, TRANSCRIPTS)
         if spec.name in by_name
@@ -297,7 +322,7 @@ def event_config_rows(
         {
             "name": e.config_name,
             "event_id": escape_text(e.event_id, limit=40),
-            "event_name": escape_text(e.event_name or e.event_id, limit=100),
+            "event_name": event_name(e.event_name, e.event_id),
             "rows": by_name[e.config_name].num_rows,
             "paths": list(by_name[e.config_name].paths),
         }
@@ -328,9 +353,7 @@ def card_context(
     events = tables["events"]
     tracks = transcripts or TranscriptsWritten()
     names = {str(e["event_id"]): e["event_name"] for e in events.to_pylist()}
-    event_names = ", ".join(
-        escape_text(e["event_name"] or e["event_id"], limit=100) for e in events.to_pylist()
-    )
+    event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events.to_pylist())
     return {
         **release_text(release),
         # A table left out of the release while empty still has its count: 0.
@@ -359,6 +382,96 @@ def card_context(
         "slides": slides_statistics(slides.stats if slides is not None else SlidesStats()),
         "charts": [],
     }
+
+
+# The names the card's YAML metadata gives the template (``DatasetCardData.to_dict()`` of
+# ``card.card_data``, which sets these), besides the YAML itself as ``card_data``.
+CARD_DATA_NAMES = frozenset(
+    {
+        "card_data",
+        "pretty_name",
+        "language",
+        "license",
+        "license_name",
+        "license_details",
+        "annotations_creators",
+        "language_creators",
+        "multilinguality",
+        "size_categories",
+        "source_datasets",
+        "task_categories",
+        "task_ids",
+        "tags",
+        "configs",
+        "dataset_info",
+    }
+)
+
+
+class CardTemplateError(ArgumentError):
+    """A card template uses a name the card does not define; the message names it and its line."""
+
+
+def _environment() -> jinja2.Environment:
+    # ``jinja2.Template(text)`` renders with a default environment: the same settings, strict.
+    return jinja2.Environment(undefined=jinja2.StrictUndefined)
+
+
+def template_names() -> frozenset[str]:
+    """Every top-level name a card template may use."""
+    context_names = CardContext.__required_keys__ | CardContext.__optional_keys__
+    return frozenset(context_names) | CARD_DATA_NAMES | frozenset(_environment().globals)
+
+
+def undefined_names(source: str) -> list[tuple[str, int]]:
+    """The names ``source`` (a template's text, which must parse) reads that the card does not define,
+    each with the line it is first read on, in the order of the text."""
+    tree = _environment().parse(source)
+    missing = meta.find_undeclared_variables(tree) - template_names()
+    first: dict[str, int] = {}
+    for node in tree.find_all(nodes.Name):
+        if node.ctx == "load" and node.name in missing:
+            first.setdefault(node.name, node.lineno)
+    return sorted(first.items(), key=lambda item: (item[1], item[0]))
+
+
+def check_names(source: str, *, where: str) -> None:
+    """:class:`CardTemplateError` when ``source`` reads a name the card does not define; ``where``
+    names the template in the message (``--card-template 'card.md'``)."""
+    missing = undefined_names(source)
+    if missing:
+        names = ", ".join(f"{name!r} (line {line})" for name, line in missing)
+        raise CardTemplateError(
+            f"{where} uses what the card does not define: {names}; the names it defines are"
+            " CardContext's in crawler/publish/card.py and the metadata's fields"
+        )
+
+
+def _template_line(error: BaseException) -> int | None:
+    """The template line an error was raised on: jinja2 puts the template's frames in the traceback."""
+    line = None
+    trace: types.TracebackType | None = error.__traceback__
+    while trace is not None:
+        if trace.tb_frame.f_code.co_filename == "<template>":
+            line = trace.tb_lineno
+        trace = trace.tb_next
+    return line
+
+
+def render_template(template: Path, context: Mapping[str, Any]) -> str:
+    """``template``'s text rendered with ``context``; :class:`CardTemplateError` when it reads a name,
+    attribute or key that ``context`` does not hold."""
+    source = template.read_text(encoding="utf-8")
+    where = f"card template {str(template)!r}"
+    check_names(source, where=where)
+    try:
+        return _environment().from_string(source).render(**context)
+    except jinja2.UndefinedError as exc:
+        line = _template_line(exc)
+        line_note = f" (line {line})" if line is not None else ""
+        raise CardTemplateError(
+            f"{where} uses what the card does not define: {exc.message}{line_note}"
+        ) from None
 
 
 def maintainer_sections(card_text: str) -> dict[str, str]:
@@ -395,11 +508,8 @@ def render_card(
 ) -> str:
     """Render the template as ``DatasetCard.from_template`` does (the metadata's fields and ``card_data``,
     the YAML, beside ``context``), but strictly: a name, attribute or key the card does not define is a
-    :class:`~crawler.publish.card_template.CardTemplateError`, not an empty string. Then carry the
-    maintainer sections over."""
+    :class:`CardTemplateError`, not an empty string. Then carry the maintainer sections over."""
     from huggingface_hub import DatasetCard
-
-    from crawler.publish.card_template import render_template
 
     values = {**data.to_dict(), **context, "card_data": data.to_yaml()}
     card = DatasetCard(render_template(template, values))

@@ -24,8 +24,15 @@ from xml.sax.saxutils import escape
 import pyarrow as pa
 
 from crawler.coverage import MONITORED
-from crawler.publish.card_escape import escape_text
-from crawler.publish.card_statistics import StatisticsRow, anthology_share, extraction_counts
+from crawler.publish.card_statistics import (
+    StatisticsRow,
+    anthology_share,
+    escape_text,
+    extraction_counts,
+    number,
+    percent,
+    shorten,
+)
 from crawler.publish.changes import CHANGE_KINDS, Change
 from crawler.publish.tables import EventConfig
 
@@ -44,6 +51,8 @@ FONT = 'font-family="sans-serif" font-size="11"'
 PAGE_COLOUR = "#2b6ca3"
 LISTING_COLOUR = "#a6c8e6"
 LINKED_COLOUR = "#3a8f5c"
+# Behind a share's bar: the whole span, 100%.
+TRACK_COLOUR = "#eeeeee"
 CHANGE_COLOURS: dict[Change, str] = {
     "added": "#3a8f5c",
     "changed": "#d99a29",
@@ -94,18 +103,7 @@ class Chart:
 def label(text: str, limit: int = LABEL_CHARS) -> str:
     """A name as chart text: one line, no control character, cut to ``limit`` characters, XML-escaped."""
     plain = " ".join(_NOT_XML.sub(" ", text).split()) or "(unnamed)"
-    if len(plain) > limit:
-        plain = plain[: limit - 1].rstrip() + "…"
-    return escape(plain, {'"': "&quot;"})
-
-
-def number(value: float) -> str:
-    """A coordinate or size: an integer when it is one, else one decimal."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
-
-
-def percent(share: float) -> str:
-    return f"{100 * share:.1f}%"
+    return escape(shorten(plain, limit), {'"': "&quot;"})
 
 
 def svg(height: float, title: str, desc: str, body: Sequence[str]) -> str:
@@ -157,32 +155,89 @@ def _bar_width(value: float, largest: float) -> float:
     return round(span * value / largest, 1) if largest else 0.0
 
 
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a row: its value in the chart's unit, its colour and its tooltip."""
+
+    value: float
+    colour: str
+    tip: str
+
+
+@dataclass(frozen=True)
+class BarRow:
+    """An event's row of a bar chart: the event's name, its bars and the numbers written after them."""
+
+    name: str
+    bars: Sequence[Bar]
+    numbers: str
+
+
+def _row_label(name: str, y: float) -> str:
+    """An event's name, right-aligned left of its row."""
+    return _text(LABEL_WIDTH - 6, y + BAR_HEIGHT - 2, label(name), "end")
+
+
+def bar_chart(
+    rows: Sequence[BarRow],
+    *,
+    stacked: bool,
+    legend: Sequence[tuple[str, str]],
+    title: str,
+    desc: str,
+    scale: float | None = None,
+) -> str:
+    """Horizontal bars under a legend, one row per event, its numbers after its bars. A row's bars are
+    ``stacked`` end to end, or else each drawn from the start in its own lane (a slice of the row's
+    height). The span ends at ``scale``, drawn as a grey track behind each row with the numbers after
+    it, or else at the largest row (its bars' sum when stacked, its longest bar when not)."""
+    if scale is None:
+        totals = (sum(b.value for b in r.bars) if stacked else max(b.value for b in r.bars) for r in rows)
+        largest = max(totals, default=0)
+    else:
+        largest = scale
+    body = _legend(legend)
+    for i, row in enumerate(rows):
+        y = TOP + i * ROW_HEIGHT
+        body.append(_row_label(row.name, y))
+        if scale is not None:
+            body.append(_rect(LABEL_WIDTH, y, WIDTH - LABEL_WIDTH - VALUE_WIDTH, BAR_HEIGHT, TRACK_COLOUR))
+        lane = BAR_HEIGHT if stacked else BAR_HEIGHT / len(row.bars)
+        x: float = LABEL_WIDTH
+        end: float = LABEL_WIDTH
+        for k, bar in enumerate(row.bars):
+            width = _bar_width(bar.value, largest)
+            if stacked:
+                body.append(_rect(x, y, width, lane, bar.colour, tip=bar.tip))
+                x = end = x + width
+            else:
+                body.append(_rect(LABEL_WIDTH, y + k * lane, width, lane, bar.colour, tip=bar.tip))
+                end = max(end, LABEL_WIDTH + width)
+        numbers_x = WIDTH - VALUE_WIDTH if scale is not None else end
+        body.append(_text(numbers_x + 4, y + BAR_HEIGHT - 2, row.numbers))
+    return svg(TOP + len(rows) * ROW_HEIGHT + 8, title, desc, body)
+
+
 def lectures_chart(events: Sequence[EventFigures]) -> str:
     """Lectures per event, one horizontal bar each: from their own page, then from the listing only."""
-    largest = max((e.page + e.listing_only for e in events), default=0)
-    body = _legend([("from their own page", PAGE_COLOUR), ("from the listing only", LISTING_COLOUR)])
-    for i, e in enumerate(events):
-        y = TOP + i * ROW_HEIGHT
-        page, listing = _bar_width(e.page, largest), _bar_width(e.listing_only, largest)
-        body += [
-            _text(LABEL_WIDTH - 6, y + BAR_HEIGHT - 2, label(e.name), "end"),
-            _rect(LABEL_WIDTH, y, page, BAR_HEIGHT, PAGE_COLOUR, tip=f"{e.page} from their own page"),
-            _rect(
-                LABEL_WIDTH + page,
-                y,
-                listing,
-                BAR_HEIGHT,
-                LISTING_COLOUR,
-                tip=f"{e.listing_only} listing only",
+    rows = [
+        BarRow(
+            e.name,
+            (
+                Bar(e.page, PAGE_COLOUR, f"{e.page} from their own page"),
+                Bar(e.listing_only, LISTING_COLOUR, f"{e.listing_only} listing only"),
             ),
-            _text(LABEL_WIDTH + page + listing + 4, y + BAR_HEIGHT - 2, f"{e.page} + {e.listing_only}"),
-        ]
-    return svg(
-        TOP + len(events) * ROW_HEIGHT + 8,
-        "Lectures per event",
-        "Horizontal bars, one per event: lectures whose fields come from their own page, then lectures"
+            f"{e.page} + {e.listing_only}",
+        )
+        for e in events
+    ]
+    return bar_chart(
+        rows,
+        stacked=True,
+        legend=[("from their own page", PAGE_COLOUR), ("from the listing only", LISTING_COLOUR)],
+        title="Lectures per event",
+        desc="Horizontal bars, one per event: lectures whose fields come from their own page, then lectures"
         " known from the event's listing only. " + lectures_summary(events),
-        body,
     )
 
 
@@ -222,24 +277,24 @@ def slides_summary(events: Sequence[EventFigures]) -> str:
 
 def slides_chart(events: Sequence[EventFigures]) -> str:
     """Lectures with slide text and with poster text per event, one bar of each."""
-    largest = max((max(e.slides, e.posters) for e in events), default=0)
-    body = _legend([("slide text", PAGE_COLOUR), ("poster text", LINKED_COLOUR)])
-    half = BAR_HEIGHT / 2
-    for i, e in enumerate(events):
-        y = TOP + i * ROW_HEIGHT
-        slides, posters = _bar_width(e.slides, largest), _bar_width(e.posters, largest)
-        body += [
-            _text(LABEL_WIDTH - 6, y + BAR_HEIGHT - 2, label(e.name), "end"),
-            _rect(LABEL_WIDTH, y, slides, half, PAGE_COLOUR, tip=f"{e.slides} with slide text"),
-            _rect(LABEL_WIDTH, y + half, posters, half, LINKED_COLOUR, tip=f"{e.posters} with poster text"),
-            _text(LABEL_WIDTH + max(slides, posters) + 4, y + BAR_HEIGHT - 2, f"{e.slides} / {e.posters}"),
-        ]
-    return svg(
-        TOP + len(events) * ROW_HEIGHT + 8,
-        "Slide and poster text per event",
-        "Horizontal bars, two per event: lectures whose slide deck has text, then lectures whose poster"
+    rows = [
+        BarRow(
+            e.name,
+            (
+                Bar(e.slides, PAGE_COLOUR, f"{e.slides} with slide text"),
+                Bar(e.posters, LINKED_COLOUR, f"{e.posters} with poster text"),
+            ),
+            f"{e.slides} / {e.posters}",
+        )
+        for e in events
+    ]
+    return bar_chart(
+        rows,
+        stacked=False,
+        legend=[("slide text", PAGE_COLOUR), ("poster text", LINKED_COLOUR)],
+        title="Slide and poster text per event",
+        desc="Horizontal bars, two per event: lectures whose slide deck has text, then lectures whose poster"
         " has text. " + slides_summary(events),
-        body,
     )
 
 
@@ -258,7 +313,7 @@ def coverage_chart(events: Sequence[EventFigures], fields: Sequence[str] = MONIT
         )
     for i, e in enumerate(events):
         y = header + i * ROW_HEIGHT
-        body.append(_text(LABEL_WIDTH - 6, y + BAR_HEIGHT - 2, label(e.name), "end"))
+        body.append(_row_label(e.name, y))
         for j, name in enumerate(fields):
             share = e.coverage.get(name)
             colour = "#dddddd" if share is None else _shade(share)
@@ -293,27 +348,22 @@ def coverage_summary(events: Sequence[EventFigures], fields: Sequence[str] = MON
 
 def anthology_chart(events: Sequence[EventFigures]) -> str:
     """The share of each event's lectures still on the site linked to their ACL Anthology paper."""
-    body: list[str] = []
-    for i, e in enumerate(events):
-        y = TOP + i * ROW_HEIGHT
-        share = e.linked / e.live if e.live else 0.0
-        width = _bar_width(share, 1.0)
-        body += [
-            _text(LABEL_WIDTH - 6, y + BAR_HEIGHT - 2, label(e.name), "end"),
-            _rect(LABEL_WIDTH, y, WIDTH - LABEL_WIDTH - VALUE_WIDTH, BAR_HEIGHT, "#eeeeee"),
-            _rect(LABEL_WIDTH, y, width, BAR_HEIGHT, LINKED_COLOUR, tip=f"{e.linked} of {e.live}"),
-            _text(
-                WIDTH - VALUE_WIDTH + 4,
-                y + BAR_HEIGHT - 2,
-                f"{percent(share) if e.live else 'n/a'} ({e.linked}/{e.live})",
-            ),
-        ]
-    return svg(
-        TOP + len(events) * ROW_HEIGHT + 8,
-        "Lectures linked to the ACL Anthology, per event",
-        "Horizontal bars, one per event, from 0% to 100%: the share of the event's lectures still on the"
+    rows = [
+        BarRow(
+            e.name,
+            (Bar(e.linked / e.live if e.live else 0.0, LINKED_COLOUR, f"{e.linked} of {e.live}"),),
+            f"{percent(e.linked / e.live) if e.live else 'n/a'} ({e.linked}/{e.live})",
+        )
+        for e in events
+    ]
+    return bar_chart(
+        rows,
+        stacked=True,
+        scale=1.0,
+        legend=[("linked to their Anthology paper", LINKED_COLOUR)],
+        title="Lectures linked to the ACL Anthology, per event",
+        desc="Horizontal bars, one per event, from 0% to 100%: the share of the event's lectures still on the"
         " site that are linked to their ACL Anthology paper. " + anthology_summary(events),
-        [*_legend([("linked to their Anthology paper", LINKED_COLOUR)]), *body],
     )
 
 
@@ -397,9 +447,7 @@ def event_figures(
 ) -> list[EventFigures]:
     """Each event's figures, in the order of ``events``, from the card's columns of the lectures
     (``event_id``, ``anthology_id``, ``withdrawn``, ``extraction``) and the fields' coverage by event."""
-    by_event: dict[str | None, list[StatisticsRow]] = {}
-    for row in StatisticsRow.rows_of(lectures):
-        by_event.setdefault(row.event_id, []).append(row)
+    by_event = StatisticsRow.by_event(lectures)
     out = []
     for event in events:
         rows = by_event.get(event.event_id, [])
