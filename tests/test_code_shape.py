@@ -165,3 +165,40 @@ def test_an_assert_inside_a_loop_without_a_message_is_found(tmp_path: Path) -> N
         encoding="utf-8",
     )
     assert loop_asserts_without_a_case(tmp_path / "tests") == ["tests/test_x.py:3", "tests/test_x.py:6"]
+
+
+# A module's name says what it does: no name three times in the package (``__init__.py`` aside), and one
+# module of settings and one of release building, so that "where is X" has one answer.
+def repeated_names(root: Path) -> dict[str, list[str]]:
+    """The module file names used more than twice under *root*, or twice for ``settings.py`` and
+    ``release.py``."""
+    places: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.name != "__init__.py":
+            places.setdefault(path.name, []).append(str(path.relative_to(root)))
+    return {
+        name: where
+        for name, where in places.items()
+        if len(where) > 2 or (len(where) > 1 and name in ("settings.py", "release.py"))
+    }
+
+
+def test_no_module_name_is_used_three_times_and_settings_and_release_once() -> None:
+    assert repeated_names(PACKAGE) == {}
+
+
+def test_a_repeated_module_name_is_found(tmp_path: Path) -> None:
+    for place in ("a/stage.py", "b/stage.py", "c/stage.py", "a/settings.py", "b/settings.py", "a/x.py"):
+        (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / place).write_text("", encoding="utf-8")
+    assert repeated_names(tmp_path) == {
+        "stage.py": ["a/stage.py", "b/stage.py", "c/stage.py"],
+        "settings.py": ["a/settings.py", "b/settings.py"],
+    }
+
+
+def test_the_card_is_written_by_four_modules_at_most() -> None:
+    # Every module that renders part of the dataset card: its template's context, its statistics, its
+    # YAML metadata, its charts.
+    card = sorted(p.name for p in (PACKAGE / "publish").glob("*.py") if p.name.startswith(("card", "chart")))
+    assert card == ["card.py", "card_metadata.py", "card_statistics.py", "charts.py"]
