@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import scrapy
 
-from crawler.schema import FIELD_NAMES, Lecture
+from crawler.schema import Lecture
 from crawler.state.stage_slides import StagedSlides
 from crawler.state.stage_transcripts import StagedTranscript
 
@@ -28,10 +28,6 @@ class LectureItem(Lecture):
     def record(self) -> dict[str, object]:
         """The record's fields, as the stage and the publisher take them."""
         return self.values()
-
-
-# The fields a LectureItem can be built with from the parser's fields.
-RECORD_FIELDS = frozenset(FIELD_NAMES)
 
 
 # One subtitle track as the crawl read it (or kept it from the last stage): the ``transcripts`` row, and

@@ -85,11 +85,11 @@ def test_a_truncated_page_without_the_premium_label_leaves_premium_a_gap() -> No
     parsed = parse_lecture_page(cut, EXPECTED["seed002"]["skeleton_url"])
     assert parsed.extraction == "visible_text"
     assert parsed.fields is not None
-    assert parsed.fields.to_item_fields()["is_premium"] is None
+    assert parsed.fields.record().values()["is_premium"] is None
     shown = parse_lecture_page(
         page.replace(next_data_payload(page), "{"), EXPECTED["seed002"]["skeleton_url"]
     )
-    assert shown.fields is not None and shown.fields.to_item_fields()["is_premium"] is True
+    assert shown.fields is not None and shown.fields.record().values()["is_premium"] is True
 
 
 @pytest.mark.parametrize("depth", [300, 2000])
@@ -155,9 +155,9 @@ def test_wrong_types_in_every_field_read_as_gaps() -> None:
     parsed = parse_lecture_page(with_next_data(seed_page(), json.dumps(tree)), URL)
     assert parsed.extraction == "next_data"
     assert parsed.fields is not None
-    fields = parsed.fields.to_item_fields()
+    fields = parsed.fields.record().values()
     assert fields["lecture_id"] == FIELDS.lecture_id
-    gaps = {k for k, v in fields.items() if v in (None, [])}
+    gaps = {k for k in ITEM_FIELD_NAMES if fields[k] in (None, [])}
     # Every field the parsers fill is a gap, but the id and the related lectures (read from elsewhere).
     assert gaps == set(ITEM_FIELD_NAMES) - {"lecture_id", "related_lecture_ids"}
     # The page shows no premium label and the package is unusable: a gap the API fills, not "free".
@@ -175,7 +175,7 @@ def test_lone_surrogates_from_json_escapes_are_dropped() -> None:
     assert parsed.fields.keywords == ["k", "ok"]
     assert "title holds lone surrogates (dropped)" in parsed.problems
     assert "keywords hold lone surrogates (dropped)" in parsed.problems
-    json.dumps(parsed.fields.to_item_fields(), default=str, ensure_ascii=False).encode("utf-8")
+    json.dumps(parsed.fields.record().values(), default=str, ensure_ascii=False).encode("utf-8")
 
 
 def test_a_one_megabyte_title_is_read_in_linear_time() -> None:
@@ -187,7 +187,7 @@ def test_a_one_megabyte_title_is_read_in_linear_time() -> None:
     parsed = parse_lecture_page(html, f"{WEB}/lecture/130123")
     assert time.process_time() - started < 5
     assert parsed.fields is not None and parsed.fields.title == title
-    assert parsed.fields.to_item_fields()["title"] == " ".join(title.split())
+    assert parsed.fields.record().values()["title"] == " ".join(title.split())
 
 
 def test_problem_messages_never_carry_an_email_address() -> None:
@@ -378,7 +378,7 @@ def test_replica_variants_at_the_parser(site: ReplicaSite, variant: str) -> None
     assert parsed.fields is not None and parsed.fields.lecture_id == lecture_id
     truth = next(t for t in ground_truth(site, base) if t["lecture_id"] == lecture_id)
     if variant in (*hostile.CHARSET, "malformed", "huge_page", "foreign_links", "oversize"):
-        item = parsed.fields.to_item_fields()
+        item = parsed.fields.record().values()
         assert {k: item[k] for k in ("title", "abstract", "keywords", "doi")} == {
             k: truth[k] for k in ("title", "abstract", "keywords", "doi")
         }

@@ -13,8 +13,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crawler.items import RECORD_FIELDS, LectureItem
+from crawler.items import LectureItem
 from crawler.pages import LecturePage, PageParseError, parse_lecture_list, parse_lecture_page
+from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.pipelines.boilerplate import BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.pipelines.privacy import PrivacyPipeline
@@ -150,7 +151,8 @@ def run_pipelines(page: LecturePage, url: str) -> dict[str, Any]:
     steps = [NormalizePipeline, PrivacyPipeline, BoilerplatePipeline]
     assert page.fields is not None
     # As the spider does: fields the item does not have yet are left out.
-    fields = {k: v for k, v in page.fields.to_item_fields().items() if k in RECORD_FIELDS}
+    parsed = page.fields.record()
+    fields = {k: getattr(parsed, k) for k in ITEM_FIELD_NAMES}
     fields["is_premium"] = bool(fields["is_premium"])
     item = LectureItem(**fields, url=url, extraction=page.extraction)
     item.page_blocks = list(page.blocks)

@@ -191,7 +191,7 @@ def test_camel_case_pagination_meta() -> None:
 
 
 def test_item_fields_fit_the_schema() -> None:
-    item = ROUTER_TUNING.to_item_fields()
+    item = ROUTER_TUNING.record().values()
     # Every field a parser fills is a column of the schema, under the same name.
     assert sorted(set(item) - set(FIELD_NAMES)) == []
     record = {
@@ -205,7 +205,7 @@ def test_item_fields_fit_the_schema() -> None:
         "content_sha256": "0" * 64,
     }
     assert validate_record(record) == []
-    assert LectureFields(lecture_id="1", title=" A\u0301  b\n").to_item_fields()["title"] == "\u00c1 b"
+    assert LectureFields(lecture_id="1", title=" A\u0301  b\n").record().values()["title"] == "\u00c1 b"
 
 
 # -- lecture pages ------------------------------------------------------------------------------

@@ -62,24 +62,25 @@ class LectureFields(Lecture):
         "What the source gave that could not be used.", in_content_hash=False, factory=list, compare=False
     )
 
-    def to_item_fields(self) -> dict[str, Any]:
-        """The fields the parsers fill, under the record schema's names: lists copied.
+    def record(self) -> Lecture:
+        """The lecture record of what the parsers filled (``crawler.schema.PARSED_FIELDS``; lists copied,
+        the crawler's own fields at their defaults).
 
         Only ``title`` changes form (NFC, whitespace collapsed, as the schema asks), and ``is_premium`` is
         None when nothing said; ``url``, ``source_urls``, ``text``, ``extraction``, ``fetched_at`` and
         ``content_sha256`` are the crawler's to add.
         """
-        out: dict[str, Any] = {}
+        values: dict[str, Any] = {}
         for name in ITEM_FIELD_NAMES:
             value = getattr(self, name)
-            out[name] = list(value) if isinstance(value, list) else value
-        out["title"] = nfc_collapsed(self.title) if self.title is not None else None
-        out["is_premium"] = self.is_premium if self.premium_known else None
-        out["authors"] = [
+            values[name] = list(value) if isinstance(value, list) else value
+        values["title"] = nfc_collapsed(self.title) if self.title is not None else None
+        values["is_premium"] = self.is_premium if self.premium_known else None
+        values["authors"] = [
             Author(name=a["name"], affiliations=list(a["affiliations"]), orcid=a["orcid"])
             for a in self.authors
         ]
-        return out
+        return Lecture(**values)
 
     @classmethod
     def from_json(cls, record: Mapping[str, object]) -> typing.Self:

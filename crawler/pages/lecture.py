@@ -269,11 +269,11 @@ def field_sources(page: LecturePage, listed: LectureFields | None = None) -> dic
     The precedence is the crawler's: a page read from its JSON leads and the listing fills its gaps;
     a page read from its visible text only fills the listing's gaps.
     """
-    from_listing = listed.to_item_fields() if listed is not None else {}
+    from_listing = listed.record() if listed is not None else None
     sources: dict[str, FieldSource] = {}
     for name in ITEM_FIELD_NAMES:
         on_page = page.sources.get(name, "none")
-        in_listing = from_listing.get(name) not in _EMPTY
+        in_listing = getattr(from_listing, name, None) not in _EMPTY
         if in_listing and (page.extraction == "visible_text" or on_page == "none"):
             sources[name] = "api"
         else:

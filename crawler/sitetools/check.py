@@ -33,6 +33,7 @@ from crawler.pages import (
     parse_lecture_page,
     unknown_attributes,
 )
+from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.pages.jsonapi import is_document
 from crawler.privacy.emails import contains_email, scrub_emails, scrub_url
 from crawler.privacy.stored import strip_page_personal_data, strip_personal_data
@@ -360,10 +361,12 @@ class _SiteCheck:
         report.unknown = {
             n: (u.count, u.example) for n, u in unknown_attributes(lecture_resources([document])).items()
         }
-        report.listing_coverage = {
-            name: sum(1 for r in page.records if has_value(r.to_item_fields().get(name)))
-            for name in (page.records[0].to_item_fields() if page.records else {})
-        }
+        records = [r.record() for r in page.records]
+        report.listing_coverage = (
+            {name: sum(1 for r in records if has_value(getattr(r, name))) for name in ITEM_FIELD_NAMES}
+            if records
+            else {}
+        )
         return page
 
     def sample_lectures(self, listed: Sequence[LectureFields], robots: RobotsVerdict) -> None:
@@ -383,9 +386,10 @@ def _sample_lecture(
     fetcher: PoliteFetcher, url: str, listed: LectureFields, asked: Callable[[Answer, str], Answer]
 ) -> LectureSample:
     answer = asked(fetcher.get(url), f"lecture {listed.lecture_id}")
+    from_listing = listed.record()
     listing_sources = {
-        name: ("api" if value not in (None, "", [], {}) else "none")
-        for name, value in listed.to_item_fields().items()
+        name: ("api" if getattr(from_listing, name) not in (None, "", [], {}) else "none")
+        for name in ITEM_FIELD_NAMES
     }
     if answer.error:
         return LectureSample(listed.lecture_id, url, answer.status, None, listing_sources, {}, [answer.error])
@@ -394,9 +398,10 @@ def _sample_lecture(
     except PageParseError as exc:
         return LectureSample(listed.lecture_id, url, answer.status, None, listing_sources, {}, [str(exc)])
     sources = {name: str(source) for name, source in field_sources(parsed, listed).items()}
-    shown = parsed.fields.to_item_fields() if parsed.fields is not None else {}
+    shown = parsed.fields.record() if parsed.fields is not None else None
+    values = {name: getattr(shown, name) for name in ITEM_FIELD_NAMES} if shown is not None else {}
     return LectureSample(
-        listed.lecture_id, url, answer.status, parsed.extraction, sources, shown, parsed.problems
+        listed.lecture_id, url, answer.status, parsed.extraction, sources, values, parsed.problems
     )
 
 

@@ -14,8 +14,9 @@ from scrapy.statscollectors import StatsCollector
 from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
-from crawler.items import RECORD_FIELDS, CarriedLecture, LectureItem, SlidesItem, TranscriptItem
+from crawler.items import CarriedLecture, LectureItem, SlidesItem, TranscriptItem
 from crawler.pages import LectureFields, LecturePage, PageParseError
+from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.schema import LISTING_ONLY_EXTRACTION, Lecture
 from crawler.spiders.refresh import (
     DISAGREED,
@@ -194,11 +195,11 @@ class LectureRecords:
         counted: list[str] | None = None,
     ) -> LectureItem:
         canonical = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
-        record = fields.to_item_fields()
+        record = fields.record()
         # A source that does not say (no package, no label) and no other to ask: not premium.
-        record["is_premium"] = bool(record.get("is_premium"))
+        record.is_premium = bool(record.is_premium)
         return LectureItem(
-            **{k: v for k, v in record.items() if k in RECORD_FIELDS},
+            **{name: getattr(record, name) for name in ITEM_FIELD_NAMES},
             url=canonical,
             source_urls=sorted(u for u in {canonical, *seen_at} if lecture_ref(u)),
             extraction=extraction,

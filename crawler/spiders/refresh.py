@@ -18,12 +18,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from crawler import stats_keys as keys
-from crawler.items import RECORD_FIELDS
 from crawler.pages import LectureFields
 from crawler.pages.fields import CARRIED_FIELDS
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import (
     FIELDS,
+    FIELDS_BY_NAME,
     PAGE_FIELDS,
     PARSED_FIELDS,
     VOLATILE_FIELDS,
@@ -151,15 +151,17 @@ def with_new_listing_fields(
     unhashed = staged.listing_hashes is None
     known = staged.listing_hashes.keys() if staged.listing_hashes is not None else set()
     new = {RECORD_NAMES.get(name, name) for name in hashes.keys() - known} - set(PAGE_FIELDS)
-    listed = fields.to_item_fields()
+    listed = fields.record()
     # A listing that does not say (no package): not premium.
-    listed["is_premium"] = bool(listed["is_premium"])
+    listed.is_premium = bool(listed.is_premium)
     filled = {
-        name: listed[name]
+        name: getattr(listed, name)
         for name in new
-        if name in listed and name in RECORD_FIELDS and (not unhashed or has_value(listed[name]))
+        if name in FIELDS_BY_NAME and (not unhashed or has_value(getattr(listed, name)))
     }
-    filled.update({name: listed[name] for name in VOLATILE_FIELDS if has_value(listed[name])})
+    filled.update(
+        {name: getattr(listed, name) for name in VOLATILE_FIELDS if has_value(getattr(listed, name))}
+    )
     if not filled:
         return staged
     return dataclasses.replace(staged, record=dataclasses.replace(staged.record, **filled))
@@ -190,9 +192,9 @@ def merge_fields(
     merged = dataclasses.replace(source)
     if page is None or listed is None:
         return merged
-    mine_all, theirs_all = page.to_item_fields(), listed.to_item_fields()
+    mine_all, theirs_all = page.record(), listed.record()
     for name in CROSS_CHECKED:
-        mine, theirs = mine_all.get(name), theirs_all.get(name)
+        mine, theirs = getattr(mine_all, name), getattr(theirs_all, name)
         if _no_value(theirs):
             continue
         if _no_value(mine):
