@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeGuard
 
 import scrapy
 
 from crawler.schema import Lecture
 from crawler.state.stage_slides import StagedSlides
 from crawler.state.stage_transcripts import StagedTranscript
+
+# One subtitle track as the crawl read it (or kept it from the last stage): the ``transcripts`` row, and
+# beside it the file's validators the next revalidation sends (never published). The stage's own shape of a
+# track: what the spider yields is what the stage writes and reads back.
+TranscriptItem = StagedTranscript
+# One document of a lecture (its slide deck or poster) as the crawl read it, the same way.
+SlidesItem = StagedSlides
 
 
 @dataclass(kw_only=True)
@@ -24,32 +32,43 @@ class LectureItem(Lecture):
     listing_hashes: dict[str, str] | None = None
     # The statistics counters the lecture's outcome added.
     counted: list[str] = field(default_factory=list)
+    # A lecture whose listing has not changed since the last crawl (or whose page failed this time): its
+    # previous record staged again as it was, without its page, with the transcripts and documents the
+    # last stage held of it. The cleaning steps leave it as it is (see :func:`to_clean`).
+    carried: bool = False
+    carried_transcripts: list[TranscriptItem] = field(default_factory=list)
+    carried_slides: list[SlidesItem] = field(default_factory=list)
+
+    @classmethod
+    def carried_over(
+        cls,
+        record: Lecture,
+        *,
+        listing_hashes: dict[str, str] | None,
+        counted: list[str],
+        transcripts: list[TranscriptItem],
+        slides: list[SlidesItem],
+    ) -> LectureItem:
+        """The last stage's record of a lecture, staged again as it was."""
+        values: dict[str, Any] = record.values()
+        return cls(
+            **values,
+            listing_hashes=listing_hashes,
+            counted=counted,
+            carried=True,
+            carried_transcripts=transcripts,
+            carried_slides=slides,
+        )
 
     def record(self) -> dict[str, object]:
         """The record's fields, as the stage and the publisher take them."""
         return self.values()
 
 
-# One subtitle track as the crawl read it (or kept it from the last stage): the ``transcripts`` row, and
-# beside it the file's validators the next revalidation sends (never published). The stage's own shape of a
-# track: what the spider yields is what the stage writes and reads back.
-TranscriptItem = StagedTranscript
-# One document of a lecture (its slide deck or poster) as the crawl read it, the same way.
-SlidesItem = StagedSlides
-
-
-class CarriedLecture(scrapy.Item):
-    """A lecture whose listing has not changed since the last crawl (or whose page failed this time):
-    its previous record is staged again as it was, without fetching its page."""
-
-    # The schema's record (crawler.schema.Lecture), as the last stage held it.
-    record = scrapy.Field()
-    listing_hashes = scrapy.Field()
-    counted = scrapy.Field()
-    # The last stage's transcripts of the lecture (TranscriptItem), staged again with it.
-    transcripts = scrapy.Field()
-    # The last stage's documents of the lecture (SlidesItem), staged again with it.
-    slides = scrapy.Field()
+def to_clean(item: object) -> TypeGuard[LectureItem]:
+    """Whether the cleaning steps (normalize, privacy, boilerplate, dedup) work on *item*: a lecture read
+    this crawl, not one carried as the last stage held it (cleaned then)."""
+    return isinstance(item, LectureItem) and not item.carried
 
 
 class SessionItem(scrapy.Item):

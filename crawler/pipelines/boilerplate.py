@@ -34,7 +34,7 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.items import LectureItem
+from crawler.items import LectureItem, to_clean
 from crawler.schema import TEXT_BLOCK_FIELDS
 from crawler.text.boilerplate import own_content_indices
 from crawler.text.latex import clean_latex
@@ -127,7 +127,7 @@ class BoilerplatePipeline:
                 logger.warning("The boilerplate model could not be saved to %s: %s", self.model_path, exc)
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, LectureItem):
+        if not to_clean(item):
             return item
         return self.lecture(item)
 

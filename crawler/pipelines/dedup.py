@@ -30,7 +30,7 @@ from crawler import stats_keys as keys
 from crawler.dedup import near
 from crawler.dedup.records import talk_key
 from crawler.extensions.workers import WorkerPool, crawler_pool
-from crawler.items import LectureItem
+from crawler.items import LectureItem, to_clean
 from crawler.schema import content_sha256
 
 logger = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ class DedupPipeline:
         return groups
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, LectureItem):
+        if not to_clean(item):
             return item
         return self.lecture(item)
 

@@ -9,7 +9,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.items import LectureItem
+from crawler.items import LectureItem, to_clean
 from crawler.schema import ONE_LINE_FIELDS
 from crawler.text.normalize import normalize_line, normalize_lines
 
@@ -29,7 +29,7 @@ class NormalizePipeline:
         return cls(crawler.stats)
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, LectureItem):
+        if not to_clean(item):
             return item
         return self.lecture(item)
 

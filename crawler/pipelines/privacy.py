@@ -18,7 +18,7 @@ from scrapy.crawler import Crawler
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.items import LectureItem, SessionItem, TranscriptItem
+from crawler.items import LectureItem, SessionItem, TranscriptItem, to_clean
 from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER
 from crawler.privacy.scrub import (
     RECORD_URL_FIELDS,
@@ -55,7 +55,7 @@ class PrivacyPipeline:
             return self._session(item)
         if isinstance(item, TranscriptItem):
             return self.transcript(item)
-        if not isinstance(item, LectureItem):
+        if not to_clean(item):
             return item
         return self.lecture(item)
 

@@ -17,7 +17,7 @@ from scrapy.statscollectors import StatsCollector
 from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
-from crawler.items import CarriedLecture, LectureItem, SessionItem, SlidesItem, TranscriptItem
+from crawler.items import LectureItem, SessionItem, SlidesItem, TranscriptItem
 from crawler.schema import SLIDES_FIELDS, TRANSCRIPT_FIELDS
 from crawler.schema.check import validate_record
 from crawler.state.stage import COMPLETE_MARKER, StageWriter
@@ -84,15 +84,12 @@ class StagePipeline:
                 self.stats.inc_value(keys.STAGE_INVALID)
                 raise DropItem(f"slides {item.record.url!r} not staged: the schema refuses it")
             return item
-        carried = isinstance(item, CarriedLecture)
-        if not carried and not isinstance(item, LectureItem):
+        if not isinstance(item, LectureItem):
             return item
-        if carried:
-            record = item["record"].values()
-            listing_hashes, counted, aliases = item.get("listing_hashes"), item.get("counted") or [], []
-        else:
-            record = item.record()
-            listing_hashes, counted, aliases = item.listing_hashes, item.counted, item.page_aliases
+        carried = item.carried
+        record = item.record()
+        listing_hashes, counted = item.listing_hashes, item.counted
+        aliases = [(lecture_id, url) for lecture_id, url in item.page_aliases]
         problems = validate_record(record)
         if problems:
             self.stats.inc_value(keys.STAGE_INVALID)
@@ -103,11 +100,11 @@ class StagePipeline:
         self.writer.write_lecture(
             record, listing_hashes=listing_hashes, carried=carried, aliases=aliases, counted=counted
         )
-        for transcript in item.get("transcripts") or [] if carried else []:
+        for transcript in item.carried_transcripts:
             # Staged as the last crawl staged them: a line the schema refuses now is left out, counted.
             if not self._stage_transcript(transcript):
                 self.stats.inc_value(keys.STAGE_INVALID)
-        for slides in item.get("slides") or [] if carried else []:
+        for slides in item.carried_slides:
             if not self._stage_slides(slides):
                 self.stats.inc_value(keys.STAGE_INVALID)
         if aliases:

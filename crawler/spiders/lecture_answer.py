@@ -14,7 +14,7 @@ from scrapy.statscollectors import StatsCollector
 from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
-from crawler.items import CarriedLecture, LectureItem, SlidesItem, TranscriptItem
+from crawler.items import LectureItem, SlidesItem, TranscriptItem
 from crawler.pages import LectureFields, LecturePage, PageParseError
 from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.schema import LISTING_ONLY_EXTRACTION, Lecture
@@ -211,13 +211,17 @@ class LectureRecords:
 
     def carried(
         self, record: Lecture, listing_hashes: Mapping[str, str] | None, counted: list[str]
-    ) -> CarriedLecture:
+    ) -> LectureItem:
         """A lecture staged again as the last crawl staged it, with the transcripts and documents it staged
         of it."""
         kept = self.transcripts(record.lecture_id) if self.transcripts is not None else []
         slides = self.slides(record.lecture_id) if self.slides is not None else []
-        return CarriedLecture(
-            record=record, listing_hashes=listing_hashes, counted=counted, transcripts=kept, slides=slides
+        return LectureItem.carried_over(
+            record,
+            listing_hashes=dict(listing_hashes) if listing_hashes is not None else None,
+            counted=counted,
+            transcripts=kept,
+            slides=slides,
         )
 
     def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
