@@ -12,11 +12,12 @@ from crawler import stats_keys as keys
 from crawler.app.arguments import ArgumentError, check_setting
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.pages import LectureFields
+from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.gate import GateInput, GateThresholds, evaluate
 from crawler.schema import Lecture
-from crawler.spiders.budget import HeldListing, PageBudget
-from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, need_rank
+from crawler.spiders.budget import PageBudget
+from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, authors_incomplete, need_rank
 from crawler.state.previous_stage import PreviousLecture, StagedLecture
 from tests.support.replica import eventcrawl
 
@@ -60,8 +61,10 @@ HELD = [
 ]
 
 
-def held_listing(lecture_id: str, rank: int) -> HeldListing:
-    return HeldListing("502", LectureFields(lecture_id=lecture_id, title=f"T {lecture_id}"), rank == NEW)
+def held_listing(lecture_id: str, rank: int) -> LectureFields:
+    # A new lecture's listing left an author's profile out: what the page request will say.
+    problems = [f"authors: {AUTHOR_PROFILES_MISSING}"] if rank == NEW else []
+    return LectureFields(lecture_id=lecture_id, title=f"T {lecture_id}", listed_in="502", problems=problems)
 
 
 def test_the_budget_is_spent_new_then_changed_then_stale_oldest_first() -> None:
@@ -73,10 +76,12 @@ def test_the_budget_is_spent_new_then_changed_then_stale_oldest_first() -> None:
     ranked = budget.ranked()
     assert [c.lecture_id for c in ranked] == ["n1", "n2", "c1", "c2", "s-old", "s-new"]
     # The listing fields come back from disk as held.
-    assert budget.listing(ranked[3]) == HeldListing(
-        "502", LectureFields(lecture_id="c2", title="T c2"), False
-    )
-    assert budget.listing(ranked[0]).authors_incomplete is True
+    back = budget.listing(ranked[3])
+    assert back == LectureFields(lecture_id="c2", title="T c2")
+    assert (back.listed_in, back.problems) == ("502", [])
+    first = budget.listing(ranked[0])
+    assert (first.listed_in, first.problems) == ("502", [f"authors: {AUTHOR_PROFILES_MISSING}"])
+    assert authors_incomplete(first) is True
     budget.close()
     assert budget.candidates == []
 

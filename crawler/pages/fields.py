@@ -56,6 +56,11 @@ class LectureFields(Lecture):
     premium_known: bool = column(
         "Whether a source said if the lecture is premium.", default=True, compare=False
     )
+    # The event whose listing named the lecture (None: read from its page alone): its page belongs to that
+    # event unless the page says. Bookkeeping of the crawl, never hashed.
+    listed_in: str | None = column(
+        "The event whose listing named the lecture.", in_content_hash=False, default=None, compare=False
+    )
     # Values the source gave in a form that could not be used (they read as missing above); diagnostic,
     # no part of what the source says of the lecture, so never hashed.
     problems: list[str] = column(

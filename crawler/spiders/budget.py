@@ -30,32 +30,6 @@ class Candidate:
     offset: int = dataclasses.field(default=-1, compare=False)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class HeldListing:
-    """What a held lecture's page request or its waiting record is made from: the event whose listing
-    named it, its listing fields, and whether the listing left some of its authors' profiles out."""
-
-    event: str
-    fields: LectureFields
-    authors_incomplete: bool
-
-    def to_json(self) -> str:
-        held = {
-            "event": self.event,
-            "listing": self.fields.to_json(),
-            "incomplete": self.authors_incomplete,
-        }
-        return json.dumps(held, ensure_ascii=False, default=str)
-
-    @classmethod
-    def from_json(cls, line: bytes) -> HeldListing | None:
-        held = json.loads(line)
-        fields = LectureFields.read_json(held.get("listing"))
-        if fields is None:
-            return None
-        return cls(str(held["event"]), fields, bool(held["incomplete"]))
-
-
 class PageBudget:
     """The lectures the page budget may buy, across every event's listing: at most ``room`` of them (the
     best so far by rank, then age or listing order), kept as small tuples while their listing fields
@@ -78,10 +52,11 @@ class PageBudget:
         return [entry[3] for entry in self._heap]
 
     def hold(
-        self, rank: int, order: float, lecture_id: str, held: HeldListing
-    ) -> tuple[Candidate, HeldListing] | None:
+        self, rank: int, order: float, lecture_id: str, held: LectureFields
+    ) -> tuple[Candidate, LectureFields] | None:
         """Keep a lecture for the budget. Returns the lecture that waits because of it (itself, or the
-        held one it pushed out), with what it was held with; None when none has to wait yet."""
+        held one it pushed out), with the listing fields it was held with; None when none has to wait
+        yet."""
         candidate = Candidate(rank, order, self._listed, lecture_id)
         self._listed += 1
         if self.room is not None and len(self._heap) >= self.room:
@@ -96,19 +71,19 @@ class PageBudget:
     def _entry(candidate: Candidate) -> tuple[int, float, int, Candidate]:
         return (-candidate.rank, -candidate.order, -candidate.listed, candidate)
 
-    def _write(self, candidate: Candidate, held: HeldListing) -> Candidate:
+    def _write(self, candidate: Candidate, held: LectureFields) -> Candidate:
         if self._spill is None:
             # Closed in close() (at the latest when the spider closes), not at the end of a block.
             self._spill = tempfile.TemporaryFile(prefix="eventcrawl-budget-")  # noqa: SIM115
         offset = self._spill.seek(0, 2)
-        self._spill.write(held.to_json().encode("utf-8") + b"\n")
+        self._spill.write(json.dumps(held.to_json(), ensure_ascii=False).encode("utf-8") + b"\n")
         return dataclasses.replace(candidate, offset=offset)
 
-    def listing(self, candidate: Candidate) -> HeldListing:
-        """What ``candidate`` was held with, read back from disk."""
+    def listing(self, candidate: Candidate) -> LectureFields:
+        """The listing fields ``candidate`` was held with, read back from disk."""
         assert self._spill is not None and candidate.offset >= 0
         self._spill.seek(candidate.offset)
-        held = HeldListing.from_json(self._spill.readline())
+        held = LectureFields.read_json(json.loads(self._spill.readline()))
         # The file holds only what to_json wrote: not expected.
         assert held is not None, f"lecture {candidate.lecture_id}: its held listing cannot be read back"
         return held

@@ -13,8 +13,9 @@ import scrapy
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
+from crawler.pages import LectureFields
 from crawler.schema import LISTING_ONLY_EXTRACTION, is_listing_only
-from crawler.spiders.budget import WAITING_KEYS, Candidate, HeldListing, PageBudget
+from crawler.spiders.budget import WAITING_KEYS, Candidate, PageBudget
 from crawler.spiders.lecture_answer import LectureRecords
 from crawler.spiders.refresh import (
     CHANGED,
@@ -84,7 +85,7 @@ class BudgetSpending:
         # How many subtitle files the budget pays, once spent (None: no limit).
         self.subtitle_allowance: int | None = None
 
-    def hold(self, decision: Decision, held: HeldListing) -> Iterator[Any]:
+    def hold(self, decision: Decision) -> Iterator[Any]:
         """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
         lecture it ranks before) is staged now, so no more than the budget can buy is held."""
         rank = need_rank(decision)
@@ -93,9 +94,9 @@ class BudgetSpending:
         lecture_id = decision.fields.lecture_id
         if self.spent:
             # A listing page read after the budget was spent (see listings_read): it waits.
-            yield from self.waiting(Candidate(rank, order, -1, lecture_id), held)
+            yield from self.waiting(Candidate(rank, order, -1, lecture_id), decision.fields)
             return
-        out = self.budget.hold(rank, order, lecture_id, held)
+        out = self.budget.hold(rank, order, lecture_id, decision.fields)
         if out is not None:
             yield from self.waiting(*out)
 
@@ -133,13 +134,12 @@ class BudgetSpending:
                 waiting,
             )
 
-    def waiting(self, candidate: Candidate, held: HeldListing) -> Iterator[Any]:
+    def waiting(self, candidate: Candidate, fields: LectureFields) -> Iterator[Any]:
         """A lecture whose page waits for a later crawl: the record the last crawl staged of its page
         (with the fields new to its listing filled), or, for a page never fetched, the listing's fields
         (``extraction = api_listing``, no listing hashes: a later crawl ranks it new)."""
         key = WAITING_KEYS[candidate.rank]
         self.stats.inc_value(key)
-        fields = held.fields
         staged = self.lectures.previous().staged(candidate.lecture_id) if candidate.rank != NEW else None
         if staged is not None:
             hashes = listing_hashes(fields)
@@ -154,5 +154,5 @@ class BudgetSpending:
             # Ranked new only because the refresh is off: its last page's record stands in.
             yield self.lectures.carried(last, None, [key])
             return
-        listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or held.event)
+        listing_only_fields = dataclasses.replace(fields, event_id=fields.event_id or fields.listed_in)
         yield self.lectures.lecture_item(listing_only_fields, LISTING_ONLY_EXTRACTION, None, set(), [key])

@@ -35,7 +35,7 @@ from crawler.pages import (
     parse_lecture_page,
     read_listing,
 )
-from crawler.spiders.budget import HeldListing, PageBudget
+from crawler.spiders.budget import PageBudget
 from crawler.spiders.lecture_answer import (
     AUTHORS_INCOMPLETE_META,
     COUNTED_META,
@@ -444,17 +444,16 @@ class UnderlineSpider(scrapy.Spider):
                 # A document the last stage has no row of at its URL, or one left for later, is asked.
                 yield from self.slide_documents.requests(record, fetched=False)
                 continue
-            held = HeldListing(event, d.fields, authors_incomplete(d.fields))
+            d.fields.listed_in = event
             if self.page_budget > 0:
-                yield from self.spending.hold(d, held)
+                yield from self.spending.hold(d)
                 continue
-            yield self.page_request(held, revalidated=d.unchanged)
+            yield self.page_request(d.fields, revalidated=d.unchanged)
 
-    def page_request(self, held: HeldListing, *, revalidated: bool) -> scrapy.Request:
+    def page_request(self, fields: LectureFields, *, revalidated: bool) -> scrapy.Request:
         """The request for a lecture's page, counted as fetched (new or changed) or revalidated. It
         carries the listing's fields as JSON (another process may read the page: a crawl fleet) and
         whether the listing left some authors' profiles out."""
-        fields = held.fields
         decision = keys.PAGES_REVALIDATED if revalidated else keys.PAGES_FETCHED
         self.stats.inc_value(decision)
         return scrapy.Request(
@@ -464,9 +463,9 @@ class UnderlineSpider(scrapy.Spider):
             cb_kwargs={
                 "lecture_id": fields.lecture_id,
                 "listing": fields.to_json(),
-                "event_id": held.event,
+                "event_id": fields.listed_in,
             },
-            meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: held.authors_incomplete},
+            meta={COUNTED_META: [decision], AUTHORS_INCOMPLETE_META: authors_incomplete(fields)},
         )
 
     def presence_answered(self, response: Response, kind: str, resource_id: str, event: str) -> Iterator[Any]:
