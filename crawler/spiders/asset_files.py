@@ -1,20 +1,25 @@
 """What every request for a file a lecture names (a subtitle file, a slide deck, a poster) shares: how it
 is asked (never through the HTTP cache, within a size bound, in a politeness slot of its own host,
-revalidated with the validators the stage kept), the validators its answer gives, and why one that
-brought no file failed, as a row's ``problem`` says it.
+revalidated with the validators the stage kept), the validators its answer gives, why one that brought no
+file failed, as a row's ``problem`` says it, and what its row keeps of the last stage's (:class:`FileRows`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
+from scrapy.statscollectors import StatsCollector
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.python.failure import Failure
 
+from crawler.publish.tables import TableSpec
+from crawler.schema.sources import KEPT_UNREADABLE, RowSource, settle_row
+from crawler.state.stage_rows import StagedRow
 from crawler.urls import ASSET_FILE_META
 
 # The answer statuses a file request's callback reads itself (the rest are failures).
@@ -88,3 +93,75 @@ def asset_file_request(
     # port of the same host would wait behind the site's pages).
     request.meta["download_slot"] = urlparse_cached(request).netloc.lower()
     return request
+
+
+# A staged row of the component's table (a transcript, a document) with its file's validators.
+S = TypeVar("S", bound=StagedRow[Any])
+
+
+class FileRows(Generic[S]):
+    """What a component reading the files lectures name keeps of the last stage's rows: a file's row is
+    the last stage's when it says the same (:meth:`settled`), or when its answer is no evidence that the
+    text is gone (:meth:`evidence`, the rule of every declared table), and a lecture staged again carries
+    its rows (:meth:`carried`). Each component says which table its rows are (and its source, which
+    says what answer takes a text away), which columns name one file
+    among its lecture's (the last of them its URL), how its log names a file, and its counters."""
+
+    table: ClassVar[TableSpec]
+    source: ClassVar[RowSource]
+    matched: ClassVar[tuple[str, ...]]
+    label: ClassVar[str]
+    kept_unreadable_key: ClassVar[str]
+    carried_key: ClassVar[str]
+
+    stats: StatsCollector
+    logger: logging.LoggerAdapter[logging.Logger]
+    previous: Callable[[str], list[S]]
+
+    def kept(self, row: Mapping[str, Any]) -> S | None:
+        """The last stage's row of the file ``row`` names (its ``lecture_id`` and matched columns), as it
+        was."""
+        for staged in self.previous(str(row["lecture_id"])):
+            if all(getattr(staged.record, name) == row[name] for name in self.matched):
+                return staged
+        return None
+
+    def kept_row(self, record: Any) -> S | None:
+        return self.kept({"lecture_id": record.lecture_id, **{n: getattr(record, n) for n in self.matched}})
+
+    def settled(self, found: S) -> S:
+        """``found``, or the last stage's row of its file when it says the same (only ``fetched_at`` would
+        differ), so that an unchanged file is the same row from one crawl to the next."""
+        before = self.kept_row(found.record)
+        if before is None:
+            return found
+        if {**before.record.values(), "fetched_at": None} != {**found.record.values(), "fetched_at": None}:
+            return found
+        return type(found)(record=before.record, validators=found.validators or before.validators)
+
+    def evidence(self, found: S) -> S:
+        """``found``, or the last stage's row of its file when ``found`` has no text and its answer was no
+        evidence that the text is gone (only the file's 404 or 410 takes a text away)."""
+        record = found.record
+        kept = self.kept_row(record)
+        _, was_kept = settle_row(
+            record, kept.record if kept is not None else None, content=self.table.content, source=self.source
+        )
+        if not was_kept or kept is None:
+            return found
+        self.stats.inc_value(self.kept_unreadable_key)
+        self.logger.warning(
+            "%s %s: %s; the text read before is kept (%s)",
+            self.label,
+            getattr(record, self.matched[-1]),
+            getattr(record, "problem", None) or "no text",
+            KEPT_UNREADABLE,
+        )
+        return kept
+
+    def carried(self, lecture_id: str) -> list[S]:
+        """The last stage's rows of a lecture carried without a request."""
+        kept = self.previous(lecture_id)
+        if kept:
+            self.stats.inc_value(self.carried_key, len(kept))
+        return kept

@@ -34,9 +34,9 @@ from crawler.middlewares.byte_budget import BYTE_BUDGET_SPENT, DOCUMENT_BYTES_ME
 from crawler.privacy.rule import PRIVACY_RULE
 from crawler.publish.tables import SLIDES
 from crawler.schema import Lecture, Slides, listed_documents
-from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
+from crawler.schema.sources import GONE_STATUSES, RowSource
 from crawler.slides.document import ReadDocument, read_document
-from crawler.spiders.asset_files import asset_file_request, failure_problem, response_validators
+from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
 from crawler.urls import host_of, subtitle_host_allowed
 
@@ -87,11 +87,18 @@ def document_problem(failure: Failure) -> str:
     return failure_problem(failure)
 
 
-class SlideDocuments:
+class SlideDocuments(FileRows[SlidesItem]):
     """The spider's requests for lectures' documents and the rows their answers make (None ``callbacks``:
     documents are not asked for). ``callbacks`` are the spider's (a request's callbacks must be the
     spider's methods): a document's answer and its failure; ``previous(lecture_id)`` gives the last stage's
     rows of a lecture with their validators; ``in_worker`` runs a pure step in the crawl's worker pool."""
+
+    table = SLIDES
+    source = SLIDES_SOURCE
+    matched = ("document", "url")
+    label = "Document"
+    kept_unreadable_key = keys.SLIDES_KEPT_UNREADABLE
+    carried_key = keys.SLIDES_CARRIED
 
     def __init__(
         self,
@@ -174,18 +181,8 @@ class SlideDocuments:
         return request
 
     def carried(self, lecture_id: str) -> list[SlidesItem]:
-        """The last stage's rows of a lecture carried without a request."""
-        kept = self.previous(lecture_id) if self.enabled else []
-        if kept:
-            self.stats.inc_value(keys.SLIDES_CARRIED, len(kept))
-        return kept
-
-    def kept(self, document: Mapping[str, Any]) -> SlidesItem | None:
-        """The last stage's row of this document at this URL, as it was."""
-        for staged in self.previous(str(document["lecture_id"])):
-            if staged.record.document == document["document"] and staged.record.url == document["url"]:
-                return staged
-        return None
+        """The last stage's rows of a lecture carried without a request (none when documents are off)."""
+        return super().carried(lecture_id) if self.enabled else []
 
     async def answered(self, response: Response, document: Mapping[str, Any]) -> AsyncIterator[SlidesItem]:
         """What a document's answer makes of its row."""
@@ -230,37 +227,6 @@ class SlideDocuments:
             self.stats.inc_value(keys.SLIDES_REDACTED, found.redactions)
         validators = {**response_validators(response), PRIVACY_RULE_KEY: PRIVACY_RULE}
         return self.evidence(SlidesItem(record=record, validators=validators))
-
-    def settled(self, found: SlidesItem) -> SlidesItem:
-        """``found``, or the last stage's row of the document when it says the same (only ``fetched_at``
-        would differ), so that an unchanged document is the same row from one crawl to the next."""
-        before = self.kept({"lecture_id": found.record.lecture_id, **found.record.values()})
-        if before is None:
-            return found
-        same = {**before.record.values(), "fetched_at": None} == {**found.record.values(), "fetched_at": None}
-        if not same:
-            return found
-        return SlidesItem(record=before.record, validators=found.validators or before.validators)
-
-    def evidence(self, found: SlidesItem) -> SlidesItem:
-        """``found``, or the last stage's row of its document when ``found`` has no text and its answer was
-        no evidence that the text is gone (the rule of every declared table: only the file's 404 or 410
-        takes a text away)."""
-        record = found.record
-        kept = self.kept(record.values())
-        _, was_kept = settle_row(
-            record, kept.record if kept is not None else None, content=SLIDES.content, source=SLIDES_SOURCE
-        )
-        if not was_kept or kept is None:
-            return found
-        self.stats.inc_value(keys.SLIDES_KEPT_UNREADABLE)
-        self.logger.warning(
-            "Document %s: %s; the text read before is kept (%s)",
-            record.url,
-            record.problem or "no text",
-            KEPT_UNREADABLE,
-        )
-        return kept
 
     def unreadable(
         self,

@@ -32,8 +32,8 @@ from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish.tables import TRANSCRIPTS
 from crawler.publish.transcript_rows import redacted_again
 from crawler.schema import Subtitle, Transcript
-from crawler.schema.sources import GONE_STATUSES, KEPT_UNREADABLE, RowSource, settle_row
-from crawler.spiders.asset_files import asset_file_request, failure_problem, response_validators
+from crawler.schema.sources import GONE_STATUSES, RowSource
+from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
 from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
 from crawler.urls import API_ACCEPT, host_of, subtitle_host_allowed, transcripts_url
@@ -110,12 +110,19 @@ def transcript_from(track: Mapping[str, Any], **values: Any) -> Transcript:
     )
 
 
-class SubtitleFiles:
+class SubtitleFiles(FileRows[TranscriptItem]):
     """The spider's requests for lectures' track lists (from ``api_base``; None: subtitles are not asked
     for) and subtitle files, and the transcripts their answers make. ``callbacks`` are the spider's (a
     request's callbacks must be the spider's methods): the track list's answer and failure, then a file's;
     ``previous(lecture_id)`` gives the last stage's transcripts of a lecture with their validators;
     ``allowance`` is how many subtitle requests the page budget still pays (None: no limit)."""
+
+    table = TRANSCRIPTS
+    source = TRANSCRIPT_SOURCE
+    matched = ("subtitle_url",)
+    label = "Subtitle file"
+    kept_unreadable_key = keys.SUBTITLES_KEPT_UNREADABLE
+    carried_key = keys.SUBTITLES_CARRIED
 
     def __init__(
         self,
@@ -275,19 +282,6 @@ class SubtitleFiles:
         """What a subtitle file's answer makes of its track."""
         yield self.settled(self.read(response, track))
 
-    def settled(self, found: TranscriptItem) -> TranscriptItem:
-        """``found``, or the last stage's transcript of the track when it says the same (the same text,
-        segments and problem: only ``fetched_at`` would differ), so that an unchanged track is the same
-        row from one crawl to the next."""
-        record = found.record
-        before = self.kept({"lecture_id": record.lecture_id, "subtitle_url": record.subtitle_url})
-        if before is None:
-            return found
-        same = {**before.record.values(), "fetched_at": None} == {**record.values(), "fetched_at": None}
-        if not same:
-            return found
-        return TranscriptItem(record=before.record, validators=found.validators or before.validators)
-
     def read(self, response: Response, track: Mapping[str, Any]) -> TranscriptItem:
         now = datetime.now(UTC)
         if response.status == 304:
@@ -325,48 +319,11 @@ class SubtitleFiles:
         found = TranscriptItem(record=transcript, validators=validators)
         return self.evidence(found)
 
-    def evidence(self, found: TranscriptItem) -> TranscriptItem:
-        """``found``, or the last stage's row of its track when ``found`` has no text and its answer was no
-        evidence that the text is gone: the rule every declared table keeps (only the file's 404 or 410,
-        or an answer that says it is gone, takes a text away)."""
-        record = found.record
-        kept = self.kept({"lecture_id": record.lecture_id, "subtitle_url": record.subtitle_url})
-        _, was_kept = settle_row(
-            record,
-            kept.record if kept is not None else None,
-            content=TRANSCRIPTS.content,
-            source=TRANSCRIPT_SOURCE,
-        )
-        if not was_kept or kept is None:
-            return found
-        self.stats.inc_value(keys.SUBTITLES_KEPT_UNREADABLE)
-        self.logger.warning(
-            "Subtitle file %s: %s; the text read before is kept (%s)",
-            record.subtitle_url,
-            record.problem or "no text",
-            KEPT_UNREADABLE,
-        )
-        return kept
-
     def unreadable(self, track: Mapping[str, Any], problem: str, now: datetime) -> TranscriptItem:
         """A track whose answer was no file: its last stage's row when there is one with text, else a row
         without text naming the ``problem``."""
         self.stats.inc_value(keys.SUBTITLES_PROBLEM_PREFIX + problem)
         return self.evidence(TranscriptItem(record=transcript_from(track, problem=problem, fetched_at=now)))
-
-    def carried(self, lecture_id: str) -> list[TranscriptItem]:
-        """The last stage's transcripts of a lecture carried without a request."""
-        kept = self.previous(lecture_id)
-        if kept:
-            self.stats.inc_value(keys.SUBTITLES_CARRIED, len(kept))
-        return kept
-
-    def kept(self, track: Mapping[str, Any]) -> TranscriptItem | None:
-        """The last stage's transcript of this track, as it was."""
-        for staged in self.previous(str(track["lecture_id"])):
-            if staged.record.subtitle_url == track["subtitle_url"]:
-                return staged
-        return None
 
     def failure(self, failure: Failure) -> Iterator[TranscriptItem]:
         """A subtitle request that brought no file: no evidence, so the track keeps the text the last

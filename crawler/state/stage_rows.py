@@ -39,6 +39,8 @@ class FileRecord(Protocol):
 
     def to_json(self) -> JsonObject: ...
 
+    def values(self) -> dict[str, object]: ...
+
 
 R = TypeVar("R", bound=FileRecord)
 
