@@ -2,8 +2,11 @@
 
 ``baseline`` fetches the same URLs through the project's settings and middlewares; ``bare`` fetches them
 with Scrapy's defaults and stock filesystem HTTP cache (only identity, robots.txt, concurrency of requests
-and items, and delays taken from the project's settings): what a plain Scrapy spider costs.
-``python -m bench.crawl_child --spider underline|baseline --base URL --state DIR --out FILE
+and items, and delays taken from the project's settings): what a plain Scrapy spider costs. ``same-job``
+runs on the bare spider's settings and does the crawl's job on each lecture page as a user would write it
+(``bench/same_job_spider.py``), its items written by Scrapy's JSON lines feed exporter to
+``DIR/lectures.jsonl``.
+``python -m bench.crawl_child --spider underline|baseline|bare|same-job --base URL --state DIR --out FILE
 [--urls FILE] [-s KEY=VALUE ...]`` writes the crawl's Scrapy stats and effective settings to FILE.
 """
 
@@ -17,9 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SPIDERS = ("underline", "baseline", "bare", "underline-no-pipelines", "underline-no-aliases")
-# The bare spider runs on Scrapy's defaults plus these, taken from the project's crawl settings: the same
-# identity, robots.txt, concurrency and delays, and Scrapy's stock filesystem HTTP cache.
+SPIDERS = ("underline", "baseline", "bare", "same-job", "underline-no-pipelines", "underline-no-aliases")
+# The bare and same-job spiders run on Scrapy's defaults plus these, taken from the project's crawl
+# settings: the same identity, robots.txt, concurrency and delays, and Scrapy's stock filesystem HTTP cache.
 BARE_SETTINGS = (
     "USER_AGENT",
     "ROBOTSTXT_OBEY",
@@ -87,16 +90,21 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
             _without_aliases() if spider == "underline-no-aliases" else "underline"
         )
         process.crawl(crawler, event_id="502")
-    elif spider == "bare":
+    elif spider in ("bare", "same-job"):
         from scrapy.settings import Settings
 
         from bench.baseline_spider import BaselineSpider
+        from bench.same_job_spider import SameJobSpider
 
         if urls is None:
-            raise SystemExit("--urls is required for the bare spider")
+            raise SystemExit(f"--urls is required for the {spider} spider")
         settings = Settings({key: settings[key] for key in BARE_SETTINGS}, priority="cmdline")
+        if spider == "same-job":
+            # What ``scrapy crawl same-job -O lectures.jsonl`` sets; UTF-8 as a new project's settings.py.
+            feed = {"format": "jsonlines", "encoding": "utf-8", "overwrite": True}
+            settings.set("FEEDS", {str(state / "lectures.jsonl"): feed}, priority="cmdline")
         process = CrawlerProcess(settings)
-        crawler = process.create_crawler(BaselineSpider)
+        crawler = process.create_crawler(SameJobSpider if spider == "same-job" else BaselineSpider)
         process.crawl(crawler, urls_file=str(urls))
     elif spider == "baseline":
         from bench.baseline_spider import BaselineSpider
