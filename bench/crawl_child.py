@@ -2,8 +2,11 @@
 
 ``baseline`` fetches the same URLs through the project's settings and middlewares; ``bare`` fetches them
 with Scrapy's defaults and stock filesystem HTTP cache (only identity, robots.txt, concurrency of requests
-and items, and delays taken from the project's settings): what a plain Scrapy spider costs.
-``python -m bench.crawl_child --spider underline|baseline --base URL --state DIR --out FILE
+and items, and delays taken from the project's settings): what a plain Scrapy spider costs. ``same-job``
+runs on the bare spider's settings and does the crawl's job on each lecture page as a user would write it
+(``bench/same_job_spider.py``), its items written by Scrapy's JSON lines feed exporter to
+``DIR/lectures.jsonl``.
+``python -m bench.crawl_child --spider underline|baseline|bare|same-job --base URL --state DIR --out FILE
 [--urls FILE] [-s KEY=VALUE ...]`` writes the crawl's Scrapy stats and effective settings to FILE.
 """
 
@@ -17,9 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SPIDERS = ("underline", "baseline", "bare", "underline-no-pipelines", "underline-no-aliases")
-# The bare spider runs on Scrapy's defaults plus these, taken from the project's crawl settings: the same
-# identity, robots.txt, concurrency and delays, and Scrapy's stock filesystem HTTP cache.
+SPIDERS = ("underline", "baseline", "bare", "same-job", "underline-no-pipelines", "underline-no-aliases")
+# The bare and same-job spiders run on Scrapy's defaults plus these, taken from the project's crawl
+# settings: the same identity, robots.txt, concurrency and delays, and Scrapy's stock filesystem HTTP cache.
 BARE_SETTINGS = (
     "USER_AGENT",
     "ROBOTSTXT_OBEY",
@@ -87,16 +90,21 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
             _without_aliases() if spider == "underline-no-aliases" else "underline"
         )
         process.crawl(crawler, event_id="502")
-    elif spider == "bare":
+    elif spider in ("bare", "same-job"):
         from scrapy.settings import Settings
 
         from bench.baseline_spider import BaselineSpider
+        from bench.same_job_spider import SameJobSpider
 
         if urls is None:
-            raise SystemExit("--urls is required for the bare spider")
+            raise SystemExit(f"--urls is required for the {spider} spider")
         settings = Settings({key: settings[key] for key in BARE_SETTINGS}, priority="cmdline")
+        if spider == "same-job":
+            # What ``scrapy crawl same-job -O lectures.jsonl`` sets; UTF-8 as a new project's settings.py.
+            feed = {"format": "jsonlines", "encoding": "utf-8", "overwrite": True}
+            settings.set("FEEDS", {str(state / "lectures.jsonl"): feed}, priority="cmdline")
         process = CrawlerProcess(settings)
-        crawler = process.create_crawler(BaselineSpider)
+        crawler = process.create_crawler(SameJobSpider if spider == "same-job" else BaselineSpider)
         process.crawl(crawler, urls_file=str(urls))
     elif spider == "baseline":
         from bench.baseline_spider import BaselineSpider
@@ -115,19 +123,21 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
     marks: dict[str, float] = {}
     pages = [0]
 
-    def cpu_now() -> float:
+    def cpu_now() -> tuple[float, float]:
+        """User and user + system CPU seconds so far."""
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_utime + usage.ru_stime + _workers_cpu(crawler)
+        user, system = _workers_cpu(crawler)
+        return usage.ru_utime + user, usage.ru_utime + usage.ru_stime + user + system
 
     def received(response: Any, request: Any, spider: Any) -> None:
         if "/lecture/" in response.url:
             pages[0] += 1
             if "first" not in marks:  # reading the clock costs: once, not on every page
-                marks["first"] = cpu_now()
+                marks["first_user"], marks["first"] = cpu_now()
 
     def idle(spider: Any) -> None:
         if "first" in marks and "idle" not in marks:
-            marks["idle"] = cpu_now()
+            marks["idle_user"], marks["idle"] = cpu_now()
             marks["pages"] = pages[0]
 
     from scrapy import signals
@@ -138,33 +148,38 @@ def run(spider: str, base: str, state: Path, urls: Path | None, overrides: Seque
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
     used = {key: _plain(crawler.settings, key) for key in COMPARED_SETTINGS}
-    steady = None
+    steady = steady_user = None
     if "idle" in marks and marks["pages"] > 1:
         # Start-up and shutdown left out; the first page's own processing is inside the window.
         steady = (marks["idle"] - marks["first"]) * 1000 / marks["pages"]
+        # User time alone: the system time of a cache's file writes follows the disk and its other users.
+        steady_user = (marks["idle_user"] - marks["first_user"]) * 1000 / marks["pages"]
     return {
         "spider": spider,
         "stats": {k: (v if isinstance(v, int | float | str) else str(v)) for k, v in stats.items()},
         "settings": used,
         "steady_cpu_ms_per_page": steady,
+        "steady_user_cpu_ms_per_page": steady_user,
         "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
-def _workers_cpu(crawler: Any) -> float:
-    """CPU seconds used so far by the crawl's worker processes (they read pages for it), from /proc."""
+def _workers_cpu(crawler: Any) -> tuple[float, float]:
+    """User and system CPU seconds used so far by the crawl's worker processes (they read pages for it),
+    from /proc."""
     from crawler.extensions.workers import crawler_pool
 
     workers = crawler_pool(crawler)
-    total = 0.0
+    user = system = 0.0
     for pid in workers.pids() if workers is not None else []:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         # utime and stime, fields 14 and 15 of stat(5), in clock ticks.
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+        user += int(fields[11]) / os.sysconf("SC_CLK_TCK")
+        system += int(fields[12]) / os.sysconf("SC_CLK_TCK")
+    return user, system
 
 
 def _plain(settings: Any, key: str) -> Any:

@@ -1,7 +1,8 @@
 """The benchmark suite behind ``bench/run``: every figure against a baseline measured in the same run.
 
 Sections (``--only`` picks some): ``cost`` (the project's crawl vs a bare Scrapy spider with Scrapy's stock
-filesystem HTTP cache, same pages and settings, and where the crawl's CPU goes), ``throughput`` (crawler
+filesystem HTTP cache, same pages and settings, where the crawl's CPU goes, and pairs of the crawl and a
+hand-written Scrapy spider doing the same job), ``throughput`` (crawler
 vs a fetch-only spider), ``cleaning`` (parse and pipelines vs trafilatura on stored pages), ``quality``
 (text-quality and duplicate figures, ``bench.quality.section`` when present), ``publish``
 (``bench/bench_publish.py``, when present),
@@ -85,6 +86,9 @@ ANTHOLOGY_SCALING_TARGET = 2.0
 # many times its CPU time (the crawl's worker processes counted).
 COST_TARGET = 1.5
 COST_CPU_TARGET = 1.4
+# Against a hand-written Scrapy spider doing the same job on each lecture page (bench/same_job_spider.py),
+# the crawl may take at most this many times its CPU from the first lecture page to idle.
+SAME_JOB_CPU_TARGET = 1.3
 # Peak memory at 10,000 lectures at most this many times that at 1,000.
 MEMORY_TARGET = 1.3
 # The replica stamps a request when it has read it: arrival jitter on loopback, not a shorter delay.
@@ -261,11 +265,12 @@ def throughput(work: Path, lectures: int, reps: int) -> Section:
 # -- 1b. crawl cost ---------------------------------------------------------------------------------
 
 
-def crawl_cost(work: Path, lectures: int, reps: int) -> Section:
+def crawl_cost(work: Path, lectures: int, reps: int, pairs: int) -> Section:
     """Wall and CPU time of the project's crawl against a bare Scrapy spider with Scrapy's stock filesystem
     HTTP cache fetching the same URLs with the same settings (politeness off), each from an empty cache, in
     ABBA order, best of ``reps`` each; a fetch-only spider through the project's own stack after each pair
-    says what fetching and storing alone cost it (see :func:`_cost_breakdown`)."""
+    says what fetching and storing alone cost it (see :func:`_cost_breakdown`). Then ``pairs`` pairs of the
+    crawl and a hand-written spider doing the same job on the same pages (see :func:`_same_job`)."""
     section = Section()
     with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
         truth = rep.ground_truth()
@@ -288,6 +293,10 @@ def crawl_cost(work: Path, lectures: int, reps: int) -> Section:
                 "system_s": measured.system_s,
                 "max_rss_mib": measured.max_rss_mib,
                 "staged": result["stats"].get("stage/lectures"),
+                "items": result["stats"].get("item_scraped_count"),
+                # From the first lecture page to idle, the crawl's worker processes included.
+                "steady_cpu_ms_per_page": result.get("steady_cpu_ms_per_page"),
+                "steady_user_cpu_ms_per_page": result.get("steady_user_cpu_ms_per_page"),
             }
 
         crawl("bare", 0)  # warms the replica and the file cache; not counted
@@ -297,6 +306,14 @@ def crawl_cost(work: Path, lectures: int, reps: int) -> Section:
         for i in range(2 * reps):
             order += [("underline", "bare", "bare", "underline")[i % 4]] + (["baseline"] if i % 2 else [])
         runs = [crawl(spider, i + 1) for i, spider in enumerate(order)]
+        # The pairs alternate which spider goes first (ABBA over pairs), so a drift of the machine's
+        # speed does not favour either; each pair's ratio is taken from two crawls a few seconds apart.
+        same_job_order = [
+            spider
+            for i in range(pairs)
+            for spider in (("underline", "same-job"), ("same-job", "underline"))[i % 2]
+        ]
+        paired = [crawl(spider, len(order) + i + 1) for i, spider in enumerate(same_job_order)]
     ours = [r for r in runs if r["spider"] == "underline"]
     bare = [r for r in runs if r["spider"] == "bare"]
     fetching = [r for r in runs if r["spider"] == "baseline"]
@@ -345,12 +362,92 @@ def crawl_cost(work: Path, lectures: int, reps: int) -> Section:
         )
     )
     section.figures += _cost_breakdown(cpu, cpu_bare, min(r["cpu_s"] for r in fetching), len(truth))
+    same_job_figures, same_job_details, same_job_failed = _same_job(paired, len(truth))
+    section.figures += same_job_figures
+    if same_job_failed:
+        section.notes.append(
+            f"{same_job_failed} same-job pair(s) left out: a crawl failed, fetched a different page count "
+            "or wrote a different number of items"
+        )
     section.details = {
         "runs": runs,
         "lectures": len(truth),
         "bare_system_s": [min(r["system_s"] for r in bare), max(r["system_s"] for r in bare)],
+        "same_job": same_job_details,
     }
     return section
+
+
+def _same_job(runs: Sequence[dict[str, Any]], pages: int) -> tuple[list[Figure], dict[str, Any], int]:
+    """The crawl against a hand-written Scrapy spider doing the same job (``bench/same_job_spider.py``: the
+    bare spider's settings, each lecture page's JSON read, its visible text joined, a JSON line written
+    by Scrapy's feed exporter), from consecutive pairs of ``runs``. Each figure's ratio is the median of
+    the pairs' own ratios, which a slow moment of the machine moves in one pair only; the value and the
+    baseline are each spider's median. The CPU is counted from the first lecture page to idle, worker
+    processes included, as ``bench.crawl_child`` reports it: the same span for both spiders. Returns the
+    figures, the pairs' details and how many pairs were left out."""
+    pairs, failed = [], 0
+    for first, second in zip(runs[::2], runs[1::2], strict=True):
+        ours, theirs = (first, second) if first["spider"] == "underline" else (second, first)
+        cpu, cpu_theirs = ours["steady_cpu_ms_per_page"], theirs["steady_cpu_ms_per_page"]
+        user, user_theirs = ours["steady_user_cpu_ms_per_page"], theirs["steady_user_cpu_ms_per_page"]
+        if (
+            any(r["returncode"] != 0 or r["pages"] != pages for r in (ours, theirs))
+            or ours["staged"] != pages
+            or theirs["items"] != pages
+            or not (cpu and cpu_theirs and user and user_theirs)
+        ):
+            failed += 1
+            continue
+        pairs.append(
+            {
+                "first": first["spider"],
+                "cpu": [cpu, cpu_theirs],
+                "cpu_ratio": cpu / cpu_theirs,
+                "user_cpu": [user, user_theirs],
+                "user_cpu_ratio": user / user_theirs,
+                "process_cpu": [ours["cpu_s"], theirs["cpu_s"]],
+                "process_cpu_ratio": ours["cpu_s"] / theirs["cpu_s"],
+                "wall": [ours["wall_s"], theirs["wall_s"]],
+                "wall_ratio": ours["wall_s"] / theirs["wall_s"],
+            }
+        )
+    details: dict[str, Any] = {"pairs": pairs, "pairs_left_out": failed}
+    if not pairs:
+        return [], details, failed
+    label = "hand-written Scrapy spider doing the same job, same pages and stock HTTP cache"
+
+    def figure(what: str, how: str, key: str, unit: str, target: float | None = None) -> Figure:
+        ratios = [p[f"{key}_ratio"] for p in pairs]
+        ratio = statistics.median(ratios)
+        details[f"{key}_ratio"] = {"median": ratio, "min": min(ratios), "max": max(ratios)}
+        return Figure(
+            f"crawl cost: {what} against a hand-written same-job spider, {how} (ratio: median of "
+            f"{len(pairs)} pairs' ratios, pairs {min(ratios):.2f} to {max(ratios):.2f}; values: medians)",
+            statistics.median(p[key][0] for p in pairs),
+            unit,
+            statistics.median(p[key][1] for p in pairs),
+            label,
+            ratio,
+            "-" if target is None else f"<= {target:.2f}",
+            None if target is None else ratio <= target,
+        )
+
+    figures = [
+        figure(
+            "CPU",
+            f"{pages} lecture pages, first lecture page to idle, worker processes included",
+            "cpu",
+            "ms/page",
+            target=SAME_JOB_CPU_TARGET,
+        ),
+        # The stock cache's files make the same-job spider's system time follow the disk, as the bare
+        # spider's: user time alone shows the work each does.
+        figure("user CPU", "the same window, the disk's system time left out", "user_cpu", "ms/page"),
+        figure("CPU", "whole process, start-up and shutdown included", "process_cpu", "s"),
+        figure("wall time", "whole process", "wall", "s"),
+    ]
+    return figures, details, failed
 
 
 def _cost_breakdown(cpu: float, cpu_bare: float, cpu_fetching: float, pages: int) -> list[Figure]:
@@ -1254,7 +1351,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     quick = args.quick
     work = Path(tempfile.mkdtemp(prefix="eventcrawl-bench-"))
     runners: dict[str, Callable[[Path], Section]] = {
-        "cost": lambda w: crawl_cost(w, lectures=200 if quick else 700, reps=1 if quick else 3),
+        "cost": lambda w: crawl_cost(
+            w, lectures=200 if quick else 700, reps=1 if quick else 3, pairs=2 if quick else 6
+        ),
         "quality": lambda w: quality(w, quick),
         "throughput": lambda w: throughput(w, lectures=300 if quick else 1000, reps=1 if quick else 3),
         "cleaning": lambda w: cleaning(w, passes=1 if quick else 3),
