@@ -145,7 +145,7 @@ def _listing_urls(base: str, lectures: int) -> list[str]:
     return [spider.listing_url(page) for page in range(1, max(1, math.ceil(lectures / 100)) + 1)]
 
 
-def _urls_file(base: str, work: Path, truth: Sequence[dict[str, Any]]) -> Path:
+def lecture_urls_file(base: str, work: Path, truth: Sequence[dict[str, Any]]) -> Path:
     """The listing and lecture URLs a fetch-only spider asks for: what the crawler's spider fetches."""
     urls = work / "urls.txt"
     urls.write_text("\n".join(_listing_urls(base, len(truth)) + [t["url"] for t in truth]) + "\n")
@@ -171,7 +171,7 @@ def throughput(work: Path, lectures: int, reps: int) -> Section:
     runs: list[dict[str, Any]] = []
     with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
         truth = rep.ground_truth()
-        urls = _urls_file(rep.base_url, work, truth)
+        urls = lecture_urls_file(rep.base_url, work, truth)
 
         def crawl(spider: str, index: int) -> dict[str, Any]:
             measured, result, times = _child_crawl(rep, work, urls, spider, index)
@@ -274,7 +274,7 @@ def crawl_cost(work: Path, lectures: int, reps: int, pairs: int) -> Section:
     section = Section()
     with procs.replica(work / "replica", "--lectures", str(lectures)) as rep:
         truth = rep.ground_truth()
-        urls = _urls_file(rep.base_url, work, truth)
+        urls = lecture_urls_file(rep.base_url, work, truth)
 
         def crawl(spider: str, index: int) -> dict[str, Any]:
             measured, result, times = _child_crawl(rep, work, urls, spider, index)

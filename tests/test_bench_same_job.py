@@ -12,7 +12,7 @@ from scrapy.http import HtmlResponse
 
 from bench.procs import REPO
 from bench.same_job_spider import SameJobSpider, lecture_of
-from bench.suite import _urls_file
+from bench.suite import lecture_urls_file
 from crawler.replica.layout import build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
 from tests.support.process import loopback_crawl_args
@@ -22,7 +22,7 @@ def test_same_job_spider_writes_a_line_per_lecture_page(tmp_path: Path) -> None:
     site = build_site(load_records(), seed=3, lectures=6)
     with ReplicaServer(site, assets=False) as server:
         truth = ground_truth(site, server.base_url)
-        urls = _urls_file(server.base_url, tmp_path, truth)
+        urls = lecture_urls_file(server.base_url, tmp_path, truth)
         out, state = tmp_path / "result.json", tmp_path / "state"
         cmd = [sys.executable, "-m", "bench.crawl_child", "--spider", "same-job", "--base", server.base_url]
         cmd += ["--state", str(state), "--out", str(out), "--urls", str(urls), *loopback_crawl_args()]
