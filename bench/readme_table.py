@@ -1,8 +1,10 @@
-"""The table of ``docs/benchmarks.md``, rendered from ``bench/results/latest.json``: no figure typed by hand.
+"""The table of ``docs/benchmarks.md`` and the figure README.md quotes, rendered from
+``bench/results/latest.json``: no figure typed by hand.
 
 ``python -m bench.readme_table --write`` puts the table between the page's markers
-``<!-- bench:begin -->`` and ``<!-- bench:end -->``; ``--check`` exits 1 with a diff when the page's
-table is not the one the results file gives (CI runs it), or when the markers are missing.
+``<!-- bench:begin -->`` and ``<!-- bench:end -->``, and the README's sentence between its
+``<!-- bench:quote:begin -->`` and ``<!-- bench:quote:end -->``; ``--check`` exits 1 with a diff when
+either is not the one the results file gives (CI runs it), or when the markers are missing.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "benchmarks.md"
+README = REPO / "README.md"
+QUOTE_BEGIN = "<!-- bench:quote:begin -->"
+QUOTE_END = "<!-- bench:quote:end -->"
+# The figure the README quotes: the crawl's CPU against the spider a user would write for the same job.
+QUOTED = "crawl cost: CPU against a hand-written same-job spider"
 RESULTS = REPO / "bench" / "results" / "latest.json"
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
@@ -97,60 +104,94 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def current_block(readme: str) -> str:
-    """What the page holds between the markers (from the line after ``BEGIN`` up to ``END``)."""
-    start, end = readme.find(BEGIN), readme.find(END)
+def render_quote(results: dict[str, Any]) -> str:
+    """The README's sentence: the quoted figure's ratio, target, and the commit it was measured at."""
+    sections = results.get("sections", {})
+    for name, section in sections.items():
+        for f in section.get("figures", []):
+            if f["figure"].startswith(QUOTED):
+                measured = section.get("measured", {})
+                return (
+                    f"A crawl costs {f['ratio']:.2f} times the CPU of a hand-written Scrapy spider doing the "
+                    f"same job on the same pages (median of the pairs; target {f['target']}; `bench/run`, "
+                    f"section `{name}`, commit `{measured.get('commit', '?')}`).\n"
+                )
+    return "No crawl cost against a hand-written spider has been measured yet.\n"
+
+
+def current_block(readme: str, begin: str = BEGIN, end_marker: str = END) -> str:
+    """What the page holds between the markers (from the line after ``begin`` up to ``end_marker``)."""
+    start, end = readme.find(begin), readme.find(end_marker)
     if start < 0 or end < 0 or end < start:
-        raise MarkersMissing(f"no {BEGIN} ... {END} markers")
-    return readme[start + len(BEGIN) : end].removeprefix("\n")
+        raise MarkersMissing(f"no {begin} ... {end_marker} markers")
+    return readme[start + len(begin) : end].removeprefix("\n")
 
 
-def with_block(readme: str, block: str) -> str:
-    current_block(readme)  # raises without the markers
-    start, end = readme.find(BEGIN) + len(BEGIN), readme.find(END)
+def with_block(readme: str, block: str, begin: str = BEGIN, end_marker: str = END) -> str:
+    current_block(readme, begin, end_marker)  # raises without the markers
+    start, end = readme.find(begin) + len(begin), readme.find(end_marker)
     return readme[:start] + "\n" + block + readme[end:]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.readme_table", description=__doc__.split("\n")[0])
     action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--write", action="store_true", help="render the table into the page")
-    action.add_argument("--check", action="store_true", help="exit 1 with a diff when the page differs")
+    action.add_argument(
+        "--write", action="store_true", help="render the table and the quote into their pages"
+    )
+    action.add_argument("--check", action="store_true", help="exit 1 with a diff when a page differs")
     # --readme: the option's former name, kept for the scripts that use it.
     parser.add_argument("--page", "--readme", dest="readme", type=Path, default=PAGE)
+    # The README's quote is checked with the project's own page (a --page of another is checked alone).
+    parser.add_argument(
+        "--quote-page", type=Path, help="the page quoting the crawl's cost (default: README.md)"
+    )
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     try:
         results = json.loads(args.results.read_text(encoding="utf-8"))
-        readme = args.readme.read_text(encoding="utf-8")
     except (OSError, ValueError) as exc:
         print(f"bench.readme_table: {exc}", file=sys.stderr)
         return 2
-    block = render(results)
+    quote_page = args.quote_page or (README if args.readme == PAGE else None)
+    targets = [(args.readme, render(results), BEGIN, END)]
+    if quote_page is not None:
+        targets.append((quote_page, render_quote(results), QUOTE_BEGIN, QUOTE_END))
+    return max(
+        _one_page(page, block, begin, end, args.write, args.results) for page, block, begin, end in targets
+    )
+
+
+def _one_page(page: Path, block: str, begin: str, end: str, write: bool, results: Path) -> int:
+    """Write or check one page's block; the exit status for it."""
     try:
-        current = current_block(readme)
+        text = page.read_text(encoding="utf-8")
+        current = current_block(text, begin, end)
+    except OSError as exc:
+        print(f"bench.readme_table: {exc}", file=sys.stderr)
+        return 2
     except MarkersMissing as exc:
-        print(f"bench.readme_table: {args.readme} has {exc}: put them where the table goes", file=sys.stderr)
+        print(f"bench.readme_table: {page} has {exc}: put them where the figures go", file=sys.stderr)
         return 1
-    if args.write:
+    if write:
         if current == block:
-            print(f"{args.readme}: the table is up to date")
+            print(f"{page}: up to date")
         else:
-            args.readme.write_text(with_block(readme, block), encoding="utf-8")
-            print(f"{args.readme}: table written from {args.results}")
+            page.write_text(with_block(text, block, begin, end), encoding="utf-8")
+            print(f"{page}: written from {results}")
         return 0
     if current == block:
-        print(f"{args.readme}: the table matches {args.results}")
+        print(f"{page}: matches {results}")
         return 0
     sys.stdout.writelines(
         difflib.unified_diff(
             current.splitlines(keepends=True),
             block.splitlines(keepends=True),
-            fromfile=f"{args.readme} (table)",
-            tofile=f"rendered from {args.results}",
+            fromfile=f"{page} (figures)",
+            tofile=f"rendered from {results}",
         )
     )
-    print(f"{args.readme}: the table differs from {args.results}; run python -m bench.readme_table --write")
+    print(f"{page}: differs from {results}; run python -m bench.readme_table --write")
     return 1
 
 

@@ -155,3 +155,43 @@ def test_sections_kept_from_an_earlier_run_name_their_commit_and_date() -> None:
         "Taken on 2026-12-03 at commit `abc1234` on 2 cores (Python 3.11.7, Scrapy 2.19.0, load average 2.5"
         " at the start); sections scale, polite at commit `0ld0001` on 2026-12-01:"
     )
+
+
+def test_the_readme_quotes_the_crawl_cost_against_the_same_job_spider(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results, page = files
+    figure = {
+        "figure": "crawl cost: CPU against a hand-written same-job spider, 686 lecture pages (median of 6)",
+        "ratio": 1.2468,
+        "target": "<= 1.30",
+    }
+    results.write_text(
+        json.dumps(
+            {**RESULTS, "sections": {"cost": {"figures": [figure], "measured": {"commit": "f00d123"}}}}
+        ),
+        encoding="utf-8",
+    )
+    quote = tmp_path / "front.md"
+    quote.write_text(
+        "# x\n\n<!-- bench:quote:begin -->\ntyped by hand\n<!-- bench:quote:end -->\n", encoding="utf-8"
+    )
+    run("--write", "--page", page, "--results", results)
+    assert run("--check", "--page", page, "--quote-page", quote, "--results", results) == 1
+    assert "-typed by hand" in capsys.readouterr().out
+    assert run("--write", "--page", page, "--quote-page", quote, "--results", results) == 0
+    assert quote.read_text(encoding="utf-8") == (
+        "# x\n\n<!-- bench:quote:begin -->\n"
+        "A crawl costs 1.25 times the CPU of a hand-written Scrapy spider doing the same job on the same "
+        "pages (median of the pairs; target <= 1.30; `bench/run`, section `cost`, commit `f00d123`).\n"
+        "<!-- bench:quote:end -->\n"
+    )
+    assert run("--check", "--page", page, "--quote-page", quote, "--results", results) == 0
+
+
+def test_the_project_readme_quotes_what_the_results_file_says() -> None:
+    readme = readme_table.README.read_text(encoding="utf-8")
+    results = json.loads(readme_table.RESULTS.read_text(encoding="utf-8"))
+    assert readme_table.current_block(readme, readme_table.QUOTE_BEGIN, readme_table.QUOTE_END) == (
+        readme_table.render_quote(results)
+    )
