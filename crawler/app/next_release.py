@@ -121,14 +121,14 @@ class NextRelease:
 
     @property
     def unchanged(self) -> bool:
-        """True when the release would hold exactly the previous one's rows (content and withdrawal) and
-        the previous one's files are as published (one edited in place is written again), and the
-        ``transcripts`` and ``slides`` rows would be the previous release's (a track or a document staged
-        anew is a change)."""
+        """True when the release would hold exactly the previous one's rows (content, withdrawal and the
+        volatile values a listing refreshes) and the previous one's files are as published (one edited in
+        place is written again), and the ``transcripts`` and ``slides`` rows would be the previous
+        release's (a track or a document staged anew is a change)."""
         from crawler.publish.slides import slides_changed
         from crawler.publish.transcript_rows import transcripts_changed
 
-        before = {i: (s.content_sha256, s.withdrawn) for i, s in self.previous.states().items()}
+        before = {i: (s.content_sha256, s.withdrawn, s.volatile) for i, s in self.previous.states().items()}
         return (
             bool(before)
             and before == self.events.states

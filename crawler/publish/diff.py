@@ -22,11 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from crawler.schema import FIELD_NAMES, Lecture, content_sha256
+from crawler.schema import FIELD_NAMES, VOLATILE_FIELDS, Lecture, content_sha256
 
 ChangeKind = Literal["added", "changed", "withdrawn", "re-added", "removed"]
 CHANGE_KINDS: tuple[ChangeKind, ...] = ("added", "changed", "withdrawn", "re-added", "removed")
-NOT_A_CHANGE = frozenset({"fetched_at", "anthology_match"})
+# When a lecture was read, how its link was decided, and what the listing refreshes every night (a view
+# count) are no change of the lecture.
+NOT_A_CHANGE = frozenset({"fetched_at", "anthology_match", *VOLATILE_FIELDS})
 COMPARED: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in NOT_A_CHANGE)
 # The fields that make up a lecture's link to its Anthology paper.
 LINK_FIELDS = ("anthology_id", "anthology_url")

@@ -30,11 +30,13 @@ from crawler.publish.records import SessionDetail
 from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS, TRANSCRIPTS
 from crawler.schema import (
     PAGE_FIELDS,
+    VOLATILE_FIELDS,
     AnthologyMatch,
     Lecture,
     content_sha256,
     is_listing_only,
     lecture_order,
+    volatile_digest,
 )
 from crawler.state.fsutil import DamagedFile
 from crawler.state.withdrawals import Withdrawals
@@ -48,11 +50,13 @@ class _Links(TypedDict):
 
 @dataclass(frozen=True)
 class LectureState:
-    """What tells whether a lecture changed: its content hash, whether it is withdrawn, its event."""
+    """What tells whether a lecture changed: its content hash, whether it is withdrawn, its event, and its
+    volatile values (see :func:`crawler.schema.volatile_digest`)."""
 
     content_sha256: str
     withdrawn: bool
     event_id: str
+    volatile: str = ""
 
 
 @dataclass
@@ -97,6 +101,17 @@ class PreviousRelease:
     def _table(self, path: str, columns: list[str] | None = None) -> pa.Table:
         try:
             return pq.read_table(self.path_of(path), columns=columns)
+        except (OSError, pa.ArrowException) as exc:
+            raise DamagedFile(
+                self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
+            ) from None
+
+    def _column_names(self, path: str) -> list[str]:
+        """The columns a file holds (none is read when the schema has no volatile field to look for)."""
+        if not VOLATILE_FIELDS:
+            return []
+        try:
+            return pq.read_schema(self.path_of(path)).names
         except (OSError, pa.ArrowException) as exc:
             raise DamagedFile(
                 self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
@@ -148,15 +163,23 @@ class PreviousRelease:
         return list(self.iter_lectures())
 
     def states(self) -> dict[str, LectureState]:
-        """Every lecture's hash, withdrawal and event, from three narrow columns (read once)."""
+        """Every lecture's hash, withdrawal, event and volatile values, from a few narrow columns (read
+        once; a volatile column an older release lacks reads as null)."""
         if self._states is None:
             self._states = {}
             for path in self.lecture_files:
-                table = self._table(path, ["lecture_id", "content_sha256", "withdrawn", "event_id"])
-                for lecture_id, digest, withdrawn, event in zip(
-                    *(table.column(i).to_pylist() for i in range(4)), strict=True
+                volatile = [name for name in VOLATILE_FIELDS if name in self._column_names(path)]
+                names = ["lecture_id", "content_sha256", "withdrawn", "event_id", *volatile]
+                table = self._table(path, names)
+                for lecture_id, digest, withdrawn, event, *values in zip(
+                    *(table.column(name).to_pylist() for name in names), strict=True
                 ):
-                    self._states[str(lecture_id)] = LectureState(str(digest), bool(withdrawn), str(event))
+                    self._states[str(lecture_id)] = LectureState(
+                        str(digest),
+                        bool(withdrawn),
+                        str(event),
+                        volatile_digest(dict(zip(volatile, values, strict=True))),
+                    )
         return self._states
 
     @property

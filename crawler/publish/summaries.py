@@ -26,7 +26,7 @@ import numpy as np
 from crawler import schema
 from crawler.dedup import near
 from crawler.dedup.records import SAME_TALK, Cluster, DedupReport, Merge, talk_key, united_subtitles
-from crawler.schema import Lecture, lecture_order
+from crawler.schema import VOLATILE_FIELDS, Lecture, lecture_order, volatile_digest
 from crawler.state.stage_index import StageIndex
 
 logger = logging.getLogger(__name__)
@@ -256,7 +256,7 @@ class SpilledEvents:
         self.directory = Path(tempfile.mkdtemp(prefix=prefix))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.directory, ignore_errors=True)
         self._files: dict[str, Path] = {}
-        self.states: dict[str, tuple[str, bool]] = {}
+        self.states: dict[str, tuple[str, bool, str]] = {}
         self._event_of: dict[str, str] = {}
 
     def add(self, event_id: str, lectures: Iterable[Lecture]) -> None:
@@ -265,7 +265,8 @@ class SpilledEvents:
         with path.open("a", encoding="utf-8") as fh:
             for lecture in lectures:
                 fh.write(json.dumps(lecture.to_json(), ensure_ascii=False) + "\n")
-                self.states[lecture.lecture_id] = (lecture.content_sha256, lecture.withdrawn)
+                volatile = volatile_digest({name: getattr(lecture, name) for name in VOLATILE_FIELDS})
+                self.states[lecture.lecture_id] = (lecture.content_sha256, lecture.withdrawn, volatile)
                 self._event_of[lecture.lecture_id] = event_id
 
     def event_ids(self) -> list[str]:

@@ -44,6 +44,7 @@ from crawler.schema.lecture import (
     lecture_order,
     listing_only_extraction,
     to_json_record,
+    volatile_digest,
 )
 from crawler.schema.slides import DOCUMENT_COLUMNS, SLIDES_FIELDS, Slides, listed_documents, slides_order
 from crawler.schema.transcript import (
@@ -104,4 +105,5 @@ __all__ = [
     "slides_order",
     "to_json_record",
     "transcript_order",
+    "volatile_digest",
 ]

@@ -433,5 +433,18 @@ def content_sha256(record: Mapping[str, Any]) -> str:
 
 
 _CONTENT_HASH_FIELDS: tuple[Field, ...] = tuple(f for f in FIELDS if f.hashed)
+_VOLATILE: tuple[Field, ...] = tuple(f for f in FIELDS if f.volatile)
+
+
+def volatile_digest(values: Mapping[str, object]) -> str:
+    """The volatile fields' values (``Field.volatile``; a missing one as null) as one text, empty when
+    the schema has none: what tells two releases apart besides the content hash, since a new view count
+    is a new release but no change of the lecture."""
+    if not _VOLATILE:
+        return ""
+    canonical = record_to_json({f.name: values.get(f.name) for f in _VOLATILE}, _VOLATILE)
+    return _ENCODE_SORTED(canonical)
+
+
 # ``json.dumps`` with these options, without building an encoder on every call.
 _ENCODE_SORTED = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
