@@ -6,8 +6,9 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from crawler.publish.records import InvalidRecordsError
 from crawler.publish.release import publish_release
 from crawler.publish.tables import EVENTS, SESSIONS
 from crawler.schema import arrow as schema_arrow
+from tests.support.commands import start_command
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
 
 REPO = Path(__file__).resolve().parents[1]
@@ -228,36 +230,23 @@ def test_a_failure_after_the_build_leaves_the_old_release(first_release: Path, t
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
 
 
-CHILD = """
-import sys, time
-from pathlib import Path
-from crawler.publish import release, swap
-from crawler.publish.card import DEFAULT_TEMPLATE
-from tests.test_publish_parquet import PROVENANCE, make_records
-
-out, stop_at, exchange = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-if exchange == "off":
-    swap._rename_exchange = lambda a, b: False
-
-def on_step(stage, path):
-    if stage == stop_at:
-        print(stage, flush=True)
-        time.sleep(300)
-
-release.publish_release(make_records(5), out, name="emnlp-2025", provenance=PROVENANCE, on_step=on_step)
-"""
-
-
 def kill_publish_at(out: Path, stage: str, exchange: str) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(out), stage, exchange], cwd=REPO, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == stage
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.wait(timeout=30)
+    """A publish of five records to ``out`` (``python -m tests.support.publish_until``), killed with
+    SIGKILL at the release step ``stage``."""
+    with tempfile.TemporaryDirectory(prefix="publish-until-") as logs:
+        said = Path(logs) / "stdout"
+        command = [sys.executable, "-m", "tests.support.publish_until", str(out), stage, exchange]
+        child = start_command(command, cwd=REPO, stdout=said, stderr=Path(logs) / "stderr")
+        try:
+            deadline = time.monotonic() + 120
+            while "\n" not in said.read_text(encoding="utf-8"):
+                assert child.poll() is None, (Path(logs) / "stderr").read_text(encoding="utf-8")[-3000:]
+                assert time.monotonic() < deadline, f"the publish never reached {stage}"
+                time.sleep(0.01)
+            assert said.read_text(encoding="utf-8").splitlines()[0] == stage
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
 
 
