@@ -4,6 +4,7 @@ record carries text that is not on the page."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import html as html_lib
 import json
 import re
@@ -12,6 +13,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scrapy.crawler import Crawler
 
 from crawler.items import LectureItem
 from crawler.pages import LecturePage, PageParseError, parse_lecture_list, parse_lecture_page
@@ -146,8 +148,15 @@ def check_from_the_page(page: LecturePage, sources: str) -> None:
         assert url.startswith(("http://", "https://")), f"{url=}"
 
 
+@functools.cache
+def pipeline_crawler() -> Crawler:
+    """The crawler the cleaning steps are built from, built once: the steps take only its settings and
+    its stats (which no check here reads), and building it costs more than the example it cleans."""
+    return project_crawler(settings_dict={"STAGE_STATE_DIR": "", "NORMALIZE_LATEX": False})
+
+
 def run_pipelines(page: LecturePage, url: str) -> dict[str, Any]:
-    crawler = project_crawler(settings_dict={"STAGE_STATE_DIR": "", "NORMALIZE_LATEX": False})
+    crawler = pipeline_crawler()
     steps = [NormalizePipeline, PrivacyPipeline, BoilerplatePipeline]
     assert page.fields is not None
     # As the spider does: fields the item does not have yet are left out.

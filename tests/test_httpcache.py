@@ -32,7 +32,7 @@ from crawler.cache.httpcache import (
 )
 from crawler.pages import parse_lecture_document, parse_lecture_page
 from crawler.privacy.stored import strip_personal_data
-from tests.support.commands import eventcrawl
+from tests.support.commands import eventcrawl, start_command
 from tests.support.polite_server import (
     BASE_SETTINGS,
     REPO_ROOT,
@@ -447,10 +447,11 @@ def test_a_crawl_killed_while_storing_leaves_only_whole_entries(tmp_path: Path) 
                 }
             )
         )
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        script = REPO_ROOT / "tests" / "support" / "polite_server.py"
+        # The crawl of tests/support/polite_server.py, forked from the suite's fork server.
+        crawl = [sys.executable, "-m", "tests.support.polite_server", str(config)]
         for share in (0.2, 0.4, 0.6):  # killed three times, each crawl further than the last
-            proc = subprocess.Popen([sys.executable, str(script), str(config)], cwd=tmp_path, env=env)
+            out, err = tmp_path / f"killed-{share}.out", tmp_path / f"killed-{share}.err"
+            proc = start_command(crawl, cwd=tmp_path, stdout=out, stderr=err)
             deadline = time.monotonic() + 60
             while (
                 time.monotonic() < deadline and len(list(cache_dir.rglob(f"*{ENTRY_SUFFIX}"))) < share * count

@@ -6,6 +6,7 @@ import collections
 import hashlib
 import json
 import re
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,21 @@ def test_compute_changes() -> None:
     assert [c["change"] for c in compute_changes([], before)] == ["added"] * 5
 
 
+@pytest.fixture(scope="module")
+def first_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first release of ``make_records()`` (2025-11-12), made once; a test that goes on from it
+    works on :func:`copy_of_first`'s copy."""
+    out = tmp_path_factory.mktemp("first") / "release"
+    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    return out
+
+
+def copy_of_first(first_release: Path, work: Path) -> Path:
+    """``work / "release"`` as ``publish_release(make_records(), ...)`` leaves it: the first release."""
+    shutil.copytree(first_release, work / "release", symlinks=True)
+    return work / "release"
+
+
 def card_snippet(card: str) -> str:
     match = re.search(r"```python\n(import pyarrow as pa\n.*?def apply_changes.*?)```", card, re.DOTALL)
     assert match is not None
@@ -60,10 +76,9 @@ def card_snippet(card: str) -> str:
 
 
 def test_applying_a_release_s_changes_to_the_previous_release_gives_it(
-    tmp_path: Path, monkeypatch: Any
+    first_release: Path, tmp_path: Path, monkeypatch: Any
 ) -> None:
-    out = tmp_path / "release"
-    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    out = copy_of_first(first_release, tmp_path)
     first = pq.read_table(out / "data" / "lectures")
     second_records = [r for r in make_records() if r["lecture_id"] not in {"130105"}]
     second_records = [
@@ -119,11 +134,10 @@ def test_applying_a_release_s_changes_to_the_previous_release_gives_it(
     assert first.num_rows == 12  # the first release itself was different
 
 
-def test_the_changes_config_loads_every_release_s_rows(tmp_path: Path) -> None:
+def test_the_changes_config_loads_every_release_s_rows(first_release: Path, tmp_path: Path) -> None:
     import datasets
 
-    out = tmp_path / "release"
-    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    out = copy_of_first(first_release, tmp_path)
     first = datasets.load_dataset(str(out), "changes", split="train", cache_dir=str(tmp_path / "cache1"))
     # A first release: one row per lecture, all added, all of this release.
     assert first.num_rows == 12
@@ -155,11 +169,12 @@ def _as_written_before_the_release_column(out: Path, path: str) -> None:
     )
 
 
-def test_a_change_file_written_before_the_release_column_gets_it_when_carried(tmp_path: Path) -> None:
+def test_a_change_file_written_before_the_release_column_gets_it_when_carried(
+    first_release: Path, tmp_path: Path
+) -> None:
     import datasets
 
-    out = tmp_path / "release"
-    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+    out = copy_of_first(first_release, tmp_path)
     _as_written_before_the_release_column(out, "changes/2025-11-12.parquet")
     assert "release" not in pq.read_schema(out / "changes/2025-11-12.parquet").names
     records = [*make_records(), make_record(40)]
@@ -183,9 +198,10 @@ def _with_card(out: Path, text: str) -> None:
     )
 
 
-def test_the_release_s_check_refuses_a_changes_config_that_misses_change_files(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish_release(make_records(), out, name="emnlp", provenance=PROVENANCE)
+def test_the_release_s_check_refuses_a_changes_config_that_misses_change_files(
+    first_release: Path, tmp_path: Path
+) -> None:
+    out = copy_of_first(first_release, tmp_path)
     result = publish_release(
         [*make_records(), make_record(40)],
         out,

@@ -250,6 +250,24 @@ def test_scrubbing() -> None:
     assert TOKEN not in "\n".join(handler.lines)
 
 
+def test_the_environment_sets_a_push_s_tries_and_first_wait() -> None:
+    assert RetryPolicy.from_environment({}) == RetryPolicy()
+    blank = {"EVENTCRAWL_HUB_ATTEMPTS": "", "EVENTCRAWL_HUB_FIRST_WAIT": " "}
+    assert RetryPolicy.from_environment(blank) == RetryPolicy()
+    set_both = {"EVENTCRAWL_HUB_ATTEMPTS": "2", "EVENTCRAWL_HUB_FIRST_WAIT": "0.25"}
+    assert RetryPolicy.from_environment(set_both) == RetryPolicy(attempts=2, base_wait=0.25)
+    for name, value in [
+        ("EVENTCRAWL_HUB_ATTEMPTS", "0"),
+        ("EVENTCRAWL_HUB_ATTEMPTS", "two"),
+        ("EVENTCRAWL_HUB_ATTEMPTS", "-1"),
+        ("EVENTCRAWL_HUB_FIRST_WAIT", "-0.5"),
+        ("EVENTCRAWL_HUB_FIRST_WAIT", "nan"),
+        ("EVENTCRAWL_HUB_FIRST_WAIT", "soon"),
+    ]:
+        with pytest.raises(HubPushError, match=f"^{name} must be .*, not {value!r}$"):
+            RetryPolicy.from_environment({name: value})
+
+
 def test_retry_after_parsing() -> None:
     now = datetime(2025, 11, 12, 8, 0, 0, tzinfo=UTC)
     assert retry_after_seconds({"retry-after": "12"}, now) == 12.0

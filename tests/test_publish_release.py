@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
-import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from crawler.publish.records import InvalidRecordsError
 from crawler.publish.release import publish_release
 from crawler.publish.tables import EVENTS, SESSIONS
 from crawler.schema import arrow as schema_arrow
+from tests.support.commands import start_command
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,6 +57,22 @@ def publish(out: Path, records: list[dict[str, Any]] | None = None, **kwargs: An
         provenance=provenance,
         **kwargs,
     )
+
+
+@pytest.fixture(scope="module")
+def first_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding what ``publish(folder / "release")`` leaves there (the release and the lock file
+    beside it), made once; a test that goes on from it works on :func:`copy_of_first`'s copy."""
+    work = tmp_path_factory.mktemp("first")
+    publish(work / "release")
+    return work
+
+
+def copy_of_first(first_release: Path, work: Path) -> Path:
+    """``work / "release"`` as ``publish(work / "release")`` leaves it: a copy of the first release."""
+    shutil.copytree(first_release / "release", work / "release", symlinks=True)
+    shutil.copy2(first_release / ".release.lock", work / ".release.lock")
+    return work / "release"
 
 
 def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
@@ -101,9 +120,8 @@ def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
     assert sessions["session_id"] == ["9001", "9002", "9003"]
 
 
-def test_republishing_the_same_records_gives_identical_parquet(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_republishing_the_same_records_gives_identical_parquet(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     first = files(out)
     second_result = publish(out)
     second = files(out)
@@ -119,9 +137,8 @@ def test_republishing_the_same_records_gives_identical_parquet(tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
 
 
-def test_changes_are_counted_against_the_previous_release(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_changes_are_counted_against_the_previous_release(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     records = make_records()
     records = [r for r in records if r["lecture_id"] != "130105"]  # removed
     records = [
@@ -136,9 +153,8 @@ def test_changes_are_counted_against_the_previous_release(tmp_path: Path) -> Non
     assert "1 removed." in card
 
 
-def test_invalid_records_write_nothing(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_invalid_records_write_nothing(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     before = files(out)
     bad = make_records()
     bad[3]["held_at"] = "next tuesday"
@@ -166,9 +182,8 @@ def test_refuses_without_a_crawl_date_or_with_a_bad_name(tmp_path: Path) -> None
         publish_release(make_records(), tmp_path / "b", name="bad name\n---", provenance=PROVENANCE)
 
 
-def test_maintainer_sections_survive_republishing(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_maintainer_sections_survive_republishing(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     card = (out / "README.md").read_text(encoding="utf-8")
     edited = (
         card.replace(
@@ -187,9 +202,8 @@ def test_maintainer_sections_survive_republishing(tmp_path: Path) -> None:
     )
 
 
-def test_a_lint_error_in_the_template_stops_the_publish(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_a_lint_error_in_the_template_stops_the_publish(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     before = files(out)
     template = tmp_path / "bad.md"
     text = DEFAULT_TEMPLATE.read_text(encoding="utf-8")
@@ -202,9 +216,8 @@ def test_a_lint_error_in_the_template_stops_the_publish(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "bad.md", "release"]
 
 
-def test_a_failure_after_the_build_leaves_the_old_release(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_a_failure_after_the_build_leaves_the_old_release(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     before = files(out)
 
     def fail(stage: str, path: Path) -> None:
@@ -217,42 +230,28 @@ def test_a_failure_after_the_build_leaves_the_old_release(tmp_path: Path) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
 
 
-CHILD = """
-import sys, time
-from pathlib import Path
-from crawler.publish import release, swap
-from crawler.publish.card import DEFAULT_TEMPLATE
-from tests.test_publish_parquet import PROVENANCE, make_records
-
-out, stop_at, exchange = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-if exchange == "off":
-    swap._rename_exchange = lambda a, b: False
-
-def on_step(stage, path):
-    if stage == stop_at:
-        print(stage, flush=True)
-        time.sleep(300)
-
-release.publish_release(make_records(5), out, name="emnlp-2025", provenance=PROVENANCE, on_step=on_step)
-"""
-
-
 def kill_publish_at(out: Path, stage: str, exchange: str) -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(out), stage, exchange], cwd=REPO, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == stage
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.wait(timeout=30)
+    """A publish of five records to ``out`` (``python -m tests.support.publish_until``), killed with
+    SIGKILL at the release step ``stage``."""
+    with tempfile.TemporaryDirectory(prefix="publish-until-") as logs:
+        said = Path(logs) / "stdout"
+        command = [sys.executable, "-m", "tests.support.publish_until", str(out), stage, exchange]
+        child = start_command(command, cwd=REPO, stdout=said, stderr=Path(logs) / "stderr")
+        try:
+            deadline = time.monotonic() + 120
+            while "\n" not in said.read_text(encoding="utf-8"):
+                assert child.poll() is None, (Path(logs) / "stderr").read_text(encoding="utf-8")[-3000:]
+                assert time.monotonic() < deadline, f"the publish never reached {stage}"
+                time.sleep(0.01)
+            assert said.read_text(encoding="utf-8").splitlines()[0] == stage
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
 
 
-def test_killed_before_the_swap_leaves_the_old_release_unchanged(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_killed_before_the_swap_leaves_the_old_release_unchanged(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     before = files(out)
     kill_publish_at(out, "checked", "on")
     assert files(out) == before
@@ -264,9 +263,8 @@ def test_killed_before_the_swap_leaves_the_old_release_unchanged(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".release.lock", "release"]
 
 
-def test_killed_in_the_middle_of_a_two_step_swap_is_rolled_back(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out)
+def test_killed_in_the_middle_of_a_two_step_swap_is_rolled_back(first_release: Path, tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     before = files(out)
     kill_publish_at(out, "aside", "off")
     # Between the two renames: the old release is aside, the checked new one still in its build dir.
@@ -278,10 +276,11 @@ def test_killed_in_the_middle_of_a_two_step_swap_is_rolled_back(tmp_path: Path) 
     assert publish(out, make_records(5)).row_counts["lectures"] == 5
 
 
-def test_the_two_step_swap_also_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_two_step_swap_also_works(
+    first_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(swap, "_rename_exchange", lambda a, b: False)
-    out = tmp_path / "release"
-    publish(out)
+    out = copy_of_first(first_release, tmp_path)
     stages: list[str] = []
     publish(out, make_records(5), on_step=lambda stage, path: stages.append(stage))
     assert stages == ["built", "checked", "aside", "swapped"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +65,24 @@ def publish(out: Path, rows: list[dict[str, Any]], day: str) -> ReleaseResult:
 
 
 @pytest.fixture(scope="module")
-def two_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("shards") / "release"
-    first = publish(out, records(), "2025-11-12")
+def first_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ReleaseResult]:
+    """The release of ``records()`` of 2025-11-12, made once; a test goes on from :func:`copy_of_first`."""
+    out = tmp_path_factory.mktemp("first") / "release"
+    return out, publish(out, records(), "2025-11-12")
+
+
+def copy_of_first(first_release: tuple[Path, ReleaseResult], work: Path) -> Path:
+    """``work / "release"`` as ``publish(work / "release", records(), "2025-11-12")`` leaves it."""
+    shutil.copytree(first_release[0], work / "release", symlinks=True)
+    return work / "release"
+
+
+@pytest.fixture(scope="module")
+def two_releases(
+    first_release: tuple[Path, ReleaseResult], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    out = copy_of_first(first_release, tmp_path_factory.mktemp("shards"))
+    first = first_release[1]
     before = lecture_files(out)
     first_manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     # One lecture of event 502 gets a new title; nothing else changes.
@@ -130,9 +146,10 @@ def test_the_manifest_describes_carried_and_written_files(two_releases: dict[str
     assert sorted(ids) == [str(130100 + i) for i in range(24)]
 
 
-def test_a_previous_file_unlike_its_manifest_entry_is_written_again(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out, records(), "2025-11-12")
+def test_a_previous_file_unlike_its_manifest_entry_is_written_again(
+    first_release: tuple[Path, ReleaseResult], tmp_path: Path
+) -> None:
+    out = copy_of_first(first_release, tmp_path)
     path = out / "data/lectures/event-469/train-00000-of-00001.parquet"
     good = path.read_bytes()
     # The same rows, written by another writer: readable, but not the bytes the manifest names.
@@ -145,9 +162,8 @@ def test_a_previous_file_unlike_its_manifest_entry_is_written_again(tmp_path: Pa
     assert path.read_bytes() == good
 
 
-def test_unchanged_records_rewrite_nothing(tmp_path: Path) -> None:
-    out = tmp_path / "release"
-    publish(out, records(), "2025-11-12")
+def test_unchanged_records_rewrite_nothing(first_release: tuple[Path, ReleaseResult], tmp_path: Path) -> None:
+    out = copy_of_first(first_release, tmp_path)
     before = lecture_files(out)
     again = publish(out, records(), "2025-11-13")
     assert again.rewritten == ()
@@ -156,13 +172,12 @@ def test_unchanged_records_rewrite_nothing(tmp_path: Path) -> None:
 
 
 def test_a_push_after_a_one_event_change_uploads_only_what_changed(
-    hub: tuple[StandIn, str], tmp_path: Path
+    first_release: tuple[Path, ReleaseResult], hub: tuple[StandIn, str], tmp_path: Path
 ) -> None:
     stand_in, endpoint = hub
     api = HfApi(endpoint=endpoint)
     retry = RetryPolicy(attempts=2, base_wait=0.01, max_wait=1.0, sleep=lambda _s: None)
-    out = tmp_path / "release"
-    publish(out, records(), "2025-11-12")
+    out = copy_of_first(first_release, tmp_path)
     push_to_hub(out, REPO, token="hf_StandInSecretToken0123456789abcdef", api=api, retry=retry)
     first = {p.relative_to(out).as_posix(): sha(p) for p in out.rglob("*.parquet")}
     uploaded_first = len(stand_in.storage)
@@ -208,11 +223,12 @@ def test_the_card_counts_page_derived_and_listing_only_lectures(two_releases: di
     ]
 
 
-def test_fingerprint_covers_fields_outside_the_content_hash(tmp_path: Path) -> None:
+def test_fingerprint_covers_fields_outside_the_content_hash(
+    first_release: tuple[Path, ReleaseResult], tmp_path: Path
+) -> None:
     """``fetched_at`` and ``extraction`` are not in the content hash, yet they are in the file: a
     change of either alone rewrites the event."""
-    out = tmp_path / "release"
-    publish(out, records(), "2025-11-12")
+    out = copy_of_first(first_release, tmp_path)
     moved = records(**{"9": {"extraction": "visible_text"}})
     assert [r["content_sha256"] for r in moved] == [r["content_sha256"] for r in records()]
     second = publish(out, moved, "2025-11-13")

@@ -143,10 +143,20 @@ def expected(transcript: Transcript, **changes: Any) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first night, made once: ``records()`` and ``TRACKS`` staged in ``state`` and published to
+    ``out``; a test that goes on from it works on :func:`first_night`'s copy."""
     work = tmp_path_factory.mktemp("transcripts")
     write_stage(work / "state", records(), TRACKS)
     publish(work / "state", work / "out")
     return work
+
+
+def first_night(published: Path, work: Path) -> tuple[Path, Path]:
+    """A copy in ``work`` of the first night's state and release (what ``write_stage(state, records(),
+    TRACKS)`` and ``publish(state, out)`` leave): its state and out."""
+    for name in ("state", "out"):
+        shutil.copytree(published / name, work / name, symlinks=True)
+    return work / "state", work / "out"
 
 
 def test_each_event_gets_the_listed_tracks_in_order(published: Path) -> None:
@@ -282,10 +292,10 @@ def test_a_bad_transcript_line_is_counted_and_never_published(tmp_path: Path) ->
     assert "130102" not in {r["lecture_id"] for r in rows_of(tmp_path / "out", "502")}
 
 
-def test_the_previous_releases_tracks_are_carried_when_the_stage_lacks_them(tmp_path: Path) -> None:
-    state, out = tmp_path / "state", tmp_path / "out"
-    write_stage(state, records(), TRACKS)
-    publish(state, out)
+def test_the_previous_releases_tracks_are_carried_when_the_stage_lacks_them(
+    published: Path, tmp_path: Path
+) -> None:
+    state, out = first_night(published, tmp_path)
     first = {event: rows_of(out, event) for event in ("469", "502")}
     # The next crawl stages no track: 130100 lists only en now, 130101 is withdrawn, 130109 not restaged.
     listed = {0: {"subtitles": LECTURES[0][:1]}, 1: {"withdrawn": True}}
@@ -306,10 +316,10 @@ def sha256s(out: Path) -> dict[str, str]:
     }
 
 
-def test_an_unchanged_night_publishes_the_same_bytes_and_a_new_track_is_a_change(tmp_path: Path) -> None:
-    state, out = tmp_path / "state", tmp_path / "out"
-    write_stage(state, records(), TRACKS)
-    publish(state, out)
+def test_an_unchanged_night_publishes_the_same_bytes_and_a_new_track_is_a_change(
+    published: Path, tmp_path: Path
+) -> None:
+    state, out = first_night(published, tmp_path)
     before = sha256s(out)
     write_stage(state, records(), TRACKS)
 
@@ -367,10 +377,10 @@ def test_row_groups_stay_within_a_small_bound(tmp_path: Path) -> None:
     assert written.num_rows == 40
 
 
-def test_a_transcripts_file_edited_in_place_is_named_by_the_previous_release(tmp_path: Path) -> None:
-    state, out = tmp_path / "state", tmp_path / "out"
-    write_stage(state, records(), TRACKS)
-    publish(state, out)
+def test_a_transcripts_file_edited_in_place_is_named_by_the_previous_release(
+    published: Path, tmp_path: Path
+) -> None:
+    state, out = first_night(published, tmp_path)
     path = out / "data/transcripts/event-469.parquet"
     table = pq.read_table(path)
     pq.write_table(table.set_column(6, "text", pa.array(["edited"], pa.string())), path)
@@ -533,13 +543,11 @@ def test_a_night_with_the_same_tracks_writes_no_transcripts_file(
 
 @pytest.mark.parametrize("problem", ["unparsable", "robots", "off_host", "failed", "empty", "too_large"])
 def test_a_staged_track_without_text_never_replaces_a_published_text_without_its_files_word(
-    tmp_path: Path, problem: str
+    published: Path, tmp_path: Path, problem: str
 ) -> None:
     """A stage that lacks what was published (a lost state, a fresh one) stages a track without text on
     an answer that is no evidence: the published text stands; the file's 404 (`not_found`) takes it."""
-    state, out = tmp_path / "state", tmp_path / "out"
-    write_stage(state, records(), TRACKS)
-    publish(state, out)
+    state, out = first_night(published, tmp_path)
     first = {event: rows_of(out, event) for event in ("469", "502")}
     unreadable = [replace(t, text=None, segments=[], problem=problem) for t in TRACKS]
     shutil.rmtree(state)

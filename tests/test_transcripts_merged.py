@@ -20,9 +20,11 @@ from crawler.replica.server import ReplicaServer
 from crawler.replica.subtitles import KIND_CLEAN, file_path
 from crawler.replica.tracks import transcripts_truth
 from tests.support.replica import eventcrawl, loopback_crawl_args
-from tests.support.sites import EDIT_SUFFIX, with_edit
+from tests.support.sites import EDIT_SUFFIX, with_edit, without_lectures
 
 TRANSCRIPTS = Path("data/transcripts/event-502.parquet")
+# Lectures of event 502 the nights crawl besides the talk's two records and the one edited.
+SITE_LECTURES = 40
 
 
 def with_the_talk_twice(site: ReplicaSite) -> tuple[ReplicaSite, Lecture, Lecture]:
@@ -69,6 +71,11 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         for lec in sorted(site.event_lectures(MAIN_EVENT_ID), key=lambda lec: int(lec.id))
         if not lec.subtitles and lec.id not in (original.id, copy.id)
     )
+    # The whole site's tracks (the talk's two clean files), but only its first lectures crawled: the
+    # event's 40 lowest ids, the talk's two and the one edited.
+    by_id = sorted((lec.id for lec in site.event_lectures(MAIN_EVENT_ID)), key=int)
+    kept = {*by_id[:SITE_LECTURES], original.id, copy.id, edited.id}
+    site = without_lectures(site, [i for i in by_id if i not in kept])
     with ReplicaServer(site) as server:
         assert server.assets_url is not None
         first = run(server, work)

@@ -17,11 +17,13 @@ import dataclasses
 import email.utils
 import json
 import logging
+import math
+import os
 import random
 import re
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,12 +50,45 @@ class HubPushError(RuntimeError):
     """The push failed; the message is free of credentials."""
 
 
+# The environment variables that set a push's retries (docs/commands.md): tries per call to the Hub, and
+# the ceiling of the first wait in seconds (it doubles after each failure, up to ``max_wait``).
+ATTEMPTS_VARIABLE = "EVENTCRAWL_HUB_ATTEMPTS"
+FIRST_WAIT_VARIABLE = "EVENTCRAWL_HUB_FIRST_WAIT"
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     attempts: int = 6
     base_wait: float = 1.0
     max_wait: float = 60.0
     sleep: Callable[[float], None] = field(default=time.sleep)
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> RetryPolicy:
+        """The policy a push uses: these defaults, but for what ``EVENTCRAWL_HUB_ATTEMPTS`` (a whole
+        number, at least 1) and ``EVENTCRAWL_HUB_FIRST_WAIT`` (seconds, at least 0) set. HubPushError
+        for a value that is neither."""
+        environ = os.environ if environ is None else environ
+        policy = cls()
+        attempts = environ.get(ATTEMPTS_VARIABLE, "").strip()
+        if attempts:
+            if not attempts.isdigit() or int(attempts) < 1:
+                raise HubPushError(
+                    f"{ATTEMPTS_VARIABLE} must be a whole number of at least 1, not {attempts!r}"
+                )
+            policy = dataclasses.replace(policy, attempts=int(attempts))
+        first_wait = environ.get(FIRST_WAIT_VARIABLE, "").strip()
+        if first_wait:
+            try:
+                seconds = float(first_wait)
+            except ValueError:
+                seconds = -1.0
+            if not math.isfinite(seconds) or seconds < 0:
+                raise HubPushError(
+                    f"{FIRST_WAIT_VARIABLE} must be a number of seconds of at least 0, not {first_wait!r}"
+                )
+            policy = dataclasses.replace(policy, base_wait=seconds)
+        return policy
 
 
 @dataclass(frozen=True)
@@ -225,7 +260,7 @@ def push_to_hub(
             secrets.append(token)
             hub = api if api is not None else HfApi(endpoint=endpoint, token=token)
             message = commit_message or f"Release {manifest['version']}"
-            repo = _HubRepo(hub, repo_id, token, retry or RetryPolicy(), secrets)
+            repo = _HubRepo(hub, repo_id, token, retry or RetryPolicy.from_environment(), secrets)
             result = repo.push(release_dir, local, private, revision, message)
             if tag:
                 version = str(manifest["version"])
