@@ -6,6 +6,10 @@ text of the real records' abstracts and titles is a table of literal values (``d
 each a reviewed snapshot of what a reader of the rendered paper sees); text the table does not know and
 that holds nothing LaTeX-like is its own cleaned form, and a block the table knows followed by such text
 is the block's cleaned form followed by that text.
+
+Which fields a record has, and which of them the content hash covers (always, or only when set), is the
+schema's declaration (:data:`crawler.schema.FIELDS`), read here as the crawler reads it: what a field is
+declared to be is not one of the computations a comparison with the truth checks.
 """
 
 from __future__ import annotations
@@ -22,45 +26,18 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from crawler.replica.documents import EXPECTED_PROBLEMS, KIND_PERSONAL, NO_TEXT_KINDS, plan_of, site_documents
+from crawler.schema import FIELDS, Field
 
 if TYPE_CHECKING:
     from crawler.replica.layout import ReplicaSite
 
 CLEAN_TEXT_FILE = "clean_text.jsonl.gz"
-# The fields the published content hash covers, in no particular order (the hash sorts keys).
-CONTENT_FIELDS: tuple[str, ...] = (
-    "lecture_id",
-    "url",
-    "title",
-    "abstract",
-    "keywords",
-    "presentation_type",
-    "event_id",
-    "event_name",
-    "session_id",
-    "session_name",
-    "held_at",
-    "published_at",
-    "doi",
-    "is_premium",
-    "related_lecture_ids",
-    "text",
-    "alternate_ids",
-)
-# Fields added to the schema after records were first hashed: hashed only when they hold a value, so a
-# record without them keeps its old hash.
-CONTENT_FIELDS_WHEN_SET: tuple[str, ...] = (
-    "authors",
-    "video_url",
-    "video_doi",
-    "paper_url",
-    "slides_url",
-    "poster_url",
-    "is_poster",
-    "anthology_id",
-    "anthology_url",
-)
-_LIST_FIELDS = frozenset({"keywords", "related_lecture_ids", "alternate_ids"})
+# Which fields the content hash covers, and which of those only when they hold a value (the fields added
+# after records were first hashed, so that a record without them keeps its hash), is the schema's word
+# (``Field.hashed``, ``Field.hashed_when_empty``); how the hash is made is written here.
+_HASHED_ALWAYS: tuple[Field, ...] = tuple(f for f in FIELDS if f.hashed and f.hashed_when_empty)
+_HASHED_WHEN_SET: tuple[Field, ...] = tuple(f for f in FIELDS if f.hashed and not f.hashed_when_empty)
+_LIST_KINDS = frozenset({"string_list", "struct_list"})
 # What LaTeX markup or a PDF line-end hyphenation looks like; text without any of it needs no cleaning.
 _LATEX_LIKE = re.compile(r"[\\$~]|--|[a-z]- [a-z]")
 
@@ -86,13 +63,13 @@ def timestamp(value: datetime) -> str:
 def content_hash(record: Mapping[str, Any]) -> str:
     """SHA-256 of the record's content fields as sorted compact JSON (missing lists count as empty)."""
     payload = {}
-    for name in CONTENT_FIELDS:
-        value = record.get(name)
-        payload[name] = list(value or []) if name in _LIST_FIELDS else value
-    for name in CONTENT_FIELDS_WHEN_SET:
-        value = record.get(name)
+    for f in _HASHED_ALWAYS:
+        value = record.get(f.name)
+        payload[f.name] = list(value or []) if f.kind in _LIST_KINDS else value
+    for f in _HASHED_WHEN_SET:
+        value = record.get(f.name)
         if value is not None and value != []:
-            payload[name] = value
+            payload[f.name] = value
     blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

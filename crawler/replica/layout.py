@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from crawler.replica.gold import (
-    CONTENT_FIELDS_WHEN_SET,
     UnknownText,
     clean_text,
     collapse,
@@ -34,6 +33,7 @@ from crawler.replica.gold import (
     timestamp,
 )
 from crawler.replica.subtitles import KIND_CLEAN, KIND_NO_URL, assign_kinds, file_path
+from crawler.schema import FIELD_NAMES, FIELDS
 
 DATA_FILE = "emnlp2025_papers.jsonl.gz"
 MAIN_EVENT_ID = "502"
@@ -999,11 +999,15 @@ def with_subtitle_kinds(
     return out
 
 
-# The ground truth's fields beyond the first published schema's, in this order after them: the fields
-# hashed only when set, then the subtitles (never hashed).
-# A crawl links no lecture to the ACL Anthology (a publish given its files does): the truth of a crawl
-# holds no link.
-EXTRA_TRUTH_FIELDS: tuple[str, ...] = (*CONTENT_FIELDS_WHEN_SET, "anthology_match", "subtitles")
+# The ground truth's fields beyond the first published schema's (those hashed even when empty), in the
+# schema's order after them: every field declared since. A crawl links no lecture to the ACL Anthology (a
+# publish given its files does): the truth of a crawl holds no link.
+EXTRA_TRUTH_FIELDS: tuple[str, ...] = tuple(f.name for f in FIELDS if not f.hashed_when_empty)
+# A truth record's fields, in order: every field of the schema but when the page was fetched.
+TRUTH_FIELDS: tuple[str, ...] = (
+    *(n for n in FIELD_NAMES if n not in EXTRA_TRUTH_FIELDS and n != "fetched_at"),
+    *EXTRA_TRUTH_FIELDS,
+)
 
 
 def ground_truth(
@@ -1064,7 +1068,7 @@ def ground_truth(
             "near_duplicate_cluster": None,
             "extraction": "next_data",
         }
-        record["content_sha256"] = None  # computed below, once the record is whole; kept in this place
+        record["content_sha256"] = None  # computed below, once the record is whole
         paper = paper_path(lec)
         record.update(
             {
@@ -1081,6 +1085,7 @@ def ground_truth(
                 "subtitles": expected_subtitles(lec, assets_base),
             }
         )
+        record = {name: record[name] for name in TRUTH_FIELDS}
         record["content_sha256"] = content_hash(record)
         out.append(record)
     return out

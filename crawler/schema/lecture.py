@@ -307,6 +307,7 @@ class Lecture:
         " word 3-shingle Jaccard >= 0.7); null when none.",
         in_content_hash=False,
         default=None,
+        hashed_when_empty=True,
         filled_by="release",
         bookkeeping=True,
     )
