@@ -1,14 +1,17 @@
-"""The ground truth's cleaned text: the reviewed table, and text appended to a block it knows."""
+"""The ground truth's cleaned text (the reviewed table, and text appended to a block it knows), and the
+published form of an attribute the replica registers."""
 
 from __future__ import annotations
 
 import gzip
 import json
 from importlib import resources
+from typing import Any
 
 import pytest
 
-from crawler.replica.gold import UnknownText, clean_text
+from crawler.replica.gold import UnknownText, clean_text, published_attribute
+from crawler.schema import Field, Kind
 
 
 def reviewed_pairs() -> list[tuple[str, str]]:
@@ -46,3 +49,30 @@ def test_a_hyphenation_across_the_cut_is_unknown() -> None:
     raw = next(r for r, _ in reviewed_pairs() if r[-1].islower())
     with pytest.raises(UnknownText):
         clean_text(raw + "- and more")
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "sent", "held"),
+    [
+        ("timestamp", {}, "2025-11-02T08:30:00Z", "2025-11-02T08:30:00Z"),
+        ("timestamp", {}, "2025-11-02T09:30:00.250+01:00", "2025-11-02T08:30:00.250000Z"),
+        ("timestamp", {}, "2025-11-02T08:30:00", "2025-11-02T08:30:00Z"),
+        ("timestamp", {}, "", None),
+        ("timestamp", {}, None, None),
+        ("float", {}, 3, 3.0),
+        ("int", {}, 2**40, 2**40),
+        ("bool", {}, False, False),
+        ("string_list", {}, ["en", "de"], ["en", "de"]),
+        ("string_list", {}, None, []),
+        ("string", {}, " as  sent ", " as  sent "),
+        ("string", {"one_line": True}, " Room\n 4 ", "Room 4"),
+        ("string", {"link": True}, "/files/a.pdf", "http://api.test/files/a.pdf"),
+        ("string", {"link": True}, "https://cdn.test/a.pdf", "https://cdn.test/a.pdf"),
+        ("string", {}, None, None),
+    ],
+)
+def test_an_attribute_is_held_in_its_published_form(
+    kind: Kind, options: dict[str, bool], sent: Any, held: Any
+) -> None:
+    field = Field("An attribute.", name="added", kind=kind, attribute=("added",), **options)
+    assert published_attribute(field, sent, "http://api.test/") == held

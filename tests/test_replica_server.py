@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from crawler.pages.jsonapi import camel_case
+from crawler.replica import attributes
 from crawler.replica.faults import FaultProfile, named_profile
 from crawler.replica.layout import (
     SESSION_KIND_ORAL,
@@ -196,6 +198,8 @@ def test_next_data_documents(server: ReplicaServer, site: ReplicaSite) -> None:
             "slideshowUrl",
             "posterDocumentUrl",
             "keywords",
+            # ... and the attributes registered beyond them, camelCased as every attribute here.
+            *(camel_case(name) for name in attributes.SERVED_ATTRIBUTES),
         ]
     )
     assert attrs["title"] == lec.title and attrs["abstract"] == lec.abstract
@@ -359,6 +363,50 @@ def test_api_lecture_document(server: ReplicaServer, site: ReplicaSite) -> None:
     related = fetch(server, f"/api/v1/thin_lectures/{lec.id}/related").json()
     assert [r["id"] for r in related["data"]] == [link.lecture_id for link in lec.related]
     assert fetch(server, f"/api/v1/thin_lectures/{lec.id}/next").json()["data"]["id"] == lec.next.lecture_id
+
+
+def test_registered_attributes_are_in_every_lecture_resource_and_follow_the_night(
+    site: ReplicaSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An attribute registered in ``crawler.replica.attributes`` is in the listing's, the lecture's own
+    and the related lectures' resources (snake_case) and in the page's JSON (camelCase); one that is a
+    function of the night has the server's night's value, the others the same every night."""
+    monkeypatch.setattr(
+        attributes,
+        "SERVED_ATTRIBUTES",
+        {
+            "room_name": lambda lec, night: f"Room {int(lec.id) % 5}",
+            "view_count": lambda lec, night: 1000 * night + int(lec.id) % 97,
+        },
+    )
+    lec = site.event_lectures("502")[4]
+    dates = []
+    for night in (0, 2):
+        with ReplicaServer(site, night=night, assets=False) as replica:
+            listing = fetch(replica, "/api/v1/thin_lectures?filter[event_id]=502&page[size]=100")
+            own = fetch(replica, f"/api/v1/thin_lectures/{lec.id}").json()["data"]["attributes"]
+            related = fetch(replica, f"/api/v1/thin_lectures/{lec.id}/related").json()["data"]
+            page = next_data(fetch(replica, lec.path).text)
+        dates.append(parsedate_to_datetime(listing.headers["last-modified"]))
+        listed = {r["id"]: r["attributes"] for r in listing.json()["data"]}
+        assert len(listed) == len(site.event_lectures("502"))
+        for lecture_id, attrs in listed.items():
+            assert attrs["room_name"] == f"Room {int(lecture_id) % 5}", f"{lecture_id=}"
+            assert attrs["view_count"] == 1000 * night + int(lecture_id) % 97, f"{lecture_id=}"
+        assert (own["room_name"], own["view_count"]) == (
+            listed[lec.id]["room_name"],
+            listed[lec.id]["view_count"],
+        )
+        for resource in related:
+            assert resource["attributes"]["view_count"] == 1000 * night + int(resource["id"]) % 97
+        camel = find_doc(page, "thin_lectures", lec.id)["data"]["attributes"]
+        assert (camel["roomName"], camel["viewCount"]) == (
+            f"Room {int(lec.id) % 5}",
+            1000 * night + int(lec.id) % 97,
+        )
+        assert "room_name" not in camel and "view_count" not in camel
+    # A later night's documents were modified later, so a client revalidating with a date sees them.
+    assert dates[1] - dates[0] == timedelta(days=2)
 
 
 def test_api_not_found_is_a_jsonapi_error(server: ReplicaServer) -> None:

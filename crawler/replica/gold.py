@@ -7,9 +7,9 @@ each a reviewed snapshot of what a reader of the rendered paper sees); text the 
 that holds nothing LaTeX-like is its own cleaned form, and a block the table knows followed by such text
 is the block's cleaned form followed by that text.
 
-Which fields a record has, and which of them the content hash covers (always, or only when set), is the
-schema's declaration (:data:`crawler.schema.FIELDS`), read here as the crawler reads it: what a field is
-declared to be is not one of the computations a comparison with the truth checks.
+Which fields a record has, and what each is (hashed always or only when set, a timestamp, a list, a link),
+is the schema's declaration (:data:`crawler.schema.FIELDS`), read here as the crawler reads it: what a
+field is declared to be is not one of the computations a comparison with the truth checks.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 from crawler.replica.documents import EXPECTED_PROBLEMS, KIND_PERSONAL, NO_TEXT_KINDS, plan_of, site_documents
 from crawler.schema import FIELDS, Field
@@ -72,6 +73,26 @@ def content_hash(record: Mapping[str, Any]) -> str:
             payload[f.name] = value
     blob = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def published_attribute(f: Field, value: Any, api_base: str) -> Any:
+    """A plain listing attribute's value as the site sends it, in the form the truth holds a field of
+    kind ``f.kind`` in (JSON: timestamps as :func:`timestamp` writes them); None, or an empty list, when
+    the site sends none."""
+    if value is None or (value == "" and f.kind == "timestamp"):
+        return [] if f.kind == "string_list" else None
+    if f.kind == "timestamp":
+        parsed = datetime.fromisoformat(value)
+        return timestamp(parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC))
+    if f.kind == "float":
+        return float(value)
+    if f.kind == "string_list":
+        return list(value)
+    if f.kind == "string" and f.link:
+        return urljoin(api_base.rstrip("/") + "/", value)
+    if f.kind == "string" and f.one_line:
+        return collapse(value)
+    return value
 
 
 def collapse(text: str) -> str:

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from crawler.replica.attributes import served_attributes
 from crawler.replica.gold import (
     UnknownText,
     clean_text,
@@ -29,6 +30,7 @@ from crawler.replica.gold import (
     content_hash,
     lecture_url,
     published_affiliation,
+    published_attribute,
     published_name,
     timestamp,
 )
@@ -1019,16 +1021,18 @@ def ground_truth(
     api_base: str | None = None,
     assets_base: str | None = None,
     documents_base: str | None = None,
+    night: int = 0,
 ) -> list[dict[str, Any]]:
-    """The records a complete crawl of ``event_id`` (or of all ``event_ids``) must yield, sorted by
-    lecture id (no ``fetched_at``).
+    """The records a complete crawl of ``event_id`` (or of all ``event_ids``) on ``night`` must yield,
+    sorted by lecture id (no ``fetched_at``).
 
     Timestamps are ISO 8601 strings with ``Z``, as in the staging format. Each record has the
     published fields (lecture id to ``content_sha256``) and then :data:`EXTRA_TRUTH_FIELDS`: authors,
     media links and subtitles as a crawl that reads them must publish them (subtitle URLs under
     ``assets_base``; by default the real assets host, as a site rendered without an assets origin shows
     them). A crawl of several events sees every crawled page's links, so a lecture's ``source_urls`` may
-    grow with the events.
+    grow with the events. A field the layout does not give (a listing attribute added to the schema
+    since) is the value :mod:`crawler.replica.attributes` serves on ``night``, or empty when it serves none.
     """
     base = web_base.rstrip("/")
     api = (api_base or web_base).rstrip("/")
@@ -1085,9 +1089,25 @@ def ground_truth(
                 "subtitles": expected_subtitles(lec, assets_base),
             }
         )
+        record.update(served_truth(lec, night, api, given=record.keys()))
         record = {name: record[name] for name in TRUTH_FIELDS}
         record["content_sha256"] = content_hash(record)
         out.append(record)
+    return out
+
+
+def served_truth(lecture: Lecture, night: int, api_base: str, given: Iterable[str]) -> dict[str, Any]:
+    """Every schema field but ``given`` ones and ``fetched_at``: the listing attribute's value as
+    :mod:`crawler.replica.attributes` serves it on ``night`` (the first of its spellings with a value),
+    in its published form; empty when none is served."""
+    served = served_attributes(lecture, night)
+    skip = {*given, "fetched_at"}
+    out = {}
+    for f in FIELDS:
+        if f.name in skip:
+            continue
+        value = next((served[s] for s in f.attribute if served.get(s) is not None), None)
+        out[f.name] = published_attribute(f, value, api_base)
     return out
 
 

@@ -1,8 +1,8 @@
 """Rendering of the replica's answers: lecture and session pages (HTML + ``__NEXT_DATA__``) and JSON:API.
 
 The API speaks snake_case; inside a page's ``__NEXT_DATA__`` the same documents carry camelCase
-attribute names, as the Next.js front end of the real site does. Bodies are rendered once per site and
-base URL and then served from a cache.
+attribute names, as the Next.js front end of the real site does. Bodies are rendered once per site, base
+URL and night and then served from a cache.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
+from crawler.replica.attributes import served_attributes
 from crawler.replica.gold import lecture_url
 from crawler.replica.layout import (
     Event,
@@ -160,11 +161,15 @@ class Renderer:
         *,
         assets_base: str | None = None,
         documents_base: str | None = None,
+        night: int = 0,
     ) -> None:
         """``renamed``: lecture attributes served under another name (a site that changed);
         ``assets_base``: where subtitle files are served (default: the real assets host);
-        ``documents_base``: where slide decks and posters are (default: the real assets host)."""
+        ``documents_base``: where slide decks and posters are (default: the real assets host);
+        ``night``: which night the site is in (0 the first), what the values of the attributes
+        :mod:`crawler.replica.attributes` registers may change with."""
         self.site = site
+        self.night = night
         self.web_base = web_base.rstrip("/")
         self.api_base = (api_base or web_base).rstrip("/")
         self.assets_base = assets_base.rstrip("/") if assets_base else None
@@ -206,6 +211,7 @@ class Renderer:
             "slideshow_url": asset_url(lecture.slideshow_url, self.documents_base),
             "poster_document_url": asset_url(lecture.poster_document_url, self.documents_base),
             "keywords": list(lecture.keywords),
+            **served_attributes(lecture, self.night),
         }
         if self.renamed:
             attributes = {self.renamed.get(k, k): v for k, v in attributes.items()}

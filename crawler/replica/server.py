@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -200,9 +200,11 @@ class Router:
         *,
         assets_base: str | None = None,
         documents_base: str | None = None,
+        night: int = 0,
     ) -> None:
         """``assets_base``: the assets origin subtitle URLs point at (default: the real assets host);
-        ``documents_base``: the one slide deck and poster URLs point at (default: the real assets host)."""
+        ``documents_base``: the one slide deck and poster URLs point at (default: the real assets host);
+        ``night``: the night the site is in (see :class:`crawler.replica.pages.Renderer`)."""
         self.site_faults = site_faults or SiteFaults()
         site = with_planted_email(site, self.site_faults.planted_email)
         self.site = site
@@ -213,12 +215,15 @@ class Router:
             renamed=self.site_faults.renamed_attributes,
             assets_base=assets_base,
             documents_base=documents_base,
+            night=night,
         )
         self.faults = faults
         self.overrides = overrides
         self._listing_failures: dict[int, int] = {}
         self._failures_lock = threading.Lock()
-        self.last_modified = site.last_modified().replace(microsecond=0)
+        # A later night's documents are modified later: a client that revalidates with the date alone
+        # still gets the attributes that change every night.
+        self.last_modified = (site.last_modified() + timedelta(days=night)).replace(microsecond=0)
         self.last_modified_header = format_datetime(self.last_modified, usegmt=True)
         self._lists: dict[ListingKey, list[Lecture]] = {}
         self._list_lock = threading.Lock()
@@ -759,6 +764,7 @@ class ReplicaServer:
         assets: bool = True,
         assets_host: str | None = None,
         documents: bool = False,
+        night: int = 0,
     ) -> None:
         """``faults``: random misbehaviour; ``site_faults``: answers broken every time (see
         :class:`crawler.replica.faults.SiteFaults`); ``overrides``: builds, once the base URL is known,
@@ -768,8 +774,11 @@ class ReplicaServer:
         address the assets origin listens on (default ``host``): another loopback address is a host that
         is not the site's. ``documents``: the lectures' slide decks and posters point at the assets origin
         too (their URLs, and so the lectures' content hashes, then hold its port); without it they keep
-        the real assets host's URLs."""
+        the real assets host's URLs. ``night``: which night of the site it serves (0 the first), what the
+        values of the attributes :mod:`crawler.replica.attributes` registers may change with; a server per
+        night, on the same port, is the site from one night to the next."""
         self.site = site
+        self.night = night
         self.host = host
         self.port = port
         self.assets_host = assets_host or host
@@ -863,6 +872,7 @@ class ReplicaServer:
             self.site_faults,
             assets_base=self.assets_url,
             documents_base=self.documents_url,
+            night=self.night,
         )
         if self.assets_url is not None:
             self._assets_router = AssetsRouter(self._router.site, self.assets_url)
@@ -945,6 +955,13 @@ def build_parser(prog: str = "python -m crawler.replica") -> argparse.ArgumentPa
         "id, name, dates, sessions and lecture ids (default: the two EMNLP events)",
     )
     parser.add_argument("--seed", type=int, default=0, help="layout seed (default 0)")
+    parser.add_argument(
+        "--night",
+        type=int,
+        default=0,
+        help="which night of the site to serve (default 0): the values of attributes that change every"
+        " night (crawler/replica/attributes.py) are that night's",
+    )
     parser.add_argument(
         "--side-event-every",
         type=int,
@@ -1162,6 +1179,9 @@ def serve(
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    if args.night < 0:
+        print("--night must not be negative", file=sys.stderr)
+        return 2
     server = ReplicaServer(
         site,
         host=args.host,
@@ -1173,6 +1193,7 @@ def serve(
         assets_port=args.assets_port,
         assets=not args.no_assets,
         documents=args.documents,
+        night=args.night,
     )
     stopping = threading.Event()
 
@@ -1227,6 +1248,7 @@ def _write_truths(
             event_ids=event_ids,
             assets_base=server.assets_url,
             documents_base=server.documents_url,
+            night=server.night,
         )
         if truth_transform is not None:
             truth = truth_transform(truth)
