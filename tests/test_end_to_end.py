@@ -17,7 +17,7 @@ from crawler.replica.layout import MAIN_EVENT_ID, build_site, load_records
 from crawler.schema import parse_timestamp
 from crawler.schema.arrow import arrow_schema, hf_features
 from tests.scenarios.seeds import seed_boilerplate_lines as replica_seed_lines
-from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
+from tests.support.replica import TIMESTAMP_FIELDS, eventcrawl, fast_crawl_settings, running_replica
 
 # The plain text of three real lecture pages, copied so that the tests run without the shared folder.
 SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
@@ -106,7 +106,7 @@ def test_every_field_equals_the_ground_truth(full_crawl: dict[str, Any]) -> None
         row = rows[expected["lecture_id"]]
         for name, value in expected.items():
             got = row[name]
-            if name in ("held_at", "published_at"):
+            if name in TIMESTAMP_FIELDS:
                 value = parse_timestamp(value)
             if got != value:
                 mismatches.append(f"{expected['lecture_id']}.{name}: {got!r} != {value!r}")

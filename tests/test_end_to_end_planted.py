@@ -14,7 +14,7 @@ from crawler.replica.layout import build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.schema import FIELD_NAMES, parse_timestamp
 from tests.scenarios.planted import BANNERS, PlantedTruth, plant_cases
-from tests.support.replica import eventcrawl, loopback_crawl_args
+from tests.support.replica import TIMESTAMP_FIELDS, eventcrawl, loopback_crawl_args
 
 SEED = 7
 
@@ -84,7 +84,7 @@ def test_every_record_is_the_expected_one(planted: dict[str, Any]) -> None:
             if name not in FIELD_NAMES:
                 continue
             got = rows[lecture_id][name]
-            if name in ("held_at", "published_at"):
+            if name in TIMESTAMP_FIELDS:
                 value = parse_timestamp(value)
             if got != value:
                 mismatches.append(f"{lecture_id}.{name}: {got!r} != {value!r}")

@@ -18,11 +18,12 @@ from crawler.pages import (
 )
 from crawler.pages.attributes import attribute, lookup, present_spelling, relationship_name
 from crawler.pages.jsonapi import camel_case
+from crawler.schema import ATTRIBUTE_FIELDS
 from tests.test_pages_jsonapi import JsonDict, JsonMap
 from tests.test_pages_underline import WEB
 
 # A value per field as the site sends it, and the value of that field once read (written by hand).
-SENT_AND_READ: dict[str, tuple[Any, Any]] = {
+WRITTEN: dict[str, tuple[Any, Any]] = {
     "title": ("Router-Tuning", "Router-Tuning"),
     "abstract": ("The Mixture of Depths", "The Mixture of Depths"),
     "slug": ("router-tuning", "router-tuning"),
@@ -38,6 +39,22 @@ SENT_AND_READ: dict[str, tuple[Any, Any]] = {
     "slides_url": ("https://assets.underline.io/s/1.pdf", "https://assets.underline.io/s/1.pdf"),
     "poster_url": ("https://assets.underline.io/p/1.pdf", "https://assets.underline.io/p/1.pdf"),
     "is_poster": (True, True),
+}
+# A value of each kind a plain attribute may be of, as sent and as read (written by hand): what a field the
+# schema declares since the table above was written is tried with.
+OF_KIND: dict[str, tuple[Any, Any]] = {
+    "string": ("Track 2", "Track 2"),
+    "bool": (False, False),  # False is a value
+    "int": (2**40, 2**40),
+    "int32": (-7, -7),
+    "float": (3, 3.0),
+    "timestamp": ("2025-11-02T09:30:00+01:00", datetime(2025, 11, 2, 8, 30, tzinfo=UTC)),
+    "string_list": (["en", "de"], ["en", "de"]),
+}
+LINK = ("https://assets.underline.io/x/1.pdf", "https://assets.underline.io/x/1.pdf")
+SENT_AND_READ: dict[str, tuple[Any, Any]] = {
+    **WRITTEN,
+    **{f.name: LINK if f.link else OF_KIND[f.kind] for f in ATTRIBUTE_FIELDS if f.name not in WRITTEN},
 }
 EVERY_SPELLING = [(f, name) for f, names in LECTURE_ATTRIBUTES.items() for name in names]
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from crawler.pages import LectureFields, field_sources, parse_lecture_page
 from crawler.pages.visible import cut_short
+from crawler.schema import PARSED_FIELDS
 from tests.test_pages_underline import EXPECTED, NEXT_DATA, fixture
 
+# Where each field the parsers fill comes from on the recorded page: a field the schema declares since the
+# page was recorded is in none of its sources.
 SEED001_SOURCES = {
+    **{f.name: "none" for f in PARSED_FIELDS},
     "lecture_id": "next_data",
     "title": "next_data",
     "abstract": "next_data",

@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crawler.schema import PARSED_FIELDS
+from crawler.schema import FIELDS, PARSED_FIELDS
 from tests.support.commands import eventcrawl
 from tests.support.process import RunningReplica, loopback_crawl_args, running_replica
 
 __all__ = [
     "QUICK_GIVE_UP",
+    "TIMESTAMP_FIELDS",
     "RunningReplica",
     "crawl_args",
     "eventcrawl",
@@ -71,3 +72,6 @@ def run_report(work: Path) -> dict[str, Any]:
 # lectures and the text): what the page budget's tests and benchmark compare with the ground truth. Every
 # field the parsers fill that a page does not alone give, and the canonical URL made from the listing.
 LISTING_FIELDS = ("url", *(f.name for f in PARSED_FIELDS if not f.from_page))
+
+# The fields a ground-truth record holds as ISO 8601 text and a published row as an aware datetime.
+TIMESTAMP_FIELDS = frozenset(f.name for f in FIELDS if f.kind == "timestamp")
