@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from crawler.publish.removals import Redactions, RemovalRequests
 from crawler.publish.summaries import SpilledEvents
 from crawler.schedule import run
 from crawler.schedule.changelog import Changelog
-from crawler.schema import Lecture, lecture_order
+from crawler.schema import FIELDS_BY_NAME, VOLATILE_FIELDS, Lecture, content_sha256, lecture_order
 from tests.test_publish_parquet import PROVENANCE, make_record
 
 ADDED = "130150"
@@ -151,4 +153,30 @@ def test_a_diff_names_each_kind_once_and_its_link_changes() -> None:
         True,
     )
     assert diff_releases(after, after).empty
-    assert tuple(n for n in diffs.FIELD_NAMES if n not in ("fetched_at", "anthology_match")) == diffs.COMPARED
+    # Compared: every field but when the page was fetched, the Anthology link's evidence and the volatile
+    # fields (a view count).
+    not_compared = ("fetched_at", "anthology_match", *VOLATILE_FIELDS)
+    assert tuple(n for n in diffs.FIELD_NAMES if n not in not_compared) == diffs.COMPARED
+
+
+# A value of each kind a volatile field may be of.
+VOLATILE_VALUES: dict[str, Any] = {
+    "int": 1234,
+    "int32": -5,
+    "float": 2.5,
+    "bool": True,
+    "string": "tonight's",
+    "string_list": ["tonight's"],
+    "timestamp": datetime(2025, 11, 7, 9, 30, tzinfo=UTC),
+}
+
+
+@pytest.mark.parametrize("name", VOLATILE_FIELDS)
+def test_a_new_value_of_a_volatile_field_is_no_change(name: str) -> None:
+    """The site changes it without the lecture changing: no diff names the lecture for it, and its hash
+    stays."""
+    before = Lecture.from_json(make_record(3))
+    after = replace(before, **{name: VOLATILE_VALUES[FIELDS_BY_NAME[name].kind]})
+    assert getattr(after, name) != getattr(before, name)
+    assert diff_releases([before], [after]).empty
+    assert content_sha256(after.values()) == content_sha256(before.values())
