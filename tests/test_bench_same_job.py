@@ -36,10 +36,11 @@ def test_same_job_spider_writes_a_line_per_lecture_page(tmp_path: Path) -> None:
     assert len(lines) == len(rows) == len(truth)
     for expected in truth:
         row = rows[expected["url"]]
-        assert (row["id"], row["title"]) == (expected["lecture_id"], expected["title"])
-        assert expected["title"] in row["text"].splitlines()
-        assert expected["abstract"].split()[0] in row["text"]
-        assert "__NEXT_DATA__" not in row["text"] and "pageProps" not in row["text"]
+        case = f"lecture {expected['lecture_id']}"
+        assert (row["id"], row["title"]) == (expected["lecture_id"], expected["title"]), case
+        assert expected["title"] in row["text"].splitlines(), case
+        assert expected["abstract"].split()[0] in row["text"], case
+        assert "__NEXT_DATA__" not in row["text"] and "pageProps" not in row["text"], case
 
 
 def test_visible_text_leaves_out_scripts_styles_and_noscript(tmp_path: Path) -> None:

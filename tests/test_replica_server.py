@@ -389,22 +389,23 @@ def test_registered_attributes_are_in_every_lecture_resource_and_follow_the_nigh
             page = next_data(fetch(replica, lec.path).text)
         dates.append(parsedate_to_datetime(listing.headers["last-modified"]))
         listed = {r["id"]: r["attributes"] for r in listing.json()["data"]}
-        assert len(listed) == len(site.event_lectures("502"))
+        assert len(listed) == len(site.event_lectures("502")), f"{night=}"
         for lecture_id, attrs in listed.items():
             assert attrs["room_name"] == f"Room {int(lecture_id) % 5}", f"{lecture_id=}"
             assert attrs["view_count"] == 1000 * night + int(lecture_id) % 97, f"{lecture_id=}"
         assert (own["room_name"], own["view_count"]) == (
             listed[lec.id]["room_name"],
             listed[lec.id]["view_count"],
-        )
+        ), f"{night=}"
         for resource in related:
-            assert resource["attributes"]["view_count"] == 1000 * night + int(resource["id"]) % 97
+            expected = 1000 * night + int(resource["id"]) % 97
+            assert resource["attributes"]["view_count"] == expected, f"{night=}, {resource['id']=}"
         camel = find_doc(page, "thin_lectures", lec.id)["data"]["attributes"]
         assert (camel["roomName"], camel["viewCount"]) == (
             f"Room {int(lec.id) % 5}",
             1000 * night + int(lec.id) % 97,
-        )
-        assert "room_name" not in camel and "view_count" not in camel
+        ), f"{night=}"
+        assert "room_name" not in camel and "view_count" not in camel, f"{night=}"
     # A later night's documents were modified later, so a client revalidating with a date sees them.
     assert dates[1] - dates[0] == timedelta(days=2)
 
