@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from crawler.dedup import near
-from crawler.items import RECORD_FIELDS, LectureItem
+from crawler.items import LectureItem
+from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.pages import parse_lecture_page
 from crawler.pipelines.boilerplate import TEXT_FROM_FIELDS, BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
@@ -86,11 +87,12 @@ class Cleaner:
     def __call__(self, page: StoredPage) -> dict[str, Any]:
         parsed = parse_lecture_page(page.body, page.url, encoding="utf-8")
         merged = merge_fields(parsed.fields, None)
-        fields = merged.to_item_fields() if merged is not None else {}
+        record = merged.record() if merged is not None else None
+        fields = {name: getattr(record, name) for name in ITEM_FIELD_NAMES} if record is not None else {}
         # As the spider's item: a page that does not say is not premium.
         fields["is_premium"] = bool(fields.get("is_premium"))
         item = LectureItem(
-            **{k: v for k, v in fields.items() if k in RECORD_FIELDS},
+            **fields,
             url=page.url,
             source_urls=[page.url],
             extraction=parsed.extraction,
