@@ -21,8 +21,8 @@ from typing import Any
 
 from crawler.dedup import near
 from crawler.items import LectureItem
-from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.pages import parse_lecture_page
+from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.pipelines.boilerplate import TEXT_FROM_FIELDS, BoilerplatePipeline
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
