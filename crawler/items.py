@@ -38,6 +38,9 @@ class LectureItem(Lecture):
     carried: bool = False
     carried_transcripts: list[TranscriptItem] = field(default_factory=list)
     carried_slides: list[SlidesItem] = field(default_factory=list)
+    # The one hash over every listing field a stage written before there were per-field hashes compares
+    # by (read back from such a stage, never written).
+    listing_sha256: str | None = None
 
     @classmethod
     def carried_over(
@@ -45,19 +48,22 @@ class LectureItem(Lecture):
         record: Lecture,
         *,
         listing_hashes: dict[str, str] | None,
-        counted: list[str],
-        transcripts: list[TranscriptItem],
-        slides: list[SlidesItem],
+        counted: list[str] | None = None,
+        transcripts: list[TranscriptItem] | None = None,
+        slides: list[SlidesItem] | None = None,
+        listing_sha256: str | None = None,
     ) -> LectureItem:
-        """The last stage's record of a lecture, staged again as it was."""
+        """The last stage's record of a lecture, staged again as it was (or as a refresh reads it back:
+        with the hashes its listing was staged with)."""
         values: dict[str, Any] = record.values()
         return cls(
             **values,
             listing_hashes=listing_hashes,
-            counted=counted,
+            counted=list(counted or []),
             carried=True,
-            carried_transcripts=transcripts,
-            carried_slides=slides,
+            carried_transcripts=list(transcripts or []),
+            carried_slides=list(slides or []),
+            listing_sha256=listing_sha256,
         )
 
     def record(self) -> dict[str, object]:

@@ -11,6 +11,7 @@ import pytest
 from crawler import stats_keys as keys
 from crawler.app.arguments import ArgumentError, check_setting
 from crawler.extensions.progress import budget_summary, format_budget
+from crawler.items import LectureItem
 from crawler.pages import LectureFields
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schedule.config import ConfigError, load_config
@@ -18,7 +19,7 @@ from crawler.schedule.gate import GateInput, GateThresholds, evaluate
 from crawler.schema import Lecture
 from crawler.spiders.budget import PageBudget
 from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, authors_incomplete, need_rank
-from crawler.state.previous_stage import PreviousLecture, StagedLecture
+from crawler.state.previous_stage import PreviousLecture
 from tests.support.replica import eventcrawl
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -29,7 +30,9 @@ def decision(extraction: str | None, *, unchanged: bool = False) -> Decision:
     staged = None
     previous = None
     if extraction is not None:
-        staged = StagedLecture(Lecture(lecture_id="1", extraction=extraction), {"title": "x"}, None)
+        staged = LectureItem.carried_over(
+            Lecture(lecture_id="1", extraction=extraction), listing_hashes={"title": "x"}
+        )
         previous = PreviousLecture(Path("main.jsonl"), 0, NOW)
     return Decision(LectureFields(lecture_id="1"), {}, previous, staged, unchanged)
 

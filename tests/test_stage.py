@@ -178,7 +178,7 @@ def test_a_refused_stage_is_never_the_next_refresh_base(tmp_path: Path) -> None:
     # The accepted stage stays the base; the refused one is kept aside for a look.
     staged = PreviousStage(tmp_path).staged("1")
     assert staged is not None
-    assert (staged.record.title, staged.listing_hashes) == ("Title 1", {"title": "a"})
+    assert (staged.title, staged.listing_hashes, staged.carried) == ("Title 1", {"title": "a"}, True)
     assert read_stage_dir(tmp_path / REFUSED_DIRNAME) == ["refused"]
     # Nothing to refuse once the stage moved on, nor in an unfinished one.
     assert not mark_refused(tmp_path, {})

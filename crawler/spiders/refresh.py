@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from crawler import stats_keys as keys
+from crawler.items import LectureItem
 from crawler.pages import LectureFields
 from crawler.pages.fields import CARRIED_FIELDS
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
@@ -30,7 +31,7 @@ from crawler.schema import (
     has_value,
     is_listing_only,
 )
-from crawler.state.previous_stage import PreviousLecture, StagedLecture
+from crawler.state.previous_stage import PreviousLecture
 
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every field
 # the parsers fill that both describe: not what only the page shows, nor what the crawl itself decides.
@@ -53,7 +54,7 @@ class Decision:
     fields: LectureFields
     hashes: dict[str, str]
     previous: PreviousLecture | None
-    staged: StagedLecture | None
+    staged: LectureItem | None
     unchanged: bool
 
 
@@ -78,7 +79,7 @@ def need_rank(decision: Decision) -> int:
     """Why a lecture needs its page: NEW when no crawl fetched it (none staged it, or staged only its
     listing's fields), CHANGED when its listing changed since, else STALE (due for revalidation)."""
     staged = decision.staged
-    if staged is None or is_listing_only(staged.record):
+    if staged is None or is_listing_only(staged):
         return NEW
     return STALE if decision.unchanged else CHANGED
 
@@ -131,7 +132,7 @@ def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]
     return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
 
 
-def listing_unchanged(staged: StagedLecture, listed: LectureFields, hashes: Mapping[str, str]) -> bool:
+def listing_unchanged(staged: LectureItem, listed: LectureFields, hashes: Mapping[str, str]) -> bool:
     """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
     if staged.listing_hashes is not None:
         return not changed_listing_fields(staged.listing_hashes, hashes)
@@ -141,8 +142,8 @@ def listing_unchanged(staged: StagedLecture, listed: LectureFields, hashes: Mapp
 
 
 def with_new_listing_fields(
-    staged: StagedLecture, fields: LectureFields, hashes: Mapping[str, str]
-) -> StagedLecture:
+    staged: LectureItem, fields: LectureFields, hashes: Mapping[str, str]
+) -> LectureItem:
     """The staged lecture, its record's fields that come from a listing field new since it was staged
     filled from the listing (a field the crawler learned needs no page request), and its volatile fields
     as the listing gives them tonight (one it gives no value keeps the staged value)."""
@@ -164,7 +165,7 @@ def with_new_listing_fields(
     )
     if not filled:
         return staged
-    return dataclasses.replace(staged, record=dataclasses.replace(staged.record, **filled))
+    return dataclasses.replace(staged, **filled)
 
 
 def authors_incomplete(fields: LectureFields | None) -> bool:

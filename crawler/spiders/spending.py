@@ -143,7 +143,7 @@ class BudgetSpending:
         staged = self.lectures.previous().staged(candidate.lecture_id) if candidate.rank != NEW else None
         if staged is not None:
             hashes = listing_hashes(fields)
-            record = with_new_listing_fields(staged, fields, hashes).record
+            record = with_new_listing_fields(staged, fields, hashes)
             # A changed lecture keeps the hashes of the listing its page was fetched with: it is still
             # changed next time. A stale one's listing is as staged.
             kept = staged.listing_hashes if candidate.rank == CHANGED else hashes

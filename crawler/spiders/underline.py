@@ -438,7 +438,7 @@ class UnderlineSpider(scrapy.Spider):
             # UNDERLINE_REFRESH off: every page is fetched (the previous crawl still stands in for a
             # page that fails).
             if d.unchanged and d.staged is not None and lecture_id not in due:
-                record = with_new_listing_fields(d.staged, d.fields, d.hashes).record
+                record = with_new_listing_fields(d.staged, d.fields, d.hashes)
                 self.stats.inc_value(keys.PAGES_CARRIED)
                 yield self.lectures.carried(record, d.hashes, [keys.PAGES_CARRIED])
                 # A document the last stage has no row of at its URL, or one left for later, is asked.

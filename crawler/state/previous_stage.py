@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from crawler.items import LectureItem
 from crawler.json_types import JsonObject
 from crawler.schema import SORT_KEY, Lecture, parse_timestamp, to_json_record
 from crawler.state.layout import StateDir
@@ -33,17 +34,6 @@ class PreviousLecture:
     path: Path
     offset: int
     fetched_at: datetime
-
-
-@dataclass(frozen=True)
-class StagedLecture:
-    """A lecture as the last finished crawl staged it: its record (with the URLs seen linking to it) and
-    what the next crawl compares its listing by: a hash per listing field, or (a stage written before
-    there were per-field hashes) one hash over all of them."""
-
-    record: Lecture
-    listing_hashes: dict[str, str] | None
-    listing_sha256: str | None
 
 
 class PreviousStage:
@@ -190,9 +180,10 @@ class PreviousStage:
             _EPOCH + timedelta(microseconds=self._fetched[row]),
         )
 
-    def staged(self, lecture_id: str) -> StagedLecture | None:
-        """The lecture as the previous crawl staged it; None when it has none, or when its line cannot
-        be read back (logged with the file, and counted in ``damaged``)."""
+    def staged(self, lecture_id: str) -> LectureItem | None:
+        """The lecture as the previous crawl staged it, carried, with the hashes its listing was staged
+        with; None when it has none, or when its line cannot be read back (logged with the file, and
+        counted in ``damaged``)."""
         entry = self.get(lecture_id)
         if entry is None:
             return None
@@ -223,13 +214,14 @@ class PreviousStage:
                 )
             return None
         record.source_urls = sorted({*record.source_urls, *self.alias_urls(lecture_id)})
-        return StagedLecture(record, hashes, sha if isinstance(sha, str) else None)
+        return LectureItem.carried_over(
+            record, listing_hashes=hashes, listing_sha256=sha if isinstance(sha, str) else None
+        )
 
     def record(self, lecture_id: str) -> Lecture | None:
         """The lecture's record as the previous crawl staged it, with the URLs seen linking to it; None
         when there is none or it cannot be read back."""
-        staged = self.staged(lecture_id)
-        return staged.record if staged is not None else None
+        return self.staged(lecture_id)
 
 
 def _line_number(path: Path, offset: int) -> int:
