@@ -11,30 +11,25 @@ exactly the crawler's pages (the listing answers are fetched and left unread, li
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
-import scrapy
 from scrapy.http import Response
+
+from bench.baseline_spider import BaselineSpider
 
 # Text nodes of the body a reader sees: scripts, styles and noscript fallbacks are not shown.
 VISIBLE_TEXT = "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]"
 
 
-class SameJobSpider(scrapy.Spider):
+class SameJobSpider(BaselineSpider):
+    """The baseline's URLs, read as a user's spider reads them: each lecture page parsed, the listing
+    answers left unread."""
+
     name = "same-job"
 
-    def __init__(self, urls_file: str, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.urls = Path(urls_file).read_text(encoding="utf-8").split()
-
-    async def start(self) -> AsyncIterator[Any]:
-        for url in self.urls:
-            yield scrapy.Request(url, callback=self.parse_lecture if "/lecture/" in url else self.listing)
-
-    def listing(self, response: Response) -> None:
-        return None
+    def callback_for(self, url: str) -> Any:
+        return self.parse_lecture if "/lecture/" in url else self.fetched
 
     def parse_lecture(self, response: Response) -> Iterator[dict[str, Any]]:
         next_data = json.loads(response.css("script#__NEXT_DATA__::text").get() or "{}")
