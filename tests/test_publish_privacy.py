@@ -10,10 +10,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler import schema
+from crawler.privacy import email_like
 from crawler.privacy.email_like import EMAIL_LIKE, EMAIL_LIKE_RULE, email_like_values
 from crawler.privacy.emails import PLACEHOLDER, contains_email, scrub_emails
 from crawler.privacy.scrub import scrub_text
@@ -95,6 +97,27 @@ def test_the_card_count_reads_any_table_not_only_the_lectures() -> None:
     authors = pa.table({"affiliations": [[f"a {ADDRESS}", "b"], []]})
     assert email_like_values(sessions) == 1
     assert email_like_values(authors) == 1
+
+
+def test_the_count_is_the_same_whichever_way_the_values_are_searched_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Strings, lists of strings (sliced) and struct members: searched in one array, then each alone.
+    authors = pa.array(
+        [[{"name": f"x {ADDRESS}", "orcid": None}], [{"name": "y", "orcid": ADDRESS}], []],
+        pa.list_(pa.struct([("name", pa.string()), ("orcid", pa.string())])),
+    )
+    table = pa.table(
+        {
+            "title": [ADDRESS, "plain", None],
+            "keywords": pa.array([["a"], [ADDRESS, ADDRESS, "b"], [f"c {ADDRESS}"], []]).slice(1),
+            "authors": authors,
+            "count": [1, 2, 3],
+        }
+    )
+    assert email_like_values(table) == 6
+    monkeypatch.setattr(email_like, "SEARCH_BYTES", 1)
+    assert email_like_values(table) == 6
 
 
 # Written like an address, in no form the written-address scrubber replaces: the card's count must see
