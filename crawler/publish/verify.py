@@ -21,7 +21,7 @@ from crawler.anthology.links import link_rows, read_links_csv
 from crawler.publish import changes as change_files
 from crawler.publish.card_metadata import ChangesConfig
 from crawler.publish.events import LINK_COLUMNS, linked_lectures
-from crawler.publish.lint import LintProblem, errors, lint_card
+from crawler.publish.lint import LintProblem, card_yaml_read_in_c, errors, lint_card
 from crawler.publish.manifest import CARD, MANIFEST, ReleaseError, file_entry
 from crawler.publish.parquet import (
     MAX_ROW_GROUP_BYTES,
@@ -92,8 +92,6 @@ def verify_release(
     ):
         raise ReleaseError("the event configs' files are not exactly the lectures config's files")
     _check_change_files(root, manifest)
-    if ChangesConfig.of(root, manifest.get("change_files", [])) is not None:
-        _check_changes_config(root, manifest.get("change_files", []))
     _check_links(root, manifest)
     loaded = {
         name: config["rows"]
@@ -104,9 +102,12 @@ def verify_release(
     }
     if not expected_rows[LECTURES.name]:
         loaded[DEFAULT_CONFIG] = 0
-    else:
-        _check_resolves(root, DEFAULT_CONFIG, lecture_files)
-    _check_load_dataset(root, loaded)
+    with _datasets_reading() as cache:
+        if ChangesConfig.of(root, manifest.get("change_files", [])) is not None:
+            _check_changes_config(root, manifest.get("change_files", []), cache)
+        if expected_rows[LECTURES.name]:
+            _check_resolves(root, DEFAULT_CONFIG, lecture_files, cache)
+        _check_load_dataset(root, loaded, cache)
     problems = lint_card((root / CARD).read_text(encoding="utf-8"), root)
     bad = errors(problems)
     if bad:
@@ -194,12 +195,14 @@ def _check_schema(root: Path, path: str) -> None:
         raise ReleaseError(f"{path}: schema differs from the declared {LECTURES.name} schema")
 
 
-def _check_resolves(root: Path, config: str, files: Sequence[str]) -> None:
+def _check_resolves(root: Path, config: str, files: Sequence[str], cache: str) -> None:
     """``datasets`` reads ``config`` from exactly ``files``, with the declared features (the files
     themselves are checked one event at a time)."""
     import datasets
 
-    builder = datasets.load_dataset_builder(str(root), None if config == DEFAULT_CONFIG else config)
+    builder = datasets.load_dataset_builder(
+        str(root), None if config == DEFAULT_CONFIG else config, cache_dir=cache
+    )
     data_files = builder.config.data_files or {}
     found = sorted(Path(str(f)).resolve() for split in data_files.values() for f in split)
     wanted = sorted((root / f).resolve() for f in files)
@@ -211,12 +214,12 @@ def _check_resolves(root: Path, config: str, files: Sequence[str]) -> None:
         raise ReleaseError(f"{config}: the card declares features {builder.info.features}")
 
 
-def _check_changes_config(root: Path, files: Sequence[str]) -> None:
+def _check_changes_config(root: Path, files: Sequence[str], cache: str) -> None:
     """``datasets`` reads the ``changes`` config from exactly the change files, with their features."""
     import datasets
 
     try:
-        builder = datasets.load_dataset_builder(str(root), change_files.CONFIG)
+        builder = datasets.load_dataset_builder(str(root), change_files.CONFIG, cache_dir=cache)
     except ValueError as exc:  # no such config in the card
         raise ReleaseError(f"{change_files.CONFIG}: {exc}") from None
     data_files = builder.config.data_files or {}
@@ -252,11 +255,15 @@ def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _card_read_once() -> Iterator[None]:
-    """``datasets`` reads the card's metadata (every config's files and features) again for each config
-    loaded: with a config per event, the configs times the card's size. Within this block the dataset
-    module it makes of the same arguments is made once, and each load gets a copy of its builder
+def _datasets_reading() -> Iterator[str]:
+    """A block in which ``datasets`` reads the release, in a cache directory of its own (yielded) that is
+    removed after, without progress bars, reading the card's YAML in C.
+
+    ``datasets`` reads the card's metadata (every config's files and features) again for each config
+    resolved or loaded: with a config per event, the configs times the card's size. Within this block the
+    dataset module it makes of the same arguments is made once, and each use gets a copy of its builder
     arguments (a load takes them out)."""
+    import datasets
     import datasets.load
 
     make = datasets.load.dataset_module_factory
@@ -268,30 +275,28 @@ def _card_read_once() -> Iterator[None]:
             made[key] = make(*args, **kwargs)
         return dataclasses.replace(made[key], builder_kwargs=copy.deepcopy(made[key].builder_kwargs))
 
+    bars = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
     datasets.load.dataset_module_factory = made_once
     try:
-        yield
+        with tempfile.TemporaryDirectory(prefix="eventcrawl-check-") as cache, card_yaml_read_in_c():
+            yield cache
     finally:
         datasets.load.dataset_module_factory = make
+        if bars:
+            datasets.enable_progress_bars()
 
 
-def _check_load_dataset(root: Path, expected_rows: Mapping[str, int]) -> None:
+def _check_load_dataset(root: Path, expected_rows: Mapping[str, int], cache: str) -> None:
     """Every config (tables and events) loads with its declared features and row count."""
     import datasets
 
-    bars = datasets.is_progress_bar_enabled()
-    datasets.disable_progress_bars()
-    try:
-        with tempfile.TemporaryDirectory(prefix="eventcrawl-check-") as cache, _card_read_once():
-            for name, rows in expected_rows.items():
-                spec = {**SPECS_BY_NAME, **FILE_TABLES}.get(name, LECTURES)
-                config = None if name == DEFAULT_CONFIG else name
-                loaded = datasets.load_dataset(str(root), config, split="train", cache_dir=cache)
-                if loaded.features != spec.features():
-                    raise ReleaseError(f"{name}: load_dataset gives features {loaded.features}")
-                if loaded.num_rows != rows:
-                    raise ReleaseError(f"{name}: load_dataset gives {loaded.num_rows} rows")
-                del loaded
-    finally:
-        if bars:
-            datasets.enable_progress_bars()
+    for name, rows in expected_rows.items():
+        spec = {**SPECS_BY_NAME, **FILE_TABLES}.get(name, LECTURES)
+        config = None if name == DEFAULT_CONFIG else name
+        loaded = datasets.load_dataset(str(root), config, split="train", cache_dir=cache)
+        if loaded.features != spec.features():
+            raise ReleaseError(f"{name}: load_dataset gives features {loaded.features}")
+        if loaded.num_rows != rows:
+            raise ReleaseError(f"{name}: load_dataset gives {loaded.num_rows} rows")
+        del loaded
