@@ -16,6 +16,7 @@ scraped text only ever reaches the body through :func:`crawler.publish.card_stat
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import types
@@ -53,6 +54,7 @@ from crawler.publish.card_statistics import (
 )
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
+from crawler.publish.lint import card_yaml_read_in_c
 from crawler.publish.slides import SlidesStats, SlidesWritten
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, TableSpec, type_label
 from crawler.publish.transcripts import TranscriptsWritten
@@ -423,7 +425,10 @@ def template_names() -> frozenset[str]:
     return frozenset(context_names) | CARD_DATA_NAMES | frozenset(_environment().globals)
 
 
-def undefined_names(source: str) -> list[tuple[str, int]]:
+# A template's text is parsed and compiled once per process (and kept for a few texts): a process that
+# publishes again, a test or a loop of runs, renders the same text, and each costs a third of a second.
+@functools.lru_cache(maxsize=8)
+def undefined_names(source: str) -> tuple[tuple[str, int], ...]:
     """The names ``source`` (a template's text, which must parse) reads that the card does not define,
     each with the line it is first read on, in the order of the text."""
     tree = _environment().parse(source)
@@ -432,7 +437,12 @@ def undefined_names(source: str) -> list[tuple[str, int]]:
     for node in tree.find_all(nodes.Name):
         if node.ctx == "load" and node.name in missing:
             first.setdefault(node.name, node.lineno)
-    return sorted(first.items(), key=lambda item: (item[1], item[0]))
+    return tuple(sorted(first.items(), key=lambda item: (item[1], item[0])))
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(source: str) -> jinja2.Template:
+    return _environment().from_string(source)
 
 
 def check_names(source: str, *, where: str) -> None:
@@ -465,7 +475,7 @@ def render_template(template: Path, context: Mapping[str, Any]) -> str:
     where = f"card template {str(template)!r}"
     check_names(source, where=where)
     try:
-        return _environment().from_string(source).render(**context)
+        return _compiled(source).render(**context)
     except jinja2.UndefinedError as exc:
         line = _template_line(exc)
         line_note = f" (line {line})" if line is not None else ""
@@ -512,7 +522,8 @@ def render_card(
     from huggingface_hub import DatasetCard
 
     values = {**data.to_dict(), **context, "card_data": data.to_yaml()}
-    card = DatasetCard(render_template(template, values))
+    with card_yaml_read_in_c():
+        card = DatasetCard(render_template(template, values))
     text = str(card)
     if previous_card:
         text = merge_maintainer_sections(text, maintainer_sections(previous_card))
