@@ -249,7 +249,7 @@ def _failed_share(failed: float, asked: float) -> float:
     return _rate(failed, max(asked, failed))
 
 
-def _few_failed(failed: float, asked: float, share: float) -> bool:
+def few_failed(failed: float, asked: float, share: float) -> bool:
     """Whether ``failed`` of ``asked`` is within ``share``, which allows one failure at least: a crawl
     that asks a handful (a refresh, a night resumed after its listing failed) is not refused for a
     single one, while every one of them failing is still an outage."""
@@ -265,7 +265,7 @@ def error_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     what = f"{int(failed)} failed pages of {int(asked)} asked" if asked or failed else "no lecture page asked"
     yield CheckResult(
         "error_rate",
-        _few_failed(failed, asked, t.max_error_rate),
+        few_failed(failed, asked, t.max_error_rate),
         round(rate, 4),
         t.max_error_rate,
         f"{what}: {rate:.1%} (at most {t.max_error_rate:.0%}, or one page)",
@@ -297,7 +297,7 @@ def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
     rate = _failed_share(exhausted, requests)
     yield CheckResult(
         "retry_exhausted_rate",
-        _few_failed(exhausted, requests, t.max_retry_exhausted_rate),
+        few_failed(exhausted, requests, t.max_retry_exhausted_rate),
         round(rate, 4),
         t.max_retry_exhausted_rate,
         f"{int(exhausted)} requests gave up after retries of {int(requests)} sent: {rate:.1%}"
