@@ -46,14 +46,6 @@ class RunStatus(enum.IntEnum):
     DISK_FULL = 10
 
 
-class ChangesReport(ChangelogEntry, total=False):
-    """The changelog of the release, the events retired from it (event id -> lectures dropped), and the
-    lectures whose rows were edited in place in the previous release and are restored (no site change)."""
-
-    retired_events: dict[str, int]
-    repaired: list[str]
-
-
 class RunReport(TypedDict, total=False):
     """``run-report.json``: what the run did, part by part (a part is missing when the run stopped
     before it)."""
@@ -62,7 +54,7 @@ class RunReport(TypedDict, total=False):
     config: dict[str, object]
     crawl: dict[str, object]
     stage: dict[str, int]
-    changes: ChangesReport
+    changes: dict[str, object]
     changes_by_event: dict[str, ChangelogEntry]
     anthology: LinkReport
     events: dict[str, object]
@@ -116,14 +108,13 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
         retire_events=config.retire_events,
         anthology=config.anthology,
     )
-    changelog = _report_changes(release, staged, report)
+    changelog, diff = _report_changes(release, staged, report)
     verdict = _judge(release, crawled, staged, config.gate, report)
     notes = "".join(f"\n{line}" for line in release.notes())
-    repaired = report["changes"].get("repaired")
-    if repaired:
+    if diff.repaired:
         notes += (
-            f"\n{len(repaired)} rows edited in place in the release are restored as published (no change "
-            "of the site, and none in the change file)"
+            f"\n{len(diff.repaired)} rows edited in place in the release are restored as published (no "
+            "change of the site, and none in the change file)"
         )
     if not verdict.passed and not force:
         return _refused(state, verdict)
@@ -235,10 +226,14 @@ def release_diff(release: NextRelease) -> ReleaseDiff:
     return diff_releases(release.previous.iter_lectures(), release.records)
 
 
-def _report_changes(release: NextRelease, staged: StagedCrawl, report: RunReport) -> Changelog:
-    """Put the release's changelog, its Anthology links and its events into the report."""
+def _report_changes(
+    release: NextRelease, staged: StagedCrawl, report: RunReport
+) -> tuple[Changelog, ReleaseDiff]:
+    """Put the release's changelog, its Anthology links and its events into the report; the changelog
+    and the diff it was read from."""
     diff = release_diff(release)
     changelog = changelog_of(diff, retired_events=release.retired_events)
+    # The changelog, and the events retired from the release (event id -> lectures dropped).
     report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
     if diff.repaired:
         # Rows edited in place in the release, which this one restores: no change of the site.
@@ -254,7 +249,7 @@ def _report_changes(release: NextRelease, staged: StagedCrawl, report: RunReport
         "retired": release.retired_events,
         "notes": release.notes(),
     }
-    return changelog
+    return changelog, diff
 
 
 def _judge(
