@@ -25,7 +25,7 @@ from crawler.schedule.gate import (
     evaluate,
     row_coverage,
 )
-from crawler.schedule.tables_gate import judge_tables, left_of
+from crawler.schedule.tables_gate import LeftOnRequest, judge_tables
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
@@ -69,7 +69,11 @@ class TableChecks:
     swapped in) when one fails, unless ``force``."""
 
     def __init__(self, release: NextRelease, thresholds: GateThresholds, *, force: bool = False) -> None:
-        self.left = left_of(release.retired_events, release.removals.lectures, redacted_lectures(release))
+        self.left = LeftOnRequest(
+            frozenset(release.removals.lectures),
+            frozenset(release.retired_events),
+            frozenset(redacted_lectures(release)),
+        )
         self.thresholds = thresholds
         self.force = force
         self.results: tuple[CheckResult, ...] = ()

@@ -15,7 +15,7 @@ their absence is asked for. A table new in this release, or empty before, is not
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -250,11 +250,3 @@ def judge_tables(
             )
         )
     return results
-
-
-def left_of(retired: Mapping[str, int], removed: Sequence[str], changed: Iterable[str] = ()) -> LeftOnRequest:
-    """What a release leaves out on request: its retired events and removed lectures, and the lectures
-    it changes on request (``changed``: their authors redacted)."""
-    return LeftOnRequest(
-        frozenset(str(i) for i in removed), frozenset(str(e) for e in retired), frozenset(map(str, changed))
-    )
