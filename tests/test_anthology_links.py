@@ -30,7 +30,7 @@ from crawler.app import cli
 from crawler.publish.changes import compute_changes
 from crawler.publish.release import publish_release
 from crawler.replica.gold import content_hash
-from crawler.schedule.changelog import compute_changelog
+from crawler.schedule.changelog import Changelog, compute_changelog
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schema import check as schema_check
 from tests.test_publish_parquet import PROVENANCE, make_record
@@ -116,7 +116,7 @@ def test_a_link_change_is_a_change_and_new_scores_alone_are_not() -> None:
         dataclasses.replace(previous[0], anthology_match={**previous[0].anthology_match, "score": 0.7})
     ]
     assert compute_changes(previous[:1], rescored) == []
-    assert compute_changelog(previous[:1], rescored).empty
+    assert compute_changelog(previous[:1], rescored) == Changelog()
 
 
 def test_the_csv_lists_linked_lectures_on_the_site_in_id_order() -> None:

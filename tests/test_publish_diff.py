@@ -20,7 +20,7 @@ from crawler.publish.release import publish_release
 from crawler.publish.removals import Redactions, RemovalRequests
 from crawler.publish.summaries import SpilledEvents
 from crawler.schedule import run
-from crawler.schedule.changelog import Changelog
+from crawler.schedule.changelog import Changelog, changelog_of
 from crawler.schema import FIELDS_BY_NAME, VOLATILE_FIELDS, Lecture, content_sha256, lecture_order
 from tests.test_publish_parquet import PROVENANCE, make_record
 
@@ -68,7 +68,7 @@ def release_changelog(out: Path) -> Changelog:
     for lecture in map(Lecture.from_json, next_records()):
         events.add(str(lecture.event_id), [lecture])
     release = NextRelease(events, previous, RemovalRequests(), Redactions.parse([]), [])
-    return run.release_changelog(release)
+    return changelog_of(run.release_diff(release), retired_events=release.retired_events)
 
 
 def publish_both(tmp_path: Path) -> tuple[Path, Changelog, str]:

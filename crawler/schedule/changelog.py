@@ -33,10 +33,6 @@ class Changelog:
     # lecture id -> event id, for every id above: the changes are also told per event.
     events: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def empty(self) -> bool:
-        return not (self.added or self.changed or self.gone)
-
     def as_dict(self) -> ChangelogEntry:
         return {"added": self.added, "changed": self.changed, "gone": self.gone}
 

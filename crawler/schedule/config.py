@@ -35,7 +35,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from crawler.app.arguments import (
     ArgumentError,
@@ -247,19 +247,11 @@ def _gate(value: object, path: Path) -> GateThresholds:
     return gate if floors is None else replace(gate, min_coverage=floors)
 
 
-class _CrawlValues(TypedDict, total=False):
-    event_ids: tuple[str, ...]
-    web_base: str | None
-    api_base: str | None
-    state: Path
-    settings: Mapping[str, object]
-
-
-def _crawl_values(table: Mapping[str, object], path: Path) -> _CrawlValues:
-    """The ``[crawl]`` table's values, checked as the command line's are."""
+def _crawl_values(table: Mapping[str, object], path: Path) -> dict[str, Any]:
+    """The ``[crawl]`` table's values (by :class:`RunConfig` field), checked as the command line's are."""
     if "event_id" in table and "event_ids" in table:
         raise ConfigError(f"[crawl] takes event_id or event_ids, not both, in {path}")
-    values = _CrawlValues()
+    values: dict[str, Any] = {}
     events = table.get("event_ids") or [table.get("event_id", "502")]
     assert isinstance(events, list)
     try:
@@ -286,21 +278,10 @@ def _crawl_values(table: Mapping[str, object], path: Path) -> _CrawlValues:
     return values
 
 
-class _PublishValues(TypedDict, total=False):
-    out: Path
-    name: str | None
-    push_to_hub: str | None
-    private: bool
-    revision: str | None
-    remove_lectures: tuple[str, ...]
-    redact_authors: tuple[str, ...]
-    retire_events: tuple[str, ...]
-    anthology: Path | None
-
-
-def _publish_values(table: Mapping[str, object], path: Path) -> _PublishValues:
-    """The ``[publish]`` table's values: removals that name something, retired events as event ids."""
-    values = _PublishValues()
+def _publish_values(table: Mapping[str, object], path: Path) -> dict[str, Any]:
+    """The ``[publish]`` table's values (by :class:`RunConfig` field): removals that name something,
+    retired events as event ids."""
+    values: dict[str, Any] = {}
     removals = {
         key: _texts(table, key, path) for key in ("remove_lectures", "redact_authors", "retire_events")
     }

@@ -4,21 +4,85 @@ Each check is a small function of the crawl (its records, its statistics, the pr
 thresholds, returning its result, in the spirit of spidermon's close-time monitors and datatrove's
 filters. A failing check refuses the release and says why. Every command that writes a release
 (``run``, ``publish``) is judged by the same checks (:mod:`crawler.schedule.judge`).
+
+The gate looks at every lecture of the release and of the previous one, and ``publish`` holds one
+event's rows at a time: a :class:`GateRow` (its id, event, withdrawal, extraction and which monitored
+fields hold a value, as bits) is all the gate needs, so a catalogue's gate holds a few dozen bytes a
+lecture. The coverage computed here is :func:`crawler.coverage.field_coverage`'s, from the bits.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TypedDict
+from dataclasses import asdict, dataclass, field, replace
 
 from crawler import stats_keys as keys
-from crawler.coverage import ALL_EVENTS
-from crawler.schedule.gate_rows import GateRow, gate_rows, listing_only, row_coverage, rows_missing
-from crawler.schema import FIELDS, Lecture, lecture_order
+from crawler.coverage import ALL_EVENTS, MONITORED, coverage_of
+from crawler.schema import FIELDS, Lecture, has_value, lecture_order, listing_only_extraction
 
-__all__ = ["GateRow", "listing_only"]
+_BIT = {name: 1 << index for index, name in enumerate(MONITORED)}
+
+
+@dataclass(frozen=True, slots=True)
+class GateRow:
+    """One lecture as the gate sees it: ``filled`` holds a bit per monitored field with a value."""
+
+    lecture_id: str
+    event_id: str
+    withdrawn: bool
+    extraction: str
+    filled: int
+
+    @classmethod
+    def of(cls, lecture: Lecture) -> GateRow:
+        filled = 0
+        for name, bit in _BIT.items():
+            if has_value(getattr(lecture, name)):
+                filled |= bit
+        # Every lecture of an event shares its id, and most share an extraction: one string each.
+        return cls(
+            str(lecture.lecture_id),
+            sys.intern(str(lecture.event_id or "")),
+            bool(lecture.withdrawn),
+            sys.intern(str(lecture.extraction or "")),
+            filled,
+        )
+
+    def has(self, name: str) -> bool:
+        """Whether the lecture has a value in the monitored field ``name``."""
+        return bool(self.filled & _BIT[name])
+
+    def without(self, name: str) -> GateRow:
+        """This row with no value in the monitored field ``name``."""
+        return replace(self, filled=self.filled & ~_BIT[name])
+
+    @property
+    def listing_only(self) -> bool:
+        """Whether the lecture was published from its listing alone (``extraction = api_listing...``)."""
+        return listing_only_extraction(self.extraction)
+
+
+def gate_rows(records: Iterable[Lecture | GateRow]) -> tuple[GateRow, ...]:
+    """``records`` as gate rows (rows given as rows are kept)."""
+    return tuple(r if isinstance(r, GateRow) else GateRow.of(r) for r in records)
+
+
+def row_coverage(rows: Iterable[GateRow]) -> dict[str, dict[str, float]]:
+    """``{event_id: {field: share}}`` over the live rows, and ``"*"`` for all events: the figures
+    :func:`crawler.coverage.field_coverage` gives for the lectures themselves."""
+    return coverage_of(rows, event_of=lambda row: row.event_id, has=GateRow.has)
+
+
+def rows_missing(rows: Sequence[GateRow], event: str, name: str, limit: int = 5) -> list[str]:
+    """A few lecture ids of ``event`` without a value in ``name``, lowest first: examples for a report."""
+    ids = [
+        r.lecture_id
+        for r in rows
+        if not r.withdrawn and (event == ALL_EVENTS or r.event_id == event) and not r.has(name)
+    ]
+    return sorted(ids, key=lecture_order)[:limit]
 
 
 @dataclass(frozen=True)
@@ -70,32 +134,6 @@ class GateInput:
         return sorted(ids)
 
 
-def _event(record: GateRow) -> str:
-    return record.event_id
-
-
-def _coverage(records: Iterable[GateRow]) -> dict[str, dict[str, float]]:
-    return row_coverage(records)
-
-
-def _missing(records: Sequence[GateRow], event: str, name: str, limit: int = 5) -> list[str]:
-    return rows_missing(records, event, name, limit)
-
-
-class CheckReport(TypedDict):
-    """A :class:`CheckResult` as the run report holds it."""
-
-    name: str
-    passed: bool
-    value: float
-    threshold: float
-    message: str
-    event: str | None
-    field: str | None
-    previous: float | None
-    examples: tuple[str, ...]
-
-
 @dataclass(frozen=True)
 class CheckResult:
     name: str
@@ -108,19 +146,6 @@ class CheckResult:
     previous: float | None = None
     examples: tuple[str, ...] = ()
 
-    def report(self) -> CheckReport:
-        return {
-            "name": self.name,
-            "passed": self.passed,
-            "value": self.value,
-            "threshold": self.threshold,
-            "message": self.message,
-            "event": self.event,
-            "field": self.field,
-            "previous": self.previous,
-            "examples": self.examples,
-        }
-
 
 class GateRefused(Exception):
     """The gate refused the release and nothing was written; ``verdict`` says why."""
@@ -128,11 +153,6 @@ class GateRefused(Exception):
     def __init__(self, verdict: GateVerdict) -> None:
         super().__init__("the quality gate refused to publish; the previous release is untouched")
         self.verdict = verdict
-
-
-class GateReport(TypedDict):
-    passed: bool
-    checks: list[CheckReport]
 
 
 @dataclass(frozen=True)
@@ -143,8 +163,13 @@ class GateVerdict:
     def failures(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
 
-    def as_dict(self) -> GateReport:
-        return {"passed": self.passed, "checks": [c.report() for c in self.checks]}
+    def as_dict(self) -> dict[str, object]:
+        """The verdict as the run report and the stage's ``REFUSED`` marker hold it."""
+        return {"passed": self.passed, "checks": [asdict(c) for c in self.checks]}
+
+    def with_checks(self, checks: Sequence[CheckResult]) -> GateVerdict:
+        """This verdict with ``checks`` added: it passes when they all pass too."""
+        return GateVerdict(self.passed and all(c.passed for c in checks), (*self.checks, *checks))
 
     def explain(self) -> str:
         lines = [f"{'ok  ' if c.passed else 'FAIL'} {c.name}: {c.message}" for c in self.checks]
@@ -176,8 +201,8 @@ def max_drop(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     if len(events) < 2:
         return
     # Growth in one event must not hide a drop in another.
-    now = Counter(_event(r) for r in crawl.rows)
-    then = Counter(_event(r) for r in crawl.before if not r.withdrawn)
+    now = Counter(r.event_id for r in crawl.rows)
+    then = Counter(r.event_id for r in crawl.before if not r.withdrawn)
     for event in events:
         if then[event]:
             yield _drop_result(f"max_drop:{event}", now[event], then[event], t, event)
@@ -224,7 +249,7 @@ def _failed_share(failed: float, asked: float) -> float:
     return _rate(failed, max(asked, failed))
 
 
-def _few_failed(failed: float, asked: float, share: float) -> bool:
+def few_failed(failed: float, asked: float, share: float) -> bool:
     """Whether ``failed`` of ``asked`` is within ``share``, which allows one failure at least: a crawl
     that asks a handful (a refresh, a night resumed after its listing failed) is not refused for a
     single one, while every one of them failing is still an outage."""
@@ -240,7 +265,7 @@ def error_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     what = f"{int(failed)} failed pages of {int(asked)} asked" if asked or failed else "no lecture page asked"
     yield CheckResult(
         "error_rate",
-        _few_failed(failed, asked, t.max_error_rate),
+        few_failed(failed, asked, t.max_error_rate),
         round(rate, 4),
         t.max_error_rate,
         f"{what}: {rate:.1%} (at most {t.max_error_rate:.0%}, or one page)",
@@ -272,7 +297,7 @@ def retry_exhausted_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
     rate = _failed_share(exhausted, requests)
     yield CheckResult(
         "retry_exhausted_rate",
-        _few_failed(exhausted, requests, t.max_retry_exhausted_rate),
+        few_failed(exhausted, requests, t.max_retry_exhausted_rate),
         round(rate, 4),
         t.max_retry_exhausted_rate,
         f"{int(exhausted)} requests gave up after retries of {int(requests)} sent: {rate:.1%}"
@@ -299,7 +324,7 @@ def with_incomplete_authors(
 ) -> dict[str, dict[str, float]]:
     """Coverage where ``authors`` counts the lectures whose authors' profiles the listing left out as
     without authors (they keep their last authors, which would hide the site's fault from the gate)."""
-    events = Counter(_event(r) for r in crawl.rows)
+    events = Counter(r.event_id for r in crawl.rows)
     out = {event: dict(shares) for event, shares in coverage.items()}
     for event, shares in out.items():
         if event == ALL_EVENTS or "authors" not in shares or not events[event]:
@@ -314,15 +339,15 @@ def authors_missing(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult
     """Each event's share of lectures without authors, or whose authors' profiles the listing left out
     (the larger of the two counts): judged on every release, a first one too, where no previous
     release shows what the coverage should be."""
-    live = Counter(_event(r) for r in crawl.rows)
-    empty = Counter(_event(r) for r in crawl.rows if not r.has("authors"))
+    live = Counter(r.event_id for r in crawl.rows)
+    empty = Counter(r.event_id for r in crawl.rows if not r.has("authors"))
     failures = []
     for event in sorted(live, key=lecture_order):
         incomplete = crawl.count(keys.AUTHORS_INCOMPLETE_PREFIX + event)
         without = max(float(empty[event]), incomplete)
         share = _rate(without, live[event])
         if share > t.max_authors_missing + 1e-9:
-            examples = tuple(_missing(crawl.rows, event, "authors"))
+            examples = tuple(rows_missing(crawl.rows, event, "authors"))
             shown = f" (e.g. lectures {', '.join(examples[:3])})" if examples else ""
             failures.append(
                 CheckResult(
@@ -355,7 +380,7 @@ def authors_missing(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult
 KEPT_PROPERTIES: tuple[tuple[str, str, Callable[[GateRow], bool]], ...] = (
     ("anthology_links", "Anthology links", lambda r: r.has("anthology_id")),
     ("authors", "author lists", lambda r: r.has("authors")),
-    ("page_rows", "rows read from their page", lambda r: not listing_only(r)),
+    ("page_rows", "rows read from their page", lambda r: not r.listing_only),
 )
 
 
@@ -405,7 +430,7 @@ def with_fetched_pages(
     judged on them."""
     if not pages_waiting(crawl):
         return coverage
-    fetched = _coverage(r for r in crawl.rows if not listing_only(r))
+    fetched = row_coverage(r for r in crawl.rows if not r.listing_only)
     out = {event: dict(shares) for event, shares in coverage.items()}
     for event, shares in out.items():
         for name in PAGE_ONLY_FIELDS:
@@ -425,7 +450,7 @@ def listing_only_share(crawl: GateInput, t: GateThresholds) -> Iterator[CheckRes
     if not waiting:
         return
     live = [r for r in crawl.rows if not r.withdrawn]
-    only = sum(1 for r in live if listing_only(r))
+    only = sum(1 for r in live if r.listing_only)
     share = _rate(only, len(live))
     budget = int(crawl.count(keys.PAGE_BUDGET))
     yield CheckResult(
@@ -445,10 +470,10 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
     One result for the whole crawl when every field holds; one failed result per field and event when
     not, naming both figures and a few lectures without the field.
     """
-    now = with_fetched_pages(with_incomplete_authors(_coverage(crawl.rows), crawl), crawl)
-    then = _coverage(crawl.before)
+    now = with_fetched_pages(with_incomplete_authors(row_coverage(crawl.rows), crawl), crawl)
+    then = row_coverage(crawl.before)
     fetched: Sequence[GateRow] = (
-        [r for r in crawl.rows if not listing_only(r)] if pages_waiting(crawl) else crawl.rows
+        [r for r in crawl.rows if not r.listing_only] if pages_waiting(crawl) else crawl.rows
     )
     failures: list[CheckResult] = []
     for event, shares in now.items():
@@ -471,11 +496,11 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
                     share,
                     (before - t.max_coverage_drop) if fell and before is not None else float(floor or 0),
                     f"`{name}` coverage in {where}: {share:.1%} against {limit}"
-                    f" (e.g. lectures {', '.join(_missing(judged, event, name, 3))})",
+                    f" (e.g. lectures {', '.join(rows_missing(judged, event, name, 3))})",
                     event=event,
                     field=name,
                     previous=before,
-                    examples=tuple(_missing(judged, event, name)),
+                    examples=tuple(rows_missing(judged, event, name)),
                 )
             )
     if failures:

@@ -12,19 +12,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from crawler import stats_keys as keys
 from crawler.schedule.gate import (
     CheckResult,
     GateInput,
     GateRefused,
+    GateRow,
     GateThresholds,
     GateVerdict,
     evaluate,
+    row_coverage,
 )
-from crawler.schedule.gate_rows import GateRow, row_coverage
-from crawler.schedule.tables_gate import judge_tables, left_of
+from crawler.schedule.tables_gate import LeftOnRequest, judge_tables
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
@@ -33,24 +34,20 @@ if TYPE_CHECKING:
     from crawler.schema import Lecture
 
 
-class CoverageReport(TypedDict):
-    now: dict[str, dict[str, float]]
-    previous: dict[str, dict[str, float]]
-
-
 @dataclass(frozen=True)
 class Judgement:
     """The gate's verdict on a release, and each field's coverage in it and in the previous release."""
 
     verdict: GateVerdict
-    coverage: CoverageReport
+    # {"now": ..., "previous": ...}: each release's {event_id: {field: share}}, as the run report holds it.
+    coverage: dict[str, dict[str, dict[str, float]]]
 
     def refusal(self, command: str) -> dict[str, object]:
         return refusal(self.verdict, command)
 
     def with_checks(self, checks: Sequence[CheckResult]) -> Judgement:
         """This judgement with more checks' results (the tables', judged on the release built aside)."""
-        return Judgement(with_checks(self.verdict, checks), self.coverage)
+        return Judgement(self.verdict.with_checks(checks), self.coverage)
 
 
 def redacted_lectures(release: NextRelease) -> list[str]:
@@ -66,18 +63,17 @@ def redacted_lectures(release: NextRelease) -> list[str]:
     ]
 
 
-def with_checks(verdict: GateVerdict, checks: Sequence[CheckResult]) -> GateVerdict:
-    """``verdict`` with ``checks`` added: it passes when they all pass too."""
-    return GateVerdict(verdict.passed and all(c.passed for c in checks), (*verdict.checks, *checks))
-
-
 class TableChecks:
     """The gate over every declared table (:mod:`crawler.schedule.tables_gate`), as a publish calls it on
     the release built aside: it keeps the results, and refuses the release (``GateRefused``, nothing
     swapped in) when one fails, unless ``force``."""
 
     def __init__(self, release: NextRelease, thresholds: GateThresholds, *, force: bool = False) -> None:
-        self.left = left_of(release.retired_events, release.removals.lectures, redacted_lectures(release))
+        self.left = LeftOnRequest(
+            frozenset(release.removals.lectures),
+            frozenset(release.retired_events),
+            frozenset(redacted_lectures(release)),
+        )
         self.thresholds = thresholds
         self.force = force
         self.results: tuple[CheckResult, ...] = ()

@@ -21,8 +21,8 @@ from crawler.publish.diff import ReleaseDiff, diff_releases
 from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
 from crawler.schedule.config import RunConfig
-from crawler.schedule.gate import GateRefused, GateReport, GateThresholds, GateVerdict
-from crawler.schedule.judge import CoverageReport, TableChecks, judge_release, refusal, with_checks
+from crawler.schedule.gate import GateRefused, GateThresholds, GateVerdict
+from crawler.schedule.judge import TableChecks, judge_release, refusal
 from crawler.schedule.lock import StateLock
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
@@ -46,78 +46,23 @@ class RunStatus(enum.IntEnum):
     DISK_FULL = 10
 
 
-class CrawlReport(TypedDict):
-    finish_reason: str
-    pages: str
-    empty_events: list[str]
-    stats: dict[str, object]
-    page_budget: dict[str, int] | None
-
-
-class ChangesReport(ChangelogEntry, total=False):
-    """The changelog of the release, the events retired from it (event id -> lectures dropped), and the
-    lectures whose rows were edited in place in the previous release and are restored (no site change)."""
-
-    retired_events: dict[str, int]
-    repaired: list[str]
-
-
-class EventsReport(TypedDict):
-    crawled: list[str]
-    not_crawled_kept: dict[str, int]
-    # Crawled, but their listing could not be read whole: kept as last published (event -> why).
-    kept_back: dict[str, str]
-    retired: dict[str, int]
-    notes: list[str]
-
-
-class UnmappedAttribute(TypedDict, total=False):
-    lectures: object
-    example: object
-
-
-class ReleaseReport(TypedDict):
-    version: str
-    out: str
-    rows: dict[str, int]
-    forced: bool
-
-
-class HubReport(TypedDict, total=False):
-    repo: str
-    local_version: str | None
-    hub_version: str | None
-    error: str
-    commit: str
-
-
-class ConfigReport(TypedDict):
-    event_ids: list[str]
-    state: str
-    out: str
-    push_to_hub: str | None
-    retire_events: list[str]
-    anthology: str | None
-    gate: dict[str, object]
-
-
 class RunReport(TypedDict, total=False):
     """``run-report.json``: what the run did, part by part (a part is missing when the run stopped
     before it)."""
 
     started_at: str
-    config: ConfigReport
-    crawl: CrawlReport
+    config: dict[str, object]
+    crawl: dict[str, object]
     stage: dict[str, int]
-    changes: ChangesReport
+    changes: dict[str, object]
     changes_by_event: dict[str, ChangelogEntry]
     anthology: LinkReport
-    events: EventsReport
-    gate: GateReport
-    coverage: CoverageReport
-    unmapped_attributes: dict[str, UnmappedAttribute]
-    release: ReleaseReport
-    hub: HubReport
+    events: dict[str, object]
+    gate: dict[str, object]
+    coverage: dict[str, dict[str, dict[str, float]]]
+    unmapped_attributes: dict[str, dict[str, object]]
+    release: dict[str, object]
+    hub: dict[str, object]
     finished_at: str
     status: str
     exit_code: int
@@ -128,7 +73,6 @@ class RunReport(TypedDict, total=False):
 class RunOutcome:
     status: RunStatus
     message: str
-    report: RunReport
 
 
 Verdict = tuple[RunStatus, str]
@@ -148,7 +92,7 @@ def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
 
 def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> Verdict:
     crawled = _crawl(config, report)
-    refused = _crawl_refused(crawled, report, force=force)
+    refused = _crawl_refused(crawled, force=force)
     if refused is not None:
         return refused
     state = config.state
@@ -164,14 +108,13 @@ def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> 
         retire_events=config.retire_events,
         anthology=config.anthology,
     )
-    changelog = _report_changes(release, staged, report)
+    changelog, diff = _report_changes(release, staged, report)
     verdict = _judge(release, crawled, staged, config.gate, report)
     notes = "".join(f"\n{line}" for line in release.notes())
-    repaired = report["changes"].get("repaired")
-    if repaired:
+    if diff.repaired:
         notes += (
-            f"\n{len(repaired)} rows edited in place in the release are restored as published (no change "
-            "of the site, and none in the change file)"
+            f"\n{len(diff.repaired)} rows edited in place in the release are restored as published (no "
+            "change of the site, and none in the change file)"
         )
     if not verdict.passed and not force:
         return _refused(state, verdict)
@@ -217,15 +160,27 @@ def _publish_judged(
     or ``force``): its version, or the gate's refusal with the release untouched."""
     tables = TableChecks(release, config.gate, force=force)
     try:
-        version = _publish(config, release, staged, report, tables=tables)
+        result = runner.publish(
+            release,
+            staged.provenance,
+            out_dir=config.out,
+            name=config.name or config.out.resolve().name,
+            state_dir=config.state,
+            check_built=tables,
+        )
     except GateRefused as refused:
-        judged = with_checks(verdict, refused.verdict.checks)
+        judged = verdict.with_checks(refused.verdict.checks)
         report["gate"] = judged.as_dict()
         return _refused(config.state, judged)
-    judged = with_checks(verdict, tables.results)
+    judged = verdict.with_checks(tables.results)
     report["gate"] = judged.as_dict()
-    report["release"]["forced"] = force and not judged.passed
-    return version
+    report["release"] = {
+        "version": result.version,
+        "out": str(config.out),
+        "rows": result.row_counts,
+        "forced": force and not judged.passed,
+    }
+    return result.version
 
 
 def _crawl(config: RunConfig, report: RunReport) -> CrawlResult:
@@ -247,14 +202,14 @@ def _crawl(config: RunConfig, report: RunReport) -> CrawlResult:
     return crawled
 
 
-def _crawl_refused(crawled: CrawlResult, report: RunReport, *, force: bool) -> Verdict | None:
+def _crawl_refused(crawled: CrawlResult, *, force: bool) -> Verdict | None:
     """Why nothing may be published from this crawl; None when it may go on to the gate."""
     if not crawled.finished:
         return (
             RunStatus.CRAWL_FAILED,
             f"{crawled.explain()}; the release is untouched",
         )
-    empty = report["crawl"]["empty_events"]
+    empty = crawled.empty_events()
     if empty and not force:
         # An event id that lists nothing is a typo or an event the site took down: say which, publish
         # nothing until the configuration says what to do with it.
@@ -271,16 +226,14 @@ def release_diff(release: NextRelease) -> ReleaseDiff:
     return diff_releases(release.previous.iter_lectures(), release.records)
 
 
-def release_changelog(release: NextRelease) -> Changelog:
-    """The run's changelog of the next release: its diff among the lectures on the site, the retired
-    events' lectures left to the report's own list."""
-    return changelog_of(release_diff(release), retired_events=release.retired_events)
-
-
-def _report_changes(release: NextRelease, staged: StagedCrawl, report: RunReport) -> Changelog:
-    """Put the release's changelog, its Anthology links and its events into the report."""
+def _report_changes(
+    release: NextRelease, staged: StagedCrawl, report: RunReport
+) -> tuple[Changelog, ReleaseDiff]:
+    """Put the release's changelog, its Anthology links and its events into the report; the changelog
+    and the diff it was read from."""
     diff = release_diff(release)
     changelog = changelog_of(diff, retired_events=release.retired_events)
+    # The changelog, and the events retired from the release (event id -> lectures dropped).
     report["changes"] = {**changelog.as_dict(), "retired_events": release.retired_events}
     if diff.repaired:
         # Rows edited in place in the release, which this one restores: no change of the site.
@@ -291,11 +244,12 @@ def _report_changes(release: NextRelease, staged: StagedCrawl, report: RunReport
     report["events"] = {
         "crawled": list(staged.event_ids),
         "not_crawled_kept": release.carried_events,
+        # Crawled, but their listing could not be read whole: kept as last published (event -> why).
         "kept_back": release.kept_back,
         "retired": release.retired_events,
         "notes": release.notes(),
     }
-    return changelog
+    return changelog, diff
 
 
 def _judge(
@@ -314,33 +268,6 @@ def _judge(
     report["coverage"] = judged.coverage
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
     return judged.verdict
-
-
-def _publish(
-    config: RunConfig,
-    release: NextRelease,
-    staged: StagedCrawl,
-    report: RunReport,
-    *,
-    tables: TableChecks | None = None,
-) -> str:
-    """Publish the release, judged by the gate over every table (``tables``) before it is swapped in;
-    its version."""
-    result = runner.publish(
-        release,
-        staged.provenance,
-        out_dir=config.out,
-        name=config.name or config.out.resolve().name,
-        state_dir=config.state,
-        check_built=tables,
-    )
-    report["release"] = {
-        "version": result.version,
-        "out": str(config.out),
-        "rows": result.row_counts,
-        "forced": False,
-    }
-    return result.version
 
 
 def _budget_report(stats: Mapping[str, object]) -> dict[str, int] | None:
@@ -364,7 +291,7 @@ def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, messa
         revision=config.revision,
     )
     local, where = owed.local_version, owed.where
-    hub: HubReport = {"repo": where, "local_version": local, "hub_version": owed.hub_version}
+    hub: dict[str, object] = {"repo": where, "local_version": local, "hub_version": owed.hub_version}
     report["hub"] = hub
     if owed.error is not None:
         hub["error"] = owed.error
@@ -383,10 +310,10 @@ def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, messa
     return status, f"{message}; pushed to {where}"
 
 
-def unmapped_attributes(stats: Mapping[str, object]) -> dict[str, UnmappedAttribute]:
+def unmapped_attributes(stats: Mapping[str, object]) -> dict[str, dict[str, object]]:
     """Attributes the site sent that the crawler does not map: how many lectures carried each, and an
     example value (personal data scrubbed), so a renamed attribute shows up beside its emptied field."""
-    found: dict[str, UnmappedAttribute] = {}
+    found: dict[str, dict[str, object]] = {}
     for key, value in stats.items():
         if key.startswith(keys.UNMAPPED_ATTRIBUTE):
             found.setdefault(key[len(keys.UNMAPPED_ATTRIBUTE) :], {})["lectures"] = value
@@ -395,7 +322,7 @@ def unmapped_attributes(stats: Mapping[str, object]) -> dict[str, UnmappedAttrib
     return dict(sorted(found.items()))
 
 
-def _config_dict(config: RunConfig) -> ConfigReport:
+def _config_dict(config: RunConfig) -> dict[str, object]:
     return {
         "event_ids": list(config.event_ids),
         "state": str(config.state),
@@ -413,4 +340,4 @@ def _finish(state: Path, report: RunReport, status: RunStatus, message: str) -> 
     report["exit_code"] = int(status)
     report["message"] = message
     write_json_atomic(StateDir(state).run_report, report, sort_keys=True)
-    return RunOutcome(status, message, report)
+    return RunOutcome(status, message)

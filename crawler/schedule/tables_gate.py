@@ -15,7 +15,7 @@ their absence is asked for. A table new in this release, or empty before, is not
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from crawler.coverage import ALL_EVENTS
 from crawler.publish.manifest import Manifest, read_manifest
 from crawler.publish.tables import DECLARED_TABLES, LECTURES, TableSpec
-from crawler.schedule.gate import CheckResult, GateThresholds
+from crawler.schedule.gate import CheckResult, GateThresholds, few_failed
 from crawler.schema import lecture_order
 
 # The columns that tie a row to its lectures and events, by the names every table uses for them.
@@ -174,15 +174,6 @@ def with_emptied_keys(root: Path, manifest: Manifest, left: LeftOnRequest) -> Le
     return replace(left, keys={**left.keys, **keys})
 
 
-def _few_lost(lost: int, before: int, share: float) -> bool:
-    """Within ``share`` of ``before``, allowing one at least (a small table is not refused for one row)."""
-    return lost <= max(1.0, share * before + 1e-9)
-
-
-def _where(event: str) -> str:
-    return "" if event == ALL_EVENTS else f" of event {event}"
-
-
 def _checks_of(
     spec: TableSpec, now: TableProfile, then: TableProfile, t: GateThresholds
 ) -> Iterator[CheckResult]:
@@ -191,15 +182,19 @@ def _checks_of(
         before, after = then.rows[event], now.rows[event]
         if not before:
             continue
+        # The whole table's results are named and told without an event.
+        one = None if event == ALL_EVENTS else event
+        suffix, where = ("", "") if one is None else (f":{one}", f" of event {one}")
         lost = max(0, before - after)
         yield CheckResult(
-            f"table:{spec.name}:rows" + (f":{event}" if event != ALL_EVENTS else ""),
-            _few_lost(lost, before, t.max_drop),
+            f"table:{spec.name}:rows{suffix}",
+            # Within the share, allowing one at least: a small table is not refused for one row.
+            few_failed(lost, before, t.max_drop),
             round(lost / before, 4),
             t.max_drop,
-            f"`{spec.name}`{_where(event)}: {after} rows against {before} in the previous release"
+            f"`{spec.name}`{where}: {after} rows against {before} in the previous release"
             f" ({lost} lost; at most {t.max_drop:.0%}, or one row)",
-            event=None if event == ALL_EVENTS else event,
+            event=one,
         )
         for name in spec.content:
             had = then.filled[name][event]
@@ -209,13 +204,13 @@ def _checks_of(
             fell = share_then - share_now
             lost_values = max(0, had - now.filled[name][event])
             yield CheckResult(
-                f"table:{spec.name}:{name}" + (f":{event}" if event != ALL_EVENTS else ""),
+                f"table:{spec.name}:{name}{suffix}",
                 fell <= t.max_coverage_drop + 1e-9 or lost_values <= 1,
                 round(share_now, 4),
                 round(share_then - t.max_coverage_drop, 4),
-                f"`{spec.name}.{name}`{_where(event)}: {share_now:.1%} of rows hold a value against"
+                f"`{spec.name}.{name}`{where}: {share_now:.1%} of rows hold a value against"
                 f" {share_then:.1%} in the previous release (at most {t.max_coverage_drop:.0%} points lost)",
-                event=None if event == ALL_EVENTS else event,
+                event=one,
                 field=name,
                 previous=round(share_then, 4),
             )
@@ -255,11 +250,3 @@ def judge_tables(
             )
         )
     return results
-
-
-def left_of(retired: Mapping[str, int], removed: Sequence[str], changed: Iterable[str] = ()) -> LeftOnRequest:
-    """What a release leaves out on request: its retired events and removed lectures, and the lectures
-    it changes on request (``changed``: their authors redacted)."""
-    return LeftOnRequest(
-        frozenset(str(i) for i in removed), frozenset(str(e) for e in retired), frozenset(map(str, changed))
-    )
