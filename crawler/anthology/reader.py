@@ -504,9 +504,3 @@ def with_colocated(paper: Paper, colocated: Mapping[str, set[str]]) -> Paper:
     if not more or more.issubset(paper.events):
         return paper
     return replace(paper, events=tuple(sorted(set(paper.events) | more)))
-
-
-def iter_papers(paths: Iterable[Path]) -> Iterator[Paper]:
-    """The papers of several collection files, in order."""
-    for path in paths:
-        yield from read_collection(path)
