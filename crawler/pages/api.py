@@ -88,7 +88,7 @@ def lecture_fields(
     attributes = member(resource, "attributes")
     relationships = member(resource, "relationships")
     problems: list[str] = []
-    read = _attribute_values(attributes, base_url, problems)
+    read = attribute_values(attributes, base_url, problems)
     for name in _OTHER_TEXT_ATTRIBUTES:
         _check_text(lookup(attributes, LECTURE_ATTRIBUTES[name]), LECTURE_ATTRIBUTES[name][0], problems)
     event_key = _to_one(relationships, "event")
@@ -140,15 +140,10 @@ class AttributeValues:
     link_problems: list[str]
 
 
-def attribute_values(resource: Resource, base_url: str | None, problems: list[str]) -> AttributeValues:
-    """Every field with ``attribute`` spellings in the schema, read from ``resource`` by its kind: text
-    (links made absolute), a list of strings, a timestamp, a bool, an integer or a number. What cannot
-    be used is a gap and a problem; nothing raises."""
-    return _attribute_values(member(resource, "attributes"), base_url, problems)
-
-
-def _attribute_values(attributes: Any, base_url: str | None, problems: list[str]) -> AttributeValues:
-    """:func:`attribute_values` of a resource's ``attributes``."""
+def attribute_values(attributes: Any, base_url: str | None, problems: list[str]) -> AttributeValues:
+    """Every field with ``attribute`` spellings in the schema, read from a resource's ``attributes`` by its
+    kind: text (links made absolute), a list of strings, a timestamp, a bool, an integer or a number. What
+    cannot be used is a gap and a problem; nothing raises."""
     raw = {f.name: lookup(attributes, f.attribute) for f in ATTRIBUTE_FIELDS}
     for f in ATTRIBUTE_FIELDS:
         if f.kind == "string":
