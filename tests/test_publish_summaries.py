@@ -60,7 +60,7 @@ def staged_talks(state: Path) -> None:
     for item in records:
         item["content_sha256"] = content_sha256(item)
         writer.write_lecture(item)
-    writer.write_alias("130500", "http://x/lecture/130500")
+    writer.write_aliases([("130500", "http://x/lecture/130500")])
     writer.close(complete=True)
 
 
