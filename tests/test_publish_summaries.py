@@ -9,7 +9,8 @@ from crawler.dedup.records import merge_duplicates
 from crawler.publish.summaries import StagedEvents, plan_dedup
 from crawler.schema import content_sha256
 from crawler.state.stage import StageWriter
-from crawler.state.stage_index import index_stage, read_stage
+from crawler.state.stage_index import index_stage
+from tests.support.staged import read_stage
 from tests.test_dedup_records import ABSTRACT, OTHER, track
 from tests.test_stage import record
 

@@ -19,7 +19,8 @@ from crawler.state.stage import (
     mark_refused,
     start_stage,
 )
-from crawler.state.stage_index import read_stage, staged_counts, unfinished_lecture_ids
+from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
+from tests.support.staged import read_stage
 
 
 def record(lecture_id: str, fetched: str = "2026-01-01T00:00:00Z", **extra: Any) -> dict[str, Any]:
