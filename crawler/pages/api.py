@@ -322,19 +322,6 @@ def session_fields(resource: Any) -> SessionFields | None:
     )
 
 
-def parse_session(doc: Any) -> SessionFields | None:
-    """The session of ``/api/v1/thin_event_sessions/<sid>`` (or a session resource itself); None when
-    the answer holds none."""
-    data = member(doc, "data") if isinstance(doc, Mapping) and "data" in doc else doc
-    return session_fields(data)
-
-
-def parse_sessions(doc: Any) -> list[SessionFields]:
-    """Every session in a document's ``data`` and ``included`` (a listing includes them), in order of
-    first appearance."""
-    return _sessions_of(index_resources([doc]))
-
-
 def _sessions_of(index: Mapping[ResourceKey, Resource]) -> list[SessionFields]:
     # An index is keyed by each resource's (type, id): only the sessions' keys are read further.
     found = (session_fields(resource) for key, resource in index.items() if key[0] == SESSION_TYPE)
