@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
 from pathlib import Path
-from typing import IO, TypedDict
+from typing import IO
 
 import numpy as np
 
@@ -490,13 +490,3 @@ def candidate_groups(
         if len(kinds) >= 2:
             groups.append(sorted((ids[i] for i in indices), key=lecture_order))
     return sorted(groups, key=lambda g: lecture_order(g[0]))
-
-
-class NearPairJson(TypedDict):
-    first: str
-    second: str
-    similarity: float
-
-
-def describe(pair: NearPair) -> NearPairJson:
-    return {"first": pair.first, "second": pair.second, "similarity": pair.similarity}
