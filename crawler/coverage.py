@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, Lecture, has_value, lecture_order
+from crawler.schema import BOOKKEEPING_FIELDS, FIELDS, Lecture, has_value
 
 MONITORED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.name not in BOOKKEEPING_FIELDS)
 ALL_EVENTS = "*"
@@ -45,15 +45,3 @@ def field_coverage(records: Iterable[Lecture]) -> dict[str, dict[str, float]]:
     return coverage_of(
         records, event_of=lambda r: str(r.event_id or ""), has=lambda r, name: has_value(getattr(r, name))
     )
-
-
-def lectures_missing(records: Iterable[Lecture], event: str, name: str, limit: int = 5) -> list[str]:
-    """A few lecture ids of ``event`` without a value in ``name``, lowest first: examples for a report."""
-    ids = [
-        r.lecture_id
-        for r in records
-        if not r.withdrawn
-        and (event == ALL_EVENTS or str(r.event_id or "") == event)
-        and not has_value(getattr(r, name))
-    ]
-    return sorted(ids, key=lecture_order)[:limit]

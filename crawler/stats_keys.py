@@ -187,18 +187,9 @@ STAGED_PREFIXES = (
     STAGE_INVALID,
 )
 
-# A lecture the crawl meant to publish and could not: each counts against one of the gate's shares below.
-ERRORS = (
-    STAGE_BAD_LINES,
-    FETCH_FAILED,
-    PAGE_UNPARSABLE,
-    PAGE_WITHOUT_LECTURE,
-    LISTING_NOT_JSON,
-    STAGE_INVALID,
-    SPIDER_EXCEPTIONS,
-)
-# The gate judges them in two shares. A lecture page asked for that failed (not answered, not readable,
-# showing no lecture or another one): of the lecture pages the crawl asked for (fetched + revalidated).
+# A lecture the crawl meant to publish and could not counts against one of the gate's two shares. A
+# lecture page asked for that failed (not answered, not readable, showing no lecture or another one): of
+# the lecture pages the crawl asked for (fetched + revalidated).
 PAGE_ERRORS = (FETCH_FAILED, PAGE_UNPARSABLE, PAGE_WITHOUT_LECTURE)
 # A lecture lost on its way to the release (never staged, or staged and not read back): of those listed.
 LOST_LECTURES = (STAGE_BAD_LINES, STAGE_INVALID, LISTING_NOT_JSON, SPIDER_EXCEPTIONS)

@@ -10,7 +10,7 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 # The id is the leading digits of the last path segment; the slug is what follows the first hyphen.
 _LECTURE_PATH = re.compile(
@@ -49,23 +49,6 @@ def canonical_lecture_url(web_base: str, lecture_id: str, slug: str | None) -> s
     """``<web base>/lecture/<id>-<slug>`` (``/lecture/<id>`` when the slug is unknown)."""
     base = web_base.rstrip("/")
     return f"{base}/lecture/{lecture_id}-{slug}" if slug else f"{base}/lecture/{lecture_id}"
-
-
-def canonicalize_lecture_url(url: str, web_base: str, known_slug: str | None = None) -> str | None:
-    """The canonical URL of the lecture ``url`` points at, or None when it is not a lecture URL.
-
-    ``url`` may be relative to ``web_base``. ``known_slug`` (from the API) wins over the URL's own
-    slug, so a stale or truncated slug in a link still maps to the one canonical URL.
-    """
-    ref = lecture_ref(urljoin(web_base.rstrip("/") + "/", url))
-    if ref is None:
-        return None
-    return canonical_lecture_url(web_base, ref.lecture_id, known_slug or ref.slug)
-
-
-def absolute_url(url: str, web_base: str) -> str:
-    """``url`` resolved against ``web_base``."""
-    return urljoin(web_base.rstrip("/") + "/", url.strip())
 
 
 def same_host(url: str, base: str) -> bool:

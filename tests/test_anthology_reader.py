@@ -25,7 +25,6 @@ from crawler.anthology.reader import (
     Author,
     build_id,
     is_anthology_id,
-    read_collection,
     read_papers,
 )
 
@@ -52,7 +51,7 @@ OLD_STYLE = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 def test_the_emnlp_2025_collection_reads_whole() -> None:
-    papers = list(read_collection(EMNLP))
+    papers, _ = read_papers(EMNLP)
     assert len(papers) == 179
     assert Counter(p.volume_id for p in papers) == {"2025.emnlp-main": 172, "2025.emnlp-tutorials": 7}
     assert len({p.anthology_id for p in papers}) == 179
@@ -124,7 +123,7 @@ def test_a_collection_id_not_of_the_anthologys_pattern_is_refused(tmp_path: Path
     with pytest.raises(
         AnthologyError, match=rf"wrong\.xml: '{re.escape(given)}' is not an Anthology collection id"
     ):
-        list(read_collection(wrong))
+        read_papers(wrong)
 
 
 @pytest.mark.parametrize(

@@ -239,7 +239,9 @@ def test_lsh_bands_are_what_datasketch_picks(threshold: float) -> None:
 
 def test_the_stored_permutations_are_datasketchs_draw() -> None:
     """The permutations written into the module are those ``RandomState(SEED)`` draws (datasketch's)."""
-    a, b = near._affine32_permutations(near.NUM_PERM, near.SEED)
+    from datasketch import MinHash
+
+    a, b = MinHash(num_perm=near.NUM_PERM, seed=near.SEED).permutations
     assert near._PERM_A.dtype == near._PERM_B.dtype == np.uint32
     assert near._PERM_A.tolist() == a.tolist()
     assert near._PERM_B.tolist() == b.tolist()

@@ -34,7 +34,6 @@ def test_the_same_talk_under_two_ids_becomes_one_record() -> None:
     assert kept.content_sha256 == content_sha256(kept.values()) != records[2].content_sha256
     assert out[0].alternate_ids == [] and out[0].content_sha256 == records[1].content_sha256
     assert report.merges == [Merge("130100", ("130500",))]
-    assert report.stats()["dedup/same_talk_ids_merged"] == 1
     assert report.summary() == {
         "records_in": 3,
         "records_out": 2,
@@ -102,13 +101,6 @@ def test_near_duplicates_share_a_cluster() -> None:
     ]
     assert [(c.cluster_id, c.members) for c in report.clusters] == [("12", ("12", "30"))]
     assert report.clusters[0].pairs[0].similarity == 0.8065
-    assert report.as_dict()["clusters"] == [
-        {
-            "cluster": "12",
-            "members": ["12", "30"],
-            "pairs": [{"first": "12", "second": "30", "similarity": 0.8065}],
-        }
-    ]
     # The cluster is not content: the hash is the one without it.
     assert out[0].content_sha256 == records[0].content_sha256
 

@@ -198,7 +198,7 @@ def test_scrapy_crawl_works_from_the_repo_root(tmp_path: Path) -> None:
         )  # fmt: skip
         expected = {t["lecture_id"] for t in replica.ground_truth()}
     assert result.returncode == 0, result.stderr[-3000:]
-    from crawler.state.stage_index import read_stage
+    from tests.support.staged import read_stage
 
     staged = read_stage(tmp_path / "state")
     assert staged.complete

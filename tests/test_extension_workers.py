@@ -27,11 +27,11 @@ from crawler.dedup import near
 from crawler.extensions import worker_process
 from crawler.extensions.workers import JobTimedOut, RemoteTraceback, WorkerDied, WorkerPool
 from crawler.pipelines.dedup import SIGNATURE_BATCH
-from crawler.state.stage_index import read_stage
 from tests.support.commands import start_command
 from tests.support.polite_server import REPO_ROOT
 from tests.support.replica import RunningReplica, crawl_args, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
+from tests.support.staged import read_stage
 
 # -- jobs the tests send (module level: a worker imports them by name) -----------------------------------
 

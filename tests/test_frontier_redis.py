@@ -23,11 +23,11 @@ from crawler.frontier.core import DONE, JOIN, SEED, Drain, Frontier
 from crawler.frontier.extension import FrontierExtension, IdleClock
 from crawler.schedule.lock import StateLock
 from crawler.state.stage import StageError
-from crawler.state.stage_index import read_stage
 from tests.support.commands import Started, start_command
 from tests.support.redis_server import RunningRedis, redis_server_available, running_redis
 from tests.support.replica import RunningReplica, eventcrawl, fast_crawl_settings, running_replica
 from tests.support.settings import project_crawler
+from tests.support.staged import read_stage
 
 # CI installs Redis, so there a missing server is a failure, not a reason to skip.
 pytestmark = pytest.mark.skipif(

@@ -21,10 +21,10 @@ from crawler import settings as project_settings
 from crawler.privacy.emails import PLACEHOLDER, contains_email
 from crawler.replica.layout import build_site, load_records, page_links
 from crawler.schema import content_sha256
-from crawler.state.stage_index import read_stage
 from crawler.text.normalize import nfc_collapsed, normalize_line
 from tests.scenarios import hostile
 from tests.support.replica import crawl_args, eventcrawl, fast_crawl_settings, running_replica
+from tests.support.staged import read_stage
 
 LECTURES = 90
 PAGE_SIZE = 16

@@ -24,10 +24,10 @@ import pytest
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.schema import format_timestamp
-from crawler.state.stage_index import read_stage
 from tests.support.commands import eventcrawl, run_command
 from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
 from tests.support.sites import changed_site
+from tests.support.staged import read_stage
 
 EVENT = "502"
 BUDGET = 40

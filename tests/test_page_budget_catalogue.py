@@ -25,9 +25,9 @@ from crawler.replica.layout import ReplicaSite, build_catalogue, ground_truth, l
 from crawler.replica.server import KIND_LECTURE_PAGE, KIND_LISTING, ReplicaServer
 from crawler.schema import format_timestamp
 from crawler.settings import UNDERLINE_LISTINGS_AT_ONCE
-from crawler.state.stage_index import read_stage
 from tests.support.commands import run_command
 from tests.support.replica import LISTING_FIELDS, fast_crawl_settings
+from tests.support.staged import read_stage
 
 EVENTS = 6
 LECTURES = 1200

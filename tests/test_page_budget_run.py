@@ -13,9 +13,9 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
-from crawler.state.stage_index import read_stage
 from tests.support.commands import run_command
 from tests.support.replica import fast_crawl_settings, run_args
+from tests.support.staged import read_stage
 
 EVENT = "502"
 

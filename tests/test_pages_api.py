@@ -12,12 +12,10 @@ from crawler.pages import (
     parse_lecture_document,
     parse_lecture_list,
     parse_lecture_page,
-    parse_session,
-    parse_sessions,
     parse_transcripts,
     unknown_attributes,
 )
-from crawler.pages.api import ListingAnswer, read_listing
+from crawler.pages.api import ListingAnswer, read_listing, session_fields
 from tests.test_pages_underline import INCLUDED, WEB, api_lecture
 
 API = "https://app.underline.io"
@@ -180,7 +178,7 @@ def test_session() -> None:
             },
         }
     }
-    assert parse_session(doc) == SessionFields(
+    assert session_fields(doc["data"]) == SessionFields(
         session_id="8841",
         name="Poster Session 2",
         description="Hall A, posters up from 9:00",
@@ -199,7 +197,7 @@ def test_session_in_camel_case_and_with_a_bad_time() -> None:
             "endsAt": "2025-11-05T07:15:00Z",
         },
     }
-    session = parse_session(resource)
+    session = session_fields(resource)
     assert session == SessionFields(
         "8790", "Oral: Information Retrieval 1", None, None, datetime(2025, 11, 5, 7, 15, tzinfo=UTC)
     )
@@ -207,12 +205,11 @@ def test_session_in_camel_case_and_with_a_bad_time() -> None:
 
 
 def test_sessions_of_a_listing_and_of_bad_answers() -> None:
-    assert parse_sessions({"data": [api_lecture()], "included": INCLUDED}) == [
-        SessionFields("8841", "Poster Session 2")
-    ]
-    assert parse_session({"errors": [{"status": "404"}]}) is None
-    assert parse_session({"data": {"type": "thin_lectures", "id": "1"}}) is None
-    assert parse_session("junk") is None
+    answer = read_listing(json.dumps({"data": [api_lecture()], "included": INCLUDED}), API)
+    assert answer is not None and answer.sessions == [SessionFields("8841", "Poster Session 2")]
+    assert session_fields({"errors": [{"status": "404"}]}) is None
+    assert session_fields({"type": "thin_lectures", "id": "1"}) is None
+    assert session_fields("junk") is None
 
 
 def with_relationships(relationships: Any, **attributes: Any) -> dict[str, Any]:
@@ -313,7 +310,7 @@ def test_a_listing_read_whole_is_its_parts_read_alone() -> None:
     answer = read_listing(json.dumps(doc), API)
     assert answer == ListingAnswer(
         parse_lecture_list(doc, base_url=API),
-        parse_sessions(doc),
+        [SessionFields("8841", "Poster Session 2"), SessionFields("8842", "Oral 1")],
         unknown_attributes(lecture_resources([doc])),
     )
     assert [r.lecture_id for r in answer.listing.records] == ["1", "2", "1"]

@@ -16,7 +16,6 @@ from crawler.pages.jsonapi import (
     related,
     related_id,
     related_keys,
-    related_list,
     resource_key,
     snake_case,
 )
@@ -117,8 +116,6 @@ def test_related() -> None:
     assert related_id(PAGE_LECTURE, "eventSession") == "8842"
     assert related_id(PAGE_LECTURE, "authors") is None
     assert related_keys(PAGE_LECTURE, "authors") == [("profiles", "1"), ("profiles", "2")]
-    assert related_list(API_LECTURE, "event", index) == [EVENT]
-    assert related_list(PAGE_LECTURE, "authors", index) == []
 
 
 def test_find_documents_in_next_data() -> None:

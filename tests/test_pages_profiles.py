@@ -14,7 +14,7 @@ from crawler.pages import (
     parse_lecture_list,
     parse_lecture_page,
 )
-from crawler.pages.profiles import affiliations, author, author_name, orcid_check_digit
+from crawler.pages.profiles import author, orcid_check_digit
 from crawler.text.normalize import person_name
 from tests.test_pages_underline import INCLUDED, WEB, api_lecture
 
@@ -212,12 +212,11 @@ def test_names_and_affiliations_in_every_form() -> None:
             ["A", "B"],
         ),
         "no name": ({"full_name": " ", "affiliation": 7}, None, []),
+        "number for an affiliation": ({"full_name": "Ann Lee", "affiliation": 7}, "Ann Lee", []),
         "surrogate": ({"full_name": "Ann\ud800 Lee"}, "Ann Lee", []),
     }
     for case, (attributes, name, affiliations_) in cases.items():
         given = profile("9100", **attributes)
-        assert author_name(given) == name, f"case {case}"
-        assert affiliations(given) == affiliations_, f"case {case}"
         problems: list[str] = []
         found = author(given, problems)
         if name is None:

@@ -8,8 +8,8 @@ from scrapy.spiders import Spider
 
 from crawler.items import LectureItem
 from crawler.pipelines.stage import StagePipeline
-from crawler.state.stage_index import read_stage
 from tests.support.settings import project_crawler
+from tests.support.staged import read_stage
 from tests.test_stage import record
 
 

@@ -12,9 +12,9 @@ from crawler.replica.faults import FaultProfile, named_profile
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer, RequestRecord
 from crawler.schema import CONTENT_FIELDS
-from crawler.state.stage_index import read_stage
 from tests.support.pace import ARRIVAL_NOISE, spaced_at_least
 from tests.support.replica import eventcrawl, fast_crawl_settings
+from tests.support.staged import read_stage
 
 
 def crawl(server: ReplicaServer, state: Path, *settings: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from huggingface_hub import HfApi
 from crawler import schema
 from crawler.app.next_release import StagedCrawl, next_release
 from crawler.app.runner import PublishRequest, publish, publish_staged
-from crawler.pages.profiles import author_name
+from crawler.pages import profiles
 from crawler.publish.events import GroupedEvents
 from crawler.publish.hub import RetryPolicy, push_to_hub
 from crawler.publish.manifest import manifest_problem, read_manifest
@@ -59,9 +59,9 @@ def test_a_name_is_published_and_compared_without_invisible_characters() -> None
     assert person_name("\u2066Jane Doe\u2069\ufeff") == "Jane Doe"
     # The parser publishes names in that form.
     profile = {"type": "profiles", "id": "1", "attributes": {"full_name": "Ja\u200bne  Doe"}}
-    assert author_name(profile) == "Jane Doe"
+    assert profiles.author(profile, []) == {"name": "Jane Doe", "affiliations": [], "orcid": None}
     parts = {"type": "profiles", "id": "2", "attributes": {"first_name": "\u200b", "last_name": "Doe\u200b"}}
-    assert author_name(parts) == "Doe"
+    assert profiles.author(parts, []) == {"name": "Doe", "affiliations": [], "orcid": None}
 
 
 def test_a_redaction_matches_a_name_whatever_invisible_characters_it_holds() -> None:

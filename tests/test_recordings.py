@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from crawler.pages import parse_lecture_list, parse_lecture_page
-from crawler.state.stage_index import read_stage
 from tests.support.recordings import Recording, recordings, serve_recording
 from tests.support.replica import eventcrawl, fast_crawl_settings
+from tests.support.staged import read_stage
 
 EMAIL = re.compile(rb"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 RECORDINGS = recordings()

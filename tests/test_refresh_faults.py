@@ -27,11 +27,11 @@ from crawler import stats_keys as keys
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, ground_truth, load_records
 from crawler.replica.server import ReplicaServer
-from crawler.state.stage_index import read_stage
 from crawler.urls import listing_url
 from tests.support.commands import run_command, start_command
 from tests.support.replica import QUICK_GIVE_UP, run_args, run_report
 from tests.support.sites import EDIT_SUFFIX, with_edit
+from tests.support.staged import read_stage
 
 EVENT = "502"
 PAGE_SIZE = 5

@@ -26,10 +26,10 @@ from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import Lecture, ReplicaSite, build_site, load_records
 from crawler.replica.pages import Renderer, api_json
 from crawler.replica.server import API, ReplicaServer
-from crawler.state.stage_index import read_stage
 from tests.support.commands import CHECKOUT
 from tests.support.replica import crawl_args, eventcrawl, fast_crawl_settings
 from tests.support.sites import Override
+from tests.support.staged import read_stage
 
 EVENT, OTHER = "502", "469"
 PAGE_SIZE = 10

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from crawler.state.stage_index import read_stage
 from tests.support.replica import eventcrawl, fast_crawl_settings, running_replica
+from tests.support.staged import read_stage
 
 
 def test_subtitles_are_fetched_for_fetched_lectures_only(tmp_path: Path) -> None:

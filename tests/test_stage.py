@@ -19,7 +19,8 @@ from crawler.state.stage import (
     mark_refused,
     start_stage,
 )
-from crawler.state.stage_index import read_stage, staged_counts, unfinished_lecture_ids
+from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
+from tests.support.staged import read_stage
 
 
 def record(lecture_id: str, fetched: str = "2026-01-01T00:00:00Z", **extra: Any) -> dict[str, Any]:
@@ -54,9 +55,9 @@ def test_latest_fetch_wins_and_urls_are_united(tmp_path: Path) -> None:
     writer = StageWriter(tmp_path)
     writer.open()
     writer.write_lecture(record("7", "2026-01-01T00:00:00Z", title="old"))
-    writer.write_alias("7", "http://x/events/1/sessions/2/lecture/7-t")
+    writer.write_aliases([("7", "http://x/events/1/sessions/2/lecture/7-t")])
     writer.write_lecture(record("7", "2026-01-02T00:00:00Z", title="new", source_urls=["http://x/lecture/7"]))
-    writer.write_alias("99", "http://x/lecture/99-gone")
+    writer.write_aliases([("99", "http://x/lecture/99-gone")])
     writer.write_lecture(record("10"))
     writer.close(complete=True, summary={"reason": "finished"})
     staged = read_stage(tmp_path)

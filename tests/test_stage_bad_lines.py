@@ -16,9 +16,9 @@ import pytest
 
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import ReplicaServer
-from crawler.state.stage_index import read_stage
 from tests.support import commands
 from tests.support.replica import crawl_args, fast_crawl_settings
+from tests.support.staged import read_stage
 
 NAME = "emnlp-test"
 # How each damaged line is wrong: every one still parses as JSON.

@@ -9,7 +9,6 @@ import pytest
 from crawler.app.arguments import check_state_layout
 from crawler.dedup.index import INDEX_NAME, index_path
 from crawler.dedup.near import CACHE_DIRNAME
-from crawler.pipelines.boilerplate import MODEL_NAME
 from crawler.state import stage
 from crawler.state.fsutil import DamagedFile
 from crawler.state.layout import StateDir
@@ -21,15 +20,9 @@ def test_every_path_is_under_the_root_with_its_name() -> None:
     assert state.stage == root / "stage"
     assert state.stage_complete == root / "stage" / "COMPLETE"
     assert state.stage_refused == root / "stage" / "REFUSED"
-    assert state.stage_fleet_run == root / "stage" / "FRONTIER"
-    assert state.stage_lock == root / ".stage.lock"
-    assert state.stage_lines("w-1") == root / "stage" / "w-1.jsonl"
     assert state.crawl_stats("w-1") == root / "stage" / "stats-w-1.json"
     assert state.previous_stage == root / "stage.previous"
-    assert state.refused_stage == root / "stage.refused"
     assert state.http_cache == root / "httpcache"
-    assert state.worker_signatures("main") == root / "minhash" / "main.jsonl"
-    assert state.boilerplate_model == root / "boilerplate-model.json"
     assert state.crawl_report == root / "crawl-report.json"
     assert state.run_report == root / "run-report.json"
     assert state.hub_push == root / "hub-push.json"
@@ -44,13 +37,9 @@ def test_the_names_agree_with_the_modules_that_still_spell_them() -> None:
     state = StateDir.of("s")
     assert state.stage == stage.stage_dir(Path("s"))
     assert state.previous_stage.name == stage.PREVIOUS_DIRNAME
-    assert state.refused_stage.name == stage.REFUSED_DIRNAME
     assert state.stage_complete.name == stage.COMPLETE_MARKER
     assert state.stage_refused.name == stage.REFUSED_MARKER
-    assert state.stage_fleet_run.name == stage.RUN_FILE
-    assert state.stage_lock.name == stage.LOCK_FILE
     assert state.signatures.name == CACHE_DIRNAME
-    assert state.boilerplate_model.name == MODEL_NAME
     assert state.published_index == index_path(Path("s"))
     assert state.published_index.name == INDEX_NAME
 

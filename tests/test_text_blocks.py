@@ -6,8 +6,6 @@ from pathlib import Path
 import lxml.html
 
 from crawler.text.blocks import (
-    decode_html,
-    decode_page,
     parse_html,
     parse_page,
     parseable_utf8,
@@ -88,7 +86,7 @@ def test_decoding() -> None:
     assert visible_blocks(b"<p>caf\xe9</p>", encoding="cp1252") == ["caf\u00e9"]
     assert visible_blocks(b"<p>caf\xc3\xa9 \xff\xfe bad</p>") == ["caf\u00e9 \ufffd\ufffd bad"]
     assert visible_blocks(b"<p>caf\xc3\xa9</p>", encoding="no-such-codec") == ["caf\u00e9"]
-    assert decode_html("already text") == "already text"
+    assert parse_page("already text").text == "already text"
 
 
 def test_degenerate_input() -> None:
@@ -203,7 +201,6 @@ def test_the_page_bytes_are_read_as_their_encoding_says() -> None:
         assert parsed.problems == problems, f"case {case}"
         assert parsed.root is not None, f"case {case}"
         assert visible_blocks(parsed.root) == blocks, f"case {case}"
-        assert decode_page(data)[1] == problems, f"case {case}"
 
 
 def test_blocks_collapse_every_kind_of_whitespace() -> None:

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.pages import LectureFields
+from crawler.pipelines.boilerplate import text_of
 from crawler.text.blocks import visible_blocks
 from crawler.text.boilerplate import (
     TYPE_LOOKAHEAD,
     own_content_blocks,
     own_content_indices,
-    text_from_blocks,
 )
 from crawler.text.normalize import normalize_line
 
@@ -84,12 +84,12 @@ def test_seed_pages_give_exactly_the_lecture_block(seed: str, variant: str) -> N
     for line in [*EXPECTED[seed]["boilerplate"], *LABELS]:
         if normalize_line(line):
             assert normalize_line(line) not in own, f"{line=}"
-    assert text_from_blocks(own) == "\n\n".join(EXPECTED[seed]["own_blocks"])
+    assert text_of(own, latex=False) == "\n\n".join(EXPECTED[seed]["own_blocks"])
 
 
 def test_seed000_exact_text() -> None:
     blocks = visible_blocks((FIXTURES / "seed000_seed_order.html").read_bytes())
-    text = text_from_blocks(own_content_blocks(blocks, seed_fields("seed000")))
+    text = text_of(own_content_blocks(blocks, seed_fields("seed000")), latex=False)
     assert text.startswith(
         "Reinforcement learning from human feedback (RLHF) and, at its core, reward modeling"
     )
@@ -197,7 +197,7 @@ def test_missing_values_are_skipped() -> None:
     assert own_content_blocks([], {"title": "T"}) == []
     fields: dict[str, Any] = {"abstract": None, "title": 5, "keywords": "kw", "event_name": "E"}
     assert own_content_blocks(["E", "kw"], fields) == []
-    assert text_from_blocks(["", " a ", "<br>", "b\n\nc"]) == "a\n\nb c"
+    assert text_of(["", " a ", "<br>", "b\n\nc"], latex=False) == "a\n\nb c"
 
 
 values = st.sampled_from(["A.", "T", "E", "k1", "k2", "poster", "x", "", "<br>", " T ", "E\u00a0"])

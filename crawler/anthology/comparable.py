@@ -134,11 +134,6 @@ def content_words(text: str) -> frozenset[str]:
     )
 
 
-def family_key(last: str) -> str:
-    """A family name as one comparable string: ``de Souza``, ``De-Souza`` and ``Désouza`` -> ``desouza``."""
-    return fold(last).replace(" ", "")
-
-
 @functools.lru_cache(maxsize=1 << 18)
 def paper_family_keys(last: str) -> frozenset[str]:
     """The keys a paper author's family name may be found under: whole (``desouza``) and its last word

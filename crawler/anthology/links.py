@@ -26,8 +26,6 @@ from crawler.schema import AnthologyMatch, Lecture, has_value
 
 LINKS_FILE = "anthology-links.csv"
 LINK_COLUMNS = ("anthology_id", "lecture_url", "video_url", "video_doi")
-# The record's fields a link sets.
-ANTHOLOGY_FIELDS = ("anthology_id", "anthology_url", "anthology_match")
 # How many ambiguous lectures a summary names (all are counted).
 LISTED = 50
 # A DOI as the links file takes it: ``10.``, the registrant's four to nine digits, a slash and a suffix

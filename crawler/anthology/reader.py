@@ -408,13 +408,9 @@ def _collection_id(path: Path, tag: str, given: str | None) -> str:
     return given
 
 
-def read_collection(path: Path) -> Iterator[Paper]:
+def _read(path: Path, tally: Tally) -> Iterator[Paper]:
     """The papers of one collection file, in file order; raise :class:`AnthologyError` when the file is
     not XML or not a collection (a ``<collection id=...>`` root)."""
-    return _read(path, Tally())
-
-
-def _read(path: Path, tally: Tally) -> Iterator[Paper]:
     target = _Collection(path, tally)
     parser = etree.XMLParser(target=target, resolve_entities=False, no_network=True)
     try:
@@ -442,7 +438,7 @@ def collection_files(root: Path) -> list[Path]:
 
 def root_collection(path: Path) -> str | None:
     """The id of the file's root ``<collection>`` ("" when it has none, or when the file breaks before
-    its root: :func:`read_collection` reports it with its line); None when the root is another element
+    its root: :func:`read_papers` reports it with its line); None when the root is another element
     (other XML in a checkout is skipped)."""
     try:
         for _event, element in etree.iterparse(
@@ -504,9 +500,3 @@ def with_colocated(paper: Paper, colocated: Mapping[str, set[str]]) -> Paper:
     if not more or more.issubset(paper.events):
         return paper
     return replace(paper, events=tuple(sorted(set(paper.events) | more)))
-
-
-def iter_papers(paths: Iterable[Path]) -> Iterator[Paper]:
-    """The papers of several collection files, in order."""
-    for path in paths:
-        yield from read_collection(path)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
 from pathlib import Path
-from typing import IO, TypedDict
+from typing import IO
 
 import numpy as np
 
@@ -55,21 +55,10 @@ _WORD = re.compile(r"\w+")
 Signature = np.ndarray
 
 
-def _affine32_permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The (a, b) of datasketch's affine32 permutations ``h -> a * h + b mod 2**32``.
-
-    Drawn in datasketch's order from ``RandomState(seed)``: every ``a`` first (odd, so that the map is a
-    bijection), then every ``b``.
-    """
-    gen = np.random.RandomState(seed)
-    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
-    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
-    return a, b
-
-
-# What _affine32_permutations(NUM_PERM, SEED) draws, every a then every b, as little-endian uint32: drawing
-# them imports numpy.random (a tenth of the module's import, in the crawl and in each worker process).
-# tests/test_dedup_near.py checks that the two agree.
+# The (a, b) of datasketch's affine32 permutations ``h -> a * h + b mod 2**32`` for NUM_PERM and SEED,
+# every a (odd, so that the map is a bijection) then every b, as little-endian uint32: drawing them from
+# ``RandomState(SEED)`` imports numpy.random (a tenth of the module's import, in the crawl and in each
+# worker process). tests/test_dedup_near.py checks that they are datasketch's.
 _PERMUTATIONS_LE32 = (
     "S+iD1dcBj/4ZX85wkSh43f/9DgATh5lBl1XLmgs9gv+fliNLgafgeCEBRy8DoQzLmX9dX488nMbbVe2w+fPoVg0bJcsz+v7eZcnf"
     "EymqT7H9qaDWy2JloCUX1V6pk5EMF/etaPlBDOPVm5jBOSWLdTu/BQ4ds54RZYRHV4nU8tOv+ajVr78W6tOXDB7jhYTc78vgR71b"
@@ -501,13 +490,3 @@ def candidate_groups(
         if len(kinds) >= 2:
             groups.append(sorted((ids[i] for i in indices), key=lecture_order))
     return sorted(groups, key=lambda g: lecture_order(g[0]))
-
-
-class NearPairJson(TypedDict):
-    first: str
-    second: str
-    similarity: float
-
-
-def describe(pair: NearPair) -> NearPairJson:
-    return {"first": pair.first, "second": pair.second, "similarity": pair.similarity}

@@ -23,7 +23,6 @@ import logging
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
 
 from crawler.dedup import near
 from crawler.schema import Lecture, Subtitle, content_sha256, lecture_order
@@ -79,18 +78,6 @@ class Cluster:
     pairs: tuple[near.NearPair, ...]
 
 
-class MergeEntry(TypedDict):
-    kept: str
-    merged: list[str]
-    reason: str
-
-
-class ClusterEntry(TypedDict):
-    cluster: str
-    members: list[str]
-    pairs: list[Mapping[str, object]]
-
-
 @dataclass
 class DedupReport:
     records_in: int = 0
@@ -103,20 +90,6 @@ class DedupReport:
     def merged_ids(self) -> int:
         return sum(len(m.merged) for m in self.merges)
 
-    def stats(self) -> dict[str, int]:
-        """Counts under the ``dedup/`` prefix of the crawl's statistics."""
-        return {
-            "dedup/records_in": self.records_in,
-            "dedup/records_out": self.records_out,
-            "dedup/same_talk_merges": len(self.merges),
-            "dedup/same_talk_ids_merged": self.merged_ids,
-            "dedup/near_duplicate_clusters": len(self.clusters),
-            "dedup/near_duplicate_records": sum(len(c.members) for c in self.clusters),
-            "dedup/near_candidate_pairs": self.search.candidate_pairs,
-            "dedup/signatures_cached": self.search.signatures_cached,
-            "dedup/signatures_computed": self.search.signatures_computed,
-        }
-
     def summary(self) -> dict[str, int]:
         """The counts for a dataset's provenance (short: the card shows it on one line)."""
         return {
@@ -126,21 +99,6 @@ class DedupReport:
             "near_duplicate_clusters": len(self.clusters),
             "near_duplicate_records": sum(len(c.members) for c in self.clusters),
         }
-
-    def as_dict(self) -> dict[str, int | list[MergeEntry] | list[ClusterEntry]]:
-        """Every decision, for a report file: the counts of :meth:`stats`, the merges and the clusters."""
-        merges: list[MergeEntry] = [
-            {"kept": m.kept, "merged": list(m.merged), "reason": m.reason} for m in self.merges
-        ]
-        clusters: list[ClusterEntry] = [
-            {
-                "cluster": c.cluster_id,
-                "members": list(c.members),
-                "pairs": [near.describe(p) for p in c.pairs],
-            }
-            for c in self.clusters
-        ]
-        return {**self.stats(), "merges": merges, "clusters": clusters}
 
 
 def merge_duplicates(

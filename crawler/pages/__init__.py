@@ -17,8 +17,6 @@ from crawler.pages.api import (
     lecture_resources,
     parse_lecture_document,
     parse_lecture_list,
-    parse_session,
-    parse_sessions,
     parse_transcripts,
     read_listing,
 )
@@ -67,8 +65,6 @@ __all__ = [
     "parse_lecture_document",
     "parse_lecture_list",
     "parse_lecture_page",
-    "parse_session",
-    "parse_sessions",
     "parse_transcripts",
     "read_listing",
     "unknown_attributes",

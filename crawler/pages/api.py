@@ -88,7 +88,9 @@ def lecture_fields(
     attributes = member(resource, "attributes")
     relationships = member(resource, "relationships")
     problems: list[str] = []
-    read = _attribute_values(attributes, base_url, problems)
+    # Links are checked last, so that a report lists a resource's type problems before its link problems.
+    link_problems: list[str] = []
+    read = attribute_values(attributes, base_url, problems, link_problems)
     for name in _OTHER_TEXT_ATTRIBUTES:
         _check_text(lookup(attributes, LECTURE_ATTRIBUTES[name]), LECTURE_ATTRIBUTES[name][0], problems)
     event_key = _to_one(relationships, "event")
@@ -116,9 +118,9 @@ def lecture_fields(
         authors=lecture_authors(resource, index, problems),
         problems=problems,
     )
-    for name, value in read.values.items():
+    for name, value in read.items():
         setattr(fields, name, value)
-    problems.extend(read.link_problems)
+    problems.extend(link_problems)
     return fields
 
 
@@ -131,30 +133,17 @@ def _to_one(relationships: Any, name: str) -> ResourceKey | None:
     return resource_key(data) if not isinstance(data, list) else None
 
 
-@dataclass
-class AttributeValues:
-    """The schema's plain attribute fields of one lecture resource, read as their kinds say."""
-
-    values: dict[str, AttributeValue]
-    # Links are checked last, so that a report lists a resource's type problems before its link problems.
-    link_problems: list[str]
-
-
-def attribute_values(resource: Resource, base_url: str | None, problems: list[str]) -> AttributeValues:
-    """Every field with ``attribute`` spellings in the schema, read from ``resource`` by its kind: text
-    (links made absolute), a list of strings, a timestamp, a bool, an integer or a number. What cannot
-    be used is a gap and a problem; nothing raises."""
-    return _attribute_values(member(resource, "attributes"), base_url, problems)
-
-
-def _attribute_values(attributes: Any, base_url: str | None, problems: list[str]) -> AttributeValues:
-    """:func:`attribute_values` of a resource's ``attributes``."""
+def attribute_values(
+    attributes: Any, base_url: str | None, problems: list[str], link_problems: list[str]
+) -> dict[str, AttributeValue]:
+    """Every field with ``attribute`` spellings in the schema, read from a resource's ``attributes`` by its
+    kind: text (links made absolute), a list of strings, a timestamp, a bool, an integer or a number. What
+    cannot be used is a gap and a problem (a link's in ``link_problems``); nothing raises."""
     raw = {f.name: lookup(attributes, f.attribute) for f in ATTRIBUTE_FIELDS}
     for f in ATTRIBUTE_FIELDS:
         if f.kind == "string":
             _check_text(raw[f.name], f.attribute[0], problems)
     read: dict[str, AttributeValue] = {}
-    link_problems: list[str] = []
     for f in ATTRIBUTE_FIELDS:
         value, spelling = raw[f.name], f.attribute[0]
         if f.link:
@@ -173,7 +162,7 @@ def _attribute_values(attributes: Any, base_url: str | None, problems: list[str]
             read[f.name] = values.optional_float(value, spelling, problems)
         else:  # Field refuses an attribute of any other kind
             raise TypeError(f"{f.name}: a {f.kind} field cannot be a plain attribute")
-    return AttributeValues(read, link_problems)
+    return read
 
 
 def _check_text(value: Any, spelling: str, problems: list[str]) -> None:
@@ -331,19 +320,6 @@ def session_fields(resource: Any) -> SessionFields | None:
         ends_at=values.timestamp(attribute(resource, SESSION_ATTRIBUTES["ends_at"]), "end", problems),
         problems=problems,
     )
-
-
-def parse_session(doc: Any) -> SessionFields | None:
-    """The session of ``/api/v1/thin_event_sessions/<sid>`` (or a session resource itself); None when
-    the answer holds none."""
-    data = member(doc, "data") if isinstance(doc, Mapping) and "data" in doc else doc
-    return session_fields(data)
-
-
-def parse_sessions(doc: Any) -> list[SessionFields]:
-    """Every session in a document's ``data`` and ``included`` (a listing includes them), in order of
-    first appearance."""
-    return _sessions_of(index_resources([doc]))
 
 
 def _sessions_of(index: Mapping[ResourceKey, Resource]) -> list[SessionFields]:

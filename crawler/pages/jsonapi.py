@@ -171,8 +171,3 @@ def related(resource: Any, name: str, index: Mapping[ResourceKey, Resource]) -> 
     data = _linkage(resource, name)
     key = resource_key(data) if not isinstance(data, list) else None
     return index.get(key) if key else None
-
-
-def related_list(resource: Any, name: str, index: Mapping[ResourceKey, Resource]) -> list[Resource]:
-    """The included resources a relationship points at, in its order; missing ones left out."""
-    return [index[key] for key in related_keys(resource, name) if key in index]

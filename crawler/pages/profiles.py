@@ -86,14 +86,10 @@ def _clean(value: Any) -> str | None:
     return nfc_collapsed(without_surrogates(value)) or None
 
 
-def author_name(profile: Any) -> str | None:
+def _name(attributes: Any) -> str | None:
     """``full_name``, else ``first_name`` and ``last_name`` joined by a space; in the form of
     :func:`~crawler.text.normalize.person_name` (format characters removed, NFC, whitespace collapsed),
     nothing else changed."""
-    return _name(member(profile, "attributes"))
-
-
-def _name(attributes: Any) -> str | None:
     full = _clean(lookup(attributes, PROFILE_ATTRIBUTES["full_name"]))
     name = _person_name(full) if full else None
     if name:
@@ -113,13 +109,9 @@ def _person_name(cleaned: str) -> str:
     return cleaned if cleaned.isascii() else person_name(cleaned)
 
 
-def affiliations(profile: Any) -> list[str]:
+def _affiliations(attributes: Any) -> list[str]:
     """The profile's affiliation as a list: one element for a string (never split), the strings of a
     list, [] for none."""
-    return _affiliations(member(profile, "attributes"))
-
-
-def _affiliations(attributes: Any) -> list[str]:
     value = lookup(attributes, PROFILE_ATTRIBUTES["affiliation"])
     if value is None:
         return []

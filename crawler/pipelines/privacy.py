@@ -19,9 +19,9 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem, TranscriptItem, to_clean
-from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER
 from crawler.privacy.scrub import (
     RECORD_URL_FIELDS,
+    scrub_fields,
     scrub_value,
     strings_in,
     texts_to_scrub,
@@ -62,14 +62,10 @@ class PrivacyPipeline:
     def lecture(self, item: LectureItem) -> LectureItem:
         if not self._may_hold_address(getattr(item, name) for name in SCRUBBED):
             return item  # nearly every lecture: one search of its new strings, not one per field
+        scrubbed, counts = scrub_fields({name: getattr(item, name) for name in SCRUBBED}, URL_FIELDS)
         stored = 0
-        for name in SCRUBBED:
-            is_url = name in URL_FIELDS
-            value = getattr(item, name)
-            clean, count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
-            if not count:
-                continue
-            setattr(item, name, clean)
+        for name, count in counts.items():
+            setattr(item, name, scrubbed[name])
             if name == "page_blocks":
                 # Blocks are not stored, they only feed ``text``: counted apart, so the total counts each
                 # stored address once.
@@ -120,13 +116,12 @@ class PrivacyPipeline:
         return item
 
     def _session(self, item: Any) -> Any:
+        scrubbed, counts = scrub_fields(item)
         stored = 0
-        for name in list(item.keys()):
-            clean, count = scrub_value(item[name])
-            if count:
-                item[name] = clean
-                stored += count
-                self.stats.inc_value(keys.PRIVACY_SESSION_FIELDS_PREFIX + name, count)
+        for name, count in counts.items():
+            item[name] = scrubbed[name]
+            stored += count
+            self.stats.inc_value(keys.PRIVACY_SESSION_FIELDS_PREFIX + name, count)
         if stored:
             self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
             self.stats.inc_value(keys.PRIVACY_SESSIONS_SCRUBBED)

@@ -78,7 +78,10 @@ class StagePipeline:
             self.stats.inc_value(keys.STAGE_SESSIONS)
             return item
         if isinstance(item, TranscriptItem):
-            return self._transcript(item)
+            if not self._stage_transcript(item):
+                self.stats.inc_value(keys.STAGE_INVALID)
+                raise DropItem(f"transcript {item.record.subtitle_url!r} not staged: the schema refuses it")
+            return item
         if isinstance(item, SlidesItem):
             if not self._stage_slides(item):
                 self.stats.inc_value(keys.STAGE_INVALID)
@@ -114,12 +117,6 @@ class StagePipeline:
             self.stats.inc_value(keys.STAGE_CARRIED)
         if self.fleet is not None:
             self.fleet.count_staged()
-        return item
-
-    def _transcript(self, item: TranscriptItem) -> TranscriptItem:
-        if not self._stage_transcript(item):
-            self.stats.inc_value(keys.STAGE_INVALID)
-            raise DropItem(f"transcript {item.record.subtitle_url!r} not staged: the schema refuses it")
         return item
 
     def _stage_transcript(self, item: TranscriptItem) -> bool:

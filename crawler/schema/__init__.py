@@ -48,7 +48,6 @@ from crawler.schema.lecture import (
 )
 from crawler.schema.slides import DOCUMENT_COLUMNS, SLIDES_FIELDS, Slides, listed_documents, slides_order
 from crawler.schema.transcript import (
-    TRANSCRIPT_FIELD_NAMES,
     TRANSCRIPT_FIELDS,
     Segment,
     Transcript,
@@ -74,7 +73,6 @@ __all__ = [
     "STRUCT_KINDS",
     "TEXT_BLOCK_FIELDS",
     "TRANSCRIPT_FIELDS",
-    "TRANSCRIPT_FIELD_NAMES",
     "VOLATILE_FIELDS",
     "AnthologyMatch",
     "Author",

@@ -86,7 +86,6 @@ class Transcript:
 
 
 TRANSCRIPT_FIELDS: tuple[Field, ...] = fields_of(Transcript)
-TRANSCRIPT_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in TRANSCRIPT_FIELDS)
 
 
 def transcript_order(transcript: Transcript) -> tuple[tuple[int, str], str, str]:

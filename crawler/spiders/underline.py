@@ -114,7 +114,6 @@ class UnderlineSpider(scrapy.Spider):
         self.listings_at_once = 0
         self.spent_before = 0
         self._previous: PreviousStage | None = None
-        self.close_reason: str | None = None
         # What the site said of the lectures the listings no longer name, and the events kept back.
         self.withdrawals = Withdrawals()
         self.fleet = False

@@ -42,15 +42,11 @@ from pathlib import Path
 
 STAGE = "stage"
 PREVIOUS_STAGE = STAGE + ".previous"
-REFUSED_STAGE = STAGE + ".refused"
 RELEASE_BASE = "release-base.jsonl"
 COMPLETE = "COMPLETE"
 REFUSED = "REFUSED"
-FLEET_RUN = "FRONTIER"
-STAGE_LOCK = ".stage.lock"
 HTTP_CACHE = "httpcache"
 SIGNATURES = "minhash"
-BOILERPLATE_MODEL = "boilerplate-model.json"
 CRAWL_REPORT = "crawl-report.json"
 RUN_REPORT = "run-report.json"
 HUB_PUSH = "hub-push.json"
@@ -84,27 +80,12 @@ class StateDir:
     def stage_refused(self) -> Path:
         return self.stage / REFUSED
 
-    @property
-    def stage_fleet_run(self) -> Path:
-        return self.stage / FLEET_RUN
-
-    @property
-    def stage_lock(self) -> Path:
-        return self.root / STAGE_LOCK
-
-    def stage_lines(self, worker: str) -> Path:
-        return self.stage / f"{worker}.jsonl"
-
     def crawl_stats(self, worker: str) -> Path:
         return self.stage / f"stats-{worker}.json"
 
     @property
     def previous_stage(self) -> Path:
         return self.root / PREVIOUS_STAGE
-
-    @property
-    def refused_stage(self) -> Path:
-        return self.root / REFUSED_STAGE
 
     @property
     def release_base(self) -> Path:
@@ -119,13 +100,6 @@ class StateDir:
     @property
     def signatures(self) -> Path:
         return self.root / SIGNATURES
-
-    def worker_signatures(self, worker: str) -> Path:
-        return self.signatures / f"{worker}.jsonl"
-
-    @property
-    def boilerplate_model(self) -> Path:
-        return self.root / BOILERPLATE_MODEL
 
     # -- reports and what publishing remembers ---------------------------------------------------
 

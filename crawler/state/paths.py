@@ -99,8 +99,8 @@ def check_revision(revision: str, *, what: str = "--revision") -> str:
     return revision
 
 
-def check_path_text(path: str | os.PathLike[str], *, what: str, allow_absolute: bool = True) -> Path:
-    """The path as given, refused when it holds '..', odd characters, or is absolute where it may not be.
+def check_path_text(path: str | os.PathLike[str], *, what: str) -> Path:
+    """The path as given, refused when it holds '..' or odd characters.
 
     ``..`` is refused outright (not resolved): a path that climbs out of where it points is never
     what a user means for an output, and refusing it keeps every write under the named directory.
@@ -119,8 +119,6 @@ def check_path_text(path: str | os.PathLike[str], *, what: str, allow_absolute: 
     if unportable:
         raise PathError(f"{what} {text!r} holds {''.join(unportable)!r}; use letters, digits, '-', '_', '.'")
     pure = PurePosixPath(text)
-    if pure.is_absolute() and not allow_absolute:
-        raise PathError(f"{what} {text!r} must be a relative path")
     for part in pure.parts:
         if part == "..":
             raise PathError(f"{what} {text!r} must not contain '..'")
@@ -141,16 +139,14 @@ def _is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def check_directory(
-    path: str | os.PathLike[str], *, what: str, allow_absolute: bool = True, cwd: Path | None = None
-) -> Path:
+def check_directory(path: str | os.PathLike[str], *, what: str, cwd: Path | None = None) -> Path:
     """A directory to write into, made absolute (symlinks resolved); it may not exist yet.
 
     Refused: everything :func:`check_path_text` refuses, an existing file that is not a directory,
     the filesystem root, the home directory, and the current directory or one that contains it
     (publishing replaces its output directory as a whole).
     """
-    given = check_path_text(path, what=what, allow_absolute=allow_absolute)
+    given = check_path_text(path, what=what)
     here = (cwd or Path.cwd()).resolve()
     resolved = (here / given).resolve()
     if resolved.exists() and not resolved.is_dir():
@@ -186,14 +182,3 @@ def check_output_dir(
                 "keep the dataset and the crawl state in separate folders"
             )
     return out
-
-
-def safe_join(root: str | os.PathLike[str], relative: str, *, what: str = "path") -> Path:
-    """``root / relative`` for a relative path from an untrusted source (a manifest, a name), refused
-    when it is absolute, climbs with '..', or leads out of ``root`` through a symlink."""
-    rel = check_path_text(relative, what=what, allow_absolute=False)
-    base = Path(root).resolve()
-    target = (base / rel).resolve()
-    if not _is_within(target, base):
-        raise PathError(f"{what} {relative!r} leads out of {os.fspath(root)!r}")
-    return target

@@ -218,9 +218,6 @@ class StageWriter:
     def write_session(self, session: Mapping[str, Any]) -> None:
         self._write({"kind": "session", "session": dict(session)})
 
-    def write_alias(self, lecture_id: str, url: str) -> None:
-        self.write_aliases([(lecture_id, url)])
-
     def write_aliases(self, aliases: Sequence[tuple[str, str]]) -> None:
         """URLs seen linking to lectures, as ``(lecture_id, url)``: merged into their ``source_urls``."""
         self._write_lines([_alias_text(lecture_id, url) for lecture_id, url in aliases])
@@ -235,16 +232,12 @@ class StageWriter:
             mark_complete(self.directory.parent, summary or {})
 
 
-def _alias_line(lecture_id: str, url: str) -> dict[str, str]:
-    return {"kind": "alias", "lecture_id": lecture_id, "url": url}
-
-
 def _alias_text(lecture_id: str, url: str) -> str:
-    """:func:`_alias_line` as the stage writes it: a page links a few lectures, each line this small, and
-    building it from its two strings costs a fraction of a call of the encoder."""
+    """The stage's line saying ``url`` links to ``lecture_id``: a page links a few lectures, each line this
+    small, and building it from its two strings costs a fraction of a call of the encoder."""
     if type(lecture_id) is str and type(url) is str:
         return f'{{"kind":"alias","lecture_id":{_ENCODE_STRING(lecture_id)},"url":{_ENCODE_STRING(url)}}}'
-    return _ENCODE_LINE(_alias_line(lecture_id, url))
+    return _ENCODE_LINE({"kind": "alias", "lecture_id": lecture_id, "url": url})
 
 
 def mark_complete(state_dir: Path, summary: Mapping[str, Any]) -> None:

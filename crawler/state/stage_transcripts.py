@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from crawler.json_types import JsonObject, JsonValue
+from crawler.json_types import JsonObject
 from crawler.schema import TRANSCRIPT_FIELDS, Transcript
 from crawler.state.stage_rows import PRIVACY_RULE_KEY, RowKind, RowLines, StagedRow
 
@@ -18,9 +17,7 @@ __all__ = [
     "TRANSCRIPT_ROWS",
     "StagedTranscript",
     "TranscriptLines",
-    "read_staged_transcript",
     "transcript_line",
-    "transcript_line_problems",
 ]
 
 TRANSCRIPT_KIND = "transcript"
@@ -39,19 +36,6 @@ TRANSCRIPT_ROWS: RowKind[Transcript] = RowKind(
 def transcript_line(transcript: Transcript, validators: Mapping[str, str] | None = None) -> JsonObject:
     """The stage line of a track (the validators only when there are any)."""
     return TRANSCRIPT_ROWS.line(transcript, validators)
-
-
-def transcript_line_problems(payload: Mapping[str, JsonValue]) -> list[str]:
-    """Why a transcript line cannot be read back (empty when it can): its record fails the schema's check
-    of a ``transcripts`` row, its ``subtitle_url`` is empty, or its validators are not a map of strings."""
-    return TRANSCRIPT_ROWS.problems(payload)
-
-
-def read_staged_transcript(path: Path, offset: int) -> StagedTranscript:
-    """The track whose line starts at ``offset`` of ``path`` (a line the index checked)."""
-    staged = TRANSCRIPT_ROWS.read(path, offset)
-    assert isinstance(staged, StagedTranscript)
-    return staged
 
 
 class TranscriptLines(RowLines[Transcript]):

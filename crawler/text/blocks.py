@@ -76,19 +76,14 @@ class ParsedPage:
     problems: list[str] = field(default_factory=list)
 
 
-def decode_page(data: str | bytes, encoding: str | None = None) -> tuple[str, list[str]]:
-    """Page text from bytes, and a problem when bytes had to be replaced.
+def _decoded(data: str | bytes, encoding: str | None) -> tuple[str, list[str], bytes | None]:
+    """Page text from bytes, a problem when bytes had to be replaced, and ``data`` itself when it is
+    exactly the text's UTF-8 (else None).
 
     A byte order mark wins, then ``encoding`` (the Content-Type header's charset; an unknown one is
     ignored), then a ``<meta charset>``, then UTF-8. Undecodable bytes become U+FFFD. Text passes
     through.
     """
-    text, problems, _ = _decoded(data, encoding)
-    return text, problems
-
-
-def _decoded(data: str | bytes, encoding: str | None) -> tuple[str, list[str], bytes | None]:
-    """:func:`decode_page`, and ``data`` itself when it is exactly the text's UTF-8 (else None)."""
     if isinstance(data, str):
         return data, [], None
     content_type = f"text/html; charset={encoding}" if encoding else None
@@ -106,11 +101,6 @@ def _decoded(data: str | bytes, encoding: str | None) -> tuple[str, list[str], b
     except (UnicodeDecodeError, LookupError):
         return text, [f"the page is not valid {used}: undecodable bytes shown as U+FFFD"], None
     return text, [], None
-
-
-def decode_html(data: str | bytes, encoding: str | None = None) -> str:
-    """Page text from bytes, as :func:`decode_page` decodes it."""
-    return decode_page(data, encoding)[0]
 
 
 def parseable_utf8(text: str, utf8: bytes | None = None) -> tuple[str, bytes]:

@@ -151,9 +151,3 @@ def own_content_blocks(blocks: Sequence[str], fields: Any) -> list[str]:
     """
     norm = _normalized(blocks)
     return [norm[i] for i in _locate(norm, _expected(fields))]
-
-
-def text_from_blocks(blocks: Sequence[str]) -> str:
-    """Blocks normalized and joined with a blank line; empty blocks dropped."""
-    lines = (normalize_line(b) for b in blocks)
-    return "\n\n".join(line for line in lines if line)

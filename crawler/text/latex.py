@@ -29,14 +29,6 @@ import re
 # Every round removes at least one command; nesting deeper than this is not written by hand.
 _MAX_ROUNDS = 12
 
-KEEP_ARGUMENT = frozenset(
-    {
-        "textbf", "textit", "textsc", "texttt", "textsf", "textrm", "textup", "textmd", "textnormal",
-        "emph", "underline", "uline", "ul", "hl", "highlight", "text", "mbox", "hbox", "fbox",
-        "mathrm", "mathbf", "mathit", "mathsf", "mathtt", "mathcal", "mathbb", "boldsymbol", "bm",
-        "url", "textcolor", "colorbox", "href", "texorpdfstring", "small", "large", "tiny",
-    }
-)  # fmt: skip
 DROP = frozenset({"cite", "citep", "citet", "citealp", "citeauthor", "ref", "eqref", "label", "color"})
 SYMBOLS: dict[str, str] = {
     "times": "×", "cdot": "·", "pm": "±", "mp": "∓", "div": "÷", "neq": "≠", "ne": "≠",

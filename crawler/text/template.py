@@ -454,11 +454,3 @@ def _index(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     raise ValueError(f"not a block position: {value!r}")
-
-
-def learn(
-    model: TemplateModel, site: str, pages: Iterable[tuple[Sequence[str], str | None, str | None]]
-) -> None:
-    """Observe many pages of one site: (blocks, title, description) each."""
-    for blocks, title, description in pages:
-        model.observe(site, blocks, title=title, description=description)
