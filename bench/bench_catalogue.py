@@ -52,7 +52,7 @@ def stage(state: Path, lectures: int, events: int, changed: int = 0) -> None:
     writer.open()
     try:
         for record in catalogue_records(lectures, events, changed):
-            writer.write_lecture(record)
+            writer.write_lecture(schema.Lecture.from_json(record))
     finally:
         summary = {"event_ids": [str(600 + e) for e in range(events)], "finished_at": "2025-11-12T06:00:00Z"}
         if changed:

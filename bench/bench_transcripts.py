@@ -159,7 +159,7 @@ def write_stage(state: Path, lectures: int, *, slides: bool = False) -> int:
                 for loc in locales
             ]
         record["content_sha256"] = schema.content_sha256(record)
-        writer.write_lecture(record)
+        writer.write_lecture(schema.Lecture.from_json(record))
         for locale in locales:
             writer.write_transcript(_track(record["lecture_id"], event, locale, rng), {"etag": f'"{index}"'})
         for document in documents:

@@ -87,7 +87,7 @@ class Cleaner:
     def __call__(self, page: StoredPage) -> dict[str, Any]:
         parsed = parse_lecture_page(page.body, page.url, encoding="utf-8")
         merged = merge_fields(parsed.fields, None)
-        record = merged.record() if merged is not None else None
+        record = merged.parsed_record() if merged is not None else None
         fields = {name: getattr(record, name) for name in ITEM_FIELD_NAMES} if record is not None else {}
         # As the spider's item: a page that does not say is not premium.
         fields["is_premium"] = bool(fields.get("is_premium"))

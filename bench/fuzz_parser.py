@@ -60,7 +60,7 @@ def check_page(raw: bytes | str, url: str, encoding: str | None) -> None:
         assert value is None or without_surrogates(value) == value
     for link in page.lecture_links:
         assert link.startswith(("http://", "https://")), link
-    item = fields.record().values()
+    item = fields.parsed_record().values()
     own = own_content_blocks(page.blocks, item)
     normalized = {normalize_line(b) for b in page.blocks}
     assert all(b in normalized for b in own)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from crawler.app.cli import main
+from crawler.schema import Lecture
 from crawler.state.stage import StageWriter
 from tests.support.replica import QUICK_GIVE_UP, eventcrawl
 from tests.test_stage import record
@@ -292,7 +293,7 @@ def test_a_card_template_that_reads_what_the_card_lacks_is_a_usage_error(tmp_pat
     writer = StageWriter(tmp_path / "state")
     writer.open()
     for lecture_id in ("1", "2"):
-        writer.write_lecture(record(lecture_id))
+        writer.write_lecture(Lecture.from_json(record(lecture_id)))
     writer.close(complete=True, summary={"reason": "finished", "event_ids": ["502"]})
     # Two bare records (no authors): the gate would refuse them; the card is what is tested here.
     first = eventcrawl("publish", "--state", "state", "--out", "out", "--force", cwd=tmp_path, timeout=120)

@@ -386,10 +386,10 @@ def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
     from scrapy_redis import picklecompat
     from scrapy_redis.queue import PriorityQueue
 
-    from crawler.pages import LectureFields
+    from crawler.pages import LectureItem
     from crawler.schema import parse_timestamp
 
-    fields = LectureFields(
+    fields = LectureItem(
         lecture_id="130123",
         slug="a-title",
         title="A title",
@@ -401,8 +401,8 @@ def test_listing_fields_travel_through_the_queue(redis: RunningRedis) -> None:
     )
     listing = fields.to_json()
     assert json.loads(json.dumps(listing)) == listing
-    assert LectureFields.read_json(listing) == fields
-    assert LectureFields.read_json({"lecture_id": 5}) is None
+    assert LectureItem.read_json(listing) == fields
+    assert LectureItem.read_json({"lecture_id": 5}) is None
     spider = _Spider()
     request = scrapy.Request(
         "http://127.0.0.1/lecture/130123-a-title",

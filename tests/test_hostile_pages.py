@@ -11,7 +11,7 @@ import pytest
 from crawler.pages import (
     MAX_LECTURE_LINKS,
     MAX_LINK_LENGTH,
-    LectureFields,
+    LectureItem,
     PageParseError,
     parse_lecture_document,
     parse_lecture_list,
@@ -85,11 +85,11 @@ def test_a_truncated_page_without_the_premium_label_leaves_premium_a_gap() -> No
     parsed = parse_lecture_page(cut, EXPECTED["seed002"]["skeleton_url"])
     assert parsed.extraction == "visible_text"
     assert parsed.fields is not None
-    assert parsed.fields.record().values()["is_premium"] is None
+    assert parsed.fields.parsed_record().values()["is_premium"] is None
     shown = parse_lecture_page(
         page.replace(next_data_payload(page), "{"), EXPECTED["seed002"]["skeleton_url"]
     )
-    assert shown.fields is not None and shown.fields.record().values()["is_premium"] is True
+    assert shown.fields is not None and shown.fields.parsed_record().values()["is_premium"] is True
 
 
 @pytest.mark.parametrize("depth", [300, 2000])
@@ -111,7 +111,7 @@ def test_an_html_document_type_with_entities_expands_nothing() -> None:
     doctype = '<!DOCTYPE html [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>'
     page = doctype + "<title>T</title><p>" + "&b;" * 1000 + "</p>"
     parsed = parse_lecture_page(page, f"{WEB}/lecture/5")
-    assert parsed.fields == LectureFields(lecture_id="5", title="T")
+    assert parsed.fields == LectureItem(lecture_id="5", title="T")
     assert sum(len(b) for b in parsed.blocks) < 10_000
 
 
@@ -155,7 +155,7 @@ def test_wrong_types_in_every_field_read_as_gaps() -> None:
     parsed = parse_lecture_page(with_next_data(seed_page(), json.dumps(tree)), URL)
     assert parsed.extraction == "next_data"
     assert parsed.fields is not None
-    fields = parsed.fields.record().values()
+    fields = parsed.fields.parsed_record().values()
     assert fields["lecture_id"] == FIELDS.lecture_id
     gaps = {k for k in ITEM_FIELD_NAMES if fields[k] in (None, [])}
     # Every field the parsers fill is a gap, but the id and the related lectures (read from elsewhere).
@@ -175,7 +175,7 @@ def test_lone_surrogates_from_json_escapes_are_dropped() -> None:
     assert parsed.fields.keywords == ["k", "ok"]
     assert "title holds lone surrogates (dropped)" in parsed.problems
     assert "keywords hold lone surrogates (dropped)" in parsed.problems
-    json.dumps(parsed.fields.record().values(), default=str, ensure_ascii=False).encode("utf-8")
+    json.dumps(parsed.fields.parsed_record().values(), default=str, ensure_ascii=False).encode("utf-8")
 
 
 def test_a_one_megabyte_title_is_read_in_linear_time() -> None:
@@ -187,7 +187,7 @@ def test_a_one_megabyte_title_is_read_in_linear_time() -> None:
     parsed = parse_lecture_page(html, f"{WEB}/lecture/130123")
     assert time.process_time() - started < 5
     assert parsed.fields is not None and parsed.fields.title == title
-    assert parsed.fields.record().values()["title"] == " ".join(title.split())
+    assert parsed.fields.parsed_record().values()["title"] == " ".join(title.split())
 
 
 def test_problem_messages_never_carry_an_email_address() -> None:
@@ -252,7 +252,7 @@ def test_invalid_utf8_is_replaced_and_reported() -> None:
 @pytest.mark.parametrize("body", [b"", b"   \n\t ", b"\x00\x00", b"\xef\xbb\xbf", "\ufeff"])
 def test_an_empty_200_is_a_page_without_content(body: str | bytes) -> None:
     parsed = parse_lecture_page(body, f"{WEB}/lecture/5-x")
-    assert parsed.fields == LectureFields(lecture_id="5")
+    assert parsed.fields == LectureItem(lecture_id="5")
     assert parsed.problems[0] == "the page is empty"
     with pytest.raises(PageParseError, match="empty page and no lecture id"):
         parse_lecture_page(body, f"{WEB}/about")
@@ -378,7 +378,7 @@ def test_replica_variants_at_the_parser(site: ReplicaSite, variant: str) -> None
     assert parsed.fields is not None and parsed.fields.lecture_id == lecture_id
     truth = next(t for t in ground_truth(site, base) if t["lecture_id"] == lecture_id)
     if variant in (*hostile.CHARSET, "malformed", "huge_page", "foreign_links", "oversize"):
-        item = parsed.fields.record().values()
+        item = parsed.fields.parsed_record().values()
         assert {k: item[k] for k in ("title", "abstract", "keywords", "doi")} == {
             k: truth[k] for k in ("title", "abstract", "keywords", "doi")
         }

@@ -160,7 +160,7 @@ def run_pipelines(page: LecturePage, url: str) -> dict[str, Any]:
     steps = [NormalizePipeline, PrivacyPipeline, BoilerplatePipeline]
     assert page.fields is not None
     # As the spider does: fields the item does not have yet are left out.
-    parsed = page.fields.record()
+    parsed = page.fields.parsed_record()
     fields = {k: getattr(parsed, k) for k in ITEM_FIELD_NAMES}
     fields["is_premium"] = bool(fields["is_premium"])
     item = LectureItem(**fields, url=url, extraction=page.extraction)

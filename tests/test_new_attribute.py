@@ -96,7 +96,7 @@ from typing import Any
 
 import pytest
 
-from crawler.pages import LectureFields, parse_lecture_page, read_listing
+from crawler.pages import LectureItem, parse_lecture_page, read_listing
 from crawler.replica.layout import build_site, load_records
 from crawler.replica.server import ReplicaServer
 from crawler.spiders.refresh import listing_hashes
@@ -144,7 +144,7 @@ def test_the_listing_and_the_page_give_them(night: int) -> None:
         page = pages[lecture_id].fields
         assert page is not None and pages[lecture_id].extraction == "next_data", lecture_id
         assert {name: getattr(page, name) for name in ADDED} == expected(lecture_id, night)
-        assert LectureFields.read_json(json.loads(json.dumps(fields.to_json()))) == fields, lecture_id
+        assert LectureItem.read_json(json.loads(json.dumps(fields.to_json()))) == fields, lecture_id
         # Compared from one night to the next, but for the view count.
         assert sorted(set(ADDED) & set(listing_hashes(fields))) == sorted(set(ADDED) - {"view_count"})
 '''

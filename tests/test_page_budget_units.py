@@ -12,7 +12,6 @@ from crawler import stats_keys as keys
 from crawler.app.arguments import ArgumentError, check_setting
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.items import LectureItem
-from crawler.pages import LectureFields
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.gate import GateInput, GateThresholds, evaluate
@@ -34,7 +33,7 @@ def decision(extraction: str | None, *, unchanged: bool = False) -> Decision:
             Lecture(lecture_id="1", extraction=extraction), listing_hashes={"title": "x"}
         )
         previous = PreviousLecture(Path("main.jsonl"), 0, NOW)
-    return Decision(LectureFields(lecture_id="1"), {}, previous, staged, unchanged)
+    return Decision(LectureItem(lecture_id="1"), {}, previous, staged, unchanged)
 
 
 @pytest.mark.parametrize(
@@ -64,10 +63,10 @@ HELD = [
 ]
 
 
-def held_listing(lecture_id: str, rank: int) -> LectureFields:
+def held_listing(lecture_id: str, rank: int) -> LectureItem:
     # A new lecture's listing left an author's profile out: what the page request will say.
     problems = [f"authors: {AUTHOR_PROFILES_MISSING}"] if rank == NEW else []
-    return LectureFields(lecture_id=lecture_id, title=f"T {lecture_id}", listed_in="502", problems=problems)
+    return LectureItem(lecture_id=lecture_id, title=f"T {lecture_id}", listed_in="502", problems=problems)
 
 
 def test_the_budget_is_spent_new_then_changed_then_stale_oldest_first() -> None:
@@ -80,7 +79,7 @@ def test_the_budget_is_spent_new_then_changed_then_stale_oldest_first() -> None:
     assert [c.lecture_id for c in ranked] == ["n1", "n2", "c1", "c2", "s-old", "s-new"]
     # The listing fields come back from disk as held.
     back = budget.listing(ranked[3])
-    assert back == LectureFields(lecture_id="c2", title="T c2")
+    assert back == LectureItem(lecture_id="c2", title="T c2")
     assert (back.listed_in, back.problems) == ("502", [])
     first = budget.listing(ranked[0])
     assert (first.listed_in, first.problems) == ("502", [f"authors: {AUTHOR_PROFILES_MISSING}"])

@@ -32,7 +32,7 @@ def test_media_fields_from_the_api() -> None:
     )
     fields = parse_lecture_document({"data": lecture, "included": INCLUDED}, base_url=API)
     assert fields.problems == []
-    item = fields.record().values()
+    item = fields.parsed_record().values()
     assert {
         k: item[k] for k in ("video_url", "video_doi", "paper_url", "slides_url", "poster_url", "is_poster")
     } == {
@@ -47,7 +47,7 @@ def test_media_fields_from_the_api() -> None:
 
 def test_media_fields_are_null_where_the_site_has_none() -> None:
     lecture = api_lecture(paper_url=None, poster_lecture=None)
-    item = parse_lecture_document({"data": lecture, "included": INCLUDED}).record().values()
+    item = parse_lecture_document({"data": lecture, "included": INCLUDED}).parsed_record().values()
     assert [
         item[k] for k in ("video_url", "video_doi", "paper_url", "slides_url", "poster_url", "is_poster")
     ] == [None] * 6

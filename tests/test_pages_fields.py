@@ -10,7 +10,7 @@ from typing import Any
 
 from crawler.pages import parse_lecture_document
 from crawler.pages.attributes import LECTURE_ATTRIBUTES
-from crawler.pages.fields import CARRIED_FIELDS, ITEM_FIELD_NAMES, LectureFields
+from crawler.pages.fields import ITEM_FIELD_NAMES, JSON_FIELDS, LectureItem
 from crawler.publish.card_statistics import table_cell
 from crawler.schema import ATTRIBUTE_FIELDS, FIELDS, PARSED_FIELDS, Field, Lecture
 from docsgen.columns import render_page
@@ -30,15 +30,19 @@ LINK = ("https://assets.underline.io/x.pdf", "https://assets.underline.io/x.pdf"
 
 
 def test_the_parser_s_record_is_the_schema_s_with_bookkeeping_beside_it() -> None:
-    """No field of the schema is declared again: the parser's record is the schema's, every field the
-    parsers fill travels with a page request, and what it adds is no column of the schema."""
-    assert issubclass(LectureFields, Lecture)
-    own = {f.name for f in dataclasses.fields(LectureFields)} - {f.name for f in dataclasses.fields(Lecture)}
+    """No field of the schema is declared again: the parser's record is the schema's, every field of it
+    travels in the lecture's JSON, and what it adds is no column of the schema (nor of its record)."""
+    assert issubclass(LectureItem, Lecture)
+    own = {f.name for f in dataclasses.fields(LectureItem)} - {f.name for f in dataclasses.fields(Lecture)}
     schema_names = {f.name for f in FIELDS}
     assert own and not own & schema_names
     assert tuple(f.name for f in PARSED_FIELDS) == ITEM_FIELD_NAMES
-    carried = [f.name for f in CARRIED_FIELDS]
-    assert carried == [*ITEM_FIELD_NAMES, *sorted(own, key=carried.index)]
+    travels = [f.name for f in JSON_FIELDS]
+    assert travels[: len(FIELDS)] == [f.name for f in FIELDS]
+    assert set(travels[len(FIELDS) :]) < own
+    side = LectureItem(lecture_id="7", slug="s", counted=["c"], carried=True, listing_hashes={"title": "h"})
+    assert list(side.record()) == list(side.values()) == [f.name for f in FIELDS]
+    assert side.record() == Lecture(lecture_id="7").values()
     for f in ATTRIBUTE_FIELDS:
         assert f.name in ITEM_FIELD_NAMES, f"{f=}"
         assert LECTURE_ATTRIBUTES[f.name] == f.attribute, f"{f=}"
@@ -63,14 +67,16 @@ def test_each_plain_attribute_is_read_under_each_of_its_spellings() -> None:
 def test_every_field_of_every_kind_travels_in_the_schema_s_codec() -> None:
     """A lecture's fields as a page request carries them (JSON) come back equal, bookkeeping included."""
     values = {f.name: _sent_and_read(f)[1] for f in ATTRIBUTE_FIELDS}
-    fields = LectureFields(lecture_id="7", slug="s", package="premium", premium_known=False, **values)
+    fields = LectureItem(lecture_id="7", slug="s", package="premium", premium_known=False, **values)
     fields.problems = ["p"]
-    back = LectureFields.read_json(fields.to_json())
+    fields.counted, fields.carried, fields.listing_hashes = ["c"], True, {"title": "h"}
+    back = LectureItem.read_json(fields.to_json())
     assert back is not None
-    for f in CARRIED_FIELDS:
-        assert getattr(back, f.name) == getattr(fields, f.name), f.name
-    assert LectureFields.read_json({"lecture_id": 7}) is None
-    assert LectureFields.read_json(["7"]) is None
+    for name in [*(f.name for f in JSON_FIELDS), "listing_hashes"]:
+        assert getattr(back, name) == getattr(fields, name), name
+    assert LectureItem.from_json(Lecture(lecture_id="7").to_json()) == LectureItem(lecture_id="7")
+    assert LectureItem.read_json({"lecture_id": 7}) is None
+    assert LectureItem.read_json(["7"]) is None
 
 
 def test_the_docs_describe_every_column() -> None:

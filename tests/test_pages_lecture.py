@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from crawler.pages import LectureFields, field_sources, parse_lecture_page
+from crawler.pages import LectureItem, field_sources, parse_lecture_page
 from crawler.pages.visible import cut_short
 from crawler.schema import PARSED_FIELDS
 from tests.test_pages_underline import EXPECTED, NEXT_DATA, fixture
@@ -43,7 +43,7 @@ def test_sources_of_a_page_read_from_its_json() -> None:
 
 def test_the_listing_fills_what_the_page_json_lacks() -> None:
     page = parse_lecture_page(fixture("seed001_skeleton"), EXPECTED["seed001"]["skeleton_url"])
-    listed = LectureFields(
+    listed = LectureItem(
         lecture_id="130412", title="Other title", video_url="https://assets.underline.io/v.m3u8"
     )
     assert field_sources(page, listed) == {**SEED001_SOURCES, "video_url": "api"}
@@ -63,7 +63,7 @@ def test_sources_of_a_page_read_from_what_it_shows() -> None:
     page = parse_lecture_page(html, EXPECTED["seed002"]["skeleton_url"])
     assert page.extraction == "visible_text"
     assert page.sources == VISIBLE_SOURCES
-    listed = LectureFields(
+    listed = LectureItem(
         lecture_id="131877", title="REARANK", keywords=["re-ranking"], package="premium", is_premium=True
     )
     assert field_sources(page, listed) == {

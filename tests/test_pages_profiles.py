@@ -89,7 +89,7 @@ def test_authors_in_the_relationships_order_from_the_api() -> None:
     fields = parse_lecture_document({"data": lecture_with_authors(), "included": [*SHUFFLED, *INCLUDED]})
     assert fields.authors == EXPECTED_AUTHORS
     assert fields.problems == [f"{INVALID_ORCID}: '0000-0002-1825-0098'"]
-    assert fields.record().values()["authors"] == EXPECTED_AUTHORS
+    assert fields.parsed_record().values()["authors"] == EXPECTED_AUTHORS
 
 
 def test_authors_from_the_listing_each_lecture_its_own_order() -> None:
@@ -101,7 +101,9 @@ def test_authors_from_the_listing_each_lecture_its_own_order() -> None:
     page = parse_lecture_list(doc)
     assert page.records[0].authors == EXPECTED_AUTHORS
     assert page.records[1].authors == [EXPECTED_AUTHORS[3], EXPECTED_AUTHORS[1]]
-    no_personal_data(json.dumps([r.record().values() for r in page.records], default=str, ensure_ascii=False))
+    no_personal_data(
+        json.dumps([r.parsed_record().values() for r in page.records], default=str, ensure_ascii=False)
+    )
     no_personal_data(repr([r.problems for r in page.records]))
 
 
@@ -126,7 +128,7 @@ def test_authors_from_the_page_json_in_camel_case() -> None:
     assert page.fields is not None
     assert page.fields.authors == EXPECTED_AUTHORS
     assert f"{INVALID_ORCID}: '0000-0002-1825-0098'" in page.problems
-    no_personal_data(json.dumps(page.fields.record().values(), default=str, ensure_ascii=False))
+    no_personal_data(json.dumps(page.fields.parsed_record().values(), default=str, ensure_ascii=False))
 
 
 def test_profiles_missing_from_included_and_without_a_name_are_reported() -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from crawler.pages import (
     DocumentError,
-    LectureFields,
+    LectureItem,
     LectureListPage,
     LecturePage,
     PageParseError,
@@ -77,7 +77,7 @@ INCLUDED = [
         "attributes": {"name": "Poster Session 2", "event_id": 502},
     },
 ]
-ROUTER_TUNING = LectureFields(
+ROUTER_TUNING = LectureItem(
     lecture_id="130123",
     slug="router-tuning-a-simple-and-effective-approach-for-dynamic-depth",
     title="Router-Tuning: A Simple and Effective Approach for Dynamic Depth",
@@ -191,7 +191,7 @@ def test_camel_case_pagination_meta() -> None:
 
 
 def test_item_fields_fit_the_schema() -> None:
-    item = ROUTER_TUNING.record().values()
+    item = ROUTER_TUNING.parsed_record().values()
     # Every field a parser fills is a column of the schema, under the same name.
     assert sorted(set(item) - set(FIELD_NAMES)) == []
     record = {
@@ -205,14 +205,14 @@ def test_item_fields_fit_the_schema() -> None:
         "content_sha256": "0" * 64,
     }
     assert validate_record(record) == []
-    assert LectureFields(lecture_id="1", title=" A\u0301  b\n").record().values()["title"] == "\u00c1 b"
+    assert LectureItem(lecture_id="1", title=" A\u0301  b\n").parsed_record().values()["title"] == "\u00c1 b"
 
 
 # -- lecture pages ------------------------------------------------------------------------------
 
 
 SEED_PAGES = {
-    "seed000": LectureFields(
+    "seed000": LectureItem(
         lecture_id="131245",
         slug="a-systematic-analysis-of-base-model-choice-for-reward-modeling",
         title="A Systematic Analysis of Base Model Choice for Reward Modeling",
@@ -243,7 +243,7 @@ SEED_PAGES = {
             "131311",
         ],
     ),
-    "seed001": LectureFields(
+    "seed001": LectureItem(
         lecture_id="130412",
         slug="router-tuning-a-simple-and-effective-approach-for-dynamic-depth",
         title="Router-Tuning: A Simple and Effective Approach for Dynamic Depth",
@@ -274,7 +274,7 @@ SEED_PAGES = {
             "131561",
         ],
     ),
-    "seed002": LectureFields(
+    "seed002": LectureItem(
         lecture_id="131877",
         slug="rearank-reasoning-re-ranking-agent-via-reinforcement-learning",
         title="REARANK: Reasoning Re-ranking Agent via Reinforcement Learning",
@@ -350,7 +350,7 @@ def test_fallback_without_next_data() -> None:
     page = parse_lecture_page(html, EXPECTED["seed002"]["skeleton_url"])
     assert page.extraction == "visible_text"
     assert page.problems == ["no __NEXT_DATA__ script"]
-    assert page.fields == LectureFields(
+    assert page.fields == LectureItem(
         lecture_id="131877",
         slug="rearank-reasoning-re-ranking-agent-via-reinforcement-learning",
         title="REARANK: Reasoning Re-ranking Agent via Reinforcement Learning",
@@ -387,7 +387,7 @@ def test_fallback_keeps_related_ids_and_reads_the_slug_id() -> None:
     payload = json.dumps({"props": {"pageProps": {"fallback": {"r": doc}}}, "query": {"lectureSlug": "2-x"}})
     page = parse_lecture_page(f"<title>T</title><script id='__NEXT_DATA__'>{payload}</script>", f"{WEB}/")
     assert page.extraction == "visible_text"
-    assert page.fields == LectureFields(lecture_id="2", title="T", related_lecture_ids=["1"])
+    assert page.fields == LectureItem(lecture_id="2", title="T", related_lecture_ids=["1"])
 
 
 def test_html_escaped_next_data_is_read() -> None:
@@ -425,7 +425,7 @@ def test_cross_check_problems() -> None:
 )
 def test_visible_title_sources(html: str, title: str | None) -> None:
     page = parse_lecture_page(html, f"{WEB}/lecture/42-answer")
-    assert page.fields == LectureFields(lecture_id="42", slug="answer", title=title)
+    assert page.fields == LectureItem(lecture_id="42", slug="answer", title=title)
     assert page.problems == ["no __NEXT_DATA__ script"]
 
 
@@ -433,7 +433,7 @@ def test_lecture_id_from_canonical_link() -> None:
     html = '<link rel="canonical" href="/lecture/77-x"><meta name="description" content="Abs &amp; more">'
     html += "<h1>T</h1>"
     page = parse_lecture_page(html, f"{WEB}/log-in")
-    assert page.fields == LectureFields(lecture_id="77", title="T", abstract="Abs & more")
+    assert page.fields == LectureItem(lecture_id="77", title="T", abstract="Abs & more")
 
 
 def test_page_with_a_title_but_no_lecture_id() -> None:
@@ -451,7 +451,7 @@ def test_page_parse_error(html: str | bytes) -> None:
 
 def test_empty_page_at_a_lecture_url() -> None:
     page = parse_lecture_page(b"", f"{WEB}/lecture/5-x")
-    assert page == LecturePage(LectureFields(lecture_id="5"), [], [], "visible_text", ["the page is empty"])
+    assert page == LecturePage(LectureItem(lecture_id="5"), [], [], "visible_text", ["the page is empty"])
 
 
 def test_invalid_utf8_and_declared_encoding() -> None:
@@ -460,7 +460,7 @@ def test_invalid_utf8_and_declared_encoding() -> None:
     assert page.blocks[0] == "Ch\ufffdina"
     assert page.fields == SEED_PAGES["seed001"]
     latin = "<title>Caf\u00e9 | Underline</title>".encode("latin-1")
-    assert parse_lecture_page(latin, f"{WEB}/lecture/3", encoding="latin-1").fields == LectureFields(
+    assert parse_lecture_page(latin, f"{WEB}/lecture/3", encoding="latin-1").fields == LectureItem(
         lecture_id="3", title="Caf\u00e9"
     )
 

@@ -223,7 +223,7 @@ def stage_crawl(state: Path, records: list[dict[str, Any]]) -> None:
     writer = StageWriter(state)
     writer.open()
     for record in records:
-        writer.write_lecture(record)
+        writer.write_lecture(Lecture.from_json(record))
     writer.close(complete=True, summary={"event_ids": ["502", "469"]})
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from crawler.dedup.records import merge_duplicates
 from crawler.publish.summaries import StagedEvents, plan_dedup
-from crawler.schema import content_sha256
+from crawler.schema import Lecture, content_sha256
 from crawler.state.stage import StageWriter
 from crawler.state.stage_index import index_stage
 from tests.support.staged import read_stage
@@ -60,7 +60,7 @@ def staged_talks(state: Path) -> None:
     writer.open()
     for item in records:
         item["content_sha256"] = content_sha256(item)
-        writer.write_lecture(item)
+        writer.write_lecture(Lecture.from_json(item))
     writer.write_aliases([("130500", "http://x/lecture/130500")])
     writer.close(complete=True)
 

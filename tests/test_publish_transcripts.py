@@ -115,7 +115,7 @@ def write_stage(state: Path, lectures: list[dict], tracks: Sequence[Transcript],
     writer = StageWriter(state)
     writer.open()
     for record in lectures:
-        writer.write_lecture(record)
+        writer.write_lecture(Lecture.from_json(record))
     for transcript in tracks:
         writer.write_transcript(transcript, {"etag": f'"{transcript.subtitle_url}"'})
     writer.close(complete=True)
@@ -625,7 +625,7 @@ def test_a_previous_releases_row_from_earlier_rules_is_redacted_again_when_carri
     writer = StageWriter(state)
     writer.open()
     for record in records():
-        writer.write_lecture(record)
+        writer.write_lecture(Lecture.from_json(record))
     said = track("130109", "469", "es", text=" ".join(s["text"] for s in SAID_ACROSS), segments=SAID_ACROSS)
     writer.write_transcript(said, current)
     writer.close(complete=True)

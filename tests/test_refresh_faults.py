@@ -139,8 +139,8 @@ def damage(work: Path, lecture_id: str) -> None:
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     for n, line in enumerate(lines):
         payload = json.loads(line)
-        if payload.get("kind") == "lecture" and payload["record"]["lecture_id"] == lecture_id:
-            payload["record"]["held_at"] = "the day after tomorrow"
+        if payload.get("kind") == "lecture" and payload["lecture"]["lecture_id"] == lecture_id:
+            payload["lecture"]["held_at"] = "the day after tomorrow"
             lines[n] = json.dumps(payload) + "\n"
     path.write_text("".join(lines), encoding="utf-8")
 
@@ -250,8 +250,8 @@ def test_a_field_new_to_the_listing_is_filled_from_it_without_fetching_pages(
     for line in path.read_text(encoding="utf-8").splitlines():
         payload = json.loads(line)
         if payload.get("kind") == "lecture":
-            payload["record"].pop("doi")
-            payload["listing_hashes"].pop("doi")
+            payload["lecture"].pop("doi")
+            payload["lecture"]["listing_hashes"].pop("doi")
         lines.append(json.dumps(payload) + "\n")
     path.write_text("".join(lines), encoding="utf-8")
     with base.server() as server:
@@ -276,7 +276,7 @@ def staged_ids(work: Path) -> set[str]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if '"kind":"lecture"' in line:
             with contextlib.suppress(ValueError):  # a line the kill left half-written
-                ids.add(json.loads(line)["record"]["lecture_id"])
+                ids.add(json.loads(line)["lecture"]["lecture_id"])
     return ids
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import hashlib
 import json
 
-from crawler.pages import LectureFields
+from crawler.pages import LectureItem
 from crawler.spiders.refresh import listing_hashes, listing_sha256
 
 
@@ -15,8 +15,8 @@ def _hash(value: object) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
-def listed() -> LectureFields:
-    return LectureFields(lecture_id="130123", title="Router Tuning", keywords=["ü", "b"], session_id="7")
+def listed() -> LectureItem:
+    return LectureItem(lecture_id="130123", title="Router Tuning", keywords=["ü", "b"], session_id="7")
 
 
 def test_each_field_hashes_its_json() -> None:
@@ -32,7 +32,7 @@ def test_each_field_hashes_its_json() -> None:
 
 def test_the_fields_a_request_carried_hash_the_same_and_a_change_shows() -> None:
     first = listing_hashes(listed())
-    carried = LectureFields.read_json(json.loads(json.dumps(listed().to_json())))
+    carried = LectureItem.read_json(json.loads(json.dumps(listed().to_json())))
     assert carried is not None
     assert listing_hashes(carried) == first
     # What a caller does with its copy of the hashes is no other caller's.

@@ -71,7 +71,7 @@ def test_document_lines_read_back_from_the_stage_and_from_the_last_stage(tmp_pat
     state = tmp_path / "state"
     writer = StageWriter(state)
     writer.open()
-    writer.write_lecture(record("7"))
+    writer.write_lecture(Lecture.from_json(record("7")))
     validators = {"etag": '"e1"', "last_modified": "Tue, 01 Dec 2026 03:04:05 GMT"}
     writer.write_slides(unread("failed"), None)
     writer.write_slides(row(), validators)  # the same document again: the last line wins
@@ -96,7 +96,7 @@ def test_a_bad_slides_line_is_counted_and_never_taken(tmp_path: Path) -> None:
     state = tmp_path / "state"
     writer = StageWriter(state)
     writer.open()
-    writer.write_lecture(record("7"))
+    writer.write_lecture(Lecture.from_json(record("7")))
     bad = row().to_json()
     bad["page_count"] = "three"
     writer._write({"kind": "slides", "record": bad})

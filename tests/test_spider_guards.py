@@ -149,7 +149,7 @@ def age_staged_pages(state: Path, fetched: Mapping[str, datetime]) -> None:
         lines = []
         for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
             payload = json.loads(line)
-            record = payload.get("record") if payload.get("kind") == "lecture" else None
+            record = payload.get("lecture") if payload.get("kind") == "lecture" else None
             if isinstance(record, dict) and record.get("lecture_id") in fetched:
                 record["fetched_at"] = fetched[record["lecture_id"]].isoformat()
                 line = json.dumps(payload, ensure_ascii=False) + "\n"

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from crawler.schema import content_sha256
-from crawler.state.previous_stage import PreviousStage
+from crawler.items import LectureItem
+from crawler.schema import Lecture, content_sha256, to_json_record
+from crawler.state.previous_stage import PreviousStage, refresh_base_ids
 from crawler.state.stage import (
     COMPLETE_MARKER,
     REFUSED_DIRNAME,
@@ -51,14 +52,23 @@ def record(lecture_id: str, fetched: str = "2026-01-01T00:00:00Z", **extra: Any)
     return base
 
 
+def crawled(record: dict[str, Any], **side: Any) -> LectureItem:
+    """A crawled lecture of ``record`` with side data (``listing_hashes``, ``carried``, ``counted``)."""
+    return LectureItem.from_json({**record, **side})
+
+
 def test_latest_fetch_wins_and_urls_are_united(tmp_path: Path) -> None:
     writer = StageWriter(tmp_path)
     writer.open()
-    writer.write_lecture(record("7", "2026-01-01T00:00:00Z", title="old"))
+    writer.write_lecture(Lecture.from_json(record("7", "2026-01-01T00:00:00Z", title="old")))
     writer.write_aliases([("7", "http://x/events/1/sessions/2/lecture/7-t")])
-    writer.write_lecture(record("7", "2026-01-02T00:00:00Z", title="new", source_urls=["http://x/lecture/7"]))
+    writer.write_lecture(
+        Lecture.from_json(
+            record("7", "2026-01-02T00:00:00Z", title="new", source_urls=["http://x/lecture/7"])
+        )
+    )
     writer.write_aliases([("99", "http://x/lecture/99-gone")])
-    writer.write_lecture(record("10"))
+    writer.write_lecture(Lecture.from_json(record("10")))
     writer.close(complete=True, summary={"reason": "finished"})
     staged = read_stage(tmp_path)
     assert staged.complete
@@ -78,7 +88,7 @@ def test_latest_fetch_wins_and_urls_are_united(tmp_path: Path) -> None:
 def test_a_torn_last_line_is_cut_and_the_crawl_resumes(tmp_path: Path) -> None:
     writer = StageWriter(tmp_path)
     writer.open()
-    writer.write_lecture(record("1"))
+    writer.write_lecture(Lecture.from_json(record("1")))
     writer.close(complete=False)
     with writer.path.open("a", encoding="utf-8") as fh:
         fh.write('{"kind": "lecture", "record": {"lecture_')
@@ -87,7 +97,7 @@ def test_a_torn_last_line_is_cut_and_the_crawl_resumes(tmp_path: Path) -> None:
     resumed.open()
     assert resumed.resumed
     assert resumed.torn_bytes_dropped == len('{"kind": "lecture", "record": {"lecture_')
-    resumed.write_lecture(record("2"))
+    resumed.write_lecture(Lecture.from_json(record("2")))
     resumed.close(complete=True)
     staged = read_stage(tmp_path)
     assert [r.lecture_id for r in staged.records] == ["1", "2"]
@@ -97,17 +107,17 @@ def test_a_torn_last_line_is_cut_and_the_crawl_resumes(tmp_path: Path) -> None:
 def test_a_new_crawl_after_a_finished_one_starts_a_fresh_stage(tmp_path: Path) -> None:
     first = StageWriter(tmp_path)
     first.open()
-    first.write_lecture(record("1"))
+    first.write_lecture(Lecture.from_json(record("1")))
     first.close(complete=True)
     second = StageWriter(tmp_path)
     second.open()
     assert not second.resumed
     assert not (tmp_path / "stage" / COMPLETE_MARKER).exists()
-    second.write_lecture(record("2"))
+    second.write_lecture(Lecture.from_json(record("2")))
     second.close(complete=True)
     assert [r.lecture_id for r in read_stage(tmp_path).records] == ["2"]
     previous = (tmp_path / "stage.previous" / "main.jsonl").read_text(encoding="utf-8")
-    assert json.loads(previous)["record"]["lecture_id"] == "1"
+    assert json.loads(previous)["lecture"]["lecture_id"] == "1"
 
 
 def test_workers_merge_into_one_crawl(tmp_path: Path) -> None:
@@ -115,7 +125,7 @@ def test_workers_merge_into_one_crawl(tmp_path: Path) -> None:
         writer = StageWriter(tmp_path, worker)
         writer.open()
         for i in ids:
-            writer.write_lecture(record(i))
+            writer.write_lecture(Lecture.from_json(record(i)))
         writer.close(complete=False)
     staged = read_stage(tmp_path)
     assert staged.workers == ["a", "b"]
@@ -154,7 +164,7 @@ def test_a_finished_stage_is_moved_aside_once_per_run(tmp_path: Path) -> None:
 def test_a_record_the_stage_cannot_read_back_is_fetched_again_not_lost(tmp_path: Path) -> None:
     writer = StageWriter(tmp_path)
     writer.open()
-    writer.write_lecture(record("1"))
+    writer.write_lecture(Lecture.from_json(record("1")))
     writer.close(complete=False)
     broken = {"kind": "lecture", "record": {**record("2"), "held_at": "the day after tomorrow"}}
     with writer.path.open("a", encoding="utf-8") as fh:
@@ -167,12 +177,14 @@ def test_a_record_the_stage_cannot_read_back_is_fetched_again_not_lost(tmp_path:
 def test_a_refused_stage_is_never_the_next_refresh_base(tmp_path: Path) -> None:
     accepted = StageWriter(tmp_path)
     accepted.open()
-    accepted.write_lecture(record("1"), listing_hashes={"title": "a"})
+    accepted.write_lecture(crawled(record("1"), listing_hashes={"title": "a"}))
     accepted.close(complete=True)
     refused = StageWriter(tmp_path)
     refused.open()
     assert refused.previous_moved
-    refused.write_lecture(record("1", "2026-01-02T00:00:00Z", title="refused"), listing_hashes={"title": "b"})
+    refused.write_lecture(
+        crawled(record("1", "2026-01-02T00:00:00Z", title="refused"), listing_hashes={"title": "b"})
+    )
     refused.close(complete=True)
     assert mark_refused(tmp_path, {"failed_checks": ["fallback_rate"]})
     assert start_stage(tmp_path)
@@ -187,13 +199,13 @@ def test_a_refused_stage_is_never_the_next_refresh_base(tmp_path: Path) -> None:
 
 def read_stage_dir(directory: Path) -> list[str]:
     lines = (directory / "main.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line)["record"]["title"] for line in lines]
+    return [json.loads(line)["lecture"]["title"] for line in lines]
 
 
 def test_a_previous_record_that_cannot_be_read_back_is_absent_and_counted(tmp_path: Path) -> None:
     writer = StageWriter(tmp_path)
     writer.open()
-    writer.write_lecture(record("1"), listing_hashes={"title": "a"})
+    writer.write_lecture(crawled(record("1"), listing_hashes={"title": "a"}))
     writer.close(complete=True)
     with writer.path.open("a", encoding="utf-8") as fh:
         broken = {"kind": "lecture", "record": {**record("2"), "held_at": "the day after tomorrow"}}
@@ -210,9 +222,11 @@ def test_a_previous_record_that_cannot_be_read_back_is_absent_and_counted(tmp_pa
 def test_an_unfinished_stage_counts_what_its_lectures_counted(tmp_path: Path) -> None:
     writer = StageWriter(tmp_path)
     writer.open()
-    writer.write_lecture(record("1"), counted=["underline/pages/fetched", "underline/extraction/next_data"])
-    writer.write_lecture(record("2"), carried=True, counted=["underline/pages/carried"])
-    writer.write_lecture(record("3"), counted=["underline/pages/fetched", "underline/fetch_failed"])
+    writer.write_lecture(
+        crawled(record("1"), counted=["underline/pages/fetched", "underline/extraction/next_data"])
+    )
+    writer.write_lecture(crawled(record("2"), carried=True, counted=["underline/pages/carried"]))
+    writer.write_lecture(crawled(record("3"), counted=["underline/pages/fetched", "underline/fetch_failed"]))
     writer.close(complete=False)
     with writer.path.open("a", encoding="utf-8") as fh:
         fh.write(
@@ -252,7 +266,7 @@ def stage_with_bad_line(state: Path, bad: dict[str, Any], *, worker: str = "main
     """A stage whose ``worker`` staged lecture 1, then ``bad`` (its second line)."""
     writer = StageWriter(state, worker)
     writer.open()
-    writer.write_lecture(record("1"), counted=["underline/pages/fetched"])
+    writer.write_lecture(crawled(record("1"), counted=["underline/pages/fetched"]))
     writer.close(complete=False)
     with writer.path.open("a", encoding="utf-8") as fh:
         fh.write(
@@ -303,7 +317,7 @@ def test_a_bad_typed_line_of_the_last_stage_is_never_carried(
 def test_a_bad_typed_line_in_a_fleets_shared_stage_is_counted_and_fetched_again(tmp_path: Path) -> None:
     good = StageWriter(tmp_path, "worker-a")
     good.open("run-1")
-    good.write_lecture(record("3"))
+    good.write_lecture(Lecture.from_json(record("3")))
     good.close(complete=False)
     stage_with_bad_line(tmp_path, BAD_RECORDS["authors a string"], worker="worker-b")
     staged = read_stage(tmp_path)
@@ -347,7 +361,7 @@ def test_alias_lines_are_the_json_of_their_mapping(tmp_path: Path, url: str) -> 
     # Alias lines are put together from their two strings: byte for byte what the encoder writes.
     writer = StageWriter(tmp_path, "w")
     writer.open()
-    writer.write_lecture(record("5"), aliases=[("7", url)])
+    writer.write_lecture(Lecture.from_json(record("5")), aliases=[("7", url)])
     writer.write_aliases([("8", url), ("9", url)])
     writer.close(complete=False)
     # Split at line feeds only: a URL may hold a line separator that ``splitlines`` would split at.
@@ -360,3 +374,61 @@ def test_alias_lines_are_the_json_of_their_mapping(tmp_path: Path, url: str) -> 
     ]
     assert [lines[0], *lines[2:]] == expected, f"case {url!r}"
     assert json.loads(lines[1])["kind"] == "lecture", f"case {url!r}"
+
+
+def legacy_line(record: dict[str, Any], **side: Any) -> str:
+    """A lecture line as the last version wrote it: the record, and its side data beside it in the line."""
+    return (
+        json.dumps({"kind": "lecture", "record": to_json_record(record), **side}, separators=(",", ":"))
+        + "\n"
+    )
+
+
+def test_a_stage_the_last_version_wrote_reads_as_one_written_now(tmp_path: Path) -> None:
+    """A user's ``stage.previous/`` from the last version is the base of the next refresh: its lecture
+    lines (``{"kind": "lecture", "record": {...}, ...}``) read back as the same lines written now do, and
+    the one listing hash of a stage from before per-field hashes is still read."""
+    side: dict[str, dict[str, Any]] = {
+        "1": {"listing_hashes": {"title": "a"}, "counted": ["underline/pages/fetched"]},
+        "2": {"carried": True, "counted": ["underline/pages/carried"]},
+        "3": {"listing_sha256": "f" * 64},
+    }
+    old, new = tmp_path / "old", tmp_path / "new"
+    start_stage(old)
+    (old / "stage" / "main.jsonl").write_text(
+        "".join(legacy_line(record(i), **s) for i, s in side.items()), encoding="utf-8"
+    )
+    writer = StageWriter(new)
+    writer.open()
+    for i, s in side.items():
+        writer.write_lecture(crawled(record(i), **{k: v for k, v in s.items() if k != "listing_sha256"}))
+    writer.close(complete=False)
+    for state in (old, new):
+        assert unfinished_lecture_ids(state) == {"1", "2", "3"}, state
+        assert staged_counts(state, "main") == {
+            "stage/lectures": 3,
+            "stage/carried": 1,
+            "underline/pages/fetched": 1,
+            "underline/pages/carried": 1,
+        }, state
+        mark_complete(state, {})
+    assert read_stage(old).records == read_stage(new).records
+    assert read_stage(old).bad_lines == read_stage(new).bad_lines == 0
+    for state in (old, new):
+        start_stage(state)  # the finished stage becomes the base of the next refresh
+        assert refresh_base_ids(state) == {"1", "2", "3"}, state
+    was, now = PreviousStage(old), PreviousStage(new)
+    for i in side:
+        before, after = was.staged(i), now.staged(i)
+        assert before is not None and after is not None, i
+        assert before.values() == after.values(), i
+        assert (before.listing_hashes, before.carried, before.counted) == (
+            after.listing_hashes,
+            after.carried,
+            after.counted,
+        ), i
+    hashed, single, unhashed = was.staged("1"), was.staged("3"), now.staged("3")
+    assert hashed is not None and hashed.listing_hashes == {"title": "a"}
+    assert single is not None and single.listing_sha256 == "f" * 64
+    assert unhashed is not None and unhashed.listing_sha256 is None
+    assert not was.damaged and not now.damaged

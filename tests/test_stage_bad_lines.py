@@ -69,8 +69,8 @@ def damage(stage: Path) -> dict[str, tuple[str, int, dict[str, Any]]]:
     damaged = {}
     for case, number in zip(DAMAGE, numbers[1::3], strict=False):
         payload = json.loads(lines[number])
-        original = json.loads(json.dumps(payload["record"]))
-        DAMAGE[case](payload["record"])
+        original = json.loads(json.dumps(payload["lecture"]))
+        DAMAGE[case](payload["lecture"])
         lines[number] = json.dumps(payload) + "\n"
         damaged[case] = (original["lecture_id"], number + 1, original)
     stage.write_text("".join(lines), encoding="utf-8")

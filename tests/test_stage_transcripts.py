@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from crawler.schema import TRANSCRIPT_FIELDS, Transcript
+from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.check import validate_record
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
@@ -48,7 +48,7 @@ def full_transcript(**changes: Any) -> Transcript:
 def stage_of(state: Path, *lines: tuple[Transcript, dict[str, str] | None]) -> Path:
     writer = StageWriter(state)
     writer.open()
-    writer.write_lecture(record("7"))
+    writer.write_lecture(Lecture.from_json(record("7")))
     for transcript, validators in lines:
         writer.write_transcript(transcript, validators)
     writer.close(complete=True)

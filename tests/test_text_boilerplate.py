@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.pages import LectureFields
+from crawler.pages import LectureItem
 from crawler.pipelines.boilerplate import text_of
 from crawler.text.blocks import visible_blocks
 from crawler.text.boilerplate import (
@@ -102,7 +102,7 @@ def test_seed000_exact_text() -> None:
 
 def test_fields_may_be_an_object() -> None:
     blocks = visible_blocks((FIXTURES / "seed002_skeleton.html").read_bytes())
-    fields = LectureFields(lecture_id="131877", **seed_fields("seed002"))
+    fields = LectureItem(lecture_id="131877", **seed_fields("seed002"))
     assert own_content_blocks(blocks, fields) == EXPECTED["seed002"]["own_blocks"]
 
 

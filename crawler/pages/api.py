@@ -33,7 +33,7 @@ from crawler.pages.attributes import (
     relationship_name,
     unknown_attributes,
 )
-from crawler.pages.fields import AttributeValue, DocumentError, LectureFields, LectureListPage
+from crawler.pages.fields import AttributeValue, DocumentError, LectureItem, LectureListPage
 from crawler.pages.jsonapi import (
     Resource,
     ResourceKey,
@@ -74,7 +74,7 @@ def is_premium_package(package: str | None) -> bool:
 
 def lecture_fields(
     resource: Resource, index: Mapping[ResourceKey, Resource], base_url: str | None = None
-) -> LectureFields:
+) -> LectureItem:
     """Fields of one lecture resource; ``index`` resolves its event, tag, session and profiles.
 
     The schema's plain attribute fields are read as their kind says (:func:`attribute_values`); relative
@@ -105,7 +105,7 @@ def lecture_fields(
     tag_key = _to_one(relationships, "presentation_type")
     tag = index.get(tag_key) if tag_key else None
     package = values.opt_str(lookup(attributes, LECTURE_ATTRIBUTES["package"]))
-    fields = LectureFields(
+    fields = LectureItem(
         lecture_id=key[1],
         slug=values.slug(lookup(attributes, LECTURE_ATTRIBUTES["slug"]), problems),
         presentation_type=values.opt_str(attribute(tag, TAG_ATTRIBUTES["name"])),
@@ -216,7 +216,7 @@ def _lecture_list(doc: Any, base_url: str | None, index: Mapping[ResourceKey, Re
         if "data" in doc or not error:
             problems.append("data is not a list")
         data = []
-    records: list[LectureFields] = []
+    records: list[LectureItem] = []
     skipped = 0
     for item in data:
         if is_lecture(item):
@@ -240,7 +240,7 @@ def _lecture_list(doc: Any, base_url: str | None, index: Mapping[ResourceKey, Re
     )
 
 
-def parse_lecture_document(doc: Any, base_url: str | None = None) -> LectureFields:
+def parse_lecture_document(doc: Any, base_url: str | None = None) -> LectureItem:
     """The lecture of ``/api/v1/thin_lectures/<id>``; raises :class:`DocumentError` when the
     answer holds none (an error document, a list, another resource type)."""
     if not isinstance(doc, Mapping):

@@ -19,7 +19,7 @@ from crawler.pages.fields import (
     Author,
     Extraction,
     FieldSource,
-    LectureFields,
+    LectureItem,
     LecturePage,
     PageParseError,
 )
@@ -57,7 +57,7 @@ class UnderlineLecturePage:
         self.lecture_links: list[str] = []
         self.tree: Any = None
         self.documents: list[Any] = []
-        self.json: LectureFields | None = None
+        self.json: LectureItem | None = None
         self.why_not_json: str | None = "the page is empty"
         if self.root is None:
             return
@@ -179,10 +179,10 @@ class UnderlineLecturePage:
 
     # -- the whole page ----------------------------------------------------------------------------
 
-    def fields(self, lecture_id: str) -> LectureFields:
+    def fields(self, lecture_id: str) -> LectureItem:
         """Every field, each by its own method (the plain attribute fields by :meth:`attribute`)."""
         is_premium, premium_known = self.is_premium()
-        fields = LectureFields(
+        fields = LectureItem(
             lecture_id=lecture_id,
             slug=self.slug(),
             presentation_type=self.presentation_type(),
@@ -208,7 +208,7 @@ class UnderlineLecturePage:
         if self.root is None:
             if lecture_id is None:
                 raise PageParseError(f"empty page and no lecture id in {shown(self.url)!r}")
-            fields = LectureFields(lecture_id=lecture_id)
+            fields = LectureItem(lecture_id=lecture_id)
             problems = ["the page is empty", *self.page_problems]
             return LecturePage(fields, [], [], "visible_text", problems, self._sources())
         if self.json is not None:
@@ -262,14 +262,14 @@ def parse_lecture_page(
     return page.to_page()
 
 
-def field_sources(page: LecturePage, listed: LectureFields | None = None) -> dict[str, FieldSource]:
+def field_sources(page: LecturePage, listed: LectureItem | None = None) -> dict[str, FieldSource]:
     """For each item field, where the crawler takes its value from: ``next_data`` or ``visible_text``
     (the page), ``api`` (the listing's record, when given) or ``none``.
 
     The precedence is the crawler's: a page read from its JSON leads and the listing fills its gaps;
     a page read from its visible text only fills the listing's gaps.
     """
-    from_listing = listed.record() if listed is not None else None
+    from_listing = listed.parsed_record() if listed is not None else None
     sources: dict[str, FieldSource] = {}
     for name in ITEM_FIELD_NAMES:
         on_page = page.sources.get(name, "none")

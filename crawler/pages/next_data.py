@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from crawler.pages.api import LECTURE_TYPE, lecture_fields
-from crawler.pages.fields import LectureFields
+from crawler.pages.fields import LectureItem
 from crawler.pages.jsonapi import Resource, find_documents, index_resources, member, resource_key
 
 MAX_JSON_BYTES = 5_000_000
@@ -149,7 +149,7 @@ def documents(tree: Any) -> tuple[list[Mapping[str, Any]], str | None]:
 
 def lecture_from_next_data(
     docs: list[Mapping[str, Any]], wanted: Iterable[str | None], base_url: str | None = None
-) -> LectureFields | None:
+) -> LectureItem | None:
     """The fields of the lecture (the first of ``wanted`` ids found) in the page's documents, with its
     related lectures; None when no document holds it."""
     lecture = find_lecture(docs, wanted)

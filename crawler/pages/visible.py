@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from crawler.pages.fields import LectureFields
+from crawler.pages.fields import LectureItem
 from crawler.text.normalize import collapse_whitespace, normalize_line
 
 PREMIUM_LABEL = "Premium content"
@@ -68,7 +68,7 @@ def cut_short(text: str) -> bool:
     return text.rfind("</html>") < 0 and _HTML_END.search(text) is None
 
 
-def cross_check(fields: LectureFields, blocks: list[str]) -> list[str]:
+def cross_check(fields: LectureItem, blocks: list[str]) -> list[str]:
     """Where the page's JSON and what the page shows disagree (title, abstract, premium label)."""
     if not blocks:
         return ["the page shows no text"]

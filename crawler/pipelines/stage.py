@@ -91,7 +91,6 @@ class StagePipeline:
             return item
         carried = item.carried
         record = item.record()
-        listing_hashes, counted = item.listing_hashes, item.counted
         aliases = [(lecture_id, url) for lecture_id, url in item.page_aliases]
         problems = validate_record(record)
         if problems:
@@ -100,9 +99,7 @@ class StagePipeline:
                 self.writer.write_aliases(aliases)
                 self.stats.inc_value(keys.STAGE_ALIASES, len(aliases))
             raise DropItem(f"lecture {record.get('lecture_id')!r} not staged: {'; '.join(problems)}")
-        self.writer.write_lecture(
-            record, listing_hashes=listing_hashes, carried=carried, aliases=aliases, counted=counted
-        )
+        self.writer.write_lecture(item, aliases=aliases)
         for transcript in item.carried_transcripts:
             # Staged as the last crawl staged them: a line the schema refuses now is left out, counted.
             if not self._stage_transcript(transcript):

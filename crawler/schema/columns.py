@@ -169,10 +169,13 @@ def _kind_and_members(hint: Any) -> tuple[Kind, tuple[tuple[str, ScalarKind], ..
 
 
 def fields_of(record: type) -> tuple[Field, ...]:
-    """The columns a record class declares with :func:`column`, in order."""
+    """The columns a record class declares with :func:`column`, in order (a field declared otherwise is
+    no column: data a subclass keeps beside the record, never written)."""
     hints = typing.get_type_hints(record)
     out = []
     for f in dataclasses.fields(record):
+        if "column" not in f.metadata:
+            continue
         kind, members = _kind_and_members(hints[f.name])
         out.append(Field(name=f.name, kind=kind, members=members, **dataclasses.asdict(f.metadata["column"])))
     return tuple(out)

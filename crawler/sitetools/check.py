@@ -24,7 +24,7 @@ from protego import Protego
 from crawler import settings as defaults
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages import (
-    LectureFields,
+    LectureItem,
     LectureListPage,
     PageParseError,
     field_sources,
@@ -361,7 +361,7 @@ class _SiteCheck:
         report.unknown = {
             n: (u.count, u.example) for n, u in unknown_attributes(lecture_resources([document])).items()
         }
-        records = [r.record() for r in page.records]
+        records = [r.parsed_record() for r in page.records]
         report.listing_coverage = (
             {name: sum(1 for r in records if has_value(getattr(r, name))) for name in ITEM_FIELD_NAMES}
             if records
@@ -369,7 +369,7 @@ class _SiteCheck:
         )
         return page
 
-    def sample_lectures(self, listed: Sequence[LectureFields], robots: RobotsVerdict) -> None:
+    def sample_lectures(self, listed: Sequence[LectureItem], robots: RobotsVerdict) -> None:
         """Read the page of each of ``listed`` that robots.txt allows."""
         for lecture in listed:
             url = canonical_lecture_url(self.web_base, lecture.lecture_id, lecture.slug)
@@ -383,10 +383,10 @@ class _SiteCheck:
 
 
 def _sample_lecture(
-    fetcher: PoliteFetcher, url: str, listed: LectureFields, asked: Callable[[Answer, str], Answer]
+    fetcher: PoliteFetcher, url: str, listed: LectureItem, asked: Callable[[Answer, str], Answer]
 ) -> LectureSample:
     answer = asked(fetcher.get(url), f"lecture {listed.lecture_id}")
-    from_listing = listed.record()
+    from_listing = listed.parsed_record()
     listing_sources = {
         name: ("api" if getattr(from_listing, name) not in (None, "", [], {}) else "none")
         for name in ITEM_FIELD_NAMES
@@ -398,7 +398,7 @@ def _sample_lecture(
     except PageParseError as exc:
         return LectureSample(listed.lecture_id, url, answer.status, None, listing_sources, {}, [str(exc)])
     sources = {name: str(source) for name, source in field_sources(parsed, listed).items()}
-    shown = parsed.fields.record() if parsed.fields is not None else None
+    shown = parsed.fields.parsed_record() if parsed.fields is not None else None
     values = {name: getattr(shown, name) for name in ITEM_FIELD_NAMES} if shown is not None else {}
     return LectureSample(
         listed.lecture_id, url, answer.status, parsed.extraction, sources, values, parsed.problems

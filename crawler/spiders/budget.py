@@ -11,7 +11,7 @@ import tempfile
 from typing import IO
 
 from crawler import stats_keys as keys
-from crawler.pages import LectureFields
+from crawler.items import LectureItem
 from crawler.spiders.refresh import CHANGED, NEW, STALE
 
 WAITING_KEYS = dict(zip((NEW, CHANGED, STALE), keys.PAGES_WAITING, strict=True))
@@ -52,8 +52,8 @@ class PageBudget:
         return [entry[3] for entry in self._heap]
 
     def hold(
-        self, rank: int, order: float, lecture_id: str, held: LectureFields
-    ) -> tuple[Candidate, LectureFields] | None:
+        self, rank: int, order: float, lecture_id: str, held: LectureItem
+    ) -> tuple[Candidate, LectureItem] | None:
         """Keep a lecture for the budget. Returns the lecture that waits because of it (itself, or the
         held one it pushed out), with the listing fields it was held with; None when none has to wait
         yet."""
@@ -71,7 +71,7 @@ class PageBudget:
     def _entry(candidate: Candidate) -> tuple[int, float, int, Candidate]:
         return (-candidate.rank, -candidate.order, -candidate.listed, candidate)
 
-    def _write(self, candidate: Candidate, held: LectureFields) -> Candidate:
+    def _write(self, candidate: Candidate, held: LectureItem) -> Candidate:
         if self._spill is None:
             # Closed in close() (at the latest when the spider closes), not at the end of a block.
             self._spill = tempfile.TemporaryFile(prefix="eventcrawl-budget-")  # noqa: SIM115
@@ -79,14 +79,11 @@ class PageBudget:
         self._spill.write(json.dumps(held.to_json(), ensure_ascii=False).encode("utf-8") + b"\n")
         return dataclasses.replace(candidate, offset=offset)
 
-    def listing(self, candidate: Candidate) -> LectureFields:
+    def listing(self, candidate: Candidate) -> LectureItem:
         """The listing fields ``candidate`` was held with, read back from disk."""
         assert self._spill is not None and candidate.offset >= 0
         self._spill.seek(candidate.offset)
-        held = LectureFields.read_json(json.loads(self._spill.readline()))
-        # The file holds only what to_json wrote: not expected.
-        assert held is not None, f"lecture {candidate.lecture_id}: its held listing cannot be read back"
-        return held
+        return LectureItem.from_json(json.loads(self._spill.readline()))
 
     def ranked(self) -> list[Candidate]:
         return sorted(self.candidates)

@@ -15,7 +15,7 @@ from w3lib.encoding import http_content_type_encoding
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem, SlidesItem, TranscriptItem
-from crawler.pages import LectureFields, LecturePage, PageParseError
+from crawler.pages import LecturePage, PageParseError
 from crawler.pages.fields import ITEM_FIELD_NAMES
 from crawler.schema import LISTING_ONLY_EXTRACTION, Lecture
 from crawler.spiders.refresh import (
@@ -42,7 +42,7 @@ class PageAsked:
     (they travel with its item into the stage)."""
 
     lecture_id: str
-    listed: LectureFields | None
+    listed: LectureItem | None
     event_id: str | None
     counted: list[str]
 
@@ -139,7 +139,7 @@ class LectureRecords:
 
     def page_fields(
         self, response: Response, page: LecturePage, asked: PageAsked, disagreed: set[str]
-    ) -> LectureFields | None:
+    ) -> LectureItem | None:
         """The lecture's fields from its page and its listing (the fields where both say and differ are
         added to ``disagreed``); None when neither shows a lecture."""
         listed = asked.listed
@@ -188,14 +188,14 @@ class LectureRecords:
 
     def lecture_item(
         self,
-        fields: LectureFields,
+        fields: LectureItem,
         extraction: str,
         hashes: dict[str, str] | None,
         seen_at: set[str],
         counted: list[str] | None = None,
     ) -> LectureItem:
         canonical = canonical_lecture_url(self.web_base, fields.lecture_id, fields.slug)
-        record = fields.record()
+        record = fields.parsed_record()
         # A source that does not say (no package, no label) and no other to ask: not premium.
         record.is_premium = bool(record.is_premium)
         return LectureItem(

@@ -13,7 +13,7 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
 from crawler.items import SessionItem
-from crawler.pages import INVALID_ORCID, LectureFields, LectureListPage, ListingAnswer, UnknownAttribute
+from crawler.pages import INVALID_ORCID, LectureItem, LectureListPage, ListingAnswer, UnknownAttribute
 from crawler.schema import format_timestamp
 from crawler.spiders.listing import ListingSoFar, listing_whole
 from crawler.spiders.presence import keep_back
@@ -75,7 +75,7 @@ class ListingReader:
         named |= fresh
         return ListingSoFar.of(response).add(listing, len(fresh))
 
-    def newly_listed(self, fields: LectureFields, event: str) -> bool:
+    def newly_listed(self, fields: LectureItem, event: str) -> bool:
         """Whether the listing of ``event`` names a lecture of its own not listed before in this crawl
         (counted, with what its listing fields lack)."""
         stats = self.stats
@@ -96,7 +96,7 @@ class ListingReader:
             stats.inc_value(keys.AUTHORS_INCOMPLETE_PREFIX + event)
         return True
 
-    def resumed(self, fields: LectureFields) -> bool:
+    def resumed(self, fields: LectureItem) -> bool:
         """Whether the unfinished crawl this one resumes staged the lecture already."""
         if fields.lecture_id not in self.already_staged:
             return False

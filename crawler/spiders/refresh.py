@@ -3,8 +3,8 @@ and so whether its page is fetched, revalidated or carried over (see docs/refres
 
 Pure functions of the listing's fields and the staged record, as Scrapy's ``get_retry_request`` is to its
 middleware: the spider wraps them. The listing's fields travel as JSON between a listing's callback and
-its lectures' page requests (and a page budget's file) in the schema's codec: :meth:`LectureFields.to_json`
-and :meth:`LectureFields.read_json`.
+its lectures' page requests (and a page budget's file) in the lecture's one JSON form:
+:meth:`LectureItem.to_json` and :meth:`LectureItem.read_json`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem
-from crawler.pages import LectureFields
-from crawler.pages.fields import CARRIED_FIELDS
+from crawler.pages.fields import JSON_FIELDS
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import (
     FIELDS,
@@ -51,7 +50,7 @@ NEW, CHANGED, STALE = 0, 1, 2
 class Decision:
     """What the listing says of one lecture, and what the last crawl staged of it."""
 
-    fields: LectureFields
+    fields: LectureItem
     hashes: dict[str, str]
     previous: PreviousLecture | None
     staged: LectureItem | None
@@ -92,13 +91,15 @@ def _value_hash(value: Any) -> str:
     return hashlib.sha256(_ENCODE(value).encode("utf-8")).hexdigest()[:16]
 
 
-# The listing's fields hashed: every field a page request carries but the id, the diagnostics and the
-# volatile fields (whose new values need no page).
-HASHED_LISTING_FIELDS = frozenset(f.name for f in CARRIED_FIELDS if f.hashed and f.name != "lecture_id")
+# The listing's fields hashed: every field the parsers fill (the record's and their side data) but the id,
+# the diagnostics and the volatile fields (whose new values need no page).
+HASHED_LISTING_FIELDS = frozenset(
+    f.name for f in JSON_FIELDS if f.filled_by == "parser" and f.hashed and f.name != "lecture_id"
+)
 
 
-def listing_hashes(fields: LectureFields) -> dict[str, str]:
-    """A short hash of each of a lecture's listing fields (as :meth:`LectureFields.to_json` writes
+def listing_hashes(fields: LectureItem) -> dict[str, str]:
+    """A short hash of each of a lecture's listing fields (as :meth:`LectureItem.to_json` writes
     them): the next crawl fetches the page again when a field both crawls know hashes differently."""
     listed = fields.to_json()
     # A lecture's listing is hashed when the listing is read, and again when its page comes back (from
@@ -119,7 +120,7 @@ _RECENT_HASHES = 4096
 _recent_hashes: dict[bytes, dict[str, str]] = {}
 
 
-def listing_sha256(fields: LectureFields) -> str:
+def listing_sha256(fields: LectureItem) -> str:
     """One hash over all of a lecture's listing fields: what stages written before there were per-field
     hashes compared by (kept so that such a stage is still a refresh's base)."""
     listed = {k: v for k, v in fields.to_json().items() if k == "lecture_id" or k in HASHED_LISTING_FIELDS}
@@ -132,7 +133,7 @@ def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]
     return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
 
 
-def listing_unchanged(staged: LectureItem, listed: LectureFields, hashes: Mapping[str, str]) -> bool:
+def listing_unchanged(staged: LectureItem, listed: LectureItem, hashes: Mapping[str, str]) -> bool:
     """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
     if staged.listing_hashes is not None:
         return not changed_listing_fields(staged.listing_hashes, hashes)
@@ -142,7 +143,7 @@ def listing_unchanged(staged: LectureItem, listed: LectureFields, hashes: Mappin
 
 
 def with_new_listing_fields(
-    staged: LectureItem, fields: LectureFields, hashes: Mapping[str, str]
+    staged: LectureItem, fields: LectureItem, hashes: Mapping[str, str]
 ) -> LectureItem:
     """The staged lecture, its record's fields that come from a listing field new since it was staged
     filled from the listing (a field the crawler learned needs no page request), and its volatile fields
@@ -152,7 +153,7 @@ def with_new_listing_fields(
     unhashed = staged.listing_hashes is None
     known = staged.listing_hashes.keys() if staged.listing_hashes is not None else set()
     new = {RECORD_NAMES.get(name, name) for name in hashes.keys() - known} - set(PAGE_FIELDS)
-    listed = fields.record()
+    listed = fields.parsed_record()
     # A listing that does not say (no package): not premium.
     listed.is_premium = bool(listed.is_premium)
     filled = {
@@ -168,21 +169,21 @@ def with_new_listing_fields(
     return dataclasses.replace(staged, **filled)
 
 
-def authors_incomplete(fields: LectureFields | None) -> bool:
+def authors_incomplete(fields: LectureItem | None) -> bool:
     """Whether the source left some of the lecture's authors' profiles out (their names unknown)."""
     return fields is not None and any(p.endswith(AUTHOR_PROFILES_MISSING) for p in fields.problems)
 
 
-def complete_authors(fields: LectureFields | None) -> bool:
+def complete_authors(fields: LectureItem | None) -> bool:
     return fields is not None and bool(fields.authors) and not authors_incomplete(fields)
 
 
 def merge_fields(
-    page: LectureFields | None,
-    listed: LectureFields | None,
+    page: LectureItem | None,
+    listed: LectureItem | None,
     stats_inc: Callable[[str], None] | None = None,
     mismatched: set[str] | None = None,
-) -> LectureFields | None:
+) -> LectureItem | None:
     """The lecture's fields from its page, cross-checked with (and gaps filled from) the API listing;
     the fields where both have a value and differ are added to ``mismatched``. Values are compared in
     the record's form (a title's whitespace collapsed, an unknown package as no value)."""
@@ -193,7 +194,7 @@ def merge_fields(
     merged = dataclasses.replace(source)
     if page is None or listed is None:
         return merged
-    mine_all, theirs_all = page.record(), listed.record()
+    mine_all, theirs_all = page.parsed_record(), listed.parsed_record()
     for name in CROSS_CHECKED:
         mine, theirs = getattr(mine_all, name), getattr(theirs_all, name)
         if _no_value(theirs):
@@ -211,7 +212,7 @@ def merge_fields(
     return merged
 
 
-def with_listing_volatiles(fields: LectureFields, listed: LectureFields | None) -> LectureFields:
+def with_listing_volatiles(fields: LectureItem, listed: LectureItem | None) -> LectureItem:
     """``fields`` with each volatile field the listing gives a value as the listing gives it: the listing's
     value is tonight's, the page may lag it."""
     for name in VOLATILE_FIELDS:
@@ -225,7 +226,7 @@ def _no_value(value: object) -> bool:
     return value is None or value == "" or value == []
 
 
-def _take_field(merged: LectureFields, listed: LectureFields, name: str) -> None:
+def _take_field(merged: LectureItem, listed: LectureItem, name: str) -> None:
     """``merged``'s field ``name`` (a record field's name) as ``listed`` has it."""
     if name == "is_premium":
         merged.is_premium, merged.premium_known = listed.is_premium, listed.premium_known

@@ -13,7 +13,7 @@ import scrapy
 from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
-from crawler.pages import LectureFields
+from crawler.pages import LectureItem
 from crawler.schema import LISTING_ONLY_EXTRACTION, is_listing_only
 from crawler.spiders.budget import WAITING_KEYS, Candidate, PageBudget
 from crawler.spiders.lecture_answer import LectureRecords
@@ -134,7 +134,7 @@ class BudgetSpending:
                 waiting,
             )
 
-    def waiting(self, candidate: Candidate, fields: LectureFields) -> Iterator[Any]:
+    def waiting(self, candidate: Candidate, fields: LectureItem) -> Iterator[Any]:
         """A lecture whose page waits for a later crawl: the record the last crawl staged of its page
         (with the fields new to its listing filled), or, for a page never fetched, the listing's fields
         (``extraction = api_listing``, no listing hashes: a later crawl ranks it new)."""

@@ -28,7 +28,6 @@ from crawler.extensions.workers import JobFailed, crawler_pool
 from crawler.items import LectureItem
 from crawler.json_types import JsonObject
 from crawler.pages import (
-    LectureFields,
     LecturePage,
     ListingAnswer,
     PageParseError,
@@ -414,7 +413,7 @@ class UnderlineSpider(scrapy.Spider):
         if reader.goes_on(listing, page, event, so_far, bool(new)):
             yield self.listing_request(page + 1, event, so_far)
 
-    def decide(self, fields: LectureFields) -> Decision:
+    def decide(self, fields: LectureItem) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
         hashes = listing_hashes(fields)
         previous = self.previous.get(fields.lecture_id)
@@ -449,7 +448,7 @@ class UnderlineSpider(scrapy.Spider):
                 continue
             yield self.page_request(d.fields, revalidated=d.unchanged)
 
-    def page_request(self, fields: LectureFields, *, revalidated: bool) -> scrapy.Request:
+    def page_request(self, fields: LectureItem, *, revalidated: bool) -> scrapy.Request:
         """The request for a lecture's page, counted as fetched (new or changed) or revalidated. It
         carries the listing's fields as JSON (another process may read the page: a crawl fleet) and
         whether the listing left some authors' profiles out."""
@@ -525,7 +524,7 @@ class UnderlineSpider(scrapy.Spider):
             page = exc
         asked = PageAsked(
             lecture_id=lecture_id,
-            listed=LectureFields.read_json(listing),
+            listed=LectureItem.read_json(listing),
             event_id=event_id,
             counted=list(response.meta.get(COUNTED_META) or []),
         )
@@ -591,7 +590,7 @@ class UnderlineSpider(scrapy.Spider):
             kwargs = request.cb_kwargs
             asked = PageAsked(
                 lecture_id=kwargs["lecture_id"],
-                listed=LectureFields.read_json(kwargs.get("listing")),
+                listed=LectureItem.read_json(kwargs.get("listing")),
                 event_id=kwargs.get("event_id"),
                 counted=[*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED],
             )

@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from crawler.items import LectureItem
 from crawler.json_types import JsonObject
+from crawler.pages.fields import LectureItem
 from crawler.schema import SORT_KEY, Lecture, parse_timestamp, to_json_record
 from crawler.state.layout import StateDir
-from crawler.state.stage import COMPLETE_MARKER, PREVIOUS_DIRNAME
+from crawler.state.stage import COMPLETE_MARKER, PREVIOUS_DIRNAME, lecture_line, staged_lecture
 from crawler.state.stage_index import record_problems
 from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
@@ -97,8 +97,8 @@ class PreviousStage:
         if payload.get("kind") in (TRANSCRIPT_KIND, SLIDES_KIND):
             self._add_row(payload, file, offset)
             return
-        record = payload.get("record")
-        if payload.get("kind") != "lecture" or not isinstance(record, dict):
+        record = staged_lecture(payload)
+        if record is None:
             return
         lecture_id = record.get(SORT_KEY)
         if not isinstance(lecture_id, str) or (fill_only and lecture_id in self.entries):
@@ -190,17 +190,16 @@ class PreviousStage:
         try:
             with entry.path.open("rb") as fh:
                 fh.seek(entry.offset)
-                payload = json.loads(fh.readline())
-            problems = record_problems(payload["record"])
+                lecture = staged_lecture(json.loads(fh.readline()))
+            if lecture is None:
+                raise ValueError("not a lecture line")
+            problems = record_problems(lecture)
             if problems:
                 raise ValueError("; ".join(problems))
-            record = Lecture.from_json(payload["record"])
-            hashes = payload.get("listing_hashes")
-            if hashes is not None and not (
-                isinstance(hashes, dict) and all(isinstance(v, str) for v in hashes.values())
-            ):
-                raise ValueError("listing_hashes is not a map of strings")
-            sha = payload.get("listing_sha256")
+            # Raises ValueError for listing hashes that are not a map of strings.
+            staged = LectureItem.from_json(lecture)
+            # Only a stage from before there were per-field listing hashes has it (see ``staged_lecture``).
+            sha = lecture.get("listing_sha256")
         except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
             if lecture_id not in self.damaged:
                 self.damaged.add(lecture_id)
@@ -213,9 +212,9 @@ class PreviousStage:
                     exc,
                 )
             return None
-        record.source_urls = sorted({*record.source_urls, *self.alias_urls(lecture_id)})
+        staged.source_urls = sorted({*staged.source_urls, *self.alias_urls(lecture_id)})
         return LectureItem.carried_over(
-            record, listing_hashes=hashes, listing_sha256=sha if isinstance(sha, str) else None
+            staged, listing_hashes=staged.listing_hashes, listing_sha256=sha if isinstance(sha, str) else None
         )
 
     def record(self, lecture_id: str) -> Lecture | None:
@@ -241,9 +240,10 @@ def _micros(moment: datetime) -> int:
     return (moment - _EPOCH) // timedelta(microseconds=1)
 
 
-# A lecture line as StageWriter writes it: its id is the record's first field. Read without parsing the
-# line, to list a large stage's ids quickly; a line written otherwise is only not found here.
-_LECTURE_LINE_ID = re.compile(rb'^\{"kind":"lecture","record":\{"lecture_id":"([^"\\]+)"')
+# A lecture line as StageWriter writes it (or an earlier version wrote it, the lecture under ``record``):
+# its id is the lecture's first field. Read without parsing the line, to list a large stage's ids quickly;
+# a line written otherwise is only not found here.
+_LECTURE_LINE_ID = re.compile(rb'^\{"kind":"lecture","(?:lecture|record)":\{"lecture_id":"([^"\\]+)"')
 
 
 def refresh_base_ids(state_dir: Path) -> set[str]:
@@ -276,7 +276,7 @@ def write_release_base(state_dir: Path, rows_by_event: Iterable[Iterable[Mapping
     with tmp.open("w", encoding="utf-8") as fh:
         for rows in rows_by_event:
             for record in rows:
-                line = {"kind": "lecture", "record": to_json_record(record)}
+                line = lecture_line(to_json_record(record))
                 fh.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
                 written += 1
         fh.flush()

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.json_types import JsonObject
-from crawler.schema import Slides, Transcript, to_json_record
+from crawler.schema import Lecture, Slides, Transcript
 from crawler.state.fsutil import exclusive_lock, write_json_atomic
 from crawler.state.stage_slides import SLIDES_ROWS
 from crawler.state.stage_transcripts import transcript_line
@@ -46,6 +46,12 @@ REFUSED_MARKER = "REFUSED"
 RUN_FILE = "FRONTIER"
 LOCK_FILE = ".stage.lock"
 _WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# The kind of a lecture's line, and where the line holds the lecture (as ``to_json`` writes it).
+LECTURE_KIND = "lecture"
+LECTURE_KEY = "lecture"
+# What a lecture line an earlier version wrote holds beside its ``record``: side data of the lecture (and,
+# in a stage from before there were per-field listing hashes, ``listing_sha256``, the one hash of them).
+_LEGACY_SIDE = ("listing_hashes", "carried", "counted", "listing_sha256")
 # ``json.dumps`` with the stage's options, without building an encoder for every line.
 _ENCODE_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # How that encoder writes a string.
@@ -179,29 +185,18 @@ class StageWriter:
             os.fsync(self._fh.fileno())
             self._since_fsync = 0
 
-    def write_lecture(
-        self,
-        record: Mapping[str, Any],
-        *,
-        listing_hashes: Mapping[str, str] | None = None,
-        carried: bool = False,
-        aliases: Sequence[tuple[str, str]] = (),
-        counted: Sequence[str] = (),
-    ) -> None:
-        """A lecture, with a hash of each of its listing fields (what the next crawl compares), whether
-        it was carried over from the previous crawl rather than fetched, and the counters its outcome
-        added to the crawl's statistics (so that a resumed crawl counts it exactly once); the
-        ``(lecture_id, url)`` aliases its page linked go just before it (once it is staged, a resumed
+    def write_lecture(self, lecture: Lecture, *, aliases: Sequence[tuple[str, str]] = ()) -> None:
+        """A lecture in its JSON form (``lecture.to_json()``). A crawled lecture's holds, beside its record,
+        a hash of each of its listing fields (what the next crawl compares), whether it was carried over
+        from the previous crawl rather than fetched, and the counters its outcome added to the crawl's
+        statistics (so that a resumed crawl counts it exactly once); a record alone's holds none of them.
+        The ``(lecture_id, url)`` aliases its page linked go just before it (once it is staged, a resumed
         crawl skips its page)."""
-        payload: JsonObject = {"kind": "lecture", "record": to_json_record(record)}
-        if listing_hashes:
-            payload["listing_hashes"] = dict(listing_hashes)
-        if carried:
-            payload["carried"] = True
-        if counted:
-            payload["counted"] = list(counted)
         self._write_lines(
-            [*(_alias_text(lecture_id, url) for lecture_id, url in aliases), _ENCODE_LINE(payload)]
+            [
+                *(_alias_text(lecture_id, url) for lecture_id, url in aliases),
+                _ENCODE_LINE(lecture_line(lecture.to_json())),
+            ]
         )
 
     def write_transcript(self, transcript: Transcript, validators: Mapping[str, str] | None = None) -> None:
@@ -230,6 +225,29 @@ class StageWriter:
             self._fh = None
         if complete:
             mark_complete(self.directory.parent, summary or {})
+
+
+def lecture_line(lecture: JsonObject) -> JsonObject:
+    """The stage line of a lecture in its JSON form."""
+    return {"kind": LECTURE_KIND, LECTURE_KEY: lecture}
+
+
+def staged_lecture(payload: Mapping[str, Any]) -> JsonObject | None:
+    """The lecture a stage line holds, in its JSON form; None for any other line.
+
+    A stage an earlier version wrote (a ``stage.previous/`` is the base of the next refresh) holds
+    ``{"kind": "lecture", "record": {...}}`` with the side data beside the record (an empty one left
+    out): read as the same JSON.
+    """
+    if payload.get("kind") != LECTURE_KIND:
+        return None
+    lecture = payload.get(LECTURE_KEY)
+    if isinstance(lecture, dict):
+        return lecture
+    record = payload.get("record")
+    if not isinstance(record, dict):
+        return None
+    return {**record, **{name: payload[name] for name in _LEGACY_SIDE if name in payload}}
 
 
 def _alias_text(lecture_id: str, url: str) -> str:

@@ -29,7 +29,7 @@ from crawler.schema import (
     lecture_order,
 )
 from crawler.schema.check import validate_record
-from crawler.state.stage import COMPLETE_MARKER, StageError, check_worker_name, stage_dir
+from crawler.state.stage import COMPLETE_MARKER, StageError, check_worker_name, stage_dir, staged_lecture
 from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
@@ -137,8 +137,9 @@ class StageIndex:
         entry = self.entries[lecture_id]
         with entry.path.open("rb") as fh:
             fh.seek(entry.offset)
-            payload = json.loads(fh.readline())
-        lecture = Lecture.from_json(payload["record"])
+            staged = staged_lecture(json.loads(fh.readline()))
+        assert staged is not None  # the index holds lecture lines only
+        lecture = Lecture.from_json(staged)
         lecture.source_urls = sorted(self.urls[lecture_id])
         return lecture
 
@@ -158,8 +159,8 @@ class StageIndex:
             self._aliases.append((str(payload["lecture_id"]), str(payload["url"])))
         elif kind == "session" and isinstance(payload.get("session"), dict):
             self._add_session(path, payload["session"], number)
-        elif kind == "lecture" and isinstance(payload.get("record"), dict):
-            self._add_lecture(path, offset, payload["record"], number)
+        elif (staged := staged_lecture(payload)) is not None:
+            self._add_lecture(path, offset, staged, number)
         elif kind in (TRANSCRIPT_KIND, SLIDES_KIND):
             lines = self.transcripts if kind == TRANSCRIPT_KIND else self.slides
             problems = lines.add(payload, path, offset)
@@ -249,29 +250,23 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
         return set()
     ids: set[str] = set()
     for path in sorted(directory.glob("*.jsonl")):
-        for _, record in _readable_lectures(path, log=True):
-            ids.add(str(record[SORT_KEY]))
+        for lecture in _readable_lectures(path, log=True):
+            ids.add(str(lecture[SORT_KEY]))
     return ids
 
 
-def _readable_lectures(path: Path, *, log: bool = False) -> Iterator[tuple[JsonObject, JsonObject]]:
-    """The lecture lines of ``path`` whose record reads back, with that record; ``log`` names the
-    others."""
+def _readable_lectures(path: Path, *, log: bool = False) -> Iterator[JsonObject]:
+    """The lectures (in their JSON form) of the lines of ``path`` whose record reads back; ``log`` names
+    the others."""
     for number, (payload, _) in enumerate(_stage_lines(path), start=1):
-        raw = _record_of(payload)
-        if payload is None or raw is None:
+        lecture = staged_lecture(payload) if payload is not None else None
+        if lecture is None:
             continue
-        problems = record_problems(raw)
+        problems = record_problems(lecture)
         if not problems:
-            yield payload, raw
+            yield lecture
         elif log:
             _log_bad_line(path, number, "; ".join(problems))
-
-
-def _record_of(payload: JsonObject | None) -> JsonObject | None:
-    """The record of a lecture line (None for any other line)."""
-    record = payload.get("record") if payload is not None and payload.get("kind") == "lecture" else None
-    return record if isinstance(record, dict) else None
 
 
 def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) -> Counter[str]:
@@ -285,11 +280,11 @@ def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) ->
     if not path.is_file():
         return counts
     # A line read back by nobody is not counted: its lecture is fetched, and counted, again.
-    for payload, _ in _readable_lectures(path):
+    for lecture in _readable_lectures(path):
         counts[keys.STAGE_LECTURES] += 1
-        if payload.get("carried"):
+        if lecture.get("carried"):
             counts[keys.STAGE_CARRIED] += 1
-        counted = payload.get("counted")
+        counted = lecture.get("counted")
         if isinstance(counted, list):
             counts.update(k for k in counted if isinstance(k, str))
     if wanted:
