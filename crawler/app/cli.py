@@ -174,7 +174,7 @@ def publish_request(args: argparse.Namespace) -> runner.PublishRequest:
         state=args.state, out=args.out, name=args.name, retire_events=args.retire_event
     )
     state = check_state_layout(check_state_dir(config.state))
-    out, name = check_release(
+    out, name = check_release_options(
         config,
         state,
         template=args.card_template,
@@ -203,7 +203,7 @@ def _print_links(release: NextRelease) -> None:
             print(f"  {unclear.describe()}")
 
 
-def check_release(
+def check_release_options(
     config: RunConfig,
     state: Path,
     *,
@@ -244,7 +244,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     state = check_state_layout(check_writable(check_state_dir(config.state), what="--state"))
     # Before the crawl: a folder that cannot take the release would only be found after it.
-    out, _ = check_release(
+    out, _ = check_release_options(
         config, state, hub=config.push_to_hub, revision=config.revision, anthology=config.anthology
     )
     config = config.with_overrides(state=state, out=out)
