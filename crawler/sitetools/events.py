@@ -184,21 +184,6 @@ def _origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
-def robots_rules(fetcher: PoliteFetcher, api_base: str) -> tuple[Protego, str]:
-    """robots.txt of the API's origin, read as RFC 9309 says: a 4xx answer means there is none (all
-    allowed); an answer that could not be had (no connection, a 5xx) stops the reading."""
-    url = f"{_origin(api_base)}/robots.txt"
-    answer = fetcher.get(url)
-    if answer.error or answer.status == 0:
-        raise CatalogueError(f"the site cannot be reached: {url}: {answer.error or 'no answer'}")
-    if answer.status >= 500:
-        raise CatalogueError(f"robots.txt could not be read ({url}: HTTP {answer.status}); nothing was asked")
-    if _origin(answer.url) != _origin(api_base):
-        return Protego.parse(""), url
-    text = answer.body.decode("utf-8", "replace") if 200 <= answer.status < 300 else ""
-    return Protego.parse(text), url
-
-
 def _retryable(answer: Answer) -> bool:
     """A throttled or failing server, or an answer that did not arrive whole."""
     return answer.status in _RETRY_STATUSES or (answer.status == 200 and answer.error is not None)
@@ -319,14 +304,22 @@ def _check_page_count(number: int, max_pages: int, claimed: int | None) -> None:
 def _polite_fetcher(
     api_base: str, page_size: int, delay: float, fetch: Fetch
 ) -> tuple[PoliteFetcher, list[str]]:
-    """A fetcher at the larger of ``delay`` and robots.txt's Crawl-delay, once robots.txt allows the
-    listing; and a note when robots.txt slowed it down."""
+    """A fetcher at the larger of ``delay`` and robots.txt's Crawl-delay, once robots.txt of the API's
+    origin allows the listing; and a note when robots.txt slowed it down. robots.txt is read as RFC 9309
+    says: a 4xx answer (or one from another origin) means there is none, all allowed; an answer that
+    could not be had (no connection, a 5xx) stops the reading."""
     fetcher = PoliteFetcher(delay, fetch)
-    rules, robots_url = robots_rules(fetcher, api_base)
+    url = f"{_origin(api_base)}/robots.txt"
+    answer = fetcher.get(url)
+    if answer.error or answer.status == 0:
+        raise CatalogueError(f"the site cannot be reached: {url}: {answer.error or 'no answer'}")
+    if answer.status >= 500:
+        raise CatalogueError(f"robots.txt could not be read ({url}: HTTP {answer.status}); nothing was asked")
+    readable = 200 <= answer.status < 300 and _origin(answer.url) == _origin(api_base)
+    rules = Protego.parse(answer.body.decode("utf-8", "replace") if readable else "")
     if not rules.can_fetch(library_listing_url(api_base, 1, page_size), defaults.USER_AGENT):
         raise CatalogueError(
-            f"robots.txt ({robots_url}) disallows the library listing for {defaults.USER_AGENT}; "
-            "nothing was asked"
+            f"robots.txt ({url}) disallows the library listing for {defaults.USER_AGENT}; nothing was asked"
         )
     crawl_delay = rules.crawl_delay(defaults.USER_AGENT)
     if crawl_delay is not None and float(crawl_delay) > delay:
