@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from scrapy.settings import default_settings
 
 from crawler import settings as project_settings
-from crawler.state.fsutil import UnreadableText, read_text
+from crawler.state.fsutil import DamagedFile, UnreadableText, read_json_file, read_text
 from crawler.state.layout import StateDir
 
 
@@ -58,16 +58,11 @@ def parse_event_ids(values: Iterable[str | int]) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def _has_credentials(url: str) -> bool:
-    """True when the URL's authority (what precedes the first '/' after the scheme) holds an '@'."""
-    authority = url.strip().split("://", 1)[-1].split("/", 1)[0]
-    return "@" in authority
-
-
 def check_base_url(url: str, *, what: str) -> str:
     """An http(s) base URL without a trailing slash, and without a user name or password: one would
     end up in the logs, the reports and the published card, so it is refused and never printed."""
-    if _has_credentials(url):
+    # A user name or password is an '@' in the authority: what precedes the first '/' after the scheme.
+    if "@" in url.strip().split("://", 1)[-1].split("/", 1)[0]:
         raise ArgumentError(
             f"{what} must not carry a user name or password (user:password@host); give the site's "
             "address alone"
@@ -217,10 +212,9 @@ def check_setting(key: str, value: object) -> object:
     return value
 
 
-def check_settings(pairs: Mapping[str, object] | Iterable[tuple[str, object]]) -> dict[str, object]:
-    """Every setting of ``pairs`` checked by :func:`check_setting`, in a bag to hand Scrapy."""
-    items = pairs.items() if isinstance(pairs, Mapping) else pairs
-    return {key: check_setting(key, value) for key, value in items}
+def check_settings(settings: Mapping[str, object]) -> dict[str, object]:
+    """Every setting of ``settings`` checked by :func:`check_setting`, in a bag to hand Scrapy."""
+    return {key: check_setting(key, value) for key, value in settings.items()}
 
 
 def check_writable(directory: Path, *, what: str) -> Path:
@@ -237,8 +231,6 @@ def check_state_layout(state_dir: Path) -> Path:
     """``state_dir``'s known entries are of the right kind; :class:`DamagedFile` names the first that
     is not and says how to recover. A file where a folder belongs (or the other way round) stops every
     command that works on the directory, so it is found before anything else is done."""
-    from crawler.state.fsutil import DamagedFile
-
     state = StateDir(state_dir)
     for path in state.checked_folders():
         if path.exists() and not path.is_dir():
@@ -257,13 +249,6 @@ def check_state_layout(state_dir: Path) -> Path:
     return state_dir
 
 
-def release_recovery(out_dir: Path) -> str:
-    return (
-        f"restore {out_dir} from the Hub (hf download --repo-type dataset ... --local-dir DIR) or a backup, "
-        "or move it aside to publish a first release again"
-    )
-
-
 def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
     """``out_dir`` can take the next release: it does not exist, is empty, or holds an earlier release
     whose manifest and change files read back (a publish carries those into the next release).
@@ -271,8 +256,6 @@ def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
     Checked before a crawl, so that a run does not crawl the site to find it cannot publish: a folder
     that is no release is an :class:`ArgumentError`, a damaged release a ``DamagedFile``.
     """
-    from crawler.state.fsutil import DamagedFile, read_json_file
-
     manifest_path = out_dir / "manifest.json"
     if not out_dir.is_dir():
         return out_dir
@@ -283,7 +266,10 @@ def check_release_dir(out_dir: Path, *, what: str = "--out") -> Path:
                 "empty folder, or the folder of an earlier release"
             )
         return out_dir
-    recovery = release_recovery(out_dir)
+    recovery = (
+        f"restore {out_dir} from the Hub (hf download --repo-type dataset ... --local-dir DIR) or a backup, "
+        "or move it aside to publish a first release again"
+    )
     if not manifest_path.is_file():
         raise DamagedFile(manifest_path, "not a file", recovery)
     manifest = read_json_file(manifest_path, recovery=recovery)

@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from crawler import settings as defaults
 from crawler.anthology.reader import AnthologyError
@@ -39,12 +40,12 @@ from crawler.cache.httpcache import cache_size, purge_cache
 from crawler.extensions.progress import format_budget
 from crawler.frontier import frontier_settings
 from crawler.publish.removals import RemovalRequests
-from crawler.schedule.config import ConfigError, load_config
+from crawler.schedule.config import ConfigError, RunConfig, load_config
 from crawler.schedule.gate import GateRefused, GateVerdict
 from crawler.schedule.lock import LockHeld, StateLock
 from crawler.schedule.run import RunStatus, execute
 from crawler.sitetools import events as catalogue
-from crawler.sitetools.check import RecordError, SiteArguments, check_site, record_site
+from crawler.sitetools.check import RecordError, check_site, record_site
 from crawler.sitetools.safe_text import terminal_text
 from crawler.state.fsutil import DamagedFile
 from crawler.state.layout import StateDir
@@ -63,54 +64,40 @@ from crawler.state.stage import StageError, check_worker_name
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-class UsageError(Exception):
-    """A user error: printed without a traceback, exit status 2."""
-
-
-def parse_setting(text: str) -> tuple[str, object]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise UsageError(f"-s expects KEY=VALUE, got {text!r}")
-    return key.strip(), check_setting(key.strip(), value)
-
-
-def crawl_arguments(args: argparse.Namespace) -> tuple[tuple[str, ...], str | None, str | None]:
-    """The events and base URLs of ``crawl`` and ``run``, checked."""
-    events = parse_event_ids(args.event_id or [DEFAULT_EVENT])
-    web_base = check_base_url(args.web_base, what="--web-base") if args.web_base else None
-    api_base = check_api_base(args.api_base) if args.api_base else None
-    return events, web_base, api_base
-
-
-def subtitles_setting(args: argparse.Namespace) -> list[tuple[str, object]]:
-    """``--subtitles`` and ``--slides`` as the settings they stand for (none when not given)."""
-    flags = (("subtitles", "UNDERLINE_SUBTITLES"), ("slides", "UNDERLINE_SLIDES"))
-    return [(setting, True) for flag, setting in flags if getattr(args, flag, False)]
-
-
-def page_budget_setting(budget: int | None) -> list[tuple[str, object]]:
-    """``--page-budget`` as the setting it stands for (none when not given)."""
-    if budget is None:
-        return []
-    try:
-        return [("UNDERLINE_PAGE_BUDGET", check_setting("UNDERLINE_PAGE_BUDGET", budget))]
-    except ArgumentError as exc:
-        raise UsageError(f"--page-budget: {exc}") from None
+def setting_overrides(args: argparse.Namespace) -> list[tuple[str, object]]:
+    """``-s``, ``--page-budget``, ``--subtitles`` and ``--slides``, which ``crawl`` and ``run`` share, as
+    the settings they stand for, checked (none for an option not given)."""
+    overrides: list[tuple[str, object]] = []
+    for text in args.settings:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise ArgumentError(f"-s expects KEY=VALUE, got {text!r}")
+        overrides.append((key.strip(), check_setting(key.strip(), value)))
+    if args.page_budget is not None:
+        try:
+            overrides.append(
+                ("UNDERLINE_PAGE_BUDGET", check_setting("UNDERLINE_PAGE_BUDGET", args.page_budget))
+            )
+        except ArgumentError as exc:
+            raise ArgumentError(f"--page-budget: {exc}") from None
+    flags = {"UNDERLINE_SUBTITLES": args.subtitles, "UNDERLINE_SLIDES": args.slides}
+    return overrides + [(setting, True) for setting, given in flags.items() if given]
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:
     args.state = check_state_layout(check_writable(check_state_dir(args.state), what="--state"))
-    events, web_base, api_base = crawl_arguments(args)
-    overrides: list[tuple[str, object]] = [parse_setting(s) for s in args.settings]
-    overrides += page_budget_setting(args.page_budget) + subtitles_setting(args)
+    events = parse_event_ids(args.event_id or [DEFAULT_EVENT])
+    web_base = check_base_url(args.web_base, what="--web-base") if args.web_base else None
+    api_base = check_api_base(args.api_base) if args.api_base else None
+    overrides = setting_overrides(args)
     if args.frontier:
         if any(k == "UNDERLINE_PAGE_BUDGET" and int(float(str(v))) > 0 for k, v in overrides):
             # Each worker would spend the budget on what it read of the listing, not the fleet on all.
-            raise UsageError("a page budget is for a crawl alone, not for a fleet worker (--frontier)")
+            raise ArgumentError("a page budget is for a crawl alone, not for a fleet worker (--frontier)")
         try:
             fleet = frontier_settings(args.frontier, args.worker)
         except ValueError as exc:
-            raise UsageError(str(exc)) from exc
+            raise ArgumentError(str(exc)) from exc
         overrides = [*fleet.items(), *overrides]
     elif args.worker:
         overrides = [("STAGE_WORKER", check_worker_name(args.worker)), *overrides]
@@ -182,29 +169,26 @@ def _print_failed_checks(verdict: GateVerdict) -> None:
 def publish_request(args: argparse.Namespace) -> runner.PublishRequest:
     """``publish``'s flags over its ``--config``, checked before anything is read or written."""
     if args.out is None and args.config is None:
-        raise UsageError("publish needs --out, or a --config whose [publish] out names the folder")
-    try:
-        config = load_config(args.config).with_overrides(
-            state=args.state, out=args.out, name=args.name, retire_events=args.retire_event
-        )
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+        raise ArgumentError("publish needs --out, or a --config whose [publish] out names the folder")
+    config = load_config(args.config).with_overrides(
+        state=args.state, out=args.out, name=args.name, retire_events=args.retire_event
+    )
     state = check_state_layout(check_state_dir(config.state))
-    out = check_release_dir(check_writable(check_output_dir(config.out, state_dir=state), what="--out"))
-    if args.card_template is not None:
-        check_card_template(args.card_template)
-    name = check_dataset_name(config.name or out.name)
-    if args.push_to_hub:
-        check_repo_id(args.push_to_hub)
-    if args.revision:
-        check_revision(args.revision)
+    out, name = check_release_options(
+        config,
+        state,
+        template=args.card_template,
+        hub=args.push_to_hub,
+        revision=args.revision,
+        anthology=args.anthology,
+    )
     return runner.PublishRequest(
         state_dir=state,
         out_dir=out,
         name=name,
         removals=RemovalRequests(config.remove_lectures, config.redact_authors),
         retire_events=config.retire_events,
-        anthology=check_anthology(args.anthology),
+        anthology=args.anthology,
         template=args.card_template,
         allow_partial=args.allow_partial,
         thresholds=config.gate,
@@ -219,49 +203,50 @@ def _print_links(release: NextRelease) -> None:
             print(f"  {unclear.describe()}")
 
 
-def check_anthology(path: Path | None) -> Path | None:
-    """The ``--anthology`` folder or file, which must exist."""
-    if path is None:
-        return None
-    if not path.exists():
-        raise UsageError(f"--anthology {path}: no such file or directory")
-    return path
+def check_release_options(
+    config: RunConfig,
+    state: Path,
+    *,
+    hub: str | None,
+    revision: str | None,
+    anthology: Path | None,
+    template: Path | None = None,
+) -> tuple[Path, str]:
+    """The folder and dataset name of the release ``publish`` and ``run`` write, its card template, Hub
+    repository and branch, and the ``--anthology`` folder or file (which must exist), checked."""
+    out = check_release_dir(check_writable(check_output_dir(config.out, state_dir=state), what="--out"))
+    if template is not None:
+        check_card_template(template)
+    name = check_dataset_name(config.name or out.name)
+    if hub:
+        check_repo_id(hub)
+    if revision:
+        check_revision(revision)
+    if anthology is not None and not anthology.exists():
+        raise ArgumentError(f"--anthology {anthology}: no such file or directory")
+    return out, name
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config).with_overrides(
-            event_ids=args.event_id,
-            web_base=args.web_base,
-            api_base=args.api_base,
-            state=args.state,
-            out=args.out,
-            name=args.name,
-            push_to_hub=args.push_to_hub,
-            private=args.private,
-            revision=args.revision,
-            anthology=args.anthology,
-            settings=dict(
-                [
-                    *map(parse_setting, args.settings),
-                    *page_budget_setting(args.page_budget),
-                    *subtitles_setting(args),
-                ]
-            )
-            or None,
-            retire_events=args.retire_event,
-        )
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    config = load_config(args.config).with_overrides(
+        event_ids=args.event_id,
+        web_base=args.web_base,
+        api_base=args.api_base,
+        state=args.state,
+        out=args.out,
+        name=args.name,
+        push_to_hub=args.push_to_hub,
+        private=args.private,
+        revision=args.revision,
+        anthology=args.anthology,
+        settings=dict(setting_overrides(args)) or None,
+        retire_events=args.retire_event,
+    )
     state = check_state_layout(check_writable(check_state_dir(config.state), what="--state"))
     # Before the crawl: a folder that cannot take the release would only be found after it.
-    out = check_release_dir(check_writable(check_output_dir(config.out, state_dir=state), what="--out"))
-    check_dataset_name(config.name or out.name)
-    if config.push_to_hub:
-        check_repo_id(config.push_to_hub)
-    if config.revision:
-        check_revision(config.revision)
-    check_anthology(config.anthology)
+    out, _ = check_release_options(
+        config, state, hub=config.push_to_hub, revision=config.revision, anthology=config.anthology
+    )
     config = config.with_overrides(state=state, out=out)
 
     outcome = execute(config, force=args.force)
@@ -305,8 +290,9 @@ def _print_serving(base_url: str) -> None:
     print(f"replica of Underline serving on {base_url}", flush=True)
 
 
-def _site_arguments(args: argparse.Namespace) -> SiteArguments:
-    return SiteArguments(
+def _site_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """Where and how to look at the site: what :func:`check_site` and :func:`record_site` are given."""
+    return dict(
         event_id=parse_event_id(args.event_id),
         web_base=check_base_url(args.web_base or defaults.UNDERLINE_WEB_BASE, what="--web-base"),
         api_base=check_api_base(args.api_base or defaults.UNDERLINE_API_BASE),
@@ -324,7 +310,7 @@ def cmd_check_site(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     out = check_writable(check_directory(args.out, what="--out"), what="--out")
     if args.lectures < 1:
-        raise UsageError(f"--lectures must be at least 1, not {args.lectures}")
+        raise ArgumentError(f"--lectures must be at least 1, not {args.lectures}")
     try:
         index = record_site(out, lectures=args.lectures, **_site_arguments(args))
     except RecordError as exc:
@@ -334,12 +320,6 @@ def cmd_record(args: argparse.Namespace) -> int:
     note = f"; {off} redirect(s) off the site not followed" if off else ""
     print(f"recorded {len(index['responses'])} answers ({len(index['lecture_ids'])} lectures) in {out}{note}")
     return 0
-
-
-def serve_replica(argv: Sequence[str]) -> int:
-    from crawler.replica.server import main as replica_main
-
-    return replica_main(list(argv))
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -368,11 +348,11 @@ def _events_progress(number: int, claimed: int | None, delay: float) -> None:
 
 def cmd_events(args: argparse.Namespace) -> int:
     if not 1 <= args.page_size <= catalogue.MAX_PAGE_SIZE:
-        raise UsageError(f"--page-size must be from 1 to {catalogue.MAX_PAGE_SIZE}, not {args.page_size}")
+        raise ArgumentError(f"--page-size must be from 1 to {catalogue.MAX_PAGE_SIZE}, not {args.page_size}")
     if args.max_pages < 1:
-        raise UsageError(f"--max-pages must be at least 1, not {args.max_pages}")
+        raise ArgumentError(f"--max-pages must be at least 1, not {args.max_pages}")
     if not args.max_age_hours >= 0 or not args.delay >= 0:
-        raise UsageError("--max-age-hours and --delay must be numbers of 0 or more")
+        raise ArgumentError("--max-age-hours and --delay must be numbers of 0 or more")
     state = check_writable(check_state_dir(args.state), what="--state")
     api_base = check_api_base(args.api_base or defaults.UNDERLINE_API_BASE)
     try:
@@ -429,12 +409,14 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["serve-replica"]:
-        return serve_replica(given[1:])
+        from crawler.replica.server import main as replica_main
+
+        return replica_main(given[1:])
     parser = build_parser()
     args = parser.parse_args(given)
     try:
         return COMMANDS[args.command](args)
-    except (UsageError, ArgumentError, StageError, PathError, NothingToPublish, AnthologyError) as exc:
+    except (ArgumentError, ConfigError, StageError, PathError, NothingToPublish, AnthologyError) as exc:
         print(f"eventcrawl: {exc}", file=sys.stderr)
         return 2
     except LockHeld as exc:

@@ -90,8 +90,7 @@ class CrawlResult:
         carried = self.count(keys.PAGES_CARRIED)
         requests = self.count(keys.REQUESTS_SENT)
         # The delay the crawl ran with (a report's value, not a Scrapy setting read).
-        configured = self.settings
-        found = configured.get("DOWNLOAD_DELAY")
+        found = self.settings.get("DOWNLOAD_DELAY")
         delay = float(found) if isinstance(found, int | float | str) and found else 0.0
         pace = f", ~{requests * delay / 60:.0f} min at {1 / delay:g} req/s" if delay > 0 else ""
         return (

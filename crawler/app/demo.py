@@ -4,11 +4,10 @@ dependency, so the runner never imports it and only this flow (and the CLI's ``s
 
 from __future__ import annotations
 
-import shutil
+import contextlib
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,7 +55,13 @@ def demo(
 
     started = time.monotonic()
     site = build_site(load_records(), seed=seed, lectures=lectures, side_event_every=DEMO_SIDE_EVENT_EVERY)
-    with _demo_state(state_dir) as state:
+    scratch: contextlib.AbstractContextManager[str] = (
+        contextlib.nullcontext(str(state_dir))
+        if state_dir is not None
+        else tempfile.TemporaryDirectory(prefix="eventcrawl-demo-", ignore_cleanup_errors=True)
+    )
+    with scratch as folder:
+        state = Path(folder)
         crawled = _crawl_replica(site, state, serving)
         published = None
         if crawled.finished:
@@ -64,19 +69,6 @@ def demo(
             request = PublishRequest(state_dir=state, out_dir=out_dir, name=DEMO_NAME)
             published = publish_staged(request).result
     return DemoResult(crawled, published, time.monotonic() - started)
-
-
-@contextmanager
-def _demo_state(state_dir: Path | None) -> Iterator[Path]:
-    """``state_dir``, or a fresh temporary folder removed when the demo is done."""
-    if state_dir is not None:
-        yield state_dir
-        return
-    temporary = Path(tempfile.mkdtemp(prefix="eventcrawl-demo-"))
-    try:
-        yield temporary
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def _crawl_replica(site: ReplicaSite, state_dir: Path, serving: Callable[[str], None] | None) -> CrawlResult:

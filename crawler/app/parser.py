@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 CONFIG_DEFAULTS = RunConfig()
 DEFAULT_STATE = CONFIG_DEFAULTS.state
 DEFAULT_EVENT = CONFIG_DEFAULTS.event_id
-DEMO_NAME = demo_flow.DEMO_NAME
 EVENT_HELP = f"Underline event id or event page URL; repeat for several events (default: {DEFAULT_EVENT})"
 STATE_HELP = f"state directory (default: {DEFAULT_STATE})"
 RETIRE_HELP = "take this event out of the next release (repeatable); an event not crawled is otherwise kept"
@@ -214,7 +213,7 @@ def add_demo_parser(sub: Subcommands) -> None:
     demo = sub.add_parser("demo", help="serve the bundled replica, crawl it and publish the dataset")
     demo.add_argument("--lectures", type=int, help="how many lectures the replica serves (default: all)")
     demo.add_argument(
-        "--out", type=Path, default=CONFIG_DEFAULTS.out.parent / DEMO_NAME, help="dataset folder"
+        "--out", type=Path, default=CONFIG_DEFAULTS.out.parent / demo_flow.DEMO_NAME, help="dataset folder"
     )
     demo.add_argument("--state", type=Path, help="state directory (default: a fresh temporary one)")
     demo.add_argument("--seed", type=int, default=demo_flow.DEMO_SEED, help="the replica's layout seed")

@@ -94,14 +94,14 @@ class LectureSample:
 @dataclass
 class SiteReport:
     event_id: str
-    robots: list[RobotsVerdict]
     listing_url: str
-    listing_status: int
-    listed: int
-    total_pages: int | None
-    lectures: list[LectureSample]
-    unknown: dict[str, tuple[int, str]]
-    problems: list[str]
+    robots: list[RobotsVerdict] = field(default_factory=list)
+    listing_status: int = 0
+    listed: int = 0
+    total_pages: int | None = None
+    lectures: list[LectureSample] = field(default_factory=list)
+    unknown: dict[str, tuple[int, str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
     # How many of the listing page's lectures carry each field.
     listing_coverage: dict[str, int] = field(default_factory=dict)
     # Why the check asked the site nothing more (robots.txt unreadable or disallowing, no usable listing).
@@ -223,24 +223,6 @@ def _crawl_delay(value: float | None) -> float | None:
     return min(float(value), float(defaults.ROBOTSTXT_CRAWLDELAY_MAX))
 
 
-def _json(answer: Answer) -> JsonValue:
-    try:
-        document: JsonValue = json.loads(answer.body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return document
-
-
-class SiteArguments(TypedDict):
-    """Where and how to look at the site: what :func:`check_site` and :func:`record_site` are given."""
-
-    event_id: str
-    web_base: str
-    api_base: str
-    delay: float
-    timeout: float
-
-
 def check_site(
     *,
     event_id: str,
@@ -259,18 +241,7 @@ def check_site(
     """
     site = frozenset({origin(web_base), origin(api_base)})
     fetcher = PoliteFetcher(delay, fetch or functools.partial(fetch_url, timeout=timeout, origins=site))
-    listing = listing_url(api_base, event_id, 1, SAMPLE_PAGE_SIZE)
-    report = SiteReport(
-        event_id=event_id,
-        robots=[],
-        listing_url=listing,
-        listing_status=0,
-        listed=0,
-        total_pages=None,
-        lectures=[],
-        unknown={},
-        problems=[],
-    )
+    report = SiteReport(event_id, listing_url(api_base, event_id, 1, SAMPLE_PAGE_SIZE))
     _SiteCheck(fetcher, report, web_base, api_base).run(sample)
     return report, fetcher
 
@@ -345,7 +316,11 @@ class _SiteCheck:
         report = self.report
         answer = self.asked(self.fetcher.get(report.listing_url, {"Accept": API_ACCEPT}), "the listing")
         report.listing_status = answer.status
-        document = _json(answer)
+        document: JsonValue
+        try:
+            document = json.loads(answer.body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            document = None
         if answer.error:
             report.stopped = f"the listing could not be fetched: {answer.error}"
             return None

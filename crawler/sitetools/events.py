@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TypedDict
 from urllib.parse import urlsplit
 
 from protego import Protego
@@ -73,19 +72,6 @@ class Catalogue:
     total_count: int | None = None
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def event_ids(self) -> list[str]:
-        return [e.event_id for e in self.events]
-
-
-class EventRow(TypedDict):
-    id: str
-    name: str | None
-    start_date: str | None
-    end_date: str | None
-    location: str | None
-    lectures: int
-
 
 def _iso(day: date | None) -> str | None:
     return day.isoformat() if day is not None else None
@@ -95,17 +81,17 @@ def _kept_label(text: str | None) -> str | None:
     return (kept_text(text) or None) if text is not None else None
 
 
-def event_row(event: EventSummary) -> EventRow:
+def event_row(event: EventSummary) -> dict[str, object]:
     """An event as the kept file (and ``--json``) holds it: its name and place as :func:`kept_text`
     keeps them."""
-    return EventRow(
-        id=event.event_id,
-        name=_kept_label(event.name),
-        start_date=_iso(event.start_date),
-        end_date=_iso(event.end_date),
-        location=_kept_label(event.location),
-        lectures=event.lectures,
-    )
+    return {
+        "id": event.event_id,
+        "name": _kept_label(event.name),
+        "start_date": _iso(event.start_date),
+        "end_date": _iso(event.end_date),
+        "location": _kept_label(event.location),
+        "lectures": event.lectures,
+    }
 
 
 def catalogue_json(catalogue: Catalogue) -> dict[str, object]:
@@ -196,30 +182,6 @@ def is_fresh(catalogue: Catalogue, api_base: str, max_age_hours: float, now: dat
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
-
-
-def _failure(answer: Answer) -> str | None:
-    """Why an answer cannot be read (None: HTTP 200 from the site's origin)."""
-    if answer.error:
-        return answer.error
-    if answer.status != 200:
-        return f"HTTP {answer.status}"
-    return None
-
-
-def robots_rules(fetcher: PoliteFetcher, api_base: str) -> tuple[Protego, str]:
-    """robots.txt of the API's origin, read as RFC 9309 says: a 4xx answer means there is none (all
-    allowed); an answer that could not be had (no connection, a 5xx) stops the reading."""
-    url = f"{_origin(api_base)}/robots.txt"
-    answer = fetcher.get(url)
-    if answer.error or answer.status == 0:
-        raise CatalogueError(f"the site cannot be reached: {url}: {answer.error or 'no answer'}")
-    if answer.status >= 500:
-        raise CatalogueError(f"robots.txt could not be read ({url}: HTTP {answer.status}); nothing was asked")
-    if _origin(answer.url) != _origin(api_base):
-        return Protego.parse(""), url
-    text = answer.body.decode("utf-8", "replace") if 200 <= answer.status < 300 else ""
-    return Protego.parse(text), url
 
 
 def _retryable(answer: Answer) -> bool:
@@ -342,14 +304,22 @@ def _check_page_count(number: int, max_pages: int, claimed: int | None) -> None:
 def _polite_fetcher(
     api_base: str, page_size: int, delay: float, fetch: Fetch
 ) -> tuple[PoliteFetcher, list[str]]:
-    """A fetcher at the larger of ``delay`` and robots.txt's Crawl-delay, once robots.txt allows the
-    listing; and a note when robots.txt slowed it down."""
+    """A fetcher at the larger of ``delay`` and robots.txt's Crawl-delay, once robots.txt of the API's
+    origin allows the listing; and a note when robots.txt slowed it down. robots.txt is read as RFC 9309
+    says: a 4xx answer (or one from another origin) means there is none, all allowed; an answer that
+    could not be had (no connection, a 5xx) stops the reading."""
     fetcher = PoliteFetcher(delay, fetch)
-    rules, robots_url = robots_rules(fetcher, api_base)
+    url = f"{_origin(api_base)}/robots.txt"
+    answer = fetcher.get(url)
+    if answer.error or answer.status == 0:
+        raise CatalogueError(f"the site cannot be reached: {url}: {answer.error or 'no answer'}")
+    if answer.status >= 500:
+        raise CatalogueError(f"robots.txt could not be read ({url}: HTTP {answer.status}); nothing was asked")
+    readable = 200 <= answer.status < 300 and _origin(answer.url) == _origin(api_base)
+    rules = Protego.parse(answer.body.decode("utf-8", "replace") if readable else "")
     if not rules.can_fetch(library_listing_url(api_base, 1, page_size), defaults.USER_AGENT):
         raise CatalogueError(
-            f"robots.txt ({robots_url}) disallows the library listing for {defaults.USER_AGENT}; "
-            "nothing was asked"
+            f"robots.txt ({url}) disallows the library listing for {defaults.USER_AGENT}; nothing was asked"
         )
     crawl_delay = rules.crawl_delay(defaults.USER_AGENT)
     if crawl_delay is not None and float(crawl_delay) > delay:
@@ -364,8 +334,8 @@ def _read_page(
     """Listing page ``number``, read; :class:`CatalogueError` when it failed or cannot be read."""
     url = library_listing_url(api_base, number, page_size)
     answer = _get_page(fetcher, url, api_base, retry_waits)
-    failure = _failure(answer)
-    if failure is not None:
+    if answer.error or answer.status != 200:
+        failure = answer.error or f"HTTP {answer.status}"
         raise CatalogueError(f"listing page {number} failed ({failure}): {without_credentials(url)}")
     try:
         document = json.loads(answer.body.decode("utf-8"))
