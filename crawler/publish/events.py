@@ -29,18 +29,18 @@ from crawler.json_types import JsonObject
 from crawler.publish import changes as change_files
 from crawler.publish.card_statistics import ABSTRACT_LENGTH
 from crawler.publish.diff import DiffSummary, diff_releases
+from crawler.publish.file_tables import FilesWritten, Sources, StagedRows
 from crawler.publish.parquet import release_unused_memory, write_row_groups
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError, lecture_rows
 from crawler.publish.removals import Redactions, ReleaseRemovals, remove_from
 from crawler.publish.shards import EventShards, event_shards
-from crawler.publish.slides import SlidesSource, SlidesSources, SlidesWritten, write_event_slides
+from crawler.publish.slides import SLIDES_TABLE, DocKey, SlidesStats
 from crawler.publish.summary_tables import SummaryTables
 from crawler.publish.swap import ReleaseStep
-from crawler.publish.tables import SLIDES, lecture_table
-from crawler.publish.transcript_rows import PreviousTranscripts, TranscriptSource, TranscriptSources
-from crawler.publish.transcripts import TranscriptsWritten, write_event_transcripts
-from crawler.schema import FIELDS, Lecture, lecture_order
+from crawler.publish.tables import lecture_table
+from crawler.publish.transcripts import TRANSCRIPTS_TABLE, TranscriptStats
+from crawler.schema import FIELDS, Lecture, Slides, Transcript, lecture_order
 from crawler.urls import without_credentials
 
 # Change rows are written to the release's change file this many at a time; each event's part of them is
@@ -102,9 +102,9 @@ class PublishOptions:
     # The removals the release keeps (``removals.json``, listed in the manifest, so pushed with it).
     removals_ledger: ReleaseRemovals | None = None
     # The staged subtitle tracks (the stage index); without it, only the previous release's are carried.
-    transcripts: TranscriptSource | None = None
+    transcripts: StagedRows[Transcript] | None = None
     # The staged documents (the stage index); without it, only the previous release's are carried.
-    slides: SlidesSource | None = None
+    slides: StagedRows[Slides] | None = None
     # Called with the release built aside and ``out_dir`` once the build is checked, before the swap: it
     # raises to refuse the release (the quality gate over every table), and nothing is swapped in.
     check_built: Callable[[Path, Path], None] | None = None
@@ -156,17 +156,15 @@ class BuildContext:
         return found
 
     @cached_property
-    def transcript_sources(self) -> TranscriptSources:
+    def transcript_sources(self) -> Sources[Transcript, str]:
         """Where the ``transcripts`` rows come from: the stage's tracks, then the previous release's; and
         the author redactions they are taken through."""
-        previous = PreviousTranscripts(self.previous) if self.previous.transcript_files else None
-        return TranscriptSources(self.options.transcripts, previous, self.removals.authors)
+        return TRANSCRIPTS_TABLE.sources(self.options.transcripts, self.previous, self.removals.authors)
 
     @cached_property
-    def slides_sources(self) -> SlidesSources:
+    def slides_sources(self) -> Sources[Slides, DocKey]:
         """Where the ``slides`` rows come from: the stage's documents, then the previous release's."""
-        previous = self.previous if self.previous.files_of(SLIDES.name) else None
-        return SlidesSources(self.options.slides, previous, self.removals.authors)
+        return SLIDES_TABLE.sources(self.options.slides, self.previous, self.removals.authors)
 
 
 @dataclass
@@ -188,9 +186,9 @@ class Written:
     # Each watched field's coverage by event, for the card's chart.
     coverage: dict[str, dict[str, float]] = field(default_factory=dict)
     # The ``transcripts`` files written, one per event with a track, and the card's counts of them.
-    transcripts: TranscriptsWritten = field(default_factory=TranscriptsWritten)
+    transcripts: FilesWritten[TranscriptStats] = field(default_factory=TRANSCRIPTS_TABLE.written)
     # The ``slides`` files written, one per event with a document, and the card's counts of them.
-    slides: SlidesWritten = field(default_factory=SlidesWritten)
+    slides: FilesWritten[SlidesStats] = field(default_factory=SLIDES_TABLE.written)
 
     def add(self, rows: Sequence[Lecture]) -> None:
         """What the release says of all its lectures, taken from one event's rows."""
@@ -283,8 +281,8 @@ def _write_event(
     written.events.append(event_shards(context.build, event_id, rows, context.previous))
     written.add(rows)
     try:
-        write_event_transcripts(context.build, rows, context.transcript_sources, written.transcripts)
-        write_event_slides(context.build, rows, context.slides_sources, written.slides)
+        TRANSCRIPTS_TABLE.write_event(context.build, rows, context.transcript_sources, written.transcripts)
+        SLIDES_TABLE.write_event(context.build, rows, context.slides_sources, written.slides)
     except InvalidRecordsError as exc:
         written.problems.extend(exc.problems)
     _write_changes_of(event_id, rows, context, written, event_of)
