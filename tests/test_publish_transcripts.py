@@ -23,11 +23,10 @@ from crawler.privacy.emails import PLACEHOLDER
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish import transcripts as publish_transcripts
 from crawler.publish.card import columns_markdown
-from crawler.publish.file_tables import Sources
 from crawler.publish.previous import read_previous_release
 from crawler.publish.removals import RemovalRequests
 from crawler.publish.tables import TRANSCRIPTS, event_configs
-from crawler.publish.transcripts import TRANSCRIPTS_TABLE, TranscriptsTable
+from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.arrow import hf_features
 from crawler.state.stage import StageWriter
@@ -241,7 +240,7 @@ def test_an_address_the_scrubber_missed_is_counted_by_the_card(
 ) -> None:
     # Every scrub at publish missed it: the written one and the redaction under the rules in force.
     monkeypatch.setattr(publish_transcripts, "scrubbed_transcript", lambda t: t)
-    monkeypatch.setattr(TranscriptsTable, "redacted_again", lambda self, t: t)
+    monkeypatch.setattr(publish_transcripts, "redacted_again", lambda t: t)
     write_stage(tmp_path / "state", records(), TRACKS)
 
     publish(tmp_path / "state", tmp_path / "out")
@@ -363,9 +362,9 @@ def test_row_groups_stay_within_a_small_bound(tmp_path: Path) -> None:
     words = "word " * 4000  # 20 KB a track
     tracks = [track(lec.lecture_id, "502", "en", text=words) for lec in lectures]
     bound = 200_000
-    written = TRANSCRIPTS_TABLE.written()
+    written = TranscriptsTable(Staged(tracks))
 
-    TRANSCRIPTS_TABLE.write_event(tmp_path, lectures, Sources(Staged(tracks)), written, bound // 2)
+    written.write_event(tmp_path, lectures, bound // 2)
 
     metadata = pq.read_metadata(tmp_path / "data/transcripts/event-502.parquet")
     sizes = [metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)]

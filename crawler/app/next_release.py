@@ -24,13 +24,13 @@ if TYPE_CHECKING:
     from crawler.anthology.links import LinkSummary
     from crawler.dedup.records import DedupReport
     from crawler.publish.events import EventRows
-    from crawler.publish.file_tables import StagedRows
     from crawler.publish.previous import CarriedRelease, PreviousRelease
     from crawler.publish.records import SessionDetail
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
     from crawler.schedule.changelog import Changelog
     from crawler.state.stage_index import StageIndex
+    from crawler.state.stage_rows import RowLines
 
 
 class NothingToPublish(Exception):
@@ -51,9 +51,9 @@ class StagedCrawl:
     # What the site said of the lectures that left the listings, and the events kept back.
     withdrawals: Withdrawals = field(default_factory=Withdrawals)
     # The staged subtitle tracks, read back when their event is published.
-    transcripts: StagedRows[Transcript] | None = None
+    transcripts: RowLines[Transcript] | None = None
     # The staged documents (slide decks, posters), the same way.
-    slides: StagedRows[Slides] | None = None
+    slides: RowLines[Slides] | None = None
 
     @property
     def kept_back(self) -> dict[str, str]:
@@ -88,9 +88,9 @@ class NextRelease:
     # Events crawled whose listing could not be read whole, with why: their rows are kept as they were.
     kept_back: dict[str, str] = field(default_factory=dict)
     # The staged subtitle tracks the ``transcripts`` table takes before the previous release's.
-    transcripts: StagedRows[Transcript] | None = None
+    transcripts: RowLines[Transcript] | None = None
     # The staged documents the ``slides`` table takes before the previous release's.
-    slides: StagedRows[Slides] | None = None
+    slides: RowLines[Slides] | None = None
 
     @property
     def records(self) -> list[Lecture]:
@@ -124,16 +124,16 @@ class NextRelease:
         volatile values a listing refreshes) and the previous one's files are as published (one edited in
         place is written again), and the ``transcripts`` and ``slides`` rows would be the previous
         release's (a track or a document staged anew is a change)."""
-        from crawler.publish.slides import SLIDES_TABLE
-        from crawler.publish.transcripts import TRANSCRIPTS_TABLE
+        from crawler.publish.slides import SlidesTable
+        from crawler.publish.transcripts import TranscriptsTable
 
         before = {i: (s.content_sha256, s.withdrawn, s.volatile) for i, s in self.previous.states().items()}
         return (
             bool(before)
             and before == self.events.states
             and not self.previous.edited_files()
-            and not TRANSCRIPTS_TABLE.changed(self.events, self.transcripts, self.previous, self.redactions)
-            and not SLIDES_TABLE.changed(self.events, self.slides, self.previous, self.redactions)
+            and not TranscriptsTable(self.transcripts, self.previous, self.redactions).changed(self.events)
+            and not SlidesTable(self.slides, self.previous, self.redactions).changed(self.events)
         )
 
     def notes(self) -> list[str]:

@@ -44,7 +44,6 @@ from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import session_details
 from crawler.publish.removals import RELEASE_LEDGER, remove_from
 from crawler.publish.shards import EventShards
-from crawler.publish.slides import SLIDES_TABLE
 from crawler.publish.swap import fsync_tree
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
@@ -54,7 +53,6 @@ from crawler.publish.tables import (
     event_configs,
     lecture_table,
 )
-from crawler.publish.transcripts import TRANSCRIPTS_TABLE
 
 
 def crawl_date_of(provenance: Mapping[str, object]) -> str:
@@ -138,16 +136,16 @@ def _file_table_configs(build: Path, written: Written) -> list[ConfigFiles]:
     cannot load a split without rows, so a release without any track has no ``transcripts`` config (its
     card says so)."""
     configs = []
-    for table, files in ((TRANSCRIPTS_TABLE, written.transcripts), (SLIDES_TABLE, written.slides)):
-        if not files.num_rows:
+    for table in (written.transcripts, written.slides):
+        if not table.num_rows:
             continue
-        paths = tuple(f.path for f in files.files)
+        paths = tuple(f.path for f in table.files)
         configs.append(
             ConfigFiles(
                 spec=table.spec,
                 paths=paths,
-                num_rows=files.num_rows,
-                num_bytes=sum(f.num_bytes for f in files.files),
+                num_rows=table.num_rows,
+                num_bytes=sum(f.num_bytes for f in table.files),
                 download_size=sum((build / p).stat().st_size for p in paths),
                 pattern=table.pattern,
             )
@@ -346,7 +344,6 @@ def _event_config_files(build: Path, written: EventShards, event: EventConfig) -
         download_size=sum((build / p).stat().st_size for p in paths),
         pattern=paths,
         name=event.config_name,
-        description=f"The lectures of {event.event_name or 'event ' + event.event_id} only.",
     )
 
 

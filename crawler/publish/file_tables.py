@@ -30,7 +30,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -54,7 +54,7 @@ from crawler.schema import Lecture, Slides, Transcript, lecture_order
 from crawler.schema.arrow import field_arrow_type
 from crawler.schema.check import validate_record
 from crawler.schema.sources import has_content, settle_row
-from crawler.state.stage_rows import PRIVACY_RULE_KEY, RowKind, StagedRow
+from crawler.state.stage_rows import PRIVACY_RULE_KEY, RowKind, RowLines
 
 # A row of a table (a subtitle track, a document) and its key among its lecture's rows.
 R = TypeVar("R", Transcript, Slides)
@@ -65,15 +65,6 @@ S = TypeVar("S", bound="RowStats")
 # per batch).
 LECTURE_BATCH = 256
 NO_REDACTIONS = Redactions(frozenset(), frozenset())
-
-
-class StagedRows(Protocol[R]):
-    """Where a table's staged rows come from: the stage index's lines of that table (or the last finished
-    stage's)."""
-
-    def rows_of(self, lecture_id: str) -> Sequence[StagedRow[R]]:
-        """The lecture's staged rows."""
-        ...
 
 
 def row_ids(lecture: Lecture) -> list[str]:
@@ -135,64 +126,16 @@ class TableFile:
         }
 
 
-@dataclass
-class FilesWritten(Generic[S]):
-    """A table's files of a release, and what the card counts of them."""
-
-    stats: S
-    files: list[TableFile] = field(default_factory=list)
-
-    @property
-    def num_rows(self) -> int:
-        return sum(f.num_rows for f in self.files)
-
-    @property
-    def email_like(self) -> int:
-        """The values shaped like an e-mail address in the files."""
-        return sum(f.email_like for f in self.files)
-
-
-class PreviousRows(Generic[R, K]):
-    """The previous release's rows of a table, as a table reads them: by (lecture id, key), redacted
-    again when that release redacted them under other rules."""
-
-    def __init__(self, table: FileTable[R, K, Any], previous: PreviousRelease) -> None:
-        self.table: FileTable[R, K, Any] = table
-        self.release = previous
-        manifest = cast(Mapping[str, Any], previous.manifest or {})
-        self.redacted_under_current_rules = manifest.get(f"{table.spec.name}_privacy_rule") == PRIVACY_RULE
-
-    def under_current_rules(self, row: R) -> R:
-        return row if self.redacted_under_current_rules else self.table.redacted_again(row)
-
-    def rows(self, lectures: Sequence[Lecture], wanted: set[tuple[str, K]]) -> dict[str, dict[K, R]]:
-        """The previous rows of these lectures' (lecture id, key) pairs ``wanted`` (those it had), by
-        lecture id and key, under the rules in force."""
-        raise NotImplementedError
-
-    def held(self, lectures: Sequence[Lecture]) -> list[R]:
-        """The rows the previous release holds for these lectures' own ids, lecture by lecture in row
-        order."""
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class Sources(Generic[R, K]):
-    """Where a release's rows of a table come from, and the redactions in force."""
-
-    stage: StagedRows[R] | None = None
-    previous: PreviousRows[R, K] | None = None
-    redactions: Redactions = NO_REDACTIONS
-
-
 class FileTable(Generic[R, K, S]):
-    """A table of rows read from the files lectures name, declared by what differs between such tables;
-    its rows made, written, compared and checked the one way (see the module's docstring)."""
+    """A table of rows read from the files lectures name, as a release makes it: where its rows come from
+    (the stage's lines of the table, the previous release when it has the table's files, the author
+    redactions in force), and the files written with what the card counts of them. Each table declares
+    what differs (see the module's docstring); its rows are made, written, compared and checked here."""
 
     spec: ClassVar[TableSpec]
     # Its stage lines: the record class, the column naming a row among its lecture's, its lines' kind.
     kind: RowKind[R]
-    stats: type[S]
+    stats_type: type[S]
     # Text gathered before an event's rows are written as row groups (None: an event's rows at once).
     chunk_bytes: ClassVar[int | None] = None
     # Lectures whose rows are made at once (None: an event's).
@@ -202,6 +145,21 @@ class FileTable(Generic[R, K, S]):
     shards_key: ClassVar[str | None] = None
     # The columns :meth:`order` reads besides ``lecture_id`` (a file's check reads only these).
     order_columns: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(
+        self,
+        stage: RowLines[R] | None = None,
+        previous: PreviousRelease | None = None,
+        redactions: Redactions = NO_REDACTIONS,
+    ) -> None:
+        self.stage: RowLines[R] | None = stage
+        self.previous = previous if previous is not None and previous.files_of(self.spec.name) else None
+        # The previous release's rows redacted under earlier rules are redacted again when carried.
+        rule = self._manifest.get(f"{self.spec.name}_privacy_rule")
+        self.previous_under_current_rules = rule == PRIVACY_RULE
+        self.redactions = redactions
+        self.files: list[TableFile] = []
+        self.stats: S = self.stats_type()
 
     # What differs, table by table.
 
@@ -220,11 +178,17 @@ class FileTable(Generic[R, K, S]):
         """``row`` redacted under the privacy rules in force (the same object when they find nothing)."""
         raise NotImplementedError
 
-    def redacted(self, row: R, redactions: Redactions) -> R:
+    def redacted(self, row: R) -> R:
         """``row`` as the release holds it: the redacted authors' names taken out."""
         raise NotImplementedError
 
-    def previous_rows(self, previous: PreviousRelease) -> PreviousRows[R, K]:
+    def previous_rows(self, lectures: Sequence[Lecture], wanted: set[tuple[str, K]]) -> dict[str, dict[K, R]]:
+        """The previous release's rows of these lectures' (lecture id, key) pairs ``wanted`` (at least;
+        those it had), by lecture id and key, under the rules in force (:meth:`under_current_rules`)."""
+        raise NotImplementedError
+
+    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[K, R]]:
+        """Every row the previous release holds for these lectures' own ids, by lecture id and key."""
         raise NotImplementedError
 
     def writer_options(self) -> WriterOptions:
@@ -246,16 +210,23 @@ class FileTable(Generic[R, K, S]):
         """The config's files: every event's file, one level under ``data/<table>``."""
         return f"data/{self.spec.name}/*.parquet"
 
-    def written(self) -> FilesWritten[S]:
-        return FilesWritten(self.stats())
+    @property
+    def _manifest(self) -> Mapping[str, Any]:
+        """The previous release's manifest (empty when it has none of the table's files)."""
+        return cast(Mapping[str, Any], (self.previous and self.previous.manifest) or {})
 
-    def sources(
-        self, stage: StagedRows[R] | None, previous: PreviousRelease, redactions: Redactions = NO_REDACTIONS
-    ) -> Sources[R, K]:
-        """Where the rows come from: the stage's, then the previous release's (when it has the table's
-        files); and the author redactions they are taken through."""
-        before = self.previous_rows(previous) if previous.files_of(self.spec.name) else None
-        return Sources(stage, before, redactions)
+    @property
+    def num_rows(self) -> int:
+        return sum(f.num_rows for f in self.files)
+
+    @property
+    def email_like(self) -> int:
+        """The values shaped like an e-mail address in the files written."""
+        return sum(f.email_like for f in self.files)
+
+    def under_current_rules(self, row: R) -> R:
+        """A row the previous release holds, redacted again when it was under other rules."""
+        return row if self.previous_under_current_rules else self.redacted_again(row)
 
     def settled(self, staged: R | None, previous: R | None) -> R | None:
         """The staged row, unless it has no content and its file did not say it is gone: then the
@@ -287,28 +258,20 @@ class FileTable(Generic[R, K, S]):
             united[key] = row
         return united
 
-    def published(self, row: R, lecture: Lecture, redactions: Redactions = NO_REDACTIONS) -> R:
+    def published(self, row: R, lecture: Lecture) -> R:
         """A row as the release holds it: its lecture's id and event (a merged record's row is staged
         under the id merged into it), redacted (:meth:`redacted`)."""
         if (row.lecture_id, row.event_id) != (lecture.lecture_id, lecture.event_id):
             row = replace(row, lecture_id=lecture.lecture_id, event_id=lecture.event_id)
-        return self.redacted(row, redactions)
+        return self.redacted(row)
 
-    def lecture_rows(
-        self,
-        lecture: Lecture,
-        staged: Mapping[K, R],
-        previous: Mapping[K, R],
-        redactions: Redactions = NO_REDACTIONS,
-    ) -> list[R]:
+    def lecture_rows(self, lecture: Lecture, staged: Mapping[K, R], previous: Mapping[K, R]) -> list[R]:
         """The rows of one lecture: each listed file's row, staged, else as the previous release held it,
         else none (:meth:`settled`); in row order. ``staged`` and ``previous`` are by key."""
         found = (self.settled(staged.get(key), previous.get(key)) for key in self.listed(lecture))
-        return sorted(
-            (self.published(r, lecture, redactions) for r in found if r is not None), key=self.order
-        )
+        return sorted((self.published(r, lecture) for r in found if r is not None), key=self.order)
 
-    def staged_rows(self, stage: StagedRows[R], lecture_id: str) -> dict[K, R]:
+    def staged_rows(self, stage: RowLines[R], lecture_id: str) -> dict[K, R]:
         """A lecture's staged rows by key, each redacted again when its line says it was redacted under
         earlier rules."""
         return {
@@ -320,11 +283,11 @@ class FileTable(Generic[R, K, S]):
             for s in stage.rows_of(lecture_id)
         }
 
-    def rows(self, lectures: Sequence[Lecture], sources: Sources[R, K]) -> list[R]:
+    def rows(self, lectures: Sequence[Lecture]) -> list[R]:
         """The rows of a few lectures, lecture by lecture: the staged rows read back, the carried ones
         read from the previous release; a record's rows are those of its own id and of the ids merged
         into it (:func:`row_ids`, :meth:`united`), in the stage as in the previous release."""
-        stage, previous = sources.stage, sources.previous
+        stage = self.stage
         staged = {
             lec.lecture_id: self.united(self.staged_rows(stage, i) for i in row_ids(lec))
             for lec in lectures
@@ -340,15 +303,12 @@ class FileTable(Generic[R, K, S]):
             if not self._has_content(staged.get(lec.lecture_id, {}).get(key))
             for i in row_ids(lec)
         }
-        before = previous.rows(lectures, wanted) if previous is not None and wanted else {}
+        before = self.previous_rows(lectures, wanted) if self.previous is not None and wanted else {}
         return [
             row
             for lec in lectures
             for row in self.lecture_rows(
-                lec,
-                staged.get(lec.lecture_id, {}),
-                self.united(before.get(i, {}) for i in row_ids(lec)),
-                sources.redactions,
+                lec, staged.get(lec.lecture_id, {}), self.united(before.get(i, {}) for i in row_ids(lec))
             )
         ]
 
@@ -360,22 +320,18 @@ class FileTable(Generic[R, K, S]):
         for start in range(0, len(lectures), step):
             yield lectures[start : start + step]
 
-    def changed(
-        self,
-        lectures: Iterable[Lecture],
-        stage: StagedRows[R] | None,
-        previous: PreviousRelease,
-        redactions: Redactions = NO_REDACTIONS,
-    ) -> bool:
+    def changed(self, lectures: Iterable[Lecture]) -> bool:
         """True when these lectures' rows (made as a release makes them) differ from the rows the
         previous release holds for them: a file staged anew or edited, one no longer listed. A run of one
         event's lectures at a time, a batch of it (:attr:`batch`), as a release reads them (the catalogue
         is never held at once)."""
-        sources = self.sources(stage, previous, redactions)
-        before = sources.previous
         for _, run in itertools.groupby(lectures, key=lambda lecture: str(lecture.event_id)):
             for batch in self._batches(list(run)):
-                if self.rows(batch, sources) != (before.held(batch) if before is not None else []):
+                held = self.held_rows(batch) if self.previous is not None else {}
+                then = [
+                    r for lec in batch for r in sorted(held.get(lec.lecture_id, {}).values(), key=self.order)
+                ]
+                if self.rows(batch) != then:
                     return True
         return False
 
@@ -391,12 +347,7 @@ class FileTable(Generic[R, K, S]):
         return pa.Table.from_arrays(arrays, schema=self.spec.arrow_schema())
 
     def write_event(
-        self,
-        build: Path,
-        lectures: Sequence[Lecture],
-        sources: Sources[R, K],
-        written: FilesWritten[S],
-        max_bytes: int = ROW_GROUP_TARGET_BYTES,
+        self, build: Path, lectures: Sequence[Lecture], max_bytes: int = ROW_GROUP_TARGET_BYTES
     ) -> None:
         """Write one event's file from its published ``lectures`` (none when no lecture lists a file the
         release has a row of), or link the previous release's file when the rows are the ones it holds
@@ -410,37 +361,36 @@ class FileTable(Generic[R, K, S]):
             return
         event_id = str(lectures[0].event_id)
         ordered = sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id))
-        previous = sources.previous
-        before = self.file_of(previous.release, event_id) if previous is not None else None
+        before = self.file_of(event_id)
         held: list[list[R]] | None = None
-        if previous is not None and before is not None:
-            fingerprint, stats, held = self._read_through(ordered, sources, max_bytes)
-            carried = self._carried_file(build, event_id, fingerprint, before, previous.release)
+        if before is not None:
+            fingerprint, stats, held = self._read_through(ordered, max_bytes)
+            carried = self._carried_file(build, event_id, fingerprint, before)
             if carried is not None:
-                written.files.append(carried)
-                written.stats.merge(stats)
+                self.files.append(carried)
+                self.stats.merge(stats)
                 return
-        chunks = self._event_chunks(ordered, sources) if held is None else held
-        self._write_file(build, event_id, chunks, written, max_bytes)
+        self._write_file(build, event_id, self._event_chunks(ordered) if held is None else held, max_bytes)
 
-    def file_of(self, previous: PreviousRelease, event_id: str) -> EventShardEntry | None:
+    def file_of(self, event_id: str) -> EventShardEntry | None:
         """What the event's file was made of, as the previous release's manifest keeps it (None when it
         does not say, or the table's files are never carried)."""
-        manifest = cast(Mapping[str, Any], previous.manifest or {})
-        kept = manifest.get(self.shards_key) if self.shards_key is not None else None
+        if self.previous is None or self.shards_key is None:
+            return None
+        kept = self._manifest.get(self.shards_key)
         entry = kept.get(event_id) if isinstance(kept, dict) else None
         if isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str):
             return cast(EventShardEntry, entry)
         return None
 
-    def _event_chunks(self, lectures: Sequence[Lecture], sources: Sources[R, K]) -> Iterator[list[R]]:
+    def _event_chunks(self, lectures: Sequence[Lecture]) -> Iterator[list[R]]:
         """An event's rows, checked, in chunks of about :attr:`chunk_bytes` of text; raises
         :class:`InvalidRecordsError` at the end naming every row that fails the schema."""
         pending: list[R] = []
         weight = 0
         problems: list[str] = []
         for batch in self._batches(lectures):
-            for row in self.rows(batch, sources):
+            for row in self.rows(batch):
                 found = self.problems(row)
                 problems.extend(found)
                 if found:
@@ -458,28 +408,28 @@ class FileTable(Generic[R, K, S]):
             yield pending
 
     def _read_through(
-        self, lectures: Sequence[Lecture], sources: Sources[R, K], max_bytes: int
+        self, lectures: Sequence[Lecture], max_bytes: int
     ) -> tuple[str, S, list[list[R]] | None]:
         """An event's rows made without writing them: their digest, the card's counts of them, and the
         rows when they came in one chunk (None when more: they were let go)."""
         digest = RowsDigest(self, max_bytes)
-        stats = self.stats()
+        stats = self.stats_type()
         held: list[list[R]] | None = []
-        for chunk in self._event_chunks(lectures, sources):
+        for chunk in self._event_chunks(lectures):
             digest.update(chunk)
             stats.add(chunk)
             held = [chunk] if held == [] else None
         return digest.hexdigest(), stats, held
 
     def _carried_file(
-        self, build: Path, event_id: str, fingerprint: str, before: EventShardEntry, previous: PreviousRelease
+        self, build: Path, event_id: str, fingerprint: str, before: EventShardEntry
     ) -> TableFile | None:
         """The previous release's file of the event, linked into the build when it was made of the same
         rows and is still the file its manifest describes; None otherwise."""
         path = self.path(event_id)
-        if before["fingerprint"] != fingerprint or before.get("files") != [path]:
+        if self.previous is None or before["fingerprint"] != fingerprint or before.get("files") != [path]:
             return None
-        carried = carry_files(previous, build, before)
+        carried = carry_files(self.previous, build, before)
         if carried is None:
             return None
         if before.get("email_like_rule") == EMAIL_LIKE_RULE:
@@ -490,17 +440,10 @@ class FileTable(Generic[R, K, S]):
         rows = carried[0].num_rows
         return TableFile(event_id, path, rows, int(before["num_bytes"]), fingerprint, email_like, reused=True)
 
-    def _write_file(
-        self,
-        build: Path,
-        event_id: str,
-        chunks: Iterable[list[R]],
-        written: FilesWritten[S],
-        max_bytes: int,
-    ) -> None:
+    def _write_file(self, build: Path, event_id: str, chunks: Iterable[list[R]], max_bytes: int) -> None:
         out = _EventFile(self, build, event_id, max_bytes)
         digest = RowsDigest(self, max_bytes) if self.shards_key is not None else None
-        stats = self.stats()
+        stats = self.stats_type()
         try:
             for chunk in chunks:
                 out.write(chunk)
@@ -510,9 +453,9 @@ class FileTable(Generic[R, K, S]):
         finally:
             out.close()
         if out.rows:
-            written.stats.merge(stats)
+            self.stats.merge(stats)
             fingerprint = digest.hexdigest() if digest is not None else ""
-            written.files.append(
+            self.files.append(
                 TableFile(event_id, out.path, out.rows, out.num_bytes, fingerprint, out.email_like)
             )
         else:

@@ -9,7 +9,7 @@ document under a merged record's ids, the first id's stands.
 
 An event's rows are made and written together (an event's documents' text is tens of megabytes at most),
 in row groups under the release's bound; the previous release's rows are read an event's file at a time
-(:class:`EventFileRows`).
+(:meth:`SlidesTable.previous_rows`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 
 import pyarrow.parquet as pq
 
-from crawler.publish.file_tables import FileTable, PreviousRows, RowStats
+from crawler.publish.file_tables import FileTable, RowStats
 from crawler.publish.parquet import WriterOptions
-from crawler.publish.previous import PreviousRelease
-from crawler.publish.removals import Redactions, without_redacted_names
+from crawler.publish.removals import without_redacted_names
 from crawler.publish.tables import SLIDES
 from crawler.schema import Lecture, Slides, listed_documents, slides_order
 from crawler.slides.document import redacted_pages
@@ -58,36 +57,12 @@ class SlidesStats(RowStats):
                 self.slides_by_event[str(row.event_id)] += 1
 
 
-class EventFileRows(PreviousRows[Slides, DocKey]):
-    """The previous release's ``slides`` rows of the lectures' event: its file, read whole, each row
-    redacted again as it is read when that release redacted it under other rules."""
-
-    def rows(
-        self, lectures: Sequence[Lecture], wanted: set[tuple[str, DocKey]]
-    ) -> dict[str, dict[DocKey, Slides]]:
-        out: dict[str, dict[DocKey, Slides]] = {}
-        for event_id in sorted({str(lec.event_id) for lec in lectures}):
-            path = self.table.path(event_id)
-            if path not in self.release.files_of(SLIDES.name):
-                continue
-            for record in pq.read_table(self.release.path_of(path)).to_pylist():
-                row = self.under_current_rules(Slides.from_json(record))
-                out.setdefault(row.lecture_id, {})[(row.document, row.url)] = row
-        return out
-
-    def held(self, lectures: Sequence[Lecture]) -> list[Slides]:
-        held = self.rows(lectures, set())
-        return [
-            r for lec in lectures for r in sorted(held.get(lec.lecture_id, {}).values(), key=slides_order)
-        ]
-
-
 class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
     """The ``slides`` table: an event's rows made and written at once, written anew every release."""
 
     spec = SLIDES
     kind = SLIDES_ROWS
-    stats = SlidesStats
+    stats_type = SlidesStats
     order_columns = ("document", "url")
 
     def listed(self, lecture: Lecture) -> list[DocKey]:
@@ -108,18 +83,31 @@ class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
         pages, found = redacted_pages(tuple(row.pages))
         return row.with_pages(list(pages)) if found else row
 
-    def redacted(self, row: Slides, redactions: Redactions) -> Slides:
-        if redactions and row.pages is not None:
-            pages = [without_redacted_names(p, redactions) for p in row.pages]
+    def redacted(self, row: Slides) -> Slides:
+        if self.redactions and row.pages is not None:
+            pages = [without_redacted_names(p, self.redactions) for p in row.pages]
             if pages != row.pages:
                 row = row.with_pages(pages)
         return row
 
-    def previous_rows(self, previous: PreviousRelease) -> EventFileRows:
-        return EventFileRows(self, previous)
+    def previous_rows(
+        self, lectures: Sequence[Lecture], wanted: set[tuple[str, DocKey]]
+    ) -> dict[str, dict[DocKey, Slides]]:
+        """The rows of the lectures' event: its file, read whole, each row redacted again as it is read
+        when the previous release redacted it under other rules."""
+        out: dict[str, dict[DocKey, Slides]] = {}
+        for event_id in sorted({str(lec.event_id) for lec in lectures}):
+            path = self.path(event_id)
+            if self.previous is None or path not in self.previous.files_of(SLIDES.name):
+                continue
+            for record in pq.read_table(self.previous.path_of(path)).to_pylist():
+                row = self.under_current_rules(Slides.from_json(record))
+                out.setdefault(row.lecture_id, {})[(row.document, row.url)] = row
+        return out
+
+    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[DocKey, Slides]]:
+        # As they are read for the release (redacted again).
+        return self.previous_rows(lectures, set())
 
     def writer_options(self) -> WriterOptions:
         return {"compression": "zstd", "write_statistics": True}
-
-
-SLIDES_TABLE = SlidesTable()

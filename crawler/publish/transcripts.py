@@ -4,12 +4,12 @@ makes, writes and checks the rows; this is what is the table's own).
 
 A lecture's files are the tracks its record lists with a URL (``subtitles[].url``), a row's key its
 ``subtitle_url``. A row loses the redacted authors' names as a lecture's ``text`` does, the spoken names
-the rules in force find (:meth:`TranscriptsTable.redacted_again`) and its e-mail addresses
+the rules in force find (:func:`redacted_again`) and its e-mail addresses
 (:func:`crawler.publish.records.scrubbed_transcript`).
 
 Nothing holds the release's transcripts at once: an event's lectures are taken a few at a time, their
 tracks written out in row groups once :attr:`TranscriptsTable.chunk_bytes` of text is gathered, and the
-previous release's rows are read a row group at a time, only where a track is carried (:class:`TrackIndex`).
+previous release's rows are read a row group at a time, only where a track is carried.
 An event whose rows are the previous release's keeps that file (kept in the manifest's
 ``transcript_shards``).
 """
@@ -20,17 +20,19 @@ import bisect
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from crawler.privacy.spoken import redact_segments, redact_spoken
-from crawler.publish.file_tables import FileTable, PreviousRows, RowStats
+from crawler.publish.file_tables import LECTURE_BATCH, NO_REDACTIONS, FileTable, RowStats
 from crawler.publish.parquet import WriterOptions, supports_content_defined_chunking
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import scrubbed_transcript
 from crawler.publish.removals import Redactions, without_redacted_names
 from crawler.publish.tables import TRANSCRIPTS
 from crawler.schema import Int32, Lecture, Segment, Transcript, transcript_order
+from crawler.state.stage_rows import RowLines
 from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
 from crawler.transcripts.rolling import TimedText
 
@@ -51,17 +53,49 @@ class TranscriptStats(RowStats):
             self.without_text[row.problem or "unknown"] += 1
 
 
-class TrackIndex(PreviousRows[Transcript, str]):
-    """The previous release's ``transcripts`` rows, by (lecture_id, subtitle_url): only where each is (its
-    file and row) is kept; rows are read a row group at a time when a track is carried."""
+def redacted_again(track: Transcript) -> Transcript:
+    """``track`` redacted under the rules in force (:data:`crawler.privacy.rule.PRIVACY_RULE`): a row read
+    from its file under earlier rules loses what the rules now find, as a file read tonight would; the same
+    object when they find nothing."""
+    if track.text is None:
+        return track
+    if not track.segments:
+        text, found = redact_spoken(track.text)
+        return replace(track, text=text) if found else track
+    timed = [TimedText(s["start_ms"], s["end_ms"], s["text"]) for s in track.segments]
+    redacted, found = redact_segments(timed)
+    if not found:
+        return track
+    segments = [Segment(start_ms=Int32(t.start_ms), end_ms=Int32(t.end_ms), text=t.text) for t in redacted]
+    return replace(track, text=" ".join(t.text for t in redacted), segments=segments)
 
-    def __init__(self, table: TranscriptsTable, previous: PreviousRelease) -> None:
-        super().__init__(table, previous)
-        self._files = previous.files_of(TRANSCRIPTS.name)
+
+class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
+    """The ``transcripts`` table: written in chunks, its unchanged event files carried. Of the previous
+    release's rows only where each is (its file and row, by lecture_id and subtitle_url) is kept; rows
+    are read a row group at a time when a track is carried."""
+
+    spec = TRANSCRIPTS
+    kind = TRANSCRIPT_ROWS
+    stats_type = TranscriptStats
+    # Tracks are gathered until this much text, then written as row groups (a bound under the row group's).
+    chunk_bytes = 16_000_000
+    batch = LECTURE_BATCH
+    shards_key = "transcript_shards"
+    order_columns = ("locale", "subtitle_url")
+
+    def __init__(
+        self,
+        stage: RowLines[Transcript] | None = None,
+        previous: PreviousRelease | None = None,
+        redactions: Redactions = NO_REDACTIONS,
+    ) -> None:
+        super().__init__(stage, previous, redactions)
+        self._files = self.previous.files_of(TRANSCRIPTS.name) if self.previous is not None else []
         self._where: dict[str, dict[str, tuple[int, int]]] = {}
         self._group_starts: list[list[int]] = []
         for file, path in enumerate(self._files):
-            reader = pq.ParquetFile(previous.path_of(path))
+            reader = pq.ParquetFile(self._path_of(path))
             metadata = reader.metadata
             starts = [0]
             for index in range(metadata.num_row_groups):
@@ -73,19 +107,20 @@ class TrackIndex(PreviousRows[Transcript, str]):
             ):
                 self._where.setdefault(str(lecture_id), {})[str(url)] = (file, row)
 
-    def rows(
+    def _path_of(self, path: str) -> Path:
+        assert self.previous is not None
+        return self.previous.path_of(path)
+
+    def previous_rows(
         self, lectures: Sequence[Lecture], wanted: set[tuple[str, str]]
     ) -> dict[str, dict[str, Transcript]]:
         read = self._read(wanted)
         return {i: {url: self.under_current_rules(t) for url, t in rows.items()} for i, rows in read.items()}
 
-    def held(self, lectures: Sequence[Lecture]) -> list[Transcript]:
-        held = self._read(
-            (i, url) for lec in lectures for i in [lec.lecture_id] for url in self._where.get(i, {})
+    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[str, Transcript]]:
+        return self._read(
+            (lec.lecture_id, url) for lec in lectures for url in self._where.get(lec.lecture_id, {})
         )
-        return [
-            t for lec in lectures for t in sorted(held.get(lec.lecture_id, {}).values(), key=transcript_order)
-        ]
 
     def _read(self, wanted: Iterable[tuple[str, str]]) -> dict[str, dict[str, Transcript]]:
         """The previous rows of these (lecture_id, subtitle_url), by lecture and URL (those it had)."""
@@ -98,26 +133,13 @@ class TrackIndex(PreviousRows[Transcript, str]):
                 picks.setdefault((file, group), []).append(row)
         out: dict[str, dict[str, Transcript]] = {}
         for (file, group), rows in sorted(picks.items()):
-            table = pq.ParquetFile(self.release.path_of(self._files[file])).read_row_group(group)
+            table = pq.ParquetFile(self._path_of(self._files[file])).read_row_group(group)
             start = self._group_starts[file][group]
             for record in table.take([row - start for row in rows]).to_pylist():
                 track = Transcript.from_json(record)
                 out.setdefault(track.lecture_id, {})[track.subtitle_url] = track
             del table
         return out
-
-
-class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
-    """The ``transcripts`` table: written in chunks, its unchanged event files carried."""
-
-    spec = TRANSCRIPTS
-    kind = TRANSCRIPT_ROWS
-    stats = TranscriptStats
-    # Tracks are gathered until this much text, then written as row groups (a bound under the row group's).
-    chunk_bytes = 16_000_000
-    batch = 256
-    shards_key = "transcript_shards"
-    order_columns = ("locale", "subtitle_url")
 
     def listed(self, lecture: Lecture) -> list[str]:
         """The subtitle URLs the lecture's record lists, once each, in its order (a track without one is
@@ -131,27 +153,12 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
         return transcript_order(row)
 
     def redacted_again(self, row: Transcript) -> Transcript:
-        """``row`` redacted under the rules in force (:data:`crawler.privacy.rule.PRIVACY_RULE`): a row
-        read from its file under earlier rules loses what the rules now find, as a file read tonight
-        would; the same object when they find nothing."""
-        if row.text is None:
-            return row
-        if not row.segments:
-            text, found = redact_spoken(row.text)
-            return replace(row, text=text) if found else row
-        timed = [TimedText(s["start_ms"], s["end_ms"], s["text"]) for s in row.segments]
-        redacted, found = redact_segments(timed)
-        if not found:
-            return row
-        segments = [
-            Segment(start_ms=Int32(t.start_ms), end_ms=Int32(t.end_ms), text=t.text) for t in redacted
-        ]
-        return replace(row, text=" ".join(t.text for t in redacted), segments=segments)
+        return redacted_again(row)
 
-    def redacted(self, row: Transcript, redactions: Redactions) -> Transcript:
+    def redacted(self, row: Transcript) -> Transcript:
         """``row`` without the redacted authors' names in its text and its segments' texts, e-mail
         addresses replaced."""
-        if redactions:
+        if redactions := self.redactions:
             text = None if row.text is None else without_redacted_names(row.text, redactions)
             segments: list[Segment] = [
                 {**s, "text": without_redacted_names(s["text"], redactions)} for s in row.segments
@@ -159,9 +166,6 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
             if text != row.text or segments != row.segments:
                 row = replace(row, text=text, segments=segments)
         return scrubbed_transcript(row)
-
-    def previous_rows(self, previous: PreviousRelease) -> TrackIndex:
-        return TrackIndex(self, previous)
 
     def writer_options(self) -> WriterOptions:
         """The lectures' settings but for the sort order (rows are in ``transcript_order``, numeric ids
@@ -180,6 +184,3 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
     def weight(self, row: Transcript) -> int:
         """Its texts, and a little per segment."""
         return len(row.text or "") + sum(len(s["text"] or "") + 16 for s in row.segments) + 256
-
-
-TRANSCRIPTS_TABLE = TranscriptsTable()

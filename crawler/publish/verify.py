@@ -29,7 +29,7 @@ from crawler.publish.parquet import (
     read_shards,
     release_unused_memory,
 )
-from crawler.publish.slides import SLIDES_TABLE
+from crawler.publish.slides import SlidesTable
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
@@ -39,7 +39,7 @@ from crawler.publish.tables import (
     TRANSCRIPTS,
     TableSpec,
 )
-from crawler.publish.transcripts import TRANSCRIPTS_TABLE
+from crawler.publish.transcripts import TranscriptsTable
 
 # The tables written beside the lectures from files each lecture names: a config each, not an event's.
 FILE_TABLES: dict[str, TableSpec] = {TRANSCRIPTS.name: TRANSCRIPTS, SLIDES.name: SLIDES}
@@ -77,7 +77,7 @@ def verify_release(
     verify_files(root, manifest)
     _check_row_groups(root, manifest, max_row_group_bytes)
     _check_tables(root, manifest, expected_rows)
-    for table in (TRANSCRIPTS_TABLE, SLIDES_TABLE):
+    for table in (TranscriptsTable(), SlidesTable()):
         name = table.spec.name
         config = manifest["configs"].get(name)
         if config is not None or expected_rows.get(name):

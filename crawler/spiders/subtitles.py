@@ -30,7 +30,7 @@ from crawler.pages import parse_transcripts
 from crawler.pages.api import is_track_list
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish.tables import TRANSCRIPTS
-from crawler.publish.transcripts import TRANSCRIPTS_TABLE
+from crawler.publish.transcripts import redacted_again
 from crawler.schema import Subtitle, Transcript
 from crawler.schema.sources import GONE_STATUSES, RowSource
 from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
@@ -82,7 +82,7 @@ def staged_under_current_rules(staged: TranscriptItem) -> TranscriptItem:
     if staged.validators.get(PRIVACY_RULE_KEY) == TRANSCRIPT_PRIVACY_RULE:
         return staged
     validators = {**staged.validators, PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
-    return TranscriptItem(record=TRANSCRIPTS_TABLE.redacted_again(staged.record), validators=validators)
+    return TranscriptItem(record=redacted_again(staged.record), validators=validators)
 
 
 def track_json(item: LectureItem, subtitle: Subtitle) -> JsonObject:
