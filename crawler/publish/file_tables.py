@@ -441,25 +441,35 @@ class FileTable(Generic[R, K, S]):
         return TableFile(event_id, path, rows, int(before["num_bytes"]), fingerprint, email_like, reused=True)
 
     def _write_file(self, build: Path, event_id: str, chunks: Iterable[list[R]], max_bytes: int) -> None:
-        out = _EventFile(self, build, event_id, max_bytes)
+        """Write the event's file from its rows' chunks, opened at the first (none when there is none)."""
+        path = self.path(event_id)
+        target = build / path
+        writer: pq.ParquetWriter | None = None
         digest = RowsDigest(self, max_bytes) if self.shards_key is not None else None
         stats = self.stats_type()
+        num_rows = num_bytes = email_like = 0
         try:
             for chunk in chunks:
-                out.write(chunk)
+                if writer is None:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    writer = pq.ParquetWriter(target, file_schema(self.spec), **self.writer_options())
+                table = self.arrow_table(chunk)
+                write_row_groups(writer, table, max_rows=ROW_GROUP_ROWS, max_bytes=max_bytes)
+                num_rows += table.num_rows
+                num_bytes += table.nbytes
+                email_like += email_like_values(table)
                 if digest is not None:
                     digest.update(chunk)
                 stats.add(chunk)
         finally:
-            out.close()
-        if out.rows:
-            self.stats.merge(stats)
-            fingerprint = digest.hexdigest() if digest is not None else ""
-            self.files.append(
-                TableFile(event_id, out.path, out.rows, out.num_bytes, fingerprint, out.email_like)
-            )
-        else:
-            out.target.unlink(missing_ok=True)
+            if writer is not None:
+                writer.close()
+        if not num_rows:
+            target.unlink(missing_ok=True)
+            return
+        self.stats.merge(stats)
+        fingerprint = digest.hexdigest() if digest is not None else ""
+        self.files.append(TableFile(event_id, path, num_rows, num_bytes, fingerprint, email_like))
 
     def check_files(self, root: Path, paths: Sequence[str], expected: int) -> None:
         """ValueError unless the files hold ``expected`` rows with the declared schema, each file one
@@ -482,37 +492,6 @@ class FileTable(Generic[R, K, S]):
             found += table.num_rows
         if found != expected:
             raise ValueError(f"{found} rows read, {expected} written")
-
-
-class _EventFile:
-    """One event's file, opened at its first row (an event without a row has none)."""
-
-    def __init__(self, table: FileTable[Any, Any, Any], build: Path, event_id: str, max_bytes: int) -> None:
-        self.table = table
-        self.path = table.path(event_id)
-        self.target = build / self.path
-        self.max_bytes = max_bytes
-        self.rows = 0
-        self.num_bytes = 0
-        self.email_like = 0
-        self._writer: pq.ParquetWriter | None = None
-
-    def write(self, rows: Sequence[Any]) -> None:
-        if not rows:
-            return
-        if self._writer is None:
-            self.target.parent.mkdir(parents=True, exist_ok=True)
-            options = self.table.writer_options()
-            self._writer = pq.ParquetWriter(self.target, file_schema(self.table.spec), **options)
-        table = self.table.arrow_table(rows)
-        write_row_groups(self._writer, table, max_rows=ROW_GROUP_ROWS, max_bytes=self.max_bytes)
-        self.rows += table.num_rows
-        self.num_bytes += table.nbytes
-        self.email_like += email_like_values(table)
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
 
 
 class RowsDigest:
