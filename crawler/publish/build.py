@@ -139,7 +139,7 @@ def _file_table_configs(build: Path, written: Written) -> list[ConfigFiles]:
     for table in (written.transcripts, written.slides):
         if not table.num_rows:
             continue
-        paths = tuple(f.path for f in table.files)
+        paths = tuple(s.path for f in table.files for s in f.shards)
         configs.append(
             ConfigFiles(
                 spec=table.spec,
@@ -222,8 +222,7 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
 
 def _reused_files(written: Written) -> set[str]:
     """The files carried byte for byte from the previous release: events' lecture and transcript files."""
-    lectures = {s.path for w in written.events if w.reused for s in w.shards}
-    return lectures | {f.path for f in written.transcripts.files if f.reused}
+    return {s.path for w in [*written.events, *written.transcripts.files] if w.reused for s in w.shards}
 
 
 def _write_card(

@@ -35,12 +35,13 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler.privacy.email_like import EMAIL_LIKE_RULE, email_like_values
+from crawler.privacy.email_like import email_like_values
 from crawler.privacy.rule import PRIVACY_RULE
 from crawler.publish.manifest import EventShardEntry
 from crawler.publish.parquet import (
     ROW_GROUP_ROWS,
     ROW_GROUP_TARGET_BYTES,
+    Shard,
     WriterOptions,
     file_schema,
     write_row_groups,
@@ -48,7 +49,7 @@ from crawler.publish.parquet import (
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError
 from crawler.publish.removals import Redactions
-from crawler.publish.shards import carry_files
+from crawler.publish.shards import EventShards, carried_event
 from crawler.publish.tables import TableSpec, event_directory
 from crawler.schema import Lecture, Slides, Transcript, lecture_order
 from crawler.schema.arrow import field_arrow_type
@@ -102,30 +103,6 @@ class RowStats:
                 setattr(self, name, mine + getattr(other, name))
 
 
-@dataclass(frozen=True)
-class TableFile:
-    """One event's file of a table in the build: written now, or carried byte for byte from the previous
-    release (``reused``) because its rows are the ones that file holds."""
-
-    event_id: str
-    path: str
-    num_rows: int
-    num_bytes: int
-    fingerprint: str = ""
-    email_like: int = 0
-    reused: bool = False
-
-    def entry(self) -> EventShardEntry:
-        return {
-            "fingerprint": self.fingerprint,
-            "files": [self.path],
-            "rows": self.num_rows,
-            "num_bytes": self.num_bytes,
-            "email_like": self.email_like,
-            "email_like_rule": EMAIL_LIKE_RULE,
-        }
-
-
 class FileTable(Generic[R, K, S]):
     """A table of rows read from the files lectures name, as a release makes it: where its rows come from
     (the stage's lines of the table, the previous release when it has the table's files, the author
@@ -158,7 +135,7 @@ class FileTable(Generic[R, K, S]):
         rule = self._manifest.get(f"{self.spec.name}_privacy_rule")
         self.previous_under_current_rules = rule == PRIVACY_RULE
         self.redactions = redactions
-        self.files: list[TableFile] = []
+        self.files: list[EventShards] = []
         self.stats: S = self.stats_type()
 
     # What differs, table by table.
@@ -363,9 +340,9 @@ class FileTable(Generic[R, K, S]):
         ordered = sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id))
         before = self.file_of(event_id)
         held: list[list[R]] | None = None
-        if before is not None:
+        if self.previous is not None and before is not None:
             fingerprint, stats, held = self._read_through(ordered, max_bytes)
-            carried = self._carried_file(build, event_id, fingerprint, before)
+            carried = carried_event(self.previous, build, event_id, before, fingerprint)
             if carried is not None:
                 self.files.append(carried)
                 self.stats.merge(stats)
@@ -374,14 +351,14 @@ class FileTable(Generic[R, K, S]):
 
     def file_of(self, event_id: str) -> EventShardEntry | None:
         """What the event's file was made of, as the previous release's manifest keeps it (None when it
-        does not say, or the table's files are never carried)."""
+        does not say, names other files, or the table's files are never carried)."""
         if self.previous is None or self.shards_key is None:
             return None
         kept = self._manifest.get(self.shards_key)
         entry = kept.get(event_id) if isinstance(kept, dict) else None
-        if isinstance(entry, dict) and isinstance(entry.get("fingerprint"), str):
-            return cast(EventShardEntry, entry)
-        return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
+            return None
+        return cast(EventShardEntry, entry) if entry.get("files") == [self.path(event_id)] else None
 
     def _event_chunks(self, lectures: Sequence[Lecture]) -> Iterator[list[R]]:
         """An event's rows, checked, in chunks of about :attr:`chunk_bytes` of text; raises
@@ -421,25 +398,6 @@ class FileTable(Generic[R, K, S]):
             held = [chunk] if held == [] else None
         return digest.hexdigest(), stats, held
 
-    def _carried_file(
-        self, build: Path, event_id: str, fingerprint: str, before: EventShardEntry
-    ) -> TableFile | None:
-        """The previous release's file of the event, linked into the build when it was made of the same
-        rows and is still the file its manifest describes; None otherwise."""
-        path = self.path(event_id)
-        if self.previous is None or before["fingerprint"] != fingerprint or before.get("files") != [path]:
-            return None
-        carried = carry_files(self.previous, build, before)
-        if carried is None:
-            return None
-        if before.get("email_like_rule") == EMAIL_LIKE_RULE:
-            email_like = int(before.get("email_like", 0))
-        else:
-            # A count made with another detector is made again, from the file carried.
-            email_like = email_like_values(pq.read_table(build / path))
-        rows = carried[0].num_rows
-        return TableFile(event_id, path, rows, int(before["num_bytes"]), fingerprint, email_like, reused=True)
-
     def _write_file(self, build: Path, event_id: str, chunks: Iterable[list[R]], max_bytes: int) -> None:
         """Write the event's file from its rows' chunks, opened at the first (none when there is none)."""
         path = self.path(event_id)
@@ -469,7 +427,8 @@ class FileTable(Generic[R, K, S]):
             return
         self.stats.merge(stats)
         fingerprint = digest.hexdigest() if digest is not None else ""
-        self.files.append(TableFile(event_id, path, num_rows, num_bytes, fingerprint, email_like))
+        shards = (Shard(path, num_rows),)
+        self.files.append(EventShards(event_id, shards, num_bytes, fingerprint, email_like, reused=False))
 
     def check_files(self, root: Path, paths: Sequence[str], expected: int) -> None:
         """ValueError unless the files hold ``expected`` rows with the declared schema, each file one

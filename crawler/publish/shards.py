@@ -32,8 +32,9 @@ from crawler.schema import Lecture
 
 @dataclass(frozen=True)
 class EventShards:
-    """One event's ``lectures`` files in the build: written now, or carried byte for byte from the
-    previous release because the event's rows are exactly the ones those files hold."""
+    """One event's files of a table in the build (its ``lectures`` files, its ``transcripts`` file...):
+    written now, or carried byte for byte from the previous release because the event's rows are exactly
+    the ones those files hold."""
 
     event_id: str
     shards: tuple[Shard, ...]
@@ -79,21 +80,34 @@ def event_shards(
     """Write one event's ``lectures`` files, or link the previous release's when its rows are unchanged."""
     fingerprint = rows_fingerprint(rows)
     before = previous.event_shards().get(event_id)
-    if isinstance(before, dict) and before.get("fingerprint") == fingerprint:
-        carried = carry_files(previous, build, before)
+    if isinstance(before, dict):
+        carried = carried_event(previous, build, event_id, before, fingerprint)
         if carried is not None:
-            # A count made with another detector is made again, from the files carried.
-            if before.get("email_like_rule") == EMAIL_LIKE_RULE:
-                email_like = int(before.get("email_like", 0))
-            else:
-                email_like = sum(email_like_values(pq.read_table(build / s.path)) for s in carried)
-            return EventShards(
-                event_id, tuple(carried), int(before["num_bytes"]), fingerprint, email_like, reused=True
-            )
+            return carried
     table = lecture_table(rows)
     shards = write_shards(table, build, LECTURES, partition=event_directory(event_id))
     found = email_like_values(table)
     return EventShards(event_id, tuple(shards), table.nbytes, fingerprint, found, reused=False)
+
+
+def carried_event(
+    previous: PreviousRelease, build: Path, event_id: str, before: EventShardEntry, fingerprint: str
+) -> EventShards | None:
+    """The previous release's files of an event (its lectures' or a table's), linked into the build when
+    they were made of the rows ``fingerprint`` names (:func:`carry_files`); None otherwise."""
+    if before.get("fingerprint") != fingerprint:
+        return None
+    carried = carry_files(previous, build, before)
+    if carried is None:
+        return None
+    # A count made with another detector is made again, from the files carried.
+    if before.get("email_like_rule") == EMAIL_LIKE_RULE:
+        email_like = int(before.get("email_like", 0))
+    else:
+        email_like = sum(email_like_values(pq.read_table(build / s.path)) for s in carried)
+    return EventShards(
+        event_id, tuple(carried), int(before["num_bytes"]), fingerprint, email_like, reused=True
+    )
 
 
 def carry_files(previous: PreviousRelease, build: Path, entry: EventShardEntry) -> list[Shard] | None:
