@@ -17,12 +17,11 @@ Each event's rows go to one file, ``data/<table>/<event folder>.parquet``, made 
 time (:attr:`FileTable.batch`) and written in row groups, a chunk of rows at a time once that much text is
 gathered (:attr:`FileTable.chunk_bytes`). The bytes depend only on the rows: a table whose files the
 manifest describes (:attr:`FileTable.shards_key`) keeps an event's file when its rows are the previous
-release's, linked byte for byte (:class:`RowsDigest`), and does not write it.
+release's, linked byte for byte (:class:`crawler.publish.shards.RowsDigest`), and does not write it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from collections import Counter
@@ -49,7 +48,7 @@ from crawler.publish.parquet import (
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError
 from crawler.publish.removals import Redactions
-from crawler.publish.shards import EventShards, carried_event
+from crawler.publish.shards import EventShards, RowsDigest, carried_event
 from crawler.publish.tables import TableSpec, event_directory
 from crawler.schema import Lecture, Slides, Transcript, lecture_order
 from crawler.schema.arrow import field_arrow_type
@@ -389,7 +388,7 @@ class FileTable(Generic[R, K, S]):
     ) -> tuple[str, S, list[list[R]] | None]:
         """An event's rows made without writing them: their digest, the card's counts of them, and the
         rows when they came in one chunk (None when more: they were let go)."""
-        digest = RowsDigest(self, max_bytes)
+        digest = self._digest(max_bytes)
         stats = self.stats_type()
         held: list[list[R]] | None = []
         for chunk in self._event_chunks(lectures):
@@ -398,12 +397,19 @@ class FileTable(Generic[R, K, S]):
             held = [chunk] if held == [] else None
         return digest.hexdigest(), stats, held
 
+    def _digest(self, max_bytes: int) -> RowsDigest:
+        """The digest of an event's file: its rows, the file schema, the writer's version and settings,
+        the row group bound and the chunk bound."""
+        options = json.dumps(self.writer_options(), sort_keys=True)
+        writer = f"pyarrow {pa.__version__} {ROW_GROUP_ROWS} {max_bytes} {self.chunk_bytes} {options}"
+        return RowsDigest(writer, self.spec)
+
     def _write_file(self, build: Path, event_id: str, chunks: Iterable[list[R]], max_bytes: int) -> None:
         """Write the event's file from its rows' chunks, opened at the first (none when there is none)."""
         path = self.path(event_id)
         target = build / path
         writer: pq.ParquetWriter | None = None
-        digest = RowsDigest(self, max_bytes) if self.shards_key is not None else None
+        digest = self._digest(max_bytes) if self.shards_key is not None else None
         stats = self.stats_type()
         num_rows = num_bytes = email_like = 0
         try:
@@ -451,23 +457,3 @@ class FileTable(Generic[R, K, S]):
             found += table.num_rows
         if found != expected:
             raise ValueError(f"{found} rows read, {expected} written")
-
-
-class RowsDigest:
-    """A digest of everything an event's file is made of: its rows in order, the declared file schema,
-    the writer's version and settings, the row group bound and the chunk bound. Equal digests give equal
-    bytes."""
-
-    def __init__(self, table: FileTable[Any, Any, Any], max_bytes: int) -> None:
-        options = json.dumps(table.writer_options(), sort_keys=True)
-        writer = f"pyarrow {pa.__version__} {ROW_GROUP_ROWS} {max_bytes} {table.chunk_bytes} {options}"
-        self._digest = hashlib.sha256(f"{writer}\n".encode())
-        self._digest.update(file_schema(table.spec).serialize().to_pybytes())
-
-    def update(self, rows: Iterable[Any]) -> None:
-        for row in rows:
-            self._digest.update(json.dumps(row.to_json(), sort_keys=True, ensure_ascii=False).encode())
-            self._digest.update(b"\n")
-
-    def hexdigest(self) -> str:
-        return self._digest.hexdigest()

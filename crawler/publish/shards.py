@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,7 +27,7 @@ from crawler.publish.parquet import (
     write_shards,
 )
 from crawler.publish.previous import PreviousRelease
-from crawler.publish.tables import LECTURES, event_directory, lecture_table
+from crawler.publish.tables import LECTURES, TableSpec, event_directory, lecture_table
 from crawler.schema import Lecture
 
 
@@ -58,19 +59,31 @@ class EventShards:
         }
 
 
+class RowsDigest:
+    """A digest of everything an event's files of a table are made of: the ``writer`` (its version,
+    settings and bounds), the table's declared file schema and every field of its rows, in order. Equal
+    digests give equal bytes."""
+
+    def __init__(self, writer: str, spec: TableSpec) -> None:
+        self._digest = hashlib.sha256(f"{writer}\n".encode())
+        self._digest.update(file_schema(spec).serialize().to_pybytes())
+
+    def update(self, rows: Iterable[Any]) -> None:
+        for row in rows:
+            record = row.to_json()
+            self._digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str).encode())
+            self._digest.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 def rows_fingerprint(rows: Iterable[Lecture]) -> str:
-    """A digest of everything an event's ``lectures`` files are made of: every field of its rows (in
-    order), the declared file schema and the writer's version and settings. Equal digests give equal
-    bytes."""
-    digest = hashlib.sha256()
-    digest.update(
-        f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}\n".encode()
+    """The digest of an event's ``lectures`` files (:class:`RowsDigest`)."""
+    digest = RowsDigest(
+        f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}", LECTURES
     )
-    digest.update(file_schema(LECTURES).serialize().to_pybytes())
-    for row in rows:
-        record = row.to_json()
-        digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str).encode())
-        digest.update(b"\n")
+    digest.update(rows)
     return digest.hexdigest()
 
 
