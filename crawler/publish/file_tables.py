@@ -61,9 +61,6 @@ R = TypeVar("R", Transcript, Slides)
 K = TypeVar("K", bound=Hashable)
 S = TypeVar("S", bound="RowStats")
 
-# Lectures whose rows are made at once in a table made in batches (the previous release's rows are read
-# per batch).
-LECTURE_BATCH = 256
 NO_REDACTIONS = Redactions(frozenset(), frozenset())
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from crawler.privacy.spoken import redact_segments, redact_spoken
-from crawler.publish.file_tables import LECTURE_BATCH, NO_REDACTIONS, FileTable, RowStats
+from crawler.publish.file_tables import NO_REDACTIONS, FileTable, RowStats
 from crawler.publish.parquet import WriterOptions, supports_content_defined_chunking
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import scrubbed_transcript
@@ -80,7 +80,8 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
     stats_type = TranscriptStats
     # Tracks are gathered until this much text, then written as row groups (a bound under the row group's).
     chunk_bytes = 16_000_000
-    batch = LECTURE_BATCH
+    # Lectures whose tracks are gathered at once (the previous release's carried rows are read per batch).
+    batch = 256
     shards_key = "transcript_shards"
     order_columns = ("locale", "subtitle_url")
 
