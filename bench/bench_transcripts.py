@@ -26,7 +26,7 @@ to 40 pages of 300 to 1,500 characters each) and a poster for a tenth (one page 
 lecture's record naming its documents (``slides_url``, ``poster_url``: a release takes a staged row only
 for a document its lecture names), each row staged as a crawl stages it, with the privacy rules it was
 redacted under. The same figures and targets hold: an event's rows are made at once
-(:func:`crawler.publish.slides.event_slides`), so the memory is bounded by an event's size (740 lectures
+(:class:`crawler.publish.slides.SlidesTable`), so the memory is bounded by an event's size (740 lectures
 here), not the catalogue's.
 """
 

@@ -21,14 +21,12 @@ from crawler.app.next_release import next_release, read_staged
 from crawler.app.runner import Published, PublishRequest, publish_staged
 from crawler.privacy.emails import PLACEHOLDER
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
-from crawler.publish import transcript_rows
 from crawler.publish import transcripts as publish_transcripts
 from crawler.publish.card import columns_markdown
 from crawler.publish.previous import read_previous_release
 from crawler.publish.removals import RemovalRequests
 from crawler.publish.tables import TRANSCRIPTS, event_configs
-from crawler.publish.transcript_rows import TranscriptSources
-from crawler.publish.transcripts import TranscriptsWritten, write_event_transcripts
+from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.schema.arrow import hf_features
 from crawler.state.stage import StageWriter
@@ -241,8 +239,8 @@ def test_an_address_the_scrubber_missed_is_counted_by_the_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every scrub at publish missed it: the written one and the redaction under the rules in force.
-    monkeypatch.setattr(transcript_rows, "scrubbed_transcript", lambda t: t)
-    monkeypatch.setattr(transcript_rows, "redacted_again", lambda t: t)
+    monkeypatch.setattr(publish_transcripts, "scrubbed_transcript", lambda t: t)
+    monkeypatch.setattr(publish_transcripts, "redacted_again", lambda t: t)
     write_stage(tmp_path / "state", records(), TRACKS)
 
     publish(tmp_path / "state", tmp_path / "out")
@@ -350,7 +348,7 @@ class Staged:
     def __init__(self, tracks: Sequence[Transcript]) -> None:
         self.tracks = tracks
 
-    def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
+    def rows_of(self, lecture_id: str) -> list[StagedTranscript]:
         return [StagedTranscript(t) for t in self.tracks if t.lecture_id == lecture_id]
 
 
@@ -364,9 +362,9 @@ def test_row_groups_stay_within_a_small_bound(tmp_path: Path) -> None:
     words = "word " * 4000  # 20 KB a track
     tracks = [track(lec.lecture_id, "502", "en", text=words) for lec in lectures]
     bound = 200_000
-    written = TranscriptsWritten()
+    written = TranscriptsTable(Staged(tracks))
 
-    write_event_transcripts(tmp_path, lectures, TranscriptSources(Staged(tracks)), written, bound // 2)
+    written.write_event(tmp_path, lectures, bound // 2)
 
     metadata = pq.read_metadata(tmp_path / "data/transcripts/event-502.parquet")
     sizes = [metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups)]
@@ -491,12 +489,12 @@ def transcript_files(out: Path) -> dict[str, tuple[str, int, int]]:
     }
 
 
-@pytest.mark.parametrize("chunk_bytes", [publish_transcripts.TRANSCRIPT_CHUNK_BYTES, 1])
+@pytest.mark.parametrize("chunk_bytes", [TranscriptsTable.chunk_bytes, 1])
 def test_a_night_with_the_same_tracks_writes_no_transcripts_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int
 ) -> None:
     # Events whose tracks come in one chunk, and in a chunk a track (made again to be written).
-    monkeypatch.setattr(publish_transcripts, "TRANSCRIPT_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(TranscriptsTable, "chunk_bytes", chunk_bytes)
     state, out = tmp_path / "state", tmp_path / "out"
     write_stage(state, records(), TRACKS)
     publish(state, out)

@@ -17,7 +17,7 @@ from twisted.python.failure import Failure
 
 from crawler.middlewares.byte_budget import BYTE_BUDGET_SPENT, budget_spent
 from crawler.publish.removals import Redactions
-from crawler.publish.slides import lecture_slides, published_row, redacted_again
+from crawler.publish.slides import DocKey, SlidesTable
 from crawler.schema import SLIDES_FIELDS, Lecture, Slides, listed_documents
 from crawler.schema.check import validate_record
 from crawler.spiders.slide_documents import document_problem, pdf_answer
@@ -56,6 +56,14 @@ def unread(problem: str, **changes: Any) -> Slides:
 
 def lecture(**changes: Any) -> Lecture:
     return Lecture.from_json({**record("7"), "slides_url": DECK, "poster_url": POSTER, **changes})
+
+
+def lecture_slides(
+    lec: Lecture, staged: list[dict[DocKey, Slides]], published: list[dict[DocKey, Slides]]
+) -> list[Slides]:
+    """The rows a release takes for a lecture from its ids' staged rows and their published ones."""
+    table = SlidesTable()
+    return table.lecture_rows(lec, table.united(staged), table.united(published))
 
 
 def test_a_row_without_pages_stays_null_through_json_and_the_schema_takes_both() -> None:
@@ -140,12 +148,19 @@ def test_a_merged_record_takes_its_merged_ids_rows_as_its_own() -> None:
 
 def test_a_row_loses_the_redacted_authors_names_and_addresses_of_earlier_rules() -> None:
     names = Redactions.parse(["José Müller"])
-    assert published_row(row(), lecture(), names).pages == ["Título:", "", "Rank-1 updates"]
+    assert SlidesTable(redactions=names).published(row(), lecture()).pages == [
+        "Título:",
+        "",
+        "Rank-1 updates",
+    ]
     older = row(pages=["Contact: jane.doe@uni.edu, Tel. +44 20 7946 0958"])
-    again = redacted_again(older)
+    again = SlidesTable().redacted_again(older)
     assert again.pages == ["Contact: [email removed], Tel. [phone removed]"]
     assert again.text == again.pages[0]
-    assert redacted_again(row()) is not None and redacted_again(row()).pages == row().pages
+    assert (
+        SlidesTable().redacted_again(row()) is not None
+        and SlidesTable().redacted_again(row()).pages == row().pages
+    )
 
 
 def _response(body: bytes, content_type: str = "application/pdf") -> Response:

@@ -15,7 +15,7 @@ from crawler import __version__
 from crawler.app.crawling import read_crawl_report
 from crawler.json_types import JsonObject, JsonValue
 from crawler.publish.removals import RemovalRequests
-from crawler.schema import Lecture, lecture_order
+from crawler.schema import Lecture, Slides, Transcript, lecture_order
 from crawler.state.layout import StateDir
 from crawler.state.withdrawals import Withdrawals
 from crawler.urls import without_credentials
@@ -27,11 +27,10 @@ if TYPE_CHECKING:
     from crawler.publish.previous import CarriedRelease, PreviousRelease
     from crawler.publish.records import SessionDetail
     from crawler.publish.removals import Redactions
-    from crawler.publish.slides import SlidesSource
     from crawler.publish.summaries import SpilledEvents
-    from crawler.publish.transcript_rows import TranscriptSource
     from crawler.schedule.changelog import Changelog
     from crawler.state.stage_index import StageIndex
+    from crawler.state.stage_rows import RowLines
 
 
 class NothingToPublish(Exception):
@@ -52,9 +51,9 @@ class StagedCrawl:
     # What the site said of the lectures that left the listings, and the events kept back.
     withdrawals: Withdrawals = field(default_factory=Withdrawals)
     # The staged subtitle tracks, read back when their event is published.
-    transcripts: TranscriptSource | None = None
+    transcripts: RowLines[Transcript] | None = None
     # The staged documents (slide decks, posters), the same way.
-    slides: SlidesSource | None = None
+    slides: RowLines[Slides] | None = None
 
     @property
     def kept_back(self) -> dict[str, str]:
@@ -89,9 +88,9 @@ class NextRelease:
     # Events crawled whose listing could not be read whole, with why: their rows are kept as they were.
     kept_back: dict[str, str] = field(default_factory=dict)
     # The staged subtitle tracks the ``transcripts`` table takes before the previous release's.
-    transcripts: TranscriptSource | None = None
+    transcripts: RowLines[Transcript] | None = None
     # The staged documents the ``slides`` table takes before the previous release's.
-    slides: SlidesSource | None = None
+    slides: RowLines[Slides] | None = None
 
     @property
     def records(self) -> list[Lecture]:
@@ -125,16 +124,16 @@ class NextRelease:
         volatile values a listing refreshes) and the previous one's files are as published (one edited in
         place is written again), and the ``transcripts`` and ``slides`` rows would be the previous
         release's (a track or a document staged anew is a change)."""
-        from crawler.publish.slides import slides_changed
-        from crawler.publish.transcript_rows import transcripts_changed
+        from crawler.publish.slides import SlidesTable
+        from crawler.publish.transcripts import TranscriptsTable
 
         before = {i: (s.content_sha256, s.withdrawn, s.volatile) for i, s in self.previous.states().items()}
         return (
             bool(before)
             and before == self.events.states
             and not self.previous.edited_files()
-            and not transcripts_changed(self.events, self.transcripts, self.previous, self.redactions)
-            and not slides_changed(self.events, self.slides, self.previous, self.redactions)
+            and not TranscriptsTable(self.transcripts, self.previous, self.redactions).changed(self.events)
+            and not SlidesTable(self.slides, self.previous, self.redactions).changed(self.events)
         )
 
     def notes(self) -> list[str]:

@@ -44,21 +44,15 @@ from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import session_details
 from crawler.publish.removals import RELEASE_LEDGER, remove_from
 from crawler.publish.shards import EventShards
-from crawler.publish.slides import PATTERN as SLIDES_PATTERN
-from crawler.publish.slides import SlidesWritten
 from crawler.publish.swap import fsync_tree
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
-    SLIDES,
     SPECS,
-    TRANSCRIPTS,
     EventConfig,
     event_configs,
     lecture_table,
 )
-from crawler.publish.transcripts import PATTERN as TRANSCRIPTS_PATTERN
-from crawler.publish.transcripts import TranscriptsWritten
 
 
 def crawl_date_of(provenance: Mapping[str, object]) -> str:
@@ -137,39 +131,26 @@ def _table_configs(build: Path, tables: Mapping[str, pa.Table]) -> list[ConfigFi
     return configs
 
 
-def _transcript_configs(build: Path, written: TranscriptsWritten) -> list[ConfigFiles]:
-    """The ``transcripts`` config, declared only when a track was written: datasets cannot load a split
-    without rows, so a release without any transcript has no such config (its card says so)."""
-    if not written.num_rows:
-        return []
-    paths = tuple(f.path for f in written.files)
-    return [
-        ConfigFiles(
-            spec=TRANSCRIPTS,
-            paths=paths,
-            num_rows=written.num_rows,
-            num_bytes=sum(f.num_bytes for f in written.files),
-            download_size=sum((build / p).stat().st_size for p in paths),
-            pattern=TRANSCRIPTS_PATTERN,
+def _file_table_configs(build: Path, written: Written) -> list[ConfigFiles]:
+    """The ``transcripts`` and ``slides`` configs, each declared only when a row was written: datasets
+    cannot load a split without rows, so a release without any track has no ``transcripts`` config (its
+    card says so)."""
+    configs = []
+    for table in (written.transcripts, written.slides):
+        if not table.num_rows:
+            continue
+        paths = tuple(s.path for f in table.files for s in f.shards)
+        configs.append(
+            ConfigFiles(
+                spec=table.spec,
+                paths=paths,
+                num_rows=table.num_rows,
+                num_bytes=sum(f.num_bytes for f in table.files),
+                download_size=sum((build / p).stat().st_size for p in paths),
+                pattern=table.pattern,
+            )
         )
-    ]
-
-
-def _slides_configs(build: Path, written: SlidesWritten) -> list[ConfigFiles]:
-    """The ``slides`` config, declared only when a document was written (as ``transcripts``)."""
-    if not written.num_rows:
-        return []
-    paths = tuple(path for path, _, _ in written.files)
-    return [
-        ConfigFiles(
-            spec=SLIDES,
-            paths=paths,
-            num_rows=written.num_rows,
-            num_bytes=sum(size for _, _, size in written.files),
-            download_size=sum((build / p).stat().st_size for p in paths),
-            pattern=SLIDES_PATTERN,
-        )
-    ]
+    return configs
 
 
 @dataclass(frozen=True)
@@ -199,8 +180,7 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
     configs = [
         *_lecture_configs(context, written, written.total),
         *_table_configs(build, tables),
-        *_transcript_configs(build, written.transcripts),
-        *_slides_configs(build, written.slides),
+        *_file_table_configs(build, written),
     ]
     # The links the Anthology could ingest: every linked lecture still on the site.
     links = links_file(written.linked)
@@ -242,8 +222,7 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
 
 def _reused_files(written: Written) -> set[str]:
     """The files carried byte for byte from the previous release: events' lecture and transcript files."""
-    lectures = {s.path for w in written.events if w.reused for s in w.shards}
-    return lectures | {f.path for f in written.transcripts.files if f.reused}
+    return {s.path for w in [*written.events, *written.transcripts.files] if w.reused for s in w.shards}
 
 
 def _write_card(
@@ -364,7 +343,6 @@ def _event_config_files(build: Path, written: EventShards, event: EventConfig) -
         download_size=sum((build / p).stat().st_size for p in paths),
         pattern=paths,
         name=event.config_name,
-        description=f"The lectures of {event.event_name or 'event ' + event.event_id} only.",
     )
 
 

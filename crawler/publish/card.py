@@ -55,9 +55,9 @@ from crawler.publish.card_statistics import (
 from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
 from crawler.publish.lint import card_yaml_read_in_c
-from crawler.publish.slides import SlidesStats, SlidesWritten
+from crawler.publish.slides import SlidesTable
 from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, TableSpec, type_label
-from crawler.publish.transcripts import TranscriptsWritten
+from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import format_timestamp
 
 if TYPE_CHECKING:
@@ -341,19 +341,21 @@ def card_context(
     event_configs: Sequence[EventConfig] = (),
     change_files: Sequence[str] = (),
     lecture_email_like: int | None = None,
-    transcripts: TranscriptsWritten | None = None,
-    slides: SlidesWritten | None = None,
+    transcripts: TranscriptsTable | None = None,
+    slides: SlidesTable | None = None,
 ) -> CardContext:
     """Everything the template may use; every string that came from outside is already escaped.
 
     The changes are the release's ``diff`` against ``release.previous_version``, the one its change file
     holds. ``tables["lectures"]`` may hold only the columns the statistics read; ``lecture_email_like`` is
     then the count of e-mail-like values in the whole lectures table (counted as it was written).
-    ``transcripts`` are the ``transcripts`` files written and their counts (none when not given)."""
+    ``transcripts`` and ``slides`` are those tables as written, their files and counts (none when not
+    given)."""
     lectures = tables[DEFAULT_CONFIG]
     by_name = {c.config_name: c for c in configs}
     events = tables["events"]
-    tracks = transcripts or TranscriptsWritten()
+    tracks = transcripts or TranscriptsTable()
+    documents = slides or SlidesTable()
     names = {str(e["event_id"]): e["event_name"] for e in events.to_pylist()}
     event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events.to_pylist())
     return {
@@ -378,10 +380,10 @@ def card_context(
             if config != DEFAULT_CONFIG or lecture_email_like is None
         )
         + (lecture_email_like or 0)
-        + tracks.stats.email_like
-        + (slides.email_like if slides is not None else 0),
+        + tracks.email_like
+        + documents.email_like,
         "transcripts": transcript_statistics(tracks.stats, names),
-        "slides": slides_statistics(slides.stats if slides is not None else SlidesStats()),
+        "slides": slides_statistics(documents.stats),
         "charts": [],
     }
 

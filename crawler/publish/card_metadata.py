@@ -51,15 +51,10 @@ class ConfigFiles:
     download_size: int  # Parquet bytes on disk
     pattern: str | tuple[str, ...]
     name: str = ""
-    description: str = ""
 
     @property
     def config_name(self) -> str:
         return self.name or self.spec.name
-
-    @property
-    def config_description(self) -> str:
-        return self.description or self.spec.description
 
 
 @dataclass(frozen=True)

@@ -393,10 +393,10 @@ def transcript_statistics(
     stats: TranscriptStats, event_names: Mapping[str, str | None]
 ) -> TranscriptStatistics:
     """The card's transcripts section from the counts made while writing; ``event_names`` by event id."""
-    languages = _shares(stats.languages, stats.tracks, chars=60)
+    languages = _shares(stats.languages, stats.rows, chars=60)
     return {
-        "config": stats.tracks > 0,
-        "tracks": stats.tracks,
+        "config": stats.rows > 0,
+        "tracks": stats.rows,
         "events": [
             {
                 "id": escape_text(event_id, limit=40),
@@ -408,10 +408,10 @@ def transcript_statistics(
         "languages": languages[:TOP],
         "more_languages": max(0, len(languages) - TOP),
         "auto_generated": stats.auto_generated,
-        "auto_share": _share(stats.auto_generated, stats.tracks),
+        "auto_share": _share(stats.auto_generated, stats.rows),
         "hours": f"{stats.speech_ms / 3_600_000:.1f}",
         "without_text": sum(stats.without_text.values()),
-        "problems": _shares(stats.without_text, stats.tracks, chars=60),
+        "problems": _shares(stats.without_text, stats.rows, chars=60),
     }
 
 

@@ -30,8 +30,6 @@ CHANGE_KINDS: tuple[ChangeKind, ...] = ("added", "changed", "withdrawn", "re-add
 # count) are no change of the lecture.
 NOT_A_CHANGE = frozenset({"fetched_at", "anthology_match", *VOLATILE_FIELDS})
 COMPARED: tuple[str, ...] = tuple(name for name in FIELD_NAMES if name not in NOT_A_CHANGE)
-# The fields that make up a lecture's link to its Anthology paper.
-LINK_FIELDS = ("anthology_id", "anthology_url")
 
 
 @dataclass(frozen=True)
@@ -74,11 +72,6 @@ class LectureChange:
             and self.before.content_sha256 != self.after.content_sha256
         )
 
-    @property
-    def link_changed(self) -> bool:
-        """In both releases, linked to another Anthology paper (or linked or unlinked since)."""
-        return any(name in self.fields for name in LINK_FIELDS)
-
 
 @dataclass(frozen=True)
 class ReleaseDiff:
@@ -88,15 +81,9 @@ class ReleaseDiff:
     # Lectures whose previous row was edited in place and that the next release restores as published.
     repaired: tuple[str, ...] = ()
 
-    def of_kind(self, *kinds: ChangeKind) -> list[LectureChange]:
-        return [c for c in self.changes if c.kind in kinds]
-
     def counts(self) -> dict[ChangeKind, int]:
         found = Counter(c.kind for c in self.changes)
         return {kind: found[kind] for kind in CHANGE_KINDS}
-
-    def link_changes(self) -> list[LectureChange]:
-        return [c for c in self.changes if c.link_changed]
 
     @property
     def empty(self) -> bool:

@@ -16,7 +16,6 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,13 +33,13 @@ from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError, lecture_rows
 from crawler.publish.removals import Redactions, ReleaseRemovals, remove_from
 from crawler.publish.shards import EventShards, event_shards
-from crawler.publish.slides import SlidesSource, SlidesSources, SlidesWritten, write_event_slides
+from crawler.publish.slides import SlidesTable
 from crawler.publish.summary_tables import SummaryTables
 from crawler.publish.swap import ReleaseStep
-from crawler.publish.tables import SLIDES, lecture_table
-from crawler.publish.transcript_rows import PreviousTranscripts, TranscriptSource, TranscriptSources
-from crawler.publish.transcripts import TranscriptsWritten, write_event_transcripts
-from crawler.schema import FIELDS, Lecture, lecture_order
+from crawler.publish.tables import lecture_table
+from crawler.publish.transcripts import TranscriptsTable
+from crawler.schema import FIELDS, Lecture, Slides, Transcript, lecture_order
+from crawler.state.stage_rows import RowLines
 from crawler.urls import without_credentials
 
 # Change rows are written to the release's change file this many at a time; each event's part of them is
@@ -102,9 +101,9 @@ class PublishOptions:
     # The removals the release keeps (``removals.json``, listed in the manifest, so pushed with it).
     removals_ledger: ReleaseRemovals | None = None
     # The staged subtitle tracks (the stage index); without it, only the previous release's are carried.
-    transcripts: TranscriptSource | None = None
+    transcripts: RowLines[Transcript] | None = None
     # The staged documents (the stage index); without it, only the previous release's are carried.
-    slides: SlidesSource | None = None
+    slides: RowLines[Slides] | None = None
     # Called with the release built aside and ``out_dir`` once the build is checked, before the swap: it
     # raises to refuse the release (the quality gate over every table), and nothing is swapped in.
     check_built: Callable[[Path, Path], None] | None = None
@@ -155,19 +154,6 @@ class BuildContext:
         found: JsonObject = public_provenance(self.options.provenance)
         return found
 
-    @cached_property
-    def transcript_sources(self) -> TranscriptSources:
-        """Where the ``transcripts`` rows come from: the stage's tracks, then the previous release's; and
-        the author redactions they are taken through."""
-        previous = PreviousTranscripts(self.previous) if self.previous.transcript_files else None
-        return TranscriptSources(self.options.transcripts, previous, self.removals.authors)
-
-    @cached_property
-    def slides_sources(self) -> SlidesSources:
-        """Where the ``slides`` rows come from: the stage's documents, then the previous release's."""
-        previous = self.previous if self.previous.files_of(SLIDES.name) else None
-        return SlidesSources(self.options.slides, previous, self.removals.authors)
-
 
 @dataclass
 class Written:
@@ -187,10 +173,11 @@ class Written:
     seen: set[str] = field(default_factory=set)
     # Each watched field's coverage by event, for the card's chart.
     coverage: dict[str, dict[str, float]] = field(default_factory=dict)
-    # The ``transcripts`` files written, one per event with a track, and the card's counts of them.
-    transcripts: TranscriptsWritten = field(default_factory=TranscriptsWritten)
-    # The ``slides`` files written, one per event with a document, and the card's counts of them.
-    slides: SlidesWritten = field(default_factory=SlidesWritten)
+    # The ``transcripts`` table as this release makes it: its files, one per event with a track, and the
+    # card's counts of them.
+    transcripts: TranscriptsTable = field(default_factory=TranscriptsTable)
+    # The ``slides`` table the same way, one file per event with a document.
+    slides: SlidesTable = field(default_factory=SlidesTable)
 
     def add(self, rows: Sequence[Lecture]) -> None:
         """What the release says of all its lectures, taken from one event's rows."""
@@ -283,8 +270,8 @@ def _write_event(
     written.events.append(event_shards(context.build, event_id, rows, context.previous))
     written.add(rows)
     try:
-        write_event_transcripts(context.build, rows, context.transcript_sources, written.transcripts)
-        write_event_slides(context.build, rows, context.slides_sources, written.slides)
+        written.transcripts.write_event(context.build, rows)
+        written.slides.write_event(context.build, rows)
     except InvalidRecordsError as exc:
         written.problems.extend(exc.problems)
     _write_changes_of(event_id, rows, context, written, event_of)
@@ -293,7 +280,13 @@ def _write_event(
 def write_events(events: EventRows, context: BuildContext) -> Written:
     """Every event's files and change rows, one event's rows in memory at a time; then the change rows
     of the events the release no longer holds."""
-    written = Written()
+    # The ``transcripts`` and ``slides`` rows come from the stage's, then the previous release's; and are
+    # taken through the author redactions.
+    authors = context.removals.authors
+    written = Written(
+        transcripts=TranscriptsTable(context.options.transcripts, context.previous, authors),
+        slides=SlidesTable(context.options.slides, context.previous, authors),
+    )
     # A removed lecture is in no event of the release: its previous row is compared with nothing.
     removed = context.removals.lectures
     event_of = {i: e for i, e in events.event_of().items() if i not in removed}

@@ -198,50 +198,6 @@ def write_shards(
     return shards
 
 
-def write_partitions(
-    table: pa.Table,
-    root: Path,
-    spec: TableSpec,
-    partitions: dict[str, str],
-    *,
-    column: str = "event_id",
-    shard_rows: int = SHARD_ROWS,
-    row_group_rows: int = ROW_GROUP_ROWS,
-) -> dict[str, list[Shard]]:
-    """Write ``table`` one folder per value of ``column`` (``partitions`` maps a value to its folder).
-
-    Rows keep their key order inside each folder. Returns the shards by value; a table without rows gets
-    one empty shard in :data:`EMPTY_PARTITION` under the value ``""``.
-    """
-    values = table.column(column).to_pylist()
-    missing = sorted(set(values) - set(partitions))
-    if missing:
-        raise ValueError(f"no partition folder for {column} {missing}")
-    if not values:
-        return {
-            "": write_shards(
-                table,
-                root,
-                spec,
-                shard_rows=shard_rows,
-                row_group_rows=row_group_rows,
-                partition=EMPTY_PARTITION,
-            )
-        }
-    out = {}
-    for value in sorted(set(values)):
-        mask = pa.array([v == value for v in values], pa.bool_())
-        out[value] = write_shards(
-            table.filter(mask),
-            root,
-            spec,
-            shard_rows=shard_rows,
-            row_group_rows=row_group_rows,
-            partition=partitions[value],
-        )
-    return out
-
-
 def read_shards(root: Path, spec: TableSpec, paths: list[str]) -> pa.Table:
     """Read the shards back, refusing any whose schema differs from the declared one."""
     declared = spec.arrow_schema()

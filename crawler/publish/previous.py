@@ -83,12 +83,6 @@ class PreviousRelease:
     def lecture_files(self) -> list[str]:
         return list(self.manifest["configs"][DEFAULT_CONFIG].get("files", [])) if self.manifest else []
 
-    @property
-    def transcript_files(self) -> list[str]:
-        """The ``transcripts`` files (none when the release has no transcript)."""
-        config = self.manifest["configs"].get(TRANSCRIPTS.name) if self.manifest else None
-        return list(config.get("files", [])) if config else []
-
     def files_of(self, table: str) -> list[str]:
         """The files of the config ``table`` (none when the release has no such config)."""
         config = self.manifest["configs"].get(table) if self.manifest else None
@@ -120,7 +114,7 @@ class PreviousRelease:
     def check(self) -> None:
         """Every lecture and transcript file opens as Parquet (a damaged release is named before anything
         is built)."""
-        for path in [*self.lecture_files, *self.transcript_files]:
+        for path in [*self.lecture_files, *self.files_of(TRANSCRIPTS.name)]:
             try:
                 pq.read_metadata(self.path_of(path))
             except (OSError, pa.ArrowException) as exc:
@@ -137,7 +131,7 @@ class PreviousRelease:
         listed = self.manifest["files"]
         return [
             path
-            for path in [*self.lecture_files, *self.transcript_files]
+            for path in [*self.lecture_files, *self.files_of(TRANSCRIPTS.name)]
             if path in listed
             and self.path_of(path).is_file()
             and file_entry(self.path_of(path)) != listed[path]

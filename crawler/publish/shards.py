@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -26,14 +27,15 @@ from crawler.publish.parquet import (
     write_shards,
 )
 from crawler.publish.previous import PreviousRelease
-from crawler.publish.tables import LECTURES, event_directory, lecture_table
+from crawler.publish.tables import LECTURES, TableSpec, event_directory, lecture_table
 from crawler.schema import Lecture
 
 
 @dataclass(frozen=True)
 class EventShards:
-    """One event's ``lectures`` files in the build: written now, or carried byte for byte from the
-    previous release because the event's rows are exactly the ones those files hold."""
+    """One event's files of a table in the build (its ``lectures`` files, its ``transcripts`` file...):
+    written now, or carried byte for byte from the previous release because the event's rows are exactly
+    the ones those files hold."""
 
     event_id: str
     shards: tuple[Shard, ...]
@@ -57,19 +59,31 @@ class EventShards:
         }
 
 
+class RowsDigest:
+    """A digest of everything an event's files of a table are made of: the ``writer`` (its version,
+    settings and bounds), the table's declared file schema and every field of its rows, in order. Equal
+    digests give equal bytes."""
+
+    def __init__(self, writer: str, spec: TableSpec) -> None:
+        self._digest = hashlib.sha256(f"{writer}\n".encode())
+        self._digest.update(file_schema(spec).serialize().to_pybytes())
+
+    def update(self, rows: Iterable[Any]) -> None:
+        for row in rows:
+            record = row.to_json()
+            self._digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str).encode())
+            self._digest.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
+
+
 def rows_fingerprint(rows: Iterable[Lecture]) -> str:
-    """A digest of everything an event's ``lectures`` files are made of: every field of its rows (in
-    order), the declared file schema and the writer's version and settings. Equal digests give equal
-    bytes."""
-    digest = hashlib.sha256()
-    digest.update(
-        f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}\n".encode()
+    """The digest of an event's ``lectures`` files (:class:`RowsDigest`)."""
+    digest = RowsDigest(
+        f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}", LECTURES
     )
-    digest.update(file_schema(LECTURES).serialize().to_pybytes())
-    for row in rows:
-        record = row.to_json()
-        digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str).encode())
-        digest.update(b"\n")
+    digest.update(rows)
     return digest.hexdigest()
 
 
@@ -79,21 +93,34 @@ def event_shards(
     """Write one event's ``lectures`` files, or link the previous release's when its rows are unchanged."""
     fingerprint = rows_fingerprint(rows)
     before = previous.event_shards().get(event_id)
-    if isinstance(before, dict) and before.get("fingerprint") == fingerprint:
-        carried = carry_files(previous, build, before)
+    if isinstance(before, dict):
+        carried = carried_event(previous, build, event_id, before, fingerprint)
         if carried is not None:
-            # A count made with another detector is made again, from the files carried.
-            if before.get("email_like_rule") == EMAIL_LIKE_RULE:
-                email_like = int(before.get("email_like", 0))
-            else:
-                email_like = sum(email_like_values(pq.read_table(build / s.path)) for s in carried)
-            return EventShards(
-                event_id, tuple(carried), int(before["num_bytes"]), fingerprint, email_like, reused=True
-            )
+            return carried
     table = lecture_table(rows)
     shards = write_shards(table, build, LECTURES, partition=event_directory(event_id))
     found = email_like_values(table)
     return EventShards(event_id, tuple(shards), table.nbytes, fingerprint, found, reused=False)
+
+
+def carried_event(
+    previous: PreviousRelease, build: Path, event_id: str, before: EventShardEntry, fingerprint: str
+) -> EventShards | None:
+    """The previous release's files of an event (its lectures' or a table's), linked into the build when
+    they were made of the rows ``fingerprint`` names (:func:`carry_files`); None otherwise."""
+    if before.get("fingerprint") != fingerprint:
+        return None
+    carried = carry_files(previous, build, before)
+    if carried is None:
+        return None
+    # A count made with another detector is made again, from the files carried.
+    if before.get("email_like_rule") == EMAIL_LIKE_RULE:
+        email_like = int(before.get("email_like", 0))
+    else:
+        email_like = sum(email_like_values(pq.read_table(build / s.path)) for s in carried)
+    return EventShards(
+        event_id, tuple(carried), int(before["num_bytes"]), fingerprint, email_like, reused=True
+    )
 
 
 def carry_files(previous: PreviousRelease, build: Path, entry: EventShardEntry) -> list[Shard] | None:

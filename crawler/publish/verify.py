@@ -29,7 +29,7 @@ from crawler.publish.parquet import (
     read_shards,
     release_unused_memory,
 )
-from crawler.publish.slides import check_slides_files
+from crawler.publish.slides import SlidesTable
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
@@ -39,7 +39,7 @@ from crawler.publish.tables import (
     TRANSCRIPTS,
     TableSpec,
 )
-from crawler.publish.transcripts import check_transcript_files
+from crawler.publish.transcripts import TranscriptsTable
 
 # The tables written beside the lectures from files each lecture names: a config each, not an event's.
 FILE_TABLES: dict[str, TableSpec] = {TRANSCRIPTS.name: TRANSCRIPTS, SLIDES.name: SLIDES}
@@ -77,13 +77,14 @@ def verify_release(
     verify_files(root, manifest)
     _check_row_groups(root, manifest, max_row_group_bytes)
     _check_tables(root, manifest, expected_rows)
-    for spec, check in ((TRANSCRIPTS, check_transcript_files), (SLIDES, check_slides_files)):
-        config = manifest["configs"].get(spec.name)
-        if config is not None or expected_rows.get(spec.name):
+    for table in (TranscriptsTable(), SlidesTable()):
+        name = table.spec.name
+        config = manifest["configs"].get(name)
+        if config is not None or expected_rows.get(name):
             try:
-                check(root, (config or {}).get("files", []), expected_rows.get(spec.name, 0))
+                table.check_files(root, (config or {}).get("files", []), expected_rows.get(name, 0))
             except ValueError as exc:
-                raise ReleaseError(f"{spec.name}: {exc}") from None
+                raise ReleaseError(f"{name}: {exc}") from None
     lecture_files = _check_lecture_files(root, manifest, expected_rows[LECTURES.name])
     rewritten = _check_event_configs(root, manifest, carried)
     if (

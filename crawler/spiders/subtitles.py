@@ -30,7 +30,7 @@ from crawler.pages import parse_transcripts
 from crawler.pages.api import is_track_list
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish.tables import TRANSCRIPTS
-from crawler.publish.transcript_rows import redacted_again
+from crawler.publish.transcripts import redacted_again
 from crawler.schema import Subtitle, Transcript
 from crawler.schema.sources import GONE_STATUSES, RowSource
 from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
