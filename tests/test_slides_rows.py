@@ -9,13 +9,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from scrapy import Request
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Response
 from twisted.python.failure import Failure
 
+from crawler.app.runner import PublishRequest, publish_staged
 from crawler.middlewares.byte_budget import BYTE_BUDGET_SPENT, budget_spent
+from crawler.privacy.rule import PRIVACY_RULE
+from crawler.publish.previous import read_previous_release
 from crawler.publish.removals import Redactions
 from crawler.publish.slides import DocKey, SlidesTable
 from crawler.schema import SLIDES_FIELDS, Lecture, Slides, listed_documents
@@ -24,6 +28,7 @@ from crawler.spiders.slide_documents import document_problem, pdf_answer
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
+from crawler.state.stage_rows import PRIVACY_RULE_KEY
 from crawler.state.stage_slides import StagedSlides
 from tests.test_stage import record
 
@@ -197,3 +202,24 @@ def test_every_problem_but_gone_keeps_a_published_text(problem: str) -> None:
     published = {("slides", DECK): row()}
     staged = {("slides", DECK): unread(problem)}
     assert lecture_slides(lecture(poster_url=None), [staged], [published]) == [row()]
+
+
+def test_a_release_whose_slides_were_redacted_under_earlier_rules_is_changed(tmp_path: Path) -> None:
+    # A row the release holds with what today's rules take out (stood in for by a staged line that says
+    # it is redacted under the rules in force, and a manifest that then names no rule): the next night
+    # stages nothing new, yet its rows differ from the published ones, so the night is no "unchanged".
+    state, out = tmp_path / "state", tmp_path / "out"
+    older = row(pages=["Contact: jane.doe@uni.edu"], text="Contact: jane.doe@uni.edu")
+    writer = StageWriter(state)
+    writer.open()
+    writer.write_lecture(lecture())
+    writer.write_slides(older, {PRIVACY_RULE_KEY: PRIVACY_RULE})
+    writer.close(complete=True)
+    publish_staged(PublishRequest(state, out, "slides-rules", force=True))
+    manifest_path = out / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    assert pq.read_table(out / "data/slides/event-502.parquet").column("pages").to_pylist() == [older.pages]
+    assert SlidesTable(previous=read_previous_release(out)).changed([lecture()]) is False
+    del manifest["slides_privacy_rule"]
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    assert SlidesTable(previous=read_previous_release(out)).changed([lecture()]) is True

@@ -93,21 +93,22 @@ class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
     def previous_rows(
         self, lectures: Sequence[Lecture], wanted: set[tuple[str, DocKey]]
     ) -> dict[str, dict[DocKey, Slides]]:
-        """The rows of the lectures' event: its file, read whole, each row redacted again as it is read
-        when the previous release redacted it under other rules."""
+        """The rows of the lectures' event (:meth:`held_rows`), each redacted again when the previous
+        release redacted it under other rules."""
+        held = self.held_rows(lectures)
+        return {i: {k: self.under_current_rules(r) for k, r in rows.items()} for i, rows in held.items()}
+
+    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[DocKey, Slides]]:
+        """The rows of the lectures' event as the previous release holds them: its file, read whole."""
         out: dict[str, dict[DocKey, Slides]] = {}
         for event_id in sorted({str(lec.event_id) for lec in lectures}):
             path = self.path(event_id)
             if self.previous is None or path not in self.previous.files_of(SLIDES.name):
                 continue
             for record in pq.read_table(self.previous.path_of(path)).to_pylist():
-                row = self.under_current_rules(Slides.from_json(record))
+                row = Slides.from_json(record)
                 out.setdefault(row.lecture_id, {})[(row.document, row.url)] = row
         return out
-
-    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[DocKey, Slides]]:
-        # As they are read for the release (redacted again).
-        return self.previous_rows(lectures, set())
 
     def writer_options(self) -> WriterOptions:
         return {"compression": "zstd", "write_statistics": True}
