@@ -61,20 +61,16 @@ def default_worker_name() -> str:
     return f"{host[: 63 - len(pid)]}-{pid}"
 
 
-def check_frontier_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in URL_SCHEMES or not (parts.netloc or parts.path):
-        raise ValueError(f"--frontier expects redis://HOST:PORT/DB (or rediss://, unix://), got {url!r}")
-    return url
-
-
 def frontier_settings(url: str, worker: str | None) -> Mapping[str, object]:
     """The settings that make this crawl one worker of the fleet sharing the frontier at *url*.
 
     Raises ``ValueError`` for a URL that is not a Redis URL and ``StageError`` for a bad worker name.
     """
+    parts = urlsplit(url)
+    if parts.scheme not in URL_SCHEMES or not (parts.netloc or parts.path):
+        raise ValueError(f"--frontier expects redis://HOST:PORT/DB (or rediss://, unix://), got {url!r}")
     return {
-        "FRONTIER_URL": check_frontier_url(url),
+        "FRONTIER_URL": url,
         "STAGE_WORKER": check_worker_name(worker) if worker else default_worker_name(),
         "ADDONS": {ADDON: 0},
     }

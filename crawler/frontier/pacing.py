@@ -86,7 +86,6 @@ class HostPacingMiddleware:
         self.stats = crawler.stats
         self.locks: dict[str, DeferredLock] = {}
         self.held: dict[int, tuple[Request, str, float]] = {}
-        self.max_wait = 0.0
         self.total_wait = 0.0
         self.fail_timeout = settings.getfloat("FRONTIER_PACE_FAIL_TIMEOUT")
         self.retry_seconds = 0.0
@@ -169,9 +168,7 @@ class HostPacingMiddleware:
             self.total_wait += waited
             self.stats.inc_value(stats_keys.PACE_WAITS)
             self.stats.set_value(stats_keys.PACE_WAIT_SECONDS, round(self.total_wait, 3))
-            if waited > self.max_wait:
-                self.max_wait = waited
-                self.stats.set_value(stats_keys.PACE_MAX_WAIT_SECONDS, round(waited, 3))
+            self.stats.max_value(stats_keys.PACE_MAX_WAIT_SECONDS, round(waited, 3))
 
     def _stop(self, key: str, seconds: float, exc: Exception) -> None:
         if self.stopping:
