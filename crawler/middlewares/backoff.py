@@ -128,7 +128,6 @@ class HostDeferred(IgnoreRequest):
 
     def __init__(self, host: str) -> None:
         super().__init__(f"{HOST_FAILING} ({host})")
-        self.host = host
 
 
 class _HandedBack(Exception):
@@ -150,19 +149,6 @@ def request_host(request: Request) -> str:
     host name, such as the site and its assets origin on loopback, are two hosts)."""
     url = urlparse_cached(request)
     return f"{url.scheme}://{url.netloc}"
-
-
-def count_answer(failures: HostFailures, *, failed: bool, max_failures: int) -> bool:
-    """Count one answer of the host (a failure, or any other answer, which resets the count); True when it
-    is the failure that defers the host (once: a deferred host stays deferred for the crawl). A
-    *max_failures* of 0 never defers."""
-    if failures.deferred:
-        return False
-    failures.in_a_row = failures.in_a_row + 1 if failed else 0
-    if max_failures > 0 and failures.in_a_row >= max_failures:
-        failures.deferred = True
-        return True
-    return False
 
 
 def deferral(
@@ -329,14 +315,21 @@ class BackoffMiddleware:
         return BackoffOutlook(retries, seconds)
 
     def _count_answer(self, request: Request, *, failed: bool) -> None:
+        """Count one answer of the request's host (a failure, or any other answer, which resets the count);
+        the failure that reaches ``BACKOFF_HOST_MAX_FAILURES`` (0: none does) defers the host, once: a
+        deferred host stays deferred for the crawl."""
         host = request_host(request)
         failures = self.failures.get(host)
         if failures is None:
             if not failed:
                 return
             failures = self.failures[host] = HostFailures(self._downloader().get_slot_key(request))
-        if not count_answer(failures, failed=failed, max_failures=self.max_failures):
+        if failures.deferred:
             return
+        failures.in_a_row = failures.in_a_row + 1 if failed else 0
+        if self.max_failures <= 0 or failures.in_a_row < self.max_failures:
+            return
+        failures.deferred = True
         self.stats.inc_value(keys.BACKOFF_HOSTS_DEFERRED)
         logger.warning(
             "%(host)s failed %(times)d times in a row: its other requests wait for the next crawl",

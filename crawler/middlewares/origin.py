@@ -54,12 +54,9 @@ class OffOriginRedirectMiddleware:
         settings = crawler.settings
         if not settings.getbool("OFFORIGIN_ENABLED"):
             raise NotConfigured
-        self.site_origins = {
-            origin(settings[name]) for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]
-        }
-        self.site_hosts = tuple(
-            host_of(settings[name]) for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]
-        )
+        bases = [settings[name] for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]]
+        self.site_origins = {origin(base) for base in bases}
+        self.site_hosts = tuple(host_of(base) for base in bases)
         self.asset_hosts = tuple(settings.getlist("UNDERLINE_ASSET_HOSTS"))
         self.stats = crawler.stats
 
