@@ -441,9 +441,6 @@ class Frontier:
     def count_staged(self, n: int = 1) -> None:
         self.client.hincrby(self._keys().state, "staged", n)
 
-    def queued(self) -> int:
-        return int(self.client.zcard(self._keys().queue))
-
     def leave(self) -> int:
         """Unregister; leases still held go back to the queue. Returns how many did."""
         if self.keys is None or self.role == DONE:
