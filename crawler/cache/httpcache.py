@@ -387,7 +387,6 @@ class BoundedFilesystemCacheStorage:
     def close_spider(self, spider: Spider) -> None:
         self.flush()
         stats = spider.crawler.stats
-        assert stats is not None
         if self._write_errors:
             stats.set_value(keys.HTTPCACHE_WRITE_ERRORS, self._write_errors)
         if self.purge_on_close and self.max_age_seconds > 0:

@@ -128,7 +128,6 @@ class CrawlStatsSnapshot:
         self.task.start(self.interval, now=False)
 
     def write(self) -> None:
-        assert self.crawler.stats is not None
         whole = add_counters(self.earlier, _counters(self.crawler.stats.get_stats()))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -140,7 +139,6 @@ class CrawlStatsSnapshot:
         if self.task is not None and self.task.running:
             self.task.stop()
         stats = self.crawler.stats
-        assert stats is not None
         # The same sums as the snapshots': a counter this part left unset or set to something that is not
         # a number (Scrapy's memusage extension does) is not a sum to add to.
         merged = add_counters(self.earlier, stats.get_stats())

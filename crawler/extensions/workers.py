@@ -515,7 +515,6 @@ class WorkerProcesses:
         if os.name != "posix":
             raise NotConfigured("worker processes need a POSIX system")
         wrapper = settings.get("WORKER_JOB_WRAPPER")
-        assert crawler.stats is not None
         pool = WorkerPool(
             processes,
             settings.getfloat("WORKER_JOB_TIMEOUT"),

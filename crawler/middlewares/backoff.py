@@ -151,18 +151,15 @@ def request_host(request: Request) -> str:
     return f"{url.scheme}://{url.netloc}"
 
 
-def deferral(
-    request: Request, failures: HostFailures | None, stats: StatsCollector | None = None
-) -> HostDeferred | None:
+def deferral(request: Request, failures: HostFailures | None, stats: StatsCollector) -> HostDeferred | None:
     """The exception that keeps *request* from being sent (or retried) by this crawl when its host is
     deferred, counted in *stats*; None when it may go. Like Scrapy's ``get_retry_request``: the decision,
     which the middleware raises."""
     if failures is None or not failures.deferred:
         return None
     host = request_host(request)
-    if stats is not None:
-        stats.inc_value(keys.BACKOFF_DEFERRED)
-        stats.inc_value(keys.BACKOFF_DEFERRED_PREFIX + host)
+    stats.inc_value(keys.BACKOFF_DEFERRED)
+    stats.inc_value(keys.BACKOFF_DEFERRED_PREFIX + host)
     return HostDeferred(host)
 
 

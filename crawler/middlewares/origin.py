@@ -76,7 +76,6 @@ class OffOriginRedirectMiddleware:
         ):
             return response
         request.meta["off_origin"] = target
-        if self.stats is not None:
-            self.stats.inc_value(keys.OFFORIGIN_REDIRECTS)
+        self.stats.inc_value(keys.OFFORIGIN_REDIRECTS)
         logger.warning("Not following a redirect off the site: %s -> %s", request.url, target)
         raise IgnoreRequest(f"{request.url} redirects off the site's origin, to {target}")
