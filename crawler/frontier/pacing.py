@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from typing import Self
 
     from scrapy import Request, Spider
-    from scrapy.core.downloader import Downloader, Slot
+    from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -100,16 +100,13 @@ class HostPacingMiddleware:
             raise NotConfigured("FRONTIER_PACE_ENABLED is off")
         return cls(crawler, Frontier.of(crawler))
 
-    def _downloader(self) -> Downloader:
-        return self.crawler.engine.downloader
-
     def interval(self, slot: Slot | None) -> float:
         return max(self.floor, slot.delay if slot is not None else 0.0)
 
     async def process_request(self, request: Request) -> None:
         if self.stopping:
             self._give_up(request)
-        downloader = self._downloader()
+        downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
         interval = self.interval(downloader.slots.get(key))
         if interval <= 0:
@@ -126,7 +123,7 @@ class HostPacingMiddleware:
     async def _take_token(self, key: str, interval: float, request: Request) -> None:
         """Wait for the slot's token; raises :class:`PacingUnavailable` (and stops the worker) when Redis
         stays unreachable for ``FRONTIER_PACE_FAIL_TIMEOUT`` seconds."""
-        downloader = self._downloader()
+        downloader = self.crawler.engine.downloader
         local = slot_wait(downloader.slots.get(key))
         if local > 0:
             await sleep(local)
@@ -199,7 +196,7 @@ class HostPacingMiddleware:
         _, key, interval = entry
         try:
             # The slot's delay may have grown with this response (AutoThrottle, backoff).
-            slot = self._downloader().slots.get(key)
+            slot = self.crawler.engine.downloader.slots.get(key)
             self.frontier.release(key, max(interval, self.interval(slot)))
         except Exception as exc:
             self.stats.inc_value(stats_keys.PACE_ERRORS)

@@ -64,7 +64,6 @@ if TYPE_CHECKING:
     from typing import Self
 
     from scrapy import Request, Spider
-    from scrapy.core.downloader import Downloader
     from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -247,7 +246,7 @@ class BackoffMiddleware:
         deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
         if deferred is not None:
             raise deferred
-        state = self.hosts.get(self._downloader().get_slot_key(request))
+        state = self.hosts.get(self.crawler.engine.downloader.get_slot_key(request))
         if state is None:
             return None
         counted = False
@@ -295,7 +294,7 @@ class BackoffMiddleware:
             if failures.deferred or failures.in_a_row == 0:
                 continue
             state = self.hosts.get(failures.slot, HostBackoff())
-            slot = self._downloader().slots.get(failures.slot)
+            slot = self.crawler.engine.downloader.slots.get(failures.slot)
             free_at = slot.lastseen + slot.delay if slot is not None else 0.0
             waiting = max(state.hold_until, free_at) - now
             delay = max(state.delay, slot.delay if slot is not None else 0.0)
@@ -320,7 +319,9 @@ class BackoffMiddleware:
         if failures is None:
             if not failed:
                 return
-            failures = self.failures[host] = HostFailures(self._downloader().get_slot_key(request))
+            failures = self.failures[host] = HostFailures(
+                self.crawler.engine.downloader.get_slot_key(request)
+            )
         if failures.deferred:
             return
         failures.in_a_row = failures.in_a_row + 1 if failed else 0
@@ -341,7 +342,7 @@ class BackoffMiddleware:
         self, key: str, which: Callable[[Request], bool], error: Callable[[Request], Exception | None]
     ) -> None:
         """Fail the requests of slot *key*'s queue that *which* picks with *error*'s exception, unsent."""
-        slot = self._downloader().slots.get(key)
+        slot = self.crawler.engine.downloader.slots.get(key)
         if slot is None:
             return
         taken = [(r, d) for r, d in slot.queue if which(r)]
@@ -383,7 +384,7 @@ class BackoffMiddleware:
         self.closing = True
         for woken in list(self._waiting):
             _fire(woken)
-        for key in list(self._downloader().slots):
+        for key in list(self.crawler.engine.downloader.slots):
             self._take_from_queue(key, lambda r: True, lambda r: _HandedBack())
 
     def back_off(self, key: str, retry_after: float | None = None) -> None:
@@ -391,7 +392,7 @@ class BackoffMiddleware:
         now = monotonic()
         state = self.hosts.setdefault(key, HostBackoff())
         state.errors_in_a_row += 1
-        slot = self._downloader().slots.get(key)
+        slot = self.crawler.engine.downloader.slots.get(key)
         current = max(state.delay, slot.delay if slot is not None else self.floors.default_delay(key))
         state.delay = min(self.max_delay, max(self.min_delay, current * self.factor))
         state.changed_at = now
@@ -411,7 +412,7 @@ class BackoffMiddleware:
 
     def _hold(self, key: str, state: HostBackoff, until: float) -> None:
         state.hold_until = max(state.hold_until, until)
-        slot = self._downloader().slots.get(key)
+        slot = self.crawler.engine.downloader.slots.get(key)
         if slot is not None:
             # The slot sends its next queued request once lastseen + delay has passed, and its delay never
             # drops under the floor (no jitter on floored slots): this holds the queue until hold_until.
@@ -475,9 +476,6 @@ class BackoffMiddleware:
             {"request": request, "times": retries, "reason": reason},
         )
         return retry
-
-    def _downloader(self) -> Downloader:
-        return self.crawler.engine.downloader
 
 
 _REGISTRY: WeakKeyDictionary[Crawler, BackoffMiddleware] = WeakKeyDictionary()
