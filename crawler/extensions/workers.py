@@ -555,14 +555,3 @@ def crawler_pool(crawler: Crawler | None) -> WorkerPool | None:
     """The worker pool the :class:`WorkerProcesses` extension set on ``crawler`` when the crawler was
     built (before its engine, middlewares and pipelines); None: run every step in the crawl's process."""
     return cast("WorkerPool | None", getattr(crawler, _CRAWLER_ATTRIBUTE, None))
-
-
-__all__ = [
-    "JobFailed",
-    "JobTimedOut",
-    "RemoteTraceback",
-    "WorkerDied",
-    "WorkerPool",
-    "WorkerProcesses",
-    "crawler_pool",
-]

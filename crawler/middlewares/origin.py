@@ -34,11 +34,10 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
-Origin = tuple[str, str, int | None]
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def origin(url: str) -> Origin:
+def origin(url: str) -> tuple[str, str, int | None]:
     """(scheme, host, port) with the scheme's default port filled in; host lower-cased."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()

@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-__all__ = ["SlotFloors", "count_dispatched_as_transferring", "host_min_interval"]
-
 _REGISTRY: WeakKeyDictionary[Crawler, SlotFloors] = WeakKeyDictionary()
 
 
