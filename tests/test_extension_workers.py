@@ -22,7 +22,7 @@ import pytest
 from scrapy.statscollectors import MemoryStatsCollector
 
 from crawler import stats_keys as keys
-from crawler.cache.httpcache import decode_entry
+from crawler.cache.entry import decode_entry
 from crawler.dedup import near
 from crawler.extensions import worker_process
 from crawler.extensions.workers import JobTimedOut, RemoteTraceback, WorkerDied, WorkerPool

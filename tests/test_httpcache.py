@@ -17,19 +17,15 @@ from scrapy import Request
 from scrapy.http import Response
 from scrapy.settings import Settings
 
-from crawler.cache.httpcache import (
+from crawler.cache.entry import (
     ENTRY_SUFFIX,
     BrokenEntry,
-    CacheSize,
-    PurgeResult,
-    RevalidatingPolicy,
-    cache_size,
     decode_entry,
     encode_entry,
-    purge_cache,
     stripped_body,
     write_entry,
 )
+from crawler.cache.httpcache import CacheSize, PurgeResult, RevalidatingPolicy, cache_size, purge_cache
 from crawler.pages import parse_lecture_document, parse_lecture_page
 from crawler.privacy.stored import strip_personal_data
 from tests.support.commands import eventcrawl, start_command
@@ -486,7 +482,7 @@ def test_an_entry_killed_while_written_keeps_the_old_one_whole(tmp_path: Path) -
     path.write_bytes(old)
     writer = (
         "import sys; from pathlib import Path; "
-        "from crawler.cache.httpcache import encode_entry, write_entry; "
+        "from crawler.cache.entry import encode_entry, write_entry; "
         "write_entry(Path(sys.argv[1]), encode_entry({'url': 'http://example.org/'}, b'n' * 50_000_000))"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}

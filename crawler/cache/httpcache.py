@@ -63,7 +63,6 @@ from scrapy.utils.project import data_path
 
 from crawler import stats_keys as keys
 from crawler.cache.entry import (
-    ENTRY_FORMAT,
     ENTRY_SUFFIX,
     TEMP_SUFFIX,
     BodyForm,
@@ -72,12 +71,10 @@ from crawler.cache.entry import (
     EntryHeader,
     StoredRead,
     decode_entry,
-    decoded_body,
     encode_entry,
     is_json_type,
     new_entry,
     store_entry,
-    stripped_body,
     write_entry,
 )
 from crawler.extensions.workers import WorkerPool, crawler_pool
@@ -383,9 +380,6 @@ class BoundedFilesystemCacheStorage:
         key = self._fingerprinter.fingerprint(request).hex()
         return self.spider_dir(spider) / key[:2] / f"{key}{ENTRY_SUFFIX}"
 
-    def size(self, spider: Spider) -> CacheSize:
-        return cache_size(self.spider_dir(spider))
-
     def _count(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
@@ -393,14 +387,13 @@ class BoundedFilesystemCacheStorage:
     def close_spider(self, spider: Spider) -> None:
         self.flush()
         stats = spider.crawler.stats
-        assert stats is not None
         if self._write_errors:
             stats.set_value(keys.HTTPCACHE_WRITE_ERRORS, self._write_errors)
         if self.purge_on_close and self.max_age_seconds > 0:
             result = purge_cache(self.spider_dir(spider), self.max_age_seconds)
             stats.set_value(keys.HTTPCACHE_PURGED_ENTRIES, result.removed_entries)
             stats.set_value(keys.HTTPCACHE_PURGED_BYTES, result.removed_bytes)
-        size = self.size(spider)
+        size = cache_size(self.spider_dir(spider))
         stats.set_value(keys.HTTPCACHE_ENTRIES, size.entries)
         stats.set_value(keys.HTTPCACHE_BYTES, size.bytes)
 
@@ -493,31 +486,3 @@ def entry_header(request: Request, response: Response) -> EntryHeader:
         "flags": [flag for flag in response.flags if flag != "cached"],
         "protocol": response.protocol,
     }
-
-
-__all__ = [
-    "ENTRY_FORMAT",
-    "ENTRY_SUFFIX",
-    "TEMP_SUFFIX",
-    "BodyForm",
-    "BodyReader",
-    "BoundedFilesystemCacheStorage",
-    "BrokenEntry",
-    "CacheSize",
-    "EntryHeader",
-    "PurgeResult",
-    "RevalidatingCacheMiddleware",
-    "RevalidatingPolicy",
-    "StoredRead",
-    "cache_size",
-    "decode_entry",
-    "decoded_body",
-    "encode_entry",
-    "entry_header",
-    "is_json_type",
-    "new_entry",
-    "purge_cache",
-    "store_entry",
-    "stripped_body",
-    "write_entry",
-]

@@ -22,7 +22,7 @@ import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from scrapy import signals
 from scrapy.crawler import Crawler
@@ -55,14 +55,20 @@ PER_PROCESS = (
 Number = int | float
 
 
+def _is_counter(value: object, key: str) -> TypeGuard[Number]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and not key.startswith(PER_PROCESS)
+
+
+def _counters(stats: Mapping[str, object]) -> dict[str, Number]:
+    return {k: v for k, v in stats.items() if _is_counter(v, k)}
+
+
 def add_counters(earlier: Mapping[str, object], current: Mapping[str, object]) -> dict[str, object]:
     """``current`` with every numeric counter of ``earlier`` added in (times and memory are not)."""
     merged = dict(current)
-    for key, value in earlier.items():
-        if key.startswith(PER_PROCESS) or isinstance(value, bool) or not isinstance(value, int | float):
-            continue
+    for key, value in _counters(earlier).items():
         mine = merged.get(key, 0)
-        if isinstance(mine, int | float) and not isinstance(mine, bool):
+        if _is_counter(mine, key):
             merged[key] = mine + value
     return merged
 
@@ -76,14 +82,6 @@ def earlier_part(snapshot: Mapping[str, Number], staged: Mapping[str, int]) -> d
         if not k.startswith(keys.RECOUNTED_PREFIXES) and not k.startswith(keys.STAGED_PREFIXES)
     }
     return {**kept, **{k: v for k, v in staged.items() if v}}
-
-
-def _counters(stats: Mapping[str, object]) -> dict[str, Number]:
-    return {
-        k: v
-        for k, v in stats.items()
-        if isinstance(v, int | float) and not isinstance(v, bool) and not k.startswith(PER_PROCESS)
-    }
 
 
 class CrawlStatsSnapshot:
@@ -130,7 +128,6 @@ class CrawlStatsSnapshot:
         self.task.start(self.interval, now=False)
 
     def write(self) -> None:
-        assert self.crawler.stats is not None
         whole = add_counters(self.earlier, _counters(self.crawler.stats.get_stats()))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,7 +139,6 @@ class CrawlStatsSnapshot:
         if self.task is not None and self.task.running:
             self.task.stop()
         stats = self.crawler.stats
-        assert stats is not None
         # The same sums as the snapshots': a counter this part left unset or set to something that is not
         # a number (Scrapy's memusage extension does) is not a sum to add to.
         merged = add_counters(self.earlier, stats.get_stats())

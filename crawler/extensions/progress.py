@@ -110,7 +110,6 @@ class ProgressLine:
         self.task.start(self.interval, now=False)
 
     def snapshot(self) -> tuple[int, int, int]:
-        assert self.crawler.stats is not None
         stats = self.crawler.stats
         done = int(stats.get_value(keys.RESPONSES_RECEIVED, 0) or 0)
         items = int(stats.get_value(keys.ITEMS_SCRAPED, 0) or 0)
@@ -124,7 +123,7 @@ class ProgressLine:
         backoff = crawl_backoff(self.crawler)
         outlook = backoff.outlook() if backoff is not None else None
         line = format_progress(done, queued, items, time.monotonic() - self.started, outlook)
-        stats = self.crawler.stats.get_stats() if self.crawler.stats else {}
+        stats = self.crawler.stats.get_stats()
         budget = format_budget(stats)
         logger.info(f"{line}; {format_refresh(stats)}" + (f"; {budget}" if budget else ""))
 

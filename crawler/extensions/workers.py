@@ -69,14 +69,6 @@ logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
 
-STAT_PROCESSES = keys.WORKERS_PROCESSES
-STAT_JOBS = keys.WORKERS_JOBS
-STAT_TIMED_OUT = keys.WORKERS_TIMED_OUT
-STAT_DIED = keys.WORKERS_DIED
-STAT_RETRIED = keys.WORKERS_RETRIED
-STAT_FAILED = keys.WORKERS_FAILED
-STAT_REPLACED = keys.WORKERS_REPLACED
-
 # Jobs a worker holds at once: the one it runs and the next, so it never waits on the crawl's loop.
 _JOBS_PER_WORKER = 2
 # How often the workers are looked at (a job running too long, a worker that takes none), at most.
@@ -141,10 +133,6 @@ class _Worker:
     outbox: bytearray = field(default_factory=bytearray)
     watched: bool = False  # its socket is watched by the loop
 
-    def taken(self) -> tuple[int, float]:
-        """The last job the worker took, and when it started to run it (0.0: not yet)."""
-        return worker_side.marker_state(self.marker)
-
 
 class WorkerPool:
     """``processes`` worker processes run from the crawl's event loop (see the module's description)."""
@@ -168,7 +156,6 @@ class WorkerPool:
         self.stats = stats
         self.job_wrapper = job_wrapper
         self.stall_after = job_timeout + _STALL_GRACE_SECONDS if stall_after is None else stall_after
-        self.jobs = 0
         self._seq = 0
         self._workers: list[_Worker] = []
         self._queue: deque[_Job] = deque()
@@ -298,8 +285,7 @@ class WorkerPool:
                 self._watch_socket(worker)
         self._seq += 1
         job = _Job(self._seq, fn, args, kwargs, loop.create_future())
-        self.jobs += 1
-        self._count(STAT_JOBS)
+        self._count(keys.WORKERS_JOBS)
         self._queue.append(job)
         self._dispatch()
         self._watch_soon()
@@ -423,19 +409,19 @@ class WorkerPool:
         self._workers.remove(worker)
         jobs = list(worker.jobs)
         if taken is None:
-            taken, _ = worker.taken()
+            taken, _ = worker_side.marker_state(worker.marker)
         running = jobs[0] if jobs and taken == jobs[0].seq else None
         self._retire(worker, kill=True)
         logger.warning("Replacing a worker process (pid %d): %s", worker.process.pid, why)
-        self._count(STAT_REPLACED)
+        self._count(keys.WORKERS_REPLACED)
         self._queue.extendleft(reversed([job for job in jobs if job is not running]))
         if running is not None and cause == _TIMED_OUT:
-            self._count(STAT_TIMED_OUT)
+            self._count(keys.WORKERS_TIMED_OUT)
             self._fail(running, JobTimedOut(f"{running.name()} ran longer than {self.job_timeout:g} s"))
         elif running is not None:
             self._again(running, why)
         if cause == _DIED:
-            self._count(STAT_DIED)
+            self._count(keys.WORKERS_DIED)
             self._died_unstarted = self._died_unstarted + 1 if taken == 0 else 0
         if self._died_unstarted >= _DEATHS_BEFORE_GIVING_UP:
             # Workers that die before starting any job cannot start at all: replacing them would loop.
@@ -462,12 +448,12 @@ class WorkerPool:
             return
         job.tries += 1
         logger.warning("A worker job (%s) is tried again: %s", job.name(), why)
-        self._count(STAT_RETRIED)
+        self._count(keys.WORKERS_RETRIED)
         self._queue.appendleft(job)
 
     def _fail(self, job: _Job, error: JobFailed) -> None:
         logger.warning("A worker job was given up: %s", error)
-        self._count(STAT_FAILED)
+        self._count(keys.WORKERS_FAILED)
         self._settle(job, error=error)
 
     def _watch_soon(self) -> None:
@@ -483,7 +469,7 @@ class WorkerPool:
         for worker in list(self._workers):
             if not worker.jobs:
                 continue
-            taken, started = worker.taken()
+            taken, started = worker_side.marker_state(worker.marker)
             if taken == worker.jobs[0].seq and started:
                 if now - started > self.job_timeout:
                     self._lost(worker, f"a job ran longer than {self.job_timeout:g} s", _TIMED_OUT, taken)
@@ -529,7 +515,6 @@ class WorkerProcesses:
         if os.name != "posix":
             raise NotConfigured("worker processes need a POSIX system")
         wrapper = settings.get("WORKER_JOB_WRAPPER")
-        assert crawler.stats is not None
         pool = WorkerPool(
             processes,
             settings.getfloat("WORKER_JOB_TIMEOUT"),
@@ -537,7 +522,7 @@ class WorkerProcesses:
             job_wrapper=load_object(wrapper) if wrapper else None,
         )
         pool.start()
-        crawler.stats.set_value(STAT_PROCESSES, processes)
+        crawler.stats.set_value(keys.WORKERS_PROCESSES, processes)
         _set_pool(crawler, pool)
         extension = cls(crawler, pool)
         crawler.signals.connect(extension.engine_stopped, signal=signals.engine_stopped)
@@ -570,14 +555,3 @@ def crawler_pool(crawler: Crawler | None) -> WorkerPool | None:
     """The worker pool the :class:`WorkerProcesses` extension set on ``crawler`` when the crawler was
     built (before its engine, middlewares and pipelines); None: run every step in the crawl's process."""
     return cast("WorkerPool | None", getattr(crawler, _CRAWLER_ATTRIBUTE, None))
-
-
-__all__ = [
-    "JobFailed",
-    "JobTimedOut",
-    "RemoteTraceback",
-    "WorkerDied",
-    "WorkerPool",
-    "WorkerProcesses",
-    "crawler_pool",
-]

@@ -27,15 +27,8 @@ from crawler.state.stage import check_worker_name
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
-ADDON = "crawler.frontier.addon.FrontierAddon"
 URL_SCHEMES = ("redis", "rediss", "unix")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-SCHEDULER = "crawler.frontier.scheduler.FrontierScheduler"
-STAGE_FLEET = "crawler.frontier.fleet_stage.FleetStage"
-PACING_ORDER = 950
-START_ORDER = 1
-EXTENSION_ORDER = 500
 
 
 class FrontierAddon:
@@ -47,11 +40,11 @@ class FrontierAddon:
 
         # The shared queue and the shared stage are what make a worker part of the fleet: no setting may
         # keep the local ones.
-        settings.set("SCHEDULER", SCHEDULER, priority="cmdline")
-        settings.set("STAGE_FLEET", STAGE_FLEET, priority="cmdline")
-        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", HostPacingMiddleware, PACING_ORDER)
-        settings.set_in_component_priority_dict("SPIDER_MIDDLEWARES", FrontierStartMiddleware, START_ORDER)
-        settings.set_in_component_priority_dict("EXTENSIONS", FrontierExtension, EXTENSION_ORDER)
+        settings.set("SCHEDULER", "crawler.frontier.scheduler.FrontierScheduler", priority="cmdline")
+        settings.set("STAGE_FLEET", "crawler.frontier.fleet_stage.FleetStage", priority="cmdline")
+        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", HostPacingMiddleware, 950)
+        settings.set_in_component_priority_dict("SPIDER_MIDDLEWARES", FrontierStartMiddleware, 1)
+        settings.set_in_component_priority_dict("EXTENSIONS", FrontierExtension, 500)
 
 
 def default_worker_name() -> str:
@@ -61,20 +54,16 @@ def default_worker_name() -> str:
     return f"{host[: 63 - len(pid)]}-{pid}"
 
 
-def check_frontier_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in URL_SCHEMES or not (parts.netloc or parts.path):
-        raise ValueError(f"--frontier expects redis://HOST:PORT/DB (or rediss://, unix://), got {url!r}")
-    return url
-
-
 def frontier_settings(url: str, worker: str | None) -> Mapping[str, object]:
     """The settings that make this crawl one worker of the fleet sharing the frontier at *url*.
 
     Raises ``ValueError`` for a URL that is not a Redis URL and ``StageError`` for a bad worker name.
     """
+    parts = urlsplit(url)
+    if parts.scheme not in URL_SCHEMES or not (parts.netloc or parts.path):
+        raise ValueError(f"--frontier expects redis://HOST:PORT/DB (or rediss://, unix://), got {url!r}")
     return {
-        "FRONTIER_URL": check_frontier_url(url),
+        "FRONTIER_URL": url,
         "STAGE_WORKER": check_worker_name(worker) if worker else default_worker_name(),
-        "ADDONS": {ADDON: 0},
+        "ADDONS": {"crawler.frontier.addon.FrontierAddon": 0},
     }

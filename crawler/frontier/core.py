@@ -220,35 +220,17 @@ class FrontierUnavailable(RuntimeError):
     """The frontier's Redis cannot be reached."""
 
 
-@dataclass(frozen=True)
 class CrawlKeys:
     """The Redis keys of one crawl on the frontier."""
 
-    namespace: str
-
-    @property
-    def state(self) -> str:
-        return f"{self.namespace}:state"
-
-    @property
-    def queue(self) -> str:
-        return f"{self.namespace}:queue"
-
-    @property
-    def seen(self) -> str:
-        return f"{self.namespace}:seen"
-
-    @property
-    def workers(self) -> str:
-        return f"{self.namespace}:workers"
-
-    @property
-    def alive_prefix(self) -> str:
-        return f"{self.namespace}:alive:"
-
-    @property
-    def leases_prefix(self) -> str:
-        return f"{self.namespace}:leases:"
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self.state = f"{namespace}:state"
+        self.queue = f"{namespace}:queue"
+        self.seen = f"{namespace}:seen"
+        self.workers = f"{namespace}:workers"
+        self.alive_prefix = f"{namespace}:alive:"
+        self.leases_prefix = f"{namespace}:leases:"
 
 
 @dataclass(frozen=True)
@@ -364,6 +346,12 @@ class Frontier:
             raise RuntimeError("the frontier is not open")
         return self.keys
 
+    def _mine(self) -> tuple[str, str]:
+        """This session's leases hash and heartbeat key (holding a pacing token is holding it as this
+        live session: its heartbeat key)."""
+        keys = self._keys()
+        return keys.leases_prefix + self.session, keys.alive_prefix + self.session
+
     @property
     def ttl_ms(self) -> int:
         return max(1, int(self.ttl * 1000))
@@ -394,9 +382,9 @@ class Frontier:
     def lease(self) -> tuple[int, bytes] | None:
         """Take the highest-priority request from the queue; it stays leased to this worker until acked."""
         keys = self._keys()
-        mine = (keys.leases_prefix + self.session, keys.alive_prefix + self.session)
+        leases, alive = self._mine()
         found = self._script("lease", _LEASE)(
-            keys=[keys.queue, mine[0], keys.state, keys.workers, mine[1]],
+            keys=[keys.queue, leases, keys.state, keys.workers, alive],
             args=[self.session, self.ttl_ms, _now()],
         )
         if not found:
@@ -424,12 +412,13 @@ class Frontier:
         """Refresh this worker's heartbeat, release *acks* (and those a failed call left unsent); returns
         how many requests wait in the queue. Acks that do not reach Redis are kept for the next call."""
         keys = self._keys()
+        leases, alive = self._mine()
         self.unacked = [*self.unacked, *acks]
         pipe = self.client.pipeline(transaction=False)
-        pipe.set(keys.alive_prefix + self.session, _now(), px=self.ttl_ms)
+        pipe.set(alive, _now(), px=self.ttl_ms)
         pipe.sadd(keys.workers, self.session)
         if self.unacked:
-            pipe.hdel(keys.leases_prefix + self.session, *self.unacked)
+            pipe.hdel(leases, *self.unacked)
         pipe.zcard(keys.queue)
         queued = int(pipe.execute()[-1])
         self.unacked = []
@@ -452,19 +441,16 @@ class Frontier:
     def count_staged(self, n: int = 1) -> None:
         self.client.hincrby(self._keys().state, "staged", n)
 
-    def queued(self) -> int:
-        return int(self.client.zcard(self._keys().queue))
-
     def leave(self) -> int:
         """Unregister; leases still held go back to the queue. Returns how many did."""
         if self.keys is None or self.role == DONE:
             return 0
         keys = self.keys
         self.held.clear()
-        mine = (keys.leases_prefix + self.session, keys.alive_prefix + self.session)
+        leases, alive = self._mine()
         return int(
             self._script("leave", _LEAVE)(
-                keys=[mine[0], keys.queue, keys.workers, mine[1]],
+                keys=[leases, keys.queue, keys.workers, alive],
                 args=[self.session],
             )
         )
@@ -472,24 +458,19 @@ class Frontier:
     def _pace_keys(self, slot: str) -> list[str]:
         return [f"{self.prefix}:pace:{slot}:holder", f"{self.prefix}:pace:{slot}:free-at"]
 
-    @property
-    def _holder(self) -> str:
-        # Holding a token is holding it as this live session: its heartbeat key.
-        return self._keys().alive_prefix + self.session
-
     def acquire(self, slot: str, hold: float, poll: float) -> float:
         """Try to take the pacing token of download slot *slot* for at most *hold* seconds; 0.0 when taken,
         else the seconds to wait before trying again (*poll* while another worker holds it)."""
         taken, micros = self._script("acquire", _ACQUIRE)(
             keys=self._pace_keys(slot),
-            args=[self._holder, max(1, int(hold * 1000)), max(1, int(poll * 1_000_000))],
+            args=[self._mine()[1], max(1, int(hold * 1000)), max(1, int(poll * 1_000_000))],
         )
         return 0.0 if int(taken) else max(1, int(micros)) / 1_000_000
 
     def release(self, slot: str, interval: float) -> None:
         """Give the token of *slot* back; the host is free again *interval* seconds from now."""
         self._script("release", _RELEASE)(
-            keys=self._pace_keys(slot), args=[self._holder, max(0, int(interval * 1_000_000))]
+            keys=self._pace_keys(slot), args=[self._mine()[1], max(0, int(interval * 1_000_000))]
         )
 
     def summary(self) -> FrontierSummary:

@@ -28,7 +28,6 @@ logger = logging.getLogger(__name__)
 
 class FleetStage:
     def __init__(self, crawler: Crawler, frontier: Frontier) -> None:
-        assert crawler.stats is not None
         self.crawler = crawler
         self.stats = crawler.stats
         self.frontier = frontier

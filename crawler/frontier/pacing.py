@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from typing import Self
 
     from scrapy import Request, Spider
-    from scrapy.core.downloader import Downloader, Slot
+    from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
@@ -86,7 +86,6 @@ class HostPacingMiddleware:
         self.stats = crawler.stats
         self.locks: dict[str, DeferredLock] = {}
         self.held: dict[int, tuple[Request, str, float]] = {}
-        self.max_wait = 0.0
         self.total_wait = 0.0
         self.fail_timeout = settings.getfloat("FRONTIER_PACE_FAIL_TIMEOUT")
         self.retry_seconds = 0.0
@@ -101,16 +100,13 @@ class HostPacingMiddleware:
             raise NotConfigured("FRONTIER_PACE_ENABLED is off")
         return cls(crawler, Frontier.of(crawler))
 
-    def _downloader(self) -> Downloader:
-        return self.crawler.engine.downloader
-
     def interval(self, slot: Slot | None) -> float:
         return max(self.floor, slot.delay if slot is not None else 0.0)
 
     async def process_request(self, request: Request) -> None:
         if self.stopping:
             self._give_up(request)
-        downloader = self._downloader()
+        downloader = self.crawler.engine.downloader
         key = downloader.get_slot_key(request)
         interval = self.interval(downloader.slots.get(key))
         if interval <= 0:
@@ -127,7 +123,7 @@ class HostPacingMiddleware:
     async def _take_token(self, key: str, interval: float, request: Request) -> None:
         """Wait for the slot's token; raises :class:`PacingUnavailable` (and stops the worker) when Redis
         stays unreachable for ``FRONTIER_PACE_FAIL_TIMEOUT`` seconds."""
-        downloader = self._downloader()
+        downloader = self.crawler.engine.downloader
         local = slot_wait(downloader.slots.get(key))
         if local > 0:
             await sleep(local)
@@ -169,9 +165,7 @@ class HostPacingMiddleware:
             self.total_wait += waited
             self.stats.inc_value(stats_keys.PACE_WAITS)
             self.stats.set_value(stats_keys.PACE_WAIT_SECONDS, round(self.total_wait, 3))
-            if waited > self.max_wait:
-                self.max_wait = waited
-                self.stats.set_value(stats_keys.PACE_MAX_WAIT_SECONDS, round(waited, 3))
+            self.stats.max_value(stats_keys.PACE_MAX_WAIT_SECONDS, round(waited, 3))
 
     def _stop(self, key: str, seconds: float, exc: Exception) -> None:
         if self.stopping:
@@ -202,7 +196,7 @@ class HostPacingMiddleware:
         _, key, interval = entry
         try:
             # The slot's delay may have grown with this response (AutoThrottle, backoff).
-            slot = self._downloader().slots.get(key)
+            slot = self.crawler.engine.downloader.slots.get(key)
             self.frontier.release(key, max(interval, self.interval(slot)))
         except Exception as exc:
             self.stats.inc_value(stats_keys.PACE_ERRORS)

@@ -66,11 +66,9 @@ class FrontierScheduler(Scheduler):
         assert keys is not None
         self.queue = LeasingQueue(frontier, spider, keys.queue, self.serializer)
         self.df = RFPDupeFilter(frontier.client, key=keys.seen, debug=self.debug)
-        if self.stats:
-            self.stats.set_value(stats_keys.FRONTIER_ROLE, role)
+        self.stats.set_value(stats_keys.FRONTIER_ROLE, role)
         if frontier.reclaimed:
-            if self.stats:
-                self.stats.set_value(stats_keys.FRONTIER_RECLAIMED, frontier.reclaimed)
+            self.stats.set_value(stats_keys.FRONTIER_RECLAIMED, frontier.reclaimed)
             spider.logger.warning(
                 "Took back %d requests that an earlier run of worker %s held when it stopped",
                 frontier.reclaimed,
@@ -99,19 +97,17 @@ class FrontierScheduler(Scheduler):
             return False
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
-            if self.stats:
-                self.stats.inc_value(stats_keys.FRONTIER_FILTERED)
+            self.stats.inc_value(stats_keys.FRONTIER_FILTERED)
             return False
         self.queue.push(request)
-        if self.stats:
-            self.stats.inc_value(stats_keys.FRONTIER_ENQUEUED)
+        self.stats.inc_value(stats_keys.FRONTIER_ENQUEUED)
         return True
 
     def next_request(self) -> Request | None:
         if self.frontier.role == DONE:
             return None
         request: Request | None = self.queue.pop()
-        if request is not None and self.stats:
+        if request is not None:
             self.stats.inc_value(stats_keys.FRONTIER_LEASED)
         return request
 

@@ -64,7 +64,6 @@ if TYPE_CHECKING:
     from typing import Self
 
     from scrapy import Request, Spider
-    from scrapy.core.downloader import Downloader
     from scrapy.core.engine import ExecutionEngine
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -128,7 +127,6 @@ class HostDeferred(IgnoreRequest):
 
     def __init__(self, host: str) -> None:
         super().__init__(f"{HOST_FAILING} ({host})")
-        self.host = host
 
 
 class _HandedBack(Exception):
@@ -152,31 +150,15 @@ def request_host(request: Request) -> str:
     return f"{url.scheme}://{url.netloc}"
 
 
-def count_answer(failures: HostFailures, *, failed: bool, max_failures: int) -> bool:
-    """Count one answer of the host (a failure, or any other answer, which resets the count); True when it
-    is the failure that defers the host (once: a deferred host stays deferred for the crawl). A
-    *max_failures* of 0 never defers."""
-    if failures.deferred:
-        return False
-    failures.in_a_row = failures.in_a_row + 1 if failed else 0
-    if max_failures > 0 and failures.in_a_row >= max_failures:
-        failures.deferred = True
-        return True
-    return False
-
-
-def deferral(
-    request: Request, failures: HostFailures | None, stats: StatsCollector | None = None
-) -> HostDeferred | None:
+def deferral(request: Request, failures: HostFailures | None, stats: StatsCollector) -> HostDeferred | None:
     """The exception that keeps *request* from being sent (or retried) by this crawl when its host is
     deferred, counted in *stats*; None when it may go. Like Scrapy's ``get_retry_request``: the decision,
     which the middleware raises."""
     if failures is None or not failures.deferred:
         return None
     host = request_host(request)
-    if stats is not None:
-        stats.inc_value(keys.BACKOFF_DEFERRED)
-        stats.inc_value(keys.BACKOFF_DEFERRED_PREFIX + host)
+    stats.inc_value(keys.BACKOFF_DEFERRED)
+    stats.inc_value(keys.BACKOFF_DEFERRED_PREFIX + host)
     return HostDeferred(host)
 
 
@@ -264,7 +246,7 @@ class BackoffMiddleware:
         deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
         if deferred is not None:
             raise deferred
-        state = self.hosts.get(self._downloader().get_slot_key(request))
+        state = self.hosts.get(self.crawler.engine.downloader.get_slot_key(request))
         if state is None:
             return None
         counted = False
@@ -312,7 +294,7 @@ class BackoffMiddleware:
             if failures.deferred or failures.in_a_row == 0:
                 continue
             state = self.hosts.get(failures.slot, HostBackoff())
-            slot = self._downloader().slots.get(failures.slot)
+            slot = self.crawler.engine.downloader.slots.get(failures.slot)
             free_at = slot.lastseen + slot.delay if slot is not None else 0.0
             waiting = max(state.hold_until, free_at) - now
             delay = max(state.delay, slot.delay if slot is not None else 0.0)
@@ -329,14 +311,23 @@ class BackoffMiddleware:
         return BackoffOutlook(retries, seconds)
 
     def _count_answer(self, request: Request, *, failed: bool) -> None:
+        """Count one answer of the request's host (a failure, or any other answer, which resets the count);
+        the failure that reaches ``BACKOFF_HOST_MAX_FAILURES`` (0: none does) defers the host, once: a
+        deferred host stays deferred for the crawl."""
         host = request_host(request)
         failures = self.failures.get(host)
         if failures is None:
             if not failed:
                 return
-            failures = self.failures[host] = HostFailures(self._downloader().get_slot_key(request))
-        if not count_answer(failures, failed=failed, max_failures=self.max_failures):
+            failures = self.failures[host] = HostFailures(
+                self.crawler.engine.downloader.get_slot_key(request)
+            )
+        if failures.deferred:
             return
+        failures.in_a_row = failures.in_a_row + 1 if failed else 0
+        if self.max_failures <= 0 or failures.in_a_row < self.max_failures:
+            return
+        failures.deferred = True
         self.stats.inc_value(keys.BACKOFF_HOSTS_DEFERRED)
         logger.warning(
             "%(host)s failed %(times)d times in a row: its other requests wait for the next crawl",
@@ -351,7 +342,7 @@ class BackoffMiddleware:
         self, key: str, which: Callable[[Request], bool], error: Callable[[Request], Exception | None]
     ) -> None:
         """Fail the requests of slot *key*'s queue that *which* picks with *error*'s exception, unsent."""
-        slot = self._downloader().slots.get(key)
+        slot = self.crawler.engine.downloader.slots.get(key)
         if slot is None:
             return
         taken = [(r, d) for r, d in slot.queue if which(r)]
@@ -393,7 +384,7 @@ class BackoffMiddleware:
         self.closing = True
         for woken in list(self._waiting):
             _fire(woken)
-        for key in list(self._downloader().slots):
+        for key in list(self.crawler.engine.downloader.slots):
             self._take_from_queue(key, lambda r: True, lambda r: _HandedBack())
 
     def back_off(self, key: str, retry_after: float | None = None) -> None:
@@ -401,7 +392,7 @@ class BackoffMiddleware:
         now = monotonic()
         state = self.hosts.setdefault(key, HostBackoff())
         state.errors_in_a_row += 1
-        slot = self._downloader().slots.get(key)
+        slot = self.crawler.engine.downloader.slots.get(key)
         current = max(state.delay, slot.delay if slot is not None else self.floors.default_delay(key))
         state.delay = min(self.max_delay, max(self.min_delay, current * self.factor))
         state.changed_at = now
@@ -421,7 +412,7 @@ class BackoffMiddleware:
 
     def _hold(self, key: str, state: HostBackoff, until: float) -> None:
         state.hold_until = max(state.hold_until, until)
-        slot = self._downloader().slots.get(key)
+        slot = self.crawler.engine.downloader.slots.get(key)
         if slot is not None:
             # The slot sends its next queued request once lastseen + delay has passed, and its delay never
             # drops under the floor (no jitter on floored slots): this holds the queue until hold_until.
@@ -485,9 +476,6 @@ class BackoffMiddleware:
             {"request": request, "times": retries, "reason": reason},
         )
         return retry
-
-    def _downloader(self) -> Downloader:
-        return self.crawler.engine.downloader
 
 
 _REGISTRY: WeakKeyDictionary[Crawler, BackoffMiddleware] = WeakKeyDictionary()

@@ -57,6 +57,5 @@ class DocumentByteBudget:
     def process_response(self, request: Request, response: Response) -> Response:
         if request.meta.get(DOCUMENT_BYTES_META):
             self.spent += len(response.body)
-            if self.stats is not None:
-                self.stats.set_value(keys.SLIDES_BUDGET_SPENT, self.spent)
+            self.stats.set_value(keys.SLIDES_BUDGET_SPENT, self.spent)
         return response

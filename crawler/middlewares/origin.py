@@ -34,11 +34,10 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
-Origin = tuple[str, str, int | None]
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def origin(url: str) -> Origin:
+def origin(url: str) -> tuple[str, str, int | None]:
     """(scheme, host, port) with the scheme's default port filled in; host lower-cased."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
@@ -54,12 +53,9 @@ class OffOriginRedirectMiddleware:
         settings = crawler.settings
         if not settings.getbool("OFFORIGIN_ENABLED"):
             raise NotConfigured
-        self.site_origins = {
-            origin(settings[name]) for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]
-        }
-        self.site_hosts = tuple(
-            host_of(settings[name]) for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]
-        )
+        bases = [settings[name] for name in ("UNDERLINE_WEB_BASE", "UNDERLINE_API_BASE") if settings[name]]
+        self.site_origins = {origin(base) for base in bases}
+        self.site_hosts = tuple(host_of(base) for base in bases)
         self.asset_hosts = tuple(settings.getlist("UNDERLINE_ASSET_HOSTS"))
         self.stats = crawler.stats
 
@@ -79,7 +75,6 @@ class OffOriginRedirectMiddleware:
         ):
             return response
         request.meta["off_origin"] = target
-        if self.stats is not None:
-            self.stats.inc_value(keys.OFFORIGIN_REDIRECTS)
+        self.stats.inc_value(keys.OFFORIGIN_REDIRECTS)
         logger.warning("Not following a redirect off the site: %s -> %s", request.url, target)
         raise IgnoreRequest(f"{request.url} redirects off the site's origin, to {target}")

@@ -62,33 +62,25 @@ def _owner(netloc: str) -> str:
     return f"host:{netloc}"
 
 
-class DownloadErrorsOnOneLine(logging.Filter):
-    """Drops the traceback from a record whose exception is one of ``expected``: Scrapy logs a robots.txt
-    that could not be downloaded with its traceback, where a site that does not answer is a failure the
-    crawl expects and the message (request and error) says all of it."""
-
-    def __init__(self, expected: tuple[type[BaseException], ...]) -> None:
-        super().__init__()
-        self.expected = expected
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], self.expected):
-            record.exc_info, record.exc_text = None, None
-        return True
-
-
 class SafeRobotsTxtMiddleware(RobotsTxtMiddleware):
     """Scrapy's ``RobotsTxtMiddleware``, with every request that waited for robots.txt checked against it,
     and a robots.txt that failed with a download error the crawl retries logged on one line."""
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        expected = tuple(
+        self._retried = tuple(
             load_object(e) if isinstance(e, str) else e for e in crawler.settings.getlist("RETRY_EXCEPTIONS")
         )
-        self._one_line = DownloadErrorsOnOneLine(expected)
         _ROBOTSTXT_LOG.addFilter(self._one_line)
         crawler.signals.connect(self._on_engine_stopped, signal=signals.engine_stopped)
+
+    def _one_line(self, record: logging.LogRecord) -> bool:
+        """Drops the traceback from a record whose exception the crawl retries: Scrapy logs a robots.txt
+        that could not be downloaded with its traceback, where a site that does not answer is a failure
+        the crawl expects and the message (request and error) says all of it."""
+        if record.exc_info and isinstance(record.exc_info[1], self._retried):
+            record.exc_info, record.exc_text = None, None
+        return True
 
     def _on_engine_stopped(self) -> None:
         _ROBOTSTXT_LOG.removeFilter(self._one_line)

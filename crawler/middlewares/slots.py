@@ -27,11 +27,9 @@ from twisted.internet.defer import Deferred
 
 if TYPE_CHECKING:
     from scrapy import Spider
-    from scrapy.core.downloader import Downloader, Slot
+    from scrapy.core.downloader import Slot
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
-
-__all__ = ["SlotFloors", "count_dispatched_as_transferring", "host_min_interval"]
 
 _REGISTRY: WeakKeyDictionary[Crawler, SlotFloors] = WeakKeyDictionary()
 
@@ -133,7 +131,7 @@ class SlotFloors:
 
     def default_delay(self, key: str) -> float:
         """The delay the slot has without floors: its ``DOWNLOAD_SLOTS`` entry or ``DOWNLOAD_DELAY``."""
-        per_slot = self._downloader().per_slot_settings.get(key, {})
+        per_slot = self._crawler.engine.downloader.per_slot_settings.get(key, {})
         return float(per_slot.get("delay", self._download_delay))
 
     def apply(self, key: str) -> None:
@@ -153,11 +151,8 @@ class SlotFloors:
             slot.delay = max(self.default_delay(key), self.floor(key))
             self.apply(key)
 
-    def _downloader(self) -> Downloader:
-        return self._crawler.engine.downloader
-
     def _slot(self, key: str) -> Slot | None:
-        return self._downloader().slots.get(key)
+        return self._crawler.engine.downloader.slots.get(key)
 
     def _on_request_reached(self, request: Request, spider: Spider) -> None:
         key = request.meta.get("download_slot")
