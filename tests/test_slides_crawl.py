@@ -174,6 +174,9 @@ def test_the_slides_config_loads_and_the_card_counts_it(crawled: Crawled, tmp_pa
     with_slides = sum(1 for r in crawled.first_rows.values() if r["document"] == "slides" and r["pages"])
     card = (out / "README.md").read_text(encoding="utf-8")
     assert re.search(rf"\| Lectures with slide text \| {with_slides} \|", card)
+    # Its config among the card's configs, with its fields' table, as every other table's.
+    assert re.search(rf"^\| `slides` \| .* \| {loaded.num_rows} \| `data/slides/\*\.parquet` \|$", card, re.M)
+    assert "### Fields of `slides`" in card
     assert (out / "assets" / "slides-per-event.svg").is_file()
 
 

@@ -56,7 +56,15 @@ from crawler.publish.changes import Change, file_counts
 from crawler.publish.diff import DiffSummary
 from crawler.publish.lint import card_yaml_read_in_c
 from crawler.publish.slides import SlidesTable
-from crawler.publish.tables import DEFAULT_CONFIG, SPECS, TRANSCRIPTS, EventConfig, TableSpec, type_label
+from crawler.publish.tables import (
+    DEFAULT_CONFIG,
+    SLIDES,
+    SPECS,
+    TRANSCRIPTS,
+    EventConfig,
+    TableSpec,
+    type_label,
+)
 from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import format_timestamp
 
@@ -299,8 +307,8 @@ def columns_markdown(spec: TableSpec) -> str:
 
 
 def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
-    """The table configs written (``transcripts`` last), with their files and their fields' types and
-    descriptions."""
+    """The table configs written (``transcripts`` and ``slides`` last), with their files and their
+    fields' types and descriptions."""
     return [
         {
             "name": spec.name,
@@ -312,7 +320,7 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
             "default": spec.name == DEFAULT_CONFIG,
             "fields": field_rows(spec),
         }
-        for spec in (*SPECS, TRANSCRIPTS)
+        for spec in (*SPECS, TRANSCRIPTS, SLIDES)
         if spec.name in by_name
     ]
 
