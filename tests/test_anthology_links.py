@@ -28,9 +28,10 @@ from crawler.anthology.links import (
 from crawler.anthology.reader import MAX_TEXT, ReadSummary, read_papers
 from crawler.app import cli
 from crawler.publish.changes import compute_changes
+from crawler.publish.diff import diff_releases
 from crawler.publish.release import publish_release
 from crawler.replica.gold import content_hash
-from crawler.schedule.changelog import Changelog, compute_changelog
+from crawler.schedule.changelog import Changelog, changelog_of
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schema import check as schema_check
 from tests.test_publish_parquet import PROVENANCE, make_record
@@ -109,14 +110,14 @@ def test_a_link_change_is_a_change_and_new_scores_alone_are_not() -> None:
     assert rows[first]["changed_fields"] == ["anthology_id", "anthology_url", "content_sha256"]
     assert rows[first]["lecture"].anthology_id is None
     assert rows[second]["changed_fields"] == ["abstract", "content_sha256"]
-    log = compute_changelog(previous, current)
+    log = changelog_of(diff_releases(previous, current))
     assert log.changed == {first: ["anthology_id", "anthology_url"], second: ["abstract"]}
     # The same link with other scores: nothing to report.
     rescored = [
         dataclasses.replace(previous[0], anthology_match={**previous[0].anthology_match, "score": 0.7})
     ]
     assert compute_changes(previous[:1], rescored) == []
-    assert compute_changelog(previous[:1], rescored) == Changelog()
+    assert changelog_of(diff_releases(previous[:1], rescored)) == Changelog()
 
 
 def test_the_csv_lists_linked_lectures_on_the_site_in_id_order() -> None:

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from crawler.publish.records import SessionDetail
     from crawler.publish.removals import Redactions
     from crawler.publish.summaries import SpilledEvents
-    from crawler.schedule.changelog import Changelog
     from crawler.state.stage_index import StageIndex
     from crawler.state.stage_rows import RowLines
 
@@ -112,11 +111,6 @@ class NextRelease:
             for lec in self.previous.iter_lectures()
             if not lec.withdrawn and str(lec.event_id) not in retired
         ]
-
-    def changelog(self) -> Changelog:
-        from crawler.schedule.changelog import compute_changelog
-
-        return compute_changelog(self.previous_live, self.live)
 
     @property
     def unchanged(self) -> bool:

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from crawler.publish.diff import ReleaseDiff, diff_releases
-from crawler.schema import Lecture, lecture_order
+from crawler.publish.diff import ReleaseDiff
+from crawler.schema import lecture_order
 
 
 class ChangelogEntry(TypedDict):
@@ -74,8 +74,3 @@ def changelog_of(diff: ReleaseDiff, *, retired_events: Iterable[str] = ()) -> Ch
             continue
         log.events[change.lecture_id] = change.event_id
     return log
-
-
-def compute_changelog(previous: Iterable[Lecture], current: Iterable[Lecture]) -> Changelog:
-    """The changelog of ``current`` against ``previous`` (see :func:`changelog_of`)."""
-    return changelog_of(diff_releases(previous, current))
