@@ -13,9 +13,10 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
+from crawler.publish.tables import LECTURES
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, load_records
 from crawler.schema import parse_timestamp
-from crawler.schema.arrow import arrow_schema, hf_features
+from crawler.schema.arrow import arrow_schema
 from tests.scenarios.seeds import seed_boilerplate_lines as replica_seed_lines
 from tests.support.replica import TIMESTAMP_FIELDS, eventcrawl, fast_crawl_settings, running_replica
 
@@ -144,7 +145,7 @@ def test_parquet_has_the_declared_schema(full_crawl: dict[str, Any]) -> None:
 def test_load_dataset_returns_declared_features(full_crawl: dict[str, Any], tmp_path: Path) -> None:
     loaded = datasets.load_dataset(str(full_crawl["out"]), cache_dir=str(tmp_path / "cache"))
     assert list(loaded) == ["train"]
-    assert loaded["train"].features == hf_features()
+    assert loaded["train"].features == LECTURES.features()
     assert loaded["train"].num_rows == len(full_crawl["truth"])
 
 

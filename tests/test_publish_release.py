@@ -22,7 +22,7 @@ from crawler.publish.card import DEFAULT_TEMPLATE
 from crawler.publish.manifest import ReleaseError
 from crawler.publish.records import InvalidRecordsError
 from crawler.publish.release import publish_release
-from crawler.publish.tables import EVENTS, SESSIONS
+from crawler.publish.tables import EVENTS, LECTURES, SESSIONS
 from crawler.schema import arrow as schema_arrow
 from tests.support.commands import start_command
 from tests.test_publish_parquet import PROVENANCE, make_record, make_records, sha
@@ -106,7 +106,7 @@ def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
     cache = str(tmp_path / "cache")
     lectures = datasets.load_dataset(str(out), cache_dir=cache)
     assert list(lectures) == ["train"]
-    assert lectures["train"].features == schema_arrow.hf_features()
+    assert lectures["train"].features == LECTURES.features()
     assert lectures["train"].num_rows == 12
     assert lectures["train"][0] == by_event[0]
     assert lectures["train"]["lecture_id"] == [r["lecture_id"] for r in by_event]

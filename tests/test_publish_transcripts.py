@@ -28,7 +28,6 @@ from crawler.publish.removals import RemovalRequests
 from crawler.publish.tables import TRANSCRIPTS, event_configs
 from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
-from crawler.schema.arrow import hf_features
 from crawler.state.stage import StageWriter
 from crawler.state.stage_transcripts import PRIVACY_RULE_KEY, StagedTranscript
 from docsgen.columns import render_page
@@ -188,7 +187,7 @@ def test_each_event_gets_the_listed_tracks_in_order(published: Path) -> None:
 def test_datasets_loads_every_row_with_the_schemas_features(published: Path) -> None:
     loaded = datasets.load_dataset(str(published / "out"), "transcripts", split="train")
 
-    assert loaded.features == hf_features(TRANSCRIPT_FIELDS)
+    assert loaded.features == TRANSCRIPTS.features()
     assert sorted((r["lecture_id"], r["locale"]) for r in loaded) == [
         ("130100", "de"),
         ("130100", "en"),

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from crawler import schema
+from crawler.publish.tables import LECTURES
 from crawler.schema import arrow as schema_arrow
 from crawler.schema import check as schema_check
 from tests.test_publish_parquet import make_record
@@ -55,7 +56,7 @@ def test_struct_list_types() -> None:
     for name in ("video_url", "video_doi", "paper_url", "slides_url", "poster_url"):
         assert declared.field(name).type == pa.string() and declared.field(name).nullable, f"{name=}"
     assert declared.field("is_poster").type == pa.bool_() and declared.field("is_poster").nullable
-    features = schema_arrow.hf_features()
+    features = LECTURES.features()
     assert features["authors"] == datasets.List(
         {
             "name": datasets.Value("string"),
@@ -135,7 +136,7 @@ def test_struct_lists_survive_parquet_and_load_dataset(tmp_path: Path) -> None:
         "parquet",
         data_files=str(tmp_path / "lectures.parquet"),
         split="train",
-        features=schema_arrow.hf_features(),
+        features=LECTURES.features(),
         cache_dir=str(tmp_path / "cache"),
     )
     assert loaded[0]["authors"] == AUTHORS

@@ -5,8 +5,6 @@ that schema. All are read off :data:`crawler.schema.FIELDS` unless given other f
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
 
 from crawler.schema.columns import Field, Kind, ScalarKind
@@ -44,11 +42,3 @@ def arrow_schema(
         [pa.field(f.name, field_arrow_type(f), nullable=f.nullable) for f in fields],
         metadata={"description": description},
     )
-
-
-def hf_features(fields: tuple[Field, ...] = FIELDS) -> Any:
-    """The ``datasets.Features`` of these fields: read off their Arrow schema, so that the two forms come
-    from one type mapping (datasets is imported lazily: it is heavy)."""
-    import datasets
-
-    return datasets.Features.from_arrow_schema(arrow_schema(fields))
