@@ -25,6 +25,7 @@ from crawler.publish.slides import DocKey, SlidesTable
 from crawler.schema import SLIDES_FIELDS, Lecture, Slides, listed_documents
 from crawler.schema.check import validate_record
 from crawler.spiders.slide_documents import document_problem, pdf_answer
+from crawler.state.fsutil import DamagedFile
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
@@ -223,3 +224,17 @@ def test_a_release_whose_slides_were_redacted_under_earlier_rules_is_changed(tmp
     del manifest["slides_privacy_rule"]
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     assert SlidesTable(previous=read_previous_release(out)).changed([lecture()]) is True
+
+
+def test_a_damaged_slides_file_is_named_before_anything_is_built(tmp_path: Path) -> None:
+    state, out = tmp_path / "state", tmp_path / "out"
+    writer = StageWriter(state)
+    writer.open()
+    writer.write_lecture(lecture())
+    writer.write_slides(row())
+    writer.close(complete=True)
+    publish_staged(PublishRequest(state, out, "slides-damaged", force=True))
+    damaged = out / "data/slides/event-502.parquet"
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    with pytest.raises(DamagedFile, match=r"event-502\.parquet is damaged \(unreadable Parquet"):
+        read_previous_release(out)

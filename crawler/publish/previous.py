@@ -27,7 +27,7 @@ from crawler.publish.manifest import (
     recovery,
 )
 from crawler.publish.records import SessionDetail
-from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS, TRANSCRIPTS
+from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS, SLIDES, TRANSCRIPTS
 from crawler.schema import (
     PAGE_FIELDS,
     VOLATILE_FIELDS,
@@ -112,9 +112,9 @@ class PreviousRelease:
             ) from None
 
     def check(self) -> None:
-        """Every lecture and transcript file opens as Parquet (a damaged release is named before anything
-        is built)."""
-        for path in [*self.lecture_files, *self.files_of(TRANSCRIPTS.name)]:
+        """Every lecture, transcript and slides file opens as Parquet (a damaged release is named before
+        anything is built)."""
+        for path in [*self.lecture_files, *self.files_of(TRANSCRIPTS.name), *self.files_of(SLIDES.name)]:
             try:
                 pq.read_metadata(self.path_of(path))
             except (OSError, pa.ArrowException) as exc:
