@@ -238,3 +238,23 @@ def test_a_damaged_slides_file_is_named_before_anything_is_built(tmp_path: Path)
     damaged.write_bytes(damaged.read_bytes()[:100])
     with pytest.raises(DamagedFile, match=r"event-502\.parquet is damaged \(unreadable Parquet"):
         read_previous_release(out)
+
+
+def test_a_lecture_moved_to_another_event_keeps_its_published_rows_when_none_is_staged(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    for night, (event_id, staged) in enumerate((("502", [row()]), ("469", []))):
+        state = tmp_path / f"state-{night}"
+        writer = StageWriter(state)
+        writer.open()
+        writer.write_lecture(lecture(event_id=event_id))
+        for document in staged:
+            writer.write_slides(document, {PRIVACY_RULE_KEY: PRIVACY_RULE})
+        writer.close(complete=True)
+        publish_staged(PublishRequest(state, out, "slides-moved", force=True))
+    rows = pq.read_table(out / "data/slides/event-469.parquet").to_pylist()
+    assert [(r["lecture_id"], r["event_id"], r["document"], r["pages"]) for r in rows] == [
+        ("7", "469", "slides", row().pages)
+    ]
+    assert not (out / "data/slides/event-502.parquet").exists()

@@ -22,6 +22,7 @@ release's, linked byte for byte (:class:`crawler.publish.shards.RowsDigest`), an
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 from collections import Counter
@@ -118,6 +119,8 @@ class FileTable(Generic[R, K, S]):
     shards_key: ClassVar[str | None] = None
     # The columns :meth:`order` reads besides ``lecture_id`` (a file's check reads only these).
     order_columns: ClassVar[tuple[str, ...]] = ()
+    # The columns of a row's key among its lecture's (:meth:`key`, a tuple of them when there are two).
+    key_columns: ClassVar[tuple[str, ...]]
 
     def __init__(
         self,
@@ -126,13 +129,32 @@ class FileTable(Generic[R, K, S]):
         redactions: Redactions = NO_REDACTIONS,
     ) -> None:
         self.stage: RowLines[R] | None = stage
-        self.previous = previous if previous is not None and previous.files_of(self.spec.name) else None
+        self.previous: PreviousRelease | None = (
+            previous if previous is not None and previous.files_of(self.spec.name) else None
+        )
         # The previous release's rows redacted under earlier rules are redacted again when carried.
         rule = self._manifest.get(f"{self.spec.name}_privacy_rule")
-        self.previous_under_current_rules = rule == PRIVACY_RULE
-        self.redactions = redactions
+        self.previous_under_current_rules: bool = rule == PRIVACY_RULE
+        self.redactions: Redactions = redactions
         self.files: list[EventShards] = []
         self.stats: S = self.stats_type()
+        # Of the previous release's rows only where each is (its file and row, by lecture id and key) is
+        # kept; rows are read a row group at a time when they are wanted, wherever the lecture was
+        # published (under another event, under an id since merged into another).
+        self._files: list[str] = self.previous.files_of(self.spec.name) if self.previous is not None else []
+        self._where: dict[str, dict[K, tuple[int, int]]] = {}
+        self._group_starts: list[list[int]] = []
+        for file, path in enumerate(self._files):
+            reader = pq.ParquetFile(self._path_of(path))
+            starts = [0]
+            for index in range(reader.metadata.num_row_groups):
+                starts.append(starts[-1] + reader.metadata.row_group(index).num_rows)
+            self._group_starts.append(starts)
+            keys = reader.read(columns=["lecture_id", *self.key_columns])
+            columns = [keys.column(i).to_pylist() for i in range(keys.num_columns)]
+            for row, (lecture_id, *key) in enumerate(zip(*columns, strict=True)):
+                stored = str(key[0]) if len(key) == 1 else tuple(str(k) for k in key)
+                self._where.setdefault(str(lecture_id), {})[cast(K, stored)] = (file, row)
 
     # What differs, table by table.
 
@@ -156,13 +178,40 @@ class FileTable(Generic[R, K, S]):
         raise NotImplementedError
 
     def previous_rows(self, lectures: Sequence[Lecture], wanted: set[tuple[str, K]]) -> dict[str, dict[K, R]]:
-        """The previous release's rows of these lectures' (lecture id, key) pairs ``wanted`` (at least;
-        those it had), by lecture id and key, under the rules in force (:meth:`under_current_rules`)."""
-        raise NotImplementedError
+        """The previous release's rows of the (lecture id, key) pairs ``wanted`` (those it had), by lecture
+        id and key, under the rules in force (:meth:`under_current_rules`)."""
+        read = self._read(wanted)
+        return {i: {k: self.under_current_rules(r) for k, r in rows.items()} for i, rows in read.items()}
 
     def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[K, R]]:
-        """Every row the previous release holds for these lectures' own ids, by lecture id and key."""
-        raise NotImplementedError
+        """Every row the previous release holds for these lectures' own ids, by lecture id and key, as
+        it holds them."""
+        return self._read(
+            (lec.lecture_id, key) for lec in lectures for key in self._where.get(lec.lecture_id, {})
+        )
+
+    def _path_of(self, path: str) -> Path:
+        assert self.previous is not None
+        return self.previous.path_of(path)
+
+    def _read(self, wanted: Iterable[tuple[str, K]]) -> dict[str, dict[K, R]]:
+        """The previous release's rows of these (lecture id, key), by lecture and key (those it had)."""
+        picks: dict[tuple[int, int], list[int]] = {}  # (file, row group) -> rows in the file
+        for lecture_id, key in wanted:
+            where = self._where.get(lecture_id, {}).get(key)
+            if where is not None:
+                file, row = where
+                group = bisect.bisect_right(self._group_starts[file], row) - 1
+                picks.setdefault((file, group), []).append(row)
+        out: dict[str, dict[K, R]] = {}
+        for (file, group), rows in sorted(picks.items()):
+            table = pq.ParquetFile(self._path_of(self._files[file])).read_row_group(group)
+            start = self._group_starts[file][group]
+            for record in table.take([row - start for row in rows]).to_pylist():
+                found = self.kind.record.from_json(record)
+                out.setdefault(found.lecture_id, {})[self.key(found)] = found
+            del table
+        return out
 
     def writer_options(self) -> WriterOptions:
         """The Parquet writer's settings of an event's file."""

@@ -8,17 +8,13 @@ rules in force find there (:func:`crawler.slides.document.redacted_pages`). Betw
 document under a merged record's ids, the first id's stands.
 
 An event's rows are made and written together (an event's documents' text is tens of megabytes at most),
-in row groups under the release's bound; the previous release's rows are read an event's file at a time
-(:meth:`SlidesTable.previous_rows`).
+in row groups under the release's bound.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import pyarrow.parquet as pq
 
 from crawler.publish.file_tables import FileTable, RowStats
 from crawler.publish.parquet import WriterOptions
@@ -64,6 +60,7 @@ class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
     kind = SLIDES_ROWS
     stats_type = SlidesStats
     order_columns = ("document", "url")
+    key_columns = ("document", "url")
 
     def listed(self, lecture: Lecture) -> list[DocKey]:
         return list(listed_documents(lecture))
@@ -89,26 +86,6 @@ class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
             if pages != row.pages:
                 row = row.with_pages(pages)
         return row
-
-    def previous_rows(
-        self, lectures: Sequence[Lecture], wanted: set[tuple[str, DocKey]]
-    ) -> dict[str, dict[DocKey, Slides]]:
-        """The rows of the lectures' event (:meth:`held_rows`), each redacted again when the previous
-        release redacted it under other rules."""
-        held = self.held_rows(lectures)
-        return {i: {k: self.under_current_rules(r) for k, r in rows.items()} for i, rows in held.items()}
-
-    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[DocKey, Slides]]:
-        """The rows of the lectures' event as the previous release holds them: its file, read whole."""
-        out: dict[str, dict[DocKey, Slides]] = {}
-        for event_id in sorted({str(lec.event_id) for lec in lectures}):
-            path = self.path(event_id)
-            if self.previous is None or path not in self.previous.files_of(SLIDES.name):
-                continue
-            for record in pq.read_table(self.previous.path_of(path)).to_pylist():
-                row = Slides.from_json(record)
-                out.setdefault(row.lecture_id, {})[(row.document, row.url)] = row
-        return out
 
     def writer_options(self) -> WriterOptions:
         return {"compression": "zstd", "write_statistics": True}

@@ -16,23 +16,16 @@ An event whose rows are the previous release's keeps that file (kept in the mani
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-
-import pyarrow.parquet as pq
 
 from crawler.privacy.spoken import redact_segments, redact_spoken
-from crawler.publish.file_tables import NO_REDACTIONS, FileTable, RowStats
+from crawler.publish.file_tables import FileTable, RowStats
 from crawler.publish.parquet import WriterOptions, supports_content_defined_chunking
-from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import scrubbed_transcript
-from crawler.publish.removals import Redactions, without_redacted_names
+from crawler.publish.removals import without_redacted_names
 from crawler.publish.tables import TRANSCRIPTS
 from crawler.schema import Int32, Lecture, Segment, Transcript, transcript_order
-from crawler.state.stage_rows import RowLines
 from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
 from crawler.transcripts.rolling import TimedText
 
@@ -71,9 +64,7 @@ def redacted_again(track: Transcript) -> Transcript:
 
 
 class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
-    """The ``transcripts`` table: written in chunks, its unchanged event files carried. Of the previous
-    release's rows only where each is (its file and row, by lecture_id and subtitle_url) is kept; rows
-    are read a row group at a time when a track is carried."""
+    """The ``transcripts`` table: written in chunks, its unchanged event files carried."""
 
     spec = TRANSCRIPTS
     kind = TRANSCRIPT_ROWS
@@ -84,63 +75,7 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
     batch = 256
     shards_key = "transcript_shards"
     order_columns = ("locale", "subtitle_url")
-
-    def __init__(
-        self,
-        stage: RowLines[Transcript] | None = None,
-        previous: PreviousRelease | None = None,
-        redactions: Redactions = NO_REDACTIONS,
-    ) -> None:
-        super().__init__(stage, previous, redactions)
-        self._files = self.previous.files_of(TRANSCRIPTS.name) if self.previous is not None else []
-        self._where: dict[str, dict[str, tuple[int, int]]] = {}
-        self._group_starts: list[list[int]] = []
-        for file, path in enumerate(self._files):
-            reader = pq.ParquetFile(self._path_of(path))
-            metadata = reader.metadata
-            starts = [0]
-            for index in range(metadata.num_row_groups):
-                starts.append(starts[-1] + metadata.row_group(index).num_rows)
-            self._group_starts.append(starts)
-            keys = reader.read(columns=["lecture_id", "subtitle_url"])
-            for row, (lecture_id, url) in enumerate(
-                zip(keys.column(0).to_pylist(), keys.column(1).to_pylist(), strict=True)
-            ):
-                self._where.setdefault(str(lecture_id), {})[str(url)] = (file, row)
-
-    def _path_of(self, path: str) -> Path:
-        assert self.previous is not None
-        return self.previous.path_of(path)
-
-    def previous_rows(
-        self, lectures: Sequence[Lecture], wanted: set[tuple[str, str]]
-    ) -> dict[str, dict[str, Transcript]]:
-        read = self._read(wanted)
-        return {i: {url: self.under_current_rules(t) for url, t in rows.items()} for i, rows in read.items()}
-
-    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[str, Transcript]]:
-        return self._read(
-            (lec.lecture_id, url) for lec in lectures for url in self._where.get(lec.lecture_id, {})
-        )
-
-    def _read(self, wanted: Iterable[tuple[str, str]]) -> dict[str, dict[str, Transcript]]:
-        """The previous rows of these (lecture_id, subtitle_url), by lecture and URL (those it had)."""
-        picks: dict[tuple[int, int], list[int]] = {}  # (file, row group) -> rows in the file
-        for lecture_id, url in wanted:
-            where = self._where.get(lecture_id, {}).get(url)
-            if where is not None:
-                file, row = where
-                group = bisect.bisect_right(self._group_starts[file], row) - 1
-                picks.setdefault((file, group), []).append(row)
-        out: dict[str, dict[str, Transcript]] = {}
-        for (file, group), rows in sorted(picks.items()):
-            table = pq.ParquetFile(self._path_of(self._files[file])).read_row_group(group)
-            start = self._group_starts[file][group]
-            for record in table.take([row - start for row in rows]).to_pylist():
-                track = Transcript.from_json(record)
-                out.setdefault(track.lecture_id, {})[track.subtitle_url] = track
-            del table
-        return out
+    key_columns = ("subtitle_url",)
 
     def listed(self, lecture: Lecture) -> list[str]:
         """The subtitle URLs the lecture's record lists, once each, in its order (a track without one is
