@@ -24,6 +24,7 @@ from crawler.publish.removals import Redactions
 from crawler.publish.slides import DocKey, SlidesTable
 from crawler.schema import SLIDES_FIELDS, Lecture, Slides, listed_documents
 from crawler.schema.check import validate_record
+from crawler.schema.sources import NOT_FOUND
 from crawler.spiders.slide_documents import document_problem, pdf_answer
 from crawler.state.fsutil import DamagedFile
 from crawler.state.previous_stage import PreviousStage
@@ -150,6 +151,12 @@ def test_a_merged_record_takes_its_merged_ids_rows_as_its_own() -> None:
     under_nine = {("slides", DECK): row(lecture_id="9", event_id="469")}
     rows = lecture_slides(kept, [{}, under_nine], [{}, {}])
     assert [(r.lecture_id, r.event_id, r.pages) for r in rows] == [("7", "502", row().pages)]
+    # Between the answers of one document under two ids, the evidence rule: a failed read under the kept
+    # id gives way to the other id's text, a 404 does not.
+    for problem, pages in (("timed_out", row().pages), (NOT_FOUND, None)):
+        staged = [{("slides", DECK): unread(problem)}, under_nine]
+        found = lecture_slides(kept, staged, [{}, {}])
+        assert [(r.lecture_id, r.pages) for r in found] == [("7", pages)], f"{problem=}"
 
 
 def test_a_row_loses_the_redacted_authors_names_and_addresses_of_earlier_rules() -> None:

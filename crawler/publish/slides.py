@@ -4,8 +4,7 @@ written event by event beside the lectures' files, ``data/slides/<event folder>.
 
 A lecture's files are the documents its record names (:func:`crawler.schema.listed_documents`), a row's
 key its (document, url). A row loses the redacted authors' names from its pages, and what the privacy
-rules in force find there (:func:`crawler.slides.document.redacted_pages`). Between the rows of one
-document under a merged record's ids, the first id's stands.
+rules in force find there (:func:`crawler.slides.document.redacted_pages`).
 
 An event's rows are made and written together (an event's documents' text is tens of megabytes at most),
 in row groups under the release's bound.
@@ -70,9 +69,6 @@ class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
 
     def order(self, row: Slides) -> tuple[tuple[int, str], int, str]:
         return slides_order(row)
-
-    def merged(self, row: Slides, later: Slides) -> Slides:
-        return row
 
     def redacted_again(self, row: Slides) -> Slides:
         if row.pages is None:
