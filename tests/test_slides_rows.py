@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from scrapy import Request
@@ -242,6 +243,10 @@ def test_a_damaged_slides_file_is_named_before_anything_is_built(tmp_path: Path)
     writer.close(complete=True)
     publish_staged(PublishRequest(state, out, "slides-damaged", force=True))
     damaged = out / "data/slides/event-502.parquet"
+    # Edited in place, still Parquet: named as edited, so that the next night writes its event again.
+    table = pq.read_table(damaged)
+    pq.write_table(table.set_column(table.schema.get_field_index("text"), "text", pa.array(["x"])), damaged)
+    assert read_previous_release(out).edited_files() == ["data/slides/event-502.parquet"]
     damaged.write_bytes(damaged.read_bytes()[:100])
     with pytest.raises(DamagedFile, match=r"event-502\.parquet is damaged \(unreadable Parquet"):
         read_previous_release(out)

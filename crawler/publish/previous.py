@@ -111,10 +111,15 @@ class PreviousRelease:
                 self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
             ) from None
 
+    @property
+    def row_files(self) -> list[str]:
+        """The files of the lectures and of the tables read from the files lectures name."""
+        return [*self.lecture_files, *self.files_of(TRANSCRIPTS.name), *self.files_of(SLIDES.name)]
+
     def check(self) -> None:
-        """Every lecture, transcript and slides file opens as Parquet (a damaged release is named before
-        anything is built)."""
-        for path in [*self.lecture_files, *self.files_of(TRANSCRIPTS.name), *self.files_of(SLIDES.name)]:
+        """Every one of :attr:`row_files` opens as Parquet (a damaged release is named before anything is
+        built)."""
+        for path in self.row_files:
             try:
                 pq.read_metadata(self.path_of(path))
             except (OSError, pa.ArrowException) as exc:
@@ -123,15 +128,14 @@ class PreviousRelease:
                 ) from None
 
     def edited_files(self) -> list[str]:
-        """The lecture and transcript files that are no longer the files the manifest describes (size or
-        sha256): edited in place since they were published. The next release writes their events
-        again."""
+        """Those of :attr:`row_files` that are no longer the files the manifest describes (size or sha256):
+        edited in place since they were published. The next release writes their events again."""
         if self.manifest is None:
             return []
         listed = self.manifest["files"]
         return [
             path
-            for path in [*self.lecture_files, *self.files_of(TRANSCRIPTS.name)]
+            for path in self.row_files
             if path in listed
             and self.path_of(path).is_file()
             and file_entry(self.path_of(path)) != listed[path]
