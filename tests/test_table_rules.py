@@ -39,8 +39,7 @@ from crawler.schedule.tables_gate import LeftOnRequest, TableProfile, judge_tabl
 from crawler.schema import content_sha256
 from crawler.schema.sources import RowSource
 from tests.support.commands import eventcrawl
-from tests.support.process import loopback_crawl_args
-from tests.support.replica import QUICK_GIVE_UP
+from tests.support.replica import QUICK_GIVE_UP, fast_crawl_settings
 
 LECTURES = 60
 # Real ACL Anthology files: the first night links its talks to their papers.
@@ -76,7 +75,7 @@ def run_night(server: ReplicaServer, work: Path, *extra: str) -> Night:
     result = eventcrawl(
         "run", "--web-base", server.base_url, "--api-base", server.base_url,
         "--state", str(work / "state"), "--out", str(work / "out"), "--name", "talks",
-        "--subtitles", "--slides", *loopback_crawl_args(), *QUICK_GIVE_UP,
+        "--subtitles", "--slides", *fast_crawl_settings(), *QUICK_GIVE_UP,
         "-s", "PROGRESS_ENABLED=False", *extra,
         timeout=300,
     )  # fmt: skip
