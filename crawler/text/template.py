@@ -112,13 +112,11 @@ class Anchors:
 
     @property
     def start(self) -> int | None:
-        found = [i for i in (self.abstract, self.title) if i is not None]
-        return min(found) if found else None
+        return min((i for i in (self.abstract, self.title) if i is not None), default=None)
 
     @property
     def end(self) -> int | None:
-        found = [i for i in (self.abstract, self.title) if i is not None]
-        return max(found) if found else None
+        return max((i for i in (self.abstract, self.title) if i is not None), default=None)
 
 
 def _description_head(description: str) -> str | None:
