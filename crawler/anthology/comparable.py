@@ -151,9 +151,7 @@ def name_family_keys(name: str) -> frozenset[str]:
 
     Initials (one letter) never make a key on their own."""
     if "," in name:
-        family, _, _given = name.partition(",")
-        words = fold(family).split()
-        return frozenset({"".join(words), words[-1]}) if words else frozenset()
+        return paper_family_keys(name.partition(",")[0])
     words = [w for w in fold(name).split() if len(w) > 1]
     if not words:
         return frozenset()

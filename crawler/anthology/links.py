@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from crawler import schema
-from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
+from crawler.anthology.match import Candidate, LectureText, Match, PaperIndex, match_lectures
 from crawler.anthology.reader import MAX_TEXT, Paper, ReadSummary, anthology_url, is_anthology_id
 from crawler.anthology.timing import event_time
 from crawler.schema import AnthologyMatch, Lecture, has_value
@@ -42,28 +42,6 @@ class LinkRow:
     lecture_url: str
     video_url: str | None
     video_doi: str | None
-
-
-@dataclass(frozen=True)
-class Unclear:
-    """A lecture left without an id although a paper came close: why, and the two best papers."""
-
-    lecture_id: str
-    status: str
-    best: str | None
-    best_score: float | None
-    runner_up: str | None
-    runner_up_score: float | None
-    reason: str
-
-    def describe(self) -> str:
-        def paper(anthology_id: str | None, score: float | None) -> str:
-            return f"{anthology_id} ({score:.2f})" if anthology_id and score is not None else "none"
-
-        return (
-            f"lecture {self.lecture_id}: {self.status}, {paper(self.best, self.best_score)} against "
-            f"{paper(self.runner_up, self.runner_up_score)}: {self.reason}"
-        )
 
 
 class EventLinks(TypedDict):
@@ -103,7 +81,7 @@ class LinkSummary:
     ambiguous: int
     conflicts: int
     by_event: dict[str, EventLinks] = field(default_factory=dict)
-    unclear: tuple[Unclear, ...] = ()  # the first LISTED ambiguous and conflicting lectures
+    unclear: tuple[str, ...] = ()  # the first LISTED ambiguous and conflicting lectures, a line each
     capped: int = 0
     invalid_ids: int = 0
     read_notes: tuple[str, ...] = ()
@@ -163,7 +141,7 @@ class LinkSummary:
             "ambiguous": self.ambiguous,
             "conflicts": self.conflicts,
             "by_event": self.by_event,
-            "unclear": [u.describe() for u in self.unclear],
+            "unclear": list(self.unclear),
             "capped": self.capped,
             "invalid_ids": self.invalid_ids,
             "read_notes": list(self.read_notes),
@@ -245,16 +223,15 @@ def keep_links(records: Sequence[Lecture], previous: Iterable[Lecture]) -> list[
     return out
 
 
-def unclear_link(match: Match) -> Unclear:
-    best, second = match.best, match.runner_up
-    return Unclear(
-        lecture_id=match.key,
-        status=match.status,
-        best=best.anthology_id if best else None,
-        best_score=best.scores.score if best else None,
-        runner_up=second.anthology_id if second else None,
-        runner_up_score=second.scores.score if second else None,
-        reason=match.reason,
+def unclear_link(match: Match) -> str:
+    """A lecture left without an id although a paper came close, in a line: why, and the two best papers."""
+
+    def paper(candidate: Candidate | None) -> str:
+        return f"{candidate.anthology_id} ({candidate.scores.score:.2f})" if candidate else "none"
+
+    return (
+        f"lecture {match.key}: {match.status}, {paper(match.best)} against {paper(match.runner_up)}: "
+        f"{match.reason}"
     )
 
 

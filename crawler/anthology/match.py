@@ -281,17 +281,14 @@ class PaperIndex:
         ranked.sort()
         return [index for _, index in ranked[:CANDIDATES]]
 
-    def title_similarity(
-        self, a: frozenset[str], key_a: str, paper: _Prepared, wa: float | None = None
-    ) -> float:
-        """The title evidence (see the module's docstring) of title words ``a`` against a paper's."""
+    def title_similarity(self, a: frozenset[str], key_a: str, paper: _Prepared, wa: float) -> float:
+        """The title evidence (see the module's docstring) of title words ``a`` (their summed weight
+        ``wa``) against a paper's."""
         b = paper.words
         if key_a == paper.key and key_a:
             return 1.0
         if not a or not b:
             return 0.0
-        if wa is None:
-            wa = sum(self.weight(w) for w in a)
         wb = paper.weight
         shared = sum(self.weight(w) for w in a & b)
         dice = 2 * shared / (wa + wb)

@@ -200,7 +200,7 @@ def _print_links(release: NextRelease) -> None:
     if release.links is not None:
         print(release.links.line())
         for unclear in release.links.unclear:
-            print(f"  {unclear.describe()}")
+            print(f"  {unclear}")
 
 
 def check_release_options(

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from crawler.schema import lecture_order
 from crawler.state.fsutil import DamagedFile, write_json_atomic
@@ -30,31 +30,6 @@ class IndexEntry:
     cluster: str | None = None
     merged_into: str | None = None  # set for an id published as an alternate of another record
 
-    def to_json(self) -> IndexEntryJson:
-        return {
-            "content_sha256": self.content_sha256,
-            "first_seen": self.first_seen,
-            "last_seen": self.last_seen,
-            "cluster": self.cluster,
-            "merged_into": self.merged_into,
-        }
-
-
-class IndexEntryJson(TypedDict):
-    content_sha256: str | None
-    first_seen: str
-    last_seen: str
-    cluster: str | None
-    merged_into: str | None
-
-
-class IndexJson(TypedDict):
-    """``published-index.json`` as written."""
-
-    version: int
-    updated_at: str | None
-    lectures: dict[str, IndexEntryJson]
-
 
 @dataclass
 class PublishedIndex:
@@ -68,12 +43,13 @@ class PublishedIndex:
         """Ids published as records of their own (not merged into another)."""
         return {i for i, e in self.entries.items() if e.merged_into is None}
 
-    def to_json(self) -> IndexJson:
+    def to_json(self) -> dict[str, Any]:
+        """``published-index.json`` as written: each entry's fields in their order here."""
         return {
             "version": INDEX_VERSION,
             "updated_at": self.updated_at,
             "lectures": {
-                i: e.to_json() for i, e in sorted(self.entries.items(), key=lambda kv: lecture_order(kv[0]))
+                i: asdict(e) for i, e in sorted(self.entries.items(), key=lambda kv: lecture_order(kv[0]))
             },
         }
 

@@ -68,7 +68,6 @@ def united_subtitles(
 class Merge:
     kept: str
     merged: tuple[str, ...]
-    reason: str = SAME_TALK
 
 
 @dataclass(frozen=True)
@@ -86,16 +85,12 @@ class DedupReport:
     clusters: list[Cluster] = field(default_factory=list)
     search: near.SearchStats = field(default_factory=near.SearchStats)
 
-    @property
-    def merged_ids(self) -> int:
-        return sum(len(m.merged) for m in self.merges)
-
     def summary(self) -> dict[str, int]:
         """The counts for a dataset's provenance (short: the card shows it on one line)."""
         return {
             "records_in": self.records_in,
             "records_out": self.records_out,
-            "same_talk_ids_merged": self.merged_ids,
+            "same_talk_ids_merged": sum(len(m.merged) for m in self.merges),
             "near_duplicate_clusters": len(self.clusters),
             "near_duplicate_records": sum(len(c.members) for c in self.clusters),
         }

@@ -11,7 +11,6 @@ keywords or a type to show. Nothing that is not one of the lecture's own values 
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -92,21 +91,13 @@ def _grow(
     return sorted(used), remaining
 
 
-# Template lines and teasers repeat on many pages of a crawl: most blocks were normalized before.
-_normalize_cached = functools.lru_cache(maxsize=1 << 16)(normalize_line)
-
-
-def _normalized(blocks: Sequence[str]) -> list[str]:
-    return [_normalize_cached(b) if isinstance(b, str) else "" for b in blocks]
-
-
 def own_content_indices(
     blocks: Sequence[str], fields: Any, *, normalized: Sequence[str] | None = None
 ) -> list[int]:
     """Indices (ascending) of the lecture's own blocks; see :func:`own_content_blocks`. ``normalized``:
     the blocks each normalized with :func:`normalize_line` (``""`` for what is not text), when the
     caller has them."""
-    return _locate(normalized if normalized is not None else _normalized(blocks), _expected(fields))
+    return _locate(normalized if normalized is not None else [_text(b) for b in blocks], _expected(fields))
 
 
 def _locate(norm: Sequence[str], expected: _Expected) -> list[int]:
@@ -149,5 +140,5 @@ def own_content_blocks(blocks: Sequence[str], fields: Any) -> list[str]:
     page's order, each page block used at most once: abstract, event name, title, keywords,
     presentation type on Underline. It is empty when the lecture's block cannot be found.
     """
-    norm = _normalized(blocks)
+    norm = [_text(b) for b in blocks]
     return [norm[i] for i in _locate(norm, _expected(fields))]

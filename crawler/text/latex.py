@@ -72,12 +72,11 @@ SUFFIXES = frozenset(
 # A command whose brace arguments hold no braces: the innermost ones go first, round after round.
 _DROPPED = re.compile(r"[ ~]*\\(?:cite[a-z]*|ref|eqref|autoref|label)\*?(?:\[[^\]]*\])*\{[^{}]*\}")
 _COMMAND_WITH_ARGS = re.compile(r"\\([A-Za-z]+)\*?((?:\s*\{[^{}]*\})+)")
-_ARGUMENT = re.compile(r"\{([^{}]*)\}")
+_GROUP = re.compile(r"\{([^{}]*)\}")
 _COMMAND = re.compile(r"\\([A-Za-z]+)\*?(?:\{\})?")
 _ESCAPED = re.compile(r"\\([%&_#${}])")
 _SPACING = re.compile(r"\\(?:\\|[ ,;:!])")
 _EMPTY_GROUP = re.compile(r"\{\}")
-_GROUP = re.compile(r"\{([^{}]*)\}")
 _MATH = re.compile(r"\$(?=\S)([^$\n]{1,300}?)(?<=\S)\$")
 _TIE = re.compile(r"(?<=[\w.,;:)}])~(?=\w)")
 _EN_DASH = re.compile(r"(?<=\w)--(?=\w)")
@@ -95,7 +94,7 @@ def _may_have_markup(text: str) -> bool:
 
 def _with_args(match: re.Match[str]) -> str:
     name = match[1]
-    args = _ARGUMENT.findall(match[2])
+    args = _GROUP.findall(match[2])
     if name in DROP:
         return ""
     if not any(a.strip() for a in args):

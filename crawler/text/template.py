@@ -34,7 +34,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from crawler.state.fsutil import write_json_atomic
 from crawler.text.normalize import normalize_line
@@ -112,13 +112,11 @@ class Anchors:
 
     @property
     def start(self) -> int | None:
-        found = [i for i in (self.abstract, self.title) if i is not None]
-        return min(found) if found else None
+        return min((i for i in (self.abstract, self.title) if i is not None), default=None)
 
     @property
     def end(self) -> int | None:
-        found = [i for i in (self.abstract, self.title) if i is not None]
-        return max(found) if found else None
+        return max((i for i in (self.abstract, self.title) if i is not None), default=None)
 
 
 def _description_head(description: str) -> str | None:
@@ -164,29 +162,6 @@ def find_anchors(blocks: Sequence[str], title: str | None, description: str | No
     if abstracts:
         return Anchors(abstracts[0], None)
     return Anchors(None, titles[0] if titles else None)
-
-
-class PendingJson(TypedDict):
-    hashes: list[str]
-    abstract: int | None
-    title: int | None
-
-
-class SiteJson(TypedDict):
-    """One site's model as saved: block hashes as 16 hex digits."""
-
-    pages: int
-    df: dict[str, int]
-    attached: dict[str, int]
-    records: list[str]
-    pending: list[PendingJson]
-
-
-class ModelJson(TypedDict):
-    """The saved model (``boilerplate-model.json``)."""
-
-    version: int
-    sites: dict[str, SiteJson]
 
 
 class TemplateModel:
@@ -374,7 +349,8 @@ class TemplateModel:
 
     # -- persistence ---------------------------------------------------------------------------
 
-    def to_json(self) -> ModelJson:
+    def to_json(self) -> dict[str, Any]:
+        """The model as ``boilerplate-model.json`` holds it: block hashes as 16 hex digits."""
         return {
             "version": MODEL_VERSION,
             "sites": {
