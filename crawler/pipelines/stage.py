@@ -20,7 +20,8 @@ from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem, SlidesItem, TranscriptItem
 from crawler.schema import SLIDES_FIELDS, TRANSCRIPT_FIELDS
 from crawler.schema.check import validate_record
-from crawler.state.stage import COMPLETE_MARKER, StageWriter
+from crawler.state.layout import COMPLETE
+from crawler.state.stage import StageWriter
 from crawler.state.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
 from crawler.state.withdrawals import Withdrawals
 
@@ -149,7 +150,7 @@ class StagePipeline:
                 summary[WITHDRAWALS_KEY] = withdrawals.to_json()
         else:
             summary["worker_lectures"] = staged
-            fleet = self.fleet.completion(reason, marked=(self.writer.directory / COMPLETE_MARKER).exists())
+            fleet = self.fleet.completion(reason, marked=(self.writer.directory / COMPLETE).exists())
             complete = fleet is not None
             summary.update(fleet or {})
         self.writer.close(complete=complete, summary=summary)

@@ -160,7 +160,7 @@ class LectureRecords:
         fields = with_listing_volatiles(fields, listed)
         if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
             # The site left some authors' profiles out: the lecture keeps its last authors.
-            last = self.previous().record(asked.lecture_id)
+            last = self.previous().staged(asked.lecture_id)
             kept = last.authors if last is not None else None
             if kept:
                 fields.authors = list(kept)
@@ -227,7 +227,7 @@ class LectureRecords:
     def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
         """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
         is still on the site, and is never published as withdrawn for a page that did not answer."""
-        record = self.previous().record(asked.lecture_id)
+        record = self.previous().staged(asked.lecture_id)
         counted = [*asked.counted, keys.PAGE_FAILED_KEPT]
         if record is not None:
             self.stats.inc_value(keys.PAGE_FAILED_KEPT)

@@ -149,7 +149,7 @@ class BudgetSpending:
             kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
             yield self.lectures.carried(record, kept, [key])
             return
-        last = self.lectures.previous().record(candidate.lecture_id)
+        last = self.lectures.previous().staged(candidate.lecture_id)
         if last is not None and not is_listing_only(last):
             # Ranked new only because the refresh is off: its last page's record stands in.
             yield self.lectures.carried(last, None, [key])

@@ -17,9 +17,9 @@ from typing import Any
 
 from crawler.json_types import JsonObject
 from crawler.pages.fields import LectureItem
-from crawler.schema import SORT_KEY, Lecture, parse_timestamp, to_json_record
-from crawler.state.layout import StateDir
-from crawler.state.stage import COMPLETE_MARKER, PREVIOUS_DIRNAME, lecture_line, staged_lecture
+from crawler.schema import SORT_KEY, parse_timestamp, to_json_record
+from crawler.state.layout import COMPLETE, StateDir
+from crawler.state.stage import lecture_line, staged_lecture
 from crawler.state.stage_index import record_problems
 from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
@@ -62,15 +62,16 @@ class PreviousStage:
         # asked about.
         self._event = array("I")
         self._events: dict[str, int] = {}
-        directory = Path(state_dir or ".") / PREVIOUS_DIRNAME
-        if state_dir is not None and directory.is_dir() and (directory / COMPLETE_MARKER).exists():
-            for path in sorted(directory.glob("*.jsonl")):
+        if state_dir is None:
+            return
+        state = StateDir.of(state_dir)
+        if (state.previous_stage / COMPLETE).exists():
+            for path in sorted(state.previous_stage.glob("*.jsonl")):
                 self._index(path)
-        base = StateDir.of(state_dir or ".").release_base
-        if state_dir is not None and base.is_file():
+        if state.release_base.is_file():
             # The published rows the stage lacks (a lost state, an event kept back): the release is the
             # base for them, never a reason to replace a lecture the stage holds.
-            self._index(base, fill_only=True)
+            self._index(state.release_base, fill_only=True)
 
     def _index(self, path: Path, *, fill_only: bool = False) -> None:
         file = len(self._paths)
@@ -217,11 +218,6 @@ class PreviousStage:
             staged, listing_hashes=staged.listing_hashes, listing_sha256=sha if isinstance(sha, str) else None
         )
 
-    def record(self, lecture_id: str) -> Lecture | None:
-        """The lecture's record as the previous crawl staged it, with the URLs seen linking to it; None
-        when there is none or it cannot be read back."""
-        return self.staged(lecture_id)
-
 
 def _line_number(path: Path, offset: int) -> int:
     """The number of the line starting at byte ``offset`` of ``path`` (read only to name a bad line)."""
@@ -252,7 +248,7 @@ def refresh_base_ids(state_dir: Path) -> set[str]:
     state = StateDir.of(state_dir)
     if state.stage_complete.exists() and not state.stage_refused.exists():
         directory = state.stage
-    elif (state.previous_stage / COMPLETE_MARKER).exists():
+    elif (state.previous_stage / COMPLETE).exists():
         directory = state.previous_stage
     else:
         return set()

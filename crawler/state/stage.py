@@ -32,19 +32,11 @@ from typing import IO, Any
 
 from crawler.json_types import JsonObject
 from crawler.schema import Lecture, Slides, Transcript
+from crawler.state import layout
 from crawler.state.fsutil import exclusive_lock, write_json_atomic
 from crawler.state.stage_slides import SLIDES_ROWS
 from crawler.state.stage_transcripts import transcript_line
 
-STAGE_DIRNAME = "stage"
-PREVIOUS_DIRNAME = STAGE_DIRNAME + ".previous"
-REFUSED_DIRNAME = STAGE_DIRNAME + ".refused"
-COMPLETE_MARKER = "COMPLETE"
-# Written beside COMPLETE when the quality gate refused the finished crawl.
-REFUSED_MARKER = "REFUSED"
-# The fleet run a shared stage belongs to, and the lock under which a worker decides to move the stage aside.
-RUN_FILE = "FRONTIER"
-LOCK_FILE = ".stage.lock"
 _WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # The kind of a lecture's line, and where the line holds the lecture (as ``to_json`` writes it).
 LECTURE_KIND = "lecture"
@@ -63,7 +55,7 @@ class StageError(RuntimeError):
 
 
 def stage_dir(state_dir: Path) -> Path:
-    return Path(state_dir) / STAGE_DIRNAME
+    return Path(state_dir) / layout.STAGE
 
 
 def check_worker_name(name: str) -> str:
@@ -84,15 +76,15 @@ def start_stage(state_dir: Path, run: str | None = None) -> bool:
     """
     directory = stage_dir(state_dir)
     if run is None:
-        moved = (directory / COMPLETE_MARKER).exists()
+        moved = (directory / layout.COMPLETE).exists()
         if moved:
             _move_to_previous(directory)
         directory.mkdir(parents=True, exist_ok=True)
         return moved
-    run_file = directory / RUN_FILE
-    with exclusive_lock(Path(state_dir) / LOCK_FILE):
+    run_file = directory / layout.STAGE_RUN
+    with exclusive_lock(Path(state_dir) / layout.STAGE_LOCK):
         current = run_file.read_text(encoding="utf-8").strip() if run_file.exists() else None
-        moved = (directory / COMPLETE_MARKER).exists() and current != run
+        moved = (directory / layout.COMPLETE).exists() and current != run
         if moved:
             _move_to_previous(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -103,8 +95,8 @@ def start_stage(state_dir: Path, run: str | None = None) -> bool:
 
 def _move_to_previous(directory: Path) -> None:
     # A refused crawl is kept for a look, but the last accepted one stays the base of the next refresh.
-    refused = (directory / REFUSED_MARKER).exists()
-    previous = directory.with_name(REFUSED_DIRNAME if refused else PREVIOUS_DIRNAME)
+    refused = (directory / layout.REFUSED).exists()
+    previous = directory.with_name(layout.REFUSED_STAGE if refused else layout.PREVIOUS_STAGE)
     if previous.exists():
         shutil.rmtree(previous)
     directory.rename(previous)
@@ -114,10 +106,10 @@ def mark_refused(state_dir: Path, summary: Mapping[str, Any]) -> bool:
     """Say that the quality gate refused the finished stage: the next crawl does not carry lectures over
     from it (see :func:`start_stage`). Returns False when there is no finished stage to mark."""
     directory = stage_dir(state_dir)
-    if not (directory / COMPLETE_MARKER).exists():
+    if not (directory / layout.COMPLETE).exists():
         return False
     body = {"refused_at": datetime.now(UTC).isoformat(), **summary}
-    write_json_atomic(directory / REFUSED_MARKER, body, sort_keys=True)
+    write_json_atomic(directory / layout.REFUSED, body, sort_keys=True)
     return True
 
 
@@ -260,4 +252,4 @@ def _alias_text(lecture_id: str, url: str) -> str:
 
 def mark_complete(state_dir: Path, summary: Mapping[str, Any]) -> None:
     body = {"finished_at": datetime.now(UTC).isoformat(), **summary}
-    write_json_atomic(stage_dir(state_dir) / COMPLETE_MARKER, body, sort_keys=True)
+    write_json_atomic(stage_dir(state_dir) / layout.COMPLETE, body, sort_keys=True)
