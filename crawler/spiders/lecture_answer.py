@@ -46,6 +46,12 @@ class PageAsked:
     event_id: str | None
     counted: list[str]
 
+    @classmethod
+    def of(cls, carried: Mapping[str, Any], counted: Iterable[str]) -> PageAsked:
+        """What the request's ``cb_kwargs`` (``carried``) say, with the counters added so far."""
+        listed = LectureItem.read_json(carried.get("listing"))
+        return cls(carried["lecture_id"], listed, carried.get("event_id"), list(counted))
+
     def count(self, stats: StatsCollector, key: str) -> None:
         stats.inc_value(key)
         self.counted.append(key)

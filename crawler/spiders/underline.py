@@ -505,29 +505,17 @@ class UnderlineSpider(scrapy.Spider):
         except JobFailed as exc:
             raise PageParseError(f"its worker job failed: {exc}") from exc
 
-    async def parse_lecture(
-        self,
-        response: Response,
-        *,
-        lecture_id: str,
-        listing: JsonObject | None = None,
-        listing_sha: str | None = None,
-        event_id: str | None = None,
-    ) -> AsyncIterator[Any]:
-        """A lecture page's answer. The request carries the listing's fields as JSON, since another process
-        (a crawl fleet) may have read the listing; ``listing_sha`` (requests queued by older crawls) is not
-        used: the listing's hashes are computed from ``listing``."""
+    async def parse_lecture(self, response: Response, **carried: Any) -> AsyncIterator[Any]:
+        """A lecture page's answer. The request carries the ``lecture_id``, the ``event_id`` whose listing
+        named it and the ``listing``'s fields as JSON, since another process (a crawl fleet) may have read
+        the listing; ``listing_sha`` (requests queued by older crawls) is not used: the listing's hashes
+        are computed from ``listing``."""
         page: LecturePage | PageParseError
         try:
             page = await self.read_page(response)
         except PageParseError as exc:
             page = exc
-        asked = PageAsked(
-            lecture_id=lecture_id,
-            listed=LectureItem.read_json(listing),
-            event_id=event_id,
-            counted=list(response.meta.get(COUNTED_META) or []),
-        )
+        asked = PageAsked.of(carried, response.meta.get(COUNTED_META) or [])
         for out in self.lectures.output(response, page, asked):
             yield out
 
@@ -587,11 +575,5 @@ class UnderlineSpider(scrapy.Spider):
         self.stats.inc_value(keys.FETCH_FAILED)
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
         if request is not None and "lecture_id" in request.cb_kwargs:
-            kwargs = request.cb_kwargs
-            asked = PageAsked(
-                lecture_id=kwargs["lecture_id"],
-                listed=LectureItem.read_json(kwargs.get("listing")),
-                event_id=kwargs.get("event_id"),
-                counted=[*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED],
-            )
-            yield from self.lectures.keep_listed(asked)
+            counted = [*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED]
+            yield from self.lectures.keep_listed(PageAsked.of(request.cb_kwargs, counted))
