@@ -24,7 +24,7 @@ from crawler.spiders.slide_documents import document_problem, pdf_answer
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
-from crawler.state.stage_slides import StagedSlides
+from crawler.state.stage_slides import SLIDES_ROWS, StagedSlides
 from tests.test_stage import record
 
 DECK = "https://assets.underline.io/lecture/7/slideshow/a.pdf"
@@ -73,9 +73,9 @@ def test_document_lines_read_back_from_the_stage_and_from_the_last_stage(tmp_pat
     writer.open()
     writer.write_lecture(Lecture.from_json(record("7")))
     validators = {"etag": '"e1"', "last_modified": "Tue, 01 Dec 2026 03:04:05 GMT"}
-    writer.write_slides(unread("failed"), None)
-    writer.write_slides(row(), validators)  # the same document again: the last line wins
-    writer.write_slides(unread("not_found", document="poster", url=POSTER), None)
+    writer.write_row(SLIDES_ROWS, unread("failed"), None)
+    writer.write_row(SLIDES_ROWS, row(), validators)  # the same document again: the last line wins
+    writer.write_row(SLIDES_ROWS, unread("not_found", document="poster", url=POSTER), None)
     writer.close(complete=True)
     line = json.loads(writer.path.read_text(encoding="utf-8").splitlines()[1])
     assert line["kind"] == "slides" and line["record"]["pages"] is None

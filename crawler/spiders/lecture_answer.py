@@ -70,33 +70,24 @@ def content_encoding(response: Response) -> str | None:
     return http_content_type_encoding(content_type.decode("latin-1"))
 
 
+@dataclasses.dataclass(eq=False)
 class LectureRecords:
     """Turns the spider's lecture pages into items. ``previous`` gives the last crawl's stage (read when
     first needed), ``default_event`` the event of a lecture no listing or page places, ``with_subtitles``
-    the spider's step that yields an item (with its subtitles' request first when asked for), ``logger``
-    the spider's."""
+    the spider's step that yields an item (with its subtitles' request first when asked for),
+    ``transcripts`` and ``slides`` the last stage's rows a carried lecture carries (no transcripts: None),
+    ``logger`` the spider's."""
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        web_base: str,
-        previous: Callable[[], PreviousStage],
-        *,
-        default_event: str,
-        with_subtitles: Callable[[LectureItem], Iterator[Any]],
-        transcripts: Callable[[str], list[TranscriptItem]] | None = None,
-        slides: Callable[[str], list[SlidesItem]] | None = None,
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.web_base = web_base
-        self.previous = previous
-        self.default_event = default_event
-        self.with_subtitles = with_subtitles
-        self.transcripts = transcripts
-        self.slides = slides
-        self.logger = logger
-        self.seen_links: set[str] = set()
+    stats: StatsCollector
+    web_base: str
+    previous: Callable[[], PreviousStage]
+    _: dataclasses.KW_ONLY
+    default_event: str
+    with_subtitles: Callable[[LectureItem], Iterator[Any]]
+    transcripts: Callable[[str], list[TranscriptItem]] | None
+    slides: Callable[[str], list[SlidesItem]]
+    logger: logging.LoggerAdapter[logging.Logger]
+    seen_links: set[str] = dataclasses.field(default_factory=set)
 
     def output(
         self, response: Response, page: LecturePage | PageParseError, asked: PageAsked
@@ -221,13 +212,12 @@ class LectureRecords:
         """A lecture staged again as the last crawl staged it, with the transcripts and documents it staged
         of it."""
         kept = self.transcripts(record.lecture_id) if self.transcripts is not None else []
-        slides = self.slides(record.lecture_id) if self.slides is not None else []
         return LectureItem.carried_over(
             record,
             listing_hashes=dict(listing_hashes) if listing_hashes is not None else None,
             counted=counted,
             transcripts=kept,
-            slides=slides,
+            slides=self.slides(record.lecture_id),
         )
 
     def keep_listed(self, asked: PageAsked) -> Iterator[Any]:

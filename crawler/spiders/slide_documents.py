@@ -14,9 +14,10 @@ timeout and a memory bound.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
@@ -87,6 +88,7 @@ def document_problem(failure: Failure) -> str:
     return failure_problem(failure)
 
 
+@dataclasses.dataclass(eq=False)
 class SlideDocuments(FileRows[SlidesItem]):
     """The spider's requests for lectures' documents and the rows their answers make (None ``callbacks``:
     documents are not asked for). ``callbacks`` are the spider's (a request's callbacks must be the
@@ -100,28 +102,16 @@ class SlideDocuments(FileRows[SlidesItem]):
     kept_unreadable_key = keys.SLIDES_KEPT_UNREADABLE
     carried_key = keys.SLIDES_CARRIED
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        *,
-        site_hosts: Iterable[str],
-        asset_hosts: Iterable[str],
-        max_bytes: int,
-        memory_bytes: int | None,
-        callbacks: tuple[Callable[..., Any], Callable[..., Any]] | None,
-        previous: Callable[[str], list[SlidesItem]],
-        in_worker: Callable[..., Any],
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.site_hosts = tuple(site_hosts)
-        self.asset_hosts = tuple(asset_hosts)
-        self.max_bytes = max_bytes
-        self.memory_bytes = memory_bytes
-        self.callbacks = callbacks
-        self.previous = previous
-        self.in_worker = in_worker
-        self.logger = logger
+    stats: StatsCollector
+    _: dataclasses.KW_ONLY
+    site_hosts: tuple[str, ...]
+    asset_hosts: Sequence[str]
+    max_bytes: int
+    memory_bytes: int | None
+    callbacks: tuple[Callable[..., Any], Callable[..., Any]] | None
+    previous: Callable[[str], list[SlidesItem]]
+    in_worker: Callable[..., Any]
+    logger: logging.LoggerAdapter[logging.Logger]
 
     @classmethod
     def of_spider(cls, spider: Any) -> SlideDocuments:

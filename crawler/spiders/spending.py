@@ -60,30 +60,22 @@ class BudgetTerms:
         return self.spent_before * self.page_cost() + asked < self.page_budget
 
 
+@dataclasses.dataclass(eq=False)
 class BudgetSpending:
     """Spends the spider's page budget (``terms``) on the lectures ``budget`` holds. ``page_request`` is
     the spider's (a request's callbacks must be the spider's methods), ``lectures`` makes the records of
     those that wait, ``logger`` is the spider's. ``spent``: the budget was spent (every listing read)."""
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        terms: BudgetTerms,
-        budget: PageBudget,
-        *,
-        lectures: LectureRecords,
-        page_request: Callable[..., scrapy.Request],
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.terms = terms
-        self.budget = budget
-        self.lectures = lectures
-        self.page_request = page_request
-        self.logger = logger
-        self.spent = False
-        # How many subtitle files the budget pays, once spent (None: no limit).
-        self.subtitle_allowance: int | None = None
+    stats: StatsCollector
+    terms: BudgetTerms
+    budget: PageBudget
+    _: dataclasses.KW_ONLY
+    lectures: LectureRecords
+    page_request: Callable[..., scrapy.Request]
+    logger: logging.LoggerAdapter[logging.Logger]
+    spent: bool = False
+    # How many subtitle files the budget pays, once spent (None: no limit).
+    subtitle_allowance: int | None = None
 
     def hold(self, decision: Decision) -> Iterator[Any]:
         """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held

@@ -177,7 +177,7 @@ class UnderlineSpider(scrapy.Spider):
             default_event=self.event_id,
             with_subtitles=self.with_subtitles,
             transcripts=self.subtitle_files.carried if self.subtitles else None,
-            slides=self.slide_documents.carried if self.slides else None,
+            slides=self.slide_documents.carried,
             logger=self.logger,
         )
 

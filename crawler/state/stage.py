@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.json_types import JsonObject
-from crawler.schema import Lecture, Slides, Transcript
+from crawler.schema import Lecture
 from crawler.state import layout
 from crawler.state.fsutil import exclusive_lock, write_json_atomic
-from crawler.state.stage_slides import SLIDES_ROWS
-from crawler.state.stage_transcripts import transcript_line
+from crawler.state.stage_rows import FileRecord, RowKind
 
 _WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # The kind of a lecture's line, and where the line holds the lecture (as ``to_json`` writes it).
@@ -191,16 +190,15 @@ class StageWriter:
             ]
         )
 
-    def write_transcript(self, transcript: Transcript, validators: Mapping[str, str] | None = None) -> None:
-        """One subtitle track of a lecture (its ``transcripts`` row), with the subtitle file's
-        ``validators`` (``etag``, ``last_modified``: what the next crawl revalidates the file with, never
-        published). The last line of a (lecture_id, subtitle_url) is the one read back."""
-        self._write(transcript_line(transcript, validators))
-
-    def write_slides(self, slides: Slides, validators: Mapping[str, str] | None = None) -> None:
-        """One document of a lecture (its ``slides`` row), with the PDF's ``validators``. The last line of
-        a (lecture_id, document) is the one read back."""
-        self._write(SLIDES_ROWS.line(slides, validators))
+    def write_row(
+        self, rows: RowKind[Any], record: FileRecord, validators: Mapping[str, str] | None = None
+    ) -> None:
+        """A row read from a file a lecture names, as a line of the kind ``rows``: a subtitle track's
+        ``transcripts`` row (``TRANSCRIPT_ROWS``) or a document's ``slides`` row (``SLIDES_ROWS``), with the
+        file's ``validators`` (``etag``, ``last_modified``: what the next crawl revalidates the file with,
+        never published). The last line of a (lecture_id, subtitle_url) or (lecture_id, document) is the
+        one read back."""
+        self._write(rows.line(record, validators))
 
     def write_session(self, session: Mapping[str, Any]) -> None:
         self._write({"kind": "session", "session": dict(session)})
