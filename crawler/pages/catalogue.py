@@ -68,15 +68,10 @@ class LibraryPage:
 
 
 @dataclass(frozen=True)
-class EventSummary:
+class EventSummary(EventInfo):
     """An event of the library and how many of the lectures read belong to it."""
 
-    event_id: str
-    name: str | None
-    start_date: date | None
-    end_date: date | None
-    location: str | None
-    lectures: int
+    lectures: int = 0
 
 
 def event_id_text(value: Any) -> str | None:
@@ -219,14 +214,7 @@ def summarize_events(lectures: Mapping[str, str | None], events: Iterable[EventI
         if event_id is not None:
             counts[event_id] = counts.get(event_id, 0) + 1
     summaries = [
-        EventSummary(
-            event_id=event_id,
-            name=(info := known.get(event_id, EventInfo(event_id))).name,
-            start_date=info.start_date,
-            end_date=info.end_date,
-            location=info.location,
-            lectures=count,
-        )
+        EventSummary(**vars(known.get(event_id, EventInfo(event_id))), lectures=count)
         for event_id, count in counts.items()
     ]
     return sorted(summaries, key=event_order)
