@@ -16,14 +16,12 @@ from datetime import date
 from typing import Any
 
 from crawler.pages import values
-from crawler.pages.api import EVENT_TYPE, error_summary, is_lecture
+from crawler.pages.api import EVENT_TYPE, error_summary, is_lecture, list_counts
 from crawler.pages.attributes import (
     EVENT_ATTRIBUTES,
     LECTURE_ATTRIBUTES,
     LECTURE_RELATIONSHIPS,
-    LIST_META,
     attribute,
-    lookup,
     relationship_name,
 )
 from crawler.pages.jsonapi import id_text, index_resources, related_id, resource_key
@@ -173,16 +171,12 @@ def parse_library_page(doc: Any) -> LibraryPage:
         lectures[lecture_id] = event_id
     if skipped:
         problems.append(f"{skipped} entries of data are not lectures; left out")
-    meta = doc.get("meta")
-    claimed = lookup(meta, LIST_META["total_pages"])
-    total_pages = values.count(claimed)
-    if claimed is not None and total_pages is None:
-        problems.append(f"meta.total_pages is not a page count: {values.shown(claimed)!r}")
+    total_pages, total_count = list_counts(doc, problems)
     return LibraryPage(
         lectures=lectures,
         events=events,
         total_pages=total_pages,
-        total_count=values.count(lookup(meta, LIST_META["total_count"])),
+        total_count=total_count,
         skipped=skipped,
         problems=problems,
     )

@@ -48,10 +48,11 @@ class BudgetTerms:
             return None
         return max(0, self.page_budget - presence_asked - 2 * (self.spent_before + pages))
 
-    def pages_left(self) -> int:
-        """How many lecture pages the budget still buys: a lecture costs its page, and its subtitles'
-        request when they are asked for; a resumed crawl has spent what its stage counts already."""
-        return max(0, self.page_budget // self.page_cost() - self.spent_before)
+    def pages_left(self, presence_asked: int = 0) -> int:
+        """How many lecture pages the budget still buys once ``presence_asked`` questions are asked: a
+        lecture costs its page, and its subtitles' request when they are asked for; a resumed crawl has
+        spent what its stage counts already."""
+        return max(0, (self.page_budget - presence_asked) // self.page_cost() - self.spent_before)
 
     def allows_presence(self, asked: int) -> bool:
         """Whether the budget buys one more question about presence, ``asked`` asked already."""
@@ -107,9 +108,7 @@ class BudgetSpending:
         ranked = self.budget.ranked()
         self.spent = True
         # What asking about the lectures that left the listings spent is no longer the pages'.
-        affordable = max(
-            0, (self.terms.page_budget - presence_asked) // self.terms.page_cost() - self.terms.spent_before
-        )
+        affordable = self.terms.pages_left(presence_asked)
         self.subtitle_allowance = self.terms.subtitle_allowance(presence_asked, min(affordable, len(ranked)))
         for place, candidate in enumerate(ranked):
             held = self.budget.listing(candidate)

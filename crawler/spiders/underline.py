@@ -562,14 +562,10 @@ class UnderlineSpider(scrapy.Spider):
             self.stats.inc_value(keys.LISTING_GAVE_UP)
             response = getattr(failure.value, "response", None)
             why = f"HTTP {response.status}" if response is not None else failure.getErrorMessage()
-            page = request.cb_kwargs.get("page")
-            self.listings.failed(
-                str(request.cb_kwargs.get("event_id")), f"listing page {page} failed ({why})"
-            )
-            if request.cb_kwargs.get("page") == 1 and response is not None:
-                self.stats.set_value(
-                    keys.LISTING_STATUS_PREFIX + str(request.cb_kwargs.get("event_id")), response.status
-                )
+            page, event = request.cb_kwargs.get("page"), str(request.cb_kwargs.get("event_id"))
+            self.listings.failed(event, f"listing page {page} failed ({why})")
+            if page == 1 and response is not None:
+                self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
             self.logger.error("Listing page %s failed: %s", request.url, failure.getErrorMessage())
             return
         self.stats.inc_value(keys.FETCH_FAILED)
