@@ -14,13 +14,8 @@ from scrapy.statscollectors import StatsCollector
 from twisted.python.failure import Failure
 
 from crawler import stats_keys as keys
-from crawler.pages.presence import (
-    GONE_STATUSES,
-    Presence,
-    ResourceAnswer,
-    event_answer,
-    lecture_answer,
-)
+from crawler.pages.api import EVENT_TYPE, LECTURE_TYPE
+from crawler.pages.presence import GONE_STATUSES, Presence, ResourceAnswer, resource_answer
 from crawler.schema import lecture_order
 from crawler.state.withdrawals import Withdrawals
 from crawler.urls import API_ACCEPT, event_resource_url, lecture_resource_url
@@ -41,8 +36,8 @@ def answer_of(
     if response is None:
         why = failure.getErrorMessage() if failure is not None else "no answer"
         return ResourceAnswer(Presence.UNKNOWN, why=why)
-    reader = lecture_answer if kind == "lecture" else event_answer
-    return reader(response.status, response.body, resource_id)
+    resource_type = LECTURE_TYPE if kind == "lecture" else EVENT_TYPE
+    return resource_answer(response.status, response.body, resource_type, resource_id)
 
 
 @dataclasses.dataclass(eq=False)
