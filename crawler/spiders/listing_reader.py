@@ -126,8 +126,8 @@ class ListingReader:
         return False
 
     def ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
-        """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
-        many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
+        """The event's listing read to its end: it is whole only when :func:`listing_whole` says so; else it
+        is incomplete."""
         if listing_whole(page, so_far):
             return
         pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries

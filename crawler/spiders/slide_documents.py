@@ -5,11 +5,9 @@ cannot be asked keeps.
 A document is asked when its lecture is fetched (new, changed, or revalidated), and for a lecture carried
 unchanged only when the last stage has no row of it at its current URL, or one left for later (``waiting``:
 the night's byte budget was spent; ``failed``: no answer). Every other carried lecture carries its rows
-from the last stage. A document is asked only on the site's own hosts (any port) or an asset host
-(``UNDERLINE_ASSET_HOSTS``), in a politeness slot of its own host, never through the HTTP cache (a PDF is
-read, redacted and staged, never stored raw), revalidated with the validators the last stage kept: a 304
-keeps the staged row. The PDF is read in a worker process (:mod:`crawler.slides`), under the pool's job
-timeout and a memory bound.
+from the last stage. A document is asked as :mod:`crawler.spiders.asset_files` says (a PDF is read,
+redacted and staged, never stored raw): a 304 keeps the staged row. The PDF is read in a worker process
+(:mod:`crawler.slides`), under the pool's job timeout and a memory bound.
 """
 
 from __future__ import annotations

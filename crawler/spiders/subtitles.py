@@ -3,11 +3,9 @@ what its answer makes of the track (a :class:`~crawler.schema.Transcript`), and 
 asked keeps.
 
 A track is asked when its lecture is fetched (new, changed, or revalidated); a carried lecture carries its
-transcripts from the last stage with it. A file is asked only on the site's own hosts (web or API base,
-any port) or an asset host (``UNDERLINE_ASSET_HOSTS``), in a politeness slot of its own host, never from
-the HTTP cache (a subtitle file may hold what a speaker said of themselves: it is parsed, redacted and
-staged, never stored raw), revalidated with the validators the last stage kept (``If-None-Match``,
-``If-Modified-Since``): a 304 keeps the staged transcript. The parsing is :mod:`crawler.transcripts`'.
+transcripts from the last stage with it. A file is asked as :mod:`crawler.spiders.asset_files` says (a
+subtitle file may hold what a speaker said of themselves: it is parsed, redacted and staged, never stored
+raw): a 304 keeps the staged transcript. The parsing is :mod:`crawler.transcripts`'.
 """
 
 from __future__ import annotations
