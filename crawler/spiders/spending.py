@@ -82,8 +82,8 @@ class BudgetSpending:
         """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
         lecture it ranks before) is staged now, so no more than the budget can buy is held."""
         rank = need_rank(decision)
-        previous = decision.previous
-        order = previous.fetched_at.timestamp() if rank == STALE and previous is not None else 0.0
+        fetched = decision.fetched_at
+        order = fetched.timestamp() if rank == STALE and fetched is not None else 0.0
         lecture_id = decision.fields.lecture_id
         if self.spent:
             # A listing page read after the budget was spent (see listings_read): it waits.

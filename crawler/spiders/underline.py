@@ -416,15 +416,15 @@ class UnderlineSpider(scrapy.Spider):
     def decide(self, fields: LectureItem) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
         hashes = listing_hashes(fields)
-        previous = self.previous.get(fields.lecture_id)
+        fetched_at = self.previous.fetched_at(fields.lecture_id)
         staged = None
-        if previous is not None and self.refresh:
+        if fetched_at is not None and self.refresh:
             staged = self.previous.staged(fields.lecture_id)
             if staged is None:
                 self.stats.inc_value(keys.PREVIOUS_DAMAGED)
-                previous = None  # its page is fetched as a new lecture's
+                fetched_at = None  # its page is fetched as a new lecture's
         unchanged = staged is not None and listing_unchanged(staged, fields, hashes)
-        return Decision(fields, hashes, previous, staged, unchanged)
+        return Decision(fields, hashes, fetched_at, staged, unchanged)
 
     def fetch_or_carry(self, decisions: list[Decision], event: str) -> Iterator[Any]:
         """A request for each lecture that is new, changed or due for revalidation (the oldest first, at

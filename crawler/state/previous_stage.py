@@ -10,7 +10,6 @@ import os
 import re
 from array import array
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,15 +24,6 @@ from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PreviousLecture:
-    """Where the last finished crawl staged a lecture, and when its page was fetched."""
-
-    path: Path
-    offset: int
-    fetched_at: datetime
 
 
 class PreviousStage:
@@ -171,26 +161,22 @@ class PreviousStage:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def get(self, lecture_id: str) -> PreviousLecture | None:
+    def fetched_at(self, lecture_id: str) -> datetime | None:
+        """When the previous crawl fetched the lecture's page; None when it staged no line of it."""
         row = self.entries.get(lecture_id)
-        if row is None:
-            return None
-        return PreviousLecture(
-            self._paths[self._file[row]],
-            self._offset[row],
-            _EPOCH + timedelta(microseconds=self._fetched[row]),
-        )
+        return None if row is None else _EPOCH + timedelta(microseconds=self._fetched[row])
 
     def staged(self, lecture_id: str) -> LectureItem | None:
         """The lecture as the previous crawl staged it, carried, with the hashes its listing was staged
         with; None when it has none, or when its line cannot be read back (logged with the file, and
         counted in ``damaged``)."""
-        entry = self.get(lecture_id)
-        if entry is None:
+        row = self.entries.get(lecture_id)
+        if row is None:
             return None
+        path, offset = self._paths[self._file[row]], self._offset[row]
         try:
-            with entry.path.open("rb") as fh:
-                fh.seek(entry.offset)
+            with path.open("rb") as fh:
+                fh.seek(offset)
                 lecture = staged_lecture(json.loads(fh.readline()))
             if lecture is None:
                 raise ValueError("not a lecture line")
@@ -208,8 +194,8 @@ class PreviousStage:
                     "The last stage's record of lecture %s (%s:%d) cannot be read back (%s): its page is "
                     "fetched again",
                     lecture_id,
-                    entry.path,
-                    _line_number(entry.path, entry.offset),
+                    path,
+                    _line_number(path, offset),
                     exc,
                 )
             return None
