@@ -99,7 +99,7 @@ def test_a_bad_slides_line_is_counted_and_never_taken(tmp_path: Path) -> None:
     writer.write_lecture(Lecture.from_json(record("7")))
     bad = row().to_json()
     bad["page_count"] = "three"
-    writer._write({"kind": "slides", "record": bad})
+    writer._write_lines([json.dumps({"kind": "slides", "record": bad})])
     writer.close(complete=True)
     index = index_stage(state)
     assert index.bad_lines == 1

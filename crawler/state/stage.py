@@ -161,12 +161,8 @@ class StageWriter:
         self.torn_bytes_dropped = _drop_torn_tail(self.path)
         self._fh = self.path.open("a", encoding="utf-8")
 
-    def _write(self, *payloads: Mapping[str, Any]) -> None:
-        """Lines written together and flushed once: a kill leaves all of them or a torn tail."""
-        self._write_lines([_ENCODE_LINE(p) for p in payloads])
-
     def _write_lines(self, lines: Sequence[str]) -> None:
-        """:meth:`_write` of lines encoded already."""
+        """Lines (encoded) written together and flushed once: a kill leaves all of them or a torn tail."""
         if self._fh is None:
             raise StageError("the stage writer is not open")
         self._fh.write("".join([line + "\n" for line in lines]))
@@ -198,10 +194,10 @@ class StageWriter:
         file's ``validators`` (``etag``, ``last_modified``: what the next crawl revalidates the file with,
         never published). The last line of a (lecture_id, subtitle_url) or (lecture_id, document) is the
         one read back."""
-        self._write(rows.line(record, validators))
+        self._write_lines([_ENCODE_LINE(rows.line(record, validators))])
 
     def write_session(self, session: Mapping[str, Any]) -> None:
-        self._write({"kind": "session", "session": dict(session)})
+        self._write_lines([_ENCODE_LINE({"kind": "session", "session": dict(session)})])
 
     def write_aliases(self, aliases: Sequence[tuple[str, str]]) -> None:
         """URLs seen linking to lectures, as ``(lecture_id, url)``: merged into their ``source_urls``."""
