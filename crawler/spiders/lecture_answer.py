@@ -4,6 +4,7 @@ its request carried; the lecture item; and the record a listed lecture keeps whe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -140,10 +141,7 @@ class LectureRecords:
         """The lecture's fields from its page and its listing (the fields where both say and differ are
         added to ``disagreed``); None when neither shows a lecture."""
         listed = asked.listed
-
-        def count(key: str) -> None:
-            asked.count(self.stats, key)
-
+        count = functools.partial(asked.count, self.stats)
         if page.extraction == "visible_text" and listed is not None:
             # Without the page's JSON the page tells only what its meta tags say (whitespace
             # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
