@@ -127,16 +127,12 @@ def listing_sha256(fields: LectureItem) -> str:
     return hashlib.sha256(_ENCODE(listed).encode("utf-8")).hexdigest()
 
 
-def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
-    """The listing fields both crawls know whose hashes differ: a field new to the listing (the crawler
-    learned it) or gone from it is no change of the lecture."""
-    return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
-
-
 def listing_unchanged(staged: LectureItem, listed: LectureItem, hashes: Mapping[str, str]) -> bool:
-    """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
-    if staged.listing_hashes is not None:
-        return not changed_listing_fields(staged.listing_hashes, hashes)
+    """Whether the lecture's listing says nothing its page could change since the last crawl staged it:
+    every listing field both crawls know hashes the same (a field new to the listing, the crawler learned
+    it, or gone from it is no change of the lecture)."""
+    if (stored := staged.listing_hashes) is not None:
+        return all(stored[name] == hashes[name] for name in stored.keys() & hashes.keys())
     if staged.listing_sha256 is not None:
         return staged.listing_sha256 == listing_sha256(listed)
     return False  # a page that failed, or showed another lecture: fetched again
