@@ -56,6 +56,8 @@ from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.schema import Int32, Segment, Slides, Transcript
 from crawler.state.stage import StageWriter
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
+from crawler.state.stage_slides import SLIDES_ROWS
+from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
 
 LECTURES_PER_EVENT = 740
 TRACKS_PER_LECTURE = 1.2
@@ -161,10 +163,12 @@ def write_stage(state: Path, lectures: int, *, slides: bool = False) -> int:
         record["content_sha256"] = schema.content_sha256(record)
         writer.write_lecture(schema.Lecture.from_json(record))
         for locale in locales:
-            writer.write_transcript(_track(record["lecture_id"], event, locale, rng), {"etag": f'"{index}"'})
+            writer.write_row(
+                TRANSCRIPT_ROWS, _track(record["lecture_id"], event, locale, rng), {"etag": f'"{index}"'}
+            )
         for document in documents:
             validators = {"etag": f'"{index}-{document}"', PRIVACY_RULE_KEY: TRANSCRIPT_PRIVACY_RULE}
-            writer.write_slides(_document(record["lecture_id"], event, document, rng), validators)
+            writer.write_row(SLIDES_ROWS, _document(record["lecture_id"], event, document, rng), validators)
         rows += len(locales) + len(documents)
     writer.close(complete=True, summary={"event_ids": []})
     return rows

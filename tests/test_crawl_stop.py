@@ -16,8 +16,7 @@ import pytest
 
 from crawler import stats_keys as keys
 from crawler.schedule.run import RunStatus
-from crawler.state.layout import StateDir
-from crawler.state.stage import COMPLETE_MARKER
+from crawler.state.layout import COMPLETE, StateDir
 from tests.support.commands import start_command
 from tests.support.replica import RunningReplica, crawl_args, fast_crawl_settings, running_replica
 
@@ -83,4 +82,4 @@ def test_the_first_sigterm_ends_a_crawl_waiting_on_a_failing_host(
     assert "the crawl was stopped" in stderr
     # An interrupted crawl: the stage is kept, unmarked, for the next crawl to resume.
     stage = StateDir(state).stage
-    assert stage.is_dir() and not (stage / COMPLETE_MARKER).exists()
+    assert stage.is_dir() and not (stage / COMPLETE).exists()

@@ -17,7 +17,7 @@ from twisted.python.failure import Failure
 
 from crawler.middlewares.backoff import BackoffMiddleware, HostDeferred, full_jitter_wait, parse_retry_after
 from crawler.middlewares.slots import count_dispatched_as_transferring
-from crawler.spiders.subtitles import failure_problem
+from crawler.spiders.asset_files import failure_problem
 from tests.support.pace import spaced_at_least
 from tests.support.polite_server import REPO_ROOT, Logged, Reply, Routes, gaps, page, run_crawl, serve
 from tests.support.settings import project_crawler

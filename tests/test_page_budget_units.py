@@ -18,7 +18,6 @@ from crawler.schedule.gate import GateInput, GateThresholds, evaluate
 from crawler.schema import Lecture
 from crawler.spiders.budget import PageBudget
 from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, authors_incomplete, need_rank
-from crawler.state.previous_stage import PreviousLecture
 from tests.support.replica import eventcrawl
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -27,13 +26,13 @@ NEGATIVE = "setting UNDERLINE_PAGE_BUDGET must not be negative"
 
 def decision(extraction: str | None, *, unchanged: bool = False) -> Decision:
     staged = None
-    previous = None
+    fetched_at = None
     if extraction is not None:
         staged = LectureItem.carried_over(
             Lecture(lecture_id="1", extraction=extraction), listing_hashes={"title": "x"}
         )
-        previous = PreviousLecture(Path("main.jsonl"), 0, NOW)
-    return Decision(LectureItem(lecture_id="1"), {}, previous, staged, unchanged)
+        fetched_at = NOW
+    return Decision(LectureItem(lecture_id="1"), {}, fetched_at, staged, unchanged)
 
 
 @pytest.mark.parametrize(

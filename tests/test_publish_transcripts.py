@@ -29,7 +29,7 @@ from crawler.publish.tables import TRANSCRIPTS, event_configs
 from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.state.stage import StageWriter
-from crawler.state.stage_transcripts import PRIVACY_RULE_KEY, StagedTranscript
+from crawler.state.stage_transcripts import PRIVACY_RULE_KEY, TRANSCRIPT_ROWS, StagedTranscript
 from docsgen.columns import render_page
 from tests.test_publish_parquet import make_record
 
@@ -114,7 +114,7 @@ def write_stage(state: Path, lectures: list[dict], tracks: Sequence[Transcript],
     for record in lectures:
         writer.write_lecture(Lecture.from_json(record))
     for transcript in tracks:
-        writer.write_transcript(transcript, {"etag": f'"{transcript.subtitle_url}"'})
+        writer.write_row(TRANSCRIPT_ROWS, transcript, {"etag": f'"{transcript.subtitle_url}"'})
     writer.close(complete=True)
     with writer.path.open("a", encoding="utf-8") as fh:
         fh.writelines(line + "\n" for line in raw)
@@ -624,7 +624,7 @@ def test_a_previous_releases_row_from_earlier_rules_is_redacted_again_when_carri
     for record in records():
         writer.write_lecture(Lecture.from_json(record))
     said = track("130109", "469", "es", text=" ".join(s["text"] for s in SAID_ACROSS), segments=SAID_ACROSS)
-    writer.write_transcript(said, current)
+    writer.write_row(TRANSCRIPT_ROWS, said, current)
     writer.close(complete=True)
     publish(state, out)
     assert [r["segments"] for r in rows_of(out, "469")] == [SAID_ACROSS]

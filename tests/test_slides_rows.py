@@ -32,7 +32,7 @@ from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
-from crawler.state.stage_slides import StagedSlides
+from crawler.state.stage_slides import SLIDES_ROWS, StagedSlides
 from tests.test_stage import record
 
 DECK = "https://assets.underline.io/lecture/7/slideshow/a.pdf"
@@ -89,9 +89,9 @@ def test_document_lines_read_back_from_the_stage_and_from_the_last_stage(tmp_pat
     writer.open()
     writer.write_lecture(Lecture.from_json(record("7")))
     validators = {"etag": '"e1"', "last_modified": "Tue, 01 Dec 2026 03:04:05 GMT"}
-    writer.write_slides(unread("failed"), None)
-    writer.write_slides(row(), validators)  # the same document again: the last line wins
-    writer.write_slides(unread("not_found", document="poster", url=POSTER), None)
+    writer.write_row(SLIDES_ROWS, unread("failed"), None)
+    writer.write_row(SLIDES_ROWS, row(), validators)  # the same document again: the last line wins
+    writer.write_row(SLIDES_ROWS, unread("not_found", document="poster", url=POSTER), None)
     writer.close(complete=True)
     line = json.loads(writer.path.read_text(encoding="utf-8").splitlines()[1])
     assert line["kind"] == "slides" and line["record"]["pages"] is None
@@ -115,7 +115,7 @@ def test_a_bad_slides_line_is_counted_and_never_taken(tmp_path: Path) -> None:
     writer.write_lecture(Lecture.from_json(record("7")))
     bad = row().to_json()
     bad["page_count"] = "three"
-    writer._write({"kind": "slides", "record": bad})
+    writer._write_lines([json.dumps({"kind": "slides", "record": bad})])
     writer.close(complete=True)
     index = index_stage(state)
     assert index.bad_lines == 1
@@ -222,7 +222,7 @@ def test_a_release_whose_slides_were_redacted_under_earlier_rules_is_changed(tmp
     writer = StageWriter(state)
     writer.open()
     writer.write_lecture(lecture())
-    writer.write_slides(older, {PRIVACY_RULE_KEY: PRIVACY_RULE})
+    writer.write_row(SLIDES_ROWS, older, {PRIVACY_RULE_KEY: PRIVACY_RULE})
     writer.close(complete=True)
     publish_staged(PublishRequest(state, out, "slides-rules", force=True))
     manifest_path = out / "manifest.json"
@@ -239,7 +239,7 @@ def test_a_damaged_slides_file_is_named_before_anything_is_built(tmp_path: Path)
     writer = StageWriter(state)
     writer.open()
     writer.write_lecture(lecture())
-    writer.write_slides(row())
+    writer.write_row(SLIDES_ROWS, row())
     writer.close(complete=True)
     publish_staged(PublishRequest(state, out, "slides-damaged", force=True))
     damaged = out / "data/slides/event-502.parquet"
@@ -262,7 +262,7 @@ def test_a_lecture_moved_to_another_event_keeps_its_published_rows_when_none_is_
         writer.open()
         writer.write_lecture(lecture(event_id=event_id))
         for document in staged:
-            writer.write_slides(document, {PRIVACY_RULE_KEY: PRIVACY_RULE})
+            writer.write_row(SLIDES_ROWS, document, {PRIVACY_RULE_KEY: PRIVACY_RULE})
         writer.close(complete=True)
         publish_staged(PublishRequest(state, out, "slides-moved", force=True))
     rows = pq.read_table(out / "data/slides/event-469.parquet").to_pylist()

@@ -9,11 +9,9 @@ import pytest
 
 from crawler.items import LectureItem
 from crawler.schema import Lecture, content_sha256, to_json_record
+from crawler.state.layout import COMPLETE, REFUSED_STAGE, STAGE_RUN
 from crawler.state.previous_stage import PreviousStage, refresh_base_ids
 from crawler.state.stage import (
-    COMPLETE_MARKER,
-    REFUSED_DIRNAME,
-    RUN_FILE,
     StageError,
     StageWriter,
     mark_complete,
@@ -112,7 +110,7 @@ def test_a_new_crawl_after_a_finished_one_starts_a_fresh_stage(tmp_path: Path) -
     second = StageWriter(tmp_path)
     second.open()
     assert not second.resumed
-    assert not (tmp_path / "stage" / COMPLETE_MARKER).exists()
+    assert not (tmp_path / "stage" / COMPLETE).exists()
     second.write_lecture(Lecture.from_json(record("2")))
     second.close(complete=True)
     assert [r.lecture_id for r in read_stage(tmp_path).records] == ["2"]
@@ -148,17 +146,17 @@ def test_a_finished_stage_is_moved_aside_once_per_run(tmp_path: Path) -> None:
     stage = tmp_path / "stage"
     stage.mkdir()
     (stage / "main.jsonl").write_text("", encoding="utf-8")
-    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
+    (stage / COMPLETE).write_text("{}", encoding="utf-8")
     assert start_stage(tmp_path, "ns run-1")
     assert (tmp_path / "stage.previous" / "main.jsonl").exists()
-    assert (stage / RUN_FILE).read_text(encoding="utf-8") == "ns run-1\n"
+    assert (stage / STAGE_RUN).read_text(encoding="utf-8") == "ns run-1\n"
     (stage / "w0.jsonl").write_text("", encoding="utf-8")
     assert not start_stage(tmp_path, "ns run-1")
-    (stage / COMPLETE_MARKER).write_text("{}", encoding="utf-8")
+    (stage / COMPLETE).write_text("{}", encoding="utf-8")
     assert not start_stage(tmp_path, "ns run-1")
     assert (stage / "w0.jsonl").exists()
     assert start_stage(tmp_path, "ns run-2")
-    assert sorted(p.name for p in stage.iterdir()) == [RUN_FILE]
+    assert sorted(p.name for p in stage.iterdir()) == [STAGE_RUN]
 
 
 def test_a_record_the_stage_cannot_read_back_is_fetched_again_not_lost(tmp_path: Path) -> None:
@@ -192,7 +190,7 @@ def test_a_refused_stage_is_never_the_next_refresh_base(tmp_path: Path) -> None:
     staged = PreviousStage(tmp_path).staged("1")
     assert staged is not None
     assert (staged.title, staged.listing_hashes, staged.carried) == ("Title 1", {"title": "a"}, True)
-    assert read_stage_dir(tmp_path / REFUSED_DIRNAME) == ["refused"]
+    assert read_stage_dir(tmp_path / REFUSED_STAGE) == ["refused"]
     # Nothing to refuse once the stage moved on, nor in an unfinished one.
     assert not mark_refused(tmp_path, {})
 
@@ -214,9 +212,9 @@ def test_a_previous_record_that_cannot_be_read_back_is_absent_and_counted(tmp_pa
     start_stage(tmp_path)
     previous = PreviousStage(tmp_path)
     assert {"1", "2", "3"} <= set(previous.entries)
-    assert previous.staged("2") is None and previous.record("3") is None
+    assert previous.staged("2") is None and previous.staged("3") is None
     assert previous.damaged == {"2", "3"}
-    assert previous.record("1") is not None
+    assert previous.staged("1") is not None
 
 
 def test_an_unfinished_stage_counts_what_its_lectures_counted(tmp_path: Path) -> None:
@@ -302,8 +300,8 @@ def test_a_bad_typed_line_of_the_last_stage_is_never_carried(
         start_stage(state)
         previous = PreviousStage(state)
         caplog.clear()
-        assert previous.staged("2") is None and previous.record("2") is None, f"case {case}"
-        assert previous.record("1") is not None, f"case {case}"
+        assert previous.staged("2") is None and previous.staged("2") is None, f"case {case}"
+        assert previous.staged("1") is not None, f"case {case}"
         if not isinstance(bad["lecture_id"], str):
             assert "2" not in previous, f"case {case}"  # not indexed under any id
             continue

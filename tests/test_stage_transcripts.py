@@ -1,4 +1,4 @@
-"""Transcript lines of the stage: written by StageWriter.write_transcript, read back by the stage index and
+"""Transcript lines of the stage: written by StageWriter.write_row, read back by the stage index and
 by the last finished stage, a bad one counted, named and never taken."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from crawler.schema.check import validate_record
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
-from crawler.state.stage_transcripts import StagedTranscript
+from crawler.state.stage_transcripts import TRANSCRIPT_ROWS, StagedTranscript
 from tests.test_stage import record
 
 URL = "https://assets.underline.io/lecture/7/subtitles/en.vtt"
@@ -50,7 +50,7 @@ def stage_of(state: Path, *lines: tuple[Transcript, dict[str, str] | None]) -> P
     writer.open()
     writer.write_lecture(Lecture.from_json(record("7")))
     for transcript, validators in lines:
-        writer.write_transcript(transcript, validators)
+        writer.write_row(TRANSCRIPT_ROWS, transcript, validators)
     writer.close(complete=True)
     return writer.path
 

@@ -36,9 +36,6 @@ def test_the_names_agree_with_the_modules_that_still_spell_them() -> None:
     """Until every module asks StateDir, the names it spells itself must be StateDir's."""
     state = StateDir.of("s")
     assert state.stage == stage.stage_dir(Path("s"))
-    assert state.previous_stage.name == stage.PREVIOUS_DIRNAME
-    assert state.stage_complete.name == stage.COMPLETE_MARKER
-    assert state.stage_refused.name == stage.REFUSED_MARKER
     assert state.signatures.name == CACHE_DIRNAME
     assert state.published_index == index_path(Path("s"))
     assert state.published_index.name == INDEX_NAME

@@ -17,8 +17,9 @@ from twisted.python.failure import Failure
 from crawler.items import LectureItem, TranscriptItem
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.schema import Transcript
+from crawler.spiders.asset_files import failure_problem
 from crawler.spiders.spending import BudgetTerms
-from crawler.spiders.subtitles import SubtitleFiles, failure_problem
+from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
 from crawler.urls import host_of, subtitle_host_allowed
 

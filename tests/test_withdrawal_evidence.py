@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from crawler import stats_keys as keys
-from crawler.pages.presence import Presence, event_answer, lecture_answer
+from crawler.pages.api import EVENT_TYPE, LECTURE_TYPE
+from crawler.pages.presence import Presence, resource_answer
 from crawler.publish.previous import carry_forward, with_listing_fields
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
@@ -273,15 +274,15 @@ def lecture_doc(lecture_id: str, event: str) -> bytes:
 def test_what_a_lecture_resource_answer_says(
     status: int, body: bytes, presence: Presence, event: str | None
 ) -> None:
-    answer = lecture_answer(status, body, "7")
+    answer = resource_answer(status, body, LECTURE_TYPE, "7")
     assert (answer.presence, answer.event_id) == (presence, event)
 
 
 def test_what_an_event_resource_answer_says() -> None:
     live = json.dumps({"data": {"type": "thin_events", "id": "469", "attributes": {"name": "E"}}})
-    assert event_answer(200, live, "469").presence is Presence.LIVE
-    assert event_answer(404, None, "469").presence is Presence.GONE
-    assert event_answer(200, live, "502").presence is Presence.UNKNOWN
+    assert resource_answer(200, live, EVENT_TYPE, "469").presence is Presence.LIVE
+    assert resource_answer(404, None, EVENT_TYPE, "469").presence is Presence.GONE
+    assert resource_answer(200, live, EVENT_TYPE, "502").presence is Presence.UNKNOWN
 
 
 def record(lecture_id: str, extraction: str, **values: Any) -> Lecture:

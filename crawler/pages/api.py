@@ -194,6 +194,17 @@ def error_summary(doc: Mapping[str, Any]) -> str | None:
     return "API error: " + (" ".join(parts) if parts else "unspecified")[:200]
 
 
+def list_counts(doc: Mapping[str, Any], problems: list[str]) -> tuple[int | None, int | None]:
+    """The pages and the lectures a list's ``meta`` counts (a page count that is no count: None, and a
+    problem)."""
+    meta = doc.get("meta")
+    claimed = lookup(meta, LIST_META["total_pages"])
+    total_pages = values.count(claimed)
+    if claimed is not None and total_pages is None:
+        problems.append(f"meta.total_pages is not a page count: {values.shown(claimed)!r}")
+    return total_pages, values.count(lookup(meta, LIST_META["total_count"]))
+
+
 def parse_lecture_list(doc: Any, base_url: str | None = None) -> LectureListPage:
     """A page of ``/api/v1/thin_lectures``: every lecture resource of ``data``, in order.
 
@@ -223,18 +234,14 @@ def _lecture_list(doc: Any, base_url: str | None, index: Mapping[ResourceKey, Re
             records.append(lecture_fields(item, index, base_url))
         else:
             skipped += 1
-    meta = doc.get("meta")
-    claimed = lookup(meta, LIST_META["total_pages"])
-    total_pages = values.count(claimed)
-    if claimed is not None and total_pages is None:
-        problems.append(f"meta.total_pages is not a page count: {values.shown(claimed)!r}")
-    elif total_pages is not None and total_pages > MAX_TOTAL_PAGES:
+    total_pages, total_count = list_counts(doc, problems)
+    if total_pages is not None and total_pages > MAX_TOTAL_PAGES:
         problems.append(f"meta.total_pages {total_pages} is not believable (more than {MAX_TOTAL_PAGES})")
         total_pages = None
     return LectureListPage(
         records=records,
         total_pages=total_pages,
-        total_count=values.count(lookup(meta, LIST_META["total_count"])),
+        total_count=total_count,
         skipped=skipped,
         problems=problems,
     )

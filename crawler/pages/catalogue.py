@@ -16,14 +16,12 @@ from datetime import date
 from typing import Any
 
 from crawler.pages import values
-from crawler.pages.api import EVENT_TYPE, error_summary, is_lecture
+from crawler.pages.api import EVENT_TYPE, error_summary, is_lecture, list_counts
 from crawler.pages.attributes import (
     EVENT_ATTRIBUTES,
     LECTURE_ATTRIBUTES,
     LECTURE_RELATIONSHIPS,
-    LIST_META,
     attribute,
-    lookup,
     relationship_name,
 )
 from crawler.pages.jsonapi import id_text, index_resources, related_id, resource_key
@@ -68,15 +66,10 @@ class LibraryPage:
 
 
 @dataclass(frozen=True)
-class EventSummary:
+class EventSummary(EventInfo):
     """An event of the library and how many of the lectures read belong to it."""
 
-    event_id: str
-    name: str | None
-    start_date: date | None
-    end_date: date | None
-    location: str | None
-    lectures: int
+    lectures: int = 0
 
 
 def event_id_text(value: Any) -> str | None:
@@ -178,16 +171,12 @@ def parse_library_page(doc: Any) -> LibraryPage:
         lectures[lecture_id] = event_id
     if skipped:
         problems.append(f"{skipped} entries of data are not lectures; left out")
-    meta = doc.get("meta")
-    claimed = lookup(meta, LIST_META["total_pages"])
-    total_pages = values.count(claimed)
-    if claimed is not None and total_pages is None:
-        problems.append(f"meta.total_pages is not a page count: {values.shown(claimed)!r}")
+    total_pages, total_count = list_counts(doc, problems)
     return LibraryPage(
         lectures=lectures,
         events=events,
         total_pages=total_pages,
-        total_count=values.count(lookup(meta, LIST_META["total_count"])),
+        total_count=total_count,
         skipped=skipped,
         problems=problems,
     )
@@ -219,14 +208,7 @@ def summarize_events(lectures: Mapping[str, str | None], events: Iterable[EventI
         if event_id is not None:
             counts[event_id] = counts.get(event_id, 0) + 1
     summaries = [
-        EventSummary(
-            event_id=event_id,
-            name=(info := known.get(event_id, EventInfo(event_id))).name,
-            start_date=info.start_date,
-            end_date=info.end_date,
-            location=info.location,
-            lectures=count,
-        )
+        EventSummary(**vars(known.get(event_id, EventInfo(event_id))), lectures=count)
         for event_id, count in counts.items()
     ]
     return sorted(summaries, key=event_order)

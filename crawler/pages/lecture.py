@@ -16,7 +16,6 @@ from crawler.pages import links, next_data, visible
 from crawler.pages.fields import (
     ITEM_FIELD_NAMES,
     AttributeValue,
-    Author,
     Extraction,
     FieldSource,
     LectureItem,
@@ -29,6 +28,8 @@ from crawler.schema import ATTRIBUTE_FIELDS, Field
 from crawler.text.blocks import parse_page, visible_blocks
 
 _EMPTY: tuple[Any, ...] = (None, "", [])
+# The fields the page's JSON alone gives that have no method of their own (see :meth:`_json_only`).
+_JSON_ONLY = ("presentation_type", "event_id", "event_name", "session_id", "session_name", "package")
 
 
 class UnderlineLecturePage:
@@ -146,7 +147,8 @@ class UnderlineLecturePage:
         return self._found("related_lecture_ids", found, "next_data")
 
     # The visible page shows keywords without marking them, and no session, dates, DOI, authors or
-    # media links a reader could tell apart from the related lectures': these come from the JSON only.
+    # media links a reader could tell apart from the related lectures': these come from the JSON only
+    # (:meth:`_json_only`).
 
     def attribute(self, f: Field) -> AttributeValue:
         """A plain attribute field of the schema: the title and abstract by their own methods (the
@@ -156,45 +158,20 @@ class UnderlineLecturePage:
         value = self._json_only(f.name, [] if f.kind == "string_list" else None)
         return list(value) if isinstance(value, list) else value
 
-    def presentation_type(self) -> str | None:
-        return self._json_only("presentation_type", None)
-
-    def event_id(self) -> str | None:
-        return self._json_only("event_id", None)
-
-    def event_name(self) -> str | None:
-        return self._json_only("event_name", None)
-
-    def session_id(self) -> str | None:
-        return self._json_only("session_id", None)
-
-    def session_name(self) -> str | None:
-        return self._json_only("session_name", None)
-
-    def package(self) -> str | None:
-        return self._json_only("package", None)
-
-    def authors(self) -> list[Author]:
-        return list(self._json_only("authors", []))
-
     # -- the whole page ----------------------------------------------------------------------------
 
     def fields(self, lecture_id: str) -> LectureItem:
-        """Every field, each by its own method (the plain attribute fields by :meth:`attribute`)."""
+        """Every field, each by its own method (the plain attribute fields by :meth:`attribute`, those of
+        ``_JSON_ONLY`` by :meth:`_json_only`)."""
         is_premium, premium_known = self.is_premium()
         fields = LectureItem(
             lecture_id=lecture_id,
             slug=self.slug(),
-            presentation_type=self.presentation_type(),
-            event_id=self.event_id(),
-            event_name=self.event_name(),
-            session_id=self.session_id(),
-            session_name=self.session_name(),
-            package=self.package(),
+            **{name: self._json_only(name, None) for name in _JSON_ONLY},
             is_premium=is_premium,
             premium_known=premium_known,
             related_lecture_ids=self.related_lecture_ids(lecture_id),
-            authors=self.authors(),
+            authors=list(self._json_only("authors", [])),
             problems=list(self.json.problems) if self.json is not None else [],
         )
         for f in ATTRIBUTE_FIELDS:

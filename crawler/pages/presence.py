@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crawler.pages.api import EVENT_TYPE, LECTURE_TYPE
+from crawler.pages.api import LECTURE_TYPE
 from crawler.pages.jsonapi import attr, id_text, related_id, resource_key
 
 GONE_STATUSES = frozenset({404, 410})
@@ -63,7 +63,8 @@ def _error_statuses(doc: Mapping[str, Any]) -> set[int]:
 
 
 def resource_answer(status: int, body: bytes | str | None, kind: str, resource_id: str) -> ResourceAnswer:
-    """What an answer (``status``, ``body``) to ``/api/v1/<kind>/<resource_id>`` says of that resource."""
+    """What an answer (``status``, ``body``) to ``/api/v1/<kind>/<resource_id>`` says of that resource
+    (``kind``: ``thin_lectures`` or ``thin_events``)."""
     if status in GONE_STATUSES:
         return ResourceAnswer(Presence.GONE, why=f"HTTP {status}")
     doc = _document(body) if status == 200 else None
@@ -80,13 +81,3 @@ def resource_answer(status: int, body: bytes | str | None, kind: str, resource_i
     if kind == LECTURE_TYPE:
         event = id_text(attr(data, "event_id")) or related_id(data, "event")
     return ResourceAnswer(Presence.LIVE, event_id=event, why="served")
-
-
-def lecture_answer(status: int, body: bytes | str | None, lecture_id: str) -> ResourceAnswer:
-    """What an answer to ``/api/v1/thin_lectures/<lecture_id>`` says of the lecture."""
-    return resource_answer(status, body, LECTURE_TYPE, lecture_id)
-
-
-def event_answer(status: int, body: bytes | str | None, event_id: str) -> ResourceAnswer:
-    """What an answer to ``/api/v1/thin_events/<event_id>`` says of the event."""
-    return resource_answer(status, body, EVENT_TYPE, event_id)

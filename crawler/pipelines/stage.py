@@ -18,9 +18,11 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem, SlidesItem, TranscriptItem
-from crawler.schema import SLIDES_FIELDS, TRANSCRIPT_FIELDS
 from crawler.schema.check import validate_record
-from crawler.state.stage import COMPLETE_MARKER, StageWriter
+from crawler.state.layout import COMPLETE
+from crawler.state.stage import StageWriter
+from crawler.state.stage_slides import SLIDES_ROWS
+from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
 from crawler.state.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
 from crawler.state.withdrawals import Withdrawals
 
@@ -77,15 +79,15 @@ class StagePipeline:
             self.writer.write_session(dict(item))
             self.stats.inc_value(keys.STAGE_SESSIONS)
             return item
-        if isinstance(item, TranscriptItem):
-            if not self._stage_transcript(item):
+        if isinstance(item, TranscriptItem | SlidesItem):
+            if not self._stage_row(item):
                 self.stats.inc_value(keys.STAGE_INVALID)
-                raise DropItem(f"transcript {item.record.subtitle_url!r} not staged: the schema refuses it")
-            return item
-        if isinstance(item, SlidesItem):
-            if not self._stage_slides(item):
-                self.stats.inc_value(keys.STAGE_INVALID)
-                raise DropItem(f"slides {item.record.url!r} not staged: the schema refuses it")
+                what = (
+                    f"transcript {item.record.subtitle_url!r}"
+                    if isinstance(item, TranscriptItem)
+                    else f"slides {item.record.url!r}"
+                )
+                raise DropItem(f"{what} not staged: the schema refuses it")
             return item
         if not isinstance(item, LectureItem):
             return item
@@ -100,12 +102,10 @@ class StagePipeline:
                 self.stats.inc_value(keys.STAGE_ALIASES, len(aliases))
             raise DropItem(f"lecture {record.get('lecture_id')!r} not staged: {'; '.join(problems)}")
         self.writer.write_lecture(item, aliases=aliases)
-        for transcript in item.carried_transcripts:
-            # Staged as the last crawl staged them: a line the schema refuses now is left out, counted.
-            if not self._stage_transcript(transcript):
-                self.stats.inc_value(keys.STAGE_INVALID)
-        for slides in item.carried_slides:
-            if not self._stage_slides(slides):
+        # Staged as the last crawl staged them: a line the schema refuses now is left out, counted.
+        carried_rows: list[TranscriptItem | SlidesItem] = [*item.carried_transcripts, *item.carried_slides]
+        for row in carried_rows:
+            if not self._stage_row(row):
                 self.stats.inc_value(keys.STAGE_INVALID)
         if aliases:
             self.stats.inc_value(keys.STAGE_ALIASES, len(aliases))
@@ -116,20 +116,15 @@ class StagePipeline:
             self.fleet.count_staged()
         return item
 
-    def _stage_transcript(self, item: TranscriptItem) -> bool:
-        """Stage a transcript the schema takes (False, staging nothing, for one it refuses)."""
-        if validate_record(item.record.to_json(), TRANSCRIPT_FIELDS):
+    def _stage_row(self, item: TranscriptItem | SlidesItem) -> bool:
+        """Stage a transcript or a document the schema takes (False, staging nothing, for one it
+        refuses)."""
+        transcript = isinstance(item, TranscriptItem)
+        rows = TRANSCRIPT_ROWS if transcript else SLIDES_ROWS
+        if validate_record(item.record.to_json(), rows.fields):
             return False
-        self.writer.write_transcript(item.record, item.validators)
-        self.stats.inc_value(keys.STAGE_TRANSCRIPTS)
-        return True
-
-    def _stage_slides(self, item: SlidesItem) -> bool:
-        """Stage a document the schema takes (False, staging nothing, for one it refuses)."""
-        if validate_record(item.record.to_json(), SLIDES_FIELDS):
-            return False
-        self.writer.write_slides(item.record, item.validators)
-        self.stats.inc_value(keys.STAGE_SLIDES)
+        self.writer.write_row(rows, item.record, item.validators)
+        self.stats.inc_value(keys.STAGE_TRANSCRIPTS if transcript else keys.STAGE_SLIDES)
         return True
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
@@ -149,7 +144,7 @@ class StagePipeline:
                 summary[WITHDRAWALS_KEY] = withdrawals.to_json()
         else:
             summary["worker_lectures"] = staged
-            fleet = self.fleet.completion(reason, marked=(self.writer.directory / COMPLETE_MARKER).exists())
+            fleet = self.fleet.completion(reason, marked=(self.writer.directory / COMPLETE).exists())
             complete = fleet is not None
             summary.update(fleet or {})
         self.writer.close(complete=complete, summary=summary)

@@ -1,7 +1,9 @@
 """What every request for a file a lecture names (a subtitle file, a slide deck, a poster) shares: how it
-is asked (never through the HTTP cache, within a size bound, in a politeness slot of its own host,
-revalidated with the validators the stage kept), the validators its answer gives, why one that brought no
-file failed, as a row's ``problem`` says it, and what its row keeps of the last stage's (:class:`FileRows`).
+is asked (only on the site's own hosts, web or API base, any port, or an asset host,
+``UNDERLINE_ASSET_HOSTS``; never through the HTTP cache, within a size bound, in a politeness slot of its
+own host, revalidated with the validators the stage kept), the validators its answer gives, why one that
+brought no file failed, as a row's ``problem`` says it, and what its row keeps of the last stage's
+(:class:`FileRows`).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ its request carried; the lecture item; and the record a listed lecture keeps whe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -46,6 +47,12 @@ class PageAsked:
     event_id: str | None
     counted: list[str]
 
+    @classmethod
+    def of(cls, carried: Mapping[str, Any], counted: Iterable[str]) -> PageAsked:
+        """What the request's ``cb_kwargs`` (``carried``) say, with the counters added so far."""
+        listed = LectureItem.read_json(carried.get("listing"))
+        return cls(carried["lecture_id"], listed, carried.get("event_id"), list(counted))
+
     def count(self, stats: StatsCollector, key: str) -> None:
         stats.inc_value(key)
         self.counted.append(key)
@@ -64,33 +71,24 @@ def content_encoding(response: Response) -> str | None:
     return http_content_type_encoding(content_type.decode("latin-1"))
 
 
+@dataclasses.dataclass(eq=False)
 class LectureRecords:
     """Turns the spider's lecture pages into items. ``previous`` gives the last crawl's stage (read when
     first needed), ``default_event`` the event of a lecture no listing or page places, ``with_subtitles``
-    the spider's step that yields an item (with its subtitles' request first when asked for), ``logger``
-    the spider's."""
+    the spider's step that yields an item (with its subtitles' request first when asked for),
+    ``transcripts`` and ``slides`` the last stage's rows a carried lecture carries (no transcripts: None),
+    ``logger`` the spider's."""
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        web_base: str,
-        previous: Callable[[], PreviousStage],
-        *,
-        default_event: str,
-        with_subtitles: Callable[[LectureItem], Iterator[Any]],
-        transcripts: Callable[[str], list[TranscriptItem]] | None = None,
-        slides: Callable[[str], list[SlidesItem]] | None = None,
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.web_base = web_base
-        self.previous = previous
-        self.default_event = default_event
-        self.with_subtitles = with_subtitles
-        self.transcripts = transcripts
-        self.slides = slides
-        self.logger = logger
-        self.seen_links: set[str] = set()
+    stats: StatsCollector
+    web_base: str
+    previous: Callable[[], PreviousStage]
+    _: dataclasses.KW_ONLY
+    default_event: str
+    with_subtitles: Callable[[LectureItem], Iterator[Any]]
+    transcripts: Callable[[str], list[TranscriptItem]] | None
+    slides: Callable[[str], list[SlidesItem]]
+    logger: logging.LoggerAdapter[logging.Logger]
+    seen_links: set[str] = dataclasses.field(default_factory=set)
 
     def output(
         self, response: Response, page: LecturePage | PageParseError, asked: PageAsked
@@ -143,10 +141,7 @@ class LectureRecords:
         """The lecture's fields from its page and its listing (the fields where both say and differ are
         added to ``disagreed``); None when neither shows a lecture."""
         listed = asked.listed
-
-        def count(key: str) -> None:
-            asked.count(self.stats, key)
-
+        count = functools.partial(asked.count, self.stats)
         if page.extraction == "visible_text" and listed is not None:
             # Without the page's JSON the page tells only what its meta tags say (whitespace
             # collapsed, no keywords or session): the API listing's record leads, the page fills gaps.
@@ -160,7 +155,7 @@ class LectureRecords:
         fields = with_listing_volatiles(fields, listed)
         if response.meta.get(AUTHORS_INCOMPLETE_META) and not complete_authors(page.fields):
             # The site left some authors' profiles out: the lecture keeps its last authors.
-            last = self.previous().record(asked.lecture_id)
+            last = self.previous().staged(asked.lecture_id)
             kept = last.authors if last is not None else None
             if kept:
                 fields.authors = list(kept)
@@ -215,19 +210,18 @@ class LectureRecords:
         """A lecture staged again as the last crawl staged it, with the transcripts and documents it staged
         of it."""
         kept = self.transcripts(record.lecture_id) if self.transcripts is not None else []
-        slides = self.slides(record.lecture_id) if self.slides is not None else []
         return LectureItem.carried_over(
             record,
             listing_hashes=dict(listing_hashes) if listing_hashes is not None else None,
             counted=counted,
             transcripts=kept,
-            slides=slides,
+            slides=self.slides(record.lecture_id),
         )
 
     def keep_listed(self, asked: PageAsked) -> Iterator[Any]:
         """A listed lecture whose page failed keeps its last record, or takes the listing's fields: it
         is still on the site, and is never published as withdrawn for a page that did not answer."""
-        record = self.previous().record(asked.lecture_id)
+        record = self.previous().staged(asked.lecture_id)
         counted = [*asked.counted, keys.PAGE_FAILED_KEPT]
         if record is not None:
             self.stats.inc_value(keys.PAGE_FAILED_KEPT)

@@ -5,6 +5,7 @@ decision."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator
 
@@ -21,34 +22,25 @@ from crawler.spiders.refresh import authors_incomplete
 from crawler.state.withdrawals import Withdrawals
 
 
+@dataclasses.dataclass(eq=False)
 class ListingReader:
     """Reads the spider's listing pages: ``listed`` holds the ids of the lectures listed so far (the
     spider's), ``already_staged`` those the unfinished crawl this one resumes staged, ``page_size`` and
     ``max_pages`` how the listing is asked for (UNDERLINE_PAGE_SIZE, UNDERLINE_MAX_LISTING_PAGES),
     ``logger`` is the spider's."""
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        withdrawals: Withdrawals,
-        *,
-        listed: set[str],
-        already_staged: set[str],
-        page_size: int,
-        max_pages: int,
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.withdrawals = withdrawals
-        self.listed = listed
-        self.already_staged = already_staged
-        self.page_size = page_size
-        self.max_pages = max_pages
-        self.logger = logger
-        # Per event, the ids its listing pages named (of any event) in this process: a page repeated is
-        # not counted twice toward what the listing's meta counts.
-        self.listing_ids: dict[str, set[str]] = {}
-        self.seen_sessions: set[str] = set()
+    stats: StatsCollector
+    withdrawals: Withdrawals
+    _: dataclasses.KW_ONLY
+    listed: set[str]
+    already_staged: set[str]
+    page_size: int
+    max_pages: int
+    logger: logging.LoggerAdapter[logging.Logger]
+    # Per event, the ids its listing pages named (of any event) in this process: a page repeated is not
+    # counted twice toward what the listing's meta counts.
+    listing_ids: dict[str, set[str]] = dataclasses.field(default_factory=dict)
+    seen_sessions: set[str] = dataclasses.field(default_factory=set)
 
     def failed(self, event: str, why: str) -> None:
         """The listing of ``event`` could not be read whole: nothing of it is withdrawn or replaced."""
@@ -134,8 +126,8 @@ class ListingReader:
         return False
 
     def ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
-        """The event's listing read to its end: it is whole only when it agrees with its own ``meta`` (as
-        many pages and at least as many lectures as any of its pages counted); else it is incomplete."""
+        """The event's listing read to its end: it is whole only when :func:`listing_whole` says so; else it
+        is incomplete."""
         if listing_whole(page, so_far):
             return
         pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries

@@ -3,6 +3,7 @@ ask, and what each answer means for the release (see Withdrawals). Only these an
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -13,13 +14,8 @@ from scrapy.statscollectors import StatsCollector
 from twisted.python.failure import Failure
 
 from crawler import stats_keys as keys
-from crawler.pages.presence import (
-    GONE_STATUSES,
-    Presence,
-    ResourceAnswer,
-    event_answer,
-    lecture_answer,
-)
+from crawler.pages.api import EVENT_TYPE, LECTURE_TYPE
+from crawler.pages.presence import GONE_STATUSES, Presence, ResourceAnswer, resource_answer
 from crawler.schema import lecture_order
 from crawler.state.withdrawals import Withdrawals
 from crawler.urls import API_ACCEPT, event_resource_url, lecture_resource_url
@@ -40,33 +36,25 @@ def answer_of(
     if response is None:
         why = failure.getErrorMessage() if failure is not None else "no answer"
         return ResourceAnswer(Presence.UNKNOWN, why=why)
-    reader = lecture_answer if kind == "lecture" else event_answer
-    return reader(response.status, response.body, resource_id)
+    resource_type = LECTURE_TYPE if kind == "lecture" else EVENT_TYPE
+    return resource_answer(response.status, response.body, resource_type, resource_id)
 
 
+@dataclasses.dataclass(eq=False)
 class PresenceChecks:
     """The spider's requests asking whether what left the listings is still on the site, and what their
     answers withdraw or keep back. ``answered`` and ``failed`` are the spider's callbacks for them (a
     request's callbacks must be the spider's methods), ``logger`` the spider's; ``asked`` counts the
     requests sent (a page budget pays for them first)."""
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        withdrawals: Withdrawals,
-        api_base: str,
-        *,
-        answered: Callable[..., Any],
-        failed: Callable[..., Any],
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.logger = logger
-        self.withdrawals = withdrawals
-        self.api_base = api_base
-        self.answered = answered
-        self.failed = failed
-        self.asked = 0
+    stats: StatsCollector
+    withdrawals: Withdrawals
+    api_base: str
+    _: dataclasses.KW_ONLY
+    answered: Callable[..., Any]
+    failed: Callable[..., Any]
+    logger: logging.LoggerAdapter[logging.Logger]
+    asked: int = 0
 
     def requests(
         self,

@@ -30,7 +30,6 @@ from crawler.schema import (
     has_value,
     is_listing_only,
 )
-from crawler.state.previous_stage import PreviousLecture
 
 # Fields where the page's JSON and the API may disagree; the page wins, the API fills gaps. Every field
 # the parsers fill that both describe: not what only the page shows, nor what the crawl itself decides.
@@ -48,11 +47,12 @@ NEW, CHANGED, STALE = 0, 1, 2
 
 @dataclasses.dataclass
 class Decision:
-    """What the listing says of one lecture, and what the last crawl staged of it."""
+    """What the listing says of one lecture, and what the last crawl staged of it (``fetched_at``: when its
+    page was fetched; None when it staged none)."""
 
     fields: LectureItem
     hashes: dict[str, str]
-    previous: PreviousLecture | None
+    fetched_at: datetime | None
     staged: LectureItem | None
     unchanged: bool
 
@@ -64,13 +64,13 @@ def revalidation_due(
     most ``share`` of the page's lectures, each fetched longer than ``after`` ago."""
     listed = list(decisions)
     stale = sorted(
-        (d for d in listed if d.unchanged and d.previous is not None),
-        key=lambda d: d.previous.fetched_at if d.previous is not None else now,
+        (d for d in listed if d.unchanged and d.fetched_at is not None),
+        key=lambda d: d.fetched_at if d.fetched_at is not None else now,
     )
     return {
         d.fields.lecture_id
         for d in stale[: math.ceil(share * len(listed))]
-        if d.previous is not None and now - d.previous.fetched_at > after
+        if d.fetched_at is not None and now - d.fetched_at > after
     }
 
 
@@ -127,16 +127,12 @@ def listing_sha256(fields: LectureItem) -> str:
     return hashlib.sha256(_ENCODE(listed).encode("utf-8")).hexdigest()
 
 
-def changed_listing_fields(stored: Mapping[str, str], current: Mapping[str, str]) -> list[str]:
-    """The listing fields both crawls know whose hashes differ: a field new to the listing (the crawler
-    learned it) or gone from it is no change of the lecture."""
-    return sorted(name for name in stored.keys() & current.keys() if stored[name] != current[name])
-
-
 def listing_unchanged(staged: LectureItem, listed: LectureItem, hashes: Mapping[str, str]) -> bool:
-    """Whether the lecture's listing says nothing its page could change since the last crawl staged it."""
-    if staged.listing_hashes is not None:
-        return not changed_listing_fields(staged.listing_hashes, hashes)
+    """Whether the lecture's listing says nothing its page could change since the last crawl staged it:
+    every listing field both crawls know hashes the same (a field new to the listing, the crawler learned
+    it, or gone from it is no change of the lecture)."""
+    if (stored := staged.listing_hashes) is not None:
+        return all(stored[name] == hashes[name] for name in stored.keys() & hashes.keys())
     if staged.listing_sha256 is not None:
         return staged.listing_sha256 == listing_sha256(listed)
     return False  # a page that failed, or showed another lecture: fetched again

@@ -5,18 +5,17 @@ cannot be asked keeps.
 A document is asked when its lecture is fetched (new, changed, or revalidated), and for a lecture carried
 unchanged only when the last stage has no row of it at its current URL, or one left for later (``waiting``:
 the night's byte budget was spent; ``failed``: no answer). Every other carried lecture carries its rows
-from the last stage. A document is asked only on the site's own hosts (any port) or an asset host
-(``UNDERLINE_ASSET_HOSTS``), in a politeness slot of its own host, never through the HTTP cache (a PDF is
-read, redacted and staged, never stored raw), revalidated with the validators the last stage kept: a 304
-keeps the staged row. The PDF is read in a worker process (:mod:`crawler.slides`), under the pool's job
-timeout and a memory bound.
+from the last stage. A document is asked as :mod:`crawler.spiders.asset_files` says (a PDF is read,
+redacted and staged, never stored raw): a 304 keeps the staged row. The PDF is read in a worker process
+(:mod:`crawler.slides`), under the pool's job timeout and a memory bound.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar
 
@@ -87,6 +86,7 @@ def document_problem(failure: Failure) -> str:
     return failure_problem(failure)
 
 
+@dataclasses.dataclass(eq=False)
 class SlideDocuments(FileRows[SlidesItem]):
     """The spider's requests for lectures' documents and the rows their answers make (None ``callbacks``:
     documents are not asked for). ``callbacks`` are the spider's (a request's callbacks must be the
@@ -100,28 +100,16 @@ class SlideDocuments(FileRows[SlidesItem]):
     kept_unreadable_key = keys.SLIDES_KEPT_UNREADABLE
     carried_key = keys.SLIDES_CARRIED
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        *,
-        site_hosts: Iterable[str],
-        asset_hosts: Iterable[str],
-        max_bytes: int,
-        memory_bytes: int | None,
-        callbacks: tuple[Callable[..., Any], Callable[..., Any]] | None,
-        previous: Callable[[str], list[SlidesItem]],
-        in_worker: Callable[..., Any],
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.site_hosts = tuple(site_hosts)
-        self.asset_hosts = tuple(asset_hosts)
-        self.max_bytes = max_bytes
-        self.memory_bytes = memory_bytes
-        self.callbacks = callbacks
-        self.previous = previous
-        self.in_worker = in_worker
-        self.logger = logger
+    stats: StatsCollector
+    _: dataclasses.KW_ONLY
+    site_hosts: tuple[str, ...]
+    asset_hosts: Sequence[str]
+    max_bytes: int
+    memory_bytes: int | None
+    callbacks: tuple[Callable[..., Any], Callable[..., Any]] | None
+    previous: Callable[[str], list[SlidesItem]]
+    in_worker: Callable[..., Any]
+    logger: logging.LoggerAdapter[logging.Logger]
 
     @classmethod
     def of_spider(cls, spider: Any) -> SlideDocuments:

@@ -48,10 +48,11 @@ class BudgetTerms:
             return None
         return max(0, self.page_budget - presence_asked - 2 * (self.spent_before + pages))
 
-    def pages_left(self) -> int:
-        """How many lecture pages the budget still buys: a lecture costs its page, and its subtitles'
-        request when they are asked for; a resumed crawl has spent what its stage counts already."""
-        return max(0, self.page_budget // self.page_cost() - self.spent_before)
+    def pages_left(self, presence_asked: int = 0) -> int:
+        """How many lecture pages the budget still buys once ``presence_asked`` questions are asked: a
+        lecture costs its page, and its subtitles' request when they are asked for; a resumed crawl has
+        spent what its stage counts already."""
+        return max(0, (self.page_budget - presence_asked) // self.page_cost() - self.spent_before)
 
     def allows_presence(self, asked: int) -> bool:
         """Whether the budget buys one more question about presence, ``asked`` asked already."""
@@ -60,37 +61,29 @@ class BudgetTerms:
         return self.spent_before * self.page_cost() + asked < self.page_budget
 
 
+@dataclasses.dataclass(eq=False)
 class BudgetSpending:
     """Spends the spider's page budget (``terms``) on the lectures ``budget`` holds. ``page_request`` is
     the spider's (a request's callbacks must be the spider's methods), ``lectures`` makes the records of
     those that wait, ``logger`` is the spider's. ``spent``: the budget was spent (every listing read)."""
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        terms: BudgetTerms,
-        budget: PageBudget,
-        *,
-        lectures: LectureRecords,
-        page_request: Callable[..., scrapy.Request],
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.terms = terms
-        self.budget = budget
-        self.lectures = lectures
-        self.page_request = page_request
-        self.logger = logger
-        self.spent = False
-        # How many subtitle files the budget pays, once spent (None: no limit).
-        self.subtitle_allowance: int | None = None
+    stats: StatsCollector
+    terms: BudgetTerms
+    budget: PageBudget
+    _: dataclasses.KW_ONLY
+    lectures: LectureRecords
+    page_request: Callable[..., scrapy.Request]
+    logger: logging.LoggerAdapter[logging.Logger]
+    spent: bool = False
+    # How many subtitle files the budget pays, once spent (None: no limit).
+    subtitle_allowance: int | None = None
 
     def hold(self, decision: Decision) -> Iterator[Any]:
         """Hold a lecture that needs its page for the budget; what waits because of it (itself, or a held
         lecture it ranks before) is staged now, so no more than the budget can buy is held."""
         rank = need_rank(decision)
-        previous = decision.previous
-        order = previous.fetched_at.timestamp() if rank == STALE and previous is not None else 0.0
+        fetched = decision.fetched_at
+        order = fetched.timestamp() if rank == STALE and fetched is not None else 0.0
         lecture_id = decision.fields.lecture_id
         if self.spent:
             # A listing page read after the budget was spent (see listings_read): it waits.
@@ -115,9 +108,7 @@ class BudgetSpending:
         ranked = self.budget.ranked()
         self.spent = True
         # What asking about the lectures that left the listings spent is no longer the pages'.
-        affordable = max(
-            0, (self.terms.page_budget - presence_asked) // self.terms.page_cost() - self.terms.spent_before
-        )
+        affordable = self.terms.pages_left(presence_asked)
         self.subtitle_allowance = self.terms.subtitle_allowance(presence_asked, min(affordable, len(ranked)))
         for place, candidate in enumerate(ranked):
             held = self.budget.listing(candidate)
@@ -149,7 +140,7 @@ class BudgetSpending:
             kept = staged.listing_hashes if candidate.rank == CHANGED else hashes
             yield self.lectures.carried(record, kept, [key])
             return
-        last = self.lectures.previous().record(candidate.lecture_id)
+        last = self.lectures.previous().staged(candidate.lecture_id)
         if last is not None and not is_listing_only(last):
             # Ranked new only because the refresh is off: its last page's record stands in.
             yield self.lectures.carried(last, None, [key])

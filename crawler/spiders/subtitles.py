@@ -3,18 +3,17 @@ what its answer makes of the track (a :class:`~crawler.schema.Transcript`), and 
 asked keeps.
 
 A track is asked when its lecture is fetched (new, changed, or revalidated); a carried lecture carries its
-transcripts from the last stage with it. A file is asked only on the site's own hosts (web or API base,
-any port) or an asset host (``UNDERLINE_ASSET_HOSTS``), in a politeness slot of its own host, never from
-the HTTP cache (a subtitle file may hold what a speaker said of themselves: it is parsed, redacted and
-staged, never stored raw), revalidated with the validators the last stage kept (``If-None-Match``,
-``If-Modified-Since``): a 304 keeps the staged transcript. The parsing is :mod:`crawler.transcripts`'.
+transcripts from the last stage with it. A file is asked as :mod:`crawler.spiders.asset_files` says (a
+subtitle file may hold what a speaker said of themselves: it is parsed, redacted and staged, never stored
+raw): a 304 keeps the staged transcript. The parsing is :mod:`crawler.transcripts`'.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,8 +36,6 @@ from crawler.spiders.asset_files import FileRows, asset_file_request, failure_pr
 from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
 from crawler.urls import API_ACCEPT, host_of, subtitle_host_allowed, transcripts_url
-
-__all__ = ["SubtitleFiles", "failure_problem"]
 
 assert TRANSCRIPTS.source is not None
 TRANSCRIPT_SOURCE: RowSource = TRANSCRIPTS.source
@@ -110,6 +107,7 @@ def transcript_from(track: Mapping[str, Any], **values: Any) -> Transcript:
     )
 
 
+@dataclasses.dataclass(eq=False)
 class SubtitleFiles(FileRows[TranscriptItem]):
     """The spider's requests for lectures' track lists (from ``api_base``; None: subtitles are not asked
     for) and subtitle files, and the transcripts their answers make. ``callbacks`` are the spider's (a
@@ -124,31 +122,24 @@ class SubtitleFiles(FileRows[TranscriptItem]):
     kept_unreadable_key = keys.SUBTITLES_KEPT_UNREADABLE
     carried_key = keys.SUBTITLES_CARRIED
 
-    def __init__(
-        self,
-        stats: StatsCollector,
-        api_base: str | None,
-        *,
-        site_hosts: Iterable[str],
-        asset_hosts: Iterable[str],
-        max_bytes: int,
-        max_tracks: int,
-        callbacks: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]],
-        previous: Callable[[str], list[TranscriptItem]],
-        logger: logging.LoggerAdapter[logging.Logger],
-    ) -> None:
-        self.stats = stats
-        self.api_base = api_base
-        self.site_hosts = tuple(site_hosts)
-        self.asset_hosts = tuple(asset_hosts)
-        self.max_bytes = max_bytes
-        self.max_tracks = max_tracks
-        self.tracks_answered, self.tracks_failure, self.answered, self.failed = callbacks
+    stats: StatsCollector
+    api_base: str | None
+    _: dataclasses.KW_ONLY
+    site_hosts: Sequence[str]
+    asset_hosts: Sequence[str]
+    max_bytes: int
+    max_tracks: int
+    callbacks: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]]
+    previous: Callable[[str], list[TranscriptItem]]
+    logger: logging.LoggerAdapter[logging.Logger]
+    allowance: int | None = None
+
+    def __post_init__(self) -> None:
+        self.tracks_answered, self.tracks_failure, self.answered, self.failed = self.callbacks
         # The last stage's tracks as tonight's privacy rules redact them: one redacted under earlier rules
         # (a 304 kept it, a carried lecture carried it) is redacted again and staged so, once.
-        self.previous = lambda lecture_id: [staged_under_current_rules(t) for t in previous(lecture_id)]
-        self.logger = logger
-        self.allowance: int | None = None
+        staged = self.previous
+        self.previous = lambda lecture_id: [staged_under_current_rules(t) for t in staged(lecture_id)]
 
     @classmethod
     def of_spider(cls, spider: Any) -> SubtitleFiles:

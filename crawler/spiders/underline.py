@@ -177,7 +177,7 @@ class UnderlineSpider(scrapy.Spider):
             default_event=self.event_id,
             with_subtitles=self.with_subtitles,
             transcripts=self.subtitle_files.carried if self.subtitles else None,
-            slides=self.slide_documents.carried if self.slides else None,
+            slides=self.slide_documents.carried,
             logger=self.logger,
         )
 
@@ -416,15 +416,15 @@ class UnderlineSpider(scrapy.Spider):
     def decide(self, fields: LectureItem) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
         hashes = listing_hashes(fields)
-        previous = self.previous.get(fields.lecture_id)
+        fetched_at = self.previous.fetched_at(fields.lecture_id)
         staged = None
-        if previous is not None and self.refresh:
+        if fetched_at is not None and self.refresh:
             staged = self.previous.staged(fields.lecture_id)
             if staged is None:
                 self.stats.inc_value(keys.PREVIOUS_DAMAGED)
-                previous = None  # its page is fetched as a new lecture's
+                fetched_at = None  # its page is fetched as a new lecture's
         unchanged = staged is not None and listing_unchanged(staged, fields, hashes)
-        return Decision(fields, hashes, previous, staged, unchanged)
+        return Decision(fields, hashes, fetched_at, staged, unchanged)
 
     def fetch_or_carry(self, decisions: list[Decision], event: str) -> Iterator[Any]:
         """A request for each lecture that is new, changed or due for revalidation (the oldest first, at
@@ -505,29 +505,17 @@ class UnderlineSpider(scrapy.Spider):
         except JobFailed as exc:
             raise PageParseError(f"its worker job failed: {exc}") from exc
 
-    async def parse_lecture(
-        self,
-        response: Response,
-        *,
-        lecture_id: str,
-        listing: JsonObject | None = None,
-        listing_sha: str | None = None,
-        event_id: str | None = None,
-    ) -> AsyncIterator[Any]:
-        """A lecture page's answer. The request carries the listing's fields as JSON, since another process
-        (a crawl fleet) may have read the listing; ``listing_sha`` (requests queued by older crawls) is not
-        used: the listing's hashes are computed from ``listing``."""
+    async def parse_lecture(self, response: Response, **carried: Any) -> AsyncIterator[Any]:
+        """A lecture page's answer. The request carries the ``lecture_id``, the ``event_id`` whose listing
+        named it and the ``listing``'s fields as JSON, since another process (a crawl fleet) may have read
+        the listing; ``listing_sha`` (requests queued by older crawls) is not used: the listing's hashes
+        are computed from ``listing``."""
         page: LecturePage | PageParseError
         try:
             page = await self.read_page(response)
         except PageParseError as exc:
             page = exc
-        asked = PageAsked(
-            lecture_id=lecture_id,
-            listed=LectureItem.read_json(listing),
-            event_id=event_id,
-            counted=list(response.meta.get(COUNTED_META) or []),
-        )
+        asked = PageAsked.of(carried, response.meta.get(COUNTED_META) or [])
         for out in self.lectures.output(response, page, asked):
             yield out
 
@@ -574,24 +562,14 @@ class UnderlineSpider(scrapy.Spider):
             self.stats.inc_value(keys.LISTING_GAVE_UP)
             response = getattr(failure.value, "response", None)
             why = f"HTTP {response.status}" if response is not None else failure.getErrorMessage()
-            page = request.cb_kwargs.get("page")
-            self.listings.failed(
-                str(request.cb_kwargs.get("event_id")), f"listing page {page} failed ({why})"
-            )
-            if request.cb_kwargs.get("page") == 1 and response is not None:
-                self.stats.set_value(
-                    keys.LISTING_STATUS_PREFIX + str(request.cb_kwargs.get("event_id")), response.status
-                )
+            page, event = request.cb_kwargs.get("page"), str(request.cb_kwargs.get("event_id"))
+            self.listings.failed(event, f"listing page {page} failed ({why})")
+            if page == 1 and response is not None:
+                self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
             self.logger.error("Listing page %s failed: %s", request.url, failure.getErrorMessage())
             return
         self.stats.inc_value(keys.FETCH_FAILED)
         self.logger.warning("Giving up on %s: %s", getattr(request, "url", "?"), failure.getErrorMessage())
         if request is not None and "lecture_id" in request.cb_kwargs:
-            kwargs = request.cb_kwargs
-            asked = PageAsked(
-                lecture_id=kwargs["lecture_id"],
-                listed=LectureItem.read_json(kwargs.get("listing")),
-                event_id=kwargs.get("event_id"),
-                counted=[*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED],
-            )
-            yield from self.lectures.keep_listed(asked)
+            counted = [*(request.meta.get(COUNTED_META) or []), keys.FETCH_FAILED]
+            yield from self.lectures.keep_listed(PageAsked.of(request.cb_kwargs, counted))

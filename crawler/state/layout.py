@@ -42,6 +42,9 @@ from pathlib import Path
 
 STAGE = "stage"
 PREVIOUS_STAGE = STAGE + ".previous"
+REFUSED_STAGE = STAGE + ".refused"
+STAGE_RUN = "FRONTIER"
+STAGE_LOCK = ".stage.lock"
 RELEASE_BASE = "release-base.jsonl"
 COMPLETE = "COMPLETE"
 REFUSED = "REFUSED"

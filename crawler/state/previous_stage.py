@@ -10,30 +10,20 @@ import os
 import re
 from array import array
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from crawler.json_types import JsonObject
 from crawler.pages.fields import LectureItem
-from crawler.schema import SORT_KEY, Lecture, parse_timestamp, to_json_record
-from crawler.state.layout import StateDir
-from crawler.state.stage import COMPLETE_MARKER, PREVIOUS_DIRNAME, lecture_line, staged_lecture
+from crawler.schema import SORT_KEY, parse_timestamp, to_json_record
+from crawler.state.layout import COMPLETE, StateDir
+from crawler.state.stage import lecture_line, staged_lecture
 from crawler.state.stage_index import record_problems
 from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PreviousLecture:
-    """Where the last finished crawl staged a lecture, and when its page was fetched."""
-
-    path: Path
-    offset: int
-    fetched_at: datetime
 
 
 class PreviousStage:
@@ -62,15 +52,16 @@ class PreviousStage:
         # asked about.
         self._event = array("I")
         self._events: dict[str, int] = {}
-        directory = Path(state_dir or ".") / PREVIOUS_DIRNAME
-        if state_dir is not None and directory.is_dir() and (directory / COMPLETE_MARKER).exists():
-            for path in sorted(directory.glob("*.jsonl")):
+        if state_dir is None:
+            return
+        state = StateDir.of(state_dir)
+        if (state.previous_stage / COMPLETE).exists():
+            for path in sorted(state.previous_stage.glob("*.jsonl")):
                 self._index(path)
-        base = StateDir.of(state_dir or ".").release_base
-        if state_dir is not None and base.is_file():
+        if state.release_base.is_file():
             # The published rows the stage lacks (a lost state, an event kept back): the release is the
             # base for them, never a reason to replace a lecture the stage holds.
-            self._index(base, fill_only=True)
+            self._index(state.release_base, fill_only=True)
 
     def _index(self, path: Path, *, fill_only: bool = False) -> None:
         file = len(self._paths)
@@ -170,26 +161,22 @@ class PreviousStage:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def get(self, lecture_id: str) -> PreviousLecture | None:
+    def fetched_at(self, lecture_id: str) -> datetime | None:
+        """When the previous crawl fetched the lecture's page; None when it staged no line of it."""
         row = self.entries.get(lecture_id)
-        if row is None:
-            return None
-        return PreviousLecture(
-            self._paths[self._file[row]],
-            self._offset[row],
-            _EPOCH + timedelta(microseconds=self._fetched[row]),
-        )
+        return None if row is None else _EPOCH + timedelta(microseconds=self._fetched[row])
 
     def staged(self, lecture_id: str) -> LectureItem | None:
         """The lecture as the previous crawl staged it, carried, with the hashes its listing was staged
         with; None when it has none, or when its line cannot be read back (logged with the file, and
         counted in ``damaged``)."""
-        entry = self.get(lecture_id)
-        if entry is None:
+        row = self.entries.get(lecture_id)
+        if row is None:
             return None
+        path, offset = self._paths[self._file[row]], self._offset[row]
         try:
-            with entry.path.open("rb") as fh:
-                fh.seek(entry.offset)
+            with path.open("rb") as fh:
+                fh.seek(offset)
                 lecture = staged_lecture(json.loads(fh.readline()))
             if lecture is None:
                 raise ValueError("not a lecture line")
@@ -207,8 +194,8 @@ class PreviousStage:
                     "The last stage's record of lecture %s (%s:%d) cannot be read back (%s): its page is "
                     "fetched again",
                     lecture_id,
-                    entry.path,
-                    _line_number(entry.path, entry.offset),
+                    path,
+                    _line_number(path, offset),
                     exc,
                 )
             return None
@@ -216,11 +203,6 @@ class PreviousStage:
         return LectureItem.carried_over(
             staged, listing_hashes=staged.listing_hashes, listing_sha256=sha if isinstance(sha, str) else None
         )
-
-    def record(self, lecture_id: str) -> Lecture | None:
-        """The lecture's record as the previous crawl staged it, with the URLs seen linking to it; None
-        when there is none or it cannot be read back."""
-        return self.staged(lecture_id)
 
 
 def _line_number(path: Path, offset: int) -> int:
@@ -252,7 +234,7 @@ def refresh_base_ids(state_dir: Path) -> set[str]:
     state = StateDir.of(state_dir)
     if state.stage_complete.exists() and not state.stage_refused.exists():
         directory = state.stage
-    elif (state.previous_stage / COMPLETE_MARKER).exists():
+    elif (state.previous_stage / COMPLETE).exists():
         directory = state.previous_stage
     else:
         return set()

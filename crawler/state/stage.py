@@ -31,20 +31,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.json_types import JsonObject
-from crawler.schema import Lecture, Slides, Transcript
+from crawler.schema import Lecture
+from crawler.state import layout
 from crawler.state.fsutil import exclusive_lock, write_json_atomic
-from crawler.state.stage_slides import SLIDES_ROWS
-from crawler.state.stage_transcripts import transcript_line
+from crawler.state.stage_rows import FileRecord, RowKind
 
-STAGE_DIRNAME = "stage"
-PREVIOUS_DIRNAME = STAGE_DIRNAME + ".previous"
-REFUSED_DIRNAME = STAGE_DIRNAME + ".refused"
-COMPLETE_MARKER = "COMPLETE"
-# Written beside COMPLETE when the quality gate refused the finished crawl.
-REFUSED_MARKER = "REFUSED"
-# The fleet run a shared stage belongs to, and the lock under which a worker decides to move the stage aside.
-RUN_FILE = "FRONTIER"
-LOCK_FILE = ".stage.lock"
 _WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # The kind of a lecture's line, and where the line holds the lecture (as ``to_json`` writes it).
 LECTURE_KIND = "lecture"
@@ -63,7 +54,7 @@ class StageError(RuntimeError):
 
 
 def stage_dir(state_dir: Path) -> Path:
-    return Path(state_dir) / STAGE_DIRNAME
+    return Path(state_dir) / layout.STAGE
 
 
 def check_worker_name(name: str) -> str:
@@ -84,15 +75,15 @@ def start_stage(state_dir: Path, run: str | None = None) -> bool:
     """
     directory = stage_dir(state_dir)
     if run is None:
-        moved = (directory / COMPLETE_MARKER).exists()
+        moved = (directory / layout.COMPLETE).exists()
         if moved:
             _move_to_previous(directory)
         directory.mkdir(parents=True, exist_ok=True)
         return moved
-    run_file = directory / RUN_FILE
-    with exclusive_lock(Path(state_dir) / LOCK_FILE):
+    run_file = directory / layout.STAGE_RUN
+    with exclusive_lock(Path(state_dir) / layout.STAGE_LOCK):
         current = run_file.read_text(encoding="utf-8").strip() if run_file.exists() else None
-        moved = (directory / COMPLETE_MARKER).exists() and current != run
+        moved = (directory / layout.COMPLETE).exists() and current != run
         if moved:
             _move_to_previous(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -103,8 +94,8 @@ def start_stage(state_dir: Path, run: str | None = None) -> bool:
 
 def _move_to_previous(directory: Path) -> None:
     # A refused crawl is kept for a look, but the last accepted one stays the base of the next refresh.
-    refused = (directory / REFUSED_MARKER).exists()
-    previous = directory.with_name(REFUSED_DIRNAME if refused else PREVIOUS_DIRNAME)
+    refused = (directory / layout.REFUSED).exists()
+    previous = directory.with_name(layout.REFUSED_STAGE if refused else layout.PREVIOUS_STAGE)
     if previous.exists():
         shutil.rmtree(previous)
     directory.rename(previous)
@@ -114,10 +105,10 @@ def mark_refused(state_dir: Path, summary: Mapping[str, Any]) -> bool:
     """Say that the quality gate refused the finished stage: the next crawl does not carry lectures over
     from it (see :func:`start_stage`). Returns False when there is no finished stage to mark."""
     directory = stage_dir(state_dir)
-    if not (directory / COMPLETE_MARKER).exists():
+    if not (directory / layout.COMPLETE).exists():
         return False
     body = {"refused_at": datetime.now(UTC).isoformat(), **summary}
-    write_json_atomic(directory / REFUSED_MARKER, body, sort_keys=True)
+    write_json_atomic(directory / layout.REFUSED, body, sort_keys=True)
     return True
 
 
@@ -170,12 +161,8 @@ class StageWriter:
         self.torn_bytes_dropped = _drop_torn_tail(self.path)
         self._fh = self.path.open("a", encoding="utf-8")
 
-    def _write(self, *payloads: Mapping[str, Any]) -> None:
-        """Lines written together and flushed once: a kill leaves all of them or a torn tail."""
-        self._write_lines([_ENCODE_LINE(p) for p in payloads])
-
     def _write_lines(self, lines: Sequence[str]) -> None:
-        """:meth:`_write` of lines encoded already."""
+        """Lines (encoded) written together and flushed once: a kill leaves all of them or a torn tail."""
         if self._fh is None:
             raise StageError("the stage writer is not open")
         self._fh.write("".join([line + "\n" for line in lines]))
@@ -199,19 +186,18 @@ class StageWriter:
             ]
         )
 
-    def write_transcript(self, transcript: Transcript, validators: Mapping[str, str] | None = None) -> None:
-        """One subtitle track of a lecture (its ``transcripts`` row), with the subtitle file's
-        ``validators`` (``etag``, ``last_modified``: what the next crawl revalidates the file with, never
-        published). The last line of a (lecture_id, subtitle_url) is the one read back."""
-        self._write(transcript_line(transcript, validators))
-
-    def write_slides(self, slides: Slides, validators: Mapping[str, str] | None = None) -> None:
-        """One document of a lecture (its ``slides`` row), with the PDF's ``validators``. The last line of
-        a (lecture_id, document) is the one read back."""
-        self._write(SLIDES_ROWS.line(slides, validators))
+    def write_row(
+        self, rows: RowKind[Any], record: FileRecord, validators: Mapping[str, str] | None = None
+    ) -> None:
+        """A row read from a file a lecture names, as a line of the kind ``rows``: a subtitle track's
+        ``transcripts`` row (``TRANSCRIPT_ROWS``) or a document's ``slides`` row (``SLIDES_ROWS``), with the
+        file's ``validators`` (``etag``, ``last_modified``: what the next crawl revalidates the file with,
+        never published). The last line of a (lecture_id, subtitle_url) or (lecture_id, document) is the
+        one read back."""
+        self._write_lines([_ENCODE_LINE(rows.line(record, validators))])
 
     def write_session(self, session: Mapping[str, Any]) -> None:
-        self._write({"kind": "session", "session": dict(session)})
+        self._write_lines([_ENCODE_LINE({"kind": "session", "session": dict(session)})])
 
     def write_aliases(self, aliases: Sequence[tuple[str, str]]) -> None:
         """URLs seen linking to lectures, as ``(lecture_id, url)``: merged into their ``source_urls``."""
@@ -260,4 +246,4 @@ def _alias_text(lecture_id: str, url: str) -> str:
 
 def mark_complete(state_dir: Path, summary: Mapping[str, Any]) -> None:
     body = {"finished_at": datetime.now(UTC).isoformat(), **summary}
-    write_json_atomic(stage_dir(state_dir) / COMPLETE_MARKER, body, sort_keys=True)
+    write_json_atomic(stage_dir(state_dir) / layout.COMPLETE, body, sort_keys=True)

@@ -29,7 +29,8 @@ from crawler.schema import (
     lecture_order,
 )
 from crawler.schema.check import validate_record
-from crawler.state.stage import COMPLETE_MARKER, StageError, check_worker_name, stage_dir, staged_lecture
+from crawler.state.layout import COMPLETE
+from crawler.state.stage import StageError, check_worker_name, stage_dir, staged_lecture
 from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
 from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
 
@@ -51,20 +52,6 @@ def record_problems(record: Mapping[str, object]) -> list[str]:
 
 def _log_bad_line(path: Path, number: int, problem: str) -> None:
     logger.warning("Stage line %s:%d is bad (%s): its lecture is not taken from it", path, number, problem)
-
-
-def _stage_lines(path: Path) -> Iterator[tuple[JsonObject | None, str]]:
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            if not line.endswith("\n"):
-                yield None, line
-                continue
-            try:
-                payload = json.loads(line)
-            except json.JSONDecodeError:
-                yield None, line
-                continue
-            yield (payload if isinstance(payload, dict) else None), line
 
 
 @dataclass(frozen=True)
@@ -102,13 +89,13 @@ class StageIndex:
 
     @property
     def complete(self) -> bool:
-        return (self.directory / COMPLETE_MARKER).exists()
+        return (self.directory / COMPLETE).exists()
 
     @property
     def summary(self) -> JsonObject:
         """What the crawl wrote into ``COMPLETE`` when it finished (empty when it did not)."""
         try:
-            found = json.loads((self.directory / COMPLETE_MARKER).read_text(encoding="utf-8"))
+            found = json.loads((self.directory / COMPLETE).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             return {}
         return found if isinstance(found, dict) else {}
@@ -143,11 +130,10 @@ class StageIndex:
         lecture.source_urls = sorted(self.urls[lecture_id])
         return lecture
 
-    def _add_line(self, path: Path, offset: int, raw: bytes, number: int) -> None:
-        """Index line ``number`` of ``path`` (starting at byte ``offset``); a bad one is logged and
-        counted."""
+    def _add_line(self, path: Path, offset: int, payload: JsonObject | None, number: int) -> None:
+        """Index line ``number`` of ``path`` (starting at byte ``offset``, ``payload`` its JSON object); a
+        bad one is logged and counted."""
         self.lines += 1
-        payload = _payload(raw)
         kind = payload.get("kind") if payload is not None else None
         if payload is None:
             self._bad(path, number, "not a whole JSON object")
@@ -224,6 +210,15 @@ def _payload(raw: bytes) -> JsonObject | None:
     return payload if isinstance(payload, dict) else None
 
 
+def _stage_lines(path: Path) -> Iterator[tuple[int, int, JsonObject | None]]:
+    """Each line of ``path``: its number, the byte it starts at and its JSON object (:func:`_payload`)."""
+    with path.open("rb") as fh:
+        offset = 0
+        for number, raw in enumerate(fh, start=1):
+            yield number, offset, _payload(raw)
+            offset += len(raw)
+
+
 def index_stage(state_dir: Path) -> StageIndex:
     """Index every worker's staged lines: the latest fetch of a lecture wins, URLs are united."""
     directory = stage_dir(state_dir)
@@ -232,11 +227,8 @@ def index_stage(state_dir: Path) -> StageIndex:
     index = StageIndex(directory, sorted(p.stem for p in directory.glob("*.jsonl")))
     for worker in index.workers:
         path = directory / f"{worker}.jsonl"
-        with path.open("rb") as fh:
-            offset = 0
-            for number, raw in enumerate(fh, start=1):
-                index._add_line(path, offset, raw, number)
-                offset += len(raw)
+        for number, offset, payload in _stage_lines(path):
+            index._add_line(path, offset, payload, number)
     index._link_aliases()
     return index
 
@@ -246,7 +238,7 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
     fetch them again. A lecture whose line is bad (see :func:`record_problems`) is not among them: it is
     fetched again, not lost."""
     directory = stage_dir(state_dir)
-    if not directory.is_dir() or (directory / COMPLETE_MARKER).exists():
+    if not directory.is_dir() or (directory / COMPLETE).exists():
         return set()
     ids: set[str] = set()
     for path in sorted(directory.glob("*.jsonl")):
@@ -258,7 +250,7 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
 def _readable_lectures(path: Path, *, log: bool = False) -> Iterator[JsonObject]:
     """The lectures (in their JSON form) of the lines of ``path`` whose record reads back; ``log`` names
     the others."""
-    for number, (payload, _) in enumerate(_stage_lines(path), start=1):
+    for number, _, payload in _stage_lines(path):
         lecture = staged_lecture(payload) if payload is not None else None
         if lecture is None:
             continue

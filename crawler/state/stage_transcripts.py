@@ -4,10 +4,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crawler.json_types import JsonObject
 from crawler.schema import TRANSCRIPT_FIELDS, Transcript
 from crawler.state.stage_rows import PRIVACY_RULE_KEY, RowKind, RowLines, StagedRow
 
@@ -17,7 +15,6 @@ __all__ = [
     "TRANSCRIPT_ROWS",
     "StagedTranscript",
     "TranscriptLines",
-    "transcript_line",
 ]
 
 TRANSCRIPT_KIND = "transcript"
@@ -31,11 +28,6 @@ class StagedTranscript(StagedRow[Transcript]):
 TRANSCRIPT_ROWS: RowKind[Transcript] = RowKind(
     TRANSCRIPT_KIND, Transcript, TRANSCRIPT_FIELDS, "subtitle_url", StagedTranscript
 )
-
-
-def transcript_line(transcript: Transcript, validators: Mapping[str, str] | None = None) -> JsonObject:
-    """The stage line of a track (the validators only when there are any)."""
-    return TRANSCRIPT_ROWS.line(transcript, validators)
 
 
 class TranscriptLines(RowLines[Transcript]):
