@@ -20,8 +20,7 @@ from crawler.publish.card_statistics import escape_text
 from crawler.publish.diff import diff_releases
 from crawler.publish.lint import split_front_matter
 from crawler.publish.release import publish_release
-from crawler.publish.tables import SPECS
-from crawler.schema import arrow as schema_arrow
+from crawler.publish.tables import LECTURES, SPECS
 from tests.test_publish_parquet import NASTY_TITLES, PROVENANCE, SESSIONS_BY_ID, make_record, make_records
 
 
@@ -110,7 +109,7 @@ def test_metadata_is_derived_from_schema_and_files(text: str) -> None:
         if spec.name != "authors":
             assert Features._from_yaml_list(infos[spec.name]["features"]) == spec.features(), f"{spec=}"
     for event_config in ("emnlp-2024", "emnlp-2025"):
-        assert Features._from_yaml_list(infos[event_config]["features"]) == schema_arrow.hf_features(), (
+        assert Features._from_yaml_list(infos[event_config]["features"]) == LECTURES.features(), (
             f"{event_config=}"
         )
     assert infos["lectures"]["splits"][0]["num_examples"] == 12
