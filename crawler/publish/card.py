@@ -293,6 +293,7 @@ def card_context(
     table (counted as it was written). ``transcripts`` and ``slides`` are those tables as written, their
     files and counts."""
     lectures = tables[DEFAULT_CONFIG]
+    rows = StatisticsRow.rows_of(lectures)
     by_name = {c.config_name: c for c in configs}
     events = tables["events"].to_pylist()
     event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events)
@@ -314,9 +315,9 @@ def card_context(
             }
             for e in event_configs
         ],
-        "per_event": event_statistics(lectures, event_configs, release.provenance.get("coverage")),
+        "per_event": event_statistics(rows, event_configs, release.provenance.get("coverage")),
         "authors": author_statistics(tables, config="authors" in by_name),
-        "anthology": anthology_share(StatisticsRow.rows_of(lectures)),
+        "anthology": anthology_share(rows),
         "change_file": change_file,
         "changes": Changes.of(diff, release.previous_version),
         "change_counts": file_counts(diff),

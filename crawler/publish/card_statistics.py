@@ -203,13 +203,13 @@ def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
 
 
 def event_statistics(
-    lectures: pa.Table, events: Sequence[EventConfig], coverage: object = None
+    rows: Iterable[StatisticsRow], events: Sequence[EventConfig], coverage: object = None
 ) -> list[EventStatistics]:
     """Per event: its config, lecture and session counts, presentation types, lectures per day and, when
     the caller measured it, each field's coverage. Sizes are bounded (top entries only): the card does
     not grow with the number of lectures."""
     by_event: dict[str | None, list[StatisticsRow]] = {}
-    for row in StatisticsRow.rows_of(lectures):
+    for row in rows:
         by_event.setdefault(row.event_id, []).append(row)
     measured = coverage if isinstance(coverage, Mapping) else {}
     return [_event_statistics(e, by_event.get(e.event_id, []), measured.get(e.event_id)) for e in events]
