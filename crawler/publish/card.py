@@ -166,7 +166,7 @@ class CardContext(ReleaseText):
     per_event: list[EventStatistics]
     authors: dict[str, Any]
     anthology: AnthologyShare
-    change_file: str | None
+    change_file: str
     changes: Changes
     change_counts: dict[Change, int]
     email_like: int
@@ -415,22 +415,6 @@ def _template_line(error: BaseException) -> int | None:
     return line
 
 
-def render_template(template: Path, context: Mapping[str, Any]) -> str:
-    """``template``'s text rendered with ``context``; :class:`CardTemplateError` when it reads a name,
-    attribute or key that ``context`` does not hold."""
-    source = template.read_text(encoding="utf-8")
-    where = f"card template {str(template)!r}"
-    check_names(source, where=where)
-    try:
-        return _compiled(source).render(**context)
-    except jinja2.UndefinedError as exc:
-        line = _template_line(exc)
-        line_note = f" (line {line})" if line is not None else ""
-        raise CardTemplateError(
-            f"{where} uses what the card does not define: {exc.message}{line_note}"
-        ) from None
-
-
 def maintainer_sections(card_text: str) -> dict[str, str]:
     """Maintainer-written sections of a card, by name (the text between the markers)."""
     return {m.group("name"): m.group("body") for m in _MARKER.finditer(card_text)}
@@ -469,8 +453,19 @@ def render_card(
     from huggingface_hub import DatasetCard
 
     values = {**data.to_dict(), **context, "card_data": data.to_yaml()}
+    source = template.read_text(encoding="utf-8")
+    where = f"card template {str(template)!r}"
+    check_names(source, where=where)
+    try:
+        rendered = _compiled(source).render(**values)
+    except jinja2.UndefinedError as exc:
+        line = _template_line(exc)
+        line_note = f" (line {line})" if line is not None else ""
+        raise CardTemplateError(
+            f"{where} uses what the card does not define: {exc.message}{line_note}"
+        ) from None
     with card_yaml_read_in_c():
-        card = DatasetCard(render_template(template, values))
+        card = DatasetCard(rendered)
     text = str(card)
     if previous_card:
         text = merge_maintainer_sections(text, maintainer_sections(previous_card))
