@@ -9,7 +9,6 @@ is synced to disk. The checks (:mod:`crawler.publish.verify`) and the swap
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -246,22 +245,14 @@ def _write_card(
         tables={DEFAULT_CONFIG: lectures, **tables},
         diff=written.diff,
         event_configs=release.per_event,
-        change_files=release.change_files,
+        change_file=release.change_files[-1],
         lecture_email_like=sum(w.email_like for w in written.events),
         transcripts=written.transcripts,
         slides=written.slides,
     )
-    shown = written.slides.stats
-    figures = [
-        dataclasses.replace(
-            f, slides=shown.slides_by_event[e.event_id], posters=shown.posters_by_event[e.event_id]
-        )
-        for f, e in zip(
-            charts.event_figures(lectures, release.per_event, written.coverage),
-            release.per_event,
-            strict=True,
-        )
-    ]
+    figures = charts.event_figures(
+        context_values["per_event"], release.per_event, written.coverage, written.slides.stats
+    )
     drawn = charts.charts(figures, release.history, slides=bool(written.slides.num_rows))
     for chart in drawn:
         (context.build / chart.path).parent.mkdir(parents=True, exist_ok=True)

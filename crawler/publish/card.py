@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 import jinja2
 import pyarrow as pa
@@ -36,12 +36,8 @@ from crawler.privacy.email_like import email_like_values
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
     AnthologyShare,
-    AuthorStatistics,
     EventStatistics,
-    LectureStatistics,
-    SlidesStatistics,
     StatisticsRow,
-    TranscriptStatistics,
     anthology_share,
     author_statistics,
     escape_text,
@@ -67,9 +63,6 @@ from crawler.publish.tables import (
 )
 from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import format_timestamp
-
-if TYPE_CHECKING:
-    from crawler.publish.charts import ChartRow
 
 DEFAULT_TEMPLATE = Path(__file__).resolve().parents[2] / "dataset_card" / "README.template.md"
 _MARKER = re.compile(
@@ -118,12 +111,7 @@ def json_safe(provenance: Mapping[str, object]) -> JsonObject:
 SECTION_KEYS = frozenset({"settings", "coverage", "sessions"})
 
 
-class ProvenanceRow(TypedDict):
-    key: str
-    value: str
-
-
-def _provenance_rows(provenance: Mapping[str, object]) -> list[ProvenanceRow]:
+def _provenance_rows(provenance: Mapping[str, object]) -> list[dict[str, str]]:
     def show(value: JsonValue) -> str:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
         return escape_text(text, limit=200, empty="(empty)")
@@ -150,46 +138,9 @@ def bibtex(*, key: str, pretty_name: str, version: str, year: str, url: str) -> 
     )
 
 
-class EventSummary(TypedDict):
-    id: str
-    name: str
-    count: int
-    page: int
-    listing_only: int
-    first: str
-    last: str
-
-
-class FieldRow(TypedDict):
-    name: str
-    type: str
-    nullable: str
-    description: str
-
-
-class ConfigRow(TypedDict):
-    name: str
-    description: str
-    rows: int
-    pattern: str | tuple[str, ...]
-    paths: list[str]
-    download_size: int
-    default: bool
-    fields: list[FieldRow]
-
-
-class EventConfigRow(TypedDict):
-    name: str
-    event_id: str
-    event_name: str
-    rows: int
-    paths: list[str]
-
-
 class ReleaseText(TypedDict):
     """The release's names and provenance, escaped (part of :class:`CardContext`)."""
 
-    name: str
     repo_id: str
     pretty_name: str
     version: str
@@ -199,33 +150,32 @@ class ReleaseText(TypedDict):
     web_base: str
     license_details: str
     bibtex: str
-    provenance: list[ProvenanceRow]
-    settings: list[ProvenanceRow]
+    provenance: list[dict[str, str]]
+    settings: list[dict[str, str]]
 
 
 class CardContext(ReleaseText):
     """Everything the template may use; every string that came from outside is already escaped."""
 
     counts: dict[str, int]
-    events: list[EventSummary]
+    events: list[dict[str, Any]]
     event_names: str
-    configs: list[ConfigRow]
-    stats: LectureStatistics
-    event_configs: list[EventConfigRow]
+    configs: list[dict[str, Any]]
+    stats: dict[str, Any]
+    event_configs: list[dict[str, Any]]
     per_event: list[EventStatistics]
-    authors: AuthorStatistics
+    authors: dict[str, Any]
     anthology: AnthologyShare
-    change_file: str | None
-    change_files: list[str]
+    change_file: str
     changes: Changes
     change_counts: dict[Change, int]
     email_like: int
     # The ``transcripts`` table's section (tracks per event and language, hours, tracks without text).
-    transcripts: TranscriptStatistics
+    transcripts: dict[str, Any]
     # The ``slides`` table's section (lectures with slide and poster text, documents without text).
-    slides: SlidesStatistics
+    slides: dict[str, Any]
     # The charts of the release (crawler/publish/charts.py), drawn once its files are written.
-    charts: list[ChartRow]
+    charts: list[dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -247,7 +197,6 @@ def release_text(release: CardRelease) -> ReleaseText:
     settings = provenance.get("settings") or {}
     other = {k: v for k, v in provenance.items() if k not in SECTION_KEYS}
     return {
-        "name": escape_text(release.name),
         "repo_id": release.repo_id,
         "pretty_name": escape_text(release.pretty_name),
         "version": escape_text(release.version),
@@ -268,7 +217,7 @@ def release_text(release: CardRelease) -> ReleaseText:
     }
 
 
-def event_summaries(events: pa.Table) -> list[EventSummary]:
+def event_summaries(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The ``events`` table's rows, escaped, dates as days."""
     return [
         {
@@ -280,11 +229,11 @@ def event_summaries(events: pa.Table) -> list[EventSummary]:
             "first": e["first_held_at"].date().isoformat() if e["first_held_at"] else "n/a",
             "last": e["last_held_at"].date().isoformat() if e["last_held_at"] else "n/a",
         }
-        for e in events.to_pylist()
+        for e in events
     ]
 
 
-def field_rows(spec: TableSpec) -> list[FieldRow]:
+def field_rows(spec: TableSpec) -> list[dict[str, str]]:
     """A table's columns as the card and the docs' columns page show them: name, type, nullable,
     meaning, read off its declaration."""
     return [
@@ -306,7 +255,7 @@ def columns_markdown(spec: TableSpec) -> str:
     return "\n".join(lines)
 
 
-def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
+def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[dict[str, Any]]:
     """The table configs written (``transcripts`` and ``slides`` last), with their files and their
     fields' types and descriptions."""
     return [
@@ -316,27 +265,11 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[ConfigRow]:
             "rows": by_name[spec.name].num_rows,
             "pattern": by_name[spec.name].pattern,
             "paths": list(by_name[spec.name].paths),
-            "download_size": by_name[spec.name].download_size,
             "default": spec.name == DEFAULT_CONFIG,
             "fields": field_rows(spec),
         }
         for spec in (*SPECS, TRANSCRIPTS, SLIDES)
         if spec.name in by_name
-    ]
-
-
-def event_config_rows(
-    event_configs: Sequence[EventConfig], by_name: Mapping[str, ConfigFiles]
-) -> list[EventConfigRow]:
-    return [
-        {
-            "name": e.config_name,
-            "event_id": escape_text(e.event_id, limit=40),
-            "event_name": event_name(e.event_name, e.event_id),
-            "rows": by_name[e.config_name].num_rows,
-            "paths": list(by_name[e.config_name].paths),
-        }
-        for e in event_configs
     ]
 
 
@@ -346,26 +279,24 @@ def card_context(
     configs: Sequence[ConfigFiles],
     tables: Mapping[str, pa.Table],
     diff: DiffSummary,
-    event_configs: Sequence[EventConfig] = (),
-    change_files: Sequence[str] = (),
-    lecture_email_like: int | None = None,
-    transcripts: TranscriptsTable | None = None,
-    slides: SlidesTable | None = None,
+    event_configs: Sequence[EventConfig],
+    change_file: str,
+    lecture_email_like: int,
+    transcripts: TranscriptsTable,
+    slides: SlidesTable,
 ) -> CardContext:
     """Everything the template may use; every string that came from outside is already escaped.
 
-    The changes are the release's ``diff`` against ``release.previous_version``, the one its change file
-    holds. ``tables["lectures"]`` may hold only the columns the statistics read; ``lecture_email_like`` is
-    then the count of e-mail-like values in the whole lectures table (counted as it was written).
-    ``transcripts`` and ``slides`` are those tables as written, their files and counts (none when not
-    given)."""
+    The changes are the release's ``diff`` against ``release.previous_version``, the one its
+    ``change_file`` holds. ``tables["lectures"]`` holds only the columns the statistics read (and the
+    abstracts' lengths); ``lecture_email_like`` is the count of e-mail-like values in the whole lectures
+    table (counted as it was written). ``transcripts`` and ``slides`` are those tables as written, their
+    files and counts."""
     lectures = tables[DEFAULT_CONFIG]
+    rows = StatisticsRow.rows_of(lectures)
     by_name = {c.config_name: c for c in configs}
-    events = tables["events"]
-    tracks = transcripts or TranscriptsTable()
-    documents = slides or SlidesTable()
-    names = {str(e["event_id"]): e["event_name"] for e in events.to_pylist()}
-    event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events.to_pylist())
+    events = tables["events"].to_pylist()
+    event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events)
     return {
         **release_text(release),
         # A table left out of the release while empty still has its count: 0.
@@ -374,24 +305,30 @@ def card_context(
         "event_names": event_names or "no event",
         "configs": config_rows(by_name),
         "stats": lecture_statistics(lectures),
-        "event_configs": event_config_rows(event_configs, by_name),
-        "per_event": event_statistics(lectures, event_configs, release.provenance.get("coverage")),
+        "event_configs": [
+            {
+                "name": e.config_name,
+                "event_id": escape_text(e.event_id, limit=40),
+                "event_name": event_name(e.event_name, e.event_id),
+                "rows": by_name[e.config_name].num_rows,
+                "paths": list(by_name[e.config_name].paths),
+            }
+            for e in event_configs
+        ],
+        "per_event": event_statistics(rows, event_configs, release.provenance.get("coverage")),
         "authors": author_statistics(tables, config="authors" in by_name),
-        "anthology": anthology_share(StatisticsRow.rows_of(lectures)),
-        "change_file": change_files[-1] if change_files else None,
-        "change_files": list(change_files),
+        "anthology": anthology_share(rows),
+        "change_file": change_file,
         "changes": Changes.of(diff, release.previous_version),
         "change_counts": file_counts(diff),
-        "email_like": sum(
-            email_like_values(table)
-            for config, table in tables.items()
-            if config != DEFAULT_CONFIG or lecture_email_like is None
-        )
-        + (lecture_email_like or 0)
-        + tracks.email_like
-        + documents.email_like,
-        "transcripts": transcript_statistics(tracks.stats, names),
-        "slides": slides_statistics(documents.stats),
+        "email_like": sum(email_like_values(t) for config, t in tables.items() if config != DEFAULT_CONFIG)
+        + lecture_email_like
+        + transcripts.email_like
+        + slides.email_like,
+        "transcripts": transcript_statistics(
+            transcripts.stats, {str(e["event_id"]): e["event_name"] for e in events}
+        ),
+        "slides": slides_statistics(slides.stats),
         "charts": [],
     }
 
@@ -478,22 +415,6 @@ def _template_line(error: BaseException) -> int | None:
     return line
 
 
-def render_template(template: Path, context: Mapping[str, Any]) -> str:
-    """``template``'s text rendered with ``context``; :class:`CardTemplateError` when it reads a name,
-    attribute or key that ``context`` does not hold."""
-    source = template.read_text(encoding="utf-8")
-    where = f"card template {str(template)!r}"
-    check_names(source, where=where)
-    try:
-        return _compiled(source).render(**context)
-    except jinja2.UndefinedError as exc:
-        line = _template_line(exc)
-        line_note = f" (line {line})" if line is not None else ""
-        raise CardTemplateError(
-            f"{where} uses what the card does not define: {exc.message}{line_note}"
-        ) from None
-
-
 def maintainer_sections(card_text: str) -> dict[str, str]:
     """Maintainer-written sections of a card, by name (the text between the markers)."""
     return {m.group("name"): m.group("body") for m in _MARKER.finditer(card_text)}
@@ -532,8 +453,19 @@ def render_card(
     from huggingface_hub import DatasetCard
 
     values = {**data.to_dict(), **context, "card_data": data.to_yaml()}
+    source = template.read_text(encoding="utf-8")
+    where = f"card template {str(template)!r}"
+    check_names(source, where=where)
+    try:
+        rendered = _compiled(source).render(**values)
+    except jinja2.UndefinedError as exc:
+        line = _template_line(exc)
+        line_note = f" (line {line})" if line is not None else ""
+        raise CardTemplateError(
+            f"{where} uses what the card does not define: {exc.message}{line_note}"
+        ) from None
     with card_yaml_read_in_c():
-        card = DatasetCard(render_template(template, values))
+        card = DatasetCard(rendered)
     text = str(card)
     if previous_card:
         text = merge_maintainer_sections(text, maintainer_sections(previous_card))

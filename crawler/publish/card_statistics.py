@@ -80,70 +80,10 @@ def percent(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
-# A lecture table may carry its abstracts' lengths instead of their texts (see :func:`abstract_lengths`).
+# The card's lecture table carries its abstracts' lengths instead of their texts.
 ABSTRACT_LENGTH = "abstract_length"
 TOP = 20
 EXAMPLE_ROWS = 5
-
-
-class Share(TypedDict):
-    label: str
-    count: int
-    share: str
-
-
-class LabelCount(TypedDict):
-    label: str
-    count: int
-
-
-class SessionCount(TypedDict):
-    name: str
-    id: str
-    count: int
-
-
-class KeywordCount(TypedDict):
-    keyword: str
-    count: int
-
-
-class AbstractLength(TypedDict):
-    min: int | str
-    median: str
-    max: int | str
-
-
-class Example(TypedDict):
-    lecture_id: str
-    title: str
-    presentation_type: str
-    session_name: str
-
-
-class LectureStatistics(TypedDict):
-    """Escaped, template-ready statistics of the lectures table (``stats`` in the template)."""
-
-    presentation_types: list[Share]
-    sessions: list[SessionCount]
-    without_session: int
-    keywords: list[KeywordCount]
-    abstract_length: AbstractLength
-    premium: int
-    with_doi: int
-    first_held_at: str
-    last_held_at: str
-    examples: list[Example]
-
-
-class DayCount(TypedDict):
-    day: str
-    count: int
-
-
-class CoverageRow(TypedDict):
-    field: str
-    share: str
 
 
 class AnthologyShare(TypedDict):
@@ -165,11 +105,11 @@ class EventStatistics(TypedDict):
     config: str
     lectures: int
     sessions: int
-    presentation_types: list[LabelCount]
-    days: list[DayCount]
+    presentation_types: list[dict[str, Any]]
+    days: list[dict[str, Any]]
     more_days: int
     without_day: int
-    coverage: list[CoverageRow]
+    coverage: list[dict[str, Any]]
     anthology: AnthologyShare
     sources: ExtractionCounts
 
@@ -191,14 +131,6 @@ class StatisticsRow:
         names = [f.name for f in dataclasses.fields(cls)]
         return [cls(**row) for row in lectures.select(names).to_pylist()]
 
-    @classmethod
-    def by_event(cls, lectures: pa.Table) -> dict[str | None, list[StatisticsRow]]:
-        """The lectures' rows by event id, each event's in the table's order."""
-        grouped: dict[str | None, list[StatisticsRow]] = {}
-        for row in cls.rows_of(lectures):
-            grouped.setdefault(row.event_id, []).append(row)
-        return grouped
-
 
 def _ranked(counts: Mapping[Any, int], *, limit: int | None = None) -> list[tuple[Any, int]]:
     """The most frequent first, then by value (None as the empty text); the first ``limit`` only."""
@@ -214,7 +146,7 @@ def _share(count: int, total: int) -> str:
     return f"{100 * count / total:.1f}%" if total else "n/a"
 
 
-def _shares(counts: Mapping[Any, int], total: int, *, chars: int | None = None) -> list[Share]:
+def _shares(counts: Mapping[Any, int], total: int, *, chars: int | None = None) -> list[dict[str, Any]]:
     """Each value (escaped, cut to ``chars``), its count and its share of ``total``, most frequent first."""
     return [
         {"label": escape_text(k, limit=chars), "count": n, "share": _share(n, total)}
@@ -222,21 +154,16 @@ def _shares(counts: Mapping[Any, int], total: int, *, chars: int | None = None) 
     ]
 
 
-def abstract_lengths(lectures: pa.Table) -> pa.ChunkedArray:
-    """Each lecture's abstract length in characters: the ``abstract_length`` column when the table has
-    one (a release's card reads the lengths, not the texts, of all its lectures), else counted."""
-    if ABSTRACT_LENGTH in lectures.column_names:
-        return lectures.column(ABSTRACT_LENGTH)
-    return pc.utf8_length(lectures.column("abstract"))
-
-
-def lecture_statistics(lectures: pa.Table) -> LectureStatistics:
-    """Escaped, template-ready statistics of the lectures table."""
+def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
+    """Escaped, template-ready statistics of the lectures table (``stats`` in the template)."""
     rows = lectures.select(
         ["keywords", "presentation_type", "session_id", "session_name", "is_premium", "doi", "held_at"]
     ).to_pylist()
     total = len(rows)
-    lengths = abstract_lengths(lectures)
+    lengths = lectures.column(ABSTRACT_LENGTH)
+    examples = lectures.slice(0, EXAMPLE_ROWS).select(
+        ["lecture_id", "title", "presentation_type", "session_name"]
+    )
     held = [r["held_at"] for r in rows if r["held_at"] is not None]
     session_names = {r["session_id"]: r["session_name"] for r in rows if r["session_id"] is not None}
     return {
@@ -263,32 +190,27 @@ def lecture_statistics(lectures: pa.Table) -> LectureStatistics:
         "with_doi": sum(1 for r in rows if has_value(r["doi"])),
         "first_held_at": (format_timestamp(min(held)) or "n/a") if held else "n/a",
         "last_held_at": (format_timestamp(max(held)) or "n/a") if held else "n/a",
-        "examples": _examples(lectures),
+        "examples": [
+            {
+                "lecture_id": escape_text(r["lecture_id"], limit=40),
+                "title": escape_text(r["title"], limit=100),
+                "presentation_type": escape_text(r["presentation_type"]),
+                "session_name": escape_text(r["session_name"], limit=60),
+            }
+            for r in examples.to_pylist()
+        ],
     }
 
 
-def _examples(lectures: pa.Table) -> list[Example]:
-    examples = lectures.slice(0, EXAMPLE_ROWS).select(
-        ["lecture_id", "title", "presentation_type", "session_name"]
-    )
-    return [
-        {
-            "lecture_id": escape_text(r["lecture_id"], limit=40),
-            "title": escape_text(r["title"], limit=100),
-            "presentation_type": escape_text(r["presentation_type"]),
-            "session_name": escape_text(r["session_name"], limit=60),
-        }
-        for r in examples.to_pylist()
-    ]
-
-
 def event_statistics(
-    lectures: pa.Table, events: Sequence[EventConfig], coverage: object = None
+    rows: Iterable[StatisticsRow], events: Sequence[EventConfig], coverage: object = None
 ) -> list[EventStatistics]:
     """Per event: its config, lecture and session counts, presentation types, lectures per day and, when
     the caller measured it, each field's coverage. Sizes are bounded (top entries only): the card does
     not grow with the number of lectures."""
-    by_event = StatisticsRow.by_event(lectures)
+    by_event: dict[str | None, list[StatisticsRow]] = {}
+    for row in rows:
+        by_event.setdefault(row.event_id, []).append(row)
     measured = coverage if isinstance(coverage, Mapping) else {}
     return [_event_statistics(e, by_event.get(e.event_id, []), measured.get(e.event_id)) for e in events]
 
@@ -298,6 +220,9 @@ def _event_statistics(
 ) -> EventStatistics:
     days = _counted(r.held_at.date().isoformat() for r in group if r.held_at is not None)
     days.sort(key=lambda item: item[0])
+    # Lectures carrying fields read from their own page (text, related lectures...); the others have
+    # only what the event's listing said (``extraction`` ``api_listing``).
+    page = sum(1 for r in group if page_derived(r.extraction))
     return {
         "id": escape_text(event.event_id, limit=40),
         "name": event_name(event.event_name, event.event_id),
@@ -313,20 +238,8 @@ def _event_statistics(
         "without_day": sum(1 for r in group if r.held_at is None),
         "coverage": _coverage_rows(measured),
         "anthology": anthology_share(group),
-        "sources": extraction_counts(group),
+        "sources": {"page": page, "listing_only": len(group) - page},
     }
-
-
-def extraction_counts(rows: Iterable[StatisticsRow]) -> ExtractionCounts:
-    """How many lectures carry fields read from their own page (text, related lectures...) and how many
-    only what the event's listing said (``extraction`` ``api_listing``)."""
-    page = listing = 0
-    for row in rows:
-        if page_derived(row.extraction):
-            page += 1
-        else:
-            listing += 1
-    return {"page": page, "listing_only": listing}
 
 
 def anthology_share(rows: Iterable[StatisticsRow]) -> AnthologyShare:
@@ -336,10 +249,10 @@ def anthology_share(rows: Iterable[StatisticsRow]) -> AnthologyShare:
     return {"linked": linked, "lectures": len(live), "share": _share(linked, len(live))}
 
 
-def _coverage_rows(measured: object) -> list[CoverageRow]:
+def _coverage_rows(measured: object) -> list[dict[str, Any]]:
     if not isinstance(measured, Mapping):
         return []
-    out: list[CoverageRow] = []
+    out: list[dict[str, Any]] = []
     for field_name, share in sorted(measured.items(), key=lambda item: str(item[0])):
         if isinstance(share, int | float) and not isinstance(share, bool) and 0 <= share <= 1:
             shown = percent(share)
@@ -349,15 +262,7 @@ def _coverage_rows(measured: object) -> list[CoverageRow]:
     return out
 
 
-class AuthorStatistics(TypedDict):
-    rows: int
-    config: bool
-    with_orcid: int
-    lectures_with_authors: int
-    with_affiliation: int
-
-
-def author_statistics(tables: Mapping[str, pa.Table], *, config: bool) -> AuthorStatistics:
+def author_statistics(tables: Mapping[str, pa.Table], *, config: bool) -> dict[str, Any]:
     authors, lectures = tables["authors"], tables[DEFAULT_CONFIG]
     return {
         "rows": authors.num_rows,
@@ -368,31 +273,9 @@ def author_statistics(tables: Mapping[str, pa.Table], *, config: bool) -> Author
     }
 
 
-class EventTracks(TypedDict):
-    id: str
-    name: str
-    tracks: int
-
-
-class TranscriptStatistics(TypedDict):
-    """What the card's transcripts section shows; ``config`` is False when the release has no track."""
-
-    config: bool
-    tracks: int
-    events: list[EventTracks]
-    languages: list[Share]
-    more_languages: int
-    auto_generated: int
-    auto_share: str
-    hours: str
-    without_text: int
-    problems: list[Share]
-
-
-def transcript_statistics(
-    stats: TranscriptStats, event_names: Mapping[str, str | None]
-) -> TranscriptStatistics:
-    """The card's transcripts section from the counts made while writing; ``event_names`` by event id."""
+def transcript_statistics(stats: TranscriptStats, event_names: Mapping[str, str | None]) -> dict[str, Any]:
+    """The card's transcripts section from the counts made while writing; ``event_names`` by event id.
+    Its ``config`` is False when the release has no track."""
     languages = _shares(stats.languages, stats.rows, chars=60)
     return {
         "config": stats.rows > 0,
@@ -415,20 +298,9 @@ def transcript_statistics(
     }
 
 
-class SlidesStatistics(TypedDict):
-    """What the card's slides section shows; ``config`` is False when the release has no document."""
-
-    config: bool
-    documents: int
-    lectures_with_slides: int
-    lectures_with_poster: int
-    pages: int
-    without_text: int
-    problems: list[Share]
-
-
-def slides_statistics(stats: SlidesStats) -> SlidesStatistics:
-    """The card's slides section from the counts made while writing."""
+def slides_statistics(stats: SlidesStats) -> dict[str, Any]:
+    """The card's slides section from the counts made while writing; its ``config`` is False when the
+    release has no document."""
     return {
         "config": stats.rows > 0,
         "documents": stats.rows,

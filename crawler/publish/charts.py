@@ -18,23 +18,17 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 from xml.sax.saxutils import escape
 
-import pyarrow as pa
-
 from crawler.coverage import MONITORED
-from crawler.publish.card_statistics import (
-    StatisticsRow,
-    anthology_share,
-    escape_text,
-    extraction_counts,
-    number,
-    percent,
-    shorten,
-)
+from crawler.publish.card_statistics import EventStatistics, escape_text, number, percent, shorten
 from crawler.publish.changes import CHANGE_KINDS, Change
 from crawler.publish.tables import EventConfig
+
+if TYPE_CHECKING:
+    # Types only: the slides writer imports the manifest, which reads this module.
+    from crawler.publish.slides import SlidesStats
 
 ASSETS_DIR = "assets"
 WIDTH = 720
@@ -443,26 +437,27 @@ def history_summary(history: Sequence[HistoryEntry]) -> str:
 
 
 def event_figures(
-    lectures: pa.Table, events: Sequence[EventConfig], coverage: Mapping[str, Mapping[str, float]]
+    per_event: Sequence[EventStatistics],
+    events: Sequence[EventConfig],
+    coverage: Mapping[str, Mapping[str, float]],
+    slides: SlidesStats,
 ) -> list[EventFigures]:
-    """Each event's figures, in the order of ``events``, from the card's columns of the lectures
-    (``event_id``, ``anthology_id``, ``withdrawn``, ``extraction``) and the fields' coverage by event."""
-    by_event = StatisticsRow.by_event(lectures)
-    out = []
-    for event in events:
-        rows = by_event.get(event.event_id, [])
-        sources, links = extraction_counts(rows), anthology_share(rows)
-        out.append(
-            EventFigures(
-                name=event.event_name or f"event {event.event_id}",
-                page=sources["page"],
-                listing_only=sources["listing_only"],
-                linked=links["linked"],
-                live=links["lectures"],
-                coverage=dict(coverage.get(event.event_id, {})),
-            )
+    """Each event's figures, in the order of ``events``: its lectures by source and its Anthology links
+    as the card counts them (``per_event``, in the same order), the fields' coverage by event and the
+    lectures with slide and poster text."""
+    return [
+        EventFigures(
+            name=event.event_name or f"event {event.event_id}",
+            page=stats["sources"]["page"],
+            listing_only=stats["sources"]["listing_only"],
+            linked=stats["anthology"]["linked"],
+            live=stats["anthology"]["lectures"],
+            coverage=dict(coverage.get(event.event_id, {})),
+            slides=slides.slides_by_event[event.event_id],
+            posters=slides.posters_by_event[event.event_id],
         )
-    return out
+        for stats, event in zip(per_event, events, strict=True)
+    ]
 
 
 def history_problem(value: object) -> str | None:
@@ -560,13 +555,6 @@ def charts(
     return drawn
 
 
-class ChartRow(TypedDict):
-    """A chart as the card's template shows it: path, alt text and numbers (escaped for markdown)."""
-
-    path: str
-    alt: str
-    summary: str
-
-
-def card_rows(drawn: Sequence[Chart]) -> list[ChartRow]:
+def card_rows(drawn: Sequence[Chart]) -> list[dict[str, str]]:
+    """The charts as the card's template shows them: path, alt text and numbers (escaped for markdown)."""
     return [{"path": c.path, "alt": c.alt, "summary": escape_text(c.summary)} for c in drawn]

@@ -9,7 +9,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypedDict
 
 import pyarrow as pa
 
@@ -27,20 +26,10 @@ def _most_common(counts: Counter[str]) -> str | None:
     return min(counts.items(), key=lambda item: (-item[1], item[0]))[0]
 
 
-class EventRow(TypedDict):
-    """A row of the ``events`` table."""
-
-    event_id: str
-    event_name: str | None
-    lecture_count: int
-    page_lectures: int
-    listing_only_lectures: int
-    first_held_at: datetime | None
-    last_held_at: datetime | None
-
-
 @dataclass
 class _EventSeen:
+    """A row of the ``events`` table, gathered lecture by lecture."""
+
     names: Counter[str] = field(default_factory=Counter)
     lectures: int = 0
     page: int = 0
@@ -57,7 +46,7 @@ class _EventSeen:
             self.first_held_at = held if self.first_held_at is None else min(self.first_held_at, held)
             self.last_held_at = held if self.last_held_at is None else max(self.last_held_at, held)
 
-    def row(self, event_id: str) -> EventRow:
+    def row(self, event_id: str) -> dict[str, object]:
         return {
             "event_id": event_id,
             "event_name": _most_common(self.names),
@@ -69,21 +58,10 @@ class _EventSeen:
         }
 
 
-class SessionRow(TypedDict):
-    """A row of the ``sessions`` table."""
-
-    session_id: str
-    session_name: str | None
-    event_id: str | None
-    lecture_count: int
-    presentation_types: list[str]
-    description: str | None
-    starts_at: datetime | None
-    ends_at: datetime | None
-
-
 @dataclass
 class _SessionSeen:
+    """A row of the ``sessions`` table, gathered lecture by lecture."""
+
     names: Counter[str] = field(default_factory=Counter)
     event_ids: Counter[str] = field(default_factory=Counter)
     lectures: int = 0
@@ -98,7 +76,7 @@ class _SessionSeen:
         if row.presentation_type is not None:
             self.presentation_types.add(row.presentation_type)
 
-    def row(self, session_id: str, known: SessionDetail | None) -> SessionRow:
+    def row(self, session_id: str, known: SessionDetail | None) -> dict[str, object]:
         """The session's row, completed by what the caller knows of it: the lectures' own session name
         wins, the caller's fills in."""
         return {
@@ -119,20 +97,10 @@ def author_key(author: schema.Author) -> str:
     return f"orcid:{orcid}" if has_value(orcid) else f"name:{author['name']}"
 
 
-class AuthorRow(TypedDict):
-    """A row of the ``authors`` table."""
-
-    author_key: str
-    name: str | None
-    orcid: str | None
-    affiliations: list[str]
-    lecture_ids: list[str]
-    event_ids: list[str]
-    lecture_count: int
-
-
 @dataclass
 class _AuthorSeen:
+    """A row of the ``authors`` table, gathered lecture by lecture."""
+
     names: Counter[str] = field(default_factory=Counter)
     affiliations: set[str] = field(default_factory=set)
     lecture_ids: set[str] = field(default_factory=set)
@@ -146,7 +114,7 @@ class _AuthorSeen:
         self.event_ids.add(str(row.event_id))
         self.orcid = author.get("orcid") or None
 
-    def row(self, key: str) -> AuthorRow:
+    def row(self, key: str) -> dict[str, object]:
         return {
             "author_key": key,
             "name": _most_common(self.names),
@@ -195,15 +163,8 @@ def build_tables(
     lectures: Sequence[Lecture], sessions: Mapping[str, SessionDetail] | None = None
 ) -> dict[str, pa.Table]:
     """The tables of a release, by config name, from lectures made by :func:`lecture_rows` and the
-    session details made by :func:`session_details`."""
-    return {LECTURES.name: lecture_table(lectures), **summary_tables(lectures, sessions)}
-
-
-def summary_tables(
-    lectures: Iterable[Lecture], sessions: Mapping[str, SessionDetail] | None = None
-) -> dict[str, pa.Table]:
-    """The ``events``, ``sessions`` and ``authors`` tables of :func:`build_tables`, without the
-    ``lectures`` table itself (a release gathers them event by event: :class:`SummaryTables`)."""
+    session details made by :func:`session_details` (a release gathers the summary tables event by
+    event: :class:`SummaryTables`)."""
     gathered = SummaryTables()
     gathered.add(lectures)
-    return gathered.tables(sessions)
+    return {LECTURES.name: lecture_table(lectures), **gathered.tables(sessions)}
