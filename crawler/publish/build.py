@@ -245,7 +245,7 @@ def _write_card(
         tables={DEFAULT_CONFIG: lectures, **tables},
         diff=written.diff,
         event_configs=release.per_event,
-        change_file=release.change_files[-1],
+        change_files=release.change_files,
         lecture_email_like=sum(w.email_like for w in written.events),
         transcripts=written.transcripts,
         slides=written.slides,

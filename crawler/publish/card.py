@@ -141,6 +141,7 @@ def bibtex(*, key: str, pretty_name: str, version: str, year: str, url: str) -> 
 class ReleaseText(TypedDict):
     """The release's names and provenance, escaped (part of :class:`CardContext`)."""
 
+    name: str
     repo_id: str
     pretty_name: str
     version: str
@@ -167,6 +168,7 @@ class CardContext(ReleaseText):
     authors: dict[str, Any]
     anthology: AnthologyShare
     change_file: str
+    change_files: list[str]
     changes: Changes
     change_counts: dict[Change, int]
     email_like: int
@@ -197,6 +199,7 @@ def release_text(release: CardRelease) -> ReleaseText:
     settings = provenance.get("settings") or {}
     other = {k: v for k, v in provenance.items() if k not in SECTION_KEYS}
     return {
+        "name": escape_text(release.name),
         "repo_id": release.repo_id,
         "pretty_name": escape_text(release.pretty_name),
         "version": escape_text(release.version),
@@ -265,6 +268,7 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[dict[str, Any]]:
             "rows": by_name[spec.name].num_rows,
             "pattern": by_name[spec.name].pattern,
             "paths": list(by_name[spec.name].paths),
+            "download_size": by_name[spec.name].download_size,
             "default": spec.name == DEFAULT_CONFIG,
             "fields": field_rows(spec),
         }
@@ -280,7 +284,7 @@ def card_context(
     tables: Mapping[str, pa.Table],
     diff: DiffSummary,
     event_configs: Sequence[EventConfig],
-    change_file: str,
+    change_files: Sequence[str],
     lecture_email_like: int,
     transcripts: TranscriptsTable,
     slides: SlidesTable,
@@ -288,7 +292,7 @@ def card_context(
     """Everything the template may use; every string that came from outside is already escaped.
 
     The changes are the release's ``diff`` against ``release.previous_version``, the one its
-    ``change_file`` holds. ``tables["lectures"]`` holds only the columns the statistics read (and the
+    last of ``change_files`` holds. ``tables["lectures"]`` holds only the columns the statistics read (and the
     abstracts' lengths); ``lecture_email_like`` is the count of e-mail-like values in the whole lectures
     table (counted as it was written). ``transcripts`` and ``slides`` are those tables as written, their
     files and counts."""
@@ -318,7 +322,8 @@ def card_context(
         "per_event": event_statistics(rows, event_configs, release.provenance.get("coverage")),
         "authors": author_statistics(tables, config="authors" in by_name),
         "anthology": anthology_share(rows),
-        "change_file": change_file,
+        "change_file": change_files[-1],
+        "change_files": list(change_files),
         "changes": Changes.of(diff, release.previous_version),
         "change_counts": file_counts(diff),
         "email_like": sum(email_like_values(t) for config, t in tables.items() if config != DEFAULT_CONFIG)
