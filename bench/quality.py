@@ -51,19 +51,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.cleaning import FETCHED_AT, _Stats
 from bench.suite import Figure, Section, table
 from crawler.dedup import near
-from crawler.dedup.records import merge_duplicates
 from crawler.items import LectureItem
 from crawler.pages import parse_lecture_document, parse_lecture_page
 from crawler.pipelines.boilerplate import STAT_TEXT_FROM_FIELDS, BoilerplatePipeline, text_of
 from crawler.pipelines.normalize import NormalizePipeline
 from crawler.replica.layout import MAIN_EVENT_ID, build_site, ground_truth, load_records
 from crawler.replica.pages import Renderer
+from crawler.schema import Lecture
 from crawler.text.boilerplate import own_content_blocks
 from crawler.text.latex import clean_latex, split_words
 from crawler.text.normalize import normalize_line
 from crawler.text.template import TemplateModel
 from tests.scenarios.planted import BANNERS, plant_cases
 from tests.scenarios.seeds import seed_boilerplate_lines as replica_seed_lines
+from tests.support.dedup import merge_duplicates, near_duplicate_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "http://replica.test"
@@ -541,7 +542,7 @@ def choose_threshold(pairs: Sequence[tuple[float, bool, str]]) -> tuple[float, d
 def search_scores(talks: Sequence[LabeledTalk], threshold: float) -> dict[str, Any]:
     """Precision and recall of the crawler's search (LSH, then the exact check) on ``talks``."""
     by_id = {t.talk.lecture_id: t for t in talks}
-    found = near.near_duplicate_pairs([t.talk for t in talks], threshold=threshold)
+    found = near_duplicate_pairs([t.talk for t in talks], threshold=threshold)
     positives = {t.paper: t.kind for t in talks if t.kind in REWRITES}
     right = {by_id[p.first].paper for p in found if by_id[p.first].paper == by_id[p.second].paper}
     wrong = [
@@ -639,7 +640,7 @@ def duplicate_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def planted_figures(truth_records: list[dict[str, Any]], planted: Any) -> dict[str, Any]:
     """The replica's planted cases (byte-identical copies, abstracts with 1 to 4 words edited)."""
-    _, report = merge_duplicates(truth_records)
+    _, report = merge_duplicates([Lecture.from_json(r) for r in truth_records])
     found_same = {frozenset((m.kept, *m.merged)) for m in report.merges}
     found_near = {frozenset((p.first, p.second)) for c in report.clusters for p in c.pairs}
     planted_same, planted_near = planted.duplicate_pairs(), planted.near_duplicate_pairs()

@@ -4,8 +4,9 @@ import copy
 from typing import Any
 
 from crawler.dedup import near
-from crawler.dedup.records import DedupReport, Merge, merge_duplicates, talk_key
+from crawler.dedup.records import DedupReport, Merge, talk_key
 from crawler.schema import Lecture, content_sha256
+from tests.support.dedup import merge_duplicates
 from tests.test_stage import record
 
 ABSTRACT = (
@@ -109,7 +110,9 @@ def test_signatures_come_from_the_state_directory(tmp_path: Any) -> None:
     cache = near.SignatureCache(tmp_path)
     cache.add(near.text_key("Alignment", ABSTRACT), near.signature("Alignment", ABSTRACT))
     cache.close()
-    _, report = merge_duplicates([talk("1"), talk("2", title="Speech", abstract=OTHER)], state_dir=tmp_path)
+    _, report = merge_duplicates(
+        [talk("1"), talk("2", title="Speech", abstract=OTHER)], signatures=near.load_signatures(tmp_path)
+    )
     assert (report.search.signatures_cached, report.search.signatures_computed) == (1, 1)
 
 

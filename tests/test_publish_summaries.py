@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from crawler.dedup.records import merge_duplicates
 from crawler.publish.summaries import StagedEvents, plan_dedup
 from crawler.schema import Lecture, content_sha256
 from crawler.state.stage import StageWriter
 from crawler.state.stage_index import index_stage
+from tests.support.dedup import merge_duplicates
 from tests.support.staged import read_stage
 from tests.test_dedup_records import ABSTRACT, OTHER, track
 from tests.test_stage import record

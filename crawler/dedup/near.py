@@ -6,13 +6,12 @@ directory under the text's key, so publishing only reads signatures. It is compu
 bit what datasketch's ``MinHash(num_perm=128, seed=1)`` gives with its default "affine32" scheme,
 without building a MinHash object per item, and without importing datasketch, which pulls in scipy.
 
-One search serves both the crawl and publishing: :class:`BandIndex`, an LSH over the signatures with the
-bands datasketch's ``MinHashLSH`` would choose (:func:`lsh_bands`), and one :class:`UnionFind`. The crawl
-reports the rows that share a band as candidate groups (:func:`candidate_groups`); publishing takes each
-record's bucket mates as candidate pairs in about linear time, and verifies each with the exact Jaccard
-similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a near-duplicate
-(:func:`near_duplicate_pairs`), and the pairs join into clusters (:func:`clusters`). No step compares
-every record with every other.
+The search bands the signatures as datasketch's ``MinHashLSH`` would (:func:`lsh_bands`). The crawl
+reports the rows that share a band as candidate groups (:class:`BandIndex`, :func:`candidate_groups`);
+publishing takes each record's bucket mates as candidate pairs in about linear time, and verifies each
+with the exact Jaccard similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a
+near-duplicate (:func:`crawler.publish.summaries.near_pairs`), and the pairs join into clusters
+(:func:`clusters`). No step compares every record with every other.
 
 Thresholds, measured on the replica's planted cases and the real EMNLP 2025 records
 (``bench/quality.py``): abstracts revised by one to four words score 0.83 and more, while the
@@ -27,7 +26,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
@@ -295,57 +294,6 @@ class SearchStats:
     capped_queries: int = 0
 
 
-def near_duplicate_pairs(
-    talks: Sequence[Talk],
-    signatures: Mapping[str, Signature] | None = None,
-    *,
-    threshold: float = MATCH_THRESHOLD,
-    stats: SearchStats | None = None,
-) -> list[NearPair]:
-    """Pairs of talks whose shingle sets have a Jaccard similarity of at least ``threshold``.
-
-    ``signatures`` (by :func:`text_key`) spares computing them again; missing ones are computed. The LSH
-    (:class:`BandIndex`) proposes candidates, at most ``MAX_CANDIDATES`` per talk (the first in lecture
-    order), and the exact similarity of the shingle sets decides. Pairs come sorted by their ids.
-    """
-    stats = stats if stats is not None else SearchStats()
-    signatures = signatures or {}
-    matrix = np.empty((len(talks), NUM_PERM), dtype=np.uint32)
-    for row, talk in enumerate(talks):
-        values = signatures.get(text_key(talk.title, talk.abstract))
-        if values is None:
-            values = signature(talk.title, talk.abstract)
-            stats.signatures_computed += 1
-        else:
-            stats.signatures_cached += 1
-        matrix[row] = values
-    index = BandIndex(matrix, min(LSH_THRESHOLD, threshold))
-    grams: dict[int, set[str]] = {}
-
-    def grams_of(row: int) -> set[str]:
-        found = grams.get(row)
-        if found is None:
-            found = grams[row] = shingles(talks[row].title, talks[row].abstract)
-        return found
-
-    rows_of = {talk.lecture_id: row for row, talk in enumerate(talks)}
-    pairs: list[NearPair] = []
-    for row, talk in enumerate(talks):
-        own = lecture_order(talk.lecture_id)
-        mates = sorted({talks[m].lecture_id for m in index.mates(row)} - {talk.lecture_id}, key=lecture_order)
-        if len(mates) > MAX_CANDIDATES:
-            stats.capped_queries += 1
-            mates = mates[:MAX_CANDIDATES]
-        for mate in mates:
-            if lecture_order(mate) <= own:
-                continue
-            stats.candidate_pairs += 1
-            similarity = jaccard(grams_of(row), grams_of(rows_of[mate]))
-            if similarity >= threshold:
-                pairs.append(NearPair(talk.lecture_id, mate, round(similarity, 4)))
-    return sorted(pairs, key=lambda p: (lecture_order(p.first), lecture_order(p.second)))
-
-
 def clusters(pairs: Iterable[NearPair]) -> dict[str, str]:
     """Connected components of the pairs: lecture id -> cluster id (its lowest member id)."""
     pairs = list(pairs)
@@ -446,20 +394,6 @@ class BandIndex:
             starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
             ends = np.r_[starts[1:], len(order)]
             self.buckets.append([order[a:b] for a, b in zip(starts, ends, strict=True) if b - a >= 2])
-        self._of_row: dict[int, list[np.ndarray]] | None = None
-
-    def mates(self, row: int) -> set[int]:
-        """The rows that share a bucket with ``row`` (``row`` itself included when it shares one)."""
-        if self._of_row is None:
-            self._of_row = {}
-            for buckets in self.buckets:
-                for bucket in buckets:
-                    for member in bucket.tolist():
-                        self._of_row.setdefault(member, []).append(bucket)
-        found: set[int] = set()
-        for bucket in self._of_row.get(row, ()):
-            found.update(bucket.tolist())
-        return found
 
     def components(self) -> list[list[int]]:
         """Rows joined by shared buckets (connected components of two rows or more)."""

@@ -4,7 +4,7 @@ A lecture reached again (a retry that succeeded twice, a resumed crawl, an alias
 only when it brings something new: changed content or a URL not seen before.
 
 Record-level duplicates are prepared here item by item and decided at publish time, where the whole
-crawl is visible (:func:`crawler.dedup.records.merge_duplicates`): each lecture's MinHash signature
+crawl is visible (:func:`crawler.publish.summaries.plan_dedup`): each lecture's MinHash signature
 is computed once and cached in the state directory, and the same talk under a second id is counted as
 it shows up. Candidate near-duplicates are found once, when the spider closes, from the signatures kept
 as one compact array (512 bytes a lecture; an LSH index of MinHash objects took about 4 KiB): one

@@ -5,9 +5,7 @@ across events: the same talk staged under two ids becomes one record, and near-d
 cluster. Both are taken here from what each lecture is reduced to (its id, the key of its talk, the key
 of its text and its MinHash signature, one row of a ``uint32`` matrix), never from whole records: the
 memory they take is a few hundred bytes per lecture, and a candidate pair's texts are read back from
-the stage only to check its exact similarity. The decisions are those of
-:func:`crawler.dedup.records.merge_duplicates` on the same records (same kept ids, same alternates,
-same clusters, same report).
+the stage only to check its exact similarity.
 """
 
 from __future__ import annotations
@@ -76,7 +74,7 @@ class DedupPlan:
 
 
 @dataclass
-class _Signatures:
+class Signatures:
     """One signature per lecture, in lecture order, as rows of one matrix."""
 
     ids: list[str]
@@ -84,11 +82,12 @@ class _Signatures:
     stats: near.SearchStats
 
 
-def _signatures(
-    ids: Sequence[str], read: ReadLecture, cached: Mapping[str, near.Signature]
-) -> tuple[_Signatures, list[TalkSummary]]:
+def read_signatures(
+    ids: Sequence[str], read: ReadLecture, cached: Mapping[str, near.Signature], stats: near.SearchStats
+) -> tuple[Signatures, list[TalkSummary]]:
+    """The signatures of the lectures ``ids`` (in lecture order), each read once with ``read``: the
+    cached one of its text (by text key) or one computed, and what the same-talk decision needs."""
     matrix = np.empty((len(ids), near.NUM_PERM), dtype=np.uint32)
-    stats = near.SearchStats()
     talks = []
     for row, lecture_id in enumerate(ids):
         lecture = read(lecture_id)
@@ -103,7 +102,7 @@ def _signatures(
         else:
             stats.signatures_cached += 1
         matrix[row] = values
-    return _Signatures(list(ids), matrix, stats), talks
+    return Signatures(list(ids), matrix, stats), talks
 
 
 def _same_talks(talks: Sequence[TalkSummary], published: Container[str], plan: DedupPlan) -> None:
@@ -133,11 +132,11 @@ def _same_talks(talks: Sequence[TalkSummary], published: Container[str], plan: D
     plan.dropped = frozenset(dropped)
 
 
-def _band_mates(matrix: np.ndarray) -> dict[int, set[int]]:
-    """Per row, the rows sharing an LSH band with it (datasketch's banding for ``LSH_THRESHOLD``), from
-    a sort of each band's values: no index of MinHash objects. A bucket larger than the candidate cap
+def _band_mates(matrix: np.ndarray, threshold: float) -> dict[int, set[int]]:
+    """Per row, the rows sharing an LSH band with it (datasketch's banding for ``threshold``), from a
+    sort of each band's values: no index of MinHash objects. A bucket larger than the candidate cap
     gives each member only its lowest ``MAX_CANDIDATES + 1`` rows, which is all the capped query keeps."""
-    bands, rows = near.lsh_bands()
+    bands, rows = near.lsh_bands(threshold)
     values = np.ascontiguousarray(matrix[:, : bands * rows], dtype="<u4")
     mates: dict[int, set[int]] = {}
     for band in range(bands):
@@ -157,11 +156,15 @@ def _band_mates(matrix: np.ndarray) -> dict[int, set[int]]:
     return mates
 
 
-def _near_pairs(signed: _Signatures, keep: Sequence[int], read: ReadLecture) -> list[near.NearPair]:
-    """The near-duplicate pairs among the kept rows: candidates from shared bands (the first
-    ``MAX_CANDIDATES`` of each row's, in lecture order), each checked by the exact Jaccard similarity."""
+def near_pairs(
+    signed: Signatures, keep: Sequence[int], read: ReadLecture, threshold: float = near.MATCH_THRESHOLD
+) -> list[near.NearPair]:
+    """The pairs among the kept rows whose shingle sets have a Jaccard similarity of at least
+    ``threshold``, sorted by their ids: candidates from shared bands (the first ``MAX_CANDIDATES`` of
+    each row's, in lecture order; the bands those for ``LSH_THRESHOLD``, or for ``threshold`` when it
+    is lower), each checked by the exact similarity. No step compares every row with every other."""
     kept = np.asarray(keep, dtype=np.int64)
-    mates = _band_mates(signed.matrix[kept])
+    mates = _band_mates(signed.matrix[kept], min(near.LSH_THRESHOLD, threshold))
     grams: dict[int, set[str]] = {}
 
     def grams_of(row: int) -> set[str]:
@@ -179,7 +182,7 @@ def _near_pairs(signed: _Signatures, keep: Sequence[int], read: ReadLecture) -> 
         for mate in (m for m in candidates if m > row):
             signed.stats.candidate_pairs += 1
             similarity = near.jaccard(grams_of(row), grams_of(mate))
-            if similarity >= near.MATCH_THRESHOLD:
+            if similarity >= threshold:
                 first, second = signed.ids[int(kept[row])], signed.ids[int(kept[mate])]
                 pairs.append(near.NearPair(first, second, round(similarity, 4)))
     return sorted(pairs, key=lambda p: (lecture_order(p.first), lecture_order(p.second)))
@@ -213,13 +216,12 @@ def plan_dedup(
     earlier release published (they win when one record of a talk must be kept)."""
     plan = DedupPlan()
     plan.report.records_in = len(ids)
-    signed, talks = _signatures(ids, read, signatures)
+    signed, talks = read_signatures(ids, read, signatures, plan.report.search)
     _same_talks(talks, published, plan)
     keep = [row for row, lecture_id in enumerate(ids) if lecture_id not in plan.dropped]
-    pairs = _near_pairs(signed, keep, read)
+    pairs = near_pairs(signed, keep, read)
     plan.clusters = near.clusters(pairs)
     _report_clusters(pairs, plan)
-    plan.report.search = signed.stats
     plan.report.records_out = len(keep)
     return plan
 
