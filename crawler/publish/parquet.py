@@ -88,11 +88,6 @@ def supports_content_defined_chunking() -> bool:
     return "use_content_defined_chunking" in _writer_parameters()
 
 
-class BloomFilter(TypedDict):
-    ndv: int
-    fpp: float
-
-
 class WriterOptions(TypedDict, total=False):
     """The keyword arguments of ``pq.ParquetWriter`` a shard is written with (the last two only where
     the installed pyarrow has them)."""
@@ -103,7 +98,7 @@ class WriterOptions(TypedDict, total=False):
     store_schema: bool
     sorting_columns: list[pq.SortingColumn]
     use_content_defined_chunking: bool
-    bloom_filter_options: dict[str, BloomFilter]
+    bloom_filter_options: dict[str, dict[str, float]]
 
 
 def writer_options(spec: TableSpec, num_rows: int) -> WriterOptions:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,7 +31,6 @@ from crawler.publish.tables import DEFAULT_CONFIG, SESSIONS, SLIDES, TRANSCRIPTS
 from crawler.schema import (
     PAGE_FIELDS,
     VOLATILE_FIELDS,
-    AnthologyMatch,
     Lecture,
     content_sha256,
     is_listing_only,
@@ -40,12 +39,6 @@ from crawler.schema import (
 )
 from crawler.state.fsutil import DamagedFile
 from crawler.state.withdrawals import Withdrawals
-
-
-class _Links(TypedDict):
-    anthology_id: str | None
-    anthology_url: str | None
-    anthology_match: AnthologyMatch | None
 
 
 @dataclass(frozen=True)
@@ -209,18 +202,16 @@ class PreviousRelease:
         out = [lec for path in paths for lec in self._lectures_in(path, chosen)]
         return sorted(out, key=lambda lec: lecture_order(lec.lecture_id))
 
-    def links(self) -> dict[str, _Links]:
-        """The Anthology fields of every linked lecture, by id."""
-        out: dict[str, _Links] = {}
+    def links(self) -> dict[str, dict[str, Any]]:
+        """The Anthology fields (``anthology_id``, ``anthology_url``, ``anthology_match``) of every linked
+        lecture, by id."""
+        out: dict[str, dict[str, Any]] = {}
         columns = ["lecture_id", "anthology_id", "anthology_url", "anthology_match"]
         for path in self.lecture_files:
             for row in self._table(path, columns).to_pylist():
+                lecture_id = row.pop("lecture_id")
                 if row["anthology_id"]:
-                    out[str(row["lecture_id"])] = {
-                        "anthology_id": row["anthology_id"],
-                        "anthology_url": row["anthology_url"],
-                        "anthology_match": row["anthology_match"],
-                    }
+                    out[str(lecture_id)] = row
         return out
 
     def sessions(self) -> list[SessionDetail]:
