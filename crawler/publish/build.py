@@ -341,36 +341,31 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: Remova
     """Copy the change files of earlier releases into the build, with the removals applied to them."""
     if previous.manifest is None:
         return []
-    carried = []
-    for path in previous.manifest.get("change_files", []):
+    paths = list(previous.manifest.get("change_files", []))
+    for path in paths:
         source = previous.path_of(path)
         if not source.is_file():
             raise ReleaseError(f"{path}: listed in the previous {MANIFEST} but missing")
-        target = build / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not _may_need_scrubbing(source, removals):
-            # Nothing to remove from it: the file is carried as it is, without reading its rows (the
-            # first release's file holds every lecture), unless it predates the ``release`` column.
-            change_files.carry_change_file(source, target)
-            carried.append(path)
-            continue
-        scrubbed = change_files.scrub_changes(
-            change_files.read_changes(source),
-            removed=removals.lectures,
-            redact=lambda lectures: remove_from(lectures, redactions=removals.authors),
-        )
+        # A file nothing is removed from is carried as it is, without reading its rows (the first
+        # release's file holds every lecture), unless it predates the ``release`` column.
+        scrubbed = None
+        if _may_need_scrubbing(source, removals):
+            scrubbed = change_files.scrub_changes(
+                change_files.read_changes(source),
+                removed=removals.lectures,
+                redact=lambda lectures: remove_from(lectures, redactions=removals.authors),
+            )
         if scrubbed is None:
-            change_files.carry_change_file(source, target)
+            change_files.carry_change_file(source, build / path)
         else:
-            change_files.write_changes(scrubbed, target)
-        carried.append(path)
-    return carried
+            change_files.write_changes(scrubbed, build / path)
+    return paths
 
 
 def _may_need_scrubbing(path: Path, removals: Removals) -> bool:
     """False when a change file cannot hold anything the removals take out: no author is to be
     redacted and none of its lecture ids is removed (read from its ``lecture_id`` column alone)."""
-    if removals.authors.orcids or removals.authors.names:
+    if removals.authors:
         return True
     if not removals.lectures:
         return False

@@ -20,7 +20,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -135,26 +135,22 @@ def with_release(table: pa.Table, release: str) -> pa.Table:
     return rows.append_column(RELEASE_COLUMN, column).cast(arrow_schema())
 
 
-class ChangeWriterOptions(TypedDict):
-    """``pq.ParquetWriter``'s options for a change file."""
-
-    compression: str
-    write_statistics: bool
-    store_schema: bool
-
-
-def writer_options() -> ChangeWriterOptions:
-    """How every change file is written: the same rows give the same bytes."""
-    return {"compression": "zstd", "write_statistics": True, "store_schema": True}
+def write_change_file(target: Path, tables: Iterable[pa.Table]) -> None:
+    """Write tables of the change files' columns to ``target``, a row group at a time, each table
+    dropped before the next is read. Every change file is written so: the same rows give the same
+    bytes."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    options: dict[str, Any] = {"compression": "zstd", "write_statistics": True, "store_schema": True}
+    with pq.ParquetWriter(target, arrow_schema(), **options) as writer:
+        for table in tables:
+            write_row_groups(writer, table)
+            release_unused_memory()
 
 
 def write_changes(rows: Sequence[ChangeRow], path: Path) -> None:
     """Write change rows deterministically (same rows, same bytes), as the file of the release its name
     says."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    table = with_release(changes_table(rows), version_of(path.name))
-    with pq.ParquetWriter(path, arrow_schema(), **writer_options()) as writer:
-        write_row_groups(writer, table)
+    write_change_file(path, [with_release(changes_table(rows), version_of(path.name))])
 
 
 def earlier_form(found: pa.DataType | pa.Schema, current: pa.DataType | pa.Schema) -> bool:
@@ -194,10 +190,8 @@ def carry_change_file(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
         return
     release = version_of(target.name)
-    with pq.ParquetWriter(target, arrow_schema(), **writer_options()) as writer:
-        for group in range(reader.num_row_groups):
-            write_row_groups(writer, current_form(reader.read_row_group(group), release))
-            release_unused_memory()
+    groups = range(reader.num_row_groups)
+    write_change_file(target, (current_form(reader.read_row_group(group), release) for group in groups))
 
 
 class ChangeFileSchemaError(ValueError):

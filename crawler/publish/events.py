@@ -28,7 +28,7 @@ from crawler.json_types import JsonObject
 from crawler.publish import changes as change_files
 from crawler.publish.card_statistics import ABSTRACT_LENGTH
 from crawler.publish.diff import DiffSummary, diff_releases
-from crawler.publish.parquet import release_unused_memory, write_row_groups
+from crawler.publish.parquet import release_unused_memory
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError, lecture_rows
 from crawler.publish.removals import Redactions, ReleaseRemovals, remove_from
@@ -311,15 +311,14 @@ def merge_changes(parts: Sequence[Path], target: Path) -> None:
     readers = [pq.ParquetFile(part) for part in parts]
     ids = [reader.read(columns=["lecture_id"]).column("lecture_id").to_pylist() for reader in readers]
     merged = heapq.merge(*(_keyed(part, col) for part, col in enumerate(ids)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    schema, release = change_files.arrow_schema(), change_files.version_of(target.name)
-    with pq.ParquetWriter(target, schema, **change_files.writer_options()) as writer:
-        chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
+    release = change_files.version_of(target.name)
+
+    def chunks() -> Iterator[pa.Table]:
         # A night without changes gets a file without row groups: datasets cannot read an empty one.
-        while chunk:
-            write_row_groups(writer, change_files.with_release(_gathered(readers, chunk), release))
-            release_unused_memory()
-            chunk = [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]
+        while chunk := [(part, row) for _, part, row in itertools.islice(merged, CHANGE_CHUNK_ROWS)]:
+            yield change_files.with_release(_gathered(readers, chunk), release)
+
+    change_files.write_change_file(target, chunks())
 
 
 def _keyed(part: int, ids: Sequence[object]) -> Iterator[tuple[str, int, int]]:
