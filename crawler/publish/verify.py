@@ -97,7 +97,7 @@ def verify_release(
     loaded = {
         name: config["rows"]
         for name, config in manifest["configs"].items()
-        if (rewritten.get(name) is not None and not _carried(config, carried))
+        if (rewritten.get(name) is not None and not set(config["files"]) <= carried)
         or (name in SPECS_BY_NAME and name != DEFAULT_CONFIG)
         or name in FILE_TABLES
     }
@@ -124,10 +124,6 @@ def _check_row_groups(root: Path, manifest: Mapping[str, Any], max_bytes: int) -
             raise ReleaseError(
                 f"{path}: row group {index} holds {size} bytes uncompressed, more than {max_bytes}"
             )
-
-
-def _carried(config: Mapping[str, Any], carried: Iterable[str]) -> bool:
-    return set(config["files"]) <= set(carried)
 
 
 def _check_tables(root: Path, manifest: Mapping[str, Any], expected_rows: Mapping[str, int]) -> None:
