@@ -18,7 +18,6 @@ from crawler.schedule.gate import GateThresholds, GateVerdict
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
-    from crawler.publish.hub import OwedPush
     from crawler.publish.release import ReleaseResult
 
 
@@ -63,17 +62,6 @@ def publish(
     record_removals(state_dir, release.removals)
     update_index((lec.values() for lec in release.events), state_dir)
     return result
-
-
-def push(
-    out_dir: Path, repo_id: str, *, state_dir: Path, private: bool = False, revision: str | None = None
-) -> OwedPush:
-    """Upload the release in ``out_dir`` to the Hub in one commit, unless ``state_dir`` records that the
-    Hub has it; the push ``publish`` and ``run`` make. A failed push is in the answer, not raised, and
-    left unrecorded: the next push makes it (see :func:`crawler.publish.hub.push_owed`)."""
-    from crawler.publish.hub import push_owed
-
-    return push_owed(out_dir, repo_id, state_dir=state_dir, private=private, revision=revision)
 
 
 # -- the flows the commands run: typed requests in, typed results out --------------------------------
