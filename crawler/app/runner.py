@@ -134,7 +134,7 @@ def publish_staged(
         judged = judge_release(release, stats, request.thresholds, bad_lines=bad_lines)
         if not judged.verdict.passed and not request.force:
             # As `run` does: what the gate refused is no base for the next crawl's refresh.
-            mark_refused(request.state_dir, judged.refusal("publish"))
+            mark_refused(request.state_dir, refusal(judged.verdict, "publish"))
             raise GateRefused(judged.verdict)
         tables = TableChecks(release, request.thresholds, force=request.force)
         try:
@@ -150,7 +150,7 @@ def publish_staged(
         except GateRefused as refused:
             mark_refused(request.state_dir, refusal(refused.verdict, "publish"))
             raise
-        judged = judged.with_checks(tables.results)
+        verdict = judged.verdict.with_checks(tables.results)
         # Published, the stage is the release's: the next crawl carries from it.
         StateDir.of(request.state_dir).stage_refused.unlink(missing_ok=True)
-    return Published(release, result, judged.verdict)
+    return Published(release, result, verdict)
