@@ -234,7 +234,7 @@ class FilesElsewhere:
         return {
             (t.record.lecture_id, t.record.subtitle_url): t.record
             for lecture_id in index.lecture_ids()
-            for t in index.transcripts_of(lecture_id)
+            for t in index.transcripts.rows_of(lecture_id)
         }
 
     def listed_files(self) -> list[str]:

@@ -94,7 +94,7 @@ def test_first_release_layout_manifest_and_round_trip(tmp_path: Path) -> None:
         assert entry == {"size": (out / path).stat().st_size, "sha256": sha(out / path)}, f"{path=}, {entry=}"
     assert manifest["files"] == result.files
 
-    expected = [schema.field_values(make_record(i)) for i in range(12)]
+    expected = [schema.record_values(make_record(i), schema.FIELDS) for i in range(12)]
     # One folder per event, in event id order; rows sorted by lecture id inside each.
     by_event = [r for r in expected if r["event_id"] == "469"] + [
         r for r in expected if r["event_id"] == "502"

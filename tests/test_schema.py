@@ -97,7 +97,7 @@ def test_json_round_trip_fills_missing_members() -> None:
     canonical = schema.to_json_record(record)
     assert canonical["authors"] == [{"name": "Ada Lovelace", "affiliations": [], "orcid": None}]
     assert canonical["subtitles"] == [{"locale": "de", "name": None, "auto_generated": None, "url": None}]
-    back = schema.field_values(canonical)
+    back = schema.record_values(canonical, schema.FIELDS)
     assert back["authors"] == canonical["authors"]
     assert back["fetched_at"] == datetime(2025, 11, 12, 8, 0, 2, tzinfo=UTC)
 
@@ -126,8 +126,8 @@ def test_validation_of_struct_lists() -> None:
 
 def test_struct_lists_survive_parquet_and_load_dataset(tmp_path: Path) -> None:
     rows = [
-        schema.field_values(make_record(1, authors=AUTHORS, subtitles=SUBTITLES)),
-        schema.field_values(make_record(2)),
+        schema.record_values(make_record(1, authors=AUTHORS, subtitles=SUBTITLES), schema.FIELDS),
+        schema.record_values(make_record(2), schema.FIELDS),
     ]
     table = pa.Table.from_pylist(rows, schema=schema_arrow.arrow_schema())
     pq.write_table(table, tmp_path / "lectures.parquet")

@@ -319,7 +319,7 @@ def test_what_the_byte_budget_leaves_is_staged_and_asked_the_next_night(tmp_path
         staged_waiting = {
             (s.record.lecture_id, s.record.document)
             for i in staged.lecture_ids()
-            for s in staged.slides_of(i)
+            for s in staged.slides.rows_of(i)
             if s.record.problem == "waiting"
         }
         mark = len(server.requests)

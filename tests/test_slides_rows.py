@@ -102,10 +102,10 @@ def test_document_lines_read_back_from_the_stage_and_from_the_last_stage(tmp_pat
         StagedSlides(unread("not_found", document="poster", url=POSTER), {}),
         StagedSlides(row(), validators),
     ]
-    assert index.slides_of("7") == expected
-    assert index.transcripts_of("7") == []
+    assert index.slides.rows_of("7") == expected
+    assert index.transcripts.rows_of("7") == []
     start_stage(state)  # the finished stage moves aside: the next crawl carries from it
-    assert PreviousStage(state).slides_of("7") == expected
+    assert PreviousStage(state).slides.rows_of("7") == expected
 
 
 def test_a_bad_slides_line_is_counted_and_never_taken(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_a_bad_slides_line_is_counted_and_never_taken(tmp_path: Path) -> None:
     writer.close(complete=True)
     index = index_stage(state)
     assert index.bad_lines == 1
-    assert index.slides_of("7") == []
+    assert index.slides.rows_of("7") == []
 
 
 def test_the_documents_a_lecture_names_are_its_rows_in_order() -> None:

@@ -67,11 +67,11 @@ def test_a_track_with_every_field_reads_back_as_written(tmp_path: Path) -> None:
     index = index_stage(state)
 
     assert index.bad_lines == 0
-    assert index.transcripts_of("7") == [
+    assert index.transcripts.rows_of("7") == [
         StagedTranscript(empty, {}),
         StagedTranscript(full, validators),
     ]
-    assert index.transcripts_of("8") == []
+    assert index.transcripts.rows_of("8") == []
     first = json.loads(path.read_text(encoding="utf-8").splitlines()[1])
     assert first["kind"] == "transcript"
     assert first["record"]["segments"][1] == {"start_ms": 1250, "end_ms": INT32_MAX, "text": "Bem-vindos"}
@@ -87,7 +87,7 @@ def test_the_last_line_of_a_track_wins(tmp_path: Path) -> None:
         (full_transcript(text="second"), {"etag": '"2"'}),
     )
 
-    found = index_stage(state).transcripts_of("7")
+    found = index_stage(state).transcripts.rows_of("7")
 
     assert [(t.record.subtitle_url, t.record.text, t.validators) for t in found] == [
         (URL, "second", {"etag": '"2"'}),
@@ -120,7 +120,9 @@ def test_a_bad_transcript_line_is_counted_named_and_never_read_back(
 
     assert index.bad_lines == 1, f"case {case}"
     assert f"{path}:3" in caplog.text, f"case {case}"
-    assert [t.record.text for t in index.transcripts_of("7")] == ["Olá a todos. Bem-vindos"], f"case {case}"
+    assert [t.record.text for t in index.transcripts.rows_of("7")] == ["Olá a todos. Bem-vindos"], (
+        f"case {case}"
+    )
 
 
 def test_validators_that_are_not_strings_make_a_bad_line(tmp_path: Path) -> None:
@@ -132,7 +134,7 @@ def test_validators_that_are_not_strings_make_a_bad_line(tmp_path: Path) -> None
 
     index = index_stage(state)
 
-    assert (index.bad_lines, index.transcripts_of("7")) == (1, [])
+    assert (index.bad_lines, index.transcripts.rows_of("7")) == (1, [])
 
 
 def test_the_last_finished_stage_gives_a_carried_lectures_tracks(
@@ -148,8 +150,8 @@ def test_the_last_finished_stage_gives_a_carried_lectures_tracks(
     with caplog.at_level(logging.WARNING, logger="crawler.state.previous_stage"):
         previous = PreviousStage(state)
 
-    assert previous.transcripts_of("7") == [StagedTranscript(full_transcript(), {"etag": '"abc"'})]
-    assert previous.transcripts_of("8") == []
+    assert previous.transcripts.rows_of("7") == [StagedTranscript(full_transcript(), {"etag": '"abc"'})]
+    assert previous.transcripts.rows_of("8") == []
     assert "main.jsonl:3" in caplog.text
 
 
@@ -161,7 +163,7 @@ def test_the_index_keeps_where_a_track_is_not_its_text(tmp_path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("spoken words", "spoken wordz"), encoding="utf-8")
 
-    assert [t.record.text for t in index.transcripts_of("7")] == ["spoken wordz"]
+    assert [t.record.text for t in index.transcripts.rows_of("7")] == ["spoken wordz"]
 
 
 def test_a_transcript_without_its_lecture_or_count_is_refused_by_the_schema() -> None:

@@ -20,7 +20,7 @@ from crawler.schema import Transcript
 from crawler.spiders.asset_files import failure_problem
 from crawler.spiders.spending import BudgetTerms
 from crawler.spiders.subtitles import SubtitleFiles
-from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
+from crawler.state.stage_rows import PRIVACY_RULE_KEY
 from crawler.urls import host_of, subtitle_host_allowed
 
 SITE = ("underline.io", "app.underline.io")

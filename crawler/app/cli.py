@@ -144,7 +144,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
     for line in release.notes():
         print(f"eventcrawl: {line}", file=sys.stderr)
     if args.push_to_hub:
-        owed = runner.push(
+        from crawler.publish.hub import push_owed
+
+        owed = push_owed(
             out, args.push_to_hub, state_dir=request.state_dir, private=args.private, revision=args.revision
         )
         if owed.error is not None:

@@ -102,17 +102,6 @@ class NextRelease:
         return [lec for lec in self.events if not lec.withdrawn]
 
     @property
-    def previous_live(self) -> list[Lecture]:
-        """The previous release's rows still on the site, retired events left out: what the gate and
-        the changelog compare with."""
-        retired = set(self.retired_events)
-        return [
-            lec
-            for lec in self.previous.iter_lectures()
-            if not lec.withdrawn and str(lec.event_id) not in retired
-        ]
-
-    @property
     def unchanged(self) -> bool:
         """True when the release would hold exactly the previous one's rows (content, withdrawal and the
         volatile values a listing refreshes) and the previous one's files are as published (one edited in

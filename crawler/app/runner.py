@@ -18,7 +18,6 @@ from crawler.schedule.gate import GateThresholds, GateVerdict
 from crawler.state.layout import StateDir
 
 if TYPE_CHECKING:
-    from crawler.publish.hub import OwedPush
     from crawler.publish.release import ReleaseResult
 
 
@@ -63,17 +62,6 @@ def publish(
     record_removals(state_dir, release.removals)
     update_index((lec.values() for lec in release.events), state_dir)
     return result
-
-
-def push(
-    out_dir: Path, repo_id: str, *, state_dir: Path, private: bool = False, revision: str | None = None
-) -> OwedPush:
-    """Upload the release in ``out_dir`` to the Hub in one commit, unless ``state_dir`` records that the
-    Hub has it; the push ``publish`` and ``run`` make. A failed push is in the answer, not raised, and
-    left unrecorded: the next push makes it (see :func:`crawler.publish.hub.push_owed`)."""
-    from crawler.publish.hub import push_owed
-
-    return push_owed(out_dir, repo_id, state_dir=state_dir, private=private, revision=revision)
 
 
 # -- the flows the commands run: typed requests in, typed results out --------------------------------
@@ -146,7 +134,7 @@ def publish_staged(
         judged = judge_release(release, stats, request.thresholds, bad_lines=bad_lines)
         if not judged.verdict.passed and not request.force:
             # As `run` does: what the gate refused is no base for the next crawl's refresh.
-            mark_refused(request.state_dir, judged.refusal("publish"))
+            mark_refused(request.state_dir, refusal(judged.verdict, "publish"))
             raise GateRefused(judged.verdict)
         tables = TableChecks(release, request.thresholds, force=request.force)
         try:
@@ -162,7 +150,7 @@ def publish_staged(
         except GateRefused as refused:
             mark_refused(request.state_dir, refusal(refused.verdict, "publish"))
             raise
-        judged = judged.with_checks(tables.results)
+        verdict = judged.verdict.with_checks(tables.results)
         # Published, the stage is the release's: the next crawl carries from it.
         StateDir.of(request.state_dir).stage_refused.unlink(missing_ok=True)
-    return Published(release, result, judged.verdict)
+    return Published(release, result, verdict)

@@ -9,7 +9,7 @@ added up, or the last crawl's report when the stage keeps none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,13 +41,6 @@ class Judgement:
     verdict: GateVerdict
     # {"now": ..., "previous": ...}: each release's {event_id: {field: share}}, as the run report holds it.
     coverage: dict[str, dict[str, dict[str, float]]]
-
-    def refusal(self, command: str) -> dict[str, object]:
-        return refusal(self.verdict, command)
-
-    def with_checks(self, checks: Sequence[CheckResult]) -> Judgement:
-        """This judgement with more checks' results (the tables', judged on the release built aside)."""
-        return Judgement(self.verdict.with_checks(checks), self.coverage)
 
 
 def redacted_lectures(release: NextRelease) -> list[str]:

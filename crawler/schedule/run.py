@@ -282,8 +282,10 @@ def _budget_report(stats: Mapping[str, object]) -> dict[str, int] | None:
 def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, message: str) -> Verdict:
     """Push the local release when the Hub does not have it yet: this run's, or one a failed push left
     (``run`` or ``publish``'s: the same record tells both)."""
+    from crawler.publish.hub import push_owed
+
     assert config.push_to_hub
-    owed = runner.push(
+    owed = push_owed(
         config.out,
         config.push_to_hub,
         state_dir=config.state,

@@ -32,24 +32,21 @@ def validate_record(record: Mapping[str, Any], fields: tuple[Field, ...] = FIELD
             problems.extend(_struct_problems(f, value))
         elif f.kind == "struct":
             problems.extend(_struct_problems(f, [value], one=True))
-        elif f.kind == "string" and not isinstance(value, str):
-            problems.append(f"{f.name} is not a string")
-        elif f.kind == "string_list" and not (
-            isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
-        ):
-            problems.append(f"{f.name} is not a list of strings")
-        elif f.kind == "bool" and not isinstance(value, bool):
-            problems.append(f"{f.name} is not a bool")
-        elif f.kind == "float" and _member_problem("float", value):
-            problems.append(f"{f.name} is not a number")
-        elif f.kind in ("int", "int32") and _member_problem(f.kind, value):
-            problems.append(f"{f.name} is not an integer in range")
-        elif f.kind == "timestamp":
-            try:
-                parse_timestamp(value)
-            except (TypeError, ValueError):
-                problems.append(f"{f.name} is not an ISO 8601 timestamp")
+        elif _member_problem(f.kind, value):
+            problems.append(f"{f.name} {_WRONG_KIND[f.kind]}")
     return problems
+
+
+# What a value of the wrong type for a column of each scalar kind is said to be not.
+_WRONG_KIND: dict[ScalarKind, str] = {
+    "string": "is not a string",
+    "string_list": "is not a list of strings",
+    "bool": "is not a bool",
+    "float": "is not a number",
+    "int": "is not an integer in range",
+    "int32": "is not an integer in range",
+    "timestamp": "is not an ISO 8601 timestamp",
+}
 
 
 def _member_problem(kind: ScalarKind, value: Any) -> bool:

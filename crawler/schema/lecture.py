@@ -352,7 +352,7 @@ class Lecture:
         # The values are what the mapping held, put in their fields' shape; their types are checked by
         # crawler.schema.check.validate_record where the mapping came from outside (a stage line, a
         # caller's records).
-        values: Mapping[str, typing.Any] = field_values(record)
+        values: Mapping[str, typing.Any] = record_values(record, FIELDS)
         return cls(**values)
 
     def to_json(self) -> JsonObject:
@@ -414,11 +414,6 @@ def lecture_order(lecture_id: str) -> tuple[int, str]:
 def to_json_record(record: Mapping[str, object]) -> JsonObject:
     """A lecture record with every schema field, timestamps as ISO strings: the staging format."""
     return record_to_json(record, FIELDS)
-
-
-def field_values(record: Mapping[str, object]) -> dict[str, object]:
-    """The inverse of :func:`to_json_record`: every field's value, timestamps as aware datetimes."""
-    return record_values(record, FIELDS)
 
 
 def content_sha256(record: Mapping[str, Any]) -> str:

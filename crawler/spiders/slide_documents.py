@@ -124,7 +124,7 @@ class SlideDocuments(FileRows[SlidesItem]):
             max_bytes=settings.getint("UNDERLINE_SLIDES_MAX_BYTES"),
             memory_bytes=settings.getint("UNDERLINE_SLIDES_READER_MEMORY") if in_pool else None,
             callbacks=(spider.parse_slides_file, spider.slides_file_failed) if spider.slides else None,
-            previous=lambda lecture_id: spider.previous.slides_of(lecture_id),
+            previous=lambda lecture_id: spider.previous.slides.rows_of(lecture_id),
             in_worker=spider.in_worker,
             logger=spider.logger,
         )

@@ -33,7 +33,7 @@ from crawler.publish.transcripts import redacted_again
 from crawler.schema import Subtitle, Transcript
 from crawler.schema.sources import GONE_STATUSES, RowSource
 from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
-from crawler.state.stage_transcripts import PRIVACY_RULE_KEY
+from crawler.state.stage_rows import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
 from crawler.urls import API_ACCEPT, host_of, subtitle_host_allowed, transcripts_url
 
@@ -158,7 +158,7 @@ class SubtitleFiles(FileRows[TranscriptItem]):
                 spider.parse_subtitle_file,
                 spider.subtitle_file_failed,
             ),
-            previous=lambda lecture_id: spider.previous.transcripts_of(lecture_id),
+            previous=lambda lecture_id: spider.previous.transcripts.rows_of(lecture_id),
             logger=spider.logger,
         )
 

@@ -45,18 +45,8 @@ PREVIOUS_STAGE = STAGE + ".previous"
 REFUSED_STAGE = STAGE + ".refused"
 STAGE_RUN = "FRONTIER"
 STAGE_LOCK = ".stage.lock"
-RELEASE_BASE = "release-base.jsonl"
 COMPLETE = "COMPLETE"
 REFUSED = "REFUSED"
-HTTP_CACHE = "httpcache"
-SIGNATURES = "minhash"
-CRAWL_REPORT = "crawl-report.json"
-RUN_REPORT = "run-report.json"
-HUB_PUSH = "hub-push.json"
-PUBLISHED_INDEX = "published-index.json"
-REMOVALS = "removals.json"
-EVENTS = "events.json"
-LOCK = "run.lock"
 
 
 @dataclass(frozen=True)
@@ -92,47 +82,47 @@ class StateDir:
 
     @property
     def release_base(self) -> Path:
-        return self.root / RELEASE_BASE
+        return self.root / "release-base.jsonl"
 
     # -- caches the crawl keeps ------------------------------------------------------------------
 
     @property
     def http_cache(self) -> Path:
-        return self.root / HTTP_CACHE
+        return self.root / "httpcache"
 
     @property
     def signatures(self) -> Path:
-        return self.root / SIGNATURES
+        return self.root / "minhash"
 
     # -- reports and what publishing remembers ---------------------------------------------------
 
     @property
     def crawl_report(self) -> Path:
-        return self.root / CRAWL_REPORT
+        return self.root / "crawl-report.json"
 
     @property
     def run_report(self) -> Path:
-        return self.root / RUN_REPORT
+        return self.root / "run-report.json"
 
     @property
     def hub_push(self) -> Path:
-        return self.root / HUB_PUSH
+        return self.root / "hub-push.json"
 
     @property
     def published_index(self) -> Path:
-        return self.root / PUBLISHED_INDEX
+        return self.root / "published-index.json"
 
     @property
     def removals(self) -> Path:
-        return self.root / REMOVALS
+        return self.root / "removals.json"
 
     @property
     def events(self) -> Path:
-        return self.root / EVENTS
+        return self.root / "events.json"
 
     @property
     def lock(self) -> Path:
-        return self.root / LOCK
+        return self.root / "run.lock"
 
     # -- what every command checks before it starts ----------------------------------------------
 

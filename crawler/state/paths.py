@@ -25,19 +25,15 @@ class PathError(ValueError):
     """A name or path the user gave cannot be used; the message says why and what to change."""
 
 
-def _odd_character(text: str) -> str | None:
-    """The first character that has no place in a name or path: controls, invisible format and bidi
-    characters, surrogates, unassigned code points, separators other than the plain space."""
+def _refuse_odd_character(text: str, shown: str, what: str) -> None:
+    """Refuse ``text`` (``shown`` in the message: the name or path it is part of) when it holds a character
+    that has no place in a name or path: controls, invisible format and bidi characters, surrogates,
+    unassigned code points, separators other than the plain space."""
     for char in text:
-        category = unicodedata.category(char)
-        if category[0] in "CZ" and char != " ":
-            return char
-    return None
-
-
-def _describe(char: str) -> str:
-    name = unicodedata.name(char, "")
-    return f"U+{ord(char):04X}" + (f" ({name})" if name else "")
+        if unicodedata.category(char)[0] in "CZ" and char != " ":
+            name = unicodedata.name(char, "")
+            described = f"U+{ord(char):04X}" + (f" ({name})" if name else "")
+            raise PathError(f"{what} {shown!r} holds the character {described}")
 
 
 def check_dataset_name(name: str, *, what: str = "--name") -> str:
@@ -62,9 +58,7 @@ def check_repo_id(repo_id: str, *, what: str = "--push-to-hub") -> str:
 def _check_hub_part(part: str, whole: str, what: str) -> None:
     if part in ("", ".", ".."):
         raise PathError(f"{what} {whole!r} has an empty, '.' or '..' part")
-    odd = _odd_character(part)
-    if odd is not None:
-        raise PathError(f"{what} {whole!r} holds the character {_describe(odd)}")
+    _refuse_odd_character(part, whole, what)
     if len(part) > MAX_NAME:
         raise PathError(f"{what} {whole!r} is longer than {MAX_NAME} characters")
     if "--" in part or ".." in part:
@@ -82,9 +76,7 @@ def check_revision(revision: str, *, what: str = "--revision") -> str:
     """A branch name the Hub accepts (git's rules for ref names, without '/' nesting surprises)."""
     if not isinstance(revision, str) or not revision:
         raise PathError(f"{what} must not be empty")
-    odd = _odd_character(revision)
-    if odd is not None:
-        raise PathError(f"{what} {revision!r} holds the character {_describe(odd)}")
+    _refuse_odd_character(revision, revision, what)
     bad = (
         revision.startswith(("-", "/", "."))
         or revision.endswith(("/", ".", ".lock"))
@@ -112,9 +104,7 @@ def check_path_text(path: str | os.PathLike[str], *, what: str) -> Path:
         raise PathError(f"{what} must not be empty")
     if len(text) > MAX_PATH:
         raise PathError(f"{what} is longer than {MAX_PATH} characters")
-    odd = _odd_character(text)
-    if odd is not None:
-        raise PathError(f"{what} {text!r} holds the character {_describe(odd)}")
+    _refuse_odd_character(text, text, what)
     unportable = sorted(set(text) & _UNPORTABLE)
     if unportable:
         raise PathError(f"{what} {text!r} holds {''.join(unportable)!r}; use letters, digits, '-', '_', '.'")

@@ -20,8 +20,9 @@ from crawler.schema import SORT_KEY, parse_timestamp, to_json_record
 from crawler.state.layout import COMPLETE, StateDir
 from crawler.state.stage import lecture_line, staged_lecture
 from crawler.state.stage_index import record_problems
-from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
-from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
+from crawler.state.stage_rows import RowLines
+from crawler.state.stage_slides import SLIDES_KIND, SLIDES_ROWS
+from crawler.state.stage_transcripts import TRANSCRIPT_KIND, TRANSCRIPT_ROWS
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +47,8 @@ class PreviousStage:
         self._aliases: dict[str, str | tuple[str, ...]] = {}
         self.damaged: set[str] = set()
         # Where the previous crawl staged each lecture's subtitle tracks: a carried lecture keeps them.
-        self.transcripts = TranscriptLines()
-        self.slides = SlidesLines()
+        self.transcripts = RowLines(TRANSCRIPT_ROWS)
+        self.slides = RowLines(SLIDES_ROWS)
         # Each lecture's event, as an index into ``_events``: what a listing that no longer names it is
         # asked about.
         self._event = array("I")
@@ -123,14 +124,6 @@ class PreviousStage:
                 _line_number(path, offset),
                 "; ".join(problems),
             )
-
-    def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
-        """The lecture's subtitle tracks as the previous crawl staged them (record and validators)."""
-        return self.transcripts.transcripts_of(lecture_id)
-
-    def slides_of(self, lecture_id: str) -> list[StagedSlides]:
-        """The lecture's documents as the previous crawl staged them (record and validators)."""
-        return self.slides.slides_of(lecture_id)
 
     def lectures_by_event(self) -> dict[str, list[str]]:
         """The lecture ids indexed, per the event their record names."""

@@ -26,13 +26,16 @@ from crawler.schema import (
     FIELDS,
     SORT_KEY,
     Lecture,
+    Slides,
+    Transcript,
     lecture_order,
 )
 from crawler.schema.check import validate_record
 from crawler.state.layout import COMPLETE
 from crawler.state.stage import StageError, check_worker_name, stage_dir, staged_lecture
-from crawler.state.stage_slides import SLIDES_KIND, SlidesLines, StagedSlides
-from crawler.state.stage_transcripts import TRANSCRIPT_KIND, StagedTranscript, TranscriptLines
+from crawler.state.stage_rows import RowLines
+from crawler.state.stage_slides import SLIDES_KIND, SLIDES_ROWS
+from crawler.state.stage_transcripts import TRANSCRIPT_KIND, TRANSCRIPT_ROWS
 
 logger = logging.getLogger(__name__)
 
@@ -81,9 +84,9 @@ class StageIndex:
     duplicate_lectures: int = 0
     orphan_aliases: int = 0
     # Where each lecture's subtitle tracks are staged (the last line of a track wins), read on demand.
-    transcripts: TranscriptLines = field(default_factory=TranscriptLines, repr=False)
+    transcripts: RowLines[Transcript] = field(default_factory=lambda: RowLines(TRANSCRIPT_ROWS), repr=False)
     # Where each lecture's documents (slide deck, poster) are staged, the same way.
-    slides: SlidesLines = field(default_factory=SlidesLines, repr=False)
+    slides: RowLines[Slides] = field(default_factory=lambda: RowLines(SLIDES_ROWS), repr=False)
     # (lecture_id, url) alias lines, united with the lectures' URLs once every line is read.
     _aliases: list[tuple[str, str]] = field(default_factory=list, repr=False)
 
@@ -110,14 +113,6 @@ class StageIndex:
         """Every staged lecture of ``event_id`` in lecture order, read back from the stage."""
         ids = [i for i, e in self.entries.items() if e.event_id == event_id]
         return [self.lecture(i) for i in sorted(ids, key=lecture_order)]
-
-    def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
-        """The lecture's staged subtitle tracks (record and validators), read back from the stage."""
-        return self.transcripts.transcripts_of(lecture_id)
-
-    def slides_of(self, lecture_id: str) -> list[StagedSlides]:
-        """The lecture's staged documents (record and validators), read back from the stage."""
-        return self.slides.slides_of(lecture_id)
 
     def lecture(self, lecture_id: str) -> Lecture:
         """The lecture's latest staged record, with every URL seen linking to it."""

@@ -7,15 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from crawler.schema import TRANSCRIPT_FIELDS, Transcript
-from crawler.state.stage_rows import PRIVACY_RULE_KEY, RowKind, RowLines, StagedRow
-
-__all__ = [
-    "PRIVACY_RULE_KEY",
-    "TRANSCRIPT_KIND",
-    "TRANSCRIPT_ROWS",
-    "StagedTranscript",
-    "TranscriptLines",
-]
+from crawler.state.stage_rows import RowKind, StagedRow
 
 TRANSCRIPT_KIND = "transcript"
 
@@ -28,14 +20,3 @@ class StagedTranscript(StagedRow[Transcript]):
 TRANSCRIPT_ROWS: RowKind[Transcript] = RowKind(
     TRANSCRIPT_KIND, Transcript, TRANSCRIPT_FIELDS, "subtitle_url", StagedTranscript
 )
-
-
-class TranscriptLines(RowLines[Transcript]):
-    """Where each track's latest transcript line is, by lecture id and subtitle URL."""
-
-    def __init__(self) -> None:
-        super().__init__(TRANSCRIPT_ROWS)
-
-    def transcripts_of(self, lecture_id: str) -> list[StagedTranscript]:
-        """The lecture's tracks, read back from the stage, in subtitle URL order."""
-        return [t for t in self.rows_of(lecture_id) if isinstance(t, StagedTranscript)]
