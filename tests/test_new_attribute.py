@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from crawler import schema
 from crawler import stats_keys as keys
 from crawler.replica.layout import build_site, load_records
 from tests.support.commands import CHECKOUT, run_command
+from tests.support.process import stop
 from tests.support.replica import run_args, run_report
 
 # What the copy is made of: what its tests, its crawler and its documentation need.
@@ -445,12 +445,7 @@ def copy_replica(root: Path, work: Path, *, night: int, port: int = 0) -> Iterat
             raise RuntimeError(f"the copy's replica did not start: {base_url!r}; see {work}")
         yield Replica(base_url, log, truth)
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        stop(process)
 
 
 @dataclass

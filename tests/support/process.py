@@ -82,12 +82,17 @@ def running_replica(workdir: Path, *extra: str) -> Iterator[RunningReplica]:
             raise RuntimeError(f"the replica did not start: {lines!r}; see {err}")
         yield RunningReplica(lines[0], process, truth, log, lines[1] if len(lines) > 1 else None, tracks)
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: Started | subprocess.Popen[str], timeout: float = 15) -> None:
+    """SIGTERM, then SIGKILL when ``process`` has not ended within ``timeout`` seconds; waits for it."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _first_lines(
