@@ -6,10 +6,11 @@ integer, a timestamp, a list of strings, a number, and a view count that changes
 lecture changing: a ``volatile`` one), and nothing else. The files that differ between the copy and the
 project are counted, and the project's own tests of what a new attribute reaches (the copy's test of the
 replica's pages and the parsers among them) pass in the copy. Then the copy's replica is crawled on two
-nights: on the first, the project's crawler publishes a release without the attributes, and the copy's
-crawler, on top of it, fills them from the listing alone and publishes every value (Parquet, the card's
-column table, the documentation's); on the next, the copy's crawler asks no lecture page and publishes
-the new view counts without naming a lecture changed.
+nights, in two states. In the first, the copy's crawler starts from nothing: it reads every value from
+the lecture pages and publishes it (Parquet, the card's column table, the documentation's). In the
+second, the project's crawler publishes a release without the attributes, and the copy's crawler, on top
+of it, fills them from the listing alone. On the next night, in both, the copy's crawler asks no lecture
+page and publishes the new view counts without naming a lecture changed.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import pytest
 from crawler import schema
 from crawler import stats_keys as keys
 from crawler.replica.layout import build_site, load_records
+from crawler.replica.server import KIND_LECTURE_PAGE
 from tests.support.commands import CHECKOUT, run_command
 from tests.support.process import stop
 from tests.support.replica import run_args, run_report
@@ -419,10 +421,14 @@ class Replica:
     requests: Path
     truth: Path
 
+    def requests_since(self, since: int = 0) -> list[dict[str, Any]]:
+        """The requests answered, from the ``since``-th on, as the request log holds them."""
+        lines = self.requests.read_text(encoding="utf-8").splitlines() if self.requests.exists() else []
+        return [json.loads(line) for line in lines[since:]]
+
     def asked(self, since: int = 0) -> list[str]:
         """The kinds of the requests answered, from the ``since``-th on."""
-        lines = self.requests.read_text(encoding="utf-8").splitlines() if self.requests.exists() else []
-        return [json.loads(line)["kind"] for line in lines[since:]]
+        return [request["kind"] for request in self.requests_since(since)]
 
 
 @contextmanager
@@ -483,6 +489,11 @@ def night_of(work: Path, replica: Replica, result: subprocess.CompletedProcess[s
 @dataclass
 class Crawls:
     listed: list[str]  # the lectures the replica lists, by id
+    paths: dict[str, str]  # their pages' paths, by id
+    read: Night  # the copy's crawler on a state of its own, the first night: every page read
+    read_asked: list[dict[str, Any]]  # the requests the replica answered it
+    read_next: Night  # the copy's crawler on that state, the next night
+    read_next_asked: set[str]
     without: dict[str, str]  # the content hashes of the project's crawler's release, the first night
     learned: Night  # the copy's crawler on top of it, the same night
     learned_asked: set[str]  # what the replica was asked by it
@@ -494,33 +505,43 @@ class Crawls:
 def crawls(
     contribution: Contribution, background: Background, tmp_path_factory: pytest.TempPathFactory
 ) -> Crawls:
-    """Two nights of the copy's replica, one state and release throughout: on the first, the project's
-    crawler crawls it (a release without the attributes), then the copy's crawler; on the next, the copy's
-    crawler again."""
+    """Two nights of the copy's replica and two states on it. On the first night the copy's crawler
+    crawls it from nothing (``fresh``: every page read), and, in the other state, the project's crawler
+    crawls it (a release without the attributes), then the copy's crawler on top of that; on the next
+    night, the copy's crawler again in each state."""
     root, commands = contribution.root, background.commands
     site = build_site(load_records(), seed=SEED, lectures=LECTURES)
-    listed = sorted((lec.id for lec in site.event_lectures("502")), key=int)
+    lectures = site.event_lectures("502")
+    listed = sorted((lec.id for lec in lectures), key=int)
+    paths = {lec.id: lec.path for lec in lectures}
     base = tmp_path_factory.mktemp("nights")
-    work = base / "work"
+    work, fresh = base / "work", base / "fresh"
+
+    def copy_crawl(replica: Replica, state: Path, name: str) -> Night:
+        done = commands.wait(commands.start(run_args(replica.base_url, state, "extended"), name))
+        return night_of(state, replica, done)
+
     with copy_replica(root, base / "replica", night=0) as replica:
+        read = copy_crawl(replica, fresh, "read")
+        read_asked = replica.requests_since()
         without = run_command(run_args(replica.base_url, work, "extended"), timeout=300)
         assert without.returncode == 0, without.stderr[-3000:]
         table = pq.read_table(work / "out" / "data" / "lectures", columns=["lecture_id", "content_sha256"])
         hashes = dict(zip(*(table.column(i).to_pylist() for i in range(2)), strict=True))
         since = len(replica.asked())
-        learned = night_of(
-            work,
-            replica,
-            commands.wait(commands.start(run_args(replica.base_url, work, "extended"), "learned")),
-        )
+        learned = copy_crawl(replica, work, "learned")
         learned_asked = set(replica.asked(since))
         port = int(replica.base_url.rsplit(":", 1)[1])
     with copy_replica(root, base / "replica", night=1, port=port) as replica:
-        following = night_of(
-            work, replica, commands.wait(commands.start(run_args(replica.base_url, work, "extended"), "next"))
-        )
-        next_asked = set(replica.asked())
-    return Crawls(listed, hashes, learned, learned_asked, following, next_asked)
+        read_next = copy_crawl(replica, fresh, "read-next")
+        since = len(replica.asked())
+        read_next_asked = set(replica.asked())
+        following = copy_crawl(replica, work, "next")
+        next_asked = set(replica.asked(since))
+    return Crawls(
+        listed, paths, read, read_asked, read_next, read_next_asked, hashes, learned, learned_asked,
+        following, next_asked,
+    )  # fmt: skip
 
 
 # The tests --------------------------------------------------------------------------------------------
@@ -533,6 +554,41 @@ def test_the_addition_is_three_files(contribution: Contribution) -> None:
         ADDED_TEST_PATH,
     ]
     assert len(contribution.changed) <= 3
+
+
+def test_a_first_crawl_reads_every_value_from_the_pages_and_the_next_asks_none(crawls: Crawls) -> None:
+    """The copy's crawler, from nothing, asks every lecture's page once and publishes each value as the
+    page gives it: no attribute is filled from the listing for a page without it, and none differs
+    between the two. The next night it asks no page, and publishes the new view counts with no lecture
+    named changed."""
+    read, following = crawls.read, crawls.read_next
+    pages = [r["path"] for r in crawls.read_asked if r["kind"] == KIND_LECTURE_PAGE]
+    assert sorted(pages) == sorted(crawls.paths.values())
+    assert (read.stats[keys.PAGES_FETCHED], read.stats.get(keys.PAGES_CARRIED)) == (len(crawls.listed), None)
+    prefixes = (keys.FILLED_FROM_API_PREFIX, keys.API_MISMATCH_PREFIX)
+    from_listing = {prefix + name for prefix in prefixes for name in ADDED}
+    assert sorted(from_listing & set(read.stats)) == []
+    assert read.types == ARROW_TYPES
+    assert {i: {name: row[name] for name in ADDED} for i, row in read.rows.items()} == {
+        lecture_id: published(lecture_id, 0) for lecture_id in crawls.listed
+    }
+    for lecture_id, record in read.truth.items():
+        assert {name: record[name] for name in ADDED} == as_json(published(lecture_id, 0)), lecture_id
+    for name, (kind, meaning) in COLUMNS.items():
+        assert f"| `{name}` | `{kind}` | yes | {meaning} |" in read.card.splitlines(), name
+
+    assert KIND_LECTURE_PAGE not in crawls.read_next_asked
+    assert (following.stats.get(keys.PAGES_FETCHED), following.stats[keys.PAGES_CARRIED]) == (
+        None,
+        len(crawls.listed),
+    )
+    assert {i: {name: row[name] for name in ADDED} for i, row in following.rows.items()} == {
+        lecture_id: published(lecture_id, 1) for lecture_id in crawls.listed
+    }
+    assert {i: row["content_sha256"] for i, row in following.rows.items()} == {
+        i: row["content_sha256"] for i, row in read.rows.items()
+    }
+    assert following.report["changes"]["changed"] == {}
 
 
 def test_the_night_that_learns_them_publishes_every_value_from_the_listing_alone(crawls: Crawls) -> None:
@@ -614,4 +670,4 @@ def test_the_projects_tests_of_what_it_reaches_pass_in_the_copy(
     ran = background.commands.wait(background.tests, timeout=600)
     assert ran.returncode == 0, ran.stdout[-5000:] + ran.stderr[-3000:]
     counts = ran.stdout.strip().splitlines()[-1]
-    assert re.fullmatch(r"\d+ passed, \d+ deselected in [\d.]+s", counts), counts
+    assert re.fullmatch(r"\d+ passed, \d+ deselected in [\d.]+s( \([\d:]+\))?", counts), counts
