@@ -251,11 +251,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     config = config.with_overrides(state=state, out=out)
 
-    outcome = execute(config, force=args.force)
-    stream = sys.stdout if outcome.status == RunStatus.PUBLISHED else sys.stderr
-    print(outcome.message, file=stream)
+    status, message = execute(config, force=args.force)
+    stream = sys.stdout if status == RunStatus.PUBLISHED else sys.stderr
+    print(message, file=stream)
     print(f"report: {StateDir(config.state).run_report}", file=stream)
-    return int(outcome.status)
+    return int(status)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

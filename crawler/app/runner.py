@@ -131,11 +131,11 @@ def publish_staged(
         provenance, bad_lines = staged.provenance, staged.stage_info["bad_lines"]
         del staged
         stats = staged_statistics(request.state_dir)
-        judged = judge_release(release, stats, request.thresholds, bad_lines=bad_lines)
-        if not judged.verdict.passed and not request.force:
+        judged, _ = judge_release(release, stats, request.thresholds, bad_lines=bad_lines)
+        if not judged.passed and not request.force:
             # As `run` does: what the gate refused is no base for the next crawl's refresh.
-            mark_refused(request.state_dir, refusal(judged.verdict, "publish"))
-            raise GateRefused(judged.verdict)
+            mark_refused(request.state_dir, refusal(judged, "publish"))
+            raise GateRefused(judged)
         tables = TableChecks(release, request.thresholds, force=request.force)
         try:
             result = publish(
@@ -150,7 +150,7 @@ def publish_staged(
         except GateRefused as refused:
             mark_refused(request.state_dir, refusal(refused.verdict, "publish"))
             raise
-        verdict = judged.verdict.with_checks(tables.results)
+        verdict = judged.with_checks(tables.results)
         # Published, the stage is the release's: the next crawl carries from it.
         StateDir.of(request.state_dir).stage_refused.unlink(missing_ok=True)
     return Published(release, result, verdict)

@@ -10,7 +10,6 @@ added up, or the last crawl's report when the stage keeps none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,15 +31,6 @@ if TYPE_CHECKING:
     from crawler.app.next_release import NextRelease
     from crawler.publish.removals import Redactions
     from crawler.schema import Lecture
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """The gate's verdict on a release, and each field's coverage in it and in the previous release."""
-
-    verdict: GateVerdict
-    # {"now": ..., "previous": ...}: each release's {event_id: {field: share}}, as the run report holds it.
-    coverage: dict[str, dict[str, dict[str, float]]]
 
 
 def redacted_lectures(release: NextRelease) -> list[str]:
@@ -115,13 +105,15 @@ def row_as_asked(lecture: Lecture, redactions: Redactions) -> GateRow:
 
 def judge_release(
     release: NextRelease, stats: Mapping[str, object], thresholds: GateThresholds, *, bad_lines: int
-) -> Judgement:
+) -> tuple[GateVerdict, dict[str, dict[str, dict[str, float]]]]:
     """The gate's verdict on ``release`` against its previous release, with the crawl's ``stats``; the
-    staged lines that could not be read back (``bad_lines``) are lectures lost."""
+    staged lines that could not be read back (``bad_lines``) are lectures lost. With it, each field's
+    coverage in the release and in the previous one (``{"now": ..., "previous": ...}``, each
+    ``{event_id: {field: share}}``), as the run report holds it."""
     now, before = release_rows(release)
     counted = {**stats, keys.STAGE_BAD_LINES: bad_lines}
     verdict = evaluate(GateInput(now, counted, len(before) or None, before), thresholds)
-    return Judgement(verdict, {"now": row_coverage(now), "previous": row_coverage(before)})
+    return verdict, {"now": row_coverage(now), "previous": row_coverage(before)}
 
 
 def staged_statistics(state_dir: Path) -> dict[str, object]:
