@@ -58,7 +58,10 @@ def execute(config: RunConfig, *, force: bool = False) -> Verdict:
         status, message = _crawl_and_publish(config, report, force=force)
         if config.push_to_hub:
             status, message = _push_pending(config, report, status, message)
-        return _finish(state, report, status, message)
+        report["finished_at"] = datetime.now(UTC).isoformat()
+        report.update(status=status.name.lower(), exit_code=int(status), message=message)
+        write_json_atomic(StateDir(state).run_report, report, sort_keys=True)
+        return status, message
 
 
 def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> Verdict:
@@ -306,12 +309,3 @@ def _config_dict(config: RunConfig) -> dict[str, object]:
         "anthology": str(config.anthology) if config.anthology else None,
         "gate": {k: dict(v) if isinstance(v, Mapping) else v for k, v in vars(config.gate).items()},
     }
-
-
-def _finish(state: Path, report: RunReport, status: RunStatus, message: str) -> Verdict:
-    report["finished_at"] = datetime.now(UTC).isoformat()
-    report["status"] = status.name.lower()
-    report["exit_code"] = int(status)
-    report["message"] = message
-    write_json_atomic(StateDir(state).run_report, report, sort_keys=True)
-    return status, message
