@@ -97,11 +97,6 @@ class NextRelease:
         return list(self.events)
 
     @property
-    def live(self) -> list[Lecture]:
-        """The lectures still on the site, as the gate and the changelog take them."""
-        return [lec for lec in self.events if not lec.withdrawn]
-
-    @property
     def unchanged(self) -> bool:
         """True when the release would hold exactly the previous one's rows (content, withdrawal and the
         volatile values a listing refreshes) and the previous one's files are as published (one edited in
