@@ -9,7 +9,7 @@ added up, or the last crawl's report when the stage keeps none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,26 +46,25 @@ def redacted_lectures(release: NextRelease) -> list[str]:
     ]
 
 
-class TableChecks:
+def table_checks(
+    release: NextRelease, thresholds: GateThresholds, *, force: bool = False
+) -> tuple[Callable[[Path, Path], None], list[CheckResult]]:
     """The gate over every declared table (:mod:`crawler.schedule.tables_gate`), as a publish calls it on
-    the release built aside: it keeps the results, and refuses the release (``GateRefused``, nothing
-    swapped in) when one fails, unless ``force``."""
+    the release built aside (``check_built``), and the list it fills with the results: it refuses the
+    release (``GateRefused``, nothing swapped in) when one fails, unless ``force``."""
+    left = LeftOnRequest(
+        frozenset(release.removals.lectures),
+        frozenset(release.retired_events),
+        frozenset(redacted_lectures(release)),
+    )
+    results: list[CheckResult] = []
 
-    def __init__(self, release: NextRelease, thresholds: GateThresholds, *, force: bool = False) -> None:
-        self.left = LeftOnRequest(
-            frozenset(release.removals.lectures),
-            frozenset(release.retired_events),
-            frozenset(redacted_lectures(release)),
-        )
-        self.thresholds = thresholds
-        self.force = force
-        self.results: tuple[CheckResult, ...] = ()
+    def check(built: Path, previous: Path) -> None:
+        results[:] = judge_tables(built, previous, thresholds, left)
+        if not all(c.passed for c in results) and not force:
+            raise GateRefused(GateVerdict(False, tuple(results)))
 
-    def __call__(self, built: Path, previous: Path) -> None:
-        self.results = tuple(judge_tables(built, previous, self.thresholds, self.left))
-        verdict = GateVerdict(all(c.passed for c in self.results), self.results)
-        if not verdict.passed and not self.force:
-            raise GateRefused(verdict)
+    return check, results
 
 
 def refusal(verdict: GateVerdict, command: str) -> dict[str, object]:

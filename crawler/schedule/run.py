@@ -22,7 +22,7 @@ from crawler.publish.removals import RemovalRequests
 from crawler.schedule.changelog import Changelog, changelog_of
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateRefused, GateThresholds, GateVerdict
-from crawler.schedule.judge import TableChecks, judge_release, refusal
+from crawler.schedule.judge import judge_release, refusal, table_checks
 from crawler.schedule.lock import StateLock
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
@@ -132,7 +132,7 @@ def _publish_judged(
 ) -> str | Verdict:
     """Publish the release once every table's checks pass on it, built aside (the lecture checks passed,
     or ``force``): its version, or the gate's refusal with the release untouched."""
-    tables = TableChecks(release, config.gate, force=force)
+    check_tables, table_results = table_checks(release, config.gate, force=force)
     try:
         result = runner.publish(
             release,
@@ -140,13 +140,13 @@ def _publish_judged(
             out_dir=config.out,
             name=config.name or config.out.resolve().name,
             state_dir=config.state,
-            check_built=tables,
+            check_built=check_tables,
         )
     except GateRefused as refused:
         judged = verdict.with_checks(refused.verdict.checks)
         report["gate"] = judged.as_dict()
         return _refused(config.state, judged)
-    judged = verdict.with_checks(tables.results)
+    judged = verdict.with_checks(table_results)
     report["gate"] = judged.as_dict()
     report["release"] = {
         "version": result.version,
