@@ -194,11 +194,6 @@ PAGE_ERRORS = (FETCH_FAILED, PAGE_UNPARSABLE, PAGE_WITHOUT_LECTURE)
 # A lecture lost on its way to the release (never staged, or staged and not read back): of those listed.
 LOST_LECTURES = (STAGE_BAD_LINES, STAGE_INVALID, LISTING_NOT_JSON, SPIDER_EXCEPTIONS)
 
-
-def extraction_key(extraction: str) -> str:
-    return EXTRACTION_PREFIX + extraction
-
-
 # -- the frontier (crawler/frontier/): a fleet worker's statistics ------------------------------------
 FRONTIER_ROLE = "frontier/role"
 # Leases of this worker's killed earlier run, put back in the queue when it joined.

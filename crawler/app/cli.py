@@ -251,31 +251,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     config = config.with_overrides(state=state, out=out)
 
-    outcome = execute(config, force=args.force)
-    stream = sys.stdout if outcome.status == RunStatus.PUBLISHED else sys.stderr
-    print(outcome.message, file=stream)
+    status, message = execute(config, force=args.force)
+    stream = sys.stdout if status == RunStatus.PUBLISHED else sys.stderr
+    print(message, file=stream)
     print(f"report: {StateDir(config.state).run_report}", file=stream)
-    return int(outcome.status)
+    return int(status)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     check_release_dir(check_output_dir(args.out, state_dir=args.state))
     try:
-        done = demo_flow.demo(
+        crawled, published, seconds = demo_flow.demo(
             args.out, state_dir=args.state, lectures=args.lectures, seed=args.seed, serving=_print_serving
         )
     except GateRefused as refused:
         _print_failed_checks(refused.verdict)
         print(f"eventcrawl: {refused}; nothing published", file=sys.stderr)
         return int(RunStatus.GATE_REFUSED)
-    if done.published is None:
-        print(f"the crawl did not finish ({done.crawled.reason}); nothing published", file=sys.stderr)
+    if published is None:
+        print(f"the crawl did not finish ({crawled.reason}); nothing published", file=sys.stderr)
         return 1
     out = args.out.resolve()
-    counts = done.published.row_counts
+    counts = published.row_counts
     print(
         f"published {counts['lectures']} lectures, {counts.get('transcripts', 0)} subtitle tracks and"
-        f" {counts.get('slides', 0)} slide decks and posters to {out} in {done.seconds:.1f} s"
+        f" {counts.get('slides', 0)} slide decks and posters to {out} in {seconds:.1f} s"
     )
     print("load it with:")
     print(f"  python -c \"import datasets; print(datasets.load_dataset({str(out)!r})['train'])\"")

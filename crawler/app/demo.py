@@ -8,7 +8,6 @@ import contextlib
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,16 +27,6 @@ DEMO_EVENTS = ("502", "469")
 DEMO_SIDE_EVENT_EVERY = 4
 
 
-@dataclass(frozen=True)
-class DemoResult:
-    """What the demo did: its crawl of the replica, the release (None: the crawl did not finish, and
-    nothing was published) and how long it all took, in seconds."""
-
-    crawled: CrawlResult
-    published: ReleaseResult | None
-    seconds: float
-
-
 def demo(
     out_dir: Path,
     *,
@@ -45,11 +34,14 @@ def demo(
     lectures: int | None = None,
     seed: int = DEMO_SEED,
     serving: Callable[[str], None] | None = None,
-) -> DemoResult:
+) -> tuple[CrawlResult, ReleaseResult | None, float]:
     """Serve the bundled replica of Underline on loopback (``lectures`` of its records, laid out with
     ``seed``), crawl both its events into ``state_dir`` and publish them to ``out_dir`` as
     :data:`DEMO_NAME`. Without ``state_dir`` the crawl's state lives in a temporary folder, removed
-    afterwards. ``serving`` hears the replica's base URL once it answers."""
+    afterwards. ``serving`` hears the replica's base URL once it answers.
+
+    Returns the crawl of the replica, the release (None: the crawl did not finish, and nothing was
+    published) and how long it all took, in seconds."""
     # The replica is a neighbour, not a dependency: only the flows that serve it load it.
     from crawler.replica.layout import build_site, load_records
 
@@ -68,7 +60,7 @@ def demo(
             # The gate every command that writes a release passes (GateRefused when it refuses).
             request = PublishRequest(state_dir=state, out_dir=out_dir, name=DEMO_NAME)
             published = publish_staged(request).result
-    return DemoResult(crawled, published, time.monotonic() - started)
+    return crawled, published, time.monotonic() - started
 
 
 def _crawl_replica(site: ReplicaSite, state_dir: Path, serving: Callable[[str], None] | None) -> CrawlResult:

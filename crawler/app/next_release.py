@@ -6,7 +6,7 @@ to the ACL Anthology (:func:`next_release`). Nothing here writes a release.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -95,11 +95,6 @@ class NextRelease:
     def records(self) -> list[Lecture]:
         """Every row of the release at once (for callers that need the whole release)."""
         return list(self.events)
-
-    @property
-    def live(self) -> list[Lecture]:
-        """The lectures still on the site, as the gate and the changelog take them."""
-        return [lec for lec in self.events if not lec.withdrawn]
 
     @property
     def unchanged(self) -> bool:
@@ -236,33 +231,27 @@ def removals_in_force(out_dir: Path, state_dir: Path, removals: RemovalRequests 
     return in_force
 
 
-@dataclass(frozen=True)
-class _Carry:
-    """How the next release carries the previous one forward (see :func:`carry_forward`)."""
-
-    staged: StagedCrawl
-    previous: PreviousRelease
-    retire_events: frozenset[str]
-    removals: RemovalRequests
-    redactions: Redactions
-
-    def event_ids(self) -> list[str]:
-        return sorted({*self.staged.lectures.event_ids(), *self.previous.event_ids()}, key=lecture_order)
-
-    def carried_rows(self) -> Iterator[Lecture]:
-        """Every row the release carries, before removals: read only to find the names a redacted ORCID
-        iD carries."""
-        staged = self.staged.lectures.event_of()
-        for event_id in self.staged.lectures.event_ids():
-            if event_id not in self.retire_events:
-                yield from self.staged.lectures.lectures_of(event_id)
-        for lecture in self.previous.iter_lectures():
-            if lecture.lecture_id not in staged and str(lecture.event_id) not in self.retire_events:
-                yield lecture
+def _carried_rows(
+    staged: StagedCrawl, previous: PreviousRelease, retired: frozenset[str]
+) -> Iterator[Lecture]:
+    """Every row the release carries, before removals: read only to find the names a redacted ORCID iD
+    carries."""
+    staged_events = staged.lectures.event_of()
+    for event_id in staged.lectures.event_ids():
+        if event_id not in retired:
+            yield from staged.lectures.lectures_of(event_id)
+    for lecture in previous.iter_lectures():
+        if lecture.lecture_id not in staged_events and str(lecture.event_id) not in retired:
+            yield lecture
 
 
 def _carry_events(
-    carry: _Carry, keep_links: Callable[[list[Lecture]], list[Lecture]]
+    staged: StagedCrawl,
+    previous: PreviousRelease,
+    retired: frozenset[str],
+    removals: RemovalRequests,
+    redactions: Redactions,
+    keep_links: Callable[[list[Lecture]], list[Lecture]],
 ) -> tuple[SpilledEvents, CarriedRelease]:
     """Every event of the next release built one at a time and spilled to disk: the staged rows on top of
     the previous release's, the removals applied, the links kept or made by ``keep_links``."""
@@ -272,27 +261,27 @@ def _carry_events(
 
     spill = SpilledEvents()
     # An event kept back is published as it was: its staged rows neither replace nor withdraw any.
-    kept_back = carry.staged.kept_back
-    staged_ids = {i for i, event in carry.staged.lectures.event_of().items() if event not in kept_back}
-    crawled = [e for e in carry.staged.event_ids if e not in kept_back]
+    kept_back = staged.kept_back
+    staged_ids = {i for i, event in staged.lectures.event_of().items() if event not in kept_back}
+    crawled = [e for e in staged.event_ids if e not in kept_back]
     carried: dict[str, int] = {}
-    retired: dict[str, int] = {}
-    for event_id in carry.event_ids():
+    retired_rows: dict[str, int] = {}
+    for event_id in sorted({*staged.lectures.event_ids(), *previous.event_ids()}, key=lecture_order):
         part = carry_forward(
-            carry.previous.lectures_of([event_id]),
-            [] if event_id in kept_back else carry.staged.lectures.lectures_of(event_id),
+            previous.lectures_of([event_id]),
+            [] if event_id in kept_back else staged.lectures.lectures_of(event_id),
             crawled_events=crawled,
-            withdrawals=carry.staged.withdrawals,
-            retire_events=carry.retire_events,
+            withdrawals=staged.withdrawals,
+            retire_events=retired,
             staged_ids=staged_ids,
         )
         carried.update({e: n for e, n in part.carried_events.items() if e not in kept_back})
-        retired.update(part.retired_events)
-        kept = remove_from(part.records, remove_lectures=carry.removals.lectures, redactions=carry.redactions)
+        retired_rows.update(part.retired_events)
+        kept = remove_from(part.records, remove_lectures=removals.lectures, redactions=redactions)
         lectures = keep_links(kept)
         if lectures:
             spill.add(event_id, sorted(lectures, key=lambda lec: lecture_order(lec.lecture_id)))
-    return spill, CarriedRelease([], dict(sorted(carried.items())), dict(sorted(retired.items())), [])
+    return spill, CarriedRelease([], dict(sorted(carried.items())), dict(sorted(retired_rows.items())), [])
 
 
 def next_release(
@@ -316,19 +305,19 @@ def next_release(
 
     in_force = removals_in_force(out_dir, state_dir, removals)
     previous = read_previous_release(out_dir)
-    carry = _Carry(staged, previous, frozenset(retire_events), in_force, Redactions.parse(in_force.authors))
-    if carry.redactions.orcids:
+    retiring = frozenset(retire_events)
+    redactions = Redactions.parse(in_force.authors)
+    if redactions.orcids:
         # The names an ORCID iD carries are read before it is redacted: they go with it, in the earlier
         # change files too.
-        carry = replace(
-            carry, redactions=carry.redactions.with_names_of(lec.values() for lec in carry.carried_rows())
+        redactions = redactions.with_names_of(
+            lec.values() for lec in _carried_rows(staged, previous, retiring)
         )
+    keep_links = (lambda lectures: lectures) if anthology is not None else _links_kept(previous)
+    spill, carried = _carry_events(staged, previous, retiring, in_force, redactions, keep_links)
     links = None
     if anthology is not None:
-        spill, carried = _carry_events(carry, lambda lectures: lectures)
         spill, links = link_anthology(spill, anthology)
-    else:
-        spill, carried = _carry_events(carry, _links_kept(previous))
     retired = set(carried.retired_events)
     known = {s["session_id"] for s in staged.sessions}
     sessions = [
@@ -343,7 +332,7 @@ def next_release(
         spill,
         previous,
         in_force,
-        carry.redactions,
+        redactions,
         sessions,
         carried.carried_events,
         carried.retired_events,

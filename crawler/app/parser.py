@@ -55,8 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_budget_and_settings(command: argparse.ArgumentParser) -> None:
-    """``--page-budget``, ``--subtitles``, ``--slides`` and ``-s``, which ``crawl`` and ``run`` share."""
+def _add_crawl_options(command: argparse.ArgumentParser, *, state: Path | None) -> None:
+    """The events, site, state directory, ``--page-budget``, ``--subtitles``, ``--slides`` and ``-s``, which
+    ``crawl`` and ``run`` share (``run``'s state directory defaults to its configuration's)."""
+    command.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
+    _add_bases(command)
+    command.add_argument("--state", type=Path, default=state, help=STATE_HELP)
     command.add_argument(
         "--page-budget",
         type=int,
@@ -82,6 +86,23 @@ def _add_budget_and_settings(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_bases(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})"
+    )
+    command.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
+
+
+def _add_release_options(command: argparse.ArgumentParser) -> None:
+    """The options of the release that ``publish`` and ``run`` write."""
+    command.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
+    command.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
+    command.add_argument("--push-to-hub", metavar="ORG/NAME", help="also upload the release to the Hub")
+    command.add_argument("--revision", help="Hub branch to push to (created when missing)")
+    command.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
+    command.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
+
+
 def add_crawl_parser(sub: Subcommands) -> None:
     crawl = sub.add_parser(
         "crawl",
@@ -89,10 +110,7 @@ def add_crawl_parser(sub: Subcommands) -> None:
         description="Exit status: 0 the crawl finished, 5 it failed or stopped (the next crawl resumes it), "
         "6 another command holds the state directory, 2 a usage error.",
     )
-    crawl.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
-    crawl.add_argument("--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})")
-    crawl.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
-    crawl.add_argument("--state", type=Path, default=DEFAULT_STATE, help=STATE_HELP)
+    _add_crawl_options(crawl, state=DEFAULT_STATE)
     crawl.add_argument(
         "--frontier",
         metavar="redis://HOST:PORT/DB",
@@ -102,7 +120,6 @@ def add_crawl_parser(sub: Subcommands) -> None:
         "--worker",
         help=f"name to stage items under (default: {defaults.STAGE_WORKER}, or HOSTNAME-PID with --frontier)",
     )
-    _add_budget_and_settings(crawl)
 
 
 def add_publish_parser(sub: Subcommands) -> None:
@@ -122,15 +139,10 @@ def add_publish_parser(sub: Subcommands) -> None:
     publish.add_argument(
         "--out", type=Path, help="the dataset repository folder to write (required without --config)"
     )
-    publish.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
+    _add_release_options(publish)
+    publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
     publish.add_argument("--allow-partial", action="store_true", help="publish a crawl that did not finish")
     publish.add_argument("--card-template", type=Path, help="card template (default: the project's own)")
-    publish.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
-    publish.add_argument("--push-to-hub", metavar="ORG/NAME", help="also upload the release to the Hub")
-    publish.add_argument("--private", action="store_true", help="create the Hub repository as private")
-    publish.add_argument("--revision", help="Hub branch to push to (created when missing)")
-    publish.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
-    publish.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
 
 
 def add_run_parser(sub: Subcommands) -> None:
@@ -144,21 +156,13 @@ def add_run_parser(sub: Subcommands) -> None:
         "8 a state or release file is damaged, 2 a usage or configuration error.",
     )
     run.add_argument("--config", type=Path, help="TOML configuration (see docs/commands.md)")
-    run.add_argument("--event-id", action="append", default=[], metavar="ID|URL", help=EVENT_HELP)
-    run.add_argument("--web-base", help="lecture pages' base URL")
-    run.add_argument("--api-base", help="JSON:API base URL")
-    run.add_argument("--state", type=Path, help=STATE_HELP)
+    _add_crawl_options(run, state=None)
     run.add_argument(
         "--out", type=Path, help=f"the dataset repository folder (default: {CONFIG_DEFAULTS.out})"
     )
-    run.add_argument("--name", help="dataset name in the card (default: the --out folder's name)")
-    run.add_argument("--push-to-hub", metavar="ORG/NAME", help="upload each release to the Hub")
+    _add_release_options(run)
+    # None: the configuration's.
     run.add_argument("--private", action="store_true", default=None, help="create the Hub repository private")
-    run.add_argument("--revision", help="Hub branch to push to")
-    run.add_argument("--anthology", type=Path, metavar="PATH", help=ANTHOLOGY_HELP)
-    run.add_argument("--force", action="store_true", help="publish even when the quality gate refuses")
-    run.add_argument("--retire-event", action="append", default=[], metavar="ID|URL", help=RETIRE_HELP)
-    _add_budget_and_settings(run)
 
 
 def add_site_parsers(sub: Subcommands) -> None:
@@ -191,10 +195,7 @@ def add_site_parsers(sub: Subcommands) -> None:
 
 def _add_site_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--event-id", default=DEFAULT_EVENT, metavar="ID|URL", help="the event to look at")
-    command.add_argument(
-        "--web-base", help=f"lecture pages' base URL (default: {defaults.UNDERLINE_WEB_BASE})"
-    )
-    command.add_argument("--api-base", help=f"JSON:API base URL (default: {defaults.UNDERLINE_API_BASE})")
+    _add_bases(command)
     command.add_argument(
         "--delay",
         type=float,

@@ -110,7 +110,7 @@ def publish_staged(
     ``DamagedFile`` for a damaged state or release file, ``AnthologyError`` for unreadable Anthology
     files."""
     from crawler.schedule.gate import GateRefused
-    from crawler.schedule.judge import TableChecks, judge_release, refusal, staged_statistics
+    from crawler.schedule.judge import judge_release, refusal, staged_statistics, table_checks
     from crawler.schedule.lock import StateLock
     from crawler.state.stage import mark_refused
 
@@ -131,12 +131,12 @@ def publish_staged(
         provenance, bad_lines = staged.provenance, staged.stage_info["bad_lines"]
         del staged
         stats = staged_statistics(request.state_dir)
-        judged = judge_release(release, stats, request.thresholds, bad_lines=bad_lines)
-        if not judged.verdict.passed and not request.force:
+        judged, _ = judge_release(release, stats, request.thresholds, bad_lines=bad_lines)
+        if not judged.passed and not request.force:
             # As `run` does: what the gate refused is no base for the next crawl's refresh.
-            mark_refused(request.state_dir, refusal(judged.verdict, "publish"))
-            raise GateRefused(judged.verdict)
-        tables = TableChecks(release, request.thresholds, force=request.force)
+            mark_refused(request.state_dir, refusal(judged, "publish"))
+            raise GateRefused(judged)
+        check_tables, table_results = table_checks(release, request.thresholds, force=request.force)
         try:
             result = publish(
                 release,
@@ -145,12 +145,12 @@ def publish_staged(
                 name=request.name,
                 state_dir=request.state_dir,
                 template=request.template,
-                check_built=tables,
+                check_built=check_tables,
             )
         except GateRefused as refused:
             mark_refused(request.state_dir, refusal(refused.verdict, "publish"))
             raise
-        verdict = judged.verdict.with_checks(tables.results)
+        verdict = judged.with_checks(table_results)
         # Published, the stage is the release's: the next crawl carries from it.
         StateDir.of(request.state_dir).stage_refused.unlink(missing_ok=True)
     return Published(release, result, verdict)

@@ -132,44 +132,43 @@ def content_encodings(response: Response) -> tuple[bytes, ...]:
 # -- size and purge -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Scan:
-    """Every regular file under a cache directory (with its stat), by the directory that holds it: one
-    walk of the tree, where sizing and purging each walked it several times."""
+# Every regular file under a cache directory (with its stat), by the directory that holds it.
+_Files = dict[Path, list[tuple[Path, os.stat_result]]]
 
-    root: Path
-    files: dict[Path, list[tuple[Path, os.stat_result]]]
 
-    @classmethod
-    def of(cls, root: Path) -> _Scan:
-        files: dict[Path, list[tuple[Path, os.stat_result]]] = {}
-        for dirpath, _, names in os.walk(root):
-            directory = Path(dirpath)
-            found = files[directory] = []
-            for name in names:
-                path = directory / name
-                try:
-                    stat = path.stat()
-                except OSError:
-                    continue
-                if S_ISREG(stat.st_mode):
-                    found.append((path, stat))
-        return cls(root, files)
+def _scan(root: Path) -> _Files:
+    """One walk of the tree under ``root``, where sizing and purging each walked it several times."""
+    files: _Files = {}
+    for dirpath, _, names in os.walk(root):
+        directory = Path(dirpath)
+        found = files[directory] = []
+        for name in names:
+            path = directory / name
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            if S_ISREG(stat.st_mode):
+                found.append((path, stat))
+    return files
 
-    def ending(self, suffix: str) -> list[tuple[Path, os.stat_result]]:
-        return sorted(f for found in self.files.values() for f in found if f[0].name.endswith(suffix))
 
-    def legacy_dirs(self) -> list[Path]:
-        """Entry directories of the earlier layout (their metadata file written last)."""
-        return sorted(d for d, found in self.files.items() if any(p.name == META_FILE for p, _ in found))
+def _ending(files: _Files, suffix: str) -> list[tuple[Path, os.stat_result]]:
+    return sorted(f for found in files.values() for f in found if f[0].name.endswith(suffix))
 
-    def tree_bytes(self, under: Path) -> int:
-        return sum(
-            stat.st_size
-            for directory, found in self.files.items()
-            if directory == under or under in directory.parents
-            for _, stat in found
-        )
+
+def _legacy_dirs(files: _Files) -> list[Path]:
+    """Entry directories of the earlier layout (their metadata file written last)."""
+    return sorted(d for d, found in files.items() if any(p.name == META_FILE for p, _ in found))
+
+
+def _tree_bytes(files: _Files, under: Path) -> int:
+    return sum(
+        stat.st_size
+        for directory, found in files.items()
+        if directory == under or under in directory.parents
+        for _, stat in found
+    )
 
 
 def cache_size(cache_dir: str | os.PathLike[str]) -> CacheSize:
@@ -177,8 +176,8 @@ def cache_size(cache_dir: str | os.PathLike[str]) -> CacheSize:
     root = Path(cache_dir)
     if not root.is_dir():
         return CacheSize(0, 0)
-    scan = _Scan.of(root)
-    return CacheSize(len(scan.ending(ENTRY_SUFFIX)) + len(scan.legacy_dirs()), scan.tree_bytes(root))
+    files = _scan(root)
+    return CacheSize(len(_ending(files, ENTRY_SUFFIX)) + len(_legacy_dirs(files)), _tree_bytes(files, root))
 
 
 def purge_cache(
@@ -193,10 +192,10 @@ def purge_cache(
     if not root.is_dir():
         return PurgeResult(0, 0, 0, 0)
     cutoff = (time() if now is None else now) - max_age_seconds
-    scan = _Scan.of(root)
+    files = _scan(root)
     removed = removed_bytes = kept = kept_bytes = partial = 0
     gone: set[Path] = set()
-    for entry, stat in scan.ending(ENTRY_SUFFIX):
+    for entry, stat in _ending(files, ENTRY_SUFFIX):
         if stat.st_mtime < cutoff:
             entry.unlink(missing_ok=True)
             gone.add(entry)
@@ -205,15 +204,15 @@ def purge_cache(
         else:
             kept += 1
             kept_bytes += stat.st_size
-    for temp, stat in scan.ending(TEMP_SUFFIX):
+    for temp, stat in _ending(files, TEMP_SUFFIX):
         if stat.st_mtime < cutoff:
             temp.unlink(missing_ok=True)
             gone.add(temp)
             removed_bytes += stat.st_size
             partial += 1
-    legacy = scan.legacy_dirs()
+    legacy = _legacy_dirs(files)
     for entry_dir in legacy:
-        size = scan.tree_bytes(entry_dir)
+        size = _tree_bytes(files, entry_dir)
         if (entry_dir / META_FILE).stat().st_mtime < cutoff:
             shutil.rmtree(entry_dir)
             removed += 1
@@ -221,17 +220,17 @@ def purge_cache(
         else:
             kept += 1
             kept_bytes += size
-    for entry_dir, found in sorted(scan.files.items()):
-        files = [(p, stat) for p, stat in found if p not in gone]
-        if entry_dir == root or entry_dir in legacy or not files or (entry_dir / META_FILE).exists():
+    for entry_dir, found in sorted(files.items()):
+        left = [(p, stat) for p, stat in found if p not in gone]
+        if entry_dir == root or entry_dir in legacy or not left or (entry_dir / META_FILE).exists():
             continue
-        if max(stat.st_mtime for _, stat in files) < cutoff and not any(
-            p.suffix == ENTRY_SUFFIX for p, _ in files
+        if max(stat.st_mtime for _, stat in left) < cutoff and not any(
+            p.suffix == ENTRY_SUFFIX for p, _ in left
         ):
-            removed_bytes += scan.tree_bytes(entry_dir)
+            removed_bytes += _tree_bytes(files, entry_dir)
             shutil.rmtree(entry_dir)
             partial += 1
-    for directory in sorted(scan.files, key=lambda d: len(d.parts), reverse=True):
+    for directory in sorted(files, key=lambda d: len(d.parts), reverse=True):
         if directory != root and directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
     return PurgeResult(removed, removed_bytes, kept, kept_bytes, partial)

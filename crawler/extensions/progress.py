@@ -109,21 +109,16 @@ class ProgressLine:
         self.task = create_looping_call(self.report)
         self.task.start(self.interval, now=False)
 
-    def snapshot(self) -> tuple[int, int, int]:
-        stats = self.crawler.stats
-        done = int(stats.get_value(keys.RESPONSES_RECEIVED, 0) or 0)
-        items = int(stats.get_value(keys.ITEMS_SCRAPED, 0) or 0)
+    def report(self) -> None:
+        stats = self.crawler.stats.get_stats()
+        done = int(stats.get(keys.RESPONSES_RECEIVED, 0) or 0)
+        items = int(stats.get(keys.ITEMS_SCRAPED, 0) or 0)
         engine = self.crawler.engine
         scheduler = engine.scheduler if engine is not None else None
         queued = len(scheduler) if scheduler is not None and hasattr(scheduler, "__len__") else 0
-        return done, queued, items
-
-    def report(self) -> None:
-        done, queued, items = self.snapshot()
         backoff = crawl_backoff(self.crawler)
         outlook = backoff.outlook() if backoff is not None else None
         line = format_progress(done, queued, items, time.monotonic() - self.started, outlook)
-        stats = self.crawler.stats.get_stats()
         budget = format_budget(stats)
         logger.info(f"{line}; {format_refresh(stats)}" + (f"; {budget}" if budget else ""))
 

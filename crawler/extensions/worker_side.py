@@ -25,11 +25,7 @@ import struct
 import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from typing import ParamSpec, TypeVar
-
-P = ParamSpec("P")
-T = TypeVar("T")
+from collections.abc import Callable, Sequence
 
 # Imported by each worker when it starts, before its first job arrives: the modules of the crawl's jobs.
 JOB_MODULES = ("crawler.cache.entry", "crawler.pages.lecture", "crawler.pages.api", "crawler.dedup.near")
@@ -41,29 +37,12 @@ TAKEN = struct.Struct("q")
 STARTED = struct.Struct("d")
 MARKER_SIZE = TAKEN.size + STARTED.size
 
-# WORKER_JOB_WRAPPER in this worker: wrapper(fn, *args, **kwargs) runs every job (None: the job itself).
-_job_wrapper: Callable[..., object] | None = None
-
 
 def import_job_modules() -> None:
     """Import the modules the jobs run: in a worker, or in the crawl before it forks one, which then
     has them (the crawl imports them anyway, most after its workers start)."""
     for module in JOB_MODULES:
         importlib.import_module(module)
-
-
-def warm_up(job_wrapper: Callable[..., object] | None) -> None:
-    """A worker's start: import the jobs' modules and keep the job wrapper."""
-    import_job_modules()
-    global _job_wrapper
-    _job_wrapper = job_wrapper
-
-
-def call(fn: Callable[..., T], args: tuple[object, ...], kwargs: Mapping[str, object]) -> T:
-    """Run a job in a worker, through ``WORKER_JOB_WRAPPER`` when one is set."""
-    if _job_wrapper is not None:
-        return _job_wrapper(fn, *args, **kwargs)  # type: ignore[return-value]  # the wrapper returns fn's result
-    return fn(*args, **kwargs)
 
 
 def frame(payload: bytes) -> bytes:
@@ -81,10 +60,17 @@ def marker_state(marker: mmap.mmap) -> tuple[int, float]:
     return TAKEN.unpack_from(marker, 0)[0], STARTED.unpack_from(marker, TAKEN.size)[0]
 
 
-def answer(seq: int, job: memoryview, marker: mmap.mmap, unusable: BaseException | None = None) -> bytes:
+def answer(
+    seq: int,
+    job: memoryview,
+    marker: mmap.mmap,
+    unusable: BaseException | None = None,
+    wrapper: Callable[..., object] | None = None,
+) -> bytes:
     """The pickled answer to job ``seq`` (``job``: its pickled function and arguments): its value, or the
     exception it raised (or ``unusable``, why this worker can run no job) with the worker's traceback.
-    What cannot be pickled is answered by a ``RuntimeError`` that says so."""
+    ``wrapper`` (``WORKER_JOB_WRAPPER``) runs the job as ``wrapper(fn, *args, **kwargs)``. What cannot be
+    pickled is answered by a ``RuntimeError`` that says so."""
     # Taken, not yet started: the start time first, so that the crawl never pairs this job with the last's.
     STARTED.pack_into(marker, TAKEN.size, 0.0)
     TAKEN.pack_into(marker, 0, seq)
@@ -93,7 +79,8 @@ def answer(seq: int, job: memoryview, marker: mmap.mmap, unusable: BaseException
             raise unusable
         fn, args, kwargs = pickle.loads(job)
         STARTED.pack_into(marker, TAKEN.size, time.monotonic())
-        result: tuple[object, ...] = (seq, True, call(fn, args, kwargs), None)
+        value = fn(*args, **kwargs) if wrapper is None else wrapper(fn, *args, **kwargs)
+        result: tuple[object, ...] = (seq, True, value, None)
     except BaseException as exc:  # the crawl decides what a job's failure means
         result = (seq, False, sendable_error(exc), traceback.format_exc())
     # Sending the answer is not the job's time: a large one must not make a finished job time out.
@@ -141,14 +128,16 @@ def serve(sock: socket.socket, marker: mmap.mmap) -> None:
     if init is None:
         return
     unusable: BaseException | None = None
+    wrapper = None
     try:
-        warm_up(pickle.loads(init))
+        wrapper = pickle.loads(init)
+        import_job_modules()
     except Exception as exc:  # every job is answered with it
         unusable = exc.with_traceback(None)
     while (job := _read_frame(sock)) is not None:
         (seq,) = JOB_SEQ.unpack_from(job)
         with memoryview(job) as view:
-            sock.sendall(frame(answer(seq, view[JOB_SEQ.size :], marker, unusable)))
+            sock.sendall(frame(answer(seq, view[JOB_SEQ.size :], marker, unusable, wrapper)))
 
 
 # prctl(2)'s option that names the signal a process gets when the thread that started it ends.

@@ -9,18 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import Any
 
 from crawler.publish.diff import ReleaseDiff
 from crawler.schema import lecture_order
-
-
-class ChangelogEntry(TypedDict):
-    """The changelog's form in the run report: added, changed (id -> fields) and gone lecture ids."""
-
-    added: list[str]
-    changed: dict[str, list[str]]
-    gone: list[str]
 
 
 @dataclass
@@ -33,14 +25,15 @@ class Changelog:
     # lecture id -> event id, for every id above: the changes are also told per event.
     events: dict[str, str] = field(default_factory=dict)
 
-    def as_dict(self) -> ChangelogEntry:
+    def as_dict(self) -> dict[str, Any]:
+        """The changelog's form in the run report: added, changed (id -> fields) and gone lecture ids."""
         return {"added": self.added, "changed": self.changed, "gone": self.gone}
 
-    def by_event(self) -> dict[str, ChangelogEntry]:
+    def by_event(self) -> dict[str, dict[str, Any]]:
         """The same changes, one changelog per event."""
-        out: dict[str, ChangelogEntry] = {}
+        out: dict[str, dict[str, Any]] = {}
 
-        def entry(lecture_id: str) -> ChangelogEntry:
+        def entry(lecture_id: str) -> dict[str, Any]:
             event = self.events.get(lecture_id, "")
             return out.setdefault(event, {"added": [], "changed": {}, "gone": []})
 

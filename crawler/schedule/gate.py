@@ -319,22 +319,6 @@ def fallback_rate(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     )
 
 
-def with_incomplete_authors(
-    coverage: dict[str, dict[str, float]], crawl: GateInput
-) -> dict[str, dict[str, float]]:
-    """Coverage where ``authors`` counts the lectures whose authors' profiles the listing left out as
-    without authors (they keep their last authors, which would hide the site's fault from the gate)."""
-    events = Counter(r.event_id for r in crawl.rows)
-    out = {event: dict(shares) for event, shares in coverage.items()}
-    for event, shares in out.items():
-        if event == ALL_EVENTS or "authors" not in shares or not events[event]:
-            continue
-        incomplete = crawl.count(keys.AUTHORS_INCOMPLETE_PREFIX + event)
-        if incomplete:
-            shares["authors"] = round(min(shares["authors"], 1 - incomplete / events[event]), 4)
-    return out
-
-
 def authors_missing(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     """Each event's share of lectures without authors, or whose authors' profiles the listing left out
     (the larger of the two counts): judged on every release, a first one too, where no previous
@@ -421,28 +405,6 @@ def pages_waiting(crawl: GateInput) -> int:
     return int(sum(crawl.count(key) for key in keys.PAGES_WAITING))
 
 
-def with_fetched_pages(
-    coverage: dict[str, dict[str, float]], crawl: GateInput
-) -> dict[str, dict[str, float]]:
-    """Coverage where the page-only fields count only the lectures whose page a crawl fetched, when a
-    page budget left pages waiting: the lectures published from their listing meanwhile have none of
-    them by design, and would hide nothing but the budget. An event with no page fetched yet is not
-    judged on them."""
-    if not pages_waiting(crawl):
-        return coverage
-    fetched = row_coverage(r for r in crawl.rows if not r.listing_only)
-    out = {event: dict(shares) for event, shares in coverage.items()}
-    for event, shares in out.items():
-        for name in PAGE_ONLY_FIELDS:
-            if name not in shares:
-                continue
-            if event in fetched:
-                shares[name] = fetched[event][name]
-            else:
-                del shares[name]
-    return out
-
-
 def listing_only_share(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     """Reported, never refused: the share of lectures published from their listing while a page budget
     lets their pages wait (every listed lecture is published; their pages come on later nights)."""
@@ -467,14 +429,30 @@ def listing_only_share(crawl: GateInput, t: GateThresholds) -> Iterator[CheckRes
 def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     """Each field's coverage per event: not far below the previous release's, not below its floor.
 
+    ``authors`` counts the lectures whose authors' profiles the listing left out as without authors (they
+    keep their last authors, which would hide the site's fault from the gate). When a page budget left
+    pages waiting, the page-only fields count only the lectures whose page a crawl fetched: the lectures
+    published from their listing meanwhile have none of them by design, and would hide nothing but the
+    budget. An event with no page fetched yet is not judged on them.
+
     One result for the whole crawl when every field holds; one failed result per field and event when
     not, naming both figures and a few lectures without the field.
     """
-    now = with_fetched_pages(with_incomplete_authors(row_coverage(crawl.rows), crawl), crawl)
+    now = row_coverage(crawl.rows)
     then = row_coverage(crawl.before)
-    fetched: Sequence[GateRow] = (
-        [r for r in crawl.rows if not r.listing_only] if pages_waiting(crawl) else crawl.rows
-    )
+    live = Counter(r.event_id for r in crawl.rows)
+    waiting = pages_waiting(crawl)
+    fetched: Sequence[GateRow] = [r for r in crawl.rows if not r.listing_only] if waiting else crawl.rows
+    fetched_coverage = row_coverage(fetched) if waiting else {}
+    for event, shares in now.items():
+        incomplete = crawl.count(keys.AUTHORS_INCOMPLETE_PREFIX + event)
+        if event != ALL_EVENTS and live[event] and incomplete:
+            shares["authors"] = round(min(shares["authors"], 1 - incomplete / live[event]), 4)
+        for name in PAGE_ONLY_FIELDS if waiting else ():
+            if event in fetched_coverage:
+                shares[name] = fetched_coverage[event][name]
+            else:
+                shares.pop(name, None)
     failures: list[CheckResult] = []
     for event, shares in now.items():
         if event == ALL_EVENTS:
@@ -486,8 +464,8 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
             low = floor is not None and share < floor
             if not (fell or low):
                 continue
-            where = f"event {event}"
             judged = fetched if name in PAGE_ONLY_FIELDS else crawl.rows
+            examples = tuple(rows_missing(judged, event, name))
             limit = f"{before:.0%} in the previous release" if fell else f"at least {floor:.0%} required"
             failures.append(
                 CheckResult(
@@ -495,12 +473,12 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
                     False,
                     share,
                     (before - t.max_coverage_drop) if fell and before is not None else float(floor or 0),
-                    f"`{name}` coverage in {where}: {share:.1%} against {limit}"
-                    f" (e.g. lectures {', '.join(rows_missing(judged, event, name, 3))})",
+                    f"`{name}` coverage in event {event}: {share:.1%} against {limit}"
+                    f" (e.g. lectures {', '.join(examples[:3])})",
                     event=event,
                     field=name,
                     previous=before,
-                    examples=tuple(rows_missing(judged, event, name)),
+                    examples=examples,
                 )
             )
     if failures:

@@ -9,8 +9,7 @@ added up, or the last crawl's report when the stage keeps none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,15 +33,6 @@ if TYPE_CHECKING:
     from crawler.schema import Lecture
 
 
-@dataclass(frozen=True)
-class Judgement:
-    """The gate's verdict on a release, and each field's coverage in it and in the previous release."""
-
-    verdict: GateVerdict
-    # {"now": ..., "previous": ...}: each release's {event_id: {field: share}}, as the run report holds it.
-    coverage: dict[str, dict[str, dict[str, float]]]
-
-
 def redacted_lectures(release: NextRelease) -> list[str]:
     """The previous release's lectures with an author the redactions in force take out: their rows
     change on request (no loss for the gate over the tables)."""
@@ -56,26 +46,25 @@ def redacted_lectures(release: NextRelease) -> list[str]:
     ]
 
 
-class TableChecks:
+def table_checks(
+    release: NextRelease, thresholds: GateThresholds, *, force: bool = False
+) -> tuple[Callable[[Path, Path], None], list[CheckResult]]:
     """The gate over every declared table (:mod:`crawler.schedule.tables_gate`), as a publish calls it on
-    the release built aside: it keeps the results, and refuses the release (``GateRefused``, nothing
-    swapped in) when one fails, unless ``force``."""
+    the release built aside (``check_built``), and the list it fills with the results: it refuses the
+    release (``GateRefused``, nothing swapped in) when one fails, unless ``force``."""
+    left = LeftOnRequest(
+        frozenset(release.removals.lectures),
+        frozenset(release.retired_events),
+        frozenset(redacted_lectures(release)),
+    )
+    results: list[CheckResult] = []
 
-    def __init__(self, release: NextRelease, thresholds: GateThresholds, *, force: bool = False) -> None:
-        self.left = LeftOnRequest(
-            frozenset(release.removals.lectures),
-            frozenset(release.retired_events),
-            frozenset(redacted_lectures(release)),
-        )
-        self.thresholds = thresholds
-        self.force = force
-        self.results: tuple[CheckResult, ...] = ()
+    def check(built: Path, previous: Path) -> None:
+        results[:] = judge_tables(built, previous, thresholds, left)
+        if not all(c.passed for c in results) and not force:
+            raise GateRefused(GateVerdict(False, tuple(results)))
 
-    def __call__(self, built: Path, previous: Path) -> None:
-        self.results = tuple(judge_tables(built, previous, self.thresholds, self.left))
-        verdict = GateVerdict(all(c.passed for c in self.results), self.results)
-        if not verdict.passed and not self.force:
-            raise GateRefused(verdict)
+    return check, results
 
 
 def refusal(verdict: GateVerdict, command: str) -> dict[str, object]:
@@ -115,13 +104,15 @@ def row_as_asked(lecture: Lecture, redactions: Redactions) -> GateRow:
 
 def judge_release(
     release: NextRelease, stats: Mapping[str, object], thresholds: GateThresholds, *, bad_lines: int
-) -> Judgement:
+) -> tuple[GateVerdict, dict[str, dict[str, dict[str, float]]]]:
     """The gate's verdict on ``release`` against its previous release, with the crawl's ``stats``; the
-    staged lines that could not be read back (``bad_lines``) are lectures lost."""
+    staged lines that could not be read back (``bad_lines``) are lectures lost. With it, each field's
+    coverage in the release and in the previous one (``{"now": ..., "previous": ...}``, each
+    ``{event_id: {field: share}}``), as the run report holds it."""
     now, before = release_rows(release)
     counted = {**stats, keys.STAGE_BAD_LINES: bad_lines}
     verdict = evaluate(GateInput(now, counted, len(before) or None, before), thresholds)
-    return Judgement(verdict, {"now": row_coverage(now), "previous": row_coverage(before)})
+    return verdict, {"now": row_coverage(now), "previous": row_coverage(before)}
 
 
 def staged_statistics(state_dir: Path) -> dict[str, object]:

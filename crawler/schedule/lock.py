@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 from crawler.state.fsutil import DamagedFile, flock, unlock
@@ -83,7 +82,5 @@ class StateLock:
     def __enter__(self) -> StateLock:
         return self.acquire()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.release()

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import Any
 
 from crawler import stats_keys as keys
 from crawler.app import crawling, runner
@@ -19,17 +19,14 @@ from crawler.app.next_release import NextRelease, StagedCrawl, next_release, rea
 from crawler.extensions.progress import budget_summary, format_budget
 from crawler.publish.diff import ReleaseDiff, diff_releases
 from crawler.publish.removals import RemovalRequests
-from crawler.schedule.changelog import Changelog, ChangelogEntry, changelog_of
+from crawler.schedule.changelog import Changelog, changelog_of
 from crawler.schedule.config import RunConfig
 from crawler.schedule.gate import GateRefused, GateThresholds, GateVerdict
-from crawler.schedule.judge import TableChecks, judge_release, refusal
+from crawler.schedule.judge import judge_release, refusal, table_checks
 from crawler.schedule.lock import StateLock
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
 from crawler.state.stage import mark_refused
-
-if TYPE_CHECKING:
-    from crawler.anthology.links import LinkReport
 
 
 class RunStatus(enum.IntEnum):
@@ -46,39 +43,13 @@ class RunStatus(enum.IntEnum):
     DISK_FULL = 10
 
 
-class RunReport(TypedDict, total=False):
-    """``run-report.json``: what the run did, part by part (a part is missing when the run stopped
-    before it)."""
-
-    started_at: str
-    config: dict[str, object]
-    crawl: dict[str, object]
-    stage: dict[str, int]
-    changes: dict[str, object]
-    changes_by_event: dict[str, ChangelogEntry]
-    anthology: LinkReport
-    events: dict[str, object]
-    gate: dict[str, object]
-    coverage: dict[str, dict[str, dict[str, float]]]
-    unmapped_attributes: dict[str, dict[str, object]]
-    release: dict[str, object]
-    hub: dict[str, object]
-    finished_at: str
-    status: str
-    exit_code: int
-    message: str
-
-
-@dataclass
-class RunOutcome:
-    status: RunStatus
-    message: str
-
-
+# ``run-report.json``: what the run did, part by part (a part is missing when the run stopped before it).
+RunReport = dict[str, Any]
+# What a run ends with: its exit status and the message for the operator.
 Verdict = tuple[RunStatus, str]
 
 
-def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
+def execute(config: RunConfig, *, force: bool = False) -> Verdict:
     """Crawl, read the stage, judge the crawl, publish when it passes, and push what the Hub lacks."""
     state = config.state
     state.mkdir(parents=True, exist_ok=True)
@@ -87,7 +58,10 @@ def execute(config: RunConfig, *, force: bool = False) -> RunOutcome:
         status, message = _crawl_and_publish(config, report, force=force)
         if config.push_to_hub:
             status, message = _push_pending(config, report, status, message)
-        return _finish(state, report, status, message)
+        report["finished_at"] = datetime.now(UTC).isoformat()
+        report.update(status=status.name.lower(), exit_code=int(status), message=message)
+        write_json_atomic(StateDir(state).run_report, report, sort_keys=True)
+        return status, message
 
 
 def _crawl_and_publish(config: RunConfig, report: RunReport, *, force: bool) -> Verdict:
@@ -158,7 +132,7 @@ def _publish_judged(
 ) -> str | Verdict:
     """Publish the release once every table's checks pass on it, built aside (the lecture checks passed,
     or ``force``): its version, or the gate's refusal with the release untouched."""
-    tables = TableChecks(release, config.gate, force=force)
+    check_tables, table_results = table_checks(release, config.gate, force=force)
     try:
         result = runner.publish(
             release,
@@ -166,13 +140,13 @@ def _publish_judged(
             out_dir=config.out,
             name=config.name or config.out.resolve().name,
             state_dir=config.state,
-            check_built=tables,
+            check_built=check_tables,
         )
     except GateRefused as refused:
         judged = verdict.with_checks(refused.verdict.checks)
         report["gate"] = judged.as_dict()
         return _refused(config.state, judged)
-    judged = verdict.with_checks(tables.results)
+    judged = verdict.with_checks(table_results)
     report["gate"] = judged.as_dict()
     report["release"] = {
         "version": result.version,
@@ -263,11 +237,12 @@ def _judge(
     ``publish`` passes too), reported with the fields' coverage and the attributes the crawler does not
     map."""
     # A staged line that cannot be read back is a lecture lost: it counts against the lost share.
-    judged = judge_release(release, crawled.stats, thresholds, bad_lines=staged.stage_info["bad_lines"])
-    report["gate"] = judged.verdict.as_dict()
-    report["coverage"] = judged.coverage
+    verdict, report["coverage"] = judge_release(
+        release, crawled.stats, thresholds, bad_lines=staged.stage_info["bad_lines"]
+    )
+    report["gate"] = verdict.as_dict()
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
-    return judged.verdict
+    return verdict
 
 
 def _budget_report(stats: Mapping[str, object]) -> dict[str, int] | None:
@@ -334,12 +309,3 @@ def _config_dict(config: RunConfig) -> dict[str, object]:
         "anthology": str(config.anthology) if config.anthology else None,
         "gate": {k: dict(v) if isinstance(v, Mapping) else v for k, v in vars(config.gate).items()},
     }
-
-
-def _finish(state: Path, report: RunReport, status: RunStatus, message: str) -> RunOutcome:
-    report["finished_at"] = datetime.now(UTC).isoformat()
-    report["status"] = status.name.lower()
-    report["exit_code"] = int(status)
-    report["message"] = message
-    write_json_atomic(StateDir(state).run_report, report, sort_keys=True)
-    return RunOutcome(status, message)

@@ -114,7 +114,7 @@ class LectureRecords:
             )
             yield from self.keep_listed(asked)
             return
-        asked.count(self.stats, keys.extraction_key(page.extraction))
+        asked.count(self.stats, keys.EXTRACTION_PREFIX + page.extraction)
         disagreed: set[str] = set()
         fields = self.page_fields(response, page, asked, disagreed)
         if fields is None:
