@@ -21,8 +21,7 @@ from crawler.items import LectureItem, SessionItem, SlidesItem, TranscriptItem
 from crawler.schema.check import validate_record
 from crawler.state.layout import COMPLETE
 from crawler.state.stage import StageWriter
-from crawler.state.stage_slides import SLIDES_ROWS
-from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
+from crawler.state.stage_rows import SLIDES_ROWS, TRANSCRIPT_ROWS
 from crawler.state.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
 from crawler.state.withdrawals import Withdrawals
 
