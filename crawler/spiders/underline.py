@@ -4,7 +4,6 @@ The spider holds Scrapy's callbacks and the glue; the components it owns do the 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -34,7 +33,6 @@ from crawler.pages import (
     parse_lecture_page,
     read_listing,
 )
-from crawler.spiders.budget import PageBudget
 from crawler.spiders.lecture_answer import (
     AUTHORS_INCOMPLETE_META,
     COUNTED_META,
@@ -42,8 +40,7 @@ from crawler.spiders.lecture_answer import (
     PageAsked,
     content_encoding,
 )
-from crawler.spiders.listing import LISTING_SO_FAR_META, ListingSoFar
-from crawler.spiders.listing_reader import ListingReader
+from crawler.spiders.listing_reader import LISTING_SO_FAR_META, ListingReader, ListingSoFar
 from crawler.spiders.presence import PresenceChecks
 from crawler.spiders.refresh import (
     Decision,
@@ -54,7 +51,7 @@ from crawler.spiders.refresh import (
     with_new_listing_fields,
 )
 from crawler.spiders.slide_documents import SlideDocuments
-from crawler.spiders.spending import BudgetSpending, BudgetTerms
+from crawler.spiders.spending import BudgetSpending, BudgetTerms, PageBudget
 from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
@@ -254,7 +251,7 @@ class UnderlineSpider(scrapy.Spider):
             cb_kwargs={"page": page, "event_id": event},
             # What the pages before this one held and counted: it travels with the request, since in a
             # fleet another process may read the next page.
-            meta={LISTING_SO_FAR_META: dataclasses.astuple(so_far or ListingSoFar())},
+            meta={LISTING_SO_FAR_META: so_far or (0, None, None)},
             # Below the lecture pages: the scheduler holds about one listing page of lectures at a
             # time instead of the whole event.
             priority=-10,
