@@ -35,7 +35,7 @@ from crawler.schema.sources import GONE_STATUSES, RowSource
 from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
-from crawler.urls import API_ACCEPT, host_of, subtitle_host_allowed, transcripts_url
+from crawler.urls import API_ACCEPT, subtitle_host_allowed, transcripts_url
 
 assert TRANSCRIPTS.source is not None
 TRANSCRIPT_SOURCE: RowSource = TRANSCRIPTS.source
@@ -140,27 +140,6 @@ class SubtitleFiles(FileRows[TranscriptItem]):
         # (a 304 kept it, a carried lecture carried it) is redacted again and staged so, once.
         staged = self.previous
         self.previous = lambda lecture_id: [staged_under_current_rules(t) for t in staged(lecture_id)]
-
-    @classmethod
-    def of_spider(cls, spider: Any) -> SubtitleFiles:
-        """The component of an ``UnderlineSpider``: its settings, bases, callbacks and last stage."""
-        settings = spider.crawler.settings
-        return cls(
-            spider.stats,
-            spider.api_base if spider.subtitles else None,
-            site_hosts=(host_of(spider.web_base), host_of(spider.api_base)),
-            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
-            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
-            max_tracks=settings.getint("UNDERLINE_MAX_TRACKS_PER_LECTURE"),
-            callbacks=(
-                spider.parse_transcripts,
-                spider.transcripts_failed,
-                spider.parse_subtitle_file,
-                spider.subtitle_file_failed,
-            ),
-            previous=lambda lecture_id: spider.previous.transcripts.rows_of(lecture_id),
-            logger=spider.logger,
-        )
 
     def with_tracks(self, item: LectureItem) -> Iterator[Any]:
         """The lecture's item, with its track list asked first when subtitles are asked for."""

@@ -56,7 +56,7 @@ from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
 from crawler.state.withdrawals import Withdrawals
-from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url
+from crawler.urls import API_ACCEPT, canonical_lecture_url, host_of, listing_url
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -218,12 +218,41 @@ class UnderlineSpider(scrapy.Spider):
     @functools.cached_property
     def subtitle_files(self) -> SubtitleFiles:
         """Asks for the subtitle files of the lectures fetched, and reads them into transcripts."""
-        return SubtitleFiles.of_spider(self)
+        settings = self.crawler.settings
+        return SubtitleFiles(
+            self.stats,
+            self.api_base if self.subtitles else None,
+            site_hosts=(host_of(self.web_base), host_of(self.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
+            max_tracks=settings.getint("UNDERLINE_MAX_TRACKS_PER_LECTURE"),
+            callbacks=(
+                self.parse_transcripts,
+                self.transcripts_failed,
+                self.parse_subtitle_file,
+                self.subtitle_file_failed,
+            ),
+            previous=lambda lecture_id: self.previous.transcripts.rows_of(lecture_id),
+            logger=self.logger,
+        )
 
     @functools.cached_property
     def slide_documents(self) -> SlideDocuments:
-        """Asks for the slide decks and posters of the lectures read, and reads them into pages."""
-        return SlideDocuments.of_spider(self)
+        """Asks for the slide decks and posters of the lectures read, and reads them into pages. In the
+        crawl's own process (no worker pool) the reader gets no memory bound: it would be the crawl's."""
+        settings = self.crawler.settings
+        in_pool = crawler_pool(self.crawler) is not None
+        return SlideDocuments(
+            self.stats,
+            site_hosts=(host_of(self.web_base), host_of(self.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SLIDES_MAX_BYTES"),
+            memory_bytes=settings.getint("UNDERLINE_SLIDES_READER_MEMORY") if in_pool else None,
+            callbacks=(self.parse_slides_file, self.slides_file_failed) if self.slides else None,
+            previous=lambda lecture_id: self.previous.slides.rows_of(lecture_id),
+            in_worker=self.in_worker,
+            logger=self.logger,
+        )
 
     def budget_terms(self) -> BudgetTerms:
         return BudgetTerms(self.page_budget, self.subtitles, self.spent_before)
