@@ -200,17 +200,13 @@ class UnderlineLecturePage:
             raise PageParseError(f"no lecture id and no title in the page at {self.url[:200]!r}")
         if lecture_id is None:
             problems.append(f"no lecture id for the page titled {shown(title)!r}")
-            return LecturePage(
-                None, self.blocks, self.lecture_links, "visible_text", [*problems, *self.page_problems]
-            )
-        fields = self.fields(lecture_id)
         return LecturePage(
-            fields,
+            self.fields(lecture_id) if lecture_id is not None else None,
             self.blocks,
             self.lecture_links,
             "visible_text",
             [*problems, *self.page_problems],
-            self._sources(),
+            self._sources() if lecture_id is not None else {},
         )
 
     def _sources(self) -> dict[str, FieldSource]:

@@ -407,7 +407,21 @@ class UnderlineSpider(scrapy.Spider):
         listing incomplete: the crawl does not end "finished", and nothing is published as withdrawn."""
         event = event_id or self.event_id
         try:
-            yield from self.read_listing_page(response, answer, page, event)
+            reader = self.listings
+            if page == 1:
+                self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
+            if answer is None:
+                reader.not_json(response, page, event)
+                return
+            listing = answer.listing
+            reader.count_page(answer, page, event)
+            yield from reader.sessions(answer, event)
+            so_far = reader.so_far(response, listing, event)
+            new = [fields for fields in listing.records if reader.newly_listed(fields, event)]
+            decisions = [self.decide(f) for f in new if not reader.resumed(f)]
+            yield from self.fetch_or_carry(decisions, event)
+            if reader.goes_on(listing, page, event, so_far, bool(new)):
+                yield self.listing_request(page + 1, event, so_far)
         except Exception as exc:  # any failure leaves the rest of the listing unread
             self.stats.inc_value(keys.LISTING_CALLBACK_ERROR)
             self.listings.failed(event, f"listing page {page} could not be handled")
@@ -419,25 +433,6 @@ class UnderlineSpider(scrapy.Spider):
                 exc,
                 exc_info=True,
             )
-
-    def read_listing_page(
-        self, response: Response, answer: ListingAnswer | None, page: int, event: str
-    ) -> Iterator[Any]:
-        reader = self.listings
-        if page == 1:
-            self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
-        if answer is None:
-            reader.not_json(response, page, event)
-            return
-        listing = answer.listing
-        reader.count_page(answer, page, event)
-        yield from reader.sessions(answer, event)
-        so_far = reader.so_far(response, listing, event)
-        new = [fields for fields in listing.records if reader.newly_listed(fields, event)]
-        decisions = [self.decide(f) for f in new if not reader.resumed(f)]
-        yield from self.fetch_or_carry(decisions, event)
-        if reader.goes_on(listing, page, event, so_far, bool(new)):
-            yield self.listing_request(page + 1, event, so_far)
 
     def decide(self, fields: LectureItem) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""
