@@ -101,18 +101,6 @@ def keep_back(stats: StatsCollector, withdrawals: Withdrawals, event: str, why: 
     withdrawals.keep_back(event, why)
 
 
-def answer_of(
-    kind: str, resource_id: str, response: Response | None, failure: Failure | None
-) -> ResourceAnswer:
-    """What the site's answer about a lecture (``kind``: "lecture") or an event says; a request that got no
-    answer (``response`` None) leaves it unknown."""
-    if response is None:
-        why = failure.getErrorMessage() if failure is not None else "no answer"
-        return ResourceAnswer(Presence.UNKNOWN, why=why)
-    resource_type = LECTURE_TYPE if kind == "lecture" else EVENT_TYPE
-    return resource_answer(response.status, response.body, resource_type, resource_id)
-
-
 @dataclasses.dataclass(eq=False)
 class PresenceChecks:
     """The spider's requests asking whether what left the listings is still on the site, and what their
@@ -176,14 +164,21 @@ class PresenceChecks:
         )
 
     def on_answer(self, response: Response, kind: str, resource_id: str, event: str) -> None:
-        self.record(kind, resource_id, event, answer_of(kind, resource_id, response, None))
+        resource_type = LECTURE_TYPE if kind == "lecture" else EVENT_TYPE
+        answer = resource_answer(response.status, response.body, resource_type, resource_id)
+        self.record(kind, resource_id, event, answer)
 
     def on_failure(self, failure: Failure) -> None:
-        request = failure.request  # type: ignore[attr-defined]
-        response = getattr(failure.value, "response", None)
-        kwargs = request.cb_kwargs
+        """A request that got no answer leaves what it asked about unknown; an error status is an answer."""
+        kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
         kind, resource_id, event = kwargs["kind"], kwargs["resource_id"], kwargs["event"]
-        self.record(kind, resource_id, event, answer_of(kind, resource_id, response, failure))
+        response = getattr(failure.value, "response", None)
+        if response is not None:
+            self.on_answer(response, kind, resource_id, event)
+        else:
+            self.record(
+                kind, resource_id, event, ResourceAnswer(Presence.UNKNOWN, why=failure.getErrorMessage())
+            )
 
     def record(self, kind: str, resource_id: str, event: str, answer: ResourceAnswer) -> None:
         """What an answer about a lecture (or event) that left its listing means for the release."""
