@@ -33,7 +33,7 @@ from crawler.middlewares.byte_budget import BYTE_BUDGET_SPENT, DOCUMENT_BYTES_ME
 from crawler.privacy.rule import PRIVACY_RULE
 from crawler.publish.tables import SLIDES
 from crawler.schema import Lecture, Slides, listed_documents
-from crawler.schema.sources import GONE_STATUSES, RowSource
+from crawler.schema.sources import GONE_STATUSES
 from crawler.slides.document import ReadDocument, read_document
 from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
@@ -42,8 +42,6 @@ from crawler.urls import subtitle_host_allowed
 P = ParamSpec("P")
 T = TypeVar("T")
 
-assert SLIDES.source is not None
-SLIDES_SOURCE: RowSource = SLIDES.source
 # Problems that leave a document to be asked again on the next night, its lecture unchanged or not.
 ASK_AGAIN = frozenset({"waiting", "failed"})
 
@@ -94,7 +92,6 @@ class SlideDocuments(FileRows[SlidesItem]):
     rows of a lecture with their validators; ``in_worker`` runs a pure step in the crawl's worker pool."""
 
     table = SLIDES
-    source = SLIDES_SOURCE
     matched = ("document", "url")
     label = "Document"
     kept_unreadable_key = keys.SLIDES_KEPT_UNREADABLE
