@@ -55,9 +55,7 @@ from crawler import schema
 from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.schema import Int32, Segment, Slides, Transcript
 from crawler.state.stage import StageWriter
-from crawler.state.stage_rows import PRIVACY_RULE_KEY
-from crawler.state.stage_slides import SLIDES_ROWS
-from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
+from crawler.state.stage_rows import PRIVACY_RULE_KEY, SLIDES_ROWS, TRANSCRIPT_ROWS
 
 LECTURES_PER_EVENT = 740
 TRACKS_PER_LECTURE = 1.2

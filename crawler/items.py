@@ -9,8 +9,7 @@ import scrapy
 # One lecture as the spider sees it: the schema's record with what travels beside it through the pipelines
 # to the stage. Declared beside the parsers, which return it (they import nothing of Scrapy).
 from crawler.pages.fields import LectureItem
-from crawler.state.stage_slides import StagedSlides
-from crawler.state.stage_transcripts import StagedTranscript
+from crawler.state.stage_rows import StagedSlides, StagedTranscript
 
 # One subtitle track as the crawl read it (or kept it from the last stage): the ``transcripts`` row, and
 # beside it the file's validators the next revalidation sends (never published). The stage's own shape of a

@@ -16,8 +16,8 @@ from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schedule.config import ConfigError, load_config
 from crawler.schedule.gate import GateInput, GateThresholds, evaluate
 from crawler.schema import Lecture
-from crawler.spiders.budget import PageBudget
 from crawler.spiders.refresh import CHANGED, NEW, STALE, Decision, authors_incomplete, need_rank
+from crawler.spiders.spending import PageBudget
 from tests.support.replica import eventcrawl
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -29,7 +29,7 @@ from crawler.privacy.spoken import redact_spoken
 from crawler.privacy.stored import strip_page_personal_data
 from crawler.publish.records import scrubbed_record, scrubbed_transcript, session_details
 from crawler.sitetools.safe_text import kept_text
-from crawler.state.stage_transcripts import StagedTranscript
+from crawler.state.stage_rows import StagedTranscript
 from crawler.transcripts import parse_subtitle_file
 from tests.support.settings import project_crawler
 from tests.test_publish_parquet import make_record

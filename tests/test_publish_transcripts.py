@@ -29,8 +29,7 @@ from crawler.publish.tables import TRANSCRIPTS, event_configs
 from crawler.publish.transcripts import TranscriptsTable
 from crawler.schema import TRANSCRIPT_FIELDS, Lecture, Transcript
 from crawler.state.stage import StageWriter
-from crawler.state.stage_rows import PRIVACY_RULE_KEY
-from crawler.state.stage_transcripts import TRANSCRIPT_ROWS, StagedTranscript
+from crawler.state.stage_rows import PRIVACY_RULE_KEY, TRANSCRIPT_ROWS, StagedTranscript
 from docsgen.columns import render_page
 from tests.test_publish_parquet import make_record
 

@@ -31,8 +31,7 @@ from crawler.state.fsutil import DamagedFile
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
-from crawler.state.stage_rows import PRIVACY_RULE_KEY
-from crawler.state.stage_slides import SLIDES_ROWS, StagedSlides
+from crawler.state.stage_rows import PRIVACY_RULE_KEY, SLIDES_ROWS, StagedSlides
 from tests.test_stage import record
 
 DECK = "https://assets.underline.io/lecture/7/slideshow/a.pdf"

@@ -16,7 +16,7 @@ from crawler.schema.check import validate_record
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage import StageWriter, start_stage
 from crawler.state.stage_index import index_stage
-from crawler.state.stage_transcripts import TRANSCRIPT_ROWS, StagedTranscript
+from crawler.state.stage_rows import TRANSCRIPT_ROWS, StagedTranscript
 from tests.test_stage import record
 
 URL = "https://assets.underline.io/lecture/7/subtitles/en.vtt"

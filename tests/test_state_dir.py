@@ -9,7 +9,6 @@ import pytest
 from crawler.app.arguments import check_state_layout
 from crawler.dedup.index import INDEX_NAME, index_path
 from crawler.dedup.near import CACHE_DIRNAME
-from crawler.state import stage
 from crawler.state.fsutil import DamagedFile
 from crawler.state.layout import StateDir
 
@@ -35,7 +34,6 @@ def test_every_path_is_under_the_root_with_its_name() -> None:
 def test_the_names_agree_with_the_modules_that_still_spell_them() -> None:
     """Until every module asks StateDir, the names it spells itself must be StateDir's."""
     state = StateDir.of("s")
-    assert state.stage == stage.stage_dir(Path("s"))
     assert state.signatures.name == CACHE_DIRNAME
     assert state.published_index == index_path(Path("s"))
     assert state.published_index.name == INDEX_NAME

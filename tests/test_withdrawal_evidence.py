@@ -22,12 +22,12 @@ import pytest
 
 from crawler import stats_keys as keys
 from crawler.pages.api import EVENT_TYPE, LECTURE_TYPE
-from crawler.pages.presence import Presence, resource_answer
 from crawler.publish.previous import carry_forward, with_listing_fields
 from crawler.replica.faults import SiteFaults
 from crawler.replica.layout import ReplicaSite, build_site, load_records
 from crawler.replica.server import KIND_EVENT_API, KIND_LECTURE_API, KIND_LECTURE_PAGE, ReplicaServer
 from crawler.schema import Lecture
+from crawler.spiders.presence import Presence, resource_answer
 from crawler.state.withdrawals import Withdrawals
 from crawler.urls import listing_url
 from tests.support.commands import run_command

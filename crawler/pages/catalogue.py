@@ -196,13 +196,7 @@ def summarize_events(lectures: Mapping[str, str | None], events: Iterable[EventI
         if first is None:
             known[info.event_id] = info
         else:
-            known[info.event_id] = EventInfo(
-                info.event_id,
-                first.name or info.name,
-                first.start_date or info.start_date,
-                first.end_date or info.end_date,
-                first.location or info.location,
-            )
+            known[info.event_id] = EventInfo(**{k: getattr(first, k) or v for k, v in vars(info).items()})
     counts: dict[str, int] = dict.fromkeys(known, 0)
     for event_id in lectures.values():
         if event_id is not None:

@@ -21,8 +21,7 @@ from crawler.schema import (
     record_to_json,
     record_values,
 )
-from crawler.state.stage_slides import StagedSlides
-from crawler.state.stage_transcripts import StagedTranscript
+from crawler.state.stage_rows import StagedSlides, StagedTranscript
 from crawler.text.normalize import nfc_collapsed
 
 Extraction = Literal["next_data", "visible_text"]

@@ -27,7 +27,8 @@ from crawler.pages.values import shown, slug
 from crawler.schema import ATTRIBUTE_FIELDS, Field
 from crawler.text.blocks import parse_page, visible_blocks
 
-_EMPTY: tuple[Any, ...] = (None, "", [])
+# What a field holds when its source gave no value.
+NO_VALUE: tuple[Any, ...] = (None, "", [])
 # The fields the page's JSON alone gives that have no method of their own (see :meth:`_json_only`).
 _JSON_ONLY = ("presentation_type", "event_id", "event_name", "session_id", "session_name", "package")
 
@@ -85,7 +86,7 @@ class UnderlineLecturePage:
     # -- bookkeeping -------------------------------------------------------------------------------
 
     def _found(self, name: str, value: Any, source: FieldSource) -> Any:
-        self.sources[name] = "none" if value in _EMPTY else source
+        self.sources[name] = "none" if value in NO_VALUE else source
         return value
 
     def _json_only(self, name: str, default: Any) -> Any:
@@ -200,17 +201,13 @@ class UnderlineLecturePage:
             raise PageParseError(f"no lecture id and no title in the page at {self.url[:200]!r}")
         if lecture_id is None:
             problems.append(f"no lecture id for the page titled {shown(title)!r}")
-            return LecturePage(
-                None, self.blocks, self.lecture_links, "visible_text", [*problems, *self.page_problems]
-            )
-        fields = self.fields(lecture_id)
         return LecturePage(
-            fields,
+            self.fields(lecture_id) if lecture_id is not None else None,
             self.blocks,
             self.lecture_links,
             "visible_text",
             [*problems, *self.page_problems],
-            self._sources(),
+            self._sources() if lecture_id is not None else {},
         )
 
     def _sources(self) -> dict[str, FieldSource]:
@@ -250,7 +247,7 @@ def field_sources(page: LecturePage, listed: LectureItem | None = None) -> dict[
     sources: dict[str, FieldSource] = {}
     for name in ITEM_FIELD_NAMES:
         on_page = page.sources.get(name, "none")
-        in_listing = getattr(from_listing, name, None) not in _EMPTY
+        in_listing = getattr(from_listing, name, None) not in NO_VALUE
         if in_listing and (page.extraction == "visible_text" or on_page == "none"):
             sources[name] = "api"
         else:

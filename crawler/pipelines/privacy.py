@@ -27,7 +27,8 @@ from crawler.privacy.scrub import (
     texts_to_scrub,
     values_may_hold_address,
 )
-from crawler.schema import FIELD_NAMES
+from crawler.schema import FIELD_NAMES, Transcript
+from crawler.state.stage_rows import StagedRow
 
 # What of a lecture item is scrubbed: its record, and the page's blocks and links that travel beside it.
 SCRUBBED = (*FIELD_NAMES, "page_blocks", "page_aliases")
@@ -53,7 +54,7 @@ class PrivacyPipeline:
     def process_item(self, item: Any) -> Any:
         if isinstance(item, SessionItem):
             return self._session(item)
-        if isinstance(item, TranscriptItem):
+        if isinstance(item, StagedRow) and isinstance(item.record, Transcript):
             return self.transcript(item)
         if not to_clean(item):
             return item

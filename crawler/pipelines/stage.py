@@ -18,11 +18,11 @@ from scrapy.utils.misc import build_from_crawler, load_object
 
 from crawler import stats_keys as keys
 from crawler.items import LectureItem, SessionItem, SlidesItem, TranscriptItem
+from crawler.schema import Transcript
 from crawler.schema.check import validate_record
 from crawler.state.layout import COMPLETE
 from crawler.state.stage import StageWriter
-from crawler.state.stage_slides import SLIDES_ROWS
-from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
+from crawler.state.stage_rows import SLIDES_ROWS, TRANSCRIPT_ROWS, StagedRow
 from crawler.state.withdrawals import SUMMARY_KEY as WITHDRAWALS_KEY
 from crawler.state.withdrawals import Withdrawals
 
@@ -79,12 +79,12 @@ class StagePipeline:
             self.writer.write_session(dict(item))
             self.stats.inc_value(keys.STAGE_SESSIONS)
             return item
-        if isinstance(item, TranscriptItem | SlidesItem):
+        if isinstance(item, StagedRow):
             if not self._stage_row(item):
                 self.stats.inc_value(keys.STAGE_INVALID)
                 what = (
                     f"transcript {item.record.subtitle_url!r}"
-                    if isinstance(item, TranscriptItem)
+                    if isinstance(item.record, Transcript)
                     else f"slides {item.record.url!r}"
                 )
                 raise DropItem(f"{what} not staged: the schema refuses it")
@@ -119,7 +119,7 @@ class StagePipeline:
     def _stage_row(self, item: TranscriptItem | SlidesItem) -> bool:
         """Stage a transcript or a document the schema takes (False, staging nothing, for one it
         refuses)."""
-        transcript = isinstance(item, TranscriptItem)
+        transcript = isinstance(item.record, Transcript)
         rows = TRANSCRIPT_ROWS if transcript else SLIDES_ROWS
         if validate_record(item.record.to_json(), rows.fields):
             return False

@@ -21,7 +21,7 @@ from crawler.publish.removals import without_redacted_names
 from crawler.publish.tables import SLIDES
 from crawler.schema import Lecture, Slides, listed_documents, slides_order
 from crawler.slides.document import redacted_pages
-from crawler.state.stage_slides import SLIDES_ROWS
+from crawler.state.stage_rows import SLIDES_ROWS
 
 # A document's key among its lecture's rows.
 DocKey = tuple[str, str]  # (document, url)

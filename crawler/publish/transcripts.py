@@ -26,7 +26,7 @@ from crawler.publish.records import scrubbed_transcript
 from crawler.publish.removals import without_redacted_names
 from crawler.publish.tables import TRANSCRIPTS
 from crawler.schema import Int32, Lecture, Segment, Transcript, transcript_order
-from crawler.state.stage_transcripts import TRANSCRIPT_ROWS
+from crawler.state.stage_rows import TRANSCRIPT_ROWS
 from crawler.transcripts.rolling import TimedText
 
 

@@ -20,7 +20,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.python.failure import Failure
 
 from crawler.publish.tables import TableSpec
-from crawler.schema.sources import KEPT_UNREADABLE, RowSource, settle_row
+from crawler.schema.sources import KEPT_UNREADABLE, settle_row
 from crawler.state.stage_rows import StagedRow
 from crawler.urls import ASSET_FILE_META
 
@@ -105,12 +105,11 @@ class FileRows(Generic[S]):
     """What a component reading the files lectures name keeps of the last stage's rows: a file's row is
     the last stage's when it says the same (:meth:`settled`), or when its answer is no evidence that the
     text is gone (:meth:`evidence`, the rule of every declared table), and a lecture staged again carries
-    its rows (:meth:`carried`). Each component says which table its rows are (and its source, which
-    says what answer takes a text away), which columns name one file
-    among its lecture's (the last of them its URL), how its log names a file, and its counters."""
+    its rows (:meth:`carried`). Each component says which table its rows are (whose source says what
+    answer takes a text away), which columns name one file among its lecture's (the last of them its
+    URL), how its log names a file, and its counters."""
 
     table: ClassVar[TableSpec]
-    source: ClassVar[RowSource]
     matched: ClassVar[tuple[str, ...]]
     label: ClassVar[str]
     kept_unreadable_key: ClassVar[str]
@@ -146,8 +145,10 @@ class FileRows(Generic[S]):
         evidence that the text is gone (only the file's 404 or 410 takes a text away)."""
         record = found.record
         kept = self.kept_row(record)
+        source = self.table.source
+        assert source is not None  # every table whose rows a crawl reads from files declares one
         _, was_kept = settle_row(
-            record, kept.record if kept is not None else None, content=self.table.content, source=self.source
+            record, kept.record if kept is not None else None, content=self.table.content, source=source
         )
         if not was_kept or kept is None:
             return found

@@ -1,13 +1,13 @@
 """An event's listing read page by page in the crawl: what each page counts, which of its lectures are
 listed for the first time, and whether the listing goes on, ends whole, or is incomplete (then the event is
-kept back: nothing of it is withdrawn or replaced). Whether a listing is whole is :func:`listing_whole`'s
-decision."""
+kept back: nothing of it is withdrawn or replaced)."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
 from collections.abc import Iterator
+from typing import Any
 
 from scrapy.http import Response
 from scrapy.statscollectors import StatsCollector
@@ -16,10 +16,24 @@ from crawler import stats_keys as keys
 from crawler.items import SessionItem
 from crawler.pages import INVALID_ORCID, LectureItem, LectureListPage, ListingAnswer, UnknownAttribute
 from crawler.schema import format_timestamp
-from crawler.spiders.listing import ListingSoFar, listing_whole
 from crawler.spiders.presence import keep_back
 from crawler.spiders.refresh import authors_incomplete
 from crawler.state.withdrawals import Withdrawals
+
+# Where a listing page's request carries what the pages before it held and counted (a fleet's next page may
+# be read by another process): the entries they held (each lecture once, and entries that are no lecture),
+# and the most pages and lectures any of their ``meta`` counted (None: none did). The listing is whole when
+# it agrees with them.
+LISTING_SO_FAR_META = "underline_listing_so_far"
+ListingSoFar = tuple[int, int | None, int | None]
+
+
+def _count_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _most_of(held: int | None, value: int | None) -> int | None:
+    return value if held is None else held if value is None else max(held, value)
 
 
 @dataclasses.dataclass(eq=False)
@@ -61,11 +75,22 @@ class ListingReader:
         self.count_unmapped(answer.unmapped)
 
     def so_far(self, response: Response, listing: LectureListPage, event: str) -> ListingSoFar:
-        """What the event's listing held and counted up to this page."""
+        """What the event's listing held and counted up to this page: what its request carried (nothing for
+        a response without one), with this page."""
         named = self.listing_ids.setdefault(event, set())
         fresh = {f.lecture_id for f in listing.records} - named
         named |= fresh
-        return ListingSoFar.of(response).add(listing, len(fresh))
+        carried = response.meta.get(LISTING_SO_FAR_META) if response.request is not None else None
+        try:
+            entries, pages, lectures = carried or (0, None, None)
+            entries, pages, lectures = int(entries), _count_or_none(pages), _count_or_none(lectures)
+        except (TypeError, ValueError):
+            entries, pages, lectures = 0, None, None
+        return (
+            entries + len(fresh) + listing.skipped,
+            _most_of(pages, listing.total_pages),
+            _most_of(lectures, listing.total_count),
+        )
 
     def newly_listed(self, fields: LectureItem, event: str) -> bool:
         """Whether the listing of ``event`` names a lecture of its own not listed before in this crawl
@@ -126,11 +151,11 @@ class ListingReader:
         return False
 
     def ended(self, page: int, event: str, so_far: ListingSoFar) -> None:
-        """The event's listing read to its end: it is whole only when :func:`listing_whole` says so; else it
-        is incomplete."""
-        if listing_whole(page, so_far):
+        """The event's listing read to its end: it is whole when it agrees with its own ``meta`` (as many
+        pages, and at least as many lectures, as any of its pages counted); else it is incomplete."""
+        seen, pages, lectures = so_far
+        if (pages is None or page >= pages) and (lectures is None or seen >= lectures):
             return
-        pages, lectures, seen = so_far.pages, so_far.lectures, so_far.entries
         self.stats.inc_value(keys.LISTING_SHORT)
         self.failed(event, f"the listing ended after {page} pages and {seen} lectures")
         self.logger.error(

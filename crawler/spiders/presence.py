@@ -1,11 +1,25 @@
 """Asking the site whether a lecture (or an event) that left its listing is still there: the requests that
-ask, and what each answer means for the release (see Withdrawals). Only these answers withdraw anything."""
+ask, and what each answer means for the release (see Withdrawals). Only these answers withdraw anything.
+
+A lecture that an event's listing no longer names has not left the site for that absence alone: a
+listing can come back short, a page of it empty. Its own resource (``/api/v1/thin_lectures/<id>``, or
+``/api/v1/thin_events/<id>`` for an event that lists nothing) is asked, and only its answer counts as
+evidence. The verdict is read from the answer's status and body; nothing here raises.
+
+- ``gone``: HTTP 404 or 410, a JSON:API error document whose error says 404 or 410, or ``data: null``
+  (JSON:API answers a URL that may name a single resource, but does not now, with ``200`` and null data);
+- ``live``: a JSON:API document whose primary data is the resource asked for (its event as the answer
+  names it, for a lecture);
+- ``unknown``: anything else (a 5xx, a timeout, HTML, another resource): no evidence either way.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
+import json
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import scrapy
@@ -15,10 +29,69 @@ from twisted.python.failure import Failure
 
 from crawler import stats_keys as keys
 from crawler.pages.api import EVENT_TYPE, LECTURE_TYPE
-from crawler.pages.presence import GONE_STATUSES, Presence, ResourceAnswer, resource_answer
+from crawler.pages.jsonapi import attr, id_text, related_id, resource_key
 from crawler.schema import lecture_order
 from crawler.state.withdrawals import Withdrawals
 from crawler.urls import API_ACCEPT, event_resource_url, lecture_resource_url
+
+GONE_STATUSES = frozenset({404, 410})
+
+
+class Presence(enum.Enum):
+    GONE = "gone"
+    LIVE = "live"
+    UNKNOWN = "unknown"
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceAnswer:
+    """The verdict on one resource, and (a live lecture) the event its answer names, when it names one."""
+
+    presence: Presence
+    event_id: str | None = None
+    why: str = ""
+
+
+def _document(body: bytes | str | None) -> Any:
+    if body is None:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _error_statuses(doc: Mapping[str, Any]) -> set[int]:
+    errors = doc.get("errors")
+    found: set[int] = set()
+    for error in errors if isinstance(errors, list) else ():
+        status = error.get("status") if isinstance(error, Mapping) else None
+        try:
+            found.add(int(str(status)))
+        except ValueError:
+            continue
+    return found
+
+
+def resource_answer(status: int, body: bytes | str | None, kind: str, resource_id: str) -> ResourceAnswer:
+    """What an answer (``status``, ``body``) to ``/api/v1/<kind>/<resource_id>`` says of that resource
+    (``kind``: ``thin_lectures`` or ``thin_events``)."""
+    if status in GONE_STATUSES:
+        return ResourceAnswer(Presence.GONE, why=f"HTTP {status}")
+    doc = _document(body) if status == 200 else None
+    if not isinstance(doc, Mapping):
+        return ResourceAnswer(Presence.UNKNOWN, why=f"HTTP {status}" if status != 200 else "not JSON")
+    if _error_statuses(doc) & GONE_STATUSES:
+        return ResourceAnswer(Presence.GONE, why="an error document saying it is gone")
+    if "data" in doc and doc["data"] is None and not doc.get("errors"):
+        return ResourceAnswer(Presence.GONE, why="null data")
+    data = doc.get("data")
+    if resource_key(data) != (kind, resource_id):
+        return ResourceAnswer(Presence.UNKNOWN, why=f"the answer is not {kind} {resource_id}")
+    event = None
+    if kind == LECTURE_TYPE:
+        event = id_text(attr(data, "event_id")) or related_id(data, "event")
+    return ResourceAnswer(Presence.LIVE, event_id=event, why="served")
 
 
 def keep_back(stats: StatsCollector, withdrawals: Withdrawals, event: str, why: str) -> None:
@@ -26,18 +99,6 @@ def keep_back(stats: StatsCollector, withdrawals: Withdrawals, event: str, why: 
     if event not in withdrawals.kept_back:
         stats.set_value(keys.EVENT_KEPT_BACK_PREFIX + event, 1)
     withdrawals.keep_back(event, why)
-
-
-def answer_of(
-    kind: str, resource_id: str, response: Response | None, failure: Failure | None
-) -> ResourceAnswer:
-    """What the site's answer about a lecture (``kind``: "lecture") or an event says; a request that got no
-    answer (``response`` None) leaves it unknown."""
-    if response is None:
-        why = failure.getErrorMessage() if failure is not None else "no answer"
-        return ResourceAnswer(Presence.UNKNOWN, why=why)
-    resource_type = LECTURE_TYPE if kind == "lecture" else EVENT_TYPE
-    return resource_answer(response.status, response.body, resource_type, resource_id)
 
 
 @dataclasses.dataclass(eq=False)
@@ -103,14 +164,21 @@ class PresenceChecks:
         )
 
     def on_answer(self, response: Response, kind: str, resource_id: str, event: str) -> None:
-        self.record(kind, resource_id, event, answer_of(kind, resource_id, response, None))
+        resource_type = LECTURE_TYPE if kind == "lecture" else EVENT_TYPE
+        answer = resource_answer(response.status, response.body, resource_type, resource_id)
+        self.record(kind, resource_id, event, answer)
 
     def on_failure(self, failure: Failure) -> None:
-        request = failure.request  # type: ignore[attr-defined]
-        response = getattr(failure.value, "response", None)
-        kwargs = request.cb_kwargs
+        """A request that got no answer leaves what it asked about unknown; an error status is an answer."""
+        kwargs = failure.request.cb_kwargs  # type: ignore[attr-defined]
         kind, resource_id, event = kwargs["kind"], kwargs["resource_id"], kwargs["event"]
-        self.record(kind, resource_id, event, answer_of(kind, resource_id, response, failure))
+        response = getattr(failure.value, "response", None)
+        if response is not None:
+            self.on_answer(response, kind, resource_id, event)
+        else:
+            self.record(
+                kind, resource_id, event, ResourceAnswer(Presence.UNKNOWN, why=failure.getErrorMessage())
+            )
 
     def record(self, kind: str, resource_id: str, event: str, answer: ResourceAnswer) -> None:
         """What an answer about a lecture (or event) that left its listing means for the release."""

@@ -20,6 +20,7 @@ from typing import Any
 from crawler import stats_keys as keys
 from crawler.items import LectureItem
 from crawler.pages.fields import JSON_FIELDS
+from crawler.pages.lecture import NO_VALUE
 from crawler.pages.profiles import AUTHOR_PROFILES_MISSING
 from crawler.schema import (
     FIELDS,
@@ -193,9 +194,9 @@ def merge_fields(
     mine_all, theirs_all = page.parsed_record(), listed.parsed_record()
     for name in CROSS_CHECKED:
         mine, theirs = getattr(mine_all, name), getattr(theirs_all, name)
-        if _no_value(theirs):
+        if theirs in NO_VALUE:
             continue
-        if _no_value(mine):
+        if mine in NO_VALUE:
             _take_field(merged, listed, name)
             if stats_inc:
                 stats_inc(keys.FILLED_FROM_API_PREFIX + name)
@@ -213,13 +214,9 @@ def with_listing_volatiles(fields: LectureItem, listed: LectureItem | None) -> L
     value is tonight's, the page may lag it."""
     for name in VOLATILE_FIELDS:
         value = getattr(listed, name, None)
-        if not _no_value(value):
+        if value not in NO_VALUE:
             setattr(fields, name, value)
     return fields
-
-
-def _no_value(value: object) -> bool:
-    return value is None or value == "" or value == []
 
 
 def _take_field(merged: LectureItem, listed: LectureItem, name: str) -> None:

@@ -26,24 +26,22 @@ from scrapy.statscollectors import StatsCollector
 from twisted.python.failure import Failure
 
 from crawler import stats_keys as keys
-from crawler.extensions.workers import JobFailed, JobTimedOut, crawler_pool
+from crawler.extensions.workers import JobFailed, JobTimedOut
 from crawler.items import SlidesItem
 from crawler.json_types import JsonObject
 from crawler.middlewares.byte_budget import BYTE_BUDGET_SPENT, DOCUMENT_BYTES_META
 from crawler.privacy.rule import PRIVACY_RULE
 from crawler.publish.tables import SLIDES
 from crawler.schema import Lecture, Slides, listed_documents
-from crawler.schema.sources import GONE_STATUSES, RowSource
+from crawler.schema.sources import GONE_STATUSES
 from crawler.slides.document import ReadDocument, read_document
 from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
-from crawler.urls import host_of, subtitle_host_allowed
+from crawler.urls import subtitle_host_allowed
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-assert SLIDES.source is not None
-SLIDES_SOURCE: RowSource = SLIDES.source
 # Problems that leave a document to be asked again on the next night, its lecture unchanged or not.
 ASK_AGAIN = frozenset({"waiting", "failed"})
 
@@ -94,7 +92,6 @@ class SlideDocuments(FileRows[SlidesItem]):
     rows of a lecture with their validators; ``in_worker`` runs a pure step in the crawl's worker pool."""
 
     table = SLIDES
-    source = SLIDES_SOURCE
     matched = ("document", "url")
     label = "Document"
     kept_unreadable_key = keys.SLIDES_KEPT_UNREADABLE
@@ -110,24 +107,6 @@ class SlideDocuments(FileRows[SlidesItem]):
     previous: Callable[[str], list[SlidesItem]]
     in_worker: Callable[..., Any]
     logger: logging.LoggerAdapter[logging.Logger]
-
-    @classmethod
-    def of_spider(cls, spider: Any) -> SlideDocuments:
-        """The component of an ``UnderlineSpider``: its settings, bases, callbacks and last stage. In the
-        crawl's own process (no worker pool) the reader gets no memory bound: it would be the crawl's."""
-        settings = spider.crawler.settings
-        in_pool = crawler_pool(spider.crawler) is not None
-        return cls(
-            spider.stats,
-            site_hosts=(host_of(spider.web_base), host_of(spider.api_base)),
-            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
-            max_bytes=settings.getint("UNDERLINE_SLIDES_MAX_BYTES"),
-            memory_bytes=settings.getint("UNDERLINE_SLIDES_READER_MEMORY") if in_pool else None,
-            callbacks=(spider.parse_slides_file, spider.slides_file_failed) if spider.slides else None,
-            previous=lambda lecture_id: spider.previous.slides.rows_of(lecture_id),
-            in_worker=spider.in_worker,
-            logger=spider.logger,
-        )
 
     @property
     def enabled(self) -> bool:

@@ -31,14 +31,11 @@ from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish.tables import TRANSCRIPTS
 from crawler.publish.transcripts import redacted_again
 from crawler.schema import Subtitle, Transcript
-from crawler.schema.sources import GONE_STATUSES, RowSource
+from crawler.schema.sources import GONE_STATUSES
 from crawler.spiders.asset_files import FileRows, asset_file_request, failure_problem, response_validators
 from crawler.state.stage_rows import PRIVACY_RULE_KEY
 from crawler.transcripts import parse_subtitle_file
-from crawler.urls import API_ACCEPT, host_of, subtitle_host_allowed, transcripts_url
-
-assert TRANSCRIPTS.source is not None
-TRANSCRIPT_SOURCE: RowSource = TRANSCRIPTS.source
+from crawler.urls import API_ACCEPT, subtitle_host_allowed, transcripts_url
 
 
 def bounded_tracks(tracks: Sequence[Subtitle], limit: int) -> tuple[list[Subtitle], int]:
@@ -116,7 +113,6 @@ class SubtitleFiles(FileRows[TranscriptItem]):
     ``allowance`` is how many subtitle requests the page budget still pays (None: no limit)."""
 
     table = TRANSCRIPTS
-    source = TRANSCRIPT_SOURCE
     matched = ("subtitle_url",)
     label = "Subtitle file"
     kept_unreadable_key = keys.SUBTITLES_KEPT_UNREADABLE
@@ -140,27 +136,6 @@ class SubtitleFiles(FileRows[TranscriptItem]):
         # (a 304 kept it, a carried lecture carried it) is redacted again and staged so, once.
         staged = self.previous
         self.previous = lambda lecture_id: [staged_under_current_rules(t) for t in staged(lecture_id)]
-
-    @classmethod
-    def of_spider(cls, spider: Any) -> SubtitleFiles:
-        """The component of an ``UnderlineSpider``: its settings, bases, callbacks and last stage."""
-        settings = spider.crawler.settings
-        return cls(
-            spider.stats,
-            spider.api_base if spider.subtitles else None,
-            site_hosts=(host_of(spider.web_base), host_of(spider.api_base)),
-            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
-            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
-            max_tracks=settings.getint("UNDERLINE_MAX_TRACKS_PER_LECTURE"),
-            callbacks=(
-                spider.parse_transcripts,
-                spider.transcripts_failed,
-                spider.parse_subtitle_file,
-                spider.subtitle_file_failed,
-            ),
-            previous=lambda lecture_id: spider.previous.transcripts.rows_of(lecture_id),
-            logger=spider.logger,
-        )
 
     def with_tracks(self, item: LectureItem) -> Iterator[Any]:
         """The lecture's item, with its track list asked first when subtitles are asked for."""
@@ -232,15 +207,13 @@ class SubtitleFiles(FileRows[TranscriptItem]):
         yield from before
 
     def requests(self, item: LectureItem) -> Iterator[Any]:
-        """A request for each subtitle file the lecture lists (in its order, each URL once); a track that
-        cannot be asked keeps what the last stage has of it."""
+        """A request for each subtitle file the lecture lists (in its order, each URL once: its list is
+        :func:`bounded_tracks`'); a track that cannot be asked keeps what the last stage has of it."""
         before = {staged.record.subtitle_url: staged for staged in self.previous(item.lecture_id)}
-        seen: set[str] = set()
         for subtitle in item.subtitles or []:
             url = subtitle.get("url")
-            if not url or url in seen:
+            if not url:
                 continue
-            seen.add(url)
             track = track_json(item, subtitle)
             if not subtitle_host_allowed(url, self.site_hosts, self.asset_hosts):
                 self.stats.inc_value(keys.SUBTITLES_OFF_HOST)

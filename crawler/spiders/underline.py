@@ -4,7 +4,6 @@ The spider holds Scrapy's callbacks and the glue; the components it owns do the 
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -34,7 +33,6 @@ from crawler.pages import (
     parse_lecture_page,
     read_listing,
 )
-from crawler.spiders.budget import PageBudget
 from crawler.spiders.lecture_answer import (
     AUTHORS_INCOMPLETE_META,
     COUNTED_META,
@@ -42,8 +40,7 @@ from crawler.spiders.lecture_answer import (
     PageAsked,
     content_encoding,
 )
-from crawler.spiders.listing import LISTING_SO_FAR_META, ListingSoFar
-from crawler.spiders.listing_reader import ListingReader
+from crawler.spiders.listing_reader import LISTING_SO_FAR_META, ListingReader, ListingSoFar
 from crawler.spiders.presence import PresenceChecks
 from crawler.spiders.refresh import (
     Decision,
@@ -54,12 +51,12 @@ from crawler.spiders.refresh import (
     with_new_listing_fields,
 )
 from crawler.spiders.slide_documents import SlideDocuments
-from crawler.spiders.spending import BudgetSpending, BudgetTerms
+from crawler.spiders.spending import BudgetSpending, BudgetTerms, PageBudget
 from crawler.spiders.subtitles import SubtitleFiles
 from crawler.state.previous_stage import PreviousStage
 from crawler.state.stage_index import staged_counts, unfinished_lecture_ids
 from crawler.state.withdrawals import Withdrawals
-from crawler.urls import API_ACCEPT, canonical_lecture_url, listing_url
+from crawler.urls import API_ACCEPT, canonical_lecture_url, host_of, listing_url
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -221,12 +218,41 @@ class UnderlineSpider(scrapy.Spider):
     @functools.cached_property
     def subtitle_files(self) -> SubtitleFiles:
         """Asks for the subtitle files of the lectures fetched, and reads them into transcripts."""
-        return SubtitleFiles.of_spider(self)
+        settings = self.crawler.settings
+        return SubtitleFiles(
+            self.stats,
+            self.api_base if self.subtitles else None,
+            site_hosts=(host_of(self.web_base), host_of(self.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SUBTITLE_MAX_BYTES"),
+            max_tracks=settings.getint("UNDERLINE_MAX_TRACKS_PER_LECTURE"),
+            callbacks=(
+                self.parse_transcripts,
+                self.transcripts_failed,
+                self.parse_subtitle_file,
+                self.subtitle_file_failed,
+            ),
+            previous=lambda lecture_id: self.previous.transcripts.rows_of(lecture_id),
+            logger=self.logger,
+        )
 
     @functools.cached_property
     def slide_documents(self) -> SlideDocuments:
-        """Asks for the slide decks and posters of the lectures read, and reads them into pages."""
-        return SlideDocuments.of_spider(self)
+        """Asks for the slide decks and posters of the lectures read, and reads them into pages. In the
+        crawl's own process (no worker pool) the reader gets no memory bound: it would be the crawl's."""
+        settings = self.crawler.settings
+        in_pool = crawler_pool(self.crawler) is not None
+        return SlideDocuments(
+            self.stats,
+            site_hosts=(host_of(self.web_base), host_of(self.api_base)),
+            asset_hosts=settings.getlist("UNDERLINE_ASSET_HOSTS"),
+            max_bytes=settings.getint("UNDERLINE_SLIDES_MAX_BYTES"),
+            memory_bytes=settings.getint("UNDERLINE_SLIDES_READER_MEMORY") if in_pool else None,
+            callbacks=(self.parse_slides_file, self.slides_file_failed) if self.slides else None,
+            previous=lambda lecture_id: self.previous.slides.rows_of(lecture_id),
+            in_worker=self.in_worker,
+            logger=self.logger,
+        )
 
     def budget_terms(self) -> BudgetTerms:
         return BudgetTerms(self.page_budget, self.subtitles, self.spent_before)
@@ -254,7 +280,7 @@ class UnderlineSpider(scrapy.Spider):
             cb_kwargs={"page": page, "event_id": event},
             # What the pages before this one held and counted: it travels with the request, since in a
             # fleet another process may read the next page.
-            meta={LISTING_SO_FAR_META: dataclasses.astuple(so_far or ListingSoFar())},
+            meta={LISTING_SO_FAR_META: so_far or (0, None, None)},
             # Below the lecture pages: the scheduler holds about one listing page of lectures at a
             # time instead of the whole event.
             priority=-10,
@@ -381,7 +407,21 @@ class UnderlineSpider(scrapy.Spider):
         listing incomplete: the crawl does not end "finished", and nothing is published as withdrawn."""
         event = event_id or self.event_id
         try:
-            yield from self.read_listing_page(response, answer, page, event)
+            reader = self.listings
+            if page == 1:
+                self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
+            if answer is None:
+                reader.not_json(response, page, event)
+                return
+            listing = answer.listing
+            reader.count_page(answer, page, event)
+            yield from reader.sessions(answer, event)
+            so_far = reader.so_far(response, listing, event)
+            new = [fields for fields in listing.records if reader.newly_listed(fields, event)]
+            decisions = [self.decide(f) for f in new if not reader.resumed(f)]
+            yield from self.fetch_or_carry(decisions, event)
+            if reader.goes_on(listing, page, event, so_far, bool(new)):
+                yield self.listing_request(page + 1, event, so_far)
         except Exception as exc:  # any failure leaves the rest of the listing unread
             self.stats.inc_value(keys.LISTING_CALLBACK_ERROR)
             self.listings.failed(event, f"listing page {page} could not be handled")
@@ -393,25 +433,6 @@ class UnderlineSpider(scrapy.Spider):
                 exc,
                 exc_info=True,
             )
-
-    def read_listing_page(
-        self, response: Response, answer: ListingAnswer | None, page: int, event: str
-    ) -> Iterator[Any]:
-        reader = self.listings
-        if page == 1:
-            self.stats.set_value(keys.LISTING_STATUS_PREFIX + event, response.status)
-        if answer is None:
-            reader.not_json(response, page, event)
-            return
-        listing = answer.listing
-        reader.count_page(answer, page, event)
-        yield from reader.sessions(answer, event)
-        so_far = reader.so_far(response, listing, event)
-        new = [fields for fields in listing.records if reader.newly_listed(fields, event)]
-        decisions = [self.decide(f) for f in new if not reader.resumed(f)]
-        yield from self.fetch_or_carry(decisions, event)
-        if reader.goes_on(listing, page, event, so_far, bool(new)):
-            yield self.listing_request(page + 1, event, so_far)
 
     def decide(self, fields: LectureItem) -> Decision:
         """Compare a listed lecture with what the last crawl staged of it."""

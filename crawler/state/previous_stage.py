@@ -20,9 +20,7 @@ from crawler.schema import SORT_KEY, parse_timestamp, to_json_record
 from crawler.state.layout import COMPLETE, StateDir
 from crawler.state.stage import lecture_line, staged_lecture
 from crawler.state.stage_index import record_problems
-from crawler.state.stage_rows import RowLines
-from crawler.state.stage_slides import SLIDES_KIND, SLIDES_ROWS
-from crawler.state.stage_transcripts import TRANSCRIPT_KIND, TRANSCRIPT_ROWS
+from crawler.state.stage_rows import SLIDES_KIND, SLIDES_ROWS, TRANSCRIPT_KIND, TRANSCRIPT_ROWS, RowLines
 
 logger = logging.getLogger(__name__)
 

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from crawler.json_types import JsonObject
-from crawler.schema import Lecture
+from crawler.schema import Lecture, Slides, Transcript
 from crawler.state import layout
 from crawler.state.fsutil import exclusive_lock, write_json_atomic
-from crawler.state.stage_rows import FileRecord, RowKind
+from crawler.state.stage_rows import RowKind
 
 _WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 # The kind of a lecture's line, and where the line holds the lecture (as ``to_json`` writes it).
@@ -53,10 +53,6 @@ class StageError(RuntimeError):
     """The stage cannot be used as asked (missing, incomplete, or a bad worker name)."""
 
 
-def stage_dir(state_dir: Path) -> Path:
-    return Path(state_dir) / layout.STAGE
-
-
 def check_worker_name(name: str) -> str:
     if not _WORKER_NAME.match(name):
         raise StageError(
@@ -73,7 +69,7 @@ def start_stage(state_dir: Path, run: str | None = None) -> bool:
     the run they belong to: a finished stage is moved only when it is not this run's, so that it happens
     once per run, by the first worker that starts.
     """
-    directory = stage_dir(state_dir)
+    directory = layout.StateDir.of(state_dir).stage
     if run is None:
         moved = (directory / layout.COMPLETE).exists()
         if moved:
@@ -104,7 +100,7 @@ def _move_to_previous(directory: Path) -> None:
 def mark_refused(state_dir: Path, summary: Mapping[str, Any]) -> bool:
     """Say that the quality gate refused the finished stage: the next crawl does not carry lectures over
     from it (see :func:`start_stage`). Returns False when there is no finished stage to mark."""
-    directory = stage_dir(state_dir)
+    directory = layout.StateDir.of(state_dir).stage
     if not (directory / layout.COMPLETE).exists():
         return False
     body = {"refused_at": datetime.now(UTC).isoformat(), **summary}
@@ -143,7 +139,7 @@ class StageWriter:
     """Appends staged lines for one worker; each line is flushed as it is written."""
 
     def __init__(self, state_dir: Path, worker: str = "main", fsync_every: int = 50) -> None:
-        self.directory = stage_dir(state_dir)
+        self.directory = layout.StateDir.of(state_dir).stage
         self.worker = check_worker_name(worker)
         self.path = self.directory / f"{self.worker}.jsonl"
         self.fsync_every = max(1, fsync_every)
@@ -187,7 +183,7 @@ class StageWriter:
         )
 
     def write_row(
-        self, rows: RowKind[Any], record: FileRecord, validators: Mapping[str, str] | None = None
+        self, rows: RowKind[Any], record: Transcript | Slides, validators: Mapping[str, str] | None = None
     ) -> None:
         """A row read from a file a lecture names, as a line of the kind ``rows``: a subtitle track's
         ``transcripts`` row (``TRANSCRIPT_ROWS``) or a document's ``slides`` row (``SLIDES_ROWS``), with the
@@ -246,4 +242,4 @@ def _alias_text(lecture_id: str, url: str) -> str:
 
 def mark_complete(state_dir: Path, summary: Mapping[str, Any]) -> None:
     body = {"finished_at": datetime.now(UTC).isoformat(), **summary}
-    write_json_atomic(stage_dir(state_dir) / layout.COMPLETE, body, sort_keys=True)
+    write_json_atomic(layout.StateDir.of(state_dir).stage / layout.COMPLETE, body, sort_keys=True)

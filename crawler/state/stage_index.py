@@ -31,11 +31,9 @@ from crawler.schema import (
     lecture_order,
 )
 from crawler.schema.check import validate_record
-from crawler.state.layout import COMPLETE
-from crawler.state.stage import StageError, check_worker_name, stage_dir, staged_lecture
-from crawler.state.stage_rows import RowLines
-from crawler.state.stage_slides import SLIDES_KIND, SLIDES_ROWS
-from crawler.state.stage_transcripts import TRANSCRIPT_KIND, TRANSCRIPT_ROWS
+from crawler.state.layout import COMPLETE, StateDir
+from crawler.state.stage import StageError, check_worker_name, staged_lecture
+from crawler.state.stage_rows import SLIDES_KIND, SLIDES_ROWS, TRANSCRIPT_KIND, TRANSCRIPT_ROWS, RowLines
 
 logger = logging.getLogger(__name__)
 
@@ -216,7 +214,7 @@ def _stage_lines(path: Path) -> Iterator[tuple[int, int, JsonObject | None]]:
 
 def index_stage(state_dir: Path) -> StageIndex:
     """Index every worker's staged lines: the latest fetch of a lecture wins, URLs are united."""
-    directory = stage_dir(state_dir)
+    directory = StateDir.of(state_dir).stage
     if not directory.is_dir():
         raise StageError(f"no staged crawl in {directory}: run `eventcrawl crawl --state {state_dir}` first")
     index = StageIndex(directory, sorted(p.stem for p in directory.glob("*.jsonl")))
@@ -232,7 +230,7 @@ def unfinished_lecture_ids(state_dir: Path) -> set[str]:
     """Ids already staged by a crawl that did not finish (every worker's lines): a resumed crawl need not
     fetch them again. A lecture whose line is bad (see :func:`record_problems`) is not among them: it is
     fetched again, not lost."""
-    directory = stage_dir(state_dir)
+    directory = StateDir.of(state_dir).stage
     if not directory.is_dir() or (directory / COMPLETE).exists():
         return set()
     ids: set[str] = set()
@@ -263,7 +261,7 @@ def staged_counts(state_dir: Path, worker: str, prefixes: Iterable[str] = ()) ->
     is given)."""
     wanted = tuple(prefixes)
     counts: Counter[str] = Counter()
-    path = stage_dir(state_dir) / f"{check_worker_name(worker)}.jsonl"
+    path = StateDir.of(state_dir).stage / f"{check_worker_name(worker)}.jsonl"
     if not path.is_file():
         return counts
     # A line read back by nobody is not counted: its lecture is fetched, and counted, again.

@@ -18,9 +18,10 @@ from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, Self, TypeVar
+from typing import Generic, TypeVar, cast
 
 from crawler.json_types import JsonObject, JsonValue
+from crawler.schema import SLIDES_FIELDS, TRANSCRIPT_FIELDS, Slides, Transcript
 from crawler.schema.check import validate_record
 from crawler.schema.columns import Field
 
@@ -29,20 +30,8 @@ from crawler.schema.columns import Field
 PRIVACY_RULE_KEY = "privacy_rule"
 
 
-class FileRecord(Protocol):
-    """A row read from a file a lecture names: a record of the schema with its JSON form."""
-
-    lecture_id: str
-
-    @classmethod
-    def from_json(cls, record: Mapping[str, object]) -> Self: ...
-
-    def to_json(self) -> JsonObject: ...
-
-    def values(self) -> dict[str, object]: ...
-
-
-R = TypeVar("R", bound=FileRecord)
+# A row read from a file a lecture names: a record of the schema with its JSON form.
+R = TypeVar("R", bound=Transcript | Slides)
 
 
 @dataclass(frozen=True)
@@ -55,14 +44,13 @@ class StagedRow(Generic[R]):
 
 @dataclass(frozen=True)
 class RowKind(Generic[R]):
-    """A kind of stage line holding rows of one table: its ``kind``, the record class and its fields, the
-    column naming a row among its lecture's (``name_field``), and the class a row is read back as."""
+    """A kind of stage line holding rows of one table: its ``kind``, the record class and its fields, and the
+    column naming a row among its lecture's (``name_field``)."""
 
     kind: str
     record: type[R]
     fields: tuple[Field, ...]
     name_field: str
-    staged: type[StagedRow[Any]]
 
     def line(self, record: R, validators: Mapping[str, str] | None = None) -> JsonObject:
         """The stage line of a row (the validators only when there are any)."""
@@ -94,7 +82,7 @@ class RowKind(Generic[R]):
             fh.seek(offset)
             payload = json.loads(fh.readline())
         validators = payload.get("validators") or {}
-        return self.staged(self.record.from_json(payload["record"]), dict(validators))
+        return StagedRow(cast(R, self.record.from_json(payload["record"])), dict(validators))
 
 
 class RowLines(Generic[R]):
@@ -153,3 +141,20 @@ class RowLines(Generic[R]):
         """The lecture's rows, read back from the stage, in the order of their names."""
         found = [self._read(row) for row in self._rows_of(lecture_id)]
         return sorted(found, key=lambda t: self.kind.name_of(t.record))
+
+
+# The transcript lines: one subtitle track of a lecture, its ``transcripts`` row and the subtitle file's
+# validators, named among its lecture's by ``subtitle_url``.
+TRANSCRIPT_KIND = "transcript"
+
+TRANSCRIPT_ROWS: RowKind[Transcript] = RowKind(TRANSCRIPT_KIND, Transcript, TRANSCRIPT_FIELDS, "subtitle_url")
+# One subtitle track as a stage holds it: the ``transcripts`` row and the file's validators.
+StagedTranscript = StagedRow[Transcript]
+
+# The slides lines: one document of a lecture (its slide deck or its poster), its ``slides`` row and the
+# PDF's validators, named among its lecture's by ``document``.
+SLIDES_KIND = "slides"
+
+SLIDES_ROWS: RowKind[Slides] = RowKind(SLIDES_KIND, Slides, SLIDES_FIELDS, "document")
+# One document as a stage holds it: the ``slides`` row and the PDF's validators.
+StagedSlides = StagedRow[Slides]
