@@ -249,6 +249,7 @@ def _carry_events(
     staged: StagedCrawl,
     previous: PreviousRelease,
     retired: frozenset[str],
+    *,
     removals: RemovalRequests,
     redactions: Redactions,
     keep_links: Callable[[list[Lecture]], list[Lecture]],
@@ -314,7 +315,9 @@ def next_release(
             lec.values() for lec in _carried_rows(staged, previous, retiring)
         )
     keep_links = (lambda lectures: lectures) if anthology is not None else _links_kept(previous)
-    spill, carried = _carry_events(staged, previous, retiring, in_force, redactions, keep_links)
+    spill, carried = _carry_events(
+        staged, previous, retiring, removals=in_force, redactions=redactions, keep_links=keep_links
+    )
     links = None
     if anthology is not None:
         spill, links = link_anthology(spill, anthology)

@@ -426,6 +426,25 @@ def listing_only_share(crawl: GateInput, t: GateThresholds) -> Iterator[CheckRes
     )
 
 
+def _judged_coverage(crawl: GateInput, fetched: Sequence[GateRow] | None) -> dict[str, dict[str, float]]:
+    """Each event's field coverage as :func:`field_coverage_check` judges it: ``authors`` lowered by the
+    lectures whose authors' profiles the listing left out; with pages waiting (``fetched`` given), the
+    page-only fields of the lectures whose page was fetched, or none for an event with no page yet."""
+    now = row_coverage(crawl.rows)
+    live = Counter(r.event_id for r in crawl.rows)
+    fetched_coverage = row_coverage(fetched) if fetched is not None else {}
+    for event, shares in now.items():
+        incomplete = crawl.count(keys.AUTHORS_INCOMPLETE_PREFIX + event)
+        if event != ALL_EVENTS and live[event] and incomplete:
+            shares["authors"] = round(min(shares["authors"], 1 - incomplete / live[event]), 4)
+        for name in PAGE_ONLY_FIELDS if fetched is not None else ():
+            if event in fetched_coverage:
+                shares[name] = fetched_coverage[event][name]
+            else:
+                shares.pop(name, None)
+    return now
+
+
 def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckResult]:
     """Each field's coverage per event: not far below the previous release's, not below its floor.
 
@@ -438,21 +457,10 @@ def field_coverage_check(crawl: GateInput, t: GateThresholds) -> Iterator[CheckR
     One result for the whole crawl when every field holds; one failed result per field and event when
     not, naming both figures and a few lectures without the field.
     """
-    now = row_coverage(crawl.rows)
-    then = row_coverage(crawl.before)
-    live = Counter(r.event_id for r in crawl.rows)
     waiting = pages_waiting(crawl)
     fetched: Sequence[GateRow] = [r for r in crawl.rows if not r.listing_only] if waiting else crawl.rows
-    fetched_coverage = row_coverage(fetched) if waiting else {}
-    for event, shares in now.items():
-        incomplete = crawl.count(keys.AUTHORS_INCOMPLETE_PREFIX + event)
-        if event != ALL_EVENTS and live[event] and incomplete:
-            shares["authors"] = round(min(shares["authors"], 1 - incomplete / live[event]), 4)
-        for name in PAGE_ONLY_FIELDS if waiting else ():
-            if event in fetched_coverage:
-                shares[name] = fetched_coverage[event][name]
-            else:
-                shares.pop(name, None)
+    now = _judged_coverage(crawl, fetched if waiting else None)
+    then = row_coverage(crawl.before)
     failures: list[CheckResult] = []
     for event, shares in now.items():
         if event == ALL_EVENTS:
