@@ -85,10 +85,7 @@ class PrivacyPipeline:
         :func:`texts_to_scrub`)."""
         strings: list[str] = []
         for value in values:
-            if isinstance(value, str):
-                strings.append(value)
-            elif value is not None:
-                strings_in(value, strings)
+            strings_in(value, strings)
         clean = self.clean
         new = list(set(strings).difference(clean))
         found = texts_to_scrub(new)

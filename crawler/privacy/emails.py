@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 
 PLACEHOLDER = "[email removed]"
@@ -127,8 +127,10 @@ _QUOTED_LOCAL = re.compile(_QUOTED)
 _LOCAL_WINDOW = 64
 
 
-def _at_positions(text: str) -> list[int]:
-    """Where the text after a local part may start an "@" in any of its forms, in order.
+def address_positions(text: str) -> list[int]:
+    """Where the text after a local part may start an "@" in any of its forms, in order: empty when
+    :func:`scrub_emails` would change nothing. Every form is found within a text, so texts joined by a
+    character no form holds (``"\\x00"``) are searched as one.
 
     Every address has one, right after its local part, and these are rare in ordinary text: the full
     expression then runs only there instead of at every character. Single characters are found with
@@ -144,16 +146,7 @@ def _at_positions(text: str) -> list[int]:
                 start -= 1
             found.append(start)
             at = text.find(char, at + 1)
-    at = text.find("&")
-    while at >= 0:
-        if _REFERENCE_AT.match(text, at):
-            found.append(at)
-        at = text.find("&", at + 1)
-    at = text.find("%")
-    while at >= 0:
-        if text.startswith("40", at + 1):
-            found.append(at)
-        at = text.find("%", at + 1)
+    _coded_at_positions(text, found)
     if _any_search(_BRACKETED_AT_EACH, text):
         for match in _BRACKETED_AT.finditer(text):
             # The form may start with up to three spaces before its bracket.
@@ -164,6 +157,17 @@ def _at_positions(text: str) -> list[int]:
                 start -= 1
             found.append(start)
     return sorted(set(found))
+
+
+def _coded_at_positions(text: str, found: list[int]) -> None:
+    """Where ``text`` writes an "@" percent-encoded or as a character reference, appended to ``found``. A
+    search for one character is a memory scan: "%40" and the references are read where one is found."""
+    for char in "&%":
+        at = text.find(char)
+        while at >= 0:
+            if _REFERENCE_AT.match(text, at) if char == "&" else text.startswith("40", at + 1):
+                found.append(at)
+            at = text.find(char, at + 1)
 
 
 def _quoted_start(text: str, end: int, floor: int) -> int | None:
@@ -223,17 +227,21 @@ def _addresses(text: str, positions: list[int]) -> Iterator[re.Match[str]]:
             yield match
 
 
-def strings_to_scrub(strings: Sequence[str]) -> set[str]:
+def strings_to_scrub(
+    strings: Sequence[str], positions_of: Callable[[str], list[int]] = address_positions
+) -> set[str]:
     """Those of ``strings`` that :func:`scrub_emails` may change: it returns every other one unchanged.
+    ``positions_of``: where a text may hold what the scrub looks for (by default, a form of "@").
 
     All of them are searched as one text, so many short strings (a JSON answer's) cost one search
     rather than one each. They are joined by a character that no form of "@" contains and that is no
-    address character, so what one string holds is found within it and no form spans two of them.
+    address character (nor part of any spoken address or phone number), so what one string holds is
+    found within it and no form spans two of them.
     """
     if not strings:
         return set()
     joined = "\x00".join(strings)
-    positions = _at_positions(joined)
+    positions = positions_of(joined)
     if not positions:
         return set()
     ends = list(accumulate(len(text) + 1 for text in strings))
@@ -277,17 +285,7 @@ def json_address_positions(text: str) -> tuple[list[int], bool]:
         while at >= 0:
             found.append(at)
             at = text.find(char, at + 1)
-    # A search for one character is a memory scan: "%40" and the references are read where one is found.
-    at = text.find("%")
-    while at >= 0:
-        if text.startswith("40", at + 1):
-            found.append(at)
-        at = text.find("%", at + 1)
-    at = text.find("&")
-    while at >= 0:
-        if _REFERENCE_AT.match(text, at):
-            found.append(at)
-        at = text.find("&", at + 1)
+    _coded_at_positions(text, found)
     plain = bool(found)
     if _any_search(_JSON_BRACKETED_AT_EACH, text):
         for match in _JSON_BRACKETED_AT.finditer(text):
@@ -315,37 +313,34 @@ def _has_u_escape(text: str) -> bool:
     return False
 
 
-def address_positions(text: str) -> list[int]:
-    """Where the text after a local part may start an "@" in any of its forms, in order: empty when
-    :func:`scrub_emails` would change nothing. Every form is found within a text, so texts joined by a
-    character no form holds (``"\\x00"``) are searched as one."""
-    return _at_positions(text)
-
-
 def may_hold_address(text: str) -> bool:
     """Whether ``text`` holds any form of "@" the scrubber reads (written, escaped, bracketed, wide):
     False when :func:`scrub_emails` would change nothing."""
-    return bool(_at_positions(text))
+    return bool(address_positions(text))
 
 
 def _replace_once(text: str, placeholder: str) -> tuple[str, int]:
     """``_EMAIL.subn(placeholder, text)``, reading the text only around its "@"s."""
-    positions = _at_positions(text)
+    positions = address_positions(text)
     if not positions:
         return text, 0
     if "\\" in placeholder:
         # A replacement template (group references, escapes): let the expression expand it.
         return _EMAIL.subn(placeholder, text)
+    spans = [(match.start(), match.end(), placeholder) for match in _addresses(text, positions)]
+    return (spliced(text, spans), len(spans)) if spans else (text, 0)
+
+
+def spliced(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` with each of ``spans`` (start, end, what replaces it; in order, not overlapping)
+    replaced."""
     pieces: list[str] = []
     kept = 0
-    for match in _addresses(text, positions):
-        pieces.append(text[kept : match.start()])
-        pieces.append(placeholder)
-        kept = match.end()
-    if not pieces:
-        return text, 0
+    for start, end, new in spans:
+        pieces += [text[kept:start], new]
+        kept = end
     pieces.append(text[kept:])
-    return "".join(pieces), len(pieces) // 2
+    return "".join(pieces)
 
 
 def scrub_emails(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
@@ -404,4 +399,4 @@ def scrub_url(url: str, placeholder: str = URL_PLACEHOLDER) -> tuple[str, int]:
 
 def contains_email(text: str) -> bool:
     """True when :func:`scrub_emails` would change ``text``."""
-    return next(_addresses(text, _at_positions(text)), None) is not None
+    return next(_addresses(text, address_positions(text)), None) is not None
