@@ -64,14 +64,6 @@ class Cue:
     lines: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class ReadCues:
-    """The cues read from a file, in file order, and how many of its cue blocks were malformed."""
-
-    cues: list[Cue]
-    skipped: int
-
-
 def split_lines(text: str) -> list[str]:
     """``text`` cut at CRLF, lone CR and LF."""
     return _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
@@ -138,8 +130,9 @@ def blocks(lines: Sequence[str], fmt: str) -> Iterator[list[str]]:
         yield block
 
 
-def read_cues(lines: Sequence[str], fmt: str) -> ReadCues:
-    """The cues of a file of format ``fmt`` (see :func:`sniff_format`), in file order. A block that is
+def read_cues(lines: Sequence[str], fmt: str) -> tuple[list[Cue], int]:
+    """The cues of a file of format ``fmt`` (see :func:`sniff_format`), in file order, and how many of its
+    cue blocks were malformed. A block that is
     neither the header, a NOTE, STYLE or REGION block, a bare index nor a readable cue (one with an
     impossible time among them) is skipped and counted, wherever it stands."""
     cues: list[Cue] = []
@@ -152,7 +145,7 @@ def read_cues(lines: Sequence[str], fmt: str) -> ReadCues:
             cues.append(cue)
         elif not _is_never_text(block):
             skipped += 1
-    return ReadCues(cues, skipped)
+    return cues, skipped
 
 
 def _is_never_text(block: Sequence[str]) -> bool:
