@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 from crawler import stats_keys as keys
 from crawler.app import crawling, runner
@@ -27,9 +27,6 @@ from crawler.schedule.lock import StateLock
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
 from crawler.state.stage import mark_refused
-
-if TYPE_CHECKING:
-    from crawler.anthology.links import LinkReport
 
 
 class RunStatus(enum.IntEnum):
@@ -56,7 +53,7 @@ class RunReport(TypedDict, total=False):
     stage: dict[str, int]
     changes: dict[str, object]
     changes_by_event: dict[str, ChangelogEntry]
-    anthology: LinkReport
+    anthology: dict[str, object]
     events: dict[str, object]
     gate: dict[str, object]
     coverage: dict[str, dict[str, dict[str, float]]]
