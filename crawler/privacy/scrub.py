@@ -13,11 +13,17 @@ all, and only those are read with the rules (:func:`crawler.privacy.spoken.redac
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, scrub_url, spliced, strings_to_scrub
+from crawler.privacy.emails import (
+    PLACEHOLDER,
+    URL_PLACEHOLDER,
+    remembering_short_texts,
+    scrub_url,
+    spliced,
+    strings_to_scrub,
+)
 from crawler.privacy.spoken import personal_data_positions, redaction_spans
 from crawler.schema import OWN_URL_FIELDS
 
@@ -60,27 +66,15 @@ def scrub_text(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
     evidence, not an "@" or an "at" that is no address's. The same string when there is nothing to
     replace; scrubbing what it returns changes nothing.
     """
-    if len(text) > _MEMO_MAX_CHARS:
-        return _scrubbed(text, placeholder)
-    clean, count = _scrubbed_short(text, placeholder)
-    # What is remembered is an equal string, perhaps another object: the one given comes back.
-    return (clean, count) if count else (text, 0)
+    return _scrubbed(text, placeholder)
 
 
-# The same short strings come back page after page (a site's labels, event and session names): each is
-# read with the rules once while it is remembered.
-_MEMO_MAX_CHARS = 2000
-_MEMO_STRINGS = 4096
 # Each pass replaces what it finds with placeholders, which no rule reads as personal data; a text is
 # read again after a pass, in case a replacement joined what was around it into something new.
 _MAX_PASSES = 8
 
 
-@functools.lru_cache(maxsize=_MEMO_STRINGS)
-def _scrubbed_short(text: str, placeholder: str) -> tuple[str, int]:
-    return _scrubbed(text, placeholder)
-
-
+@remembering_short_texts
 def _scrubbed(text: str, placeholder: str) -> tuple[str, int]:
     total = 0
     for _ in range(_MAX_PASSES):
