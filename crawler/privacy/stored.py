@@ -220,13 +220,6 @@ def _dump(tree: Any) -> str:
     return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
 
 
-def _decoded(text: str) -> tuple[Any, bool]:
-    """The JSON of a ``__NEXT_DATA__`` script's text as :func:`decode_json` reads it, and whether it
-    was read. The whole script is read whatever its size, so its length in bytes is never needed."""
-    tree, why_not = decode_json(text, max_json_bytes=None)
-    return tree, why_not is None
-
-
 def _script_text(tree: Any, dump: str) -> str:
     """The script text of a tree whose dump (``ensure_ascii`` off) is ``dump``."""
     try:
@@ -326,8 +319,9 @@ def _strip_next_data(text: str) -> tuple[str, bool]:
     script is neither decoded again nor written. A text that cannot be written into that way (HTML-
     escaped JSON, a repeated key, a document not found where it should be) is stripped whole.
     """
-    tree, read = _decoded(text)
-    if not read:
+    # The whole script is read whatever its size, so its length in bytes is never needed.
+    tree, why_not = decode_json(text, max_json_bytes=None)
+    if why_not is not None:
         return text, True
     if "&quot;" in text:
         # Possibly HTML-escaped JSON (what decode_json reads when the text is not JSON itself).
