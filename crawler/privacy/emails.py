@@ -95,22 +95,25 @@ _WIDE_AT_CHARS = ("\uff20", "\ufe6b")
 # Only the references that spell an "@": every page carries other character references (&#39;), and
 # a marker they all match would run the full expression over every page.
 _REFERENCE_AT = re.compile(r"&(?:\#0*64;|\#x0*40;|commat;)", re.IGNORECASE)
-_BRACKETED_AT = re.compile(rf"{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE)
-# Whether a text holds the bracketed form is asked of every text scrubbed: one search per opening bracket
-# starts with a literal, which the expression engine scans for several times faster than for a class.
-_BRACKETED_AT_EACH = tuple(
-    re.compile(rf"{re.escape(bracket)}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE) for bracket in "[({<"
-)
-_SPACE = re.compile(r"\s")
+
+
+def _bracketed_at(space: str) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
+    """The bracketed "at" with up to three ``space`` on each side of it: one expression for any opening
+    bracket, and one for each. Whether a text holds the bracketed form is asked of every text scrubbed:
+    one search per opening bracket starts with a literal, which the expression engine scans for several
+    times faster than for a class."""
+
+    def compiled(opening: str) -> re.Pattern[str]:
+        return re.compile(rf"{opening}{space}{{0,3}}at{space}{{0,3}}{_CLOSE}", re.IGNORECASE)
+
+    return compiled(_OPEN), tuple(compiled(re.escape(bracket)) for bracket in "[({<")
+
+
+_BRACKETED_AT, _BRACKETED_AT_EACH = _bracketed_at(r"\s")
 # The bracketed form as JSON text writes it: its spaces may be the short escapes of a tab, a line feed,
 # a carriage return or a form feed.
-_JSON_BRACKETED_AT = re.compile(
-    rf"{_OPEN}(?:\s|\\[tnrf]){{0,3}}at(?:\s|\\[tnrf]){{0,3}}{_CLOSE}", re.IGNORECASE
-)
-_JSON_BRACKETED_AT_EACH = tuple(
-    re.compile(rf"{re.escape(bracket)}(?:\s|\\[tnrf]){{0,3}}at(?:\s|\\[tnrf]){{0,3}}{_CLOSE}", re.IGNORECASE)
-    for bracket in "[({<"
-)
+_JSON_BRACKETED_AT, _JSON_BRACKETED_AT_EACH = _bracketed_at(r"(?:\s|\\[tnrf])")
+_SPACE = re.compile(r"\s")
 # A \u escape in JSON text of a character some form of "@" holds: any ASCII one (the forms' letters,
 # digits, signs, brackets and spaces), the wide "@"s and the spaces beyond ASCII. Escapes of anything
 # else (accented letters, CJK, typographic quotes: all of a text written ASCII-only) cannot make one.
