@@ -32,7 +32,7 @@ from crawler.pages.catalogue import (
     parse_library_page,
     summarize_events,
 )
-from crawler.sitetools.fetcher import Answer, Fetch, PoliteFetcher, fetch_url
+from crawler.sitetools.fetcher import Fetch, PoliteFetcher, fetch_url
 from crawler.sitetools.safe_text import kept_text, terminal_text
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
@@ -184,25 +184,6 @@ def _origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
-def _retryable(answer: Answer) -> bool:
-    """A throttled or failing server, or an answer that did not arrive whole."""
-    return answer.status in _RETRY_STATUSES or (answer.status == 200 and answer.error is not None)
-
-
-def _get_page(fetcher: PoliteFetcher, url: str, api_base: str, waits: Sequence[float]) -> Answer:
-    answer = fetcher.get(url, {"Accept": API_ACCEPT})
-    for wait in waits:
-        if not _retryable(answer):
-            break
-        time.sleep(wait)
-        answer = fetcher.get(url, {"Accept": API_ACCEPT})
-    # The fetcher keeps every answer it got; a walk of the whole library must not hold them all.
-    fetcher.log.clear()
-    if not answer.error and _origin(answer.url) != _origin(api_base):
-        answer.error = f"redirected off the site to {_origin(answer.url)}"
-    return answer
-
-
 def read_catalogue(
     api_base: str,
     *,
@@ -303,9 +284,20 @@ def _polite_fetcher(
 def _read_page(
     fetcher: PoliteFetcher, api_base: str, number: int, page_size: int, retry_waits: Sequence[float]
 ) -> LibraryPage:
-    """Listing page ``number``, read; :class:`CatalogueError` when it failed or cannot be read."""
+    """Listing page ``number``, read (asked again after each of ``retry_waits`` while the server is
+    throttled or failing, or the answer did not arrive whole); :class:`CatalogueError` when it failed or
+    cannot be read."""
     url = library_listing_url(api_base, number, page_size)
-    answer = _get_page(fetcher, url, api_base, retry_waits)
+    answer = fetcher.get(url, {"Accept": API_ACCEPT})
+    for wait in retry_waits:
+        if not (answer.status in _RETRY_STATUSES or (answer.status == 200 and answer.error is not None)):
+            break
+        time.sleep(wait)
+        answer = fetcher.get(url, {"Accept": API_ACCEPT})
+    # The fetcher keeps every answer it got; a walk of the whole library must not hold them all.
+    fetcher.log.clear()
+    if not answer.error and _origin(answer.url) != _origin(api_base):
+        answer.error = f"redirected off the site to {_origin(answer.url)}"
     if answer.error or answer.status != 200:
         failure = answer.error or f"HTTP {answer.status}"
         raise CatalogueError(f"listing page {number} failed ({failure}): {without_credentials(url)}")
