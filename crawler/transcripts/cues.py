@@ -167,30 +167,26 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
         return None
     # A plain timing line is one _TIMING reads too, with its hours, in the format's own way (a SubRip
     # file's either way, a WebVTT file's with dots): the cue is the plain one, or none.
-    plain = _plain_subrip_cue(block, at) if fmt == SRT else _plain_webvtt_cue(block, at)
-    if plain is not None:
-        return plain if plain.start_ms <= plain.end_ms <= _INT32_MAX else None
-    timing = _TIMING.fullmatch(block[at])
-    if timing is None:
-        return None
-    stamps = timing.groups()
-    subrip = fmt == SRT or any("," in stamp for stamp in stamps)
-    if subrip and not all(stamp.count(":") == 2 for stamp in stamps):
-        return None
-    cue = _plain_subrip_cue(block, at) if subrip else _plain_webvtt_cue(block, at)
-    if cue is not None:
-        return cue if cue.start_ms <= cue.end_ms <= _INT32_MAX else None
-    try:
-        cue = _subrip_cue(block[at:]) if subrip else _webvtt_cue(block[at:])
-    except ImportError:  # a library missing is the installation's fault, not the block's
-        raise
-    except Exception:
-        # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError for
-        # a field past its range) and any other failure on one untrusted block lose that block only.
-        return None
-    if cue is None or cue.end_ms < cue.start_ms or cue.end_ms > _INT32_MAX:
-        return None
-    return cue
+    cue = _plain_subrip_cue(block, at) if fmt == SRT else _plain_webvtt_cue(block, at)
+    if cue is None:
+        timing = _TIMING.fullmatch(block[at])
+        if timing is None:
+            return None
+        stamps = timing.groups()
+        subrip = fmt == SRT or any("," in stamp for stamp in stamps)
+        if subrip and not all(stamp.count(":") == 2 for stamp in stamps):
+            return None
+        cue = _plain_subrip_cue(block, at) if subrip else _plain_webvtt_cue(block, at)
+        try:
+            if cue is None:
+                cue = _subrip_cue(block[at:]) if subrip else _webvtt_cue(block[at:])
+        except ImportError:  # a library missing is the installation's fault, not the block's
+            raise
+        except Exception:
+            # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError
+            # for a field past its range) and any other failure on one untrusted block lose that block only.
+            return None
+    return cue if cue is not None and cue.start_ms <= cue.end_ms <= _INT32_MAX else None
 
 
 def _plain_webvtt_cue(block: Sequence[str], at: int) -> Cue | None:
