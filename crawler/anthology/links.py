@@ -16,7 +16,7 @@ import io
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from crawler import schema
 from crawler.anthology.match import Candidate, LectureText, Match, PaperIndex, match_lectures
@@ -44,30 +44,6 @@ class LinkRow:
     video_doi: str | None
 
 
-class EventLinks(TypedDict):
-    """One event's lectures, and how many of them are linked."""
-
-    lectures: int
-    linked: int
-
-
-class LinkReport(TypedDict):
-    """A :class:`LinkSummary` as the run report holds it."""
-
-    papers: int
-    lectures: int
-    linked: int
-    ambiguous: int
-    conflicts: int
-    by_event: dict[str, EventLinks]
-    unclear: list[str]
-    capped: int
-    invalid_ids: int
-    read_notes: list[str]
-    refused_for_date: int
-    refused: list[str]
-
-
 @dataclass(frozen=True)
 class LinkSummary:
     """What linking did: papers read, lectures linked (per event too), ambiguous and conflicting ones;
@@ -80,7 +56,8 @@ class LinkSummary:
     linked: int
     ambiguous: int
     conflicts: int
-    by_event: dict[str, EventLinks] = field(default_factory=dict)
+    # Each event's lectures, and how many of them are linked: {"lectures": n, "linked": m}.
+    by_event: dict[str, dict[str, int]] = field(default_factory=dict)
     unclear: tuple[str, ...] = ()  # the first LISTED ambiguous and conflicting lectures, a line each
     capped: int = 0
     invalid_ids: int = 0
@@ -94,7 +71,7 @@ class LinkSummary:
         matches: Sequence[Match],
         *,
         papers: int,
-        by_event: Mapping[str, EventLinks],
+        by_event: Mapping[str, dict[str, int]],
         read: ReadSummary | None = None,
     ) -> LinkSummary:
         """The summary of these decisions, one per lecture, against ``papers`` papers read as ``read``
@@ -133,21 +110,9 @@ class LinkSummary:
             f"{self.ambiguous} ambiguous, {self.conflicts} in conflict{left_out}{refused}"
         )
 
-    def as_dict(self) -> LinkReport:
-        return {
-            "papers": self.papers,
-            "lectures": self.lectures,
-            "linked": self.linked,
-            "ambiguous": self.ambiguous,
-            "conflicts": self.conflicts,
-            "by_event": self.by_event,
-            "unclear": list(self.unclear),
-            "capped": self.capped,
-            "invalid_ids": self.invalid_ids,
-            "read_notes": list(self.read_notes),
-            "refused_for_date": self.refused_for_date,
-            "refused": list(self.refused),
-        }
+    def as_dict(self) -> dict[str, object]:
+        """The summary as the run report holds it."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}
 
 
 def lecture_text(record: Lecture) -> LectureText:
@@ -201,7 +166,7 @@ def link_records(records: Sequence[Lecture], papers: Iterable[Paper]) -> tuple[l
     index = PaperIndex(papers)
     matches = match_lectures(index, [lecture_text(r) for r in records])
     linked = [with_link(r, m) for r, m in zip(records, matches, strict=True)]
-    by_event: dict[str, EventLinks] = {}
+    by_event: dict[str, dict[str, int]] = {}
     for record in linked:
         counts = by_event.setdefault(str(record.event_id or ""), {"lectures": 0, "linked": 0})
         counts["lectures"] += 1

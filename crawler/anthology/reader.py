@@ -159,15 +159,6 @@ def build_id(collection_id: str, volume_id: str, paper_id: str) -> str:
     return f"{collection_id}-{int(volume_id)}{int(paper_id):03d}"
 
 
-def paper_id_of(collection_id: str, volume_id: str, paper_id: str) -> str | None:
-    """The paper's Anthology id, or None when its parts do not make one the Anthology could give."""
-    try:
-        built = build_id(collection_id, volume_id, paper_id)
-    except ValueError:
-        return None
-    return built if is_anthology_id(built) else None
-
-
 def _local(tag: object) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
@@ -352,8 +343,12 @@ class _Collection:
         title = texts["title"].value() if "title" in texts else ""
         if not paper.paper_id or paper.removed or not title:
             return None
-        anthology_id = paper_id_of(self.collection_id, paper.volume_id, paper.paper_id)
-        if anthology_id is None:
+        try:
+            anthology_id = build_id(self.collection_id, paper.volume_id, paper.paper_id)
+        except ValueError:
+            anthology_id = ""
+        # Parts that do not make an id the Anthology could give leave the paper out.
+        if not is_anthology_id(anthology_id):
             self.tally.invalid_ids += 1
             self.tally.note(f"{where}: not an Anthology id, left out")
             return None

@@ -367,7 +367,7 @@ def link_anthology(events: SpilledEvents, anthology: Path) -> tuple[SpilledEvent
     recomputed), and what linking did. The papers are matched against every lecture's title, authors and
     abstract (conflicts between lectures are settled over the whole release), then each event's rows are
     linked. Raises ``AnthologyError`` for a broken or missing file."""
-    from crawler.anthology.links import EventLinks, LinkSummary, lecture_text, with_link
+    from crawler.anthology.links import LinkSummary, lecture_text, with_link
     from crawler.anthology.match import PaperIndex, match_lectures
     from crawler.anthology.reader import AnthologyError, read_papers
     from crawler.publish.summaries import SpilledEvents
@@ -379,7 +379,7 @@ def link_anthology(events: SpilledEvents, anthology: Path) -> tuple[SpilledEvent
     matches = match_lectures(index, (lecture_text(lec) for lec in events))
     by_id = {m.key: m for m in matches}
     linked = SpilledEvents()
-    by_event: dict[str, EventLinks] = {}
+    by_event: dict[str, dict[str, int]] = {}
     for event_id in events.event_ids():
         rows = [with_link(lec, by_id[lec.lecture_id]) for lec in events.lectures_of(event_id)]
         counts = by_event.setdefault(event_id, {"lectures": 0, "linked": 0})

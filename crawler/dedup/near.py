@@ -7,7 +7,7 @@ bit what datasketch's ``MinHash(num_perm=128, seed=1)`` gives with its default "
 without building a MinHash object per item, and without importing datasketch, which pulls in scipy.
 
 The search bands the signatures as datasketch's ``MinHashLSH`` would (:func:`lsh_bands`). The crawl
-reports the rows that share a band as candidate groups (:class:`BandIndex`, :func:`candidate_groups`);
+reports the rows that share a band as candidate groups (:func:`band_components`, :func:`candidate_groups`);
 publishing takes each record's bucket mates as candidate pairs in about linear time, and verifies each
 with the exact Jaccard similarity of the two shingle sets: a pair at or above ``MATCH_THRESHOLD`` is a
 near-duplicate (:func:`crawler.publish.summaries.near_pairs`), and the pairs join into clusters
@@ -370,40 +370,31 @@ class UnionFind:
         return [m for m in members.values() if len(m) >= 2]
 
 
-class BandIndex:
+def band_components(signatures: np.ndarray, threshold: float = LSH_THRESHOLD) -> list[list[int]]:
     """The LSH over an ``(n, NUM_PERM)`` array of signatures: rows that agree on every value of one band
-    share that band's bucket. The bands are those :func:`lsh_bands` picks for ``threshold`` (datasketch's
-    ``MinHashLSH`` choice, whose buckets are the same), so a pair becomes a candidate with the chance
+    share that band's bucket, and rows joined by shared buckets make a component (of two rows or more).
+    The bands are those :func:`lsh_bands` picks for ``threshold`` (datasketch's ``MinHashLSH`` choice,
+    whose buckets are the same), so a pair becomes a candidate with the chance
     ``1 - (1 - s**rows)**bands`` at similarity ``s``. Memory is a few bytes per row and band: no index
     of MinHash objects.
     """
-
-    def __init__(self, signatures: np.ndarray, threshold: float = LSH_THRESHOLD) -> None:
-        bands, rows = lsh_bands(threshold)
-        self.size = len(signatures)
-        # Per band, the buckets of two rows or more, each an array of rows.
-        self.buckets: list[list[np.ndarray]] = []
-        for band in range(bands):
-            # One band's columns copied at a time, not the whole array: a crawl's matrix of every lecture
-            # would otherwise be held twice while the groups are found.
-            keys = np.ascontiguousarray(signatures[:, band * rows : (band + 1) * rows], dtype="<u4").view(
-                np.dtype((np.void, 4 * rows))
-            )[:, 0]
-            order = np.argsort(keys, kind="stable")
-            ordered = keys[order]
-            starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-            ends = np.r_[starts[1:], len(order)]
-            self.buckets.append([order[a:b] for a, b in zip(starts, ends, strict=True) if b - a >= 2])
-
-    def components(self) -> list[list[int]]:
-        """Rows joined by shared buckets (connected components of two rows or more)."""
-        joined = UnionFind(self.size)
-        for buckets in self.buckets:
-            for bucket in buckets:
-                first = int(bucket[0])
-                for member in bucket[1:].tolist():
-                    joined.union(first, member)
-        return joined.components()
+    bands, rows = lsh_bands(threshold)
+    joined = UnionFind(len(signatures))
+    for band in range(bands):
+        # One band's columns copied at a time, not the whole array: a crawl's matrix of every lecture
+        # would otherwise be held twice while the groups are found.
+        keys = np.ascontiguousarray(signatures[:, band * rows : (band + 1) * rows], dtype="<u4").view(
+            np.dtype((np.void, 4 * rows))
+        )[:, 0]
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        for a, b in zip(starts, ends, strict=True):
+            first = int(order[a])
+            for member in order[a + 1 : b].tolist():
+                joined.union(first, member)
+    return joined.components()
 
 
 def candidate_groups(
@@ -419,7 +410,7 @@ def candidate_groups(
     if count < 2:
         return []
     groups = []
-    for indices in BandIndex(signatures[:count]).components():
+    for indices in band_components(signatures[:count]):
         kinds = {talks[i] if talks is not None and talks[i] is not None else f"#{i}" for i in indices}
         if len(kinds) >= 2:
             groups.append(sorted((ids[i] for i in indices), key=lecture_order))

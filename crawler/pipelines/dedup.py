@@ -136,15 +136,10 @@ class DedupPipeline:
         content = _key64(item.content_sha256)
         new_urls = [u for u in dict.fromkeys(item.source_urls) if self._see_url(lecture_id, u)]
         row = self.rows.get(lecture_id)
-        if row is None:
-            row = self._new_row(lecture_id)
+        if row is None or self.content[row] != content:
+            self.stats.inc_value(keys.DEDUP_UNIQUE if row is None else keys.DEDUP_CHANGED_ON_REFETCH)
+            row = self._new_row(lecture_id) if row is None else row
             self.content[row] = content
-            self.stats.inc_value(keys.DEDUP_UNIQUE)
-            self._prepare_record_dedup(item, row)
-            return item
-        if self.content[row] != content:
-            self.content[row] = content
-            self.stats.inc_value(keys.DEDUP_CHANGED_ON_REFETCH)
             self._prepare_record_dedup(item, row)
             return item
         if new_urls or item.page_aliases:
@@ -193,15 +188,13 @@ class DedupPipeline:
         if not self._batch:
             return
         batch, self._batch = self._batch, []
+        texts = [(title, abstract) for _, title, abstract in batch]
         if self.workers is None:
             # Every text signed in order, a row's later text last, as one at a time would.
-            signed = near.keyed_signatures([(title, abstract) for _, title, abstract in batch])
-            for (row, _, _), (key, values) in zip(batch, signed, strict=True):
+            for (row, _, _), (key, values) in zip(batch, near.keyed_signatures(texts), strict=True):
                 self._signed(row, key, values)
             return
-        future = self.workers.submit(
-            near.keyed_signatures, [(title, abstract) for _, title, abstract in batch]
-        )
+        future = self.workers.submit(near.keyed_signatures, texts)
         self._signing.add(future)
         # A row twice in one batch takes its second text's signature.
         rows = {row: at for at, (row, _, _) in enumerate(batch)}

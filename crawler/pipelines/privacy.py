@@ -64,20 +64,23 @@ class PrivacyPipeline:
         if not self._may_hold_address(getattr(item, name) for name in SCRUBBED):
             return item  # nearly every lecture: one search of its new strings, not one per field
         scrubbed, counts = scrub_fields({name: getattr(item, name) for name in SCRUBBED}, URL_FIELDS)
-        stored = 0
-        for name, count in counts.items():
+        for name in counts:
             setattr(item, name, scrubbed[name])
-            if name == "page_blocks":
-                # Blocks are not stored, they only feed ``text``: counted apart, so the total counts each
-                # stored address once.
-                self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED_PAGE_BLOCKS, count)
-                continue
-            stored += count
-            self.stats.inc_value(keys.PRIVACY_FIELDS_PREFIX + name, count)
-        if stored:
-            self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
-            self.stats.inc_value(keys.PRIVACY_ITEMS_SCRUBBED)
+        # Blocks are not stored, they only feed ``text``: counted apart, so the total counts each stored
+        # address once.
+        blocks = counts.pop("page_blocks", 0)
+        if blocks:
+            self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED_PAGE_BLOCKS, blocks)
+        self._count(counts, keys.PRIVACY_FIELDS_PREFIX, keys.PRIVACY_ITEMS_SCRUBBED)
         return item
+
+    def _count(self, counts: dict[str, int], prefix: str, scrubbed_key: str) -> None:
+        """Each stored field's count under ``prefix``, their total, and one more record scrubbed."""
+        for name, count in counts.items():
+            self.stats.inc_value(prefix + name, count)
+        if counts:
+            self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, sum(counts.values()))
+            self.stats.inc_value(scrubbed_key)
 
     def _may_hold_address(self, values: Iterable[object]) -> bool:
         """:func:`values_may_hold_address` of ``values``, searching only strings not known to be clean.
@@ -86,10 +89,7 @@ class PrivacyPipeline:
         :func:`texts_to_scrub`)."""
         strings: list[str] = []
         for value in values:
-            if isinstance(value, str):
-                strings.append(value)
-            elif value is not None:
-                strings_in(value, strings)
+            strings_in(value, strings)
         clean = self.clean
         new = list(set(strings).difference(clean))
         found = texts_to_scrub(new)
@@ -118,12 +118,7 @@ class PrivacyPipeline:
 
     def _session(self, item: Any) -> Any:
         scrubbed, counts = scrub_fields(item)
-        stored = 0
-        for name, count in counts.items():
+        for name in counts:
             item[name] = scrubbed[name]
-            stored += count
-            self.stats.inc_value(keys.PRIVACY_SESSION_FIELDS_PREFIX + name, count)
-        if stored:
-            self.stats.inc_value(keys.PRIVACY_EMAILS_SCRUBBED, stored)
-            self.stats.inc_value(keys.PRIVACY_SESSIONS_SCRUBBED)
+        self._count(counts, keys.PRIVACY_SESSION_FIELDS_PREFIX, keys.PRIVACY_SESSIONS_SCRUBBED)
         return item

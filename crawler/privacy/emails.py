@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 
 PLACEHOLDER = "[email removed]"
@@ -95,22 +95,25 @@ _WIDE_AT_CHARS = ("\uff20", "\ufe6b")
 # Only the references that spell an "@": every page carries other character references (&#39;), and
 # a marker they all match would run the full expression over every page.
 _REFERENCE_AT = re.compile(r"&(?:\#0*64;|\#x0*40;|commat;)", re.IGNORECASE)
-_BRACKETED_AT = re.compile(rf"{_OPEN}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE)
-# Whether a text holds the bracketed form is asked of every text scrubbed: one search per opening bracket
-# starts with a literal, which the expression engine scans for several times faster than for a class.
-_BRACKETED_AT_EACH = tuple(
-    re.compile(rf"{re.escape(bracket)}\s{{0,3}}at\s{{0,3}}{_CLOSE}", re.IGNORECASE) for bracket in "[({<"
-)
-_SPACE = re.compile(r"\s")
+
+
+def _bracketed_at(space: str) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...]]:
+    """The bracketed "at" with up to three ``space`` on each side of it: one expression for any opening
+    bracket, and one for each. Whether a text holds the bracketed form is asked of every text scrubbed:
+    one search per opening bracket starts with a literal, which the expression engine scans for several
+    times faster than for a class."""
+
+    def compiled(opening: str) -> re.Pattern[str]:
+        return re.compile(rf"{opening}{space}{{0,3}}at{space}{{0,3}}{_CLOSE}", re.IGNORECASE)
+
+    return compiled(_OPEN), tuple(compiled(re.escape(bracket)) for bracket in "[({<")
+
+
+_BRACKETED_AT, _BRACKETED_AT_EACH = _bracketed_at(r"\s")
 # The bracketed form as JSON text writes it: its spaces may be the short escapes of a tab, a line feed,
 # a carriage return or a form feed.
-_JSON_BRACKETED_AT = re.compile(
-    rf"{_OPEN}(?:\s|\\[tnrf]){{0,3}}at(?:\s|\\[tnrf]){{0,3}}{_CLOSE}", re.IGNORECASE
-)
-_JSON_BRACKETED_AT_EACH = tuple(
-    re.compile(rf"{re.escape(bracket)}(?:\s|\\[tnrf]){{0,3}}at(?:\s|\\[tnrf]){{0,3}}{_CLOSE}", re.IGNORECASE)
-    for bracket in "[({<"
-)
+_JSON_BRACKETED_AT, _JSON_BRACKETED_AT_EACH = _bracketed_at(r"(?:\s|\\[tnrf])")
+_SPACE = re.compile(r"\s")
 # A \u escape in JSON text of a character some form of "@" holds: any ASCII one (the forms' letters,
 # digits, signs, brackets and spaces), the wide "@"s and the spaces beyond ASCII. Escapes of anything
 # else (accented letters, CJK, typographic quotes: all of a text written ASCII-only) cannot make one.
@@ -127,8 +130,10 @@ _QUOTED_LOCAL = re.compile(_QUOTED)
 _LOCAL_WINDOW = 64
 
 
-def _at_positions(text: str) -> list[int]:
-    """Where the text after a local part may start an "@" in any of its forms, in order.
+def address_positions(text: str) -> list[int]:
+    """Where the text after a local part may start an "@" in any of its forms, in order: empty when
+    :func:`scrub_emails` would change nothing. Every form is found within a text, so texts joined by a
+    character no form holds (``"\\x00"``) are searched as one.
 
     Every address has one, right after its local part, and these are rare in ordinary text: the full
     expression then runs only there instead of at every character. Single characters are found with
@@ -144,16 +149,7 @@ def _at_positions(text: str) -> list[int]:
                 start -= 1
             found.append(start)
             at = text.find(char, at + 1)
-    at = text.find("&")
-    while at >= 0:
-        if _REFERENCE_AT.match(text, at):
-            found.append(at)
-        at = text.find("&", at + 1)
-    at = text.find("%")
-    while at >= 0:
-        if text.startswith("40", at + 1):
-            found.append(at)
-        at = text.find("%", at + 1)
+    _coded_at_positions(text, found)
     if _any_search(_BRACKETED_AT_EACH, text):
         for match in _BRACKETED_AT.finditer(text):
             # The form may start with up to three spaces before its bracket.
@@ -164,6 +160,17 @@ def _at_positions(text: str) -> list[int]:
                 start -= 1
             found.append(start)
     return sorted(set(found))
+
+
+def _coded_at_positions(text: str, found: list[int]) -> None:
+    """Where ``text`` writes an "@" percent-encoded or as a character reference, appended to ``found``. A
+    search for one character is a memory scan: "%40" and the references are read where one is found."""
+    for char in "&%":
+        at = text.find(char)
+        while at >= 0:
+            if _REFERENCE_AT.match(text, at) if char == "&" else text.startswith("40", at + 1):
+                found.append(at)
+            at = text.find(char, at + 1)
 
 
 def _quoted_start(text: str, end: int, floor: int) -> int | None:
@@ -223,17 +230,21 @@ def _addresses(text: str, positions: list[int]) -> Iterator[re.Match[str]]:
             yield match
 
 
-def strings_to_scrub(strings: Sequence[str]) -> set[str]:
+def strings_to_scrub(
+    strings: Sequence[str], positions_of: Callable[[str], list[int]] = address_positions
+) -> set[str]:
     """Those of ``strings`` that :func:`scrub_emails` may change: it returns every other one unchanged.
+    ``positions_of``: where a text may hold what the scrub looks for (by default, a form of "@").
 
     All of them are searched as one text, so many short strings (a JSON answer's) cost one search
     rather than one each. They are joined by a character that no form of "@" contains and that is no
-    address character, so what one string holds is found within it and no form spans two of them.
+    address character (nor part of any spoken address or phone number), so what one string holds is
+    found within it and no form spans two of them.
     """
     if not strings:
         return set()
     joined = "\x00".join(strings)
-    positions = _at_positions(joined)
+    positions = positions_of(joined)
     if not positions:
         return set()
     ends = list(accumulate(len(text) + 1 for text in strings))
@@ -277,17 +288,7 @@ def json_address_positions(text: str) -> tuple[list[int], bool]:
         while at >= 0:
             found.append(at)
             at = text.find(char, at + 1)
-    # A search for one character is a memory scan: "%40" and the references are read where one is found.
-    at = text.find("%")
-    while at >= 0:
-        if text.startswith("40", at + 1):
-            found.append(at)
-        at = text.find("%", at + 1)
-    at = text.find("&")
-    while at >= 0:
-        if _REFERENCE_AT.match(text, at):
-            found.append(at)
-        at = text.find("&", at + 1)
+    _coded_at_positions(text, found)
     plain = bool(found)
     if _any_search(_JSON_BRACKETED_AT_EACH, text):
         for match in _JSON_BRACKETED_AT.finditer(text):
@@ -315,37 +316,34 @@ def _has_u_escape(text: str) -> bool:
     return False
 
 
-def address_positions(text: str) -> list[int]:
-    """Where the text after a local part may start an "@" in any of its forms, in order: empty when
-    :func:`scrub_emails` would change nothing. Every form is found within a text, so texts joined by a
-    character no form holds (``"\\x00"``) are searched as one."""
-    return _at_positions(text)
-
-
 def may_hold_address(text: str) -> bool:
     """Whether ``text`` holds any form of "@" the scrubber reads (written, escaped, bracketed, wide):
     False when :func:`scrub_emails` would change nothing."""
-    return bool(_at_positions(text))
+    return bool(address_positions(text))
 
 
 def _replace_once(text: str, placeholder: str) -> tuple[str, int]:
     """``_EMAIL.subn(placeholder, text)``, reading the text only around its "@"s."""
-    positions = _at_positions(text)
+    positions = address_positions(text)
     if not positions:
         return text, 0
     if "\\" in placeholder:
         # A replacement template (group references, escapes): let the expression expand it.
         return _EMAIL.subn(placeholder, text)
+    spans = [(match.start(), match.end(), placeholder) for match in _addresses(text, positions)]
+    return (spliced(text, spans), len(spans)) if spans else (text, 0)
+
+
+def spliced(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` with each of ``spans`` (start, end, what replaces it; in order, not overlapping)
+    replaced."""
     pieces: list[str] = []
     kept = 0
-    for match in _addresses(text, positions):
-        pieces.append(text[kept : match.start()])
-        pieces.append(placeholder)
-        kept = match.end()
-    if not pieces:
-        return text, 0
+    for start, end, new in spans:
+        pieces += [text[kept:start], new]
+        kept = end
     pieces.append(text[kept:])
-    return "".join(pieces), len(pieces) // 2
+    return "".join(pieces)
 
 
 def scrub_emails(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
@@ -355,23 +353,30 @@ def scrub_emails(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
     with a placeholder made of address characters): the text is scrubbed again until none is left.
     Each pass that replaces something removes an ``@``, so the passes end.
     """
-    if len(text) <= _MEMO_MAX_CHARS:
-        return _scrubbed_short(text, placeholder)
     return _scrubbed(text, placeholder)
 
 
-# The same short strings come back item after item (a site's navigation, footer and labels in every
-# page's blocks): measured on 686 lecture pages, 44,678 of the 55,671 strings scrubbed had been seen among
-# the last _MEMO_STRINGS.
-_MEMO_MAX_CHARS = 2000
-_MEMO_STRINGS = 4096
+Scrub = Callable[[str, str], tuple[str, int]]
 
 
-@functools.lru_cache(maxsize=_MEMO_STRINGS)
-def _scrubbed_short(text: str, placeholder: str) -> tuple[str, int]:
-    return _scrubbed(text, placeholder)
+def remembering_short_texts(scrub: Scrub) -> Scrub:
+    """``scrub`` (of a text, with a placeholder) remembering what it made of the last 4096 texts of up to
+    2000 characters: the same short strings come back item after item (a site's navigation, footer and
+    labels in every page's blocks, event and session names): measured on 686 lecture pages, 44,678 of
+    the 55,671 strings scrubbed had been seen among the last 4096."""
+    remembered = functools.lru_cache(maxsize=4096)(scrub)
+
+    def scrubbed(text: str, placeholder: str) -> tuple[str, int]:
+        if len(text) > 2000:
+            return scrub(text, placeholder)
+        clean, count = remembered(text, placeholder)
+        # What is remembered is an equal string, perhaps another object: the one given comes back.
+        return (clean, count) if count else (text, 0)
+
+    return scrubbed
 
 
+@remembering_short_texts
 def _scrubbed(text: str, placeholder: str) -> tuple[str, int]:
     total = 0
     while True:
@@ -404,4 +409,4 @@ def scrub_url(url: str, placeholder: str = URL_PLACEHOLDER) -> tuple[str, int]:
 
 def contains_email(text: str) -> bool:
     """True when :func:`scrub_emails` would change ``text``."""
-    return next(_addresses(text, _at_positions(text)), None) is not None
+    return next(_addresses(text, address_positions(text)), None) is not None

@@ -13,13 +13,17 @@ all, and only those are read with the rules (:func:`crawler.privacy.spoken.redac
 
 from __future__ import annotations
 
-import functools
-from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
 from typing import Any
 
-from crawler.privacy.emails import PLACEHOLDER, URL_PLACEHOLDER, scrub_url
+from crawler.privacy.emails import (
+    PLACEHOLDER,
+    URL_PLACEHOLDER,
+    remembering_short_texts,
+    scrub_url,
+    spliced,
+    strings_to_scrub,
+)
 from crawler.privacy.spoken import personal_data_positions, redaction_spans
 from crawler.schema import OWN_URL_FIELDS
 
@@ -62,27 +66,15 @@ def scrub_text(text: str, placeholder: str = PLACEHOLDER) -> tuple[str, int]:
     evidence, not an "@" or an "at" that is no address's. The same string when there is nothing to
     replace; scrubbing what it returns changes nothing.
     """
-    if len(text) > _MEMO_MAX_CHARS:
-        return _scrubbed(text, placeholder)
-    clean, count = _scrubbed_short(text, placeholder)
-    # What is remembered is an equal string, perhaps another object: the one given comes back.
-    return (clean, count) if count else (text, 0)
+    return _scrubbed(text, placeholder)
 
 
-# The same short strings come back page after page (a site's labels, event and session names): each is
-# read with the rules once while it is remembered.
-_MEMO_MAX_CHARS = 2000
-_MEMO_STRINGS = 4096
 # Each pass replaces what it finds with placeholders, which no rule reads as personal data; a text is
 # read again after a pass, in case a replacement joined what was around it into something new.
 _MAX_PASSES = 8
 
 
-@functools.lru_cache(maxsize=_MEMO_STRINGS)
-def _scrubbed_short(text: str, placeholder: str) -> tuple[str, int]:
-    return _scrubbed(text, placeholder)
-
-
+@remembering_short_texts
 def _scrubbed(text: str, placeholder: str) -> tuple[str, int]:
     total = 0
     for _ in range(_MAX_PASSES):
@@ -91,13 +83,7 @@ def _scrubbed(text: str, placeholder: str) -> tuple[str, int]:
         spans = redaction_spans(text)
         if not spans:
             break
-        pieces: list[str] = []
-        kept = 0
-        for start, end, replacement in spans:
-            pieces += [text[kept:start], placeholder if replacement == PLACEHOLDER else replacement]
-            kept = end
-        pieces.append(text[kept:])
-        text = "".join(pieces)
+        text = spliced(text, [(s, e, placeholder if new == PLACEHOLDER else new) for s, e, new in spans])
         total += len(spans)
     return text, total
 
@@ -106,18 +92,10 @@ def texts_to_scrub(strings: Sequence[str]) -> set[str]:
     """Those of ``strings`` that :func:`scrub_text` (or :func:`scrub_url`) may change: it returns every
     other one unchanged.
 
-    All of them are searched as one text, so many short strings (a record's) cost one search rather than
-    one each. They are joined by a character that no form of "@", no spoken address and no phone number
-    holds, so what one string holds is found within it.
+    All of them are searched as one text (see :func:`crawler.privacy.emails.strings_to_scrub`), so many
+    short strings (a record's) cost one search rather than one each.
     """
-    if not strings:
-        return set()
-    joined = "\x00".join(strings)
-    positions = personal_data_positions(joined)
-    if not positions:
-        return set()
-    ends = list(accumulate(len(text) + 1 for text in strings))
-    return {strings[bisect_right(ends, at)] for at in positions}
+    return strings_to_scrub(strings, personal_data_positions)
 
 
 def values_may_hold_address(values: Iterable[object]) -> bool:

@@ -23,35 +23,28 @@ _ERRORS = "crawler.privacy.shape"
 _DASHES = frozenset("\u2010\u2011\u2012\u2013")
 
 
+def _shape(char: str) -> str:
+    """The shape of one character (see the module's text)."""
+    if char.isdecimal():
+        return "0"
+    if char.isspace():
+        return " "
+    if char.isascii() and char.isalpha():
+        return char.lower()
+    if char in "()-./+":
+        return char
+    return "-" if char in _DASHES else "#"
+
+
 def _shape_beyond_ascii(error: UnicodeError) -> tuple[str, int]:
     """The shape of the characters beyond ASCII an encoding stopped at, one for each."""
     if not isinstance(error, UnicodeEncodeError):
         raise error
-    chars = error.object[error.start : error.end]
-    shaped = "".join(
-        "0" if char.isdecimal() else " " if char.isspace() else "-" if char in _DASHES else "#"
-        for char in chars
-    )
-    return shaped, error.end
+    return "".join(map(_shape, error.object[error.start : error.end])), error.end
 
 
 codecs.register_error(_ERRORS, _shape_beyond_ascii)
-
-
-def _ascii_shape(byte: int) -> int:
-    char = chr(byte)
-    if char.isdecimal():
-        return ord("0")
-    if char.isspace():
-        return ord(" ")
-    if char.isalpha():
-        return ord(char.lower())
-    if char in "()-./+":
-        return byte
-    return ord("#")
-
-
-_TABLE = bytes(_ascii_shape(byte) if byte < 128 else ord("#") for byte in range(256))
+_TABLE = bytes(ord(_shape(chr(byte))) if byte < 128 else ord("#") for byte in range(256))
 
 
 def text_shape(text: str) -> bytes:

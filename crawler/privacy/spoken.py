@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from crawler.privacy.emails import PLACEHOLDER as EMAIL_PLACEHOLDER
-from crawler.privacy.emails import address_positions, may_hold_address, scrub_emails
+from crawler.privacy.emails import address_positions, may_hold_address, scrub_emails, spliced
 from crawler.privacy.phones import PHONE_PLACEHOLDER, phone_positions, phone_spans
 from crawler.privacy.rule import PRIVACY_RULE
 from crawler.privacy.shape import text_shape
@@ -136,7 +136,7 @@ def redact_spoken(text: str) -> tuple[str, int]:
     """``text`` with every e-mail address (written or spoken) and phone number replaced by a placeholder,
     and how many were."""
     spans = redaction_spans(text)
-    return _applied(text, spans), len(spans)
+    return collapse_whitespace(spliced(text, spans)), len(spans)
 
 
 def redaction_spans(text: str) -> list[Span]:
@@ -232,16 +232,6 @@ def _address_end(text: str, start: int, after: str, marker: str) -> int:
     return max(start + 1, text.find(after, start + 1))
 
 
-def _applied(text: str, spans: Sequence[Span]) -> str:
-    pieces: list[str] = []
-    at = 0
-    for start, end, placeholder in spans:
-        pieces += [text[at:start], placeholder]
-        at = end
-    pieces.append(text[at:])
-    return collapse_whitespace("".join(pieces))
-
-
 def split_address_spans(joined: str, boundaries: Sequence[int]) -> list[Span]:
     """Written addresses broken by a cue boundary, which the joining space splits (``jane.doe@`` then
     ``example.com``): at each boundary (the index of a joining space in ``joined``), the word before it
@@ -316,9 +306,9 @@ def redact_segments(segments: Sequence[TimedText]) -> tuple[list[TimedText], int
     start = 0
     for segment in segments:
         end = start + len(segment.text)
-        inside = [(max(s, start), min(e, end), p if s >= start else "") for s, e, p in spans]
+        inside = [(max(s, start) - start, min(e, end) - start, p if s >= start else "") for s, e, p in spans]
         inside = [(s, e, p) for s, e, p in inside if s < e or (p and s == e)]
-        text = _applied(joined[start:end], [(s - start, e - start, p) for s, e, p in inside])
+        text = collapse_whitespace(spliced(joined[start:end], inside))
         if text:
             out.append(dataclasses.replace(segment, text=text))
         start = end + 1

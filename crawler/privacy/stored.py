@@ -20,7 +20,7 @@ from typing import Any, overload
 
 from crawler.json_types import JsonObject, JsonValue
 from crawler.pages.attributes import LECTURE_RELATIONSHIPS
-from crawler.pages.json_text import Path, Span, object_members, string_literal_around, value_spans
+from crawler.pages.json_text import Path, object_members, string_literal_around, value_spans
 from crawler.pages.jsonapi import camel_case, is_document, member, related_keys, resource_key, snake_case
 from crawler.pages.next_data import decode_json, next_data_span
 from crawler.pages.profiles import PROFILE_TYPES, allowed_profile
@@ -28,6 +28,7 @@ from crawler.privacy.emails import (
     json_address_positions,
     json_may_hold_address,
     scrub_emails,
+    spliced,
     strings_to_scrub,
 )
 
@@ -182,13 +183,13 @@ def strip_answer_text(text: str) -> str:
     members = object_members(text)
     doc = {key: value for key, value, _ in members}
     cut = _without_profiles(doc)
-    replacements: dict[Span, str] = {}
-    for key, value, span in members:
+    replacements = []
+    for key, value, (start, end) in members:
         new = cut[key]
         if new is not value and new != value:
-            replacements[span] = _dump(new)
+            replacements.append((start, end, _dump(new)))
     if replacements:
-        text = _spliced(text, replacements)
+        text = spliced(text, sorted(replacements))
     positions, _ = json_address_positions(text)
     return _scrubbed_in_place(text, positions, _dump) if positions else text
 
@@ -217,13 +218,6 @@ def _strip_tree(node: Any, depth: int = 0) -> Any:
 
 def _dump(tree: Any) -> str:
     return json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
-
-
-def _decoded(text: str) -> tuple[Any, bool]:
-    """The JSON of a ``__NEXT_DATA__`` script's text as :func:`decode_json` reads it, and whether it
-    was read. The whole script is read whatever its size, so its length in bytes is never needed."""
-    tree, why_not = decode_json(text, max_json_bytes=None)
-    return tree, why_not is None
 
 
 def _script_text(tree: Any, dump: str) -> str:
@@ -296,25 +290,14 @@ def _cut_in_place(text: str, tree: Any, write: Callable[[Any], str]) -> str:
     if () in cuts:
         return write(cuts[()])
     spans = value_spans(text, tree, cuts)
-    return _spliced(text, {spans[path]: write(cut) for path, cut in cuts.items()})
-
-
-def _spliced(text: str, replacements: Mapping[Span, str]) -> str:
-    """``text`` with each span replaced; the spans do not overlap."""
-    pieces: list[str] = []
-    kept = 0
-    for (start, end), new in sorted(replacements.items()):
-        pieces += [text[kept:start], new]
-        kept = end
-    pieces.append(text[kept:])
-    return "".join(pieces)
+    return spliced(text, sorted((*spans[path], write(cut)) for path, cut in cuts.items()))
 
 
 def _scrubbed_in_place(text: str, positions: list[int], write: Callable[[str], str]) -> str:
     """JSON ``text`` with each string literal that holds one of ``positions`` (see
     :func:`json_address_positions`) and an address written again by ``write``, its addresses replaced.
     """
-    replacements: dict[Span, str] = {}
+    replacements = []
     read = 0
     for position in positions:
         if position < read:
@@ -323,8 +306,8 @@ def _scrubbed_in_place(text: str, positions: list[int], write: Callable[[str], s
         read = span[1]
         clean = scrub_emails(value)[0]
         if clean != value:
-            replacements[span] = write(clean)
-    return _spliced(text, replacements) if replacements else text
+            replacements.append((*span, write(clean)))
+    return spliced(text, replacements) if replacements else text
 
 
 def _strip_next_data(text: str) -> tuple[str, bool]:
@@ -336,8 +319,9 @@ def _strip_next_data(text: str) -> tuple[str, bool]:
     script is neither decoded again nor written. A text that cannot be written into that way (HTML-
     escaped JSON, a repeated key, a document not found where it should be) is stripped whole.
     """
-    tree, read = _decoded(text)
-    if not read:
+    # The whole script is read whatever its size, so its length in bytes is never needed.
+    tree, why_not = decode_json(text, max_json_bytes=None)
+    if why_not is not None:
         return text, True
     if "&quot;" in text:
         # Possibly HTML-escaped JSON (what decode_json reads when the text is not JSON itself).

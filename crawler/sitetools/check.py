@@ -12,11 +12,11 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 from urllib.parse import urlsplit
 
 from protego import Protego
@@ -242,125 +242,104 @@ def check_site(
     site = frozenset({origin(web_base), origin(api_base)})
     fetcher = PoliteFetcher(delay, fetch or functools.partial(fetch_url, timeout=timeout, origins=site))
     report = SiteReport(event_id, listing_url(api_base, event_id, 1, SAMPLE_PAGE_SIZE))
-    _SiteCheck(fetcher, report, web_base, api_base).run(sample)
+    robots_of = _read_robots(fetcher, report, web_base, api_base)
+    if robots_of is None:
+        return report, fetcher
+    if not robots_of[origin(api_base)].can_fetch(report.listing_url):
+        report.stopped = "robots.txt disallows the lecture listing for this crawler; nothing else was asked"
+        return report, fetcher
+    page = _read_listing(fetcher, report, api_base)
+    if page is None:
+        return report, fetcher
+    for lecture in page.records[:sample]:
+        # Each page robots.txt allows is read.
+        url = canonical_lecture_url(web_base, lecture.lecture_id, lecture.slug)
+        if robots_of[origin(web_base)].can_fetch(url):
+            report.lectures.append(_sample_lecture(fetcher, report, url, lecture))
+        else:
+            report.problems.append(
+                f"robots.txt disallows lecture {lecture.lecture_id}'s page "
+                f"({scrub_url(urlsplit(url).path)[0]}); not asked for"
+            )
+    if not page.records and not report.problems:
+        report.problems.append(
+            f"event {report.event_id} lists no lectures (the API answered HTTP {report.listing_status})"
+        )
     return report, fetcher
 
 
-@dataclass
-class _SiteCheck:
-    """One check of the site, filling ``report`` step by step; each step stops it when it must."""
+def _asked(report: SiteReport, answer: Answer, what: str) -> Answer:
+    """``answer``, a redirect off the site it met counted as a problem."""
+    if answer.off_origin is not None:
+        report.off_origin.append((what, answer.off_origin))
+        report.problems.append(f"{what} redirected off the site to {answer.off_origin}; not followed")
+    return answer
 
-    fetcher: PoliteFetcher
-    report: SiteReport
-    web_base: str
-    api_base: str
 
-    def run(self, sample: int) -> None:
-        robots_of = self.read_robots()
-        if robots_of is None:
-            return
-        report = self.report
-        if not robots_of[origin(self.api_base)].can_fetch(report.listing_url):
-            report.stopped = (
-                "robots.txt disallows the lecture listing for this crawler; nothing else was asked"
-            )
-            return
-        page = self.read_listing()
-        if page is None:
-            return
-        self.sample_lectures(page.records[:sample], robots_of[origin(self.web_base)])
-        if not page.records and not report.problems:
-            report.problems.append(
-                f"event {report.event_id} lists no lectures (the API answered HTTP {report.listing_status})"
-            )
-
-    def asked(self, answer: Answer, what: str) -> Answer:
-        """``answer``, a redirect off the site it met counted as a problem."""
-        if answer.off_origin is not None:
-            self.report.off_origin.append((what, answer.off_origin))
-            self.report.problems.append(
-                f"{what} redirected off the site to {answer.off_origin}; not followed"
-            )
-        return answer
-
-    def read_robots(self) -> dict[str, RobotsVerdict] | None:
-        """robots.txt of each origin, which judges that origin's URLs: the listing's and the lecture
-        pages'; None (the check stopped) when one cannot be read. The fetcher then keeps to the largest
-        Crawl-delay."""
-        report, fetcher = self.report, self.fetcher
-        probe_page = f"{self.web_base}/lecture/1"
-        robots_of: dict[str, RobotsVerdict] = {}
-        for base in dict.fromkeys([self.web_base, self.api_base]):
-            if origin(base) in robots_of:
-                continue
-            asks = {}
-            if origin(base) == origin(self.api_base):
-                asks["listing"] = report.listing_url
-            if origin(base) == origin(self.web_base):
-                asks["lecture pages"] = probe_page
-            verdict = _robots(fetcher, base, asks)
-            self.asked(fetcher.log[-1], "robots.txt")
-            robots_of[origin(base)] = verdict
-            report.robots.append(verdict)
-            if verdict.error:
-                report.stopped = (
-                    f"robots.txt {verdict.url} {verdict.error}; nothing else was asked of the site"
-                )
-                return None
-        fetcher.delay = max([fetcher.delay, *(r.crawl_delay or 0.0 for r in report.robots)])
-        return robots_of
-
-    def read_listing(self) -> LectureListPage | None:
-        """The first listing page, what it says counted in the report; None (the check stopped) when it
-        could not be fetched or is no JSON:API document."""
-        report = self.report
-        answer = self.asked(self.fetcher.get(report.listing_url, {"Accept": API_ACCEPT}), "the listing")
-        report.listing_status = answer.status
-        document: JsonValue
-        try:
-            document = json.loads(answer.body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            document = None
-        if answer.error:
-            report.stopped = f"the listing could not be fetched: {answer.error}"
+def _read_robots(
+    fetcher: PoliteFetcher, report: SiteReport, web_base: str, api_base: str
+) -> dict[str, RobotsVerdict] | None:
+    """robots.txt of each origin, which judges that origin's URLs: the listing's and the lecture
+    pages'; None (the check stopped) when one cannot be read. The fetcher then keeps to the largest
+    Crawl-delay."""
+    robots_of: dict[str, RobotsVerdict] = {}
+    for base in dict.fromkeys([web_base, api_base]):
+        if origin(base) in robots_of:
+            continue
+        asks = {}
+        if origin(base) == origin(api_base):
+            asks["listing"] = report.listing_url
+        if origin(base) == origin(web_base):
+            asks["lecture pages"] = f"{web_base}/lecture/1"
+        verdict = _robots(fetcher, base, asks)
+        _asked(report, fetcher.log[-1], "robots.txt")
+        robots_of[origin(base)] = verdict
+        report.robots.append(verdict)
+        if verdict.error:
+            report.stopped = f"robots.txt {verdict.url} {verdict.error}; nothing else was asked of the site"
             return None
-        if not is_document(document):
-            kind = "JSON, but not a JSON:API document" if document is not None else "not JSON"
-            content_type = scrub_emails(answer.content_type or "no type")[0]
-            report.stopped = f"the listing is {kind} (HTTP {answer.status}, {content_type})"
-            return None
-        page = parse_lecture_list(document, base_url=self.api_base)
-        report.problems.extend(f"listing: {p}" for p in page.problems)
-        report.listed = len(page.records)
-        report.total_pages = page.total_pages
-        report.unknown = {
-            n: (u.count, u.example) for n, u in unknown_attributes(lecture_resources([document])).items()
-        }
-        records = [r.parsed_record() for r in page.records]
-        report.listing_coverage = (
-            {name: sum(1 for r in records if has_value(getattr(r, name))) for name in ITEM_FIELD_NAMES}
-            if records
-            else {}
-        )
-        return page
+    fetcher.delay = max([fetcher.delay, *(r.crawl_delay or 0.0 for r in report.robots)])
+    return robots_of
 
-    def sample_lectures(self, listed: Sequence[LectureItem], robots: RobotsVerdict) -> None:
-        """Read the page of each of ``listed`` that robots.txt allows."""
-        for lecture in listed:
-            url = canonical_lecture_url(self.web_base, lecture.lecture_id, lecture.slug)
-            if not robots.can_fetch(url):
-                self.report.problems.append(
-                    f"robots.txt disallows lecture {lecture.lecture_id}'s page "
-                    f"({scrub_url(urlsplit(url).path)[0]}); not asked for"
-                )
-                continue
-            self.report.lectures.append(_sample_lecture(self.fetcher, url, lecture, self.asked))
+
+def _read_listing(fetcher: PoliteFetcher, report: SiteReport, api_base: str) -> LectureListPage | None:
+    """The first listing page, what it says counted in the report; None (the check stopped) when it
+    could not be fetched or is no JSON:API document."""
+    answer = _asked(report, fetcher.get(report.listing_url, {"Accept": API_ACCEPT}), "the listing")
+    report.listing_status = answer.status
+    document: JsonValue
+    try:
+        document = json.loads(answer.body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        document = None
+    if answer.error:
+        report.stopped = f"the listing could not be fetched: {answer.error}"
+        return None
+    if not is_document(document):
+        kind = "JSON, but not a JSON:API document" if document is not None else "not JSON"
+        content_type = scrub_emails(answer.content_type or "no type")[0]
+        report.stopped = f"the listing is {kind} (HTTP {answer.status}, {content_type})"
+        return None
+    page = parse_lecture_list(document, base_url=api_base)
+    report.problems.extend(f"listing: {p}" for p in page.problems)
+    report.listed = len(page.records)
+    report.total_pages = page.total_pages
+    report.unknown = {
+        n: (u.count, u.example) for n, u in unknown_attributes(lecture_resources([document])).items()
+    }
+    records = [r.parsed_record() for r in page.records]
+    report.listing_coverage = (
+        {name: sum(1 for r in records if has_value(getattr(r, name))) for name in ITEM_FIELD_NAMES}
+        if records
+        else {}
+    )
+    return page
 
 
 def _sample_lecture(
-    fetcher: PoliteFetcher, url: str, listed: LectureItem, asked: Callable[[Answer, str], Answer]
+    fetcher: PoliteFetcher, report: SiteReport, url: str, listed: LectureItem
 ) -> LectureSample:
-    answer = asked(fetcher.get(url), f"lecture {listed.lecture_id}")
+    answer = _asked(report, fetcher.get(url), f"lecture {listed.lecture_id}")
     from_listing = listed.parsed_record()
     listing_sources = {
         name: ("api" if getattr(from_listing, name) not in (None, "", [], {}) else "none")
@@ -380,31 +359,6 @@ def _sample_lecture(
     )
 
 
-class RecordedResponse(TypedDict):
-    """One answer in a recording: what was asked (path and query) and what came back."""
-
-    kind: str
-    path: str
-    query: str
-    status: int
-    content_type: str
-    # The body's file, relative to the recording's folder.
-    body: str
-
-
-class RecordingIndex(TypedDict):
-    """A recording's ``recording.json``."""
-
-    event_id: str
-    recorded_at: str
-    web_base: str
-    api_base: str
-    lecture_ids: list[str]
-    responses: list[RecordedResponse]
-    off_origin_redirects: int
-    note: str
-
-
 def record_site(
     out_dir: Path,
     *,
@@ -415,7 +369,7 @@ def record_site(
     timeout: float = DEFAULT_TIMEOUT,
     fetch: Fetch | None = None,
     lectures: int = RECORDED_LECTURES,
-) -> RecordingIndex:
+) -> dict[str, Any]:
     """Save robots.txt, a listing page and ``lectures`` lecture pages under ``out_dir``, personal data
     removed from everything written; returns the recording's index (also written to ``recording.json``).
 
@@ -440,7 +394,7 @@ def record_site(
         why = "; ".join(report.problems) or f"event {event_id} lists no lectures"
         raise RecordError(f"no lecture page could be recorded: {why}")
     files, entries = _recorded_answers(fetcher.log, recorded_ids)
-    index = RecordingIndex(
+    index = dict(
         event_id=event_id,
         recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         web_base=without_credentials(web_base),
@@ -461,11 +415,11 @@ def record_site(
 
 def _recorded_answers(
     log: Sequence[Answer], recorded_ids: set[str]
-) -> tuple[dict[str, bytes], list[RecordedResponse]]:
+) -> tuple[dict[str, bytes], list[dict[str, Any]]]:
     """The bodies to write (file name -> bytes, personal data removed) and the index's entries for every
     answer a recording keeps: all that arrived whole, lecture pages only when they answered HTTP 200."""
     files: dict[str, bytes] = {}
-    entries: list[RecordedResponse] = []
+    entries: list[dict[str, Any]] = []
     for number, answer in enumerate(log):
         if answer.error:
             continue
@@ -477,8 +431,10 @@ def _recorded_answers(
             f"{number:02d}-{kind}{'.json' if kind == 'listing' else '.html' if kind == 'lecture' else '.txt'}"
         )
         files[f"bodies/{name}"] = _without_personal_data(kind, answer.body, recorded_ids)
+        # What was asked (path and query), what came back, and the body's file (relative to the
+        # recording's folder).
         entries.append(
-            RecordedResponse(
+            dict(
                 kind=kind,
                 path=scrub_url(parts.path)[0],
                 query=scrub_url(parts.query)[0],

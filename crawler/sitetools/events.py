@@ -32,7 +32,7 @@ from crawler.pages.catalogue import (
     parse_library_page,
     summarize_events,
 )
-from crawler.sitetools.fetcher import Answer, Fetch, PoliteFetcher, fetch_url
+from crawler.sitetools.fetcher import Fetch, PoliteFetcher, fetch_url
 from crawler.sitetools.safe_text import kept_text, terminal_text
 from crawler.state.fsutil import write_json_atomic
 from crawler.state.layout import StateDir
@@ -184,25 +184,6 @@ def _origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
-def _retryable(answer: Answer) -> bool:
-    """A throttled or failing server, or an answer that did not arrive whole."""
-    return answer.status in _RETRY_STATUSES or (answer.status == 200 and answer.error is not None)
-
-
-def _get_page(fetcher: PoliteFetcher, url: str, api_base: str, waits: Sequence[float]) -> Answer:
-    answer = fetcher.get(url, {"Accept": API_ACCEPT})
-    for wait in waits:
-        if not _retryable(answer):
-            break
-        time.sleep(wait)
-        answer = fetcher.get(url, {"Accept": API_ACCEPT})
-    # The fetcher keeps every answer it got; a walk of the whole library must not hold them all.
-    fetcher.log.clear()
-    if not answer.error and _origin(answer.url) != _origin(api_base):
-        answer.error = f"redirected off the site to {_origin(answer.url)}"
-    return answer
-
-
 def read_catalogue(
     api_base: str,
     *,
@@ -221,84 +202,56 @@ def read_catalogue(
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page size must be from 1 to {MAX_PAGE_SIZE}")
     fetcher, notes = _polite_fetcher(api_base, page_size, delay, fetch)
-    listing = _Listing(notes=notes)
-    while True:
-        number = listing.pages + 1
-        _check_page_count(number, max_pages, listing.claimed)
-        if not listing.take(_read_page(fetcher, api_base, number, page_size, retry_waits)):
-            break
-        if progress is not None:
-            progress(number, listing.claimed, fetcher.delay)
-        if listing.last is not None and number >= listing.last:
-            break
-    return listing.catalogue(api_base, (now or datetime.now(UTC)).replace(microsecond=0))
-
-
-@dataclass
-class _Listing:
-    """What a walk of the library listing has read so far, page after page."""
-
-    notes: list[str]
-    lectures: dict[str, str | None] = field(default_factory=dict)
-    events: list[EventInfo] = field(default_factory=list)
-    pages: int = 0
+    lectures: dict[str, str | None] = {}
+    events: list[EventInfo] = []
     # What page 1 claimed: the number of pages and of lectures (None: it did not say).
     claimed: int | None = None
     total_count: int | None = None
-    # The last page as the latest page's meta counts it, else as page 1 claimed.
-    last: int | None = None
-
-    def take(self, page: LibraryPage) -> bool:
-        """Add the next page; False when it is the empty page that ends the listing."""
-        self.pages += 1
-        number = self.pages
-        self.notes.extend(f"page {number}: {p}" for p in page.problems)
+    number = 0
+    while True:
+        number += 1
+        if number > max_pages:
+            raise CatalogueError(f"the listing has more than {max_pages} pages (--max-pages); not believed")
+        if claimed is not None and number > claimed + 1:
+            raise CatalogueError(f"the listing does not end: page 1 claimed {claimed} pages")
+        page = _read_page(fetcher, api_base, number, page_size, retry_waits)
+        notes.extend(f"page {number}: {p}" for p in page.problems)
         if number == 1:
-            self.claimed, self.total_count = page.total_pages, page.total_count
-        self.last = page.total_pages if page.total_pages is not None else self.claimed
+            claimed, total_count = page.total_pages, page.total_count
+        # The last page as the latest page's meta counts it, else as page 1 claimed.
+        last = page.total_pages if page.total_pages is not None else claimed
         if not page.lectures:
             # An empty page ends the listing only where its own meta says the listing ends there: a page
             # that comes back empty before the last it counts is a listing cut short, not a whole one.
-            if self.last is not None and number < self.last:
+            if last is not None and number < last:
                 raise CatalogueError(
-                    f"listing page {number} of {self.last} lists no lecture; the listing is cut short"
+                    f"listing page {number} of {last} lists no lecture; the listing is cut short"
                 )
-            return False
-        new = {k: v for k, v in page.lectures.items() if k not in self.lectures}
+            break
+        new = {k: v for k, v in page.lectures.items() if k not in lectures}
         if not new:
             raise CatalogueError(f"listing page {number} brings no lecture not seen before; it does not end")
-        self.lectures.update(new)
-        self.events.extend(page.events.values())
-        return True
-
-    def catalogue(self, api_base: str, read_at: datetime) -> Catalogue:
-        """The events read, counted; :class:`CatalogueError` when the listing listed no lecture."""
-        if not self.lectures:
-            raise CatalogueError("the library listing lists no lecture; nothing to show")
-        if self.total_count is not None and self.total_count != len(self.lectures):
-            self.notes.append(f"the listing said {self.total_count} lectures; {len(self.lectures)} were read")
-        return Catalogue(
-            read_at=read_at,
-            api_base=without_credentials(api_base),
-            events=summarize_events(self.lectures, self.events),
-            pages=self.pages,
-            lectures=len(self.lectures),
-            total_count=self.total_count,
-            notes=_briefly(self.notes),
-        )
-
-
-def _briefly(notes: list[str]) -> list[str]:
-    if len(notes) <= MAX_NOTES:
-        return notes
-    return [*notes[: MAX_NOTES - 1], f"and {len(notes) - MAX_NOTES + 1} more problems like these"]
-
-
-def _check_page_count(number: int, max_pages: int, claimed: int | None) -> None:
-    if number > max_pages:
-        raise CatalogueError(f"the listing has more than {max_pages} pages (--max-pages); not believed")
-    if claimed is not None and number > claimed + 1:
-        raise CatalogueError(f"the listing does not end: page 1 claimed {claimed} pages")
+        lectures.update(new)
+        events.extend(page.events.values())
+        if progress is not None:
+            progress(number, claimed, fetcher.delay)
+        if last is not None and number >= last:
+            break
+    if not lectures:
+        raise CatalogueError("the library listing lists no lecture; nothing to show")
+    if total_count is not None and total_count != len(lectures):
+        notes.append(f"the listing said {total_count} lectures; {len(lectures)} were read")
+    if len(notes) > MAX_NOTES:
+        notes = [*notes[: MAX_NOTES - 1], f"and {len(notes) - MAX_NOTES + 1} more problems like these"]
+    return Catalogue(
+        read_at=(now or datetime.now(UTC)).replace(microsecond=0),
+        api_base=without_credentials(api_base),
+        events=summarize_events(lectures, events),
+        pages=number,
+        lectures=len(lectures),
+        total_count=total_count,
+        notes=notes,
+    )
 
 
 def _polite_fetcher(
@@ -331,9 +284,20 @@ def _polite_fetcher(
 def _read_page(
     fetcher: PoliteFetcher, api_base: str, number: int, page_size: int, retry_waits: Sequence[float]
 ) -> LibraryPage:
-    """Listing page ``number``, read; :class:`CatalogueError` when it failed or cannot be read."""
+    """Listing page ``number``, read (asked again after each of ``retry_waits`` while the server is
+    throttled or failing, or the answer did not arrive whole); :class:`CatalogueError` when it failed or
+    cannot be read."""
     url = library_listing_url(api_base, number, page_size)
-    answer = _get_page(fetcher, url, api_base, retry_waits)
+    answer = fetcher.get(url, {"Accept": API_ACCEPT})
+    for wait in retry_waits:
+        if not (answer.status in _RETRY_STATUSES or (answer.status == 200 and answer.error is not None)):
+            break
+        time.sleep(wait)
+        answer = fetcher.get(url, {"Accept": API_ACCEPT})
+    # The fetcher keeps every answer it got; a walk of the whole library must not hold them all.
+    fetcher.log.clear()
+    if not answer.error and _origin(answer.url) != _origin(api_base):
+        answer.error = f"redirected off the site to {_origin(answer.url)}"
     if answer.error or answer.status != 200:
         failure = answer.error or f"HTTP {answer.status}"
         raise CatalogueError(f"listing page {number} failed ({failure}): {without_credentials(url)}")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from crawler.schema import TEXT_BLOCK_FIELDS
@@ -34,16 +33,6 @@ def _text(value: Any) -> str:
     return normalize_line(value) if isinstance(value, str) else ""
 
 
-@dataclass(frozen=True)
-class _Expected:
-    abstract: str
-    title: str
-    counts: Counter[str]
-    context: frozenset[str]
-    presentation_type: str
-    event_known: bool
-
-
 def _texts(value: Any) -> list[str]:
     """A text block field's value as the blocks it shows: one for a text, one a string for a list."""
     if isinstance(value, str):
@@ -51,20 +40,6 @@ def _texts(value: Any) -> list[str]:
     if isinstance(value, Sequence):
         return [_text(v) for v in value]
     return []
-
-
-def _expected(fields: Any) -> _Expected:
-    """What the lecture's own blocks say: every text block field of the schema (``TEXT_BLOCK_FIELDS``), the
-    abstract (the anchor) and the title apart from the rest, its context."""
-    texts = {name: _texts(_field(fields, name)) for name in TEXT_BLOCK_FIELDS}
-    abstract = next(iter(texts.get("abstract") or []), "")
-    title = next(iter(texts.get("title") or []), "")
-    context = [v for name, values in texts.items() if name not in ("abstract", "title") for v in values]
-    values = [v for v in (abstract, title, *context) if v]
-    context_values = frozenset(v for v in context if v)
-    ptype = next(iter(texts.get("presentation_type") or []), "")
-    event = next(iter(texts.get("event_name") or []), "")
-    return _Expected(abstract, title, Counter(values), context_values, ptype, bool(event))
 
 
 def _grow(
@@ -97,34 +72,39 @@ def own_content_indices(
     """Indices (ascending) of the lecture's own blocks; see :func:`own_content_blocks`. ``normalized``:
     the blocks each normalized with :func:`normalize_line` (``""`` for what is not text), when the
     caller has them."""
-    return _locate(normalized if normalized is not None else [_text(b) for b in blocks], _expected(fields))
-
-
-def _locate(norm: Sequence[str], expected: _Expected) -> list[int]:
+    norm = normalized if normalized is not None else [_text(b) for b in blocks]
+    # What the lecture's own blocks say: every text block field of the schema (``TEXT_BLOCK_FIELDS``), the
+    # abstract (the anchor) and the title apart from the rest, its context.
+    texts = {name: _texts(_field(fields, name)) for name in TEXT_BLOCK_FIELDS}
+    abstract, title, ptype, event = (
+        (texts.get(name) or [""])[0] for name in ("abstract", "title", "presentation_type", "event_name")
+    )
+    others = [v for name, found in texts.items() if name not in ("abstract", "title") for v in found if v]
+    counts = Counter(v for v in (abstract, title, *others) if v)
+    context = frozenset(others)
     # Blocks that normalize to nothing (a lone ``<br>``) are transparent: work on the others only.
     shown = [i for i, v in enumerate(norm) if v]
     values = [norm[i] for i in shown]
-    anchors = [i for i, v in enumerate(values) if v in (expected.abstract, expected.title)]
+    anchors = [i for i, v in enumerate(values) if v in (abstract, title)]
     best: tuple[tuple[int, bool, bool, int], list[int], Counter[str]] | None = None
     # Fields read from the visible page know no event name, which sits between abstract and title.
-    max_gap = 0 if expected.event_known else 1
+    max_gap = 0 if event else 1
     for anchor in anchors:
-        used, remaining = _grow(values, anchor, expected.counts, max_gap)
-        has_context = any(values[i] in expected.context for i in used)
+        used, remaining = _grow(values, anchor, counts, max_gap)
+        has_context = any(values[i] in context for i in used)
         # Ties go to the run that starts at the abstract (the page's order), then to the earliest.
-        score = (len(used), has_context, values[anchor] == expected.abstract, -anchor)
+        score = (len(used), has_context, values[anchor] == abstract, -anchor)
         if best is None or score > best[0]:
             best = (score, used, remaining)
     if best is None:
         return []
     (_, has_context, _, _), used, remaining = best
-    if expected.context and not has_context:
+    if context and not has_context:
         # Only an abstract and a title next to each other: the shape of a related-lecture teaser.
         return []
-    ptype = expected.presentation_type
     if ptype and remaining[ptype] > 0:
         for i in range(used[-1] + 1, min(len(values), used[-1] + 1 + TYPE_LOOKAHEAD)):
-            if values[i] in (expected.abstract, expected.title):
+            if values[i] in (abstract, title):
                 break
             if values[i] == ptype:
                 used.append(i)
@@ -141,4 +121,4 @@ def own_content_blocks(blocks: Sequence[str], fields: Any) -> list[str]:
     presentation type on Underline. It is empty when the lecture's block cannot be found.
     """
     norm = [_text(b) for b in blocks]
-    return [norm[i] for i in _locate(norm, _expected(fields))]
+    return [norm[i] for i in own_content_indices(blocks, fields, normalized=norm)]

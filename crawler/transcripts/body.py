@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import codecs
 import zlib
-from dataclasses import dataclass
 
 GZIP_MAGIC = b"\x1f\x8b"
 # Byte order marks: the encoding they announce and their length. UTF-8's is dropped too.
@@ -23,30 +22,21 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _MAX_GZIP_MEMBERS = 64
 
 
-@dataclass(frozen=True)
-class DecodedBody:
-    """The file as text, or None with the reason (``too_large``, ``unparsable``); ``replaced`` when bytes
-    that are not text in the file's encoding were replaced by U+FFFD."""
-
-    text: str | None
-    problem: str | None = None
-    replaced: bool = False
-
-
-def decode_body(body: bytes, max_bytes: int) -> DecodedBody:
-    """The subtitle file ``body`` as text: gunzipped when it starts with gzip's magic bytes (never more
-    than ``max_bytes`` out), ``too_large`` when it or what it expands to is longer than ``max_bytes``,
-    decoded by its byte order mark (UTF-8, UTF-16 LE or BE) or else as UTF-8, bytes that do not decode
-    replaced."""
+def decode_body(body: bytes, max_bytes: int) -> tuple[str | None, str | None, bool]:
+    """The subtitle file ``body`` as text, or None with the reason (``too_large``, ``unparsable``), and
+    whether bytes that are not text in the file's encoding were replaced by U+FFFD: gunzipped when it
+    starts with gzip's magic bytes (never more than ``max_bytes`` out), ``too_large`` when it or what it
+    expands to is longer than ``max_bytes``, decoded by its byte order mark (UTF-8, UTF-16 LE or BE) or
+    else as UTF-8, bytes that do not decode replaced."""
     if len(body) > max_bytes:
-        return DecodedBody(None, "too_large")
+        return None, "too_large", False
     if body.startswith(GZIP_MAGIC):
         data, problem = gunzip_bounded(body, max_bytes)
         if data is None:
-            return DecodedBody(None, problem)
+            return None, problem, False
         body = data
     text, replaced = decode_text(body)
-    return DecodedBody(text, None, replaced)
+    return text, None, replaced
 
 
 def gunzip_bounded(body: bytes, max_bytes: int) -> tuple[bytes | None, str | None]:

@@ -64,14 +64,6 @@ class Cue:
     lines: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class ReadCues:
-    """The cues read from a file, in file order, and how many of its cue blocks were malformed."""
-
-    cues: list[Cue]
-    skipped: int
-
-
 def split_lines(text: str) -> list[str]:
     """``text`` cut at CRLF, lone CR and LF."""
     return _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
@@ -138,8 +130,9 @@ def blocks(lines: Sequence[str], fmt: str) -> Iterator[list[str]]:
         yield block
 
 
-def read_cues(lines: Sequence[str], fmt: str) -> ReadCues:
-    """The cues of a file of format ``fmt`` (see :func:`sniff_format`), in file order. A block that is
+def read_cues(lines: Sequence[str], fmt: str) -> tuple[list[Cue], int]:
+    """The cues of a file of format ``fmt`` (see :func:`sniff_format`), in file order, and how many of its
+    cue blocks were malformed. A block that is
     neither the header, a NOTE, STYLE or REGION block, a bare index nor a readable cue (one with an
     impossible time among them) is skipped and counted, wherever it stands."""
     cues: list[Cue] = []
@@ -152,7 +145,7 @@ def read_cues(lines: Sequence[str], fmt: str) -> ReadCues:
             cues.append(cue)
         elif not _is_never_text(block):
             skipped += 1
-    return ReadCues(cues, skipped)
+    return cues, skipped
 
 
 def _is_never_text(block: Sequence[str]) -> bool:
@@ -174,30 +167,26 @@ def read_cue_block(block: Sequence[str], fmt: str) -> Cue | None:
         return None
     # A plain timing line is one _TIMING reads too, with its hours, in the format's own way (a SubRip
     # file's either way, a WebVTT file's with dots): the cue is the plain one, or none.
-    plain = _plain_subrip_cue(block, at) if fmt == SRT else _plain_webvtt_cue(block, at)
-    if plain is not None:
-        return plain if plain.start_ms <= plain.end_ms <= _INT32_MAX else None
-    timing = _TIMING.fullmatch(block[at])
-    if timing is None:
-        return None
-    stamps = timing.groups()
-    subrip = fmt == SRT or any("," in stamp for stamp in stamps)
-    if subrip and not all(stamp.count(":") == 2 for stamp in stamps):
-        return None
-    cue = _plain_subrip_cue(block, at) if subrip else _plain_webvtt_cue(block, at)
-    if cue is not None:
-        return cue if cue.start_ms <= cue.end_ms <= _INT32_MAX else None
-    try:
-        cue = _subrip_cue(block[at:]) if subrip else _webvtt_cue(block[at:])
-    except ImportError:  # a library missing is the installation's fault, not the block's
-        raise
-    except Exception:
-        # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError for
-        # a field past its range) and any other failure on one untrusted block lose that block only.
-        return None
-    if cue is None or cue.end_ms < cue.start_ms or cue.end_ms > _INT32_MAX:
-        return None
-    return cue
+    cue = _plain_subrip_cue(block, at) if fmt == SRT else _plain_webvtt_cue(block, at)
+    if cue is None:
+        timing = _TIMING.fullmatch(block[at])
+        if timing is None:
+            return None
+        stamps = timing.groups()
+        subrip = fmt == SRT or any("," in stamp for stamp in stamps)
+        if subrip and not all(stamp.count(":") == 2 for stamp in stamps):
+            return None
+        cue = _plain_subrip_cue(block, at) if subrip else _plain_webvtt_cue(block, at)
+        try:
+            if cue is None:
+                cue = _subrip_cue(block[at:]) if subrip else _webvtt_cue(block[at:])
+        except ImportError:  # a library missing is the installation's fault, not the block's
+            raise
+        except Exception:
+            # The libraries' own errors (MalformedCaptionError, SRTParseError, ValueError or OverflowError
+            # for a field past its range) and any other failure on one untrusted block lose that block only.
+            return None
+    return cue if cue is not None and cue.start_ms <= cue.end_ms <= _INT32_MAX else None
 
 
 def _plain_webvtt_cue(block: Sequence[str], at: int) -> Cue | None:

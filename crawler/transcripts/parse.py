@@ -45,25 +45,25 @@ def parse_subtitle_file(body: bytes, *, auto_generated: bool | None, max_bytes: 
     True folds its rolling cues (each cue's newly said words only) unless they visibly do not roll; None
     folds them when they visibly roll (see :func:`crawler.transcripts.rolling.folds`). ``max_bytes``
     bounds the body and what it decompresses to (:data:`SUBTITLE_MAX_BYTES` is the default)."""
-    decoded = decode_body(body, max_bytes)
-    if decoded.text is None:
-        return ParsedTrack(None, problem=decoded.problem)
-    lines = split_lines(decoded.text)
+    text, problem, replaced = decode_body(body, max_bytes)
+    if text is None:
+        return ParsedTrack(None, problem=problem)
+    lines = split_lines(text)
     fmt = sniff_format(lines)
     if fmt is None:
         return ParsedTrack(None, problem="unparsable")
-    read = read_cues(lines, fmt)
-    if not read.cues:
-        problem = "unparsable" if read.skipped else "empty"
-        return ParsedTrack(None, cues_skipped=read.skipped, problem=problem, format=fmt)
+    cues, skipped = read_cues(lines, fmt)
+    if not cues:
+        problem = "unparsable" if skipped else "empty"
+        return ParsedTrack(None, cues_skipped=skipped, problem=problem, format=fmt)
     generated = auto_generated is True
-    kept = folded([timed_cue(cue, fmt, first_line=generated) for cue in read.cues], auto_generated)
+    kept = folded([timed_cue(cue, fmt, first_line=generated) for cue in cues], auto_generated)
     redacted, redactions = redact_segments(kept)
     return ParsedTrack(
         " ".join(t.text for t in redacted),
         segments=segments_of(redacted),
-        cues_skipped=read.skipped,
-        problem="not_utf8" if decoded.replaced else None,
+        cues_skipped=skipped,
+        problem="not_utf8" if replaced else None,
         format=fmt,
         redactions=redactions,
     )
