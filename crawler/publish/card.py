@@ -49,6 +49,7 @@ from crawler.publish.card_statistics import (
     transcript_statistics,
 )
 from crawler.publish.changes import Change, file_counts
+from crawler.publish.charts import HistoryEntry
 from crawler.publish.diff import DiffSummary
 from crawler.publish.lint import card_yaml_read_in_c
 from crawler.publish.slides import SlidesTable
@@ -182,7 +183,8 @@ class CardContext(ReleaseText):
 
 @dataclass(frozen=True)
 class CardRelease:
-    """What the card tells of a release: its names, version, provenance and what it was compared with."""
+    """What the card and the manifest tell of a release: its names, version and provenance, what it was
+    compared with, its configs (the tables' and then the events') and its change files."""
 
     name: str
     repo_id: str
@@ -190,7 +192,13 @@ class CardRelease:
     version: str
     created: datetime
     provenance: Mapping[str, object]
-    previous_version: str | None = None
+    previous_version: str | None
+    configs: list[ConfigFiles]
+    event_files: list[ConfigFiles]
+    per_event: list[EventConfig]
+    change_files: list[str]
+    changes: Changes
+    history: list[HistoryEntry]
 
 
 def release_text(release: CardRelease) -> ReleaseText:
@@ -280,24 +288,21 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[dict[str, Any]]:
 def card_context(
     *,
     release: CardRelease,
-    configs: Sequence[ConfigFiles],
     tables: Mapping[str, pa.Table],
     diff: DiffSummary,
-    event_configs: Sequence[EventConfig],
-    change_files: Sequence[str],
     lecture_email_like: int,
     transcripts: TranscriptsTable,
     slides: SlidesTable,
 ) -> CardContext:
     """Everything the template may use; every string that came from outside is already escaped.
 
-    The changes are the release's ``diff`` against ``release.previous_version``, the one its
-    last of ``change_files`` holds. ``tables["lectures"]`` holds only the columns the statistics read (and the
-    abstracts' lengths); ``lecture_email_like`` is the count of e-mail-like values in the whole lectures
-    table (counted as it was written). ``transcripts`` and ``slides`` are those tables as written, their
-    files and counts."""
+    ``diff`` is the release's against ``release.previous_version``, the one the last of its change files
+    holds. ``tables["lectures"]`` holds only the columns the statistics read (and the abstracts' lengths);
+    ``lecture_email_like`` is the count of e-mail-like values in the whole lectures table (counted as it
+    was written). ``transcripts`` and ``slides`` are those tables as written, their files and counts."""
     lectures = tables[DEFAULT_CONFIG]
     rows = StatisticsRow.rows_of(lectures)
+    configs = [*release.configs, *release.event_files]
     by_name = {c.config_name: c for c in configs}
     events = tables["events"].to_pylist()
     event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events)
@@ -317,14 +322,14 @@ def card_context(
                 "rows": by_name[e.config_name].num_rows,
                 "paths": list(by_name[e.config_name].paths),
             }
-            for e in event_configs
+            for e in release.per_event
         ],
-        "per_event": event_statistics(rows, event_configs, release.provenance.get("coverage")),
+        "per_event": event_statistics(rows, release.per_event, release.provenance.get("coverage")),
         "authors": author_statistics(tables, config="authors" in by_name),
         "anthology": anthology_share(rows),
-        "change_file": change_files[-1],
-        "change_files": list(change_files),
-        "changes": Changes.of(diff, release.previous_version),
+        "change_file": release.change_files[-1],
+        "change_files": list(release.change_files),
+        "changes": release.changes,
         "change_counts": file_counts(diff),
         "email_like": sum(email_like_values(t) for config, t in tables.items() if config != DEFAULT_CONFIG)
         + lecture_email_like
