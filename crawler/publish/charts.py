@@ -200,21 +200,27 @@ def bar_chart(
     return svg(TOP + len(rows) * ROW_HEIGHT + 8, title, desc, body)
 
 
+def _paired(
+    counts: Sequence[tuple[str, int, int]],
+    first: str,
+    second: str,
+    joiner: str,
+    colours: tuple[str, str] = (PAGE_COLOUR, LISTING_COLOUR),
+) -> list[BarRow]:
+    """Rows of two bars each from (event name, first count, second count), each bar's tooltip its count
+    and what it counts, the two counts written after them with ``joiner`` between."""
+    return [
+        (name, ((a, colours[0], f"{a} {first}"), (b, colours[1], f"{b} {second}")), f"{a}{joiner}{b}")
+        for name, a, b in counts
+    ]
+
+
 def lectures_chart(events: Sequence[EventFigures]) -> str:
     """Lectures per event, one horizontal bar each: from their own page, then from the listing only."""
-    rows: list[BarRow] = [
-        (
-            e.name,
-            (
-                (e.page, PAGE_COLOUR, f"{e.page} from their own page"),
-                (e.listing_only, LISTING_COLOUR, f"{e.listing_only} listing only"),
-            ),
-            f"{e.page} + {e.listing_only}",
-        )
-        for e in events
-    ]
     return bar_chart(
-        rows,
+        _paired(
+            [(e.name, e.page, e.listing_only) for e in events], "from their own page", "listing only", " + "
+        ),
         stacked=True,
         legend=[("from their own page", PAGE_COLOUR), ("from the listing only", LISTING_COLOUR)],
         title="Lectures per event",
@@ -259,19 +265,14 @@ def slides_summary(events: Sequence[EventFigures]) -> str:
 
 def slides_chart(events: Sequence[EventFigures]) -> str:
     """Lectures with slide text and with poster text per event, one bar of each."""
-    rows: list[BarRow] = [
-        (
-            e.name,
-            (
-                (e.slides, PAGE_COLOUR, f"{e.slides} with slide text"),
-                (e.posters, LINKED_COLOUR, f"{e.posters} with poster text"),
-            ),
-            f"{e.slides} / {e.posters}",
-        )
-        for e in events
-    ]
     return bar_chart(
-        rows,
+        _paired(
+            [(e.name, e.slides, e.posters) for e in events],
+            "with slide text",
+            "with poster text",
+            " / ",
+            colours=(PAGE_COLOUR, LINKED_COLOUR),
+        ),
         stacked=False,
         legend=[("slide text", PAGE_COLOUR), ("poster text", LINKED_COLOUR)],
         title="Slide and poster text per event",
