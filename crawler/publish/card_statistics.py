@@ -92,11 +92,6 @@ class AnthologyShare(TypedDict):
     share: str
 
 
-class ExtractionCounts(TypedDict):
-    page: int
-    listing_only: int
-
-
 class EventStatistics(TypedDict):
     """One event's statistics (``per_event`` in the template)."""
 
@@ -111,7 +106,8 @@ class EventStatistics(TypedDict):
     without_day: int
     coverage: list[dict[str, Any]]
     anthology: AnthologyShare
-    sources: ExtractionCounts
+    # Lectures by where their fields came from: ``page`` and ``listing_only``.
+    sources: dict[str, int]
 
 
 @dataclass(frozen=True)

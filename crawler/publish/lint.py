@@ -171,7 +171,7 @@ def lint_card(card_text: str, data_dir: Path) -> list[LintProblem]:
     configs = _check_configs(meta, data_dir, problems)
     if configs is not None:
         _check_dataset_info(meta, configs, data_dir, problems)
-        _check_size(meta, configs, data_dir, problems)
+        _check_size(meta, configs, problems)
     if not parts[1].strip():
         problems.append(LintProblem("empty-body", "the card has no text after the metadata", "warning"))
     problems.extend(_check_images(parts[1], data_dir))
@@ -406,10 +406,7 @@ def _check_dataset_info(
 
 
 def _check_size(
-    meta: Mapping[str, Any],
-    configs: Mapping[str, Mapping[str, list[Path]]],
-    data_dir: Path,
-    problems: list[LintProblem],
+    meta: Mapping[str, Any], configs: Mapping[str, Mapping[str, list[Path]]], problems: list[LintProblem]
 ) -> None:
     values = _as_list(meta.get("size_categories", []))
     if not values or values == [None]:
