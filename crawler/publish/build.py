@@ -27,7 +27,7 @@ from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish import charts
 from crawler.publish.card_metadata import ChangesConfig, ConfigFiles, card_data
-from crawler.publish.events import BuildContext, EventRows, Removals, Written, merge_changes, write_events
+from crawler.publish.events import BuildContext, EventRows, Written, merge_changes, write_events
 from crawler.publish.lint import LintProblem
 from crawler.publish.manifest import (
     CARD,
@@ -160,7 +160,7 @@ def build_release(events: EventRows, context: BuildContext) -> tuple[ReleaseResu
     # The links the Anthology could ingest: every linked lecture still on the site.
     links = links_file(written.linked)
     (build / LINKS_FILE).write_text(links_csv(links.rows), encoding="utf-8")
-    history = _carry_change_files(previous, build, context.removals)
+    history = _carry_change_files(context)
     change_file = change_files.changes_path(version)
     merge_changes(written.change_parts, build / change_file)
     shutil.rmtree(build / ".changes", ignore_errors=True)
@@ -300,8 +300,9 @@ def _kept_entry(previous: PreviousRelease, path: str) -> FileEntry:
     return {"size": int(entry["size"]), "sha256": str(entry["sha256"])}
 
 
-def _carry_change_files(previous: PreviousRelease, build: Path, removals: Removals) -> list[str]:
+def _carry_change_files(context: BuildContext) -> list[str]:
     """Copy the change files of earlier releases into the build, with the removals applied to them."""
+    previous, build = context.previous, context.build
     if previous.manifest is None:
         return []
     paths = list(previous.manifest.get("change_files", []))
@@ -312,11 +313,11 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: Remova
         # A file nothing is removed from is carried as it is, without reading its rows (the first
         # release's file holds every lecture), unless it predates the ``release`` column.
         scrubbed = None
-        if _may_need_scrubbing(source, removals):
+        if _may_need_scrubbing(source, context):
             scrubbed = change_files.scrub_changes(
                 change_files.read_changes(source),
-                removed=removals.lectures,
-                redact=lambda lectures: remove_from(lectures, redactions=removals.authors),
+                removed=context.removed,
+                redact=lambda lectures: remove_from(lectures, redactions=context.redactions),
             )
         if scrubbed is None:
             change_files.carry_change_file(source, build / path)
@@ -325,18 +326,18 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: Remova
     return paths
 
 
-def _may_need_scrubbing(path: Path, removals: Removals) -> bool:
+def _may_need_scrubbing(path: Path, context: BuildContext) -> bool:
     """False when a change file cannot hold anything the removals take out: no author is to be
     redacted and none of its lecture ids is removed (read from its ``lecture_id`` column alone)."""
-    if removals.authors:
+    if context.redactions:
         return True
-    if not removals.lectures:
+    if not context.removed:
         return False
     try:
         ids = pq.read_table(path, columns=["lecture_id"]).column(0).to_pylist()
     except (OSError, pa.ArrowException):
         return True  # read_changes names the damage
-    return not removals.lectures.isdisjoint(ids)
+    return not context.removed.isdisjoint(ids)
 
 
 def _pretty_name(name: str, events: Sequence[EventConfig]) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 
 from crawler.publish import card as cards
 from crawler.publish.build import ReleaseResult, build_release, crawl_date_of
-from crawler.publish.events import BuildContext, EventRows, GroupedEvents, PublishOptions, Removals
+from crawler.publish.events import BuildContext, EventRows, GroupedEvents, PublishOptions
 from crawler.publish.previous import read_previous_release
 from crawler.publish.records import lecture_rows
 from crawler.publish.removals import Redactions, apply_removals
@@ -105,7 +105,7 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
     if not template.is_file():
         raise FileNotFoundError(f"card template not found: {template}")
     redactions = _redactions(options.redact_authors, lambda: _all_rows(events))
-    removals = Removals(frozenset(str(i) for i in options.remove_lectures), redactions)
+    removed = frozenset(str(i) for i in options.remove_lectures)
     out_dir = Path(out_dir).absolute()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     step = options.on_step or (lambda _step, _path: None)
@@ -115,7 +115,7 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
         build = out_dir.parent / f".{out_dir.name}.build-{uuid.uuid4().hex[:12]}"
         build.mkdir()
         try:
-            context = BuildContext(build, options, template, previous, removals)
+            context = BuildContext(build, options, template, previous, removed, redactions)
             result, carried = build_release(events, context)
             step("built", build)
             warnings = verify_release(build, result.row_counts, carried=carried)
