@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.publish import changes as change_files
+from crawler.publish.lint import size_category
 from crawler.publish.tables import DEFAULT_CONFIG, TableSpec
 
 LICENSE = "other"
@@ -23,18 +24,6 @@ LICENSE_DETAILS = (
 TASK_CATEGORIES = ("text-retrieval", "text-classification")
 TASK_IDS = ("document-retrieval", "topic-classification")
 TAGS = ("conference-talks", "scientific-abstracts", "underline", "web-crawl")
-SIZE_CATEGORIES = (
-    (1_000, "n<1K"),
-    (10_000, "1K<n<10K"),
-    (100_000, "10K<n<100K"),
-    (1_000_000, "100K<n<1M"),
-    (10_000_000, "1M<n<10M"),
-    (100_000_000, "10M<n<100M"),
-    (1_000_000_000, "100M<n<1B"),
-    (10_000_000_000, "1B<n<10B"),
-    (100_000_000_000, "10B<n<100B"),
-    (1_000_000_000_000, "100B<n<1T"),
-)
 
 
 @dataclass(frozen=True)
@@ -98,13 +87,6 @@ def changes_info(changes: ChangesConfig) -> Any:
         download_size=changes.download_size,
         dataset_size=changes.num_bytes,
     )
-
-
-def size_category(num_rows: int) -> str:
-    for bound, label in SIZE_CATEGORIES:
-        if num_rows < bound:
-            return label
-    return "n>1T"
 
 
 def card_data(
