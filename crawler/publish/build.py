@@ -26,7 +26,7 @@ from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish import charts
-from crawler.publish.card_metadata import ChangesConfig, ConfigFiles, card_data
+from crawler.publish.card_metadata import ConfigFiles, card_data, changes_info
 from crawler.publish.events import BuildContext, EventRows, Written, merge_changes, write_events
 from crawler.publish.lint import LintProblem
 from crawler.publish.manifest import (
@@ -234,7 +234,7 @@ def _write_card(
         data=card_data(
             pretty_name=" ".join(release.pretty_name.split()),
             configs=[*release.configs, *release.event_files],
-            changes=ChangesConfig.of(context.build, release.change_files),
+            changes=changes_info(context.build, release.change_files),
         ),
         context={**context_values, "charts": charts.card_rows(drawn)},
         previous_card=context.previous.card,

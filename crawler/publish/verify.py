@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from crawler.anthology.links import link_rows, read_links_csv
 from crawler.publish import changes as change_files
-from crawler.publish.card_metadata import ChangesConfig
+from crawler.publish.card_metadata import changes_info
 from crawler.publish.events import LINK_COLUMNS, linked_lectures
 from crawler.publish.lint import LintProblem, card_yaml_read_in_c, errors, lint_card
 from crawler.publish.manifest import CARD, MANIFEST, ReleaseError, file_entry
@@ -97,7 +97,7 @@ def verify_release(
         loaded[DEFAULT_CONFIG] = 0
     with _datasets_reading() as cache:
         changes = manifest.get("change_files", [])
-        if ChangesConfig.of(root, changes) is not None:
+        if changes_info(root, changes) is not None:
             _check_resolves(root, change_files.CONFIG, changes, cache)
         if expected_rows[LECTURES.name]:
             _check_resolves(root, DEFAULT_CONFIG, lecture_files, cache)
