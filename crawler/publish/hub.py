@@ -174,43 +174,6 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, httpx2.TransportError | ConnectionError | TimeoutError)
 
 
-def _waiter(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
-    def wait(state: tenacity.RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        response = getattr(exc, "response", None)
-        asked = retry_after_seconds(getattr(response, "headers", None))
-        if asked is not None:
-            return min(asked, policy.max_wait)
-        ceiling = min(policy.max_wait, policy.base_wait * 2 ** (state.attempt_number - 1))
-        return random.uniform(0, ceiling)
-
-    return wait
-
-
-def _with_retries(what: str, call: Callable[[], T], policy: RetryPolicy, secrets: Sequence[str]) -> T:
-    def before_sleep(state: tenacity.RetryCallState) -> None:
-        exc = state.outcome.exception() if state.outcome else None
-        wait = state.next_action.sleep if state.next_action else 0.0
-        log.warning(
-            "%s failed (attempt %d of %d: %s); retrying in %.1fs",
-            what,
-            state.attempt_number,
-            policy.attempts,
-            scrub(_describe(exc), secrets),
-            wait,
-        )
-
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(policy.attempts),
-        wait=_waiter(policy),
-        retry=tenacity.retry_if_exception(is_retryable),
-        sleep=policy.sleep,
-        before_sleep=before_sleep,
-        reraise=True,
-    )
-    return retrying(call)
-
-
 def _describe(exc: BaseException | None) -> str:
     if exc is None:
         return "unknown error"
@@ -337,7 +300,39 @@ class _HubRepo:
     secrets: Sequence[str]
 
     def call(self, what: str, call: Callable[[], T]) -> T:
-        return _with_retries(what, call, self.policy, self.secrets)
+        """``call()``, retried by the policy: after a retryable error (:func:`is_retryable`) it waits what
+        ``Retry-After`` asks for, else a full-jitter exponential backoff, and logs the failure scrubbed."""
+        policy = self.policy
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            asked = retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None))
+            if asked is not None:
+                return min(asked, policy.max_wait)
+            ceiling = min(policy.max_wait, policy.base_wait * 2 ** (state.attempt_number - 1))
+            return random.uniform(0, ceiling)
+
+        def before_sleep(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            wait = state.next_action.sleep if state.next_action else 0.0
+            log.warning(
+                "%s failed (attempt %d of %d: %s); retrying in %.1fs",
+                what,
+                state.attempt_number,
+                policy.attempts,
+                scrub(_describe(exc), self.secrets),
+                wait,
+            )
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(policy.attempts),
+            wait=wait,
+            retry=tenacity.retry_if_exception(is_retryable),
+            sleep=policy.sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        return retrying(call)
 
     def push(
         self, release_dir: Path, local: list[str], private: bool, revision: str | None, message: str
