@@ -139,9 +139,10 @@ def _check_tables(root: Path, manifest: Mapping[str, Any], expected_rows: Mappin
 def _check_lecture_files(root: Path, manifest: Mapping[str, Any], expected: int) -> list[str]:
     """The ``lectures`` files have the declared schema and the rows written, counted from their metadata."""
     lecture_files = list(manifest["configs"][LECTURES.name]["files"])
-    found = 0
+    declared, found = LECTURES.arrow_schema().remove_metadata(), 0
     for path in lecture_files:
-        _check_schema(root, path)
+        if not pq.read_schema(root / path).remove_metadata().equals(declared):
+            raise ReleaseError(f"{path}: schema differs from the declared {LECTURES.name} schema")
         found += pq.read_metadata(root / path).num_rows
     if found != expected:
         raise ReleaseError(f"{LECTURES.name}: {found} rows read, {expected} written")
@@ -186,12 +187,6 @@ def _check_change_files(root: Path, manifest: Mapping[str, Any]) -> None:
             change_files.check_change_file(root / path, rows=index == len(history) - 1, earlier=False)
         except change_files.ChangeFileSchemaError:
             raise ReleaseError(f"{path}: schema differs from the change files' schema") from None
-
-
-def _check_schema(root: Path, path: str) -> None:
-    found = pq.read_schema(root / path)
-    if not found.remove_metadata().equals(LECTURES.arrow_schema().remove_metadata()):
-        raise ReleaseError(f"{path}: schema differs from the declared {LECTURES.name} schema")
 
 
 def _check_resolves(root: Path, config: str, files: Sequence[str], cache: str) -> None:
