@@ -69,26 +69,19 @@ class RetryPolicy:
         number, at least 1) and ``EVENTCRAWL_HUB_FIRST_WAIT`` (seconds, at least 0) set. HubPushError
         for a value that is neither."""
         environ = os.environ if environ is None else environ
-        policy = cls()
         attempts = environ.get(ATTEMPTS_VARIABLE, "").strip()
-        if attempts:
-            if not attempts.isdigit() or int(attempts) < 1:
-                raise HubPushError(
-                    f"{ATTEMPTS_VARIABLE} must be a whole number of at least 1, not {attempts!r}"
-                )
-            policy = dataclasses.replace(policy, attempts=int(attempts))
+        if attempts and (not attempts.isdigit() or int(attempts) < 1):
+            raise HubPushError(f"{ATTEMPTS_VARIABLE} must be a whole number of at least 1, not {attempts!r}")
         first_wait = environ.get(FIRST_WAIT_VARIABLE, "").strip()
-        if first_wait:
-            try:
-                seconds = float(first_wait)
-            except ValueError:
-                seconds = -1.0
-            if not math.isfinite(seconds) or seconds < 0:
-                raise HubPushError(
-                    f"{FIRST_WAIT_VARIABLE} must be a number of seconds of at least 0, not {first_wait!r}"
-                )
-            policy = dataclasses.replace(policy, base_wait=seconds)
-        return policy
+        try:
+            seconds = float(first_wait) if first_wait else cls.base_wait
+        except ValueError:
+            seconds = -1.0
+        if not math.isfinite(seconds) or seconds < 0:
+            raise HubPushError(
+                f"{FIRST_WAIT_VARIABLE} must be a number of seconds of at least 0, not {first_wait!r}"
+            )
+        return cls(attempts=int(attempts) if attempts else cls.attempts, base_wait=seconds)
 
 
 @dataclass(frozen=True)
