@@ -35,9 +35,9 @@ from crawler.json_types import JsonObject, JsonValue
 from crawler.privacy.email_like import email_like_values
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
+    STATISTICS_COLUMNS,
     AnthologyShare,
     EventStatistics,
-    StatisticsRow,
     anthology_share,
     author_statistics,
     escape_text,
@@ -301,7 +301,7 @@ def card_context(
     ``lecture_email_like`` is the count of e-mail-like values in the whole lectures table (counted as it
     was written). ``transcripts`` and ``slides`` are those tables as written, their files and counts."""
     lectures = tables[DEFAULT_CONFIG]
-    rows = StatisticsRow.rows_of(lectures)
+    rows = lectures.select(STATISTICS_COLUMNS).to_pylist()
     configs = [*release.configs, *release.event_files]
     by_name = {c.config_name: c for c in configs}
     events = tables["events"].to_pylist()
