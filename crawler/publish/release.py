@@ -23,7 +23,7 @@ import dataclasses
 import re
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -88,13 +88,6 @@ def _redactions(
     return parsed.with_names_of(records()) if parsed.orcids else parsed
 
 
-def _all_rows(events: EventRows) -> Iterator[dict[str, object]]:
-    """Every lecture as a row mapping, one event in memory at a time."""
-    for event_id in events.event_ids():
-        for lecture in events.lectures_of(event_id):
-            yield lecture.values()
-
-
 def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) -> ReleaseResult:
     """Write a checked release of ``events`` to ``out_dir`` (see :func:`publish_release`), one event's
     rows in memory at a time, replacing the previous release atomically."""
@@ -104,7 +97,11 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
     template = options.template or cards.DEFAULT_TEMPLATE
     if not template.is_file():
         raise FileNotFoundError(f"card template not found: {template}")
-    redactions = _redactions(options.redact_authors, lambda: _all_rows(events))
+    # Every lecture as a row mapping, one event in memory at a time (read only to expand an ORCID iD).
+    redactions = _redactions(
+        options.redact_authors,
+        lambda: (lec.values() for event_id in events.event_ids() for lec in events.lectures_of(event_id)),
+    )
     removed = frozenset(str(i) for i in options.remove_lectures)
     out_dir = Path(out_dir).absolute()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
