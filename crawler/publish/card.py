@@ -120,17 +120,20 @@ def _provenance_rows(provenance: Mapping[str, object]) -> list[dict[str, str]]:
     return [{"key": escape_text(k), "value": show(v)} for k, v in sorted(json_safe(provenance).items())]
 
 
-def bibtex(*, key: str, pretty_name: str, version: str, year: str, url: str) -> str:
+def bibtex(release: CardRelease) -> str:
+    """The release's BibTeX entry, keyed by its name and version, its year the version's."""
+
     def clean(text: str) -> str:
         return re.sub(r"[{}\\`@]", "", " ".join(text.split()))
 
+    url = f"https://huggingface.co/datasets/{release.repo_id}"
     return "\n".join(
         [
-            f"@misc{{{re.sub(r'[^A-Za-z0-9_:-]', '_', key)},",
-            f"  title        = {{{clean(pretty_name)}}},",
+            f"@misc{{{re.sub(r'[^A-Za-z0-9_:-]', '_', f'{release.name}_{release.version}')},",
+            f"  title        = {{{clean(release.pretty_name)}}},",
             "  author       = {{eventcrawl maintainers}},",
-            f"  year         = {{{clean(year)}}},",
-            f"  version      = {{{clean(version)}}},",
+            f"  year         = {{{clean(release.version[:4])}}},",
+            f"  version      = {{{clean(release.version)}}},",
             f"  howpublished = {{\\url{{{clean(url)}}}}},",
             "  note         = {Lecture pages crawled from Underline;"
             " abstracts and titles are their authors' work}",
@@ -216,13 +219,7 @@ def release_text(release: CardRelease) -> ReleaseText:
         "crawler_version": escape_text(provenance.get("crawler_version"), empty="(version not recorded)"),
         "web_base": escape_text(provenance.get("web_base"), empty="(site not recorded)"),
         "license_details": LICENSE_DETAILS,
-        "bibtex": bibtex(
-            key=f"{release.name}_{release.version}",
-            pretty_name=release.pretty_name,
-            version=release.version,
-            year=release.version[:4],
-            url=f"https://huggingface.co/datasets/{release.repo_id}",
-        ),
+        "bibtex": bibtex(release),
         "provenance": _provenance_rows(other),
         "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],
     }
