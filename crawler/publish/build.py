@@ -26,8 +26,9 @@ from crawler.privacy.spoken import TRANSCRIPT_PRIVACY_RULE
 from crawler.publish import card as cards
 from crawler.publish import changes as change_files
 from crawler.publish import charts
-from crawler.publish.card_metadata import ChangesConfig, ConfigFiles, card_data
-from crawler.publish.events import BuildContext, EventRows, Removals, Written, merge_changes, write_events
+from crawler.publish.card_metadata import ConfigFiles, card_data, changes_info
+from crawler.publish.events import BuildContext, EventRows, Written, merge_changes, write_events
+from crawler.publish.lint import LintProblem
 from crawler.publish.manifest import (
     CARD,
     MANIFEST,
@@ -42,13 +43,13 @@ from crawler.publish.parquet import EMPTY_PARTITION, data_files_pattern, write_s
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import session_details
 from crawler.publish.removals import RELEASE_LEDGER, remove_from
-from crawler.publish.shards import EventShards
 from crawler.publish.swap import fsync_tree
 from crawler.publish.tables import (
     DEFAULT_CONFIG,
     LECTURES,
     SPECS,
     EventConfig,
+    TableSpec,
     event_configs,
     lecture_table,
 )
@@ -81,93 +82,66 @@ def next_version(crawl_date: str, taken: Iterable[str]) -> str:
 
 
 @dataclass(frozen=True)
-class Built:
+class ReleaseResult:
+    out_dir: Path
     version: str
     previous_version: str | None
     row_counts: dict[str, int]
     files: dict[str, FileEntry]
     changes: cards.Changes
-    change_file: str
-    event_configs: list[EventConfig]
-    rewritten: frozenset[str] = frozenset()  # event configs whose files were written anew
-    reused_files: frozenset[str] = frozenset()  # lecture and transcript files carried from the last release
+    warnings: tuple[LintProblem, ...] = field(default=())
+    change_file: str | None = None  # ``changes/<version>.parquet``
+    event_configs: dict[str, str] = field(default_factory=dict)  # event id -> config name
+    # Event configs whose files this release wrote; the others' files are the previous release's.
+    rewritten: tuple[str, ...] = ()
 
 
-def _lecture_configs(context: BuildContext, written: Written, rows: int) -> list[ConfigFiles]:
-    build = context.build
+def _config_files(
+    build: Path,
+    spec: TableSpec,
+    paths: Sequence[str],
+    num_rows: int,
+    num_bytes: int,
+    *,
+    pattern: str | tuple[str, ...],
+    name: str = "",
+) -> ConfigFiles:
+    """A config's files as written in ``build``, their Parquet bytes on disk summed."""
+    download_size = sum((build / p).stat().st_size for p in paths)
+    return ConfigFiles(spec, tuple(paths), num_rows, num_bytes, download_size, pattern=pattern, name=name)
+
+
+def _configs(build: Path, written: Written, tables: Mapping[str, pa.Table]) -> list[ConfigFiles]:
+    """The ``lectures`` config, the summary tables' and the ``transcripts`` and ``slides`` configs.
+    datasets cannot load a split without rows: a table other than the default is left out while empty
+    (e.g. ``authors`` until the crawl reads them; a release without any track has no ``transcripts``
+    config, its card says so)."""
     if written.events:
         shards = [s for w in written.events for s in w.shards]
     else:
         shards = write_shards(lecture_table([]), build, LECTURES, partition=EMPTY_PARTITION)
-    return [
-        ConfigFiles(
-            spec=LECTURES,
-            paths=tuple(s.path for s in shards),
-            num_rows=rows,
-            num_bytes=sum(w.num_bytes for w in written.events),
-            download_size=sum((build / s.path).stat().st_size for s in shards),
-            pattern=data_files_pattern(LECTURES),
-        )
-    ]
-
-
-def _table_configs(build: Path, tables: Mapping[str, pa.Table]) -> list[ConfigFiles]:
-    """The summary tables' files. datasets cannot load a split without rows: a table other than the
-    default is left out while empty (e.g. ``authors`` until the crawl reads them)."""
-    configs = []
+    paths, lecture_bytes = [s.path for s in shards], sum(w.num_bytes for w in written.events)
+    pattern = data_files_pattern(LECTURES)
+    configs = [_config_files(build, LECTURES, paths, written.total, lecture_bytes, pattern=pattern)]
     for spec in (s for s in SPECS if s is not LECTURES and tables[s.name].num_rows):
-        shards = write_shards(tables[spec.name], build, spec)
+        table = tables[spec.name]
+        paths = [s.path for s in write_shards(table, build, spec)]
         configs.append(
-            ConfigFiles(
-                spec=spec,
-                paths=tuple(s.path for s in shards),
-                num_rows=tables[spec.name].num_rows,
-                num_bytes=tables[spec.name].nbytes,
-                download_size=sum((build / s.path).stat().st_size for s in shards),
-                pattern=data_files_pattern(spec),
-            )
+            _config_files(build, spec, paths, table.num_rows, table.nbytes, pattern=data_files_pattern(spec))
         )
+    for rows in (written.transcripts, written.slides):
+        if rows.num_rows:
+            paths = [s.path for f in rows.files for s in f.shards]
+            num_bytes = sum(f.num_bytes for f in rows.files)
+            configs.append(
+                _config_files(build, rows.spec, paths, rows.num_rows, num_bytes, pattern=rows.pattern)
+            )
     return configs
 
 
-def _file_table_configs(build: Path, written: Written) -> list[ConfigFiles]:
-    """The ``transcripts`` and ``slides`` configs, each declared only when a row was written: datasets
-    cannot load a split without rows, so a release without any track has no ``transcripts`` config (its
-    card says so)."""
-    configs = []
-    for table in (written.transcripts, written.slides):
-        if not table.num_rows:
-            continue
-        paths = tuple(s.path for f in table.files for s in f.shards)
-        configs.append(
-            ConfigFiles(
-                spec=table.spec,
-                paths=paths,
-                num_rows=table.num_rows,
-                num_bytes=sum(f.num_bytes for f in table.files),
-                download_size=sum((build / p).stat().st_size for p in paths),
-                pattern=table.pattern,
-            )
-        )
-    return configs
-
-
-@dataclass(frozen=True)
-class _Release:
-    """What the card and the manifest describe: the version, the configs and the change files."""
-
-    version: str
-    previous_version: str | None
-    created: datetime
-    configs: list[ConfigFiles]
-    event_files: list[ConfigFiles]
-    per_event: list[EventConfig]
-    change_files: list[str]
-    changes: cards.Changes
-    history: list[charts.HistoryEntry] = field(default_factory=list)
-
-
-def build_release(events: EventRows, context: BuildContext) -> Built:
+def build_release(events: EventRows, context: BuildContext) -> tuple[ReleaseResult, frozenset[str]]:
+    """The release built in ``context.build`` (its ``out_dir`` the build directory, its warnings not yet
+    known), and the files carried byte for byte from the previous release."""
     options, previous, build = context.options, context.previous, context.build
     created = (options.now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     version = next_version(crawl_date_of(options.provenance), previous.versions)
@@ -175,29 +149,36 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
     tables = written.tables.tables(session_details(options.sessions))
     per_event = event_configs(tables["events"].to_pylist())
     by_event = {w.event_id: w for w in written.events}
-    event_files = [_event_config_files(build, by_event[e.event_id], e) for e in per_event]
-    configs = [
-        *_lecture_configs(context, written, written.total),
-        *_table_configs(build, tables),
-        *_file_table_configs(build, written),
-    ]
+    configs = _configs(build, written, tables)
+    event_files = []
+    for e in per_event:
+        paths = [s.path for s in by_event[e.event_id].shards]
+        rows, num_bytes = by_event[e.event_id].num_rows, by_event[e.event_id].num_bytes
+        event_files.append(
+            _config_files(build, LECTURES, paths, rows, num_bytes, pattern=tuple(paths), name=e.config_name)
+        )
     # The links the Anthology could ingest: every linked lecture still on the site.
     links = links_file(written.linked)
     (build / LINKS_FILE).write_text(links_csv(links.rows), encoding="utf-8")
-    history = _carry_change_files(previous, build, context.removals)
+    history = _carry_change_files(context)
     change_file = change_files.changes_path(version)
     merge_changes(written.change_parts, build / change_file)
     shutil.rmtree(build / ".changes", ignore_errors=True)
-    release = _Release(
-        version,
-        previous.version,
-        created,
-        configs,
-        event_files,
-        per_event,
-        [*history, change_file],
-        cards.Changes.of(written.diff, previous.version),
-        charts.release_history(
+    name, provenance = options.name, context.provenance
+    release = cards.CardRelease(
+        name=name,
+        repo_id=str(provenance.get("repo_id") or (name if "/" in name else f"<namespace>/{name}")),
+        pretty_name=str(provenance.get("pretty_name") or _pretty_name(name, per_event)),
+        version=version,
+        created=created,
+        provenance=provenance,
+        previous_version=previous.version,
+        configs=configs,
+        event_files=event_files,
+        per_event=per_event,
+        change_files=[*history, change_file],
+        changes=cards.Changes.of(written.diff, previous.version),
+        history=charts.release_history(
             previous.manifest, version, written.total, change_files.file_counts(written.diff)
         ),
     )
@@ -206,17 +187,18 @@ def build_release(events: EventRows, context: BuildContext) -> Built:
         options.removals_ledger.save(build)
     files = _write_manifest(context, release, written, links, assets)
     fsync_tree(build)
-    return Built(
-        version,
-        previous.version,
-        {c.spec.name: c.num_rows for c in configs},
-        files,
-        release.changes,
-        change_file,
-        per_event,
-        frozenset(e.config_name for e in per_event if not by_event[e.event_id].reused),
-        frozenset(_reused_files(written)),
+    result = ReleaseResult(
+        out_dir=build,
+        version=version,
+        previous_version=previous.version,
+        row_counts={c.spec.name: c.num_rows for c in configs},
+        files=files,
+        changes=release.changes,
+        change_file=change_file,
+        event_configs={e.event_id: e.config_name for e in per_event},
+        rewritten=tuple(sorted(e.config_name for e in per_event if not by_event[e.event_id].reused)),
     )
+    return result, frozenset(_reused_files(written))
 
 
 def _reused_files(written: Written) -> set[str]:
@@ -226,26 +208,16 @@ def _reused_files(written: Written) -> set[str]:
 
 def _write_card(
     context: BuildContext,
-    release: _Release,
+    release: cards.CardRelease,
     tables: Mapping[str, pa.Table],
     lectures: pa.Table,
     written: Written,
 ) -> list[str]:
     """Write the card and its charts; return the charts' paths."""
-    options = context.options
-    name, provenance = options.name, context.provenance
-    repo_id = str(provenance.get("repo_id") or (name if "/" in name else f"<namespace>/{name}"))
-    pretty_name = str(provenance.get("pretty_name") or _pretty_name(name, release.per_event))
-    all_configs = [*release.configs, *release.event_files]
     context_values = cards.card_context(
-        release=cards.CardRelease(
-            name, repo_id, pretty_name, release.version, release.created, provenance, release.previous_version
-        ),
-        configs=all_configs,
+        release=release,
         tables={DEFAULT_CONFIG: lectures, **tables},
         diff=written.diff,
-        event_configs=release.per_event,
-        change_files=release.change_files,
         lecture_email_like=sum(w.email_like for w in written.events),
         transcripts=written.transcripts,
         slides=written.slides,
@@ -260,9 +232,9 @@ def _write_card(
     text = cards.render_card(
         template=context.template,
         data=card_data(
-            pretty_name=" ".join(pretty_name.split()),
-            configs=all_configs,
-            changes=ChangesConfig.of(context.build, release.change_files),
+            pretty_name=" ".join(release.pretty_name.split()),
+            configs=[*release.configs, *release.event_files],
+            changes=changes_info(context.build, release.change_files),
         ),
         context={**context_values, "charts": charts.card_rows(drawn)},
         previous_card=context.previous.card,
@@ -272,7 +244,11 @@ def _write_card(
 
 
 def _write_manifest(
-    context: BuildContext, release: _Release, written: Written, links: LinksFile, assets: Sequence[str]
+    context: BuildContext,
+    release: cards.CardRelease,
+    written: Written,
+    links: LinksFile,
+    assets: Sequence[str],
 ) -> dict[str, FileEntry]:
     build, previous = context.build, context.previous
     configs = release.configs
@@ -324,21 +300,9 @@ def _kept_entry(previous: PreviousRelease, path: str) -> FileEntry:
     return {"size": int(entry["size"]), "sha256": str(entry["sha256"])}
 
 
-def _event_config_files(build: Path, written: EventShards, event: EventConfig) -> ConfigFiles:
-    paths = tuple(s.path for s in written.shards)
-    return ConfigFiles(
-        spec=LECTURES,
-        paths=paths,
-        num_rows=written.num_rows,
-        num_bytes=written.num_bytes,
-        download_size=sum((build / p).stat().st_size for p in paths),
-        pattern=paths,
-        name=event.config_name,
-    )
-
-
-def _carry_change_files(previous: PreviousRelease, build: Path, removals: Removals) -> list[str]:
+def _carry_change_files(context: BuildContext) -> list[str]:
     """Copy the change files of earlier releases into the build, with the removals applied to them."""
+    previous, build = context.previous, context.build
     if previous.manifest is None:
         return []
     paths = list(previous.manifest.get("change_files", []))
@@ -349,11 +313,11 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: Remova
         # A file nothing is removed from is carried as it is, without reading its rows (the first
         # release's file holds every lecture), unless it predates the ``release`` column.
         scrubbed = None
-        if _may_need_scrubbing(source, removals):
+        if _may_need_scrubbing(source, context):
             scrubbed = change_files.scrub_changes(
                 change_files.read_changes(source),
-                removed=removals.lectures,
-                redact=lambda lectures: remove_from(lectures, redactions=removals.authors),
+                removed=context.removed,
+                redact=lambda lectures: remove_from(lectures, redactions=context.redactions),
             )
         if scrubbed is None:
             change_files.carry_change_file(source, build / path)
@@ -362,18 +326,18 @@ def _carry_change_files(previous: PreviousRelease, build: Path, removals: Remova
     return paths
 
 
-def _may_need_scrubbing(path: Path, removals: Removals) -> bool:
+def _may_need_scrubbing(path: Path, context: BuildContext) -> bool:
     """False when a change file cannot hold anything the removals take out: no author is to be
     redacted and none of its lecture ids is removed (read from its ``lecture_id`` column alone)."""
-    if removals.authors:
+    if context.redactions:
         return True
-    if not removals.lectures:
+    if not context.removed:
         return False
     try:
         ids = pq.read_table(path, columns=["lecture_id"]).column(0).to_pylist()
     except (OSError, pa.ArrowException):
         return True  # read_changes names the damage
-    return not removals.lectures.isdisjoint(ids)
+    return not context.removed.isdisjoint(ids)
 
 
 def _pretty_name(name: str, events: Sequence[EventConfig]) -> str:

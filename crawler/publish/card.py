@@ -35,9 +35,9 @@ from crawler.json_types import JsonObject, JsonValue
 from crawler.privacy.email_like import email_like_values
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
+    STATISTICS_COLUMNS,
     AnthologyShare,
     EventStatistics,
-    StatisticsRow,
     anthology_share,
     author_statistics,
     escape_text,
@@ -49,6 +49,7 @@ from crawler.publish.card_statistics import (
     transcript_statistics,
 )
 from crawler.publish.changes import Change, file_counts
+from crawler.publish.charts import HistoryEntry
 from crawler.publish.diff import DiffSummary
 from crawler.publish.lint import card_yaml_read_in_c
 from crawler.publish.slides import SlidesTable
@@ -119,17 +120,20 @@ def _provenance_rows(provenance: Mapping[str, object]) -> list[dict[str, str]]:
     return [{"key": escape_text(k), "value": show(v)} for k, v in sorted(json_safe(provenance).items())]
 
 
-def bibtex(*, key: str, pretty_name: str, version: str, year: str, url: str) -> str:
+def bibtex(release: CardRelease) -> str:
+    """The release's BibTeX entry, keyed by its name and version, its year the version's."""
+
     def clean(text: str) -> str:
         return re.sub(r"[{}\\`@]", "", " ".join(text.split()))
 
+    url = f"https://huggingface.co/datasets/{release.repo_id}"
     return "\n".join(
         [
-            f"@misc{{{re.sub(r'[^A-Za-z0-9_:-]', '_', key)},",
-            f"  title        = {{{clean(pretty_name)}}},",
+            f"@misc{{{re.sub(r'[^A-Za-z0-9_:-]', '_', f'{release.name}_{release.version}')},",
+            f"  title        = {{{clean(release.pretty_name)}}},",
             "  author       = {{eventcrawl maintainers}},",
-            f"  year         = {{{clean(year)}}},",
-            f"  version      = {{{clean(version)}}},",
+            f"  year         = {{{clean(release.version[:4])}}},",
+            f"  version      = {{{clean(release.version)}}},",
             f"  howpublished = {{\\url{{{clean(url)}}}}},",
             "  note         = {Lecture pages crawled from Underline;"
             " abstracts and titles are their authors' work}",
@@ -182,7 +186,8 @@ class CardContext(ReleaseText):
 
 @dataclass(frozen=True)
 class CardRelease:
-    """What the card tells of a release: its names, version, provenance and what it was compared with."""
+    """What the card and the manifest tell of a release: its names, version and provenance, what it was
+    compared with, its configs (the tables' and then the events') and its change files."""
 
     name: str
     repo_id: str
@@ -190,7 +195,13 @@ class CardRelease:
     version: str
     created: datetime
     provenance: Mapping[str, object]
-    previous_version: str | None = None
+    previous_version: str | None
+    configs: list[ConfigFiles]
+    event_files: list[ConfigFiles]
+    per_event: list[EventConfig]
+    change_files: list[str]
+    changes: Changes
+    history: list[HistoryEntry]
 
 
 def release_text(release: CardRelease) -> ReleaseText:
@@ -208,13 +219,7 @@ def release_text(release: CardRelease) -> ReleaseText:
         "crawler_version": escape_text(provenance.get("crawler_version"), empty="(version not recorded)"),
         "web_base": escape_text(provenance.get("web_base"), empty="(site not recorded)"),
         "license_details": LICENSE_DETAILS,
-        "bibtex": bibtex(
-            key=f"{release.name}_{release.version}",
-            pretty_name=release.pretty_name,
-            version=release.version,
-            year=release.version[:4],
-            url=f"https://huggingface.co/datasets/{release.repo_id}",
-        ),
+        "bibtex": bibtex(release),
         "provenance": _provenance_rows(other),
         "settings": _provenance_rows(settings) if isinstance(settings, Mapping) else [],
     }
@@ -280,24 +285,21 @@ def config_rows(by_name: Mapping[str, ConfigFiles]) -> list[dict[str, Any]]:
 def card_context(
     *,
     release: CardRelease,
-    configs: Sequence[ConfigFiles],
     tables: Mapping[str, pa.Table],
     diff: DiffSummary,
-    event_configs: Sequence[EventConfig],
-    change_files: Sequence[str],
     lecture_email_like: int,
     transcripts: TranscriptsTable,
     slides: SlidesTable,
 ) -> CardContext:
     """Everything the template may use; every string that came from outside is already escaped.
 
-    The changes are the release's ``diff`` against ``release.previous_version``, the one its
-    last of ``change_files`` holds. ``tables["lectures"]`` holds only the columns the statistics read (and the
-    abstracts' lengths); ``lecture_email_like`` is the count of e-mail-like values in the whole lectures
-    table (counted as it was written). ``transcripts`` and ``slides`` are those tables as written, their
-    files and counts."""
+    ``diff`` is the release's against ``release.previous_version``, the one the last of its change files
+    holds. ``tables["lectures"]`` holds only the columns the statistics read (and the abstracts' lengths);
+    ``lecture_email_like`` is the count of e-mail-like values in the whole lectures table (counted as it
+    was written). ``transcripts`` and ``slides`` are those tables as written, their files and counts."""
     lectures = tables[DEFAULT_CONFIG]
-    rows = StatisticsRow.rows_of(lectures)
+    rows = lectures.select(STATISTICS_COLUMNS).to_pylist()
+    configs = [*release.configs, *release.event_files]
     by_name = {c.config_name: c for c in configs}
     events = tables["events"].to_pylist()
     event_names = ", ".join(event_name(e["event_name"], e["event_id"]) for e in events)
@@ -317,14 +319,14 @@ def card_context(
                 "rows": by_name[e.config_name].num_rows,
                 "paths": list(by_name[e.config_name].paths),
             }
-            for e in event_configs
+            for e in release.per_event
         ],
-        "per_event": event_statistics(rows, event_configs, release.provenance.get("coverage")),
+        "per_event": event_statistics(rows, release.per_event, release.provenance.get("coverage")),
         "authors": author_statistics(tables, config="authors" in by_name),
         "anthology": anthology_share(rows),
-        "change_file": change_files[-1],
-        "change_files": list(change_files),
-        "changes": Changes.of(diff, release.previous_version),
+        "change_file": release.change_files[-1],
+        "change_files": list(release.change_files),
+        "changes": release.changes,
         "change_counts": file_counts(diff),
         "email_like": sum(email_like_values(t) for config, t in tables.items() if config != DEFAULT_CONFIG)
         + lecture_email_like

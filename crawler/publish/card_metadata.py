@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from crawler.publish import changes as change_files
+from crawler.publish.lint import size_category
 from crawler.publish.tables import DEFAULT_CONFIG, TableSpec
 
 LICENSE = "other"
@@ -23,18 +24,6 @@ LICENSE_DETAILS = (
 TASK_CATEGORIES = ("text-retrieval", "text-classification")
 TASK_IDS = ("document-retrieval", "topic-classification")
 TAGS = ("conference-talks", "scientific-abstracts", "underline", "web-crawl")
-SIZE_CATEGORIES = (
-    (1_000, "n<1K"),
-    (10_000, "1K<n<10K"),
-    (100_000, "10K<n<100K"),
-    (1_000_000, "100K<n<1M"),
-    (10_000_000, "1M<n<10M"),
-    (100_000_000, "10M<n<100M"),
-    (1_000_000_000, "100M<n<1B"),
-    (10_000_000_000, "1B<n<10B"),
-    (100_000_000_000, "10B<n<100B"),
-    (1_000_000_000_000, "100B<n<1T"),
-)
 
 
 @dataclass(frozen=True)
@@ -57,64 +46,40 @@ class ConfigFiles:
         return self.name or self.spec.name
 
 
-@dataclass(frozen=True)
-class ChangesConfig:
-    """The ``changes`` config: every release's change file, one row per lecture and release. Declared only
-    while the files hold a row (datasets cannot load a split without rows)."""
-
-    num_rows: int
-    num_bytes: int  # uncompressed Parquet size, from the files' footers
-    download_size: int
-
-    @classmethod
-    def of(cls, root: Path, paths: Sequence[str]) -> ChangesConfig | None:
-        """The change files' rows and sizes, read from their footers; None while they hold no row."""
-        import pyarrow.parquet as pq
-
-        footers = [pq.read_metadata(root / path) for path in paths]
-        rows = sum(f.num_rows for f in footers)
-        if not rows:
-            return None
-        return cls(
-            num_rows=rows,
-            num_bytes=sum(f.row_group(i).total_byte_size for f in footers for i in range(f.num_row_groups)),
-            download_size=sum((root / path).stat().st_size for path in paths),
-        )
-
-
-def changes_info(changes: ChangesConfig) -> Any:
-    """The ``changes`` config's ``DatasetInfo``: the change files' features, rows and sizes."""
-    from datasets import Features
+def _info(features: Any, num_rows: int, num_bytes: int, download_size: int) -> Any:
+    """A config's ``DatasetInfo``: its features, its one split's rows and its sizes."""
     from datasets.info import DatasetInfo
     from datasets.splits import SplitDict, SplitInfo
 
     from crawler.publish.parquet import SPLIT
 
-    return DatasetInfo(
-        features=Features.from_arrow_schema(change_files.arrow_schema()),
-        splits=SplitDict(
-            {SPLIT: SplitInfo(name=SPLIT, num_bytes=changes.num_bytes, num_examples=changes.num_rows)}
-        ),
-        download_size=changes.download_size,
-        dataset_size=changes.num_bytes,
-    )
+    splits = SplitDict({SPLIT: SplitInfo(name=SPLIT, num_bytes=num_bytes, num_examples=num_rows)})
+    return DatasetInfo(features=features, splits=splits, download_size=download_size, dataset_size=num_bytes)
 
 
-def size_category(num_rows: int) -> str:
-    for bound, label in SIZE_CATEGORIES:
-        if num_rows < bound:
-            return label
-    return "n>1T"
+def changes_info(root: Path, paths: Sequence[str]) -> Any:
+    """The ``changes`` config's ``DatasetInfo``: every release's change file, one row per lecture and
+    release, its features, rows and sizes read from the files' footers. None while the files hold no row:
+    the config is declared only then (datasets cannot load a split without rows)."""
+    import pyarrow.parquet as pq
+    from datasets import Features
+
+    footers = [pq.read_metadata(root / path) for path in paths]
+    rows = sum(f.num_rows for f in footers)
+    if not rows:
+        return None
+    # Uncompressed Parquet size, from the footers.
+    num_bytes = sum(f.row_group(i).total_byte_size for f in footers for i in range(f.num_row_groups))
+    features = Features.from_arrow_schema(change_files.arrow_schema())
+    return _info(features, rows, num_bytes, sum((root / path).stat().st_size for path in paths))
 
 
-def card_data(
-    *, pretty_name: str, configs: Sequence[ConfigFiles], changes: ChangesConfig | None = None
-) -> Any:
+def card_data(*, pretty_name: str, configs: Sequence[ConfigFiles], changes: Any = None) -> Any:
     """The card's YAML: every count, path and feature comes from the written files and the schema. Every
     config's files are Parquet files under ``data/`` or ``changes/``: the charts under ``assets/`` are in
-    none."""
-    from datasets.info import DatasetInfo, DatasetInfosDict
-    from datasets.splits import SplitDict, SplitInfo
+    none. ``changes`` is the ``changes`` config's ``DatasetInfo`` (:func:`changes_info`), None while it
+    is not declared."""
+    from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCardData
 
@@ -153,17 +118,7 @@ def card_data(
         )
     ).to_dataset_card_data(data)
     DatasetInfosDict(
-        {
-            c.config_name: DatasetInfo(
-                features=c.spec.features(),
-                splits=SplitDict(
-                    {SPLIT: SplitInfo(name=SPLIT, num_bytes=c.num_bytes, num_examples=c.num_rows)}
-                ),
-                download_size=c.download_size,
-                dataset_size=c.num_bytes,
-            )
-            for c in configs
-        }
-        | ({} if changes is None else {change_files.CONFIG: changes_info(changes)})
+        {c.config_name: _info(c.spec.features(), c.num_rows, c.num_bytes, c.download_size) for c in configs}
+        | ({} if changes is None else {change_files.CONFIG: changes})
     ).to_dataset_card_data(data)
     return data

@@ -17,14 +17,11 @@ entries only): the card does not grow with the number of lectures.
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import pyarrow as pa
@@ -92,11 +89,6 @@ class AnthologyShare(TypedDict):
     share: str
 
 
-class ExtractionCounts(TypedDict):
-    page: int
-    listing_only: int
-
-
 class EventStatistics(TypedDict):
     """One event's statistics (``per_event`` in the template)."""
 
@@ -111,25 +103,20 @@ class EventStatistics(TypedDict):
     without_day: int
     coverage: list[dict[str, Any]]
     anthology: AnthologyShare
-    sources: ExtractionCounts
+    # Lectures by where their fields came from: ``page`` and ``listing_only``.
+    sources: dict[str, int]
 
 
-@dataclass(frozen=True)
-class StatisticsRow:
-    """What the per-event statistics read of a lecture: a few columns of the lectures table."""
-
-    event_id: str | None
-    session_id: str | None
-    presentation_type: str | None
-    held_at: datetime | None
-    anthology_id: str | None
-    withdrawn: bool
-    extraction: str | None
-
-    @classmethod
-    def rows_of(cls, lectures: pa.Table) -> list[StatisticsRow]:
-        names = [f.name for f in dataclasses.fields(cls)]
-        return [cls(**row) for row in lectures.select(names).to_pylist()]
+# What the per-event statistics read of a lecture (a row of these columns of the lectures table).
+STATISTICS_COLUMNS = [
+    "event_id",
+    "session_id",
+    "presentation_type",
+    "held_at",
+    "anthology_id",
+    "withdrawn",
+    "extraction",
+]
 
 
 def _ranked(counts: Mapping[Any, int], *, limit: int | None = None) -> list[tuple[Any, int]]:
@@ -203,49 +190,49 @@ def lecture_statistics(lectures: pa.Table) -> dict[str, Any]:
 
 
 def event_statistics(
-    rows: Iterable[StatisticsRow], events: Sequence[EventConfig], coverage: object = None
+    rows: Iterable[Mapping[str, Any]], events: Sequence[EventConfig], coverage: object = None
 ) -> list[EventStatistics]:
     """Per event: its config, lecture and session counts, presentation types, lectures per day and, when
     the caller measured it, each field's coverage. Sizes are bounded (top entries only): the card does
     not grow with the number of lectures."""
-    by_event: dict[str | None, list[StatisticsRow]] = {}
+    by_event: dict[str | None, list[Mapping[str, Any]]] = {}
     for row in rows:
-        by_event.setdefault(row.event_id, []).append(row)
+        by_event.setdefault(row["event_id"], []).append(row)
     measured = coverage if isinstance(coverage, Mapping) else {}
     return [_event_statistics(e, by_event.get(e.event_id, []), measured.get(e.event_id)) for e in events]
 
 
 def _event_statistics(
-    event: EventConfig, group: Sequence[StatisticsRow], measured: object
+    event: EventConfig, group: Sequence[Mapping[str, Any]], measured: object
 ) -> EventStatistics:
-    days = _counted(r.held_at.date().isoformat() for r in group if r.held_at is not None)
+    days = _counted(r["held_at"].date().isoformat() for r in group if r["held_at"] is not None)
     days.sort(key=lambda item: item[0])
     # Lectures carrying fields read from their own page (text, related lectures...); the others have
     # only what the event's listing said (``extraction`` ``api_listing``).
-    page = sum(1 for r in group if page_derived(r.extraction))
+    page = sum(1 for r in group if page_derived(r["extraction"]))
     return {
         "id": escape_text(event.event_id, limit=40),
         "name": event_name(event.event_name, event.event_id),
         "config": event.config_name,
         "lectures": len(group),
-        "sessions": len({r.session_id for r in group if r.session_id is not None}),
+        "sessions": len({r["session_id"] for r in group if r["session_id"] is not None}),
         "presentation_types": [
             {"label": escape_text(k, limit=60), "count": n}
-            for k, n in _counted((r.presentation_type for r in group), limit=TOP)
+            for k, n in _counted((r["presentation_type"] for r in group), limit=TOP)
         ],
         "days": [{"day": d, "count": n} for d, n in days[:TOP]],
         "more_days": max(0, len(days) - TOP),
-        "without_day": sum(1 for r in group if r.held_at is None),
+        "without_day": sum(1 for r in group if r["held_at"] is None),
         "coverage": _coverage_rows(measured),
         "anthology": anthology_share(group),
         "sources": {"page": page, "listing_only": len(group) - page},
     }
 
 
-def anthology_share(rows: Iterable[StatisticsRow]) -> AnthologyShare:
+def anthology_share(rows: Iterable[Mapping[str, Any]]) -> AnthologyShare:
     """How many of the lectures still on the site are linked to an Anthology paper, and their share."""
-    live = [r for r in rows if not r.withdrawn]
-    linked = sum(1 for r in live if has_value(r.anthology_id))
+    live = [r for r in rows if not r["withdrawn"]]
+    linked = sum(1 for r in live if has_value(r["anthology_id"]))
     return {"linked": linked, "lectures": len(live), "share": _share(linked, len(live))}
 
 

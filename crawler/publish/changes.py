@@ -25,7 +25,7 @@ from typing import Any, Literal, TypedDict
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crawler.publish.diff import ChangeKind, DiffSummary, LectureChange, ReleaseDiff, diff_releases
+from crawler.publish.diff import ChangeKind, DiffSummary, ReleaseDiff, diff_releases
 from crawler.publish.parquet import release_unused_memory, write_row_groups
 from crawler.schema import Lecture
 from crawler.schema import arrow as schema_arrow
@@ -91,20 +91,18 @@ def row_schema() -> pa.Schema:
     )
 
 
-def change_row(change: LectureChange) -> ChangeRow:
-    """The change file's row of one lecture of the diff."""
-    return {
-        "lecture_id": change.lecture_id,
-        "event_id": change.event_id,
-        "change": FILE_KIND[change.kind],
-        "changed_fields": list(change.fields),
-        "lecture": change.after,
-    }
-
-
 def change_rows(diff: ReleaseDiff) -> list[ChangeRow]:
     """The change file's rows: one per lecture of the diff, in lecture id order."""
-    return [change_row(c) for c in diff.changes]
+    return [
+        {
+            "lecture_id": c.lecture_id,
+            "event_id": c.event_id,
+            "change": FILE_KIND[c.kind],
+            "changed_fields": list(c.fields),
+            "lecture": c.after,
+        }
+        for c in diff.changes
+    ]
 
 
 def file_counts(diff: DiffSummary) -> dict[Change, int]:

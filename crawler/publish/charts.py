@@ -149,22 +149,10 @@ def _bar_width(value: float, largest: float) -> float:
     return round(span * value / largest, 1) if largest else 0.0
 
 
-@dataclass(frozen=True)
-class Bar:
-    """One bar of a row: its value in the chart's unit, its colour and its tooltip."""
-
-    value: float
-    colour: str
-    tip: str
-
-
-@dataclass(frozen=True)
-class BarRow:
-    """An event's row of a bar chart: the event's name, its bars and the numbers written after them."""
-
-    name: str
-    bars: Sequence[Bar]
-    numbers: str
+# One bar of a row: its value in the chart's unit, its colour and its tooltip.
+Bar = tuple[float, str, str]
+# An event's row of a bar chart: the event's name, its bars and the numbers written after them.
+BarRow = tuple[str, Sequence[Bar], str]
 
 
 def _row_label(name: str, y: float) -> str:
@@ -186,47 +174,53 @@ def bar_chart(
     height). The span ends at ``scale``, drawn as a grey track behind each row with the numbers after
     it, or else at the largest row (its bars' sum when stacked, its longest bar when not)."""
     if scale is None:
-        totals = (sum(b.value for b in r.bars) if stacked else max(b.value for b in r.bars) for r in rows)
-        largest = max(totals, default=0)
+        values = ([b[0] for b in bars] for _, bars, _ in rows)
+        largest = max((sum(v) if stacked else max(v) for v in values), default=0)
     else:
         largest = scale
     body = _legend(legend)
-    for i, row in enumerate(rows):
+    for i, (name, bars, numbers) in enumerate(rows):
         y = TOP + i * ROW_HEIGHT
-        body.append(_row_label(row.name, y))
+        body.append(_row_label(name, y))
         if scale is not None:
             body.append(_rect(LABEL_WIDTH, y, WIDTH - LABEL_WIDTH - VALUE_WIDTH, BAR_HEIGHT, TRACK_COLOUR))
-        lane = BAR_HEIGHT if stacked else BAR_HEIGHT / len(row.bars)
+        lane = BAR_HEIGHT if stacked else BAR_HEIGHT / len(bars)
         x: float = LABEL_WIDTH
         end: float = LABEL_WIDTH
-        for k, bar in enumerate(row.bars):
-            width = _bar_width(bar.value, largest)
+        for k, (value, colour, tip) in enumerate(bars):
+            width = _bar_width(value, largest)
             if stacked:
-                body.append(_rect(x, y, width, lane, bar.colour, tip=bar.tip))
+                body.append(_rect(x, y, width, lane, colour, tip=tip))
                 x = end = x + width
             else:
-                body.append(_rect(LABEL_WIDTH, y + k * lane, width, lane, bar.colour, tip=bar.tip))
+                body.append(_rect(LABEL_WIDTH, y + k * lane, width, lane, colour, tip=tip))
                 end = max(end, LABEL_WIDTH + width)
         numbers_x = WIDTH - VALUE_WIDTH if scale is not None else end
-        body.append(_text(numbers_x + 4, y + BAR_HEIGHT - 2, row.numbers))
+        body.append(_text(numbers_x + 4, y + BAR_HEIGHT - 2, numbers))
     return svg(TOP + len(rows) * ROW_HEIGHT + 8, title, desc, body)
+
+
+def _paired(
+    counts: Sequence[tuple[str, int, int]],
+    first: str,
+    second: str,
+    joiner: str,
+    colours: tuple[str, str] = (PAGE_COLOUR, LISTING_COLOUR),
+) -> list[BarRow]:
+    """Rows of two bars each from (event name, first count, second count), each bar's tooltip its count
+    and what it counts, the two counts written after them with ``joiner`` between."""
+    return [
+        (name, ((a, colours[0], f"{a} {first}"), (b, colours[1], f"{b} {second}")), f"{a}{joiner}{b}")
+        for name, a, b in counts
+    ]
 
 
 def lectures_chart(events: Sequence[EventFigures]) -> str:
     """Lectures per event, one horizontal bar each: from their own page, then from the listing only."""
-    rows = [
-        BarRow(
-            e.name,
-            (
-                Bar(e.page, PAGE_COLOUR, f"{e.page} from their own page"),
-                Bar(e.listing_only, LISTING_COLOUR, f"{e.listing_only} listing only"),
-            ),
-            f"{e.page} + {e.listing_only}",
-        )
-        for e in events
-    ]
     return bar_chart(
-        rows,
+        _paired(
+            [(e.name, e.page, e.listing_only) for e in events], "from their own page", "listing only", " + "
+        ),
         stacked=True,
         legend=[("from their own page", PAGE_COLOUR), ("from the listing only", LISTING_COLOUR)],
         title="Lectures per event",
@@ -271,19 +265,14 @@ def slides_summary(events: Sequence[EventFigures]) -> str:
 
 def slides_chart(events: Sequence[EventFigures]) -> str:
     """Lectures with slide text and with poster text per event, one bar of each."""
-    rows = [
-        BarRow(
-            e.name,
-            (
-                Bar(e.slides, PAGE_COLOUR, f"{e.slides} with slide text"),
-                Bar(e.posters, LINKED_COLOUR, f"{e.posters} with poster text"),
-            ),
-            f"{e.slides} / {e.posters}",
-        )
-        for e in events
-    ]
     return bar_chart(
-        rows,
+        _paired(
+            [(e.name, e.slides, e.posters) for e in events],
+            "with slide text",
+            "with poster text",
+            " / ",
+            colours=(PAGE_COLOUR, LINKED_COLOUR),
+        ),
         stacked=False,
         legend=[("slide text", PAGE_COLOUR), ("poster text", LINKED_COLOUR)],
         title="Slide and poster text per event",
@@ -342,10 +331,10 @@ def coverage_summary(events: Sequence[EventFigures], fields: Sequence[str] = MON
 
 def anthology_chart(events: Sequence[EventFigures]) -> str:
     """The share of each event's lectures still on the site linked to their ACL Anthology paper."""
-    rows = [
-        BarRow(
+    rows: list[BarRow] = [
+        (
             e.name,
-            (Bar(e.linked / e.live if e.live else 0.0, LINKED_COLOUR, f"{e.linked} of {e.live}"),),
+            ((e.linked / e.live if e.live else 0.0, LINKED_COLOUR, f"{e.linked} of {e.live}"),),
             f"{percent(e.linked / e.live) if e.live else 'n/a'} ({e.linked}/{e.live})",
         )
         for e in events

@@ -118,17 +118,14 @@ class DiffSummary:
         )
 
 
-def edited_in_place(row: Lecture) -> bool:
-    """Whether a published row no longer matches its own content hash (its file was edited by hand)."""
-    return bool(row.content_sha256) and content_sha256(row.values()) != row.content_sha256
-
-
 def restored(before: Lecture, after: Lecture) -> bool:
-    """Whether ``after`` is ``before`` as it was published, before its row was edited in place."""
+    """Whether ``after`` is ``before`` as it was published, before its row was edited in place: the
+    published row no longer matches its own content hash (its file was edited by hand)."""
     return (
         after.content_sha256 == before.content_sha256
         and after.withdrawn == before.withdrawn
-        and edited_in_place(before)
+        and bool(before.content_sha256)
+        and content_sha256(before.values()) != before.content_sha256
     )
 
 

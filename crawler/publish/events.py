@@ -120,12 +120,6 @@ def public_provenance(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
-class Removals:
-    lectures: frozenset[str]
-    authors: Redactions
-
-
 # The columns of the lectures the card's statistics read (the release writes the whole rows one event at
 # a time; the card sees these few columns of all of them, and the abstracts' lengths, not their texts).
 CARD_COLUMNS = tuple(f.name for f in FIELDS if f.card_statistic)
@@ -147,7 +141,10 @@ class BuildContext:
     options: PublishOptions
     template: Path
     previous: PreviousRelease
-    removals: Removals
+    # The lectures taken out on request and the authors redacted (expanded with the names their ORCID
+    # iDs carry).
+    removed: frozenset[str]
+    redactions: Redactions
 
     @property
     def provenance(self) -> JsonObject:
@@ -212,8 +209,7 @@ def _event_rows(
 ) -> list[Lecture]:
     """One event's rows with the removals applied, validated (unless they were) and sorted; the problems
     go to ``written`` (nothing more is written once there is one, but every event is still checked)."""
-    removals = context.removals
-    kept = remove_from(lectures, remove_lectures=removals.lectures, redactions=removals.authors)
+    kept = remove_from(lectures, remove_lectures=context.removed, redactions=context.redactions)
     written.total += len(kept)
     try:
         rows = sorted(kept, key=lambda r: r.lecture_id) if validated else lecture_rows(kept)
@@ -282,13 +278,13 @@ def write_events(events: EventRows, context: BuildContext) -> Written:
     of the events the release no longer holds."""
     # The ``transcripts`` and ``slides`` rows come from the stage's, then the previous release's; and are
     # taken through the author redactions.
-    authors = context.removals.authors
+    authors = context.redactions
     written = Written(
         transcripts=TranscriptsTable(context.options.transcripts, context.previous, authors),
         slides=SlidesTable(context.options.slides, context.previous, authors),
     )
     # A removed lecture is in no event of the release: its previous row is compared with nothing.
-    removed = context.removals.lectures
+    removed = context.removed
     event_of = {i: e for i, e in events.event_of().items() if i not in removed}
     current = events.event_ids()
     for event_id in current:

@@ -177,19 +177,6 @@ class FileTable(Generic[R, K, S]):
         """``row`` as the release holds it: the redacted authors' names taken out."""
         raise NotImplementedError
 
-    def previous_rows(self, lectures: Sequence[Lecture], wanted: set[tuple[str, K]]) -> dict[str, dict[K, R]]:
-        """The previous release's rows of the (lecture id, key) pairs ``wanted`` (those it had), by lecture
-        id and key, under the rules in force (:meth:`under_current_rules`)."""
-        read = self._read(wanted)
-        return {i: {k: self.under_current_rules(r) for k, r in rows.items()} for i, rows in read.items()}
-
-    def held_rows(self, lectures: Sequence[Lecture]) -> dict[str, dict[K, R]]:
-        """Every row the previous release holds for these lectures' own ids, by lecture id and key, as
-        it holds them."""
-        return self._read(
-            (lec.lecture_id, key) for lec in lectures for key in self._where.get(lec.lecture_id, {})
-        )
-
     def _path_of(self, path: str) -> Path:
         assert self.previous is not None
         return self.previous.path_of(path)
@@ -258,16 +245,10 @@ class FileTable(Generic[R, K, S]):
         assert self.spec.source is not None
         return settle_row(staged, previous, content=self.spec.content, source=self.spec.source)[0]
 
-    def merged(self, row: R, later: R) -> R:
-        """One key's row under an id against the row under an id after it (:meth:`united`): the evidence
-        rule, between the answers of one file."""
-        settled = self.settled(row, later)
-        assert settled is not None
-        return settled
-
     def united(self, by_id: Iterable[Mapping[K, R]]) -> dict[K, R]:
         """One row per key from the rows of several ids (by key, in :func:`row_ids` order), each key's
-        rows :meth:`merged` from the last id's to the first's."""
+        rows settled from the last id's to the first's: the evidence rule, between the answers of one
+        file."""
         found: dict[K, list[R]] = {}
         for rows in by_id:
             for key, row in rows.items():
@@ -276,7 +257,9 @@ class FileTable(Generic[R, K, S]):
         for key, answers in found.items():
             row = answers[-1]
             for earlier in reversed(answers[:-1]):
-                row = self.merged(earlier, row)
+                settled = self.settled(earlier, row)
+                assert settled is not None
+                row = settled
             united[key] = row
         return united
 
@@ -325,7 +308,8 @@ class FileTable(Generic[R, K, S]):
             if not self._has_content(staged.get(lec.lecture_id, {}).get(key))
             for i in row_ids(lec)
         }
-        before = self.previous_rows(lectures, wanted) if self.previous is not None and wanted else {}
+        read = self._read(wanted) if self.previous is not None and wanted else {}
+        before = {i: {k: self.under_current_rules(r) for k, r in rows.items()} for i, rows in read.items()}
         return [
             row
             for lec in lectures
@@ -349,7 +333,9 @@ class FileTable(Generic[R, K, S]):
         is never held at once)."""
         for _, run in itertools.groupby(lectures, key=lambda lecture: str(lecture.event_id)):
             for batch in self._batches(list(run)):
-                held = self.held_rows(batch) if self.previous is not None else {}
+                # Every row the previous release holds for these lectures' own ids, as it holds them.
+                own = ((lec.lecture_id, key) for lec in batch for key in self._where.get(lec.lecture_id, {}))
+                held = self._read(own) if self.previous is not None else {}
                 then = [
                     r for lec in batch for r in sorted(held.get(lec.lecture_id, {}).values(), key=self.order)
                 ]

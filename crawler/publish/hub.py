@@ -69,26 +69,19 @@ class RetryPolicy:
         number, at least 1) and ``EVENTCRAWL_HUB_FIRST_WAIT`` (seconds, at least 0) set. HubPushError
         for a value that is neither."""
         environ = os.environ if environ is None else environ
-        policy = cls()
         attempts = environ.get(ATTEMPTS_VARIABLE, "").strip()
-        if attempts:
-            if not attempts.isdigit() or int(attempts) < 1:
-                raise HubPushError(
-                    f"{ATTEMPTS_VARIABLE} must be a whole number of at least 1, not {attempts!r}"
-                )
-            policy = dataclasses.replace(policy, attempts=int(attempts))
+        if attempts and (not attempts.isdigit() or int(attempts) < 1):
+            raise HubPushError(f"{ATTEMPTS_VARIABLE} must be a whole number of at least 1, not {attempts!r}")
         first_wait = environ.get(FIRST_WAIT_VARIABLE, "").strip()
-        if first_wait:
-            try:
-                seconds = float(first_wait)
-            except ValueError:
-                seconds = -1.0
-            if not math.isfinite(seconds) or seconds < 0:
-                raise HubPushError(
-                    f"{FIRST_WAIT_VARIABLE} must be a number of seconds of at least 0, not {first_wait!r}"
-                )
-            policy = dataclasses.replace(policy, base_wait=seconds)
-        return policy
+        try:
+            seconds = float(first_wait) if first_wait else cls.base_wait
+        except ValueError:
+            seconds = -1.0
+        if not math.isfinite(seconds) or seconds < 0:
+            raise HubPushError(
+                f"{FIRST_WAIT_VARIABLE} must be a number of seconds of at least 0, not {first_wait!r}"
+            )
+        return cls(attempts=int(attempts) if attempts else cls.attempts, base_wait=seconds)
 
 
 @dataclass(frozen=True)
@@ -172,43 +165,6 @@ def is_retryable(exc: BaseException) -> bool:
         status = _status(exc)
         return status is not None and (status == 429 or status >= 500)
     return isinstance(exc, httpx2.TransportError | ConnectionError | TimeoutError)
-
-
-def _waiter(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
-    def wait(state: tenacity.RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        response = getattr(exc, "response", None)
-        asked = retry_after_seconds(getattr(response, "headers", None))
-        if asked is not None:
-            return min(asked, policy.max_wait)
-        ceiling = min(policy.max_wait, policy.base_wait * 2 ** (state.attempt_number - 1))
-        return random.uniform(0, ceiling)
-
-    return wait
-
-
-def _with_retries(what: str, call: Callable[[], T], policy: RetryPolicy, secrets: Sequence[str]) -> T:
-    def before_sleep(state: tenacity.RetryCallState) -> None:
-        exc = state.outcome.exception() if state.outcome else None
-        wait = state.next_action.sleep if state.next_action else 0.0
-        log.warning(
-            "%s failed (attempt %d of %d: %s); retrying in %.1fs",
-            what,
-            state.attempt_number,
-            policy.attempts,
-            scrub(_describe(exc), secrets),
-            wait,
-        )
-
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(policy.attempts),
-        wait=_waiter(policy),
-        retry=tenacity.retry_if_exception(is_retryable),
-        sleep=policy.sleep,
-        before_sleep=before_sleep,
-        reraise=True,
-    )
-    return retrying(call)
 
 
 def _describe(exc: BaseException | None) -> str:
@@ -337,7 +293,39 @@ class _HubRepo:
     secrets: Sequence[str]
 
     def call(self, what: str, call: Callable[[], T]) -> T:
-        return _with_retries(what, call, self.policy, self.secrets)
+        """``call()``, retried by the policy: after a retryable error (:func:`is_retryable`) it waits what
+        ``Retry-After`` asks for, else a full-jitter exponential backoff, and logs the failure scrubbed."""
+        policy = self.policy
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            asked = retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None))
+            if asked is not None:
+                return min(asked, policy.max_wait)
+            ceiling = min(policy.max_wait, policy.base_wait * 2 ** (state.attempt_number - 1))
+            return random.uniform(0, ceiling)
+
+        def before_sleep(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            wait = state.next_action.sleep if state.next_action else 0.0
+            log.warning(
+                "%s failed (attempt %d of %d: %s); retrying in %.1fs",
+                what,
+                state.attempt_number,
+                policy.attempts,
+                scrub(_describe(exc), self.secrets),
+                wait,
+            )
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(policy.attempts),
+            wait=wait,
+            retry=tenacity.retry_if_exception(is_retryable),
+            sleep=policy.sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        return retrying(call)
 
     def push(
         self, release_dir: Path, local: list[str], private: bool, revision: str | None, message: str

@@ -17,7 +17,28 @@ from typing import Any, Literal
 import pyarrow.parquet as pq
 import yaml
 
-from crawler.publish.card_metadata import size_category
+# The Hub's size categories, each with the row count it stays under.
+SIZE_CATEGORIES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+    (10_000_000_000, "1B<n<10B"),
+    (100_000_000_000, "10B<n<100B"),
+    (1_000_000_000_000, "100B<n<1T"),
+)
+
+
+def size_category(num_rows: int) -> str:
+    """The Hub's size category of a config of ``num_rows`` rows."""
+    for bound, label in SIZE_CATEGORIES:
+        if num_rows < bound:
+            return label
+    return "n>1T"
+
 
 Severity = Literal["error", "warning"]
 
@@ -88,10 +109,7 @@ HUB_TASK_IDS = _words(
     multivariate-time-series-forecasting visual-question-answering document-question-answering
     pose-estimation"""
 )
-SIZE_CATEGORY_VALUES = _words(
-    "n<1K 1K<n<10K 10K<n<100K 100K<n<1M 1M<n<10M 10M<n<100M 100M<n<1B 1B<n<10B 10B<n<100B 100B<n<1T n>1T"
-    " unknown other"
-)
+SIZE_CATEGORY_VALUES = frozenset([*(label for _, label in SIZE_CATEGORIES), "n>1T", "unknown", "other"])
 # The dataset card metadata specification; anything else is a typo the Hub would not act on.
 KNOWN_KEYS = _words(
     """language license license_name license_link license_details tags annotations_creators language_creators
@@ -171,7 +189,7 @@ def lint_card(card_text: str, data_dir: Path) -> list[LintProblem]:
     configs = _check_configs(meta, data_dir, problems)
     if configs is not None:
         _check_dataset_info(meta, configs, data_dir, problems)
-        _check_size(meta, configs, data_dir, problems)
+        _check_size(meta, configs, problems)
     if not parts[1].strip():
         problems.append(LintProblem("empty-body", "the card has no text after the metadata", "warning"))
     problems.extend(_check_images(parts[1], data_dir))
@@ -406,10 +424,7 @@ def _check_dataset_info(
 
 
 def _check_size(
-    meta: Mapping[str, Any],
-    configs: Mapping[str, Mapping[str, list[Path]]],
-    data_dir: Path,
-    problems: list[LintProblem],
+    meta: Mapping[str, Any], configs: Mapping[str, Mapping[str, list[Path]]], problems: list[LintProblem]
 ) -> None:
     values = _as_list(meta.get("size_categories", []))
     if not values or values == [None]:

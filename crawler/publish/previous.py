@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,6 +39,8 @@ from crawler.schema import (
 )
 from crawler.state.fsutil import DamagedFile
 from crawler.state.withdrawals import Withdrawals
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class PreviousRelease:
 
     @property
     def lecture_files(self) -> list[str]:
-        return list(self.manifest["configs"][DEFAULT_CONFIG].get("files", [])) if self.manifest else []
+        return self.files_of(DEFAULT_CONFIG)
 
     def files_of(self, table: str) -> list[str]:
         """The files of the config ``table`` (none when the release has no such config)."""
@@ -85,24 +87,21 @@ class PreviousRelease:
         assert self.root is not None
         return self.root / path
 
-    def _table(self, path: str, columns: list[str] | None = None) -> pa.Table:
+    def _read(self, read: Callable[..., T], path: str, **kwargs: Any) -> T:
+        """``read`` (a pyarrow reader) of one of the release's files; DamagedFile names it when unreadable."""
         try:
-            return pq.read_table(self.path_of(path), columns=columns)
+            return read(self.path_of(path), **kwargs)
         except (OSError, pa.ArrowException) as exc:
             raise DamagedFile(
                 self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
             ) from None
 
+    def _table(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        return self._read(pq.read_table, path, columns=columns)
+
     def _column_names(self, path: str) -> list[str]:
         """The columns a file holds (none is read when the schema has no volatile field to look for)."""
-        if not VOLATILE_FIELDS:
-            return []
-        try:
-            return pq.read_schema(self.path_of(path)).names
-        except (OSError, pa.ArrowException) as exc:
-            raise DamagedFile(
-                self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
-            ) from None
+        return self._read(pq.read_schema, path).names if VOLATILE_FIELDS else []
 
     @property
     def row_files(self) -> list[str]:
@@ -113,12 +112,7 @@ class PreviousRelease:
         """Every one of :attr:`row_files` opens as Parquet (a damaged release is named before anything is
         built)."""
         for path in self.row_files:
-            try:
-                pq.read_metadata(self.path_of(path))
-            except (OSError, pa.ArrowException) as exc:
-                raise DamagedFile(
-                    self.path_of(path), f"unreadable Parquet: {exc}", recovery(self.path_of("."))
-                ) from None
+            self._read(pq.read_metadata, path)
 
     def edited_files(self) -> list[str]:
         """Those of :attr:`row_files` that are no longer the files the manifest describes (size or sha256):
@@ -216,9 +210,8 @@ class PreviousRelease:
 
     def sessions(self) -> list[SessionDetail]:
         """The session details the release's ``sessions`` table holds."""
-        config = self.manifest["configs"].get(SESSIONS.name) if self.manifest else None
         out: list[SessionDetail] = []
-        for path in config.get("files", []) if config else []:
+        for path in self.files_of(SESSIONS.name):
             for row in self._table(path).to_pylist():
                 out.append(
                     {

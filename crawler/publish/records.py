@@ -8,7 +8,7 @@ problem; nothing is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TypedDict
 
@@ -29,22 +29,29 @@ class InvalidRecordsError(ValueError):
         super().__init__(f"{len(self.problems)} problem(s) in {total} record(s):\n{shown}{more}")
 
 
+def _scrubbed(values: Mapping[str, object], url_fields: Container[str]) -> dict[str, object] | None:
+    """``values`` with every e-mail address and phone number in their strings replaced (a URL field's by
+    the URL placeholder); None when they hold none."""
+    strings: list[str] = []
+    _strings(values.values(), strings)
+    if not texts_to_scrub(strings):
+        # One search over all of the record's strings: most records hold no personal data at all.
+        return None
+    out: dict[str, object] = {}
+    found = 0
+    for name, value in values.items():
+        is_url = name in url_fields
+        out[name], count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
+        found += count
+    return out if found else None
+
+
 def scrubbed_record(record: Mapping[str, object]) -> Mapping[str, object]:
     """``record`` with every e-mail address and phone number in its strings replaced, as the crawl's
     privacy step does (the record itself when it holds none); an edited record gets its content hash
     computed again, a record left as it was keeps its own."""
-    strings: list[str] = []
-    _strings(record.values(), strings)
-    if not texts_to_scrub(strings):
-        # One search over all of the record's strings: most records hold no personal data at all.
-        return record
-    out: dict[str, object] = {}
-    found = 0
-    for name, value in record.items():
-        is_url = name in RECORD_URL_FIELDS
-        out[name], count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
-        found += count
-    if not found:
+    out = _scrubbed(record, RECORD_URL_FIELDS)
+    if out is None:
         return record
     out["content_sha256"] = schema.content_sha256(out)
     return out
@@ -55,18 +62,8 @@ def scrubbed_transcript(transcript: Transcript) -> Transcript:
     other strings replaced (the subtitle URL as a URL), as :func:`scrubbed_record` scrubs a lecture:
     whatever the stage or an earlier release holds, no address reaches the ``transcripts`` table. The same
     object when it holds none."""
-    values = transcript.values()
-    strings: list[str] = []
-    _strings(values.values(), strings)
-    if not texts_to_scrub(strings):
-        return transcript
-    out: dict[str, object] = {}
-    found = 0
-    for name, value in values.items():
-        is_url = name == "subtitle_url"
-        out[name], count = scrub_value(value, URL_PLACEHOLDER if is_url else PLACEHOLDER, url=is_url)
-        found += count
-    return Transcript(**out) if found else transcript  # type: ignore[arg-type]
+    out = _scrubbed(transcript.values(), ("subtitle_url",))
+    return transcript if out is None else Transcript(**out)  # type: ignore[arg-type]
 
 
 def _strings(values: Iterable[object], out: list[str]) -> None:
@@ -169,6 +166,5 @@ def session_details(sessions: Iterable[Mapping[str, object]] | None) -> dict[str
     Raises ValueError naming a bad entry."""
     out: dict[str, SessionDetail] = {}
     for index, entry in enumerate(sessions or ()):
-        detail = session_detail(entry, index)
-        out[str(entry["session_id"])] = detail
+        out[str(entry["session_id"])] = session_detail(entry, index)
     return out

@@ -19,20 +19,18 @@ a release takes is bounded by its largest event.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from crawler.publish import card as cards
-from crawler.publish.build import build_release, crawl_date_of
-from crawler.publish.events import BuildContext, EventRows, GroupedEvents, PublishOptions, Removals
-from crawler.publish.lint import LintProblem
-from crawler.publish.manifest import FileEntry
+from crawler.publish.build import ReleaseResult, build_release, crawl_date_of
+from crawler.publish.events import BuildContext, EventRows, GroupedEvents, PublishOptions
 from crawler.publish.previous import read_previous_release
 from crawler.publish.records import lecture_rows
 from crawler.publish.removals import Redactions, apply_removals
@@ -41,21 +39,6 @@ from crawler.publish.verify import verify_release
 from crawler.state.fsutil import exclusive_lock
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-
-
-@dataclass(frozen=True)
-class ReleaseResult:
-    out_dir: Path
-    version: str
-    previous_version: str | None
-    row_counts: dict[str, int]
-    files: dict[str, FileEntry]
-    changes: cards.Changes
-    warnings: tuple[LintProblem, ...] = field(default=())
-    change_file: str | None = None  # ``changes/<version>.parquet``
-    event_configs: dict[str, str] = field(default_factory=dict)  # event id -> config name
-    # Event configs whose files this release wrote; the others' files are the previous release's.
-    rewritten: tuple[str, ...] = ()
 
 
 def publish_release(
@@ -105,13 +88,6 @@ def _redactions(
     return parsed.with_names_of(records()) if parsed.orcids else parsed
 
 
-def _all_rows(events: EventRows) -> Iterator[dict[str, object]]:
-    """Every lecture as a row mapping, one event in memory at a time."""
-    for event_id in events.event_ids():
-        for lecture in events.lectures_of(event_id):
-            yield lecture.values()
-
-
 def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) -> ReleaseResult:
     """Write a checked release of ``events`` to ``out_dir`` (see :func:`publish_release`), one event's
     rows in memory at a time, replacing the previous release atomically."""
@@ -121,8 +97,12 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
     template = options.template or cards.DEFAULT_TEMPLATE
     if not template.is_file():
         raise FileNotFoundError(f"card template not found: {template}")
-    redactions = _redactions(options.redact_authors, lambda: _all_rows(events))
-    removals = Removals(frozenset(str(i) for i in options.remove_lectures), redactions)
+    # Every lecture as a row mapping, one event in memory at a time (read only to expand an ORCID iD).
+    redactions = _redactions(
+        options.redact_authors,
+        lambda: (lec.values() for event_id in events.event_ids() for lec in events.lectures_of(event_id)),
+    )
+    removed = frozenset(str(i) for i in options.remove_lectures)
     out_dir = Path(out_dir).absolute()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     step = options.on_step or (lambda _step, _path: None)
@@ -132,10 +112,10 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
         build = out_dir.parent / f".{out_dir.name}.build-{uuid.uuid4().hex[:12]}"
         build.mkdir()
         try:
-            context = BuildContext(build, options, template, previous, removals)
-            result = build_release(events, context)
+            context = BuildContext(build, options, template, previous, removed, redactions)
+            result, carried = build_release(events, context)
             step("built", build)
-            result_warnings = verify_release(build, result.row_counts, carried=result.reused_files)
+            warnings = verify_release(build, result.row_counts, carried=carried)
             if options.check_built is not None:
                 options.check_built(build, out_dir)
             step("checked", build)
@@ -143,15 +123,4 @@ def publish_events(events: EventRows, out_dir: Path, options: PublishOptions) ->
         finally:
             shutil.rmtree(build, ignore_errors=True)
         step("swapped", out_dir)
-    return ReleaseResult(
-        out_dir=out_dir,
-        version=result.version,
-        previous_version=result.previous_version,
-        row_counts=result.row_counts,
-        files=result.files,
-        changes=result.changes,
-        warnings=tuple(result_warnings),
-        change_file=result.change_file,
-        event_configs={e.event_id: e.config_name for e in result.event_configs},
-        rewritten=tuple(sorted(result.rewritten)),
-    )
+    return dataclasses.replace(result, out_dir=out_dir, warnings=tuple(warnings))

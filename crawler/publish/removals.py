@@ -124,12 +124,6 @@ def redaction_count(authors: Iterable[str]) -> int:
     return len(parsed.orcids) + len(parsed.names)
 
 
-def _ledger_entry(path: Path) -> dict[str, object]:
-    """A file's size and sha256, as a manifest lists them."""
-    data = path.read_bytes()
-    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-
-
 def _release_recovery(out_dir: Path) -> str:
     return f"restore the release from the Hub (hf download --repo-type dataset <repo> --local-dir {out_dir})"
 
@@ -169,7 +163,7 @@ class ReleaseRemovals:
     def load(cls, out_dir: Path) -> ReleaseRemovals:
         """The removals the release in ``out_dir`` applied (none when there is no release or it applied
         none); :class:`DamagedFile` when its ledger differs from the manifest or lost its shape."""
-        from crawler.publish.manifest import read_manifest
+        from crawler.publish.manifest import file_entry, read_manifest
 
         manifest = read_manifest(out_dir)
         listed = manifest["files"].get(RELEASE_LEDGER) if manifest is not None else None
@@ -179,7 +173,7 @@ class ReleaseRemovals:
         if not path.is_file():
             return cls(missing=True)
         recovery = _release_recovery(Path(out_dir))
-        if _ledger_entry(path) != listed:
+        if file_entry(path) != listed:
             raise DamagedFile(path, "its size or sha256 differs from manifest.json", recovery)
         data = read_json_file(path, recovery=recovery)
         found = [data.get(key) if isinstance(data, dict) else None for key in ("lectures", "redactions")]

@@ -77,11 +77,6 @@ class TableSpec:
         return cls(name, description, columns, key, fields, source, content, row_key or (key,))
 
     @property
-    def keys(self) -> tuple[str, ...]:
-        """The columns that name one row of the table."""
-        return self.row_key or (self.key,)
-
-    @property
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 

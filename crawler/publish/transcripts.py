@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from crawler.privacy.spoken import redact_segments, redact_spoken
 from crawler.publish.file_tables import FileTable, RowStats
-from crawler.publish.parquet import WriterOptions, supports_content_defined_chunking
+from crawler.publish.parquet import WriterOptions, writer_options
 from crawler.publish.records import scrubbed_transcript
 from crawler.publish.removals import without_redacted_names
 from crawler.publish.tables import TRANSCRIPTS
@@ -107,14 +107,8 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
         """The lectures' settings but for the sort order (rows are in ``transcript_order``, numeric ids
         first, which is not Parquet's order of strings) and the bloom filter (its size would need the
         rows counted before they are written)."""
-        options: WriterOptions = {
-            "compression": "zstd",
-            "write_statistics": True,
-            "write_page_index": True,
-            "store_schema": True,
-        }
-        if supports_content_defined_chunking():
-            options["use_content_defined_chunking"] = True
+        options = writer_options(self.spec, num_rows=0)
+        del options["sorting_columns"]
         return options
 
     def weight(self, row: Transcript) -> int:

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from crawler.anthology.links import link_rows, read_links_csv
 from crawler.publish import changes as change_files
-from crawler.publish.card_metadata import ChangesConfig
+from crawler.publish.card_metadata import changes_info
 from crawler.publish.events import LINK_COLUMNS, linked_lectures
 from crawler.publish.lint import LintProblem, card_yaml_read_in_c, errors, lint_card
 from crawler.publish.manifest import CARD, MANIFEST, ReleaseError, file_entry
@@ -77,14 +77,6 @@ def verify_release(
     verify_files(root, manifest)
     _check_row_groups(root, manifest, max_row_group_bytes)
     _check_tables(root, manifest, expected_rows)
-    for table in (TranscriptsTable(), SlidesTable()):
-        name = table.spec.name
-        config = manifest["configs"].get(name)
-        if config is not None or expected_rows.get(name):
-            try:
-                table.check_files(root, (config or {}).get("files", []), expected_rows.get(name, 0))
-            except ValueError as exc:
-                raise ReleaseError(f"{name}: {exc}") from None
     lecture_files = _check_lecture_files(root, manifest, expected_rows[LECTURES.name])
     rewritten = _check_event_configs(root, manifest, carried)
     if (
@@ -104,8 +96,9 @@ def verify_release(
     if not expected_rows[LECTURES.name]:
         loaded[DEFAULT_CONFIG] = 0
     with _datasets_reading() as cache:
-        if ChangesConfig.of(root, manifest.get("change_files", [])) is not None:
-            _check_changes_config(root, manifest.get("change_files", []), cache)
+        changes = manifest.get("change_files", [])
+        if changes_info(root, changes) is not None:
+            _check_resolves(root, change_files.CONFIG, changes, cache)
         if expected_rows[LECTURES.name]:
             _check_resolves(root, DEFAULT_CONFIG, lecture_files, cache)
         _check_load_dataset(root, loaded, cache)
@@ -127,19 +120,29 @@ def _check_row_groups(root: Path, manifest: Mapping[str, Any], max_bytes: int) -
 
 
 def _check_tables(root: Path, manifest: Mapping[str, Any], expected_rows: Mapping[str, int]) -> None:
-    """Every summary table reads back whole with its declared schema and row count."""
+    """Every summary table reads back whole with its declared schema and row count; the ``transcripts``
+    and ``slides`` files (:meth:`crawler.publish.file_tables.FileTable.check_files`) from a few columns."""
     for spec in (s for s in SPECS if s.name in manifest["configs"] and s is not LECTURES):
         table = read_shards(root, spec, manifest["configs"][spec.name]["files"])
         if table.num_rows != expected_rows[spec.name]:
             raise ReleaseError(f"{spec.name}: {table.num_rows} rows read, {expected_rows[spec.name]} written")
+    for file_table in (TranscriptsTable(), SlidesTable()):
+        name = file_table.spec.name
+        config = manifest["configs"].get(name)
+        if config is not None or expected_rows.get(name):
+            try:
+                file_table.check_files(root, (config or {}).get("files", []), expected_rows.get(name, 0))
+            except ValueError as exc:
+                raise ReleaseError(f"{name}: {exc}") from None
 
 
 def _check_lecture_files(root: Path, manifest: Mapping[str, Any], expected: int) -> list[str]:
     """The ``lectures`` files have the declared schema and the rows written, counted from their metadata."""
     lecture_files = list(manifest["configs"][LECTURES.name]["files"])
-    found = 0
+    declared, found = LECTURES.arrow_schema().remove_metadata(), 0
     for path in lecture_files:
-        _check_schema(root, path)
+        if not pq.read_schema(root / path).remove_metadata().equals(declared):
+            raise ReleaseError(f"{path}: schema differs from the declared {LECTURES.name} schema")
         found += pq.read_metadata(root / path).num_rows
     if found != expected:
         raise ReleaseError(f"{LECTURES.name}: {found} rows read, {expected} written")
@@ -186,48 +189,28 @@ def _check_change_files(root: Path, manifest: Mapping[str, Any]) -> None:
             raise ReleaseError(f"{path}: schema differs from the change files' schema") from None
 
 
-def _check_schema(root: Path, path: str) -> None:
-    found = pq.read_schema(root / path)
-    if not found.remove_metadata().equals(LECTURES.arrow_schema().remove_metadata()):
-        raise ReleaseError(f"{path}: schema differs from the declared {LECTURES.name} schema")
-
-
 def _check_resolves(root: Path, config: str, files: Sequence[str], cache: str) -> None:
-    """``datasets`` reads ``config`` from exactly ``files``, with the declared features (the files
-    themselves are checked one event at a time)."""
+    """``datasets`` reads ``config`` (the lectures' or the changes') from exactly ``files``, with their
+    declared features (the files themselves are checked one at a time)."""
     import datasets
 
-    builder = datasets.load_dataset_builder(
-        str(root), None if config == DEFAULT_CONFIG else config, cache_dir=cache
-    )
-    data_files = builder.config.data_files or {}
-    found = sorted(Path(str(f)).resolve() for split in data_files.values() for f in split)
-    wanted = sorted((root / f).resolve() for f in files)
-    if found != wanted:
-        raise ReleaseError(
-            f"{config}: datasets resolves {len(found)} file(s), the manifest lists {len(wanted)}"
-        )
-    if builder.info.features is not None and builder.info.features != LECTURES.features():
-        raise ReleaseError(f"{config}: the card declares features {builder.info.features}")
-
-
-def _check_changes_config(root: Path, files: Sequence[str], cache: str) -> None:
-    """``datasets`` reads the ``changes`` config from exactly the change files, with their features."""
-    import datasets
+    if config == DEFAULT_CONFIG:
+        schema, what = LECTURES.arrow_schema(), "lecture file(s)"
+    else:
+        schema, what = change_files.arrow_schema(), "change file(s)"
 
     try:
-        builder = datasets.load_dataset_builder(str(root), change_files.CONFIG, cache_dir=cache)
+        builder = datasets.load_dataset_builder(
+            str(root), None if config == DEFAULT_CONFIG else config, cache_dir=cache
+        )
     except ValueError as exc:  # no such config in the card
-        raise ReleaseError(f"{change_files.CONFIG}: {exc}") from None
+        raise ReleaseError(f"{config}: {exc}") from None
     data_files = builder.config.data_files or {}
     found = sorted(Path(str(f)).resolve() for split in data_files.values() for f in split)
     if found != sorted((root / f).resolve() for f in files):
-        raise ReleaseError(
-            f"{change_files.CONFIG}: datasets resolves {len(found)} of the {len(files)} change file(s)"
-        )
-    declared = datasets.Features.from_arrow_schema(change_files.arrow_schema())
-    if builder.info.features != declared:
-        raise ReleaseError(f"{change_files.CONFIG}: the card declares features {builder.info.features}")
+        raise ReleaseError(f"{config}: datasets resolves {len(found)} of the {len(files)} {what}")
+    if builder.info.features != datasets.Features.from_arrow_schema(schema):
+        raise ReleaseError(f"{config}: the card declares features {builder.info.features}")
 
 
 def _check_links(root: Path, manifest: Mapping[str, Any]) -> None:
