@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from crawler.anthology.timing import JOURNAL_VENUES, PaperTime, event_ids, month_number
+from crawler.anthology.timing import JOURNAL_VENUES, TimeAndPlace, event_ids, month_number
 
 ANTHOLOGY_URL = "https://aclanthology.org/{id}/"
 # The most characters a title, an abstract or a name may hold. The Anthology's longest abstracts hold a
@@ -80,11 +80,11 @@ class Paper:
         return anthology_url(self.anthology_id)
 
     @property
-    def time(self) -> PaperTime:
+    def time(self) -> TimeAndPlace:
         """When and where the paper was published, as :func:`crawler.anthology.timing.paper_in_time`
         judges it; the year of its id when the volume gave none."""
         year = self.year if self.year is not None else year_of_id(self.anthology_id)
-        return PaperTime(year, self.month, self.journal, frozenset(self.events))
+        return TimeAndPlace(year, self.month, frozenset(self.events), self.journal)
 
 
 @dataclass(frozen=True, slots=True)
