@@ -12,7 +12,7 @@ import pytest
 
 from crawler import schema
 from crawler.anthology.links import link_records
-from crawler.anthology.match import LectureText, Match, link
+from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
 from crawler.anthology.reader import Paper, read_papers, year_of_id
 from crawler.anthology.timing import TimeAndPlace, event_time, month_number, paper_in_time
 from tests.scenarios.anthology import Volume, collection_xml, later_copies, with_abstract_of
@@ -168,7 +168,7 @@ def talk(paper: Paper, at: TimeAndPlace | None = AT_EMNLP, key: str = "1") -> Le
 
 
 def one(papers: list[Paper], lecture: LectureText) -> Match:
-    (found,) = link(papers, [lecture])
+    (found,) = match_lectures(PaperIndex(papers), [lecture])
     return found
 
 
@@ -345,7 +345,7 @@ def test_no_talk_of_emnlp_2025_is_linked_to_a_later_copy_of_its_paper(tmp_path: 
     )
     assert len(papers) == len(REAL) + 2 * len(acl.papers) and len(acl.papers) >= 40
     talks = [talk(p, key=p.anthology_id) for p in REAL]
-    matches = link(papers, talks)
+    matches = match_lectures(PaperIndex(papers), talks)
     assert {m.key: m.anthology_id for m in matches} == {p.anthology_id: p.anthology_id for p in REAL}
     copied = {p.title for p in acl.papers}
     refused = {m.key: len(m.refused) for m in matches if m.refused}

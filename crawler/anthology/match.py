@@ -322,15 +322,9 @@ def _abstract_score(paper: _Prepared, words: frozenset[str]) -> float | None:
 
 def combine(title: float, authors: float | None, abstract: float | None) -> float:
     """The weighted mean of the evidence present."""
-    total = TITLE_WEIGHT * title
-    weight = TITLE_WEIGHT
-    if authors is not None:
-        total += AUTHORS_WEIGHT * authors
-        weight += AUTHORS_WEIGHT
-    if abstract is not None:
-        total += ABSTRACT_WEIGHT * abstract
-        weight += ABSTRACT_WEIGHT
-    return round(total / weight, 4)
+    weighted = [(TITLE_WEIGHT, title), (AUTHORS_WEIGHT, authors), (ABSTRACT_WEIGHT, abstract)]
+    present = [(weight, value) for weight, value in weighted if value is not None]
+    return round(sum(weight * value for weight, value in present) / sum(weight for weight, _ in present), 4)
 
 
 def clear(scores: Scores) -> str:
@@ -453,8 +447,3 @@ def match_lectures(index: PaperIndex, lectures: Iterable[LectureText]) -> list[M
 
 def _score(match: Match) -> float:
     return match.best.scores.score if match.best else 0.0
-
-
-def link(papers: Iterable[Paper], lectures: Iterable[LectureText]) -> list[Match]:
-    """Index ``papers`` and match ``lectures`` against them."""
-    return match_lectures(PaperIndex(papers), lectures)
