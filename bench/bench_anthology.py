@@ -28,7 +28,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from crawler.anthology.comparable import content_words, name_family_keys, title_tokens
-from crawler.anthology.match import LectureText, link
+from crawler.anthology.match import LectureText, PaperIndex, match_lectures
 from crawler.anthology.reader import Author, Paper, read_papers
 from crawler.replica.layout import load_records
 from tests.scenarios.anthology import change_authors, change_title, rewrite_abstract
@@ -160,7 +160,7 @@ def measure(folder: Path) -> dict[str, Any]:
             name_family_keys(name)
     normalise_s, normalise_cpu_s = time.perf_counter() - started, time.process_time() - cpu
     started, cpu = time.perf_counter(), time.process_time()
-    matches = link(read, lectures)
+    matches = match_lectures(PaperIndex(read), lectures)
     link_s, link_cpu_s = time.perf_counter() - started, time.process_time() - cpu
     given = sum(1 for m in matches if m.anthology_id)
     right = sum(1 for m in matches if m.anthology_id and m.anthology_id == truth[m.key])

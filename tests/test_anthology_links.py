@@ -265,7 +265,7 @@ def test_a_release_writes_a_safe_links_file_counts_what_it_left_out_and_checks_i
 
 
 def test_the_link_summary_tells_what_reading_left_out() -> None:
-    read = ReadSummary(files=2, skipped=(), papers=7, capped=2, invalid_ids=1, notes=("a", "b", "c"))
+    read = ReadSummary(files=2, skipped=(), papers=7, capped=2, invalid_ids=1, notes=["a", "b", "c"])
     summary = LinkSummary.of([], papers=7, by_event={}, read=read)
     assert summary.line() == (
         "anthology: 0 of 0 lectures linked to 7 papers, 0 ambiguous, 0 in conflict; left out of the "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from crawler.anthology import match as matching
-from crawler.anthology.match import LectureText, PaperIndex, link, match_lectures
+from crawler.anthology.match import LectureText, PaperIndex, match_lectures
 from crawler.anthology.reader import Author, Paper, read_papers
 from crawler.replica.layout import load_records
 from tests.scenarios.anthology import perturbed_set
@@ -51,7 +51,7 @@ PAPERS = [
 
 
 def one(lecture: LectureText, papers: list[Paper] = PAPERS) -> matching.Match:
-    (found,) = link(papers, [lecture])
+    (found,) = match_lectures(PaperIndex(papers), [lecture])
     return found
 
 
@@ -161,7 +161,7 @@ def measure(seeds: range) -> tuple[float, float, Counter[str]]:
     for seed in seeds:
         cases = perturbed_set(papers, unpublished, seed=seed)
         lectures = [LectureText(t.key, t.title, t.authors, t.abstract) for t in cases.talks]
-        for talk, found in zip(cases.talks, link(cases.papers, lectures), strict=True):
+        for talk, found in zip(cases.talks, match_lectures(PaperIndex(cases.papers), lectures), strict=True):
             kinds["with paper" if talk.paper_id else "without paper"] += 1
             kinds.update(part for part in talk.kind.split("; "))
             with_paper += talk.paper_id is not None

@@ -193,11 +193,11 @@ def test_a_text_is_kept_up_to_the_cap_and_dropped_past_it_markup_and_all(tmp_pat
     assert read[1].authors == (Author("Ann", ""),)
     assert summary.capped == 3 and summary.invalid_ids == 0 and summary.papers == 2
     where = f"{tmp_path / '2025.x.xml'}: paper"
-    assert summary.notes == (
+    assert summary.notes == [
         f"{where} '2' of volume 'main': its abstract is longer than {MAX_TEXT} characters, left out",
         f"{where} '2' of volume 'main': an author's last name is longer than {MAX_TEXT} characters, left out",
         f"{where} '3' of volume 'main': its title is longer than {MAX_TEXT} characters, left out",
-    )
+    ]
 
 
 # Reads a directory in a process of its own and tells how far reading raised the peak resident size.

@@ -12,9 +12,9 @@ import pytest
 
 from crawler import schema
 from crawler.anthology.links import link_records
-from crawler.anthology.match import LectureText, Match, link
+from crawler.anthology.match import LectureText, Match, PaperIndex, match_lectures
 from crawler.anthology.reader import Paper, read_papers, year_of_id
-from crawler.anthology.timing import EventTime, PaperTime, event_time, month_number, paper_in_time
+from crawler.anthology.timing import TimeAndPlace, event_time, month_number, paper_in_time
 from tests.scenarios.anthology import Volume, collection_xml, later_copies, with_abstract_of
 from tests.test_publish_parquet import make_record
 
@@ -30,12 +30,14 @@ PAPER = BY_ID["2025.emnlp-main.26"]
 DONOR = BY_ID["2025.emnlp-main.40"]
 
 
-def event(year: int, month: int | None, *events: str) -> EventTime:
-    return EventTime(year, month, frozenset(events))
+def event(year: int, month: int | None, *events: str) -> TimeAndPlace:
+    return TimeAndPlace(year, month, frozenset(events))
 
 
-def paper_time(year: int | None, month: int | None = None, *events: str, journal: bool = False) -> PaperTime:
-    return PaperTime(year, month, journal, frozenset(events))
+def paper_time(
+    year: int | None, month: int | None = None, *events: str, journal: bool = False
+) -> TimeAndPlace:
+    return TimeAndPlace(year, month, frozenset(events), journal)
 
 
 @pytest.mark.parametrize(
@@ -67,7 +69,7 @@ def paper_time(year: int | None, month: int | None = None, *events: str, journal
         (event(2025, 11), paper_time(None), "undated"),
     ],
 )
-def test_paper_in_time(at: EventTime | None, paper: PaperTime, kind: str) -> None:
+def test_paper_in_time(at: TimeAndPlace | None, paper: TimeAndPlace, kind: str) -> None:
     verdict = paper_in_time(at, paper)
     assert verdict.kind == kind
     assert verdict.taken == (kind not in ("later", "journal_too_old"))
@@ -86,17 +88,17 @@ def test_the_reasons_name_both_dates() -> None:
 @pytest.mark.parametrize(
     ("name", "held_at", "expected"),
     [
-        ("EMNLP 2025", HELD, EventTime(2025, 11, frozenset({"emnlp-2025"}))),
-        ("EMNLP2025", None, EventTime(2025, None, frozenset({"emnlp-2025"}))),
-        ("LREC-COLING 2024", None, EventTime(2024, None, frozenset({"lrec-2024", "coling-2024"}))),
+        ("EMNLP 2025", HELD, TimeAndPlace(2025, 11, frozenset({"emnlp-2025"}))),
+        ("EMNLP2025", None, TimeAndPlace(2025, None, frozenset({"emnlp-2025"}))),
+        ("LREC-COLING 2024", None, TimeAndPlace(2024, None, frozenset({"lrec-2024", "coling-2024"}))),
         # A lecture put up after its event's year is still the event's: its date gives no month.
-        ("EMNLP 2024", HELD, EventTime(2024, None, frozenset({"emnlp-2024"}))),
-        ("Keynotes", HELD, EventTime(2025, 11, frozenset({"keynotes-2025"}))),
+        ("EMNLP 2024", HELD, TimeAndPlace(2024, None, frozenset({"emnlp-2024"}))),
+        ("Keynotes", HELD, TimeAndPlace(2025, 11, frozenset({"keynotes-2025"}))),
         ("Keynotes", None, None),
         ("", None, None),
     ],
 )
-def test_event_time(name: str, held_at: datetime | None, expected: EventTime | None) -> None:
+def test_event_time(name: str, held_at: datetime | None, expected: TimeAndPlace | None) -> None:
     assert event_time(name, held_at) == expected
 
 
@@ -160,13 +162,13 @@ def test_journals_findings_workshops_and_colocated_volumes_as_the_reader_takes_t
     }
 
 
-def talk(paper: Paper, at: EventTime | None = AT_EMNLP, key: str = "1") -> LectureText:
+def talk(paper: Paper, at: TimeAndPlace | None = AT_EMNLP, key: str = "1") -> LectureText:
     """The talk of ``paper``, as the site lists it, given at ``at``."""
     return LectureText(key, paper.title, tuple(a.name for a in paper.authors), paper.abstract, at)
 
 
 def one(papers: list[Paper], lecture: LectureText) -> Match:
-    (found,) = link(papers, [lecture])
+    (found,) = match_lectures(PaperIndex(papers), [lecture])
     return found
 
 
@@ -343,7 +345,7 @@ def test_no_talk_of_emnlp_2025_is_linked_to_a_later_copy_of_its_paper(tmp_path: 
     )
     assert len(papers) == len(REAL) + 2 * len(acl.papers) and len(acl.papers) >= 40
     talks = [talk(p, key=p.anthology_id) for p in REAL]
-    matches = link(papers, talks)
+    matches = match_lectures(PaperIndex(papers), talks)
     assert {m.key: m.anthology_id for m in matches} == {p.anthology_id: p.anthology_id for p in REAL}
     copied = {p.title for p in acl.papers}
     refused = {m.key: len(m.refused) for m in matches if m.refused}

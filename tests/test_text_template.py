@@ -196,7 +196,7 @@ def test_save_and_load(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["boilerplate-model.json"]
     again = TemplateModel.load(path)
     assert again.to_json() == model.to_json()
-    assert again.sites["b.test"].pending[0].title == 3
+    assert again.sites["b.test"].pending[0][1].title == 3
     assert judge(again, page(3, 12), 3) == judge(model, page(3, 12), 3) == expected(3)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["version"] == 1 and data["sites"][SITE]["pages"] == 12

@@ -88,7 +88,7 @@ class LinkSummary:
             unclear=tuple(unclear_link(m) for m in unclear[:LISTED]),
             capped=read.capped if read else 0,
             invalid_ids=read.invalid_ids if read else 0,
-            read_notes=read.notes if read else (),
+            read_notes=tuple(read.notes) if read else (),
             refused_for_date=len(near_misses),
             refused=tuple(near_miss(m) for m in near_misses[:LISTED]),
         )

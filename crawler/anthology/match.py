@@ -21,7 +21,7 @@ clear evidence whatever the title (a talk renamed from its paper). A paper goes 
 when several lectures claim it, the best keeps it unless another is within the margin, and the others get none
 (*conflict*).
 
-A lecture that knows its event (:class:`~crawler.anthology.timing.EventTime`) is linked only to a paper
+A lecture that knows its event (:class:`~crawler.anthology.timing.TimeAndPlace`) is linked only to a paper
 of its time (:func:`~crawler.anthology.timing.paper_in_time`): a paper published after the event, or a
 journal paper from before the 12 months before it, is refused however well it matches (a *near miss*,
 kept in :attr:`Match.refused` when its evidence alone was clear), and the event's own volumes come first:
@@ -53,8 +53,7 @@ from crawler.anthology.reader import Paper
 from crawler.anthology.timing import (
     UNDATED,
     UNKNOWN_TIME,
-    EventTime,
-    PaperTime,
+    TimeAndPlace,
     Verdict,
     paper_in_time,
 )
@@ -100,7 +99,7 @@ class LectureText:
     title: str
     authors: tuple[str, ...] = ()
     abstract: str = ""
-    event: EventTime | None = None
+    event: TimeAndPlace | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +182,7 @@ class _Prepared:
     abstract: str
     family_keys: frozenset[str] = frozenset()  # every key of every author
     weight: float = 0.0  # the title words' summed weight
-    time: PaperTime = UNKNOWN_TIME
+    time: TimeAndPlace = UNKNOWN_TIME
 
 
 class PaperIndex:
@@ -196,7 +195,7 @@ class PaperIndex:
         self.by_pair: dict[str, list[int]] = defaultdict(list)
         self.by_family: dict[str, list[int]] = defaultdict(list)
         # The papers of a volume share one time: held once.
-        times: dict[PaperTime, PaperTime] = {}
+        times: dict[TimeAndPlace, TimeAndPlace] = {}
         for paper in papers:
             index = len(self.papers)
             tokens = title_tokens(paper.title)
@@ -323,15 +322,9 @@ def _abstract_score(paper: _Prepared, words: frozenset[str]) -> float | None:
 
 def combine(title: float, authors: float | None, abstract: float | None) -> float:
     """The weighted mean of the evidence present."""
-    total = TITLE_WEIGHT * title
-    weight = TITLE_WEIGHT
-    if authors is not None:
-        total += AUTHORS_WEIGHT * authors
-        weight += AUTHORS_WEIGHT
-    if abstract is not None:
-        total += ABSTRACT_WEIGHT * abstract
-        weight += ABSTRACT_WEIGHT
-    return round(total / weight, 4)
+    weighted = [(TITLE_WEIGHT, title), (AUTHORS_WEIGHT, authors), (ABSTRACT_WEIGHT, abstract)]
+    present = [(weight, value) for weight, value in weighted if value is not None]
+    return round(sum(weight * value for weight, value in present) / sum(weight for weight, _ in present), 4)
 
 
 def clear(scores: Scores) -> str:
@@ -454,8 +447,3 @@ def match_lectures(index: PaperIndex, lectures: Iterable[LectureText]) -> list[M
 
 def _score(match: Match) -> float:
     return match.best.scores.score if match.best else 0.0
-
-
-def link(papers: Iterable[Paper], lectures: Iterable[LectureText]) -> list[Match]:
-    """Index ``papers`` and match ``lectures`` against them."""
-    return match_lectures(PaperIndex(papers), lectures)

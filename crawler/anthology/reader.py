@@ -21,7 +21,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from crawler.anthology.timing import JOURNAL_VENUES, PaperTime, event_ids, month_number
+from crawler.anthology.timing import JOURNAL_VENUES, TimeAndPlace, event_ids, month_number
 
 ANTHOLOGY_URL = "https://aclanthology.org/{id}/"
 # The most characters a title, an abstract or a name may hold. The Anthology's longest abstracts hold a
@@ -80,31 +80,23 @@ class Paper:
         return anthology_url(self.anthology_id)
 
     @property
-    def time(self) -> PaperTime:
+    def time(self) -> TimeAndPlace:
         """When and where the paper was published, as :func:`crawler.anthology.timing.paper_in_time`
         judges it; the year of its id when the volume gave none."""
         year = self.year if self.year is not None else year_of_id(self.anthology_id)
-        return PaperTime(year, self.month, self.journal, frozenset(self.events))
-
-
-@dataclass(frozen=True, slots=True)
-class ReadSummary:
-    """What a directory held: collection files read, other XML files skipped, papers found; texts
-    dropped for being past :data:`MAX_TEXT` (``capped``) and papers left out for an id that is not the
-    Anthology's (``invalid_ids``), the first :data:`LISTED` of them named in ``notes``."""
-
-    files: int
-    skipped: tuple[str, ...]
-    papers: int
-    capped: int = 0
-    invalid_ids: int = 0
-    notes: tuple[str, ...] = ()
+        return TimeAndPlace(year, self.month, frozenset(self.events), self.journal)
 
 
 @dataclass(slots=True)
-class Tally:
-    """What reading dropped, counted over the files read, and the first ones named."""
+class ReadSummary:
+    """What a directory held: collection files read, other XML files skipped, papers found; texts
+    dropped for being past :data:`MAX_TEXT` (``capped``) and papers left out for an id that is not the
+    Anthology's (``invalid_ids``), counted over the files as they are read, the first :data:`LISTED` of
+    them named in ``notes``."""
 
+    files: int = 0
+    skipped: tuple[str, ...] = ()
+    papers: int = 0
     capped: int = 0
     invalid_ids: int = 0
     notes: list[str] = field(default_factory=list)
@@ -223,7 +215,7 @@ _AUTHOR_TEXTS = ("first", "last")
 class _Collection:
     """The parser's target for one collection file: papers come out of :meth:`take` as they end."""
 
-    def __init__(self, path: Path, tally: Tally) -> None:
+    def __init__(self, path: Path, tally: ReadSummary) -> None:
         self.path = path
         self.tally = tally
         self.depth = 0
@@ -403,7 +395,7 @@ def _collection_id(path: Path, tag: str, given: str | None) -> str:
     return given
 
 
-def _read(path: Path, tally: Tally) -> Iterator[Paper]:
+def _read(path: Path, tally: ReadSummary) -> Iterator[Paper]:
     """The papers of one collection file, in file order; raise :class:`AnthologyError` when the file is
     not XML or not a collection (a ``<collection id=...>`` root)."""
     target = _Collection(path, tally)
@@ -470,22 +462,17 @@ def read_papers(root: Path) -> tuple[list[Paper], ReadSummary]:
     _refuse_copies(roots)
     papers: list[Paper] = []
     seen: set[str] = set()
-    tally = Tally()
+    summary = ReadSummary()
     for path in (p for p, collection_id in roots.items() if collection_id is not None):
-        for paper in _read(path, tally):
+        for paper in _read(path, summary):
             if paper.anthology_id in seen:
                 raise AnthologyError(f"{path}: paper {paper.anthology_id} is given twice")
             seen.add(paper.anthology_id)
             papers.append(paper)
-    papers = [with_colocated(p, tally.colocated) for p in papers]
-    summary = ReadSummary(
-        files=sum(1 for c in roots.values() if c is not None),
-        skipped=tuple(str(p) for p, c in roots.items() if c is None),
-        papers=len(papers),
-        capped=tally.capped,
-        invalid_ids=tally.invalid_ids,
-        notes=tuple(tally.notes),
-    )
+    papers = [with_colocated(p, summary.colocated) for p in papers]
+    summary.files = sum(1 for c in roots.values() if c is not None)
+    summary.skipped = tuple(str(p) for p, c in roots.items() if c is None)
+    summary.papers = len(papers)
     return papers, summary
 
 

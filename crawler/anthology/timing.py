@@ -52,27 +52,15 @@ Kind = Literal["own_event", "before", "journal", "later", "journal_too_old", "un
 
 
 @dataclass(frozen=True, slots=True)
-class EventTime:
-    """When and where a talk is given: the year and month (None when unknown), and the ids the
-    Anthology gives its event (``emnlp-2025``)."""
-
-    year: int
-    month: int | None = None
-    events: frozenset[str] = frozenset()
-
-    def describe(self) -> str:
-        return f"{MONTH_NAMES[self.month - 1].title()} {self.year}" if self.month else str(self.year)
-
-
-@dataclass(frozen=True, slots=True)
-class PaperTime:
-    """When and where a paper was published: its volume's year and month (None when unknown), whether
-    the volume is a journal's, and the events the volume is at."""
+class TimeAndPlace:
+    """When and where a talk is given or a paper was published: the year and month (None when unknown),
+    the ids the Anthology gives the talk's event or the events the paper's volume is at
+    (``emnlp-2025``), and whether that volume is a journal's."""
 
     year: int | None
     month: int | None = None
-    journal: bool = False
     events: frozenset[str] = frozenset()
+    journal: bool = False
 
     def describe(self) -> str:
         if self.year is None:
@@ -98,7 +86,7 @@ class Verdict:
 
 
 UNDATED = Verdict("undated")
-UNKNOWN_TIME = PaperTime(None)
+UNKNOWN_TIME = TimeAndPlace(None)
 
 
 def month_number(text: str) -> int | None:
@@ -117,7 +105,7 @@ def event_ids(venues: Iterable[str], year: int) -> frozenset[str]:
     return frozenset(f"{venue}-{year}" for venue in venues if venue)
 
 
-def event_time(event_name: str, held_at: datetime | None) -> EventTime | None:
+def event_time(event_name: str, held_at: datetime | None) -> TimeAndPlace | None:
     """The time of a talk from its event's name and when it is held: the year the name gives
     (``EMNLP 2025``; ``held_at``'s when it gives none), the month of ``held_at`` when it is in that year,
     and the event ids of the name's words with that year (``emnlp-2025``). None when neither gives a
@@ -131,7 +119,7 @@ def event_time(event_name: str, held_at: datetime | None) -> EventTime | None:
     # event's: its date tells the month only when it is of the event's year.
     month = held_at.month if held_at is not None and held_at.year == year else None
     venues = [w for w in words if not w.isdigit() and len(w) > 1]
-    return EventTime(year=year, month=month, events=event_ids(venues, year))
+    return TimeAndPlace(year=year, month=month, events=event_ids(venues, year))
 
 
 def _months(year: int, month: int | None) -> tuple[int, int]:
@@ -141,9 +129,9 @@ def _months(year: int, month: int | None) -> tuple[int, int]:
     return year * 12, year * 12 + 11
 
 
-def paper_in_time(event: EventTime | None, paper: PaperTime) -> Verdict:
+def paper_in_time(event: TimeAndPlace | None, paper: TimeAndPlace) -> Verdict:
     """Whether ``paper`` may be the paper of a talk given at ``event`` (see the module's docstring)."""
-    if event is None or paper.year is None:
+    if event is None or event.year is None or paper.year is None:
         return UNDATED
     if paper.events & event.events:
         return Verdict("own_event")

@@ -135,13 +135,8 @@ def apply_records(
             alternate = str(alternate)
             seen.add(alternate)
             previous = index.entries.get(alternate)
-            index.entries[alternate] = IndexEntry(
-                content_sha256=None,
-                first_seen=previous.first_seen if previous is not None else stamp,
-                last_seen=stamp,
-                cluster=None,
-                merged_into=lecture_id,
-            )
+            first = previous.first_seen if previous is not None else stamp
+            index.entries[alternate] = IndexEntry(None, first, stamp, merged_into=lecture_id)
     delta.missing = sorted((i for i in index.record_ids() if i not in seen), key=lecture_order)
     for name in ("added", "changed", "unchanged"):
         getattr(delta, name).sort(key=lecture_order)

@@ -72,10 +72,6 @@ def text_of(blocks: list[str], *, latex: bool) -> str:
     return "\n\n".join(line for line in lines if line)
 
 
-def site_of(url: str | None) -> str:
-    return urlsplit(str(url or "")).netloc.lower()
-
-
 class BoilerplatePipeline:
     def __init__(
         self,
@@ -134,7 +130,7 @@ class BoilerplatePipeline:
     def lecture(self, item: LectureItem) -> LectureItem:
         # The blocks only feed ``text``: they never reach the stage.
         blocks, item.page_blocks = item.page_blocks, []
-        site = site_of(item.url)
+        site = urlsplit(str(item.url or "")).netloc.lower()
         title, description = item.title, item.abstract
         own: list[str] | None = None
         taught: list[int] | None = None

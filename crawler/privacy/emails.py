@@ -140,15 +140,12 @@ def address_positions(text: str) -> list[int]:
     ``str.find`` (a memory scan); only the bracketed form needs an expression.
     """
     found: list[int] = []
-    for char in _AT_CHARS if not text.isascii() else _AT_CHARS[:1]:
-        at = text.find(char)
-        while at >= 0:
-            # "jane @ example.org": the form starts with the (up to three) spaces before its "@".
-            start = at
-            while start > 0 and at - start < 3 and text[start - 1] in _LINE_SPACES:
-                start -= 1
-            found.append(start)
-            at = text.find(char, at + 1)
+    for at in _at_signs(text):
+        # "jane @ example.org": the form starts with the (up to three) spaces before its "@".
+        start = at
+        while start > 0 and at - start < 3 and text[start - 1] in _LINE_SPACES:
+            start -= 1
+        found.append(start)
     _coded_at_positions(text, found)
     if _any_search(_BRACKETED_AT_EACH, text):
         for match in _BRACKETED_AT.finditer(text):
@@ -162,15 +159,25 @@ def address_positions(text: str) -> list[int]:
     return sorted(set(found))
 
 
+def _at_signs(text: str) -> Iterator[int]:
+    """Where ``text`` writes an "@" sign, narrow or wide, in order of the sign."""
+    for char in _AT_CHARS if not text.isascii() else _AT_CHARS[:1]:
+        yield from _each(text, char)
+
+
+def _each(text: str, char: str) -> Iterator[int]:
+    """Every position of ``char`` in ``text``: a search for one character is a memory scan."""
+    at = text.find(char)
+    while at >= 0:
+        yield at
+        at = text.find(char, at + 1)
+
+
 def _coded_at_positions(text: str, found: list[int]) -> None:
-    """Where ``text`` writes an "@" percent-encoded or as a character reference, appended to ``found``. A
-    search for one character is a memory scan: "%40" and the references are read where one is found."""
-    for char in "&%":
-        at = text.find(char)
-        while at >= 0:
-            if _REFERENCE_AT.match(text, at) if char == "&" else text.startswith("40", at + 1):
-                found.append(at)
-            at = text.find(char, at + 1)
+    """Where ``text`` writes an "@" percent-encoded or as a character reference, appended to ``found``:
+    "%40" and the references are read where a "%" or a "&" is found."""
+    found.extend(at for at in _each(text, "&") if _REFERENCE_AT.match(text, at))
+    found.extend(at for at in _each(text, "%") if text.startswith("40", at + 1))
 
 
 def _quoted_start(text: str, end: int, floor: int) -> int | None:
@@ -282,12 +289,7 @@ def json_address_positions(text: str) -> tuple[list[int], bool]:
     short escapes. Every position is inside a string literal: none of these characters or escapes is
     JSON outside one.
     """
-    found: list[int] = []
-    for char in _AT_CHARS if not text.isascii() else _AT_CHARS[:1]:
-        at = text.find(char)
-        while at >= 0:
-            found.append(at)
-            at = text.find(char, at + 1)
+    found = list(_at_signs(text))
     _coded_at_positions(text, found)
     plain = bool(found)
     if _any_search(_JSON_BRACKETED_AT_EACH, text):

@@ -117,25 +117,18 @@ def scrub_value(value: Any, placeholder: str = PLACEHOLDER, *, url: bool = False
     """
     if isinstance(value, str):
         return scrub_url(value, placeholder) if url else scrub_text(value, placeholder)
-    if isinstance(value, list | tuple):
-        total = 0
-        items = []
-        for item in value:
-            clean, count = scrub_value(item, placeholder, url=url)
-            items.append(clean)
-            total += count
-        if not total:
-            return value, 0
-        return (items if isinstance(value, list) else tuple(items)), total
+    if not isinstance(value, list | tuple | Mapping):
+        return value, 0
+    total = 0
+    out = {}
+    for key, item in value.items() if isinstance(value, Mapping) else enumerate(value):
+        out[key], count = scrub_value(item, placeholder, url=url)
+        total += count
+    if not total:
+        return value, 0
     if isinstance(value, Mapping):
-        total = 0
-        out = {}
-        for key, item in value.items():
-            clean, count = scrub_value(item, placeholder, url=url)
-            out[key] = clean
-            total += count
-        return (out, total) if total else (value, 0)
-    return value, 0
+        return out, total
+    return (list(out.values()) if isinstance(value, list) else tuple(out.values())), total
 
 
 def scrub_fields(

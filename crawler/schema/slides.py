@@ -17,6 +17,7 @@ from typing import Literal
 
 from crawler.json_types import JsonObject
 from crawler.schema.columns import Field, Int32, column, fields_of
+from crawler.schema.lecture import lecture_order
 from crawler.schema.values import record_to_json, record_values
 
 DocumentKind = Literal["slides", "poster"]
@@ -95,7 +96,7 @@ def slides_order(row: Slides) -> tuple[tuple[int, str], int, str]:
     """Rows are written lecture by lecture (numeric ids in numeric order), the slides before the poster."""
     kinds = [kind for kind, _ in DOCUMENT_COLUMNS]
     rank = kinds.index(row.document) if row.document in kinds else len(kinds)
-    return ((len(row.lecture_id), row.lecture_id), rank, row.url)
+    return (lecture_order(row.lecture_id), rank, row.url)
 
 
 def listed_documents(lecture: object) -> list[tuple[DocumentKind, str]]:

@@ -15,6 +15,7 @@ from typing import TypedDict
 
 from crawler.json_types import JsonObject
 from crawler.schema.columns import Field, Int32, column, fields_of
+from crawler.schema.lecture import lecture_order
 from crawler.schema.values import record_to_json, record_values
 
 
@@ -90,8 +91,4 @@ TRANSCRIPT_FIELDS: tuple[Field, ...] = fields_of(Transcript)
 
 def transcript_order(transcript: Transcript) -> tuple[tuple[int, str], str, str]:
     """Rows are written lecture by lecture (numeric ids in numeric order), then by locale and file."""
-    return (
-        (len(transcript.lecture_id), transcript.lecture_id),
-        transcript.locale or "",
-        transcript.subtitle_url,
-    )
+    return (lecture_order(transcript.lecture_id), transcript.locale or "", transcript.subtitle_url)

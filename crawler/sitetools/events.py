@@ -202,9 +202,41 @@ def read_catalogue(
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise ValueError(f"page size must be from 1 to {MAX_PAGE_SIZE}")
     fetcher, notes = _polite_fetcher(api_base, page_size, delay, fetch)
+    pages, lectures, events, total_count = _walk_listing(
+        fetcher, api_base, page_size, notes, max_pages=max_pages, retry_waits=retry_waits, progress=progress
+    )
+    if not lectures:
+        raise CatalogueError("the library listing lists no lecture; nothing to show")
+    if total_count is not None and total_count != len(lectures):
+        notes.append(f"the listing said {total_count} lectures; {len(lectures)} were read")
+    if len(notes) > MAX_NOTES:
+        notes = [*notes[: MAX_NOTES - 1], f"and {len(notes) - MAX_NOTES + 1} more problems like these"]
+    return Catalogue(
+        read_at=(now or datetime.now(UTC)).replace(microsecond=0),
+        api_base=without_credentials(api_base),
+        events=summarize_events(lectures, events),
+        pages=pages,
+        lectures=len(lectures),
+        total_count=total_count,
+        notes=notes,
+    )
+
+
+def _walk_listing(
+    fetcher: PoliteFetcher,
+    api_base: str,
+    page_size: int,
+    notes: list[str],
+    *,
+    max_pages: int,
+    retry_waits: Sequence[float],
+    progress: Progress | None,
+) -> tuple[int, dict[str, str | None], list[EventInfo], int | None]:
+    """The listing read page after page (each page's problems added to ``notes``): the pages read, each
+    lecture's event, the events listed, and the lectures page 1 claimed (None: it did not say)."""
     lectures: dict[str, str | None] = {}
     events: list[EventInfo] = []
-    # What page 1 claimed: the number of pages and of lectures (None: it did not say).
+    # What page 1 claimed: the number of pages and of lectures.
     claimed: int | None = None
     total_count: int | None = None
     number = 0
@@ -227,7 +259,7 @@ def read_catalogue(
                 raise CatalogueError(
                     f"listing page {number} of {last} lists no lecture; the listing is cut short"
                 )
-            break
+            return number, lectures, events, total_count
         new = {k: v for k, v in page.lectures.items() if k not in lectures}
         if not new:
             raise CatalogueError(f"listing page {number} brings no lecture not seen before; it does not end")
@@ -236,22 +268,7 @@ def read_catalogue(
         if progress is not None:
             progress(number, claimed, fetcher.delay)
         if last is not None and number >= last:
-            break
-    if not lectures:
-        raise CatalogueError("the library listing lists no lecture; nothing to show")
-    if total_count is not None and total_count != len(lectures):
-        notes.append(f"the listing said {total_count} lectures; {len(lectures)} were read")
-    if len(notes) > MAX_NOTES:
-        notes = [*notes[: MAX_NOTES - 1], f"and {len(notes) - MAX_NOTES + 1} more problems like these"]
-    return Catalogue(
-        read_at=(now or datetime.now(UTC)).replace(microsecond=0),
-        api_base=without_credentials(api_base),
-        events=summarize_events(lectures, events),
-        pages=number,
-        lectures=len(lectures),
-        total_count=total_count,
-        notes=notes,
-    )
+            return number, lectures, events, total_count
 
 
 def _polite_fetcher(

@@ -78,11 +78,6 @@ _MEMO_MAX_CHARS = 2000
 _MEMO_LINES = 4096
 
 
-@functools.lru_cache(maxsize=_MEMO_LINES)
-def _normalized_short_line(text: str) -> str:
-    return _normalized_line(text)
-
-
 def _normalized_line(text: str) -> str:
     for _ in range(_MAX_ROUNDS):
         stripped = _strip_markup(text)
@@ -92,6 +87,9 @@ def _normalized_line(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFC", text)
     return " ".join(text.split())
+
+
+_normalized_short_line = functools.lru_cache(maxsize=_MEMO_LINES)(_normalized_line)
 
 
 def normalize_text(text: str) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,23 +83,15 @@ class TemplateParams:
     max_records: int = 400_000  # record hashes per site
 
 
-@dataclass(frozen=True)
-class PendingPage:
-    """A page learned before its site had ``min_pages`` pages: block hashes (0 for an empty block)
-    and the positions of its own abstract and title."""
-
-    hashes: tuple[int, ...]
-    abstract: int | None
-    title: int | None
-
-
 @dataclass
 class SiteModel:
     pages: int = 0
     df: dict[int, int] = field(default_factory=dict)
     attached: dict[int, int] = field(default_factory=dict)
     records: dict[int, None] = field(default_factory=dict)
-    pending: list[PendingPage] = field(default_factory=list)
+    # Pages learned before the site had ``min_pages`` pages: block hashes (0 for an empty block) and
+    # where their own record sits.
+    pending: list[tuple[tuple[int, ...], Anchors]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -235,15 +227,7 @@ class TemplateModel:
                     lead.append(i)
                 i -= 1
             kept = sorted(lead) + kept
-        taken = 0
-        for i in range(end + 1, len(norm)):
-            if not norm[i]:
-                continue
-            if taken >= self.params.max_tail or self._templated(model, hashes[i]) or other_record(i):
-                break
-            kept.append(i)
-            taken += 1
-        return kept
+        return kept + self._run_after(model, hashes, anchors, self._templated)
 
     def own_blocks(
         self,
@@ -298,10 +282,10 @@ class TemplateModel:
             taught = {hashes[i] for i in own if 0 <= i < len(hashes) and hashes[i]} - anchor_hashes
             self._count_attached(model, taught)
         else:
-            model.pending.append(PendingPage(tuple(hashes), anchors.abstract, anchors.title))
+            model.pending.append((tuple(hashes), anchors))
         if model.pages >= self.params.min_pages and model.pending:
-            for earlier in model.pending:
-                self._count_attached(model, self._attached_on(model, earlier))
+            for earlier, earlier_anchors in model.pending:
+                self._count_attached(model, self._attached_on(model, earlier, earlier_anchors))
             model.pending.clear()
         if len(model.df) > self.params.max_hashes:
             self._prune(model)
@@ -311,29 +295,38 @@ class TemplateModel:
         for h in hashes:
             model.attached[h] = model.attached.get(h, 0) + 1
 
-    def _attached_on(self, model: SiteModel, page: PendingPage) -> set[int]:
-        """Blocks of ``page`` that sat with its record: between its abstract and title, and the run
+    def _attached_on(self, model: SiteModel, hashes: Sequence[int], anchors: Anchors) -> set[int]:
+        """Blocks of a page that sat with its record: between its abstract and title, and the run
         after its title up to a block on nearly every page, another record, or ``max_tail`` blocks."""
-        hashes, a, t = page.hashes, page.abstract, page.title
+        a, t = anchors.abstract, anchors.title
         attached: set[int] = set()
         if a is not None and t is not None:
             attached.update(h for h in hashes[min(a, t) + 1 : max(a, t)] if h)
         if t is None:
             return attached
-        own = {hashes[i] for i in (a, t) if i is not None}
-        taken = 0
-        for h in hashes[max(t, a if a is not None else t) + 1 :]:
+        # The bound of the run is decided by page counts alone, never by the attachment being learned
+        # here, so that what is learned cannot feed on itself.
+        return attached | {hashes[i] for i in self._run_after(model, hashes, anchors, self._strong)}
+
+    def _run_after(
+        self,
+        model: SiteModel,
+        hashes: Sequence[int],
+        anchors: Anchors,
+        ends: Callable[[SiteModel, int], bool],
+    ) -> list[int]:
+        """Indices of the run of blocks after a page's record: at most ``max_tail`` non-empty blocks, up
+        to one ``ends`` says ends it or another record's own."""
+        own = {hashes[i] for i in (anchors.abstract, anchors.title) if i is not None}
+        run: list[int] = []
+        for i in range(anchors.end + 1 if anchors.end is not None else len(hashes), len(hashes)):
+            h = hashes[i]
             if not h:
                 continue
-            # The bound of the run is decided by page counts alone, never by the attachment being
-            # learned here, so that what is learned cannot feed on itself.
-            if taken >= self.params.max_tail or self._strong(model, h):
+            if len(run) >= self.params.max_tail or ends(model, h) or (h in model.records and h not in own):
                 break
-            if h in model.records and h not in own:
-                break
-            attached.add(h)
-            taken += 1
-        return attached
+            run.append(i)
+        return run
 
     def _remember_record(self, model: SiteModel, h: int) -> None:
         model.records.pop(h, None)
@@ -360,8 +353,8 @@ class TemplateModel:
                     "attached": {f"{h:016x}": c for h, c in m.attached.items()},
                     "records": [f"{h:016x}" for h in m.records],
                     "pending": [
-                        {"hashes": [f"{h:016x}" for h in p.hashes], "abstract": p.abstract, "title": p.title}
-                        for p in m.pending
+                        {"hashes": [f"{h:016x}" for h in hashes], "abstract": a.abstract, "title": a.title}
+                        for hashes, a in m.pending
                     ],
                 }
                 for site, m in sorted(self.sites.items())
@@ -385,10 +378,9 @@ class TemplateModel:
                     attached={int(h, 16): int(c) for h, c in raw["attached"].items()},
                     records=dict.fromkeys(int(h, 16) for h in raw["records"]),
                     pending=[
-                        PendingPage(
+                        (
                             tuple(int(h, 16) for h in p["hashes"]),
-                            _index(p.get("abstract")),
-                            _index(p.get("title")),
+                            Anchors(_index(p.get("abstract")), _index(p.get("title"))),
                         )
                         for p in raw.get("pending", [])
                     ],

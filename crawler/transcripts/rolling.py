@@ -106,13 +106,6 @@ def overlap(said: Sequence[str], cue: Sequence[str]) -> int:
     return 0
 
 
-def visibly_rolls(keyed: Sequence[Sequence[str]]) -> bool:
-    """True when the cues (their keys, in order, empty ones aside) roll: most cues start with words
-    that end the cue before them (at least two, or the whole cue)."""
-    pairs, rolling = _rolling_pairs(keyed, generated=False)
-    return rolling >= _ROLLING_PAIRS and rolling >= pairs * _ROLLING_SHARE
-
-
 def folds(
     keyed: Sequence[Sequence[str]], auto_generated: bool | None, first_lines: Sequence[str | None] = ()
 ) -> bool:
@@ -125,9 +118,11 @@ def folds(
     on a line of its own."""
     if auto_generated is False:
         return False
+    pairs, rolling = _rolling_pairs(keyed, generated=auto_generated is True, first_lines=first_lines)
     if auto_generated is None:
-        return visibly_rolls(keyed)
-    pairs, rolling = _rolling_pairs(keyed, generated=True, first_lines=first_lines)
+        # Visibly rolling: most cues start with words that end the cue before them (at least two, or the
+        # whole cue).
+        return rolling >= _ROLLING_PAIRS and rolling >= pairs * _ROLLING_SHARE
     return pairs < _ROLLING_PAIRS or rolling >= pairs * _ROLLING_SHARE
 
 
