@@ -13,10 +13,12 @@ import datasets
 from crawler.app.demo import DEMO_SIDE_EVENT_EVERY
 from crawler.replica import documents_truth
 from crawler.replica.layout import build_site, load_records
+from tests.support.commands import eventcrawl
 
 
 def _demo(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # The demo's temporary state directory goes under TMPDIR: the test can see that it is removed.
+    # The demo's temporary state directory goes under TMPDIR: the test can see that it is removed. A
+    # fresh interpreter: the fork server's modules found the temporary directory when they were imported.
     env = {**os.environ, "TMPDIR": str(cwd / "tmp")}
     (cwd / "tmp").mkdir(exist_ok=True)
     return subprocess.run(
@@ -65,15 +67,20 @@ def test_the_demo_publishes_both_events_and_removes_its_temporary_state(tmp_path
     assert sorted(set(train["event_id"])) == ["469", "502"]
 
 
+def _demo_with_state(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The demo given its state directory: no temporary one to see, so forked as the suite's commands are."""
+    return eventcrawl("demo", "--lectures", "16", *args, cwd=cwd, timeout=600)
+
+
 def test_the_demo_keeps_a_state_directory_it_is_given(tmp_path: Path) -> None:
-    result = _demo(tmp_path, "--out", "out", "--state", "state")
+    result = _demo_with_state(tmp_path, "--out", "out", "--state", "state")
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "state" / "stage" / "COMPLETE").is_file()
     assert (tmp_path / "state" / "crawl-report.json").is_file()
 
 
 def test_the_demo_refuses_an_output_folder_inside_its_state_directory(tmp_path: Path) -> None:
-    result = _demo(tmp_path, "--out", "state/out", "--state", "state")
+    result = _demo_with_state(tmp_path, "--out", "state/out", "--state", "state")
     assert result.returncode == 2
     assert result.stderr == (
         "eventcrawl: --out 'state/out' and --state 'state' overlap; "

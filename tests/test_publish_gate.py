@@ -5,6 +5,7 @@ authors or page rows, or is published without its authors, and write nothing (ex
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -122,10 +123,23 @@ def site() -> ReplicaSite:
     return build_site(load_records(), seed=5, lectures=120)
 
 
-def test_publish_refuses_anthology_files_that_drop_every_link(site: ReplicaSite, tmp_path: Path) -> None:
-    state, out = tmp_path / "state", tmp_path / "out"
+@pytest.fixture(scope="module")
+def crawled(site: ReplicaSite, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The state directory of a finished crawl of ``site``'s main event, made once for the module; a test
+    publishes from a copy of it (a publish writes to the state directory)."""
+    state = tmp_path_factory.mktemp("crawled") / "state"
     with ReplicaServer(site) as server:
         crawl(server, state, "--event-id", MAIN)
+    return state
+
+
+def copy_of(crawled: Path, state: Path) -> Path:
+    shutil.copytree(crawled, state, symlinks=True)
+    return state
+
+
+def test_publish_refuses_anthology_files_that_drop_every_link(crawled: Path, tmp_path: Path) -> None:
+    state, out = copy_of(crawled, tmp_path / "state"), tmp_path / "out"
     linked = publish(state, out, "--anthology", str(FIXTURES))
     assert linked.returncode == 0, linked.stderr[-3000:]
     links = sum(1 for r in rows(out) if r["anthology_id"])
@@ -158,12 +172,10 @@ def test_publish_refuses_anthology_files_that_drop_every_link(site: ReplicaSite,
 
 
 def test_publish_refuses_a_stage_that_lost_the_pages_and_authors_of_the_release(
-    site: ReplicaSite, tmp_path: Path
+    site: ReplicaSite, crawled: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    with ReplicaServer(site) as server:
-        crawl(server, tmp_path / "full", "--event-id", MAIN)
-    first = publish(tmp_path / "full", out)
+    first = publish(copy_of(crawled, tmp_path / "full"), out)
     assert first.returncode == 0, first.stderr[-3000:]
     before = release_files(out)
     live = len(rows(out))
