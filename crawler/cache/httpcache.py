@@ -272,7 +272,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 request.headers.pop(header, None)
         result = super().process_request(request)
         if request.meta.get(_VALIDATORS_SET_META):
-            self.stats.inc_value(keys.HTTPCACHE_CONDITIONAL)
+            self.stats.inc_value("httpcache/conditional")
         return result
 
     def process_response(
@@ -286,7 +286,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 response.headers.pop(name, None)
         result = super().process_response(request, response)
         if revalidated and result is not response:
-            self.stats.inc_value(keys.HTTPCACHE_HIT_304)
+            self.stats.inc_value("httpcache/hit_304")
         return result
 
 
@@ -387,14 +387,14 @@ class BoundedFilesystemCacheStorage:
         self.flush()
         stats = spider.crawler.stats
         if self._write_errors:
-            stats.set_value(keys.HTTPCACHE_WRITE_ERRORS, self._write_errors)
+            stats.set_value("httpcache/write_errors", self._write_errors)
         if self.purge_on_close and self.max_age_seconds > 0:
             result = purge_cache(self.spider_dir(spider), self.max_age_seconds)
-            stats.set_value(keys.HTTPCACHE_PURGED_ENTRIES, result.removed_entries)
-            stats.set_value(keys.HTTPCACHE_PURGED_BYTES, result.removed_bytes)
+            stats.set_value("httpcache/purged_entries", result.removed_entries)
+            stats.set_value("httpcache/purged_bytes", result.removed_bytes)
         size = cache_size(self.spider_dir(spider))
-        stats.set_value(keys.HTTPCACHE_ENTRIES, size.entries)
-        stats.set_value(keys.HTTPCACHE_BYTES, size.bytes)
+        stats.set_value("httpcache/entries", size.entries)
+        stats.set_value("httpcache/bytes", size.bytes)
 
     def retrieve_response(self, spider: Spider, request: Request) -> Response | None:
         path = self.entry_path(spider, request)
@@ -409,7 +409,7 @@ class BoundedFilesystemCacheStorage:
         try:
             header, body = decode_entry(data)
         except BrokenEntry as exc:
-            self._count(keys.HTTPCACHE_BROKEN_ENTRIES)
+            self._count("httpcache/broken_entries")
             logger.warning("Cached answer for %s is broken (%s): fetching it again", request.url, exc)
             return None
         headers = Headers(

@@ -111,8 +111,8 @@ class ProgressLine:
 
     def report(self) -> None:
         stats = self.crawler.stats.get_stats()
-        done = int(stats.get(keys.RESPONSES_RECEIVED, 0) or 0)
-        items = int(stats.get(keys.ITEMS_SCRAPED, 0) or 0)
+        done = int(stats.get("response_received_count", 0) or 0)
+        items = int(stats.get("item_scraped_count", 0) or 0)
         engine = self.crawler.engine
         scheduler = engine.scheduler if engine is not None else None
         queued = len(scheduler) if scheduler is not None and hasattr(scheduler, "__len__") else 0

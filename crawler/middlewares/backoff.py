@@ -152,13 +152,13 @@ def request_host(request: Request) -> str:
 
 def deferral(request: Request, failures: HostFailures | None, stats: StatsCollector) -> HostDeferred | None:
     """The exception that keeps *request* from being sent (or retried) by this crawl when its host is
-    deferred, counted in *stats*; None when it may go. Like Scrapy's ``get_retry_request``: the decision,
-    which the middleware raises."""
+    deferred, counted in *stats* (in total and per host); None when it may go. Like Scrapy's
+    ``get_retry_request``: the decision, which the middleware raises."""
     if failures is None or not failures.deferred:
         return None
     host = request_host(request)
-    stats.inc_value(keys.BACKOFF_DEFERRED)
-    stats.inc_value(keys.BACKOFF_DEFERRED_PREFIX + host)
+    stats.inc_value("backoff/deferred")
+    stats.inc_value("backoff/deferred/" + host)
     return HostDeferred(host)
 
 
@@ -254,7 +254,7 @@ class BackoffMiddleware:
             if self.closing:
                 return self._hand_back(request)
             if not counted:
-                self.stats.inc_value(keys.BACKOFF_HELD_REQUESTS)
+                self.stats.inc_value("backoff/held_requests")
                 counted = True
             await self._wait(wait)
             deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
@@ -328,7 +328,7 @@ class BackoffMiddleware:
         if self.max_failures <= 0 or failures.in_a_row < self.max_failures:
             return
         failures.deferred = True
-        self.stats.inc_value(keys.BACKOFF_HOSTS_DEFERRED)
+        self.stats.inc_value("backoff/hosts_deferred")
         logger.warning(
             "%(host)s failed %(times)d times in a row: its other requests wait for the next crawl",
             {"host": host, "times": failures.in_a_row},
@@ -397,12 +397,12 @@ class BackoffMiddleware:
         state.delay = min(self.max_delay, max(self.min_delay, current * self.factor))
         state.changed_at = now
         self.floors.set(key, FLOOR_OWNER, state.delay)
-        self.stats.inc_value(keys.BACKOFF_DELAY_RAISED)
+        self.stats.inc_value("backoff/delay_raised")
         wait = full_jitter_wait(state.errors_in_a_row, self.min_delay, self.factor, self.max_delay)
         if retry_after is not None:
-            self.stats.inc_value(keys.BACKOFF_RETRY_AFTER_HONOURED)
+            self.stats.inc_value("backoff/retry_after_honoured")
             if retry_after > self.max_delay:
-                self.stats.inc_value(keys.BACKOFF_RETRY_AFTER_CAPPED)
+                self.stats.inc_value("backoff/retry_after_capped")
             wait = max(wait, min(retry_after, self.max_delay))
         self._hold(key, state, now + wait)
         logger.info(
@@ -433,11 +433,11 @@ class BackoffMiddleware:
             state.delay = 0.0
             state.errors_in_a_row = 0
             self.floors.clear(key, FLOOR_OWNER)
-            self.stats.inc_value(keys.BACKOFF_RECOVERED)
+            self.stats.inc_value("backoff/recovered")
             logger.info("Backoff of %(slot)s over", {"slot": key})
         else:
             self.floors.relax(key, FLOOR_OWNER, state.delay)
-            self.stats.inc_value(keys.BACKOFF_DELAY_LOWERED)
+            self.stats.inc_value("backoff/delay_lowered")
 
     def _on_response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         key = request.meta.get("download_slot")
@@ -469,8 +469,8 @@ class BackoffMiddleware:
         retry.meta["retry_times"] = retries
         retry.dont_filter = True
         retry.priority = request.priority + self.priority_adjust
-        self.stats.inc_value(keys.BACKOFF_RETRY_COUNT)
-        self.stats.inc_value(keys.BACKOFF_RETRY_COUNT_PREFIX + reason)
+        self.stats.inc_value("backoff/retry_count")
+        self.stats.inc_value("backoff/retry_count/" + reason)
         logger.debug(
             "Retrying %(request)s (failed %(times)d times): %(reason)s",
             {"request": request, "times": retries, "reason": reason},

@@ -175,7 +175,7 @@ class LectureRecords:
             if ref is None or ref.lecture_id == lecture_id:
                 continue
             if not same_host(link, self.web_base):
-                self.stats.inc_value(keys.FOREIGN_LINKS)
+                self.stats.inc_value("underline/foreign_links")
                 continue
             self.seen_links.add(link)
             aliases.append([ref.lecture_id, link])

@@ -74,7 +74,7 @@ class ListingReader:
         that emptied."""
         self.stats.inc_value(keys.LISTING_PAGES)
         for problem in listing.problems:
-            self.stats.inc_value(keys.LISTING_PROBLEMS)
+            self.stats.inc_value("underline/listing_problems")
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
         for name, unknown in unmapped.items():
             self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
@@ -107,7 +107,7 @@ class ListingReader:
             stats.inc_value(keys.LISTING_OTHER_EVENT)
             return False
         if fields.lecture_id in self.listed:
-            stats.inc_value(keys.LISTING_REPEATED)
+            stats.inc_value("underline/listing_repeated")
             return False
         self.listed.add(fields.lecture_id)
         stats.inc_value(keys.LISTED)
@@ -124,7 +124,7 @@ class ListingReader:
         """Whether the unfinished crawl this one resumes staged the lecture already."""
         if fields.lecture_id not in self.already_staged:
             return False
-        self.stats.inc_value(keys.RESUME_SKIPPED)
+        self.stats.inc_value("underline/resume_skipped")
         return True
 
     def goes_on(
@@ -181,7 +181,7 @@ class ListingReader:
         if not (total is None or page < total or size >= self.page_size):
             return False
         if total is not None and page >= total:
-            self.stats.inc_value(keys.LISTING_PAST_TOTAL_PAGES)
+            self.stats.inc_value("underline/listing_past_total_pages")
         cap = self.max_pages if total is None else min(self.max_pages, total + 1)
         if page < cap:
             return True

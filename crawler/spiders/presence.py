@@ -180,7 +180,7 @@ class PresenceChecks:
                 self.stats.set_value(keys.EVENT_GONE_PREFIX + event, 1)
             self.logger.info("The site says %s is gone (%s): it is withdrawn", what, reason)
         elif presence == "live" and kind == "lecture" and event_named not in (None, event):
-            self.stats.inc_value(keys.PRESENCE_MOVED)
+            self.stats.inc_value("underline/presence/moved")
             self.logger.warning(
                 "%s is served under event %s now: it stays as last published", what, event_named
             )

@@ -573,7 +573,7 @@ class UnderlineSpider(scrapy.Spider):
         if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
         self.stats.inc_value(keys.FETCH_FAILED)
-        self.stats.inc_value(keys.REDIRECT_LOOP)
+        self.stats.inc_value("underline/redirect_loop")
         self.logger.warning("Giving up on %s: redirected to a URL already requested", request.url)
 
     def fetch_failed(self, failure: Failure) -> Iterator[Any]:
