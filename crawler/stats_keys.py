@@ -1,7 +1,8 @@
 """Names of the crawl statistics that connect the crawl to the quality gate and the reports.
 
 The spider, the pipelines and the middlewares write them; the gate and the run report read them. Both
-sides import these names, so a renamed statistic cannot leave a check reading zero.
+sides import these names, so a renamed statistic cannot leave a check reading zero. A counter that only
+the module writing it names is that module's string.
 """
 
 from __future__ import annotations
