@@ -25,13 +25,11 @@ def format_progress(
     """One human line; the time left assumes the rate so far holds for what is queued and for the retries
     the backoff may still send to failing hosts, and is never less than the longest of their backoff waits
     (other hosts' requests go on meanwhile)."""
-    backoff = backoff or BackoffOutlook()
+    retries, waits = backoff or (0, 0.0)
     rate = done / elapsed if elapsed > 0 else 0.0
-    left = f"{max((queued + backoff.retries) / rate, backoff.seconds):.0f} s" if rate > 0 else "unknown"
-    retries = f" (and up to {backoff.retries} retries)" if backoff.retries else ""
-    return (
-        f"{done} pages done, {queued} queued{retries}, {items} items, {rate:.1f} pages/s, about {left} left"
-    )
+    left = f"{max((queued + retries) / rate, waits):.0f} s" if rate > 0 else "unknown"
+    ahead = f" (and up to {retries} retries)" if retries else ""
+    return f"{done} pages done, {queued} queued{ahead}, {items} items, {rate:.1f} pages/s, about {left} left"
 
 
 def format_refresh(stats: Mapping[str, Any]) -> str:

@@ -172,13 +172,9 @@ def engine_closing(engine: ExecutionEngine | None) -> bool:
     return slot is not None and getattr(slot, "closing", None) is not None
 
 
-@dataclass(frozen=True)
-class BackoffOutlook:
-    """What the backoff still has ahead: requests to failing hosts it may send (retries), and the seconds
-    of backoff waits before the last of them, on the host that waits longest."""
-
-    retries: int = 0
-    seconds: float = 0.0
+# What the backoff still has ahead: requests to failing hosts it may send (retries), and the seconds of
+# backoff waits before the last of them, on the host that waits longest.
+BackoffOutlook = tuple[int, float]
 
 
 def host_outlook(
@@ -189,12 +185,12 @@ def host_outlook(
     left of its hold, each later one after the slot *delay* raised by *factor* (capped at *max_delay*)."""
     retries = max(0, bound - failures_in_a_row) if failures_in_a_row > 0 else 0
     if retries == 0:
-        return BackoffOutlook()
+        return 0, 0.0
     seconds, step = max(0.0, waiting), delay
     for _ in range(retries - 1):
         step = min(max_delay, step * factor)
         seconds += step
-    return BackoffOutlook(retries, seconds)
+    return retries, seconds
 
 
 class BackoffMiddleware:
@@ -298,7 +294,7 @@ class BackoffMiddleware:
             free_at = slot.lastseen + slot.delay if slot is not None else 0.0
             waiting = max(state.hold_until, free_at) - now
             delay = max(state.delay, slot.delay if slot is not None else 0.0)
-            host = host_outlook(
+            host_retries, host_seconds = host_outlook(
                 failures.in_a_row,
                 bound=bound,
                 waiting=waiting,
@@ -306,9 +302,9 @@ class BackoffMiddleware:
                 factor=self.factor,
                 max_delay=self.max_delay,
             )
-            retries += host.retries
-            seconds = max(seconds, host.seconds)
-        return BackoffOutlook(retries, seconds)
+            retries += host_retries
+            seconds = max(seconds, host_seconds)
+        return retries, seconds
 
     def _count_answer(self, request: Request, *, failed: bool) -> None:
         """Count one answer of the request's host (a failure, or any other answer, which resets the count);
