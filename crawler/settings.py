@@ -92,10 +92,10 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.cache.httpcache.RevalidatingCacheMiddleware": 900,
 }
 
-# Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After.
+# Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After. What each
+# setting means is said in crawler/middlewares/backoff.py.
 BACKOFF_ENABLED = True
 BACKOFF_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
-# None: the download exceptions Scrapy's RETRY_EXCEPTIONS names.
 BACKOFF_EXCEPTIONS = None
 BACKOFF_MAX_RETRIES = 5
 BACKOFF_MIN_DELAY = 1.0
@@ -103,10 +103,8 @@ BACKOFF_DELAY_FACTOR = 2.0
 BACKOFF_MAX_DELAY = 300.0
 BACKOFF_WINDOW = 60.0
 BACKOFF_PRIORITY_ADJUST = -1
-# After this many failures in a row on one host (a status above, or a dropped connection; any other answer
-# resets the count), the rest of its requests wait for the next crawl (0: never). One request's whole
-# retry budget in a row: with the waits doubling from BACKOFF_MIN_DELAY, about a minute of waiting, where
-# ten failures would be a quarter of an hour.
+# One request's whole retry budget in a row: with the waits doubling from BACKOFF_MIN_DELAY, about a minute
+# of waiting, where ten failures would be a quarter of an hour.
 BACKOFF_HOST_MAX_FAILURES = 6
 
 # robots.txt Crawl-delay raises the per-host delay (the larger of it and DOWNLOAD_DELAY wins).
@@ -187,8 +185,7 @@ EXTENSIONS = {
 # Processes that read lecture pages and strip responses before the cache stores them, beside the crawl's
 # own (which keeps Scrapy's work); 0 does everything in the crawl's process.
 WORKER_PROCESSES = 1
-# Seconds a worker job may run (a page parses in milliseconds): past it the worker is stopped and replaced,
-# and the page counts as unparsable.
+# Seconds a worker job may run (a page parses in milliseconds; see crawler/extensions/workers.py).
 WORKER_JOB_TIMEOUT = 20.0
 # A function that runs every worker job in the worker, as wrapper(fn, *args, **kwargs), by import path;
 # None runs the job itself (tests name one that stalls on chosen pages).
