@@ -140,10 +140,8 @@ FRONTIER_URL = None
 FRONTIER_KEY_PREFIX = "eventcrawl"
 FRONTIER_HEARTBEAT_TTL = 30.0
 FRONTIER_POLL_INTERVAL = 0.5
-# Seconds a worker with nothing to do goes on waiting while the frontier shows no work outstanding (Redis
-# does not answer its drain check) before it closes with frontier_idle_timeout; 0 never gives up. Requests
-# queued or leased to any worker (a dead one's come back when its heartbeat expires) and a pending seeding
-# are work outstanding: a worker never stops as idle while there is some.
+# Seconds a waiting worker goes on while the frontier shows no work outstanding (0: never gives up; see
+# crawler/frontier/extension.py).
 FRONTIER_IDLE_TIMEOUT = 0.0
 # Pace every host fleet-wide: one request in flight, the crawl's delay between a response and the next.
 FRONTIER_PACE_ENABLED = True
@@ -154,8 +152,7 @@ FRONTIER_RESET = False
 FRONTIER_RESET_AFTER = 0.0
 # Seconds one Redis command may take.
 FRONTIER_SOCKET_TIMEOUT = 10.0
-# Seconds a worker that cannot ask Redis for a host's pacing token keeps retrying (with backoff, sending
-# nothing to that host) before it stops with frontier_pace_unavailable; its requests go back to the queue.
+# Seconds a worker unable to ask Redis for a host's pacing token keeps trying (crawler/frontier/pacing.py).
 FRONTIER_PACE_FAIL_TIMEOUT = 60.0
 
 # Staged items go to <state>/stage/<worker>.jsonl; the CLI sets the state directory.
