@@ -424,7 +424,7 @@ class BoundedFilesystemCacheStorage:
             # Read from this cache (a 304 refreshed it): its body was stripped when it was first stored.
             data = encode_entry(header, response.body)
         else:
-            form = BodyForm(
+            form = (
                 content_encodings(response),
                 is_json_type(response.headers.get(b"Content-Type") or b""),
                 self.max_size,
@@ -436,7 +436,7 @@ class BoundedFilesystemCacheStorage:
             if built is None:
                 self._count(keys.HTTPCACHE_NOT_STORED_ENCODING)
                 return
-            data = built
+            data = built[0]
         if self._writer is None:  # not opened for a spider: write in this thread
             write_entry(path, data)
         else:
