@@ -92,10 +92,10 @@ DOWNLOADER_MIDDLEWARES = {
     "crawler.cache.httpcache.RevalidatingCacheMiddleware": 900,
 }
 
-# Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After.
+# Backoff: retries 429, 5xx and dropped connections, slowing the whole host; honours Retry-After. What each
+# setting means is said in crawler/middlewares/backoff.py.
 BACKOFF_ENABLED = True
 BACKOFF_HTTP_CODES = [429, 500, 502, 503, 504, 522, 524, 408]
-# None: the download exceptions Scrapy's RETRY_EXCEPTIONS names.
 BACKOFF_EXCEPTIONS = None
 BACKOFF_MAX_RETRIES = 5
 BACKOFF_MIN_DELAY = 1.0
@@ -103,10 +103,8 @@ BACKOFF_DELAY_FACTOR = 2.0
 BACKOFF_MAX_DELAY = 300.0
 BACKOFF_WINDOW = 60.0
 BACKOFF_PRIORITY_ADJUST = -1
-# After this many failures in a row on one host (a status above, or a dropped connection; any other answer
-# resets the count), the rest of its requests wait for the next crawl (0: never). One request's whole
-# retry budget in a row: with the waits doubling from BACKOFF_MIN_DELAY, about a minute of waiting, where
-# ten failures would be a quarter of an hour.
+# One request's whole retry budget in a row: with the waits doubling from BACKOFF_MIN_DELAY, about a minute
+# of waiting, where ten failures would be a quarter of an hour.
 BACKOFF_HOST_MAX_FAILURES = 6
 
 # robots.txt Crawl-delay raises the per-host delay (the larger of it and DOWNLOAD_DELAY wins).
@@ -142,10 +140,8 @@ FRONTIER_URL = None
 FRONTIER_KEY_PREFIX = "eventcrawl"
 FRONTIER_HEARTBEAT_TTL = 30.0
 FRONTIER_POLL_INTERVAL = 0.5
-# Seconds a worker with nothing to do goes on waiting while the frontier shows no work outstanding (Redis
-# does not answer its drain check) before it closes with frontier_idle_timeout; 0 never gives up. Requests
-# queued or leased to any worker (a dead one's come back when its heartbeat expires) and a pending seeding
-# are work outstanding: a worker never stops as idle while there is some.
+# Seconds a waiting worker goes on while the frontier shows no work outstanding (0: never gives up; see
+# crawler/frontier/extension.py).
 FRONTIER_IDLE_TIMEOUT = 0.0
 # Pace every host fleet-wide: one request in flight, the crawl's delay between a response and the next.
 FRONTIER_PACE_ENABLED = True
@@ -156,8 +152,7 @@ FRONTIER_RESET = False
 FRONTIER_RESET_AFTER = 0.0
 # Seconds one Redis command may take.
 FRONTIER_SOCKET_TIMEOUT = 10.0
-# Seconds a worker that cannot ask Redis for a host's pacing token keeps retrying (with backoff, sending
-# nothing to that host) before it stops with frontier_pace_unavailable; its requests go back to the queue.
+# Seconds a worker unable to ask Redis for a host's pacing token keeps trying (crawler/frontier/pacing.py).
 FRONTIER_PACE_FAIL_TIMEOUT = 60.0
 
 # Staged items go to <state>/stage/<worker>.jsonl; the CLI sets the state directory.
@@ -187,8 +182,7 @@ EXTENSIONS = {
 # Processes that read lecture pages and strip responses before the cache stores them, beside the crawl's
 # own (which keeps Scrapy's work); 0 does everything in the crawl's process.
 WORKER_PROCESSES = 1
-# Seconds a worker job may run (a page parses in milliseconds): past it the worker is stopped and replaced,
-# and the page counts as unparsable.
+# Seconds a worker job may run (a page parses in milliseconds; see crawler/extensions/workers.py).
 WORKER_JOB_TIMEOUT = 20.0
 # A function that runs every worker job in the worker, as wrapper(fn, *args, **kwargs), by import path;
 # None runs the job itself (tests name one that stalls on chosen pages).

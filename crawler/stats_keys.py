@@ -1,7 +1,8 @@
 """Names of the crawl statistics that connect the crawl to the quality gate and the reports.
 
 The spider, the pipelines and the middlewares write them; the gate and the run report read them. Both
-sides import these names, so a renamed statistic cannot leave a check reading zero.
+sides import these names, so a renamed statistic cannot leave a check reading zero. A counter that only
+the module writing it names is that module's string.
 """
 
 from __future__ import annotations
@@ -52,7 +53,6 @@ LISTING_STATUS_PREFIX = "underline/listing_status/"
 PRESENCE_ASKED = "underline/presence/asked"
 PRESENCE_GONE = "underline/presence/gone"
 PRESENCE_LIVE = "underline/presence/live"
-PRESENCE_MOVED = "underline/presence/moved"
 PRESENCE_UNKNOWN = "underline/presence/unknown"
 PRESENCE_UNASKED = "underline/presence/unasked"
 # An event whose listing could not be read whole, or that left out a lecture still served: its rows stay
@@ -120,38 +120,10 @@ STAGE_ALIASES = "stage/aliases"
 STAGE_PREVIOUS_MOVED = "stage/previous_moved"
 STAGE_RESUMED = "stage/resumed"
 STAGE_TORN_BYTES_DROPPED = "stage/torn_bytes_dropped"
-BACKOFF_HELD_REQUESTS = "backoff/held_requests"
-BACKOFF_DELAY_RAISED = "backoff/delay_raised"
-BACKOFF_DELAY_LOWERED = "backoff/delay_lowered"
-BACKOFF_RETRY_AFTER_HONOURED = "backoff/retry_after_honoured"
-BACKOFF_RETRY_AFTER_CAPPED = "backoff/retry_after_capped"
-BACKOFF_RECOVERED = "backoff/recovered"
-BACKOFF_RETRY_COUNT = "backoff/retry_count"
-BACKOFF_RETRY_COUNT_PREFIX = "backoff/retry_count/"
-GATED_COUNT = "gated/count"
-OFFORIGIN_REDIRECTS = "offorigin/redirects"
 ROBOTSTXT_FORBIDDEN = "robotstxt/forbidden"
-ROBOTSTXT_CRAWL_DELAY_HOSTS = "robotstxt/crawl_delay/hosts"
-ROBOTSTXT_CRAWL_DELAY_CAPPED = "robotstxt/crawl_delay/capped"
-HTTPCACHE_CONDITIONAL = "httpcache/conditional"
-HTTPCACHE_HIT_304 = "httpcache/hit_304"
 HTTPCACHE_NOT_STORED_ENCODING = "httpcache/not_stored_encoding"
-HTTPCACHE_BROKEN_ENTRIES = "httpcache/broken_entries"
-HTTPCACHE_WRITE_ERRORS = "httpcache/write_errors"
-HTTPCACHE_PURGED_ENTRIES = "httpcache/purged_entries"
-HTTPCACHE_PURGED_BYTES = "httpcache/purged_bytes"
-HTTPCACHE_ENTRIES = "httpcache/entries"
-HTTPCACHE_BYTES = "httpcache/bytes"
 WORKERS_PROCESSES = "workers/processes"
 WORKERS_JOBS = "workers/jobs"
-WORKERS_TIMED_OUT = "workers/timed_out"
-WORKERS_DIED = "workers/died"
-WORKERS_RETRIED = "workers/retried"
-WORKERS_FAILED = "workers/failed"
-WORKERS_REPLACED = "workers/replaced"
-# Scrapy's own names, read by the progress line.
-RESPONSES_RECEIVED = "response_received_count"
-ITEMS_SCRAPED = "item_scraped_count"
 # -- end of the pipelines', middlewares', HTTP cache's and extensions' counters -----------------------------
 
 # A resumed crawl reads its listing again from the first page: these counters are counted whole by every
@@ -195,63 +167,19 @@ PAGE_ERRORS = (FETCH_FAILED, PAGE_UNPARSABLE, PAGE_WITHOUT_LECTURE)
 LOST_LECTURES = (STAGE_BAD_LINES, STAGE_INVALID, LISTING_NOT_JSON, SPIDER_EXCEPTIONS)
 
 # -- the frontier (crawler/frontier/): a fleet worker's statistics ------------------------------------
-FRONTIER_ROLE = "frontier/role"
-# Leases of this worker's killed earlier run, put back in the queue when it joined.
-FRONTIER_RECLAIMED = "frontier/reclaimed"
-FRONTIER_FILTERED = "frontier/filtered"
-FRONTIER_ENQUEUED = "frontier/enqueued"
-FRONTIER_LEASED = "frontier/leased"
-FRONTIER_ACKED = "frontier/acked"
-# Leases of dead workers this worker put back in the queue, and its own put back when it closed.
-FRONTIER_REQUEUED = "frontier/requeued"
-FRONTIER_RETURNED = "frontier/returned"
-FRONTIER_IDLE_WAITS = "frontier/idle_waits"
-FRONTIER_DRAINED = "frontier/drained"
-FRONTIER_RESEEDED = "frontier/reseeded"
-FRONTIER_RESEED_ITEMS_SKIPPED = "frontier/reseed_items_skipped"
 # A Redis call that failed (heartbeat, drain check, leaving, counting a staged lecture).
 FRONTIER_ERRORS = "frontier/errors"
-FRONTIER_SUMMARY = "frontier/summary"
-# Fleet-wide host pacing: requests paced, those that waited and for how long (total and longest), failed
-# Redis calls and the time spent waiting for Redis to answer again, requests not sent without a token.
-PACE_REQUESTS = "frontier/pace/requests"
-PACE_WAITS = "frontier/pace/waits"
-PACE_WAIT_SECONDS = "frontier/pace/wait_seconds"
-PACE_MAX_WAIT_SECONDS = "frontier/pace/max_wait_seconds"
+# Fleet-wide host pacing: Redis calls that failed (the other ``frontier/pace/`` counters are pacing's own).
 PACE_ERRORS = "frontier/pace/errors"
-PACE_RETRY_SECONDS = "frontier/pace/retry_seconds"
-PACE_GAVE_UP = "frontier/pace/gave_up"
 
 # The spider's own counters, named once here.
-LISTING_PROBLEMS = "underline/listing_problems"
 LISTING_OTHER_EVENT = "underline/listing_other_event"
-LISTING_REPEATED = "underline/listing_repeated"
-RESUME_SKIPPED = "underline/resume_skipped"
-LISTING_PAST_TOTAL_PAGES = "underline/listing_past_total_pages"
-FOREIGN_LINKS = "underline/foreign_links"
 TRANSCRIPTS_UNREADABLE = "underline/transcripts_unreadable"
-TRANSCRIPTS_FAILED = "underline/transcripts_failed"
 # Subtitle files: asked, parsed into a transcript, unchanged since the last stage (304), gone (404/410),
 # unreadable as subtitles, cues skipped, addresses and numbers redacted, not asked (off the allowed hosts,
 # or the page budget spent), and per problem (too_large, not_utf8, failed, off_host, ...).
-SUBTITLES_ASKED = "underline/subtitles/asked"
-SUBTITLES_PARSED = "underline/subtitles/parsed"
-SUBTITLES_UNCHANGED = "underline/subtitles/unchanged"
-SUBTITLES_NOT_FOUND = "underline/subtitles/not_found"
-SUBTITLES_UNPARSABLE = "underline/subtitles/unparsable"
-SUBTITLES_FAILED = "underline/subtitles/failed"
-SUBTITLES_CUES_SKIPPED = "underline/subtitles/cues_skipped"
-SUBTITLES_REDACTED = "underline/subtitles/redacted"
 SUBTITLES_OFF_HOST = "underline/subtitles/off_host"
-SUBTITLES_WAITING = "underline/subtitles/waiting"
 SUBTITLES_CARRIED = "underline/subtitles/carried"
-# Tracks a lecture's track list named beyond UNDERLINE_MAX_TRACKS_PER_LECTURE: neither asked nor published.
-SUBTITLES_OVER_LIMIT = "underline/subtitles/over_limit"
-# Tracks whose answer was no evidence (an HTML page, robots, off the hosts, unreadable, no answer): the
-# text read before is kept.
-SUBTITLES_KEPT_UNREADABLE = "underline/subtitles/kept_unreadable"
-# Downloads of subtitle files stopped at UNDERLINE_SUBTITLE_MAX_BYTES (never held whole in memory).
-SUBTITLES_CUT_SHORT = "underline/subtitles/cut_short"
 SUBTITLES_PROBLEM_PREFIX = "underline/subtitles/problem/"
 STAGE_TRANSCRIPTS = "stage/transcripts"
 # Documents (slide decks, posters): asked, read into pages, unchanged since the last stage (304), gone
@@ -259,26 +187,13 @@ STAGE_TRANSCRIPTS = "stage/transcripts"
 # night (the byte budget spent), bytes downloaded, addresses and numbers redacted, and per problem.
 SLIDES_ASKED = "underline/slides/asked"
 SLIDES_READ = "underline/slides/read"
-SLIDES_UNCHANGED = "underline/slides/unchanged"
-SLIDES_NOT_FOUND = "underline/slides/not_found"
-SLIDES_KEPT_UNREADABLE = "underline/slides/kept_unreadable"
 SLIDES_CARRIED = "underline/slides/carried"
-SLIDES_WAITING = "underline/slides/waiting"
 SLIDES_BYTES = "underline/slides/bytes"
-# The bytes the byte budget counted (answers of document requests, 304s and errors included).
-SLIDES_BUDGET_SPENT = "underline/slides/budget_spent"
-SLIDES_REDACTED = "underline/slides/redacted"
 SLIDES_PROBLEM_PREFIX = "underline/slides/problem/"
 STAGE_SLIDES = "stage/slides"
-REDIRECT_LOOP = "underline/redirect_loop"
 # Per field: filled from the API listing where the page had none; the page and the listing disagreed.
 FILLED_FROM_API_PREFIX = "underline/filled_from_api/"
 API_MISMATCH_PREFIX = "underline/api_mismatch/"
 
-# A host that failed BACKOFF_HOST_MAX_FAILURES times in a row: hosts deferred to the next crawl, and the
-# requests not sent (or not retried) because of it, in total and per host (scheme, host and port).
-BACKOFF_HOSTS_DEFERRED = "backoff/hosts_deferred"
-BACKOFF_DEFERRED = "backoff/deferred"
-BACKOFF_DEFERRED_PREFIX = "backoff/deferred/"
 # Requests the backoff held when the crawl began to close, handed back to the scheduler unsent.
 BACKOFF_HANDED_BACK_AT_CLOSE = "backoff/handed_back_at_close"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit
 
 # The id is the leading digits of the last path segment; the slug is what follows the first hyphen.
@@ -23,10 +22,8 @@ _LECTURE_PATH = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class LectureRef:
-    lecture_id: str
-    slug: str | None
+# A lecture's id and slug (None when the URL has none), as a lecture URL names them.
+LectureRef = tuple[str, str | None]
 
 
 # Pages link the same lectures again and again (related lectures, a session's other talks).
@@ -42,7 +39,7 @@ def lecture_ref(url: str) -> LectureRef | None:
     match = _LECTURE_PATH.match(parts.path)
     if match is None:
         return None
-    return LectureRef(lecture_id=str(int(match["id"])), slug=match["slug"] or None)
+    return str(int(match["id"])), match["slug"] or None
 
 
 def canonical_lecture_url(web_base: str, lecture_id: str, slug: str | None) -> str:

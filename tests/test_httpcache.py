@@ -25,7 +25,7 @@ from crawler.cache.entry import (
     stripped_body,
     write_entry,
 )
-from crawler.cache.httpcache import CacheSize, PurgeResult, RevalidatingPolicy, cache_size, purge_cache
+from crawler.cache.httpcache import RevalidatingPolicy, cache_size, purge_cache
 from crawler.pages import parse_lecture_document, parse_lecture_page
 from crawler.privacy.stored import strip_personal_data
 from tests.support.commands import eventcrawl, start_command
@@ -148,7 +148,7 @@ def test_second_crawl_revalidates_and_keeps_errors_out(tmp_path: Path) -> None:
         urls = [server.url(p) for p in paths]
         first = run_crawl(urls, settings, tmp_path)
         first_log = len(server.log)
-        assert cache_size(cache_dir).entries == 3  # /l/1, /l/2 and the /old redirect
+        assert cache_size(cache_dir)[0] == 3  # /l/1, /l/2 and the /old redirect
         second = run_crawl(urls, settings, tmp_path)
     second_requests = server.log[first_log:]
     by_path = {(e.path, e.headers.get("if-none-match")): e.status for e in second_requests}
@@ -173,7 +173,7 @@ def test_second_crawl_revalidates_and_keeps_errors_out(tmp_path: Path) -> None:
     assert second.stats["httpcache/revalidate"] == 3
     assert second.stats["httpcache/conditional"] == 3
     assert second.stats["httpcache/entries"] == 3
-    assert cache_size(cache_dir).entries == 3
+    assert cache_size(cache_dir)[0] == 3
     stored = _entries(cache_dir)
     assert len(stored) == 3
     assert [header["flags"] for _, header, _ in stored.values()] == [[], [], []]
@@ -196,7 +196,7 @@ def test_failed_revalidation_is_retried_not_served_from_cache(tmp_path: Path) ->
     assert second.stats["backoff/retry_count/503"] == 1
     assert second.stats["httpcache/hit_304"] == 1
     assert second.stats["httpcache/conditional"] == 2
-    assert cache_size(cache_dir).entries == 1
+    assert cache_size(cache_dir)[0] == 1
 
 
 def test_purge_on_close_removes_old_entries(tmp_path: Path) -> None:
@@ -213,7 +213,7 @@ def test_purge_on_close_removes_old_entries(tmp_path: Path) -> None:
     assert entries[server.url("/l/1")].exists()
     assert result.stats["httpcache/purged_entries"] == 1
     assert result.stats["httpcache/entries"] == 1
-    assert cache_size(cache_dir).entries == 1
+    assert cache_size(cache_dir)[0] == 1
 
 
 def test_purge_and_size(tmp_path: Path) -> None:
@@ -227,8 +227,8 @@ def test_purge_and_size(tmp_path: Path) -> None:
     interrupted = _legacy_entry(root, "dd02", b"w" * 5, NOW - 50 * DAY)
     (interrupted / "pickled_meta").unlink()
     os.utime(interrupted / "response_body", (NOW - 50 * DAY, NOW - 50 * DAY))
-    assert cache_size(root) == CacheSize(entries=4, bytes=170 + 7 + 3 + 40 + 5)
-    assert purge_cache(root, 30 * DAY, now=NOW) == PurgeResult(
+    assert cache_size(root) == (4, 170 + 7 + 3 + 40 + 5)
+    assert purge_cache(root, 30 * DAY, now=NOW) == dict(
         removed_entries=3,
         removed_bytes=100 + 20 + 40 + 7 + 5,
         kept_entries=1,
@@ -243,9 +243,11 @@ def test_purge_and_size(tmp_path: Path) -> None:
         "probe/cc",
         "probe/cc/cc02.entry.4243.tmp",
     ]
-    assert cache_size(root) == CacheSize(entries=1, bytes=53)
-    assert purge_cache(tmp_path / "missing", 0) == PurgeResult(0, 0, 0, 0)
-    assert cache_size(tmp_path / "missing") == CacheSize(0, 0)
+    assert cache_size(root) == (1, 53)
+    assert purge_cache(tmp_path / "missing", 0) == dict(
+        removed_entries=0, removed_bytes=0, kept_entries=0, kept_bytes=0, removed_partial=0
+    )
+    assert cache_size(tmp_path / "missing") == (0, 0)
 
 
 HOLD_LOCK = (

@@ -137,8 +137,10 @@ def test_the_listing_and_the_page_give_them(night: int) -> None:
         base = server.base_url
         answer = read_listing(fetch(listing_url(base, "502", 1, 100)), base)
         pages = {lec.id: parse_lecture_page(fetch(base + lec.path), base + lec.path) for lec in lectures}
-    assert answer is not None and answer.unmapped == {}
-    listed = {fields.lecture_id: fields for fields in answer.listing.records}
+    assert answer is not None
+    listing, _, unmapped = answer
+    assert unmapped == {}
+    listed = {fields.lecture_id: fields for fields in listing.records}
     assert sorted(listed) == sorted(lec.id for lec in lectures)
     for lecture_id, fields in listed.items():
         assert fields.problems == [], lecture_id

@@ -120,7 +120,7 @@ def test_the_account_says_what_waits_and_for_how_many_nights() -> None:
     }
     summary = budget_summary(stats)
     assert summary is not None
-    assert (summary.fetched, summary.waiting, summary.nights) == (20, 41, 3)
+    assert (summary["fetched"], summary["waiting"], summary["nights"]) == (20, 41, 3)
     assert format_budget(stats) == (
         "page budget 40: 20 lecture pages fetched, 41 wait (30 new, 9 changed, 2 stale): "
         "3 more night(s) at this budget"

@@ -15,7 +15,7 @@ from crawler.pages import (
     parse_transcripts,
     unknown_attributes,
 )
-from crawler.pages.api import ListingAnswer, read_listing, session_fields
+from crawler.pages.api import read_listing, session_fields
 from tests.test_pages_underline import INCLUDED, WEB, api_lecture
 
 API = "https://app.underline.io"
@@ -206,7 +206,7 @@ def test_session_in_camel_case_and_with_a_bad_time() -> None:
 
 def test_sessions_of_a_listing_and_of_bad_answers() -> None:
     answer = read_listing(json.dumps({"data": [api_lecture()], "included": INCLUDED}), API)
-    assert answer is not None and answer.sessions == [SessionFields("8841", "Poster Session 2")]
+    assert answer is not None and answer[1] == [SessionFields("8841", "Poster Session 2")]
     assert session_fields({"errors": [{"status": "404"}]}) is None
     assert session_fields({"type": "thin_lectures", "id": "1"}) is None
     assert session_fields("junk") is None
@@ -308,12 +308,13 @@ def test_a_listing_read_whole_is_its_parts_read_alone() -> None:
         "meta": {"total_pages": 2, "total_count": 5},
     }
     answer = read_listing(json.dumps(doc), API)
-    assert answer == ListingAnswer(
+    assert answer == (
         parse_lecture_list(doc, base_url=API),
         [SessionFields("8841", "Poster Session 2"), SessionFields("8842", "Oral 1")],
         unknown_attributes(lecture_resources([doc])),
     )
-    assert [r.lecture_id for r in answer.listing.records] == ["1", "2", "1"]
-    assert [s.session_id for s in answer.sessions] == ["8841", "8842"]
-    assert list(answer.unmapped) == ["color", "hidden", "shape"]
+    listing, sessions, unmapped = answer
+    assert [r.lecture_id for r in listing.records] == ["1", "2", "1"]
+    assert [s.session_id for s in sessions] == ["8841", "8842"]
+    assert list(unmapped) == ["color", "hidden", "shape"]
     assert read_listing("not json", API) is None

@@ -333,9 +333,11 @@ def cmd_cache(args: argparse.Namespace) -> int:
         # state directory (the lock is taken exclusive, as publish does; a missing folder has no cache).
         with StateLock(state) if state.is_dir() else contextlib.nullcontext():
             result = purge_cache(cache_dir, args.max_age_days * 86400)
-        print(f"removed {result.removed_entries} entries ({result.removed_bytes} bytes) from {cache_dir}")
-    size = cache_size(cache_dir)
-    print(f"{cache_dir}: {size.entries} entries, {size.bytes} bytes")
+        print(
+            f"removed {result['removed_entries']} entries ({result['removed_bytes']} bytes) from {cache_dir}"
+        )
+    entries, size = cache_size(cache_dir)
+    print(f"{cache_dir}: {entries} entries, {size} bytes")
     return 0
 
 

@@ -44,14 +44,9 @@ class EntryHeader(TypedDict, total=False):
     body_sha256: str
 
 
-@dataclass(frozen=True)
-class BodyForm:
-    """How a downloaded body is sent and what it holds: its content ``encodings`` in the order they were
-    applied, whether it is JSON, and the largest size it may decode to (0: no limit)."""
-
-    encodings: tuple[bytes, ...] = ()
-    is_json: bool = False
-    max_size: int = 0
+# How a downloaded body is sent and what it holds: its content encodings in the order they were applied,
+# whether it is JSON, and the largest size it may decode to (0: no limit).
+BodyForm = tuple[tuple[bytes, ...], bool, int]
 
 
 @dataclass(frozen=True)
@@ -185,13 +180,15 @@ def stripped_body(body: bytes, *, is_json: bool) -> bytes:
     return strip_page_personal_data(body)
 
 
-def new_entry(header: EntryHeader, body: bytes, form: BodyForm) -> bytes | None:
+def new_entry(header: EntryHeader, body: bytes, form: BodyForm) -> tuple[bytes, bytes] | None:
     """The stored form of a downloaded answer: its body decoded and stripped of personal data, after
-    ``header`` (see :func:`encode_entry`); None when its content encoding cannot be read here."""
-    decoded = decoded_body(body, form.encodings, form.max_size)
+    ``header`` (see :func:`encode_entry`), with the decoded body; None when its content encoding cannot be
+    read here."""
+    encodings, is_json, max_size = form
+    decoded = decoded_body(body, encodings, max_size)
     if decoded is None:
         return None
-    return encode_entry(header, stripped_body(decoded, is_json=form.is_json))
+    return encode_entry(header, stripped_body(decoded, is_json=is_json)), decoded
 
 
 def store_entry(
@@ -202,10 +199,11 @@ def store_entry(
 
     ``reader``, when given, reads the decoded body (before it is stripped) in the same job: what it
     returns or raises comes back in the :class:`StoredRead`, after the entry is written."""
-    decoded = decoded_body(body, form.encodings, form.max_size)
-    if decoded is None:
+    built = new_entry(header, body, form)
+    if built is None:
         return StoredRead(stored=False)
-    write_entry(path, encode_entry(header, stripped_body(decoded, is_json=form.is_json)))
+    entry, decoded = built
+    write_entry(path, entry)
     if reader is None:
         return StoredRead(stored=True, body_length=len(decoded))
     try:

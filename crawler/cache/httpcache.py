@@ -49,7 +49,6 @@ import queue
 import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 from time import time
@@ -99,21 +98,6 @@ _DROPPED_HEADERS = frozenset({*(h.lower() for h in _BODY_HEADERS), b"set-cookie"
 _IDENTITY = frozenset({b"", b"identity"})
 # Entries encoded but not yet on disk, at most: the crawl waits rather than hold more in memory.
 _WRITE_QUEUE = 64
-
-
-@dataclass(frozen=True)
-class CacheSize:
-    entries: int
-    bytes: int
-
-
-@dataclass(frozen=True)
-class PurgeResult:
-    removed_entries: int
-    removed_bytes: int  # entries and partial entries
-    kept_entries: int
-    kept_bytes: int
-    removed_partial: int = 0  # interrupted writes: temporary files, or part directories without metadata
 
 
 # -- personal data ------------------------------------------------------------------------------------
@@ -171,26 +155,25 @@ def _tree_bytes(files: _Files, under: Path) -> int:
     )
 
 
-def cache_size(cache_dir: str | os.PathLike[str]) -> CacheSize:
-    """Entries (stored responses) and bytes (all files) under *cache_dir*; zero when it does not exist."""
+def cache_size(cache_dir: str | os.PathLike[str]) -> tuple[int, int]:
+    """Entries (stored responses) and bytes (all files) under *cache_dir*; zero when it does not exist (a
+    walk of it finds nothing)."""
     root = Path(cache_dir)
-    if not root.is_dir():
-        return CacheSize(0, 0)
     files = _scan(root)
-    return CacheSize(len(_ending(files, ENTRY_SUFFIX)) + len(_legacy_dirs(files)), _tree_bytes(files, root))
+    return len(_ending(files, ENTRY_SUFFIX)) + len(_legacy_dirs(files)), _tree_bytes(files, root)
 
 
 def purge_cache(
     cache_dir: str | os.PathLike[str], max_age_seconds: float, now: float | None = None
-) -> PurgeResult:
+) -> dict[str, int]:
     """Delete the entries under *cache_dir* last stored or revalidated more than *max_age_seconds* ago.
 
     Partial entries (an interrupted write) that old go too, and so do the empty directories left behind
-    (not *cache_dir* itself).
+    (not *cache_dir* itself). Returns the entries removed and kept, their bytes (the removed ones' with
+    the partial entries'), and the partial entries removed (temporary files, or part directories without
+    metadata); all zero when *cache_dir* does not exist (a walk of it finds nothing).
     """
     root = Path(cache_dir)
-    if not root.is_dir():
-        return PurgeResult(0, 0, 0, 0)
     cutoff = (time() if now is None else now) - max_age_seconds
     files = _scan(root)
     removed = removed_bytes = kept = kept_bytes = partial = 0
@@ -233,7 +216,13 @@ def purge_cache(
     for directory in sorted(files, key=lambda d: len(d.parts), reverse=True):
         if directory != root and directory.is_dir() and not any(directory.iterdir()):
             directory.rmdir()
-    return PurgeResult(removed, removed_bytes, kept, kept_bytes, partial)
+    return {
+        "removed_entries": removed,
+        "removed_bytes": removed_bytes,
+        "kept_entries": kept,
+        "kept_bytes": kept_bytes,
+        "removed_partial": partial,
+    }
 
 
 class RevalidatingPolicy(RFC2616Policy):
@@ -272,7 +261,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 request.headers.pop(header, None)
         result = super().process_request(request)
         if request.meta.get(_VALIDATORS_SET_META):
-            self.stats.inc_value(keys.HTTPCACHE_CONDITIONAL)
+            self.stats.inc_value("httpcache/conditional")
         return result
 
     def process_response(
@@ -286,7 +275,7 @@ class RevalidatingCacheMiddleware(HttpCacheMiddleware):
                 response.headers.pop(name, None)
         result = super().process_response(request, response)
         if revalidated and result is not response:
-            self.stats.inc_value(keys.HTTPCACHE_HIT_304)
+            self.stats.inc_value("httpcache/hit_304")
         return result
 
 
@@ -387,14 +376,14 @@ class BoundedFilesystemCacheStorage:
         self.flush()
         stats = spider.crawler.stats
         if self._write_errors:
-            stats.set_value(keys.HTTPCACHE_WRITE_ERRORS, self._write_errors)
+            stats.set_value("httpcache/write_errors", self._write_errors)
         if self.purge_on_close and self.max_age_seconds > 0:
             result = purge_cache(self.spider_dir(spider), self.max_age_seconds)
-            stats.set_value(keys.HTTPCACHE_PURGED_ENTRIES, result.removed_entries)
-            stats.set_value(keys.HTTPCACHE_PURGED_BYTES, result.removed_bytes)
-        size = cache_size(self.spider_dir(spider))
-        stats.set_value(keys.HTTPCACHE_ENTRIES, size.entries)
-        stats.set_value(keys.HTTPCACHE_BYTES, size.bytes)
+            stats.set_value("httpcache/purged_entries", result["removed_entries"])
+            stats.set_value("httpcache/purged_bytes", result["removed_bytes"])
+        entries, size = cache_size(self.spider_dir(spider))
+        stats.set_value("httpcache/entries", entries)
+        stats.set_value("httpcache/bytes", size)
 
     def retrieve_response(self, spider: Spider, request: Request) -> Response | None:
         path = self.entry_path(spider, request)
@@ -409,7 +398,7 @@ class BoundedFilesystemCacheStorage:
         try:
             header, body = decode_entry(data)
         except BrokenEntry as exc:
-            self._count(keys.HTTPCACHE_BROKEN_ENTRIES)
+            self._count("httpcache/broken_entries")
             logger.warning("Cached answer for %s is broken (%s): fetching it again", request.url, exc)
             return None
         headers = Headers(
@@ -435,7 +424,7 @@ class BoundedFilesystemCacheStorage:
             # Read from this cache (a 304 refreshed it): its body was stripped when it was first stored.
             data = encode_entry(header, response.body)
         else:
-            form = BodyForm(
+            form = (
                 content_encodings(response),
                 is_json_type(response.headers.get(b"Content-Type") or b""),
                 self.max_size,
@@ -447,7 +436,7 @@ class BoundedFilesystemCacheStorage:
             if built is None:
                 self._count(keys.HTTPCACHE_NOT_STORED_ENCODING)
                 return
-            data = built
+            data = built[0]
         if self._writer is None:  # not opened for a spider: write in this thread
             write_entry(path, data)
         else:

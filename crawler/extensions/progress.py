@@ -6,7 +6,6 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from scrapy import Spider, signals
@@ -26,13 +25,11 @@ def format_progress(
     """One human line; the time left assumes the rate so far holds for what is queued and for the retries
     the backoff may still send to failing hosts, and is never less than the longest of their backoff waits
     (other hosts' requests go on meanwhile)."""
-    backoff = backoff or BackoffOutlook()
+    retries, waits = backoff or (0, 0.0)
     rate = done / elapsed if elapsed > 0 else 0.0
-    left = f"{max((queued + backoff.retries) / rate, backoff.seconds):.0f} s" if rate > 0 else "unknown"
-    retries = f" (and up to {backoff.retries} retries)" if backoff.retries else ""
-    return (
-        f"{done} pages done, {queued} queued{retries}, {items} items, {rate:.1f} pages/s, about {left} left"
-    )
+    left = f"{max((queued + retries) / rate, waits):.0f} s" if rate > 0 else "unknown"
+    ahead = f" (and up to {retries} retries)" if retries else ""
+    return f"{done} pages done, {queued} queued{ahead}, {items} items, {rate:.1f} pages/s, about {left} left"
 
 
 def format_refresh(stats: Mapping[str, Any]) -> str:
@@ -43,25 +40,11 @@ def format_refresh(stats: Mapping[str, Any]) -> str:
     return f"lecture pages: {fetched} fetched, {revalidated} revalidated, {carried} carried over"
 
 
-@dataclass(frozen=True)
-class BudgetSummary:
-    """What a crawl with a page budget fetched, what it left waiting and when that will be done."""
-
-    budget: int
-    fetched: int
-    waiting_new: int
-    waiting_changed: int
-    waiting_stale: int
-    # Crawls still needed at this budget for every waiting lecture's page (none new meanwhile).
-    nights: int
-
-    @property
-    def waiting(self) -> int:
-        return self.waiting_new + self.waiting_changed + self.waiting_stale
-
-
-def budget_summary(stats: Mapping[str, Any]) -> BudgetSummary | None:
-    """The page budget's account from a crawl's statistics; None for a crawl without a budget."""
+def budget_summary(stats: Mapping[str, Any]) -> dict[str, int] | None:
+    """The page budget's account from a crawl's statistics, as the run report holds it: the budget, the
+    lecture pages fetched, those waiting (by why: new, changed, stale) and the crawls still needed at this
+    budget for every waiting lecture's page, none new meanwhile (-1 when the budget buys no page); None
+    for a crawl without a budget."""
     budget = int(stats.get(keys.PAGE_BUDGET, 0) or 0)
     if budget <= 0:
         return None
@@ -70,7 +53,15 @@ def budget_summary(stats: Mapping[str, Any]) -> BudgetSummary | None:
     per_night = int(stats.get(keys.PAGE_BUDGET_LECTURES, 0) or 0)
     waiting = new + changed + stale
     nights = math.ceil(waiting / per_night) if per_night > 0 else (0 if waiting == 0 else -1)
-    return BudgetSummary(budget, fetched, new, changed, stale, nights)
+    return {
+        "budget": budget,
+        "fetched": fetched,
+        "waiting_new": new,
+        "waiting_changed": changed,
+        "waiting_stale": stale,
+        "nights": nights,
+        "waiting": waiting,
+    }
 
 
 def format_budget(stats: Mapping[str, Any]) -> str:
@@ -79,11 +70,11 @@ def format_budget(stats: Mapping[str, Any]) -> str:
     summary = budget_summary(stats)
     if summary is None:
         return ""
-    nights = f"{summary.nights} more night(s) at this budget" if summary.nights >= 0 else "never at it"
+    nights = f"{summary['nights']} more night(s) at this budget" if summary["nights"] >= 0 else "never at it"
     return (
-        f"page budget {summary.budget}: {summary.fetched} lecture pages fetched, {summary.waiting} wait "
-        f"({summary.waiting_new} new, {summary.waiting_changed} changed, {summary.waiting_stale} stale): "
-        f"{nights}"
+        "page budget {budget}: {fetched} lecture pages fetched, {waiting} wait ({waiting_new} new, "
+        "{waiting_changed} changed, {waiting_stale} stale): ".format_map(summary)
+        + nights
     )
 
 
@@ -111,8 +102,8 @@ class ProgressLine:
 
     def report(self) -> None:
         stats = self.crawler.stats.get_stats()
-        done = int(stats.get(keys.RESPONSES_RECEIVED, 0) or 0)
-        items = int(stats.get(keys.ITEMS_SCRAPED, 0) or 0)
+        done = int(stats.get("response_received_count", 0) or 0)
+        items = int(stats.get("item_scraped_count", 0) or 0)
         engine = self.crawler.engine
         scheduler = engine.scheduler if engine is not None else None
         queued = len(scheduler) if scheduler is not None and hasattr(scheduler, "__len__") else 0

@@ -413,15 +413,15 @@ class WorkerPool:
         running = jobs[0] if jobs and taken == jobs[0].seq else None
         self._retire(worker, kill=True)
         logger.warning("Replacing a worker process (pid %d): %s", worker.process.pid, why)
-        self._count(keys.WORKERS_REPLACED)
+        self._count("workers/replaced")
         self._queue.extendleft(reversed([job for job in jobs if job is not running]))
         if running is not None and cause == _TIMED_OUT:
-            self._count(keys.WORKERS_TIMED_OUT)
+            self._count("workers/timed_out")
             self._fail(running, JobTimedOut(f"{running.name()} ran longer than {self.job_timeout:g} s"))
         elif running is not None:
             self._again(running, why)
         if cause == _DIED:
-            self._count(keys.WORKERS_DIED)
+            self._count("workers/died")
             self._died_unstarted = self._died_unstarted + 1 if taken == 0 else 0
         if self._died_unstarted >= _DEATHS_BEFORE_GIVING_UP:
             # Workers that die before starting any job cannot start at all: replacing them would loop.
@@ -448,12 +448,12 @@ class WorkerPool:
             return
         job.tries += 1
         logger.warning("A worker job (%s) is tried again: %s", job.name(), why)
-        self._count(keys.WORKERS_RETRIED)
+        self._count("workers/retried")
         self._queue.appendleft(job)
 
     def _fail(self, job: _Job, error: JobFailed) -> None:
         logger.warning("A worker job was given up: %s", error)
-        self._count(keys.WORKERS_FAILED)
+        self._count("workers/failed")
         self._settle(job, error=error)
 
     def _watch_soon(self) -> None:

@@ -127,7 +127,7 @@ class FrontierExtension:
         engine = running_engine(self.crawler)
         acks = self.frontier.finished(engine_requests(engine) if engine is not None else None)
         if acks:
-            self.stats.inc_value(stats_keys.FRONTIER_ACKED, len(acks))
+            self.stats.inc_value("frontier/acked", len(acks))
         return acks
 
     def tick(self) -> None:
@@ -158,19 +158,19 @@ class FrontierExtension:
             logger.warning("Frontier drain check failed: %s", exc)
             found = None
         if found is not None and found.status == DONE:
-            self.stats.set_value(stats_keys.FRONTIER_DRAINED, True)
+            self.stats.set_value("frontier/drained", True)
             if found.flipped and frontier.keys is not None:
                 logger.info("The frontier %s is drained: the crawl is complete", frontier.keys.namespace)
             return
         if not self.waiting:
             self.waiting, self.told_busy = True, False
-            self.stats.inc_value(stats_keys.FRONTIER_IDLE_WAITS)
+            self.stats.inc_value("frontier/idle_waits")
         if found is not None and found.status == "requeued":
-            self.stats.inc_value(stats_keys.FRONTIER_REQUEUED, found.count)
+            self.stats.inc_value("frontier/requeued", found.count)
             logger.warning("Re-queued %d requests of workers that stopped answering", found.count)
             wake(running_engine(self.crawler))
         elif found is not None and found.status == SEED:
-            self.stats.inc_value(stats_keys.FRONTIER_RESEEDED)
+            self.stats.inc_value("frontier/reseeded")
             logger.warning("The seeding worker stopped answering; seeding again from this worker")
             deferred_from_coro(self._reseed(spider))
         elif found is not None and found.status == "busy" and not self.told_busy:
@@ -192,7 +192,7 @@ class FrontierExtension:
                 if isinstance(output, Request):
                     engine.crawl(output)
                 else:
-                    self.stats.inc_value(stats_keys.FRONTIER_RESEED_ITEMS_SKIPPED)
+                    self.stats.inc_value("frontier/reseed_items_skipped")
         finally:
             self.frontier.mark_seeded()
 
@@ -210,9 +210,9 @@ class FrontierExtension:
             logger.warning("Could not leave the frontier cleanly: %s", exc)
             return
         if returned:
-            self.stats.inc_value(stats_keys.FRONTIER_RETURNED, returned)
+            self.stats.inc_value("frontier/returned", returned)
         try:
-            self.stats.set_value(stats_keys.FRONTIER_SUMMARY, frontier.summary())
+            self.stats.set_value("frontier/summary", frontier.summary())
         except Exception as exc:
             logger.warning("Could not read the frontier's summary: %s", exc)
 

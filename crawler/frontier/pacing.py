@@ -150,7 +150,7 @@ class HostPacingMiddleware:
                 pause = min(retry, max(0.0, failing_since + self.fail_timeout - now))
                 retry = min(_RETRY_MAX, retry * 2)
                 self.retry_seconds += pause
-                self.stats.set_value(stats_keys.PACE_RETRY_SECONDS, round(self.retry_seconds, 3))
+                self.stats.set_value("frontier/pace/retry_seconds", round(self.retry_seconds, 3))
                 await sleep(pause)
                 continue
             if failing_since is not None:
@@ -160,12 +160,12 @@ class HostPacingMiddleware:
                 break
             waited += wait
             await sleep(wait)
-        self.stats.inc_value(stats_keys.PACE_REQUESTS)
+        self.stats.inc_value("frontier/pace/requests")
         if waited > 0:
             self.total_wait += waited
-            self.stats.inc_value(stats_keys.PACE_WAITS)
-            self.stats.set_value(stats_keys.PACE_WAIT_SECONDS, round(self.total_wait, 3))
-            self.stats.max_value(stats_keys.PACE_MAX_WAIT_SECONDS, round(waited, 3))
+            self.stats.inc_value("frontier/pace/waits")
+            self.stats.set_value("frontier/pace/wait_seconds", round(self.total_wait, 3))
+            self.stats.max_value("frontier/pace/max_wait_seconds", round(waited, 3))
 
     def _stop(self, key: str, seconds: float, exc: Exception) -> None:
         if self.stopping:
@@ -186,7 +186,7 @@ class HostPacingMiddleware:
 
     def _give_up(self, request: Request) -> None:
         self.frontier.keep_leased(request)
-        self.stats.inc_value(stats_keys.PACE_GAVE_UP)
+        self.stats.inc_value("frontier/pace/gave_up")
         raise PacingUnavailable(f"not sent without the pacing token: {request.url}")
 
     def _left_downloader(self, request: Request, spider: Spider) -> None:

@@ -16,7 +16,6 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 from scrapy_redis.queue import PriorityQueue
 from scrapy_redis.scheduler import Scheduler
 
-from crawler import stats_keys
 from crawler.frontier.core import DONE, Frontier
 
 if TYPE_CHECKING:
@@ -66,9 +65,9 @@ class FrontierScheduler(Scheduler):
         assert keys is not None
         self.queue = LeasingQueue(frontier, spider, keys.queue, self.serializer)
         self.df = RFPDupeFilter(frontier.client, key=keys.seen, debug=self.debug)
-        self.stats.set_value(stats_keys.FRONTIER_ROLE, role)
+        self.stats.set_value("frontier/role", role)
         if frontier.reclaimed:
-            self.stats.set_value(stats_keys.FRONTIER_RECLAIMED, frontier.reclaimed)
+            self.stats.set_value("frontier/reclaimed", frontier.reclaimed)
             spider.logger.warning(
                 "Took back %d requests that an earlier run of worker %s held when it stopped",
                 frontier.reclaimed,
@@ -97,10 +96,10 @@ class FrontierScheduler(Scheduler):
             return False
         if not request.dont_filter and self.df.request_seen(request):
             self.df.log(request, self.spider)
-            self.stats.inc_value(stats_keys.FRONTIER_FILTERED)
+            self.stats.inc_value("frontier/filtered")
             return False
         self.queue.push(request)
-        self.stats.inc_value(stats_keys.FRONTIER_ENQUEUED)
+        self.stats.inc_value("frontier/enqueued")
         return True
 
     def next_request(self) -> Request | None:
@@ -108,7 +107,7 @@ class FrontierScheduler(Scheduler):
             return None
         request: Request | None = self.queue.pop()
         if request is not None:
-            self.stats.inc_value(stats_keys.FRONTIER_LEASED)
+            self.stats.inc_value("frontier/leased")
         return request
 
     def has_pending_requests(self) -> bool:

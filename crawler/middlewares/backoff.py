@@ -152,13 +152,13 @@ def request_host(request: Request) -> str:
 
 def deferral(request: Request, failures: HostFailures | None, stats: StatsCollector) -> HostDeferred | None:
     """The exception that keeps *request* from being sent (or retried) by this crawl when its host is
-    deferred, counted in *stats*; None when it may go. Like Scrapy's ``get_retry_request``: the decision,
-    which the middleware raises."""
+    deferred, counted in *stats* (in total and per host); None when it may go. Like Scrapy's
+    ``get_retry_request``: the decision, which the middleware raises."""
     if failures is None or not failures.deferred:
         return None
     host = request_host(request)
-    stats.inc_value(keys.BACKOFF_DEFERRED)
-    stats.inc_value(keys.BACKOFF_DEFERRED_PREFIX + host)
+    stats.inc_value("backoff/deferred")
+    stats.inc_value("backoff/deferred/" + host)
     return HostDeferred(host)
 
 
@@ -172,13 +172,9 @@ def engine_closing(engine: ExecutionEngine | None) -> bool:
     return slot is not None and getattr(slot, "closing", None) is not None
 
 
-@dataclass(frozen=True)
-class BackoffOutlook:
-    """What the backoff still has ahead: requests to failing hosts it may send (retries), and the seconds
-    of backoff waits before the last of them, on the host that waits longest."""
-
-    retries: int = 0
-    seconds: float = 0.0
+# What the backoff still has ahead: requests to failing hosts it may send (retries), and the seconds of
+# backoff waits before the last of them, on the host that waits longest.
+BackoffOutlook = tuple[int, float]
 
 
 def host_outlook(
@@ -189,12 +185,12 @@ def host_outlook(
     left of its hold, each later one after the slot *delay* raised by *factor* (capped at *max_delay*)."""
     retries = max(0, bound - failures_in_a_row) if failures_in_a_row > 0 else 0
     if retries == 0:
-        return BackoffOutlook()
+        return 0, 0.0
     seconds, step = max(0.0, waiting), delay
     for _ in range(retries - 1):
         step = min(max_delay, step * factor)
         seconds += step
-    return BackoffOutlook(retries, seconds)
+    return retries, seconds
 
 
 class BackoffMiddleware:
@@ -254,7 +250,7 @@ class BackoffMiddleware:
             if self.closing:
                 return self._hand_back(request)
             if not counted:
-                self.stats.inc_value(keys.BACKOFF_HELD_REQUESTS)
+                self.stats.inc_value("backoff/held_requests")
                 counted = True
             await self._wait(wait)
             deferred = deferral(request, self.failures.get(request_host(request)), self.stats)
@@ -298,7 +294,7 @@ class BackoffMiddleware:
             free_at = slot.lastseen + slot.delay if slot is not None else 0.0
             waiting = max(state.hold_until, free_at) - now
             delay = max(state.delay, slot.delay if slot is not None else 0.0)
-            host = host_outlook(
+            host_retries, host_seconds = host_outlook(
                 failures.in_a_row,
                 bound=bound,
                 waiting=waiting,
@@ -306,9 +302,9 @@ class BackoffMiddleware:
                 factor=self.factor,
                 max_delay=self.max_delay,
             )
-            retries += host.retries
-            seconds = max(seconds, host.seconds)
-        return BackoffOutlook(retries, seconds)
+            retries += host_retries
+            seconds = max(seconds, host_seconds)
+        return retries, seconds
 
     def _count_answer(self, request: Request, *, failed: bool) -> None:
         """Count one answer of the request's host (a failure, or any other answer, which resets the count);
@@ -328,7 +324,7 @@ class BackoffMiddleware:
         if self.max_failures <= 0 or failures.in_a_row < self.max_failures:
             return
         failures.deferred = True
-        self.stats.inc_value(keys.BACKOFF_HOSTS_DEFERRED)
+        self.stats.inc_value("backoff/hosts_deferred")
         logger.warning(
             "%(host)s failed %(times)d times in a row: its other requests wait for the next crawl",
             {"host": host, "times": failures.in_a_row},
@@ -397,12 +393,12 @@ class BackoffMiddleware:
         state.delay = min(self.max_delay, max(self.min_delay, current * self.factor))
         state.changed_at = now
         self.floors.set(key, FLOOR_OWNER, state.delay)
-        self.stats.inc_value(keys.BACKOFF_DELAY_RAISED)
+        self.stats.inc_value("backoff/delay_raised")
         wait = full_jitter_wait(state.errors_in_a_row, self.min_delay, self.factor, self.max_delay)
         if retry_after is not None:
-            self.stats.inc_value(keys.BACKOFF_RETRY_AFTER_HONOURED)
+            self.stats.inc_value("backoff/retry_after_honoured")
             if retry_after > self.max_delay:
-                self.stats.inc_value(keys.BACKOFF_RETRY_AFTER_CAPPED)
+                self.stats.inc_value("backoff/retry_after_capped")
             wait = max(wait, min(retry_after, self.max_delay))
         self._hold(key, state, now + wait)
         logger.info(
@@ -433,11 +429,11 @@ class BackoffMiddleware:
             state.delay = 0.0
             state.errors_in_a_row = 0
             self.floors.clear(key, FLOOR_OWNER)
-            self.stats.inc_value(keys.BACKOFF_RECOVERED)
+            self.stats.inc_value("backoff/recovered")
             logger.info("Backoff of %(slot)s over", {"slot": key})
         else:
             self.floors.relax(key, FLOOR_OWNER, state.delay)
-            self.stats.inc_value(keys.BACKOFF_DELAY_LOWERED)
+            self.stats.inc_value("backoff/delay_lowered")
 
     def _on_response_downloaded(self, response: Response, request: Request, spider: Spider) -> None:
         key = request.meta.get("download_slot")
@@ -469,8 +465,8 @@ class BackoffMiddleware:
         retry.meta["retry_times"] = retries
         retry.dont_filter = True
         retry.priority = request.priority + self.priority_adjust
-        self.stats.inc_value(keys.BACKOFF_RETRY_COUNT)
-        self.stats.inc_value(keys.BACKOFF_RETRY_COUNT_PREFIX + reason)
+        self.stats.inc_value("backoff/retry_count")
+        self.stats.inc_value("backoff/retry_count/" + reason)
         logger.debug(
             "Retrying %(request)s (failed %(times)d times): %(reason)s",
             {"request": request, "times": retries, "reason": reason},

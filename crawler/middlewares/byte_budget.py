@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from crawler import stats_keys as keys
-
 if TYPE_CHECKING:
     from typing import Self
 
@@ -56,6 +54,7 @@ class DocumentByteBudget:
 
     def process_response(self, request: Request, response: Response) -> Response:
         if request.meta.get(DOCUMENT_BYTES_META):
+            # Every answer of a document request counts: 304s and errors too.
             self.spent += len(response.body)
-            self.stats.set_value(keys.SLIDES_BUDGET_SPENT, self.spent)
+            self.stats.set_value("underline/slides/budget_spent", self.spent)
         return response

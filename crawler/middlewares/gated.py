@@ -28,8 +28,6 @@ from urllib.parse import urljoin, urlsplit
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from w3lib.url import safe_url_string
 
-from crawler import stats_keys as keys
-
 if TYPE_CHECKING:
     from typing import Self
 
@@ -83,7 +81,7 @@ class GatedDownloadMiddleware:
         if target is None or not is_login_url(target, self.login_paths):
             return response
         request.meta["gated"] = True
-        self.stats.inc_value(keys.GATED_COUNT)
+        self.stats.inc_value("gated/count")
         if self.action == "ignore":
             raise IgnoreRequest(f"Gated download: {request.url} redirects to {target}")
         request.meta["dont_redirect"] = True

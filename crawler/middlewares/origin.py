@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from crawler import stats_keys as keys
 from crawler.middlewares.gated import redirect_target
 from crawler.urls import ASSET_FILE_META, host_of, subtitle_host_allowed
 
@@ -75,6 +74,6 @@ class OffOriginRedirectMiddleware:
         ):
             return response
         request.meta["off_origin"] = target
-        self.stats.inc_value(keys.OFFORIGIN_REDIRECTS)
+        self.stats.inc_value("offorigin/redirects")
         logger.warning("Not following a redirect off the site: %s -> %s", request.url, target)
         raise IgnoreRequest(f"{request.url} redirects off the site's origin, to {target}")

@@ -136,9 +136,9 @@ class RobotsCrawlDelayMiddleware:
             return
         netloc = urlparse_cached(request).netloc
         self.crawl_delays[netloc] = min(delay, self.crawl_delay_max)
-        self.stats.inc_value(keys.ROBOTSTXT_CRAWL_DELAY_HOSTS)
+        self.stats.inc_value("robotstxt/crawl_delay/hosts")
         if delay > self.crawl_delay_max:
-            self.stats.inc_value(keys.ROBOTSTXT_CRAWL_DELAY_CAPPED)
+            self.stats.inc_value("robotstxt/crawl_delay/capped")
         logger.info(
             "robots.txt of %(netloc)s asks for Crawl-delay %(delay)s, using %(used).2fs",
             {"netloc": netloc, "delay": delay, "used": self.crawl_delays[netloc]},

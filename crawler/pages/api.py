@@ -335,14 +335,9 @@ def _sessions_of(index: Mapping[ResourceKey, Resource]) -> list[SessionFields]:
     return [session for session in found if session is not None]
 
 
-@dataclass
-class ListingAnswer:
-    """One page of an event's listing, read whole: its lectures, the sessions it includes and the lecture
-    attributes the crawler does not map (see :func:`~crawler.pages.attributes.unknown_attributes`)."""
-
-    listing: LectureListPage
-    sessions: list[SessionFields]
-    unmapped: dict[str, UnknownAttribute]
+# One page of an event's listing, read whole: its lectures, the sessions it includes and the lecture
+# attributes the crawler does not map (see :func:`~crawler.pages.attributes.unknown_attributes`).
+ListingAnswer = tuple[LectureListPage, list[SessionFields], dict[str, UnknownAttribute]]
 
 
 def read_listing(text: str, base_url: str | None = None) -> ListingAnswer | None:
@@ -353,7 +348,7 @@ def read_listing(text: str, base_url: str | None = None) -> ListingAnswer | None
         return None
     # Its lectures, its sessions and the attribute report all read the one index of its resources.
     index = index_resources([document])
-    return ListingAnswer(
+    return (
         _lecture_list(document, base_url, index),
         _sessions_of(index),
         unknown_attributes(_lectures_of(index)),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -38,13 +38,19 @@ MAX_LABEL = 300
 
 @dataclass(frozen=True)
 class EventInfo:
-    """What the listing's ``included`` tells of an event."""
+    """What the listing's ``included`` tells of an event, and (summarized) how many of the lectures read
+    belong to it."""
 
     event_id: str
     name: str | None = None
     start_date: date | None = None
     end_date: date | None = None
     location: str | None = None
+    lectures: int = 0
+
+
+# An event of the library with its lecture count (see summarize_events).
+EventSummary = EventInfo
 
 
 @dataclass
@@ -63,13 +69,6 @@ class LibraryPage:
     skipped: int = 0
     error: str | None = None
     problems: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class EventSummary(EventInfo):
-    """An event of the library and how many of the lectures read belong to it."""
-
-    lectures: int = 0
 
 
 def event_id_text(value: Any) -> str | None:
@@ -202,7 +201,7 @@ def summarize_events(lectures: Mapping[str, str | None], events: Iterable[EventI
         if event_id is not None:
             counts[event_id] = counts.get(event_id, 0) + 1
     summaries = [
-        EventSummary(**vars(known.get(event_id, EventInfo(event_id))), lectures=count)
+        replace(known.get(event_id, EventInfo(event_id)), lectures=count)
         for event_id, count in counts.items()
     ]
     return sorted(summaries, key=event_order)

@@ -115,7 +115,7 @@ class UnderlineLecturePage:
         if self.json is not None:
             return self._found("slug", self.json.slug, "next_data")
         ref = links.safe_lecture_ref(self.url)
-        return self._found("slug", slug(ref.slug, []) if ref else None, "visible_text")
+        return self._found("slug", slug(ref[1], []) if ref else None, "visible_text")
 
     def title(self) -> str | None:
         if self.json is not None:

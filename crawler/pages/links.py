@@ -44,7 +44,7 @@ def url_lecture_id(url: str | None) -> str | None:
     if url is None:
         return None
     ref = safe_lecture_ref(url)
-    return ref.lecture_id if ref else None
+    return ref[0] if ref else None
 
 
 def link_lecture_id(root: Any, page_url: str, *rels: str) -> str | None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -171,7 +170,7 @@ def _crawl(config: RunConfig, report: RunReport) -> CrawlResult:
         "pages": crawled.pages(),
         "empty_events": crawled.empty_events(),
         "stats": crawled.stats,
-        "page_budget": _budget_report(crawled.stats),
+        "page_budget": budget_summary(crawled.stats),
     }
     return crawled
 
@@ -243,15 +242,6 @@ def _judge(
     report["gate"] = verdict.as_dict()
     report["unmapped_attributes"] = unmapped_attributes(crawled.stats)
     return verdict
-
-
-def _budget_report(stats: Mapping[str, object]) -> dict[str, int] | None:
-    """The page budget's account for the report: pages fetched, waiting by why, nights still needed
-    (-1 when the budget buys no page); None without a budget."""
-    summary = budget_summary(stats)
-    if summary is None:
-        return None
-    return {**asdict(summary), "waiting": summary.waiting}
 
 
 def _push_pending(config: RunConfig, report: RunReport, status: RunStatus, message: str) -> Verdict:

@@ -172,13 +172,13 @@ class LectureRecords:
             if link in self.seen_links:  # most links: one lookup instead of reading the URL twice
                 continue
             ref = lecture_ref(link)
-            if ref is None or ref.lecture_id == lecture_id:
+            if ref is None or ref[0] == lecture_id:
                 continue
             if not same_host(link, self.web_base):
-                self.stats.inc_value(keys.FOREIGN_LINKS)
+                self.stats.inc_value("underline/foreign_links")
                 continue
             self.seen_links.add(link)
-            aliases.append([ref.lecture_id, link])
+            aliases.append([ref[0], link])
         return aliases
 
     def lecture_item(

@@ -14,7 +14,7 @@ from scrapy.statscollectors import StatsCollector
 
 from crawler import stats_keys as keys
 from crawler.items import SessionItem
-from crawler.pages import INVALID_ORCID, LectureItem, LectureListPage, ListingAnswer, UnknownAttribute
+from crawler.pages import INVALID_ORCID, LectureItem, LectureListPage, SessionFields, UnknownAttribute
 from crawler.schema import format_timestamp
 from crawler.spiders.presence import keep_back
 from crawler.spiders.refresh import authors_incomplete
@@ -66,13 +66,20 @@ class ListingReader:
         self.failed(event, f"listing page {page} is not JSON")
         self.logger.error("Listing page %d of event %s is not JSON: %s", page, event, response.url)
 
-    def count_page(self, answer: ListingAnswer, page: int, event: str) -> None:
-        """Count a listing page read, its problems and the attributes it holds that are not mapped."""
+    def count_page(
+        self, listing: LectureListPage, unmapped: dict[str, UnknownAttribute], page: int, event: str
+    ) -> None:
+        """Count a listing page read, its problems and the lecture attributes it holds that the crawler
+        does not map, with one example each: a renamed attribute shows up as a new one beside the field
+        that emptied."""
         self.stats.inc_value(keys.LISTING_PAGES)
-        for problem in answer.listing.problems:
-            self.stats.inc_value(keys.LISTING_PROBLEMS)
+        for problem in listing.problems:
+            self.stats.inc_value("underline/listing_problems")
             self.logger.warning("Listing page %d of event %s: %s", page, event, problem)
-        self.count_unmapped(answer.unmapped)
+        for name, unknown in unmapped.items():
+            self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
+            if self.stats.get_value(keys.UNMAPPED_EXAMPLE + name) is None:
+                self.stats.set_value(keys.UNMAPPED_EXAMPLE + name, unknown.example)
 
     def so_far(self, response: Response, listing: LectureListPage, event: str) -> ListingSoFar:
         """What the event's listing held and counted up to this page: what its request carried (nothing for
@@ -100,7 +107,7 @@ class ListingReader:
             stats.inc_value(keys.LISTING_OTHER_EVENT)
             return False
         if fields.lecture_id in self.listed:
-            stats.inc_value(keys.LISTING_REPEATED)
+            stats.inc_value("underline/listing_repeated")
             return False
         self.listed.add(fields.lecture_id)
         stats.inc_value(keys.LISTED)
@@ -117,7 +124,7 @@ class ListingReader:
         """Whether the unfinished crawl this one resumes staged the lecture already."""
         if fields.lecture_id not in self.already_staged:
             return False
-        self.stats.inc_value(keys.RESUME_SKIPPED)
+        self.stats.inc_value("underline/resume_skipped")
         return True
 
     def goes_on(
@@ -174,7 +181,7 @@ class ListingReader:
         if not (total is None or page < total or size >= self.page_size):
             return False
         if total is not None and page >= total:
-            self.stats.inc_value(keys.LISTING_PAST_TOTAL_PAGES)
+            self.stats.inc_value("underline/listing_past_total_pages")
         cap = self.max_pages if total is None else min(self.max_pages, total + 1)
         if page < cap:
             return True
@@ -190,20 +197,14 @@ class ListingReader:
         )
         return False
 
-    def count_unmapped(self, unmapped: dict[str, UnknownAttribute]) -> None:
-        """Count the lecture attributes the crawler does not map, with one example each: a renamed
-        attribute shows up as a new one beside the field that emptied."""
-        for name, unknown in unmapped.items():
-            self.stats.inc_value(keys.UNMAPPED_ATTRIBUTE + name, unknown.count)
-            if self.stats.get_value(keys.UNMAPPED_EXAMPLE + name) is None:
-                self.stats.set_value(keys.UNMAPPED_EXAMPLE + name, unknown.example)
-
-    def sessions(self, answer: ListingAnswer, event: str) -> Iterator[SessionItem]:
+    def sessions(
+        self, listing: LectureListPage, sessions: list[SessionFields], event: str
+    ) -> Iterator[SessionItem]:
         """The event's sessions the page names, each once in the crawl. A session is the event's when a
         lecture of the event names it: one of another event's lecture that strayed into this listing is
         not."""
-        own = {f.session_id for f in answer.listing.records if f.event_id in (None, event)}
-        for session in (s for s in answer.sessions if s.session_id in own):
+        own = {f.session_id for f in listing.records if f.event_id in (None, event)}
+        for session in (s for s in sessions if s.session_id in own):
             if session.session_id in self.seen_sessions:
                 continue
             self.seen_sessions.add(session.session_id)

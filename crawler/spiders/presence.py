@@ -16,7 +16,6 @@ evidence. The verdict is read from the answer's status and body; nothing here ra
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -37,19 +36,9 @@ from crawler.urls import API_ACCEPT, event_resource_url, lecture_resource_url
 GONE_STATUSES = frozenset({404, 410})
 
 
-class Presence(enum.Enum):
-    GONE = "gone"
-    LIVE = "live"
-    UNKNOWN = "unknown"
-
-
-@dataclasses.dataclass(frozen=True)
-class ResourceAnswer:
-    """The verdict on one resource, and (a live lecture) the event its answer names, when it names one."""
-
-    presence: Presence
-    event_id: str | None = None
-    why: str = ""
+# The verdict on one resource ("gone", "live" or "unknown"), the event its answer names (a live lecture's,
+# when it names one) and why.
+ResourceAnswer = tuple[str, str | None, str]
 
 
 def _document(body: bytes | str | None) -> Any:
@@ -77,21 +66,21 @@ def resource_answer(status: int, body: bytes | str | None, kind: str, resource_i
     """What an answer (``status``, ``body``) to ``/api/v1/<kind>/<resource_id>`` says of that resource
     (``kind``: ``thin_lectures`` or ``thin_events``)."""
     if status in GONE_STATUSES:
-        return ResourceAnswer(Presence.GONE, why=f"HTTP {status}")
+        return ("gone", None, f"HTTP {status}")
     doc = _document(body) if status == 200 else None
     if not isinstance(doc, Mapping):
-        return ResourceAnswer(Presence.UNKNOWN, why=f"HTTP {status}" if status != 200 else "not JSON")
+        return ("unknown", None, f"HTTP {status}" if status != 200 else "not JSON")
     if _error_statuses(doc) & GONE_STATUSES:
-        return ResourceAnswer(Presence.GONE, why="an error document saying it is gone")
+        return ("gone", None, "an error document saying it is gone")
     if "data" in doc and doc["data"] is None and not doc.get("errors"):
-        return ResourceAnswer(Presence.GONE, why="null data")
+        return ("gone", None, "null data")
     data = doc.get("data")
     if resource_key(data) != (kind, resource_id):
-        return ResourceAnswer(Presence.UNKNOWN, why=f"the answer is not {kind} {resource_id}")
+        return ("unknown", None, f"the answer is not {kind} {resource_id}")
     event = None
     if kind == LECTURE_TYPE:
         event = id_text(attr(data, "event_id")) or related_id(data, "event")
-    return ResourceAnswer(Presence.LIVE, event_id=event, why="served")
+    return "live", event, "served"
 
 
 def keep_back(stats: StatsCollector, withdrawals: Withdrawals, event: str, why: str) -> None:
@@ -176,27 +165,26 @@ class PresenceChecks:
         if response is not None:
             self.on_answer(response, kind, resource_id, event)
         else:
-            self.record(
-                kind, resource_id, event, ResourceAnswer(Presence.UNKNOWN, why=failure.getErrorMessage())
-            )
+            self.record(kind, resource_id, event, ("unknown", None, failure.getErrorMessage()))
 
     def record(self, kind: str, resource_id: str, event: str, answer: ResourceAnswer) -> None:
         """What an answer about a lecture (or event) that left its listing means for the release."""
         what = f"lecture {resource_id} of event {event}" if kind == "lecture" else f"event {event}"
-        if answer.presence is Presence.GONE:
+        presence, event_named, reason = answer
+        if presence == "gone":
             self.stats.inc_value(keys.PRESENCE_GONE)
             if kind == "lecture":
                 self.withdrawals.lecture_gone(event, resource_id)
             else:
                 self.withdrawals.event_gone(event)
                 self.stats.set_value(keys.EVENT_GONE_PREFIX + event, 1)
-            self.logger.info("The site says %s is gone (%s): it is withdrawn", what, answer.why)
-        elif answer.presence is Presence.LIVE and kind == "lecture" and answer.event_id not in (None, event):
-            self.stats.inc_value(keys.PRESENCE_MOVED)
+            self.logger.info("The site says %s is gone (%s): it is withdrawn", what, reason)
+        elif presence == "live" and kind == "lecture" and event_named not in (None, event):
+            self.stats.inc_value("underline/presence/moved")
             self.logger.warning(
-                "%s is served under event %s now: it stays as last published", what, answer.event_id
+                "%s is served under event %s now: it stays as last published", what, event_named
             )
-        elif answer.presence is Presence.LIVE:
+        elif presence == "live":
             self.stats.inc_value(keys.PRESENCE_LIVE)
             why = (
                 f"its listing left out lecture {resource_id}, which the site still serves"
@@ -210,5 +198,5 @@ class PresenceChecks:
             self.logger.warning(
                 "Whether %s is still on the site is unknown (%s): it stays as last published",
                 what,
-                answer.why,
+                reason,
             )

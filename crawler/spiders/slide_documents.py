@@ -94,7 +94,7 @@ class SlideDocuments(FileRows[SlidesItem]):
     table = SLIDES
     matched = ("document", "url")
     label = "Document"
-    kept_unreadable_key = keys.SLIDES_KEPT_UNREADABLE
+    kept_unreadable_key = "underline/slides/kept_unreadable"
     carried_key = keys.SLIDES_CARRIED
 
     stats: StatsCollector
@@ -160,11 +160,11 @@ class SlideDocuments(FileRows[SlidesItem]):
         if response.status == 304:
             kept = self.kept(document)
             if kept is not None:
-                self.stats.inc_value(keys.SLIDES_UNCHANGED)
+                self.stats.inc_value("underline/slides/unchanged")
                 return kept
             return self.unreadable(document, "failed", now)
         if response.status in GONE_STATUSES:
-            self.stats.inc_value(keys.SLIDES_NOT_FOUND)
+            self.stats.inc_value("underline/slides/not_found")
             return SlidesItem(record=slides_from(document, problem="not_found", fetched_at=now))
         body = response.body
         self.stats.inc_value(keys.SLIDES_BYTES, len(body))
@@ -191,7 +191,7 @@ class SlideDocuments(FileRows[SlidesItem]):
         if found.problem:
             self.stats.inc_value(keys.SLIDES_PROBLEM_PREFIX + found.problem)
         if found.redactions:
-            self.stats.inc_value(keys.SLIDES_REDACTED, found.redactions)
+            self.stats.inc_value("underline/slides/redacted", found.redactions)
         validators = {**response_validators(response), PRIVACY_RULE_KEY: PRIVACY_RULE}
         return self.evidence(SlidesItem(record=record, validators=validators))
 
@@ -218,7 +218,7 @@ class SlideDocuments(FileRows[SlidesItem]):
             return
         problem = document_problem(failure)
         if problem == "waiting":
-            self.stats.inc_value(keys.SLIDES_WAITING)
+            self.stats.inc_value("underline/slides/waiting")
         else:
             self.logger.warning("Document %s: %s (%s)", document.get("url"), problem, failure.value)
         yield self.unreadable(document, problem, datetime.now(UTC))

@@ -115,7 +115,9 @@ class SubtitleFiles(FileRows[TranscriptItem]):
     table = TRANSCRIPTS
     matched = ("subtitle_url",)
     label = "Subtitle file"
-    kept_unreadable_key = keys.SUBTITLES_KEPT_UNREADABLE
+    # Tracks whose answer was no evidence (an HTML page, robots, off the hosts, unreadable, no answer): the
+    # text read before is kept.
+    kept_unreadable_key = "underline/subtitles/kept_unreadable"
     carried_key = keys.SUBTITLES_CARRIED
 
     stats: StatsCollector
@@ -173,7 +175,7 @@ class SubtitleFiles(FileRows[TranscriptItem]):
             return
         item.subtitles, over = bounded_tracks(listed, self.max_tracks)
         if over:
-            self.stats.inc_value(keys.SUBTITLES_OVER_LIMIT, over)
+            self.stats.inc_value("underline/subtitles/over_limit", over)
             self.logger.warning(
                 "Lecture %s lists %d subtitle tracks: only the first %d are asked and published",
                 item.lecture_id,
@@ -184,7 +186,7 @@ class SubtitleFiles(FileRows[TranscriptItem]):
         yield from self.requests(item)
 
     def tracks_failed(self, failure: Failure) -> Iterator[Any]:
-        self.stats.inc_value(keys.TRANSCRIPTS_FAILED)
+        self.stats.inc_value("underline/transcripts_failed")
         yield from self.kept_tracks(failure.request.cb_kwargs["item"])  # type: ignore[attr-defined]
 
     def kept_tracks(self, item: LectureItem) -> Iterator[Any]:
@@ -221,7 +223,7 @@ class SubtitleFiles(FileRows[TranscriptItem]):
                 yield self.evidence(TranscriptItem(record=transcript_from(track, problem="off_host")))
                 continue
             if self.allowance is not None and self.allowance <= 0:
-                self.stats.inc_value(keys.SUBTITLES_WAITING)
+                self.stats.inc_value("underline/subtitles/waiting")
                 if url in before:
                     yield before[url]
                 continue
@@ -239,7 +241,7 @@ class SubtitleFiles(FileRows[TranscriptItem]):
             validators=validators,
             max_bytes=self.max_bytes,
         )
-        self.stats.inc_value(keys.SUBTITLES_ASKED)
+        self.stats.inc_value("underline/subtitles/asked")
         return request
 
     def transcript(self, response: Response, track: Mapping[str, Any]) -> Iterator[TranscriptItem]:
@@ -251,12 +253,12 @@ class SubtitleFiles(FileRows[TranscriptItem]):
         if response.status == 304:
             kept = self.kept(track)
             if kept is not None:
-                self.stats.inc_value(keys.SUBTITLES_UNCHANGED)
+                self.stats.inc_value("underline/subtitles/unchanged")
                 return kept
-            self.stats.inc_value(keys.SUBTITLES_FAILED)
+            self.stats.inc_value("underline/subtitles/failed")
             return TranscriptItem(record=transcript_from(track, problem="failed", fetched_at=now))
         if response.status in GONE_STATUSES:
-            self.stats.inc_value(keys.SUBTITLES_NOT_FOUND)
+            self.stats.inc_value("underline/subtitles/not_found")
             return TranscriptItem(record=transcript_from(track, problem="not_found", fetched_at=now))
         if not subtitle_answer(response):
             # An HTML page (a maintenance or login page) where a file was asked: no evidence of the file.
@@ -264,13 +266,15 @@ class SubtitleFiles(FileRows[TranscriptItem]):
         parsed = parse_subtitle_file(
             response.body, auto_generated=track.get("auto_generated"), max_bytes=self.max_bytes
         )
-        self.stats.inc_value(keys.SUBTITLES_PARSED if parsed.text is not None else keys.SUBTITLES_UNPARSABLE)
+        self.stats.inc_value(
+            "underline/subtitles/parsed" if parsed.text is not None else "underline/subtitles/unparsable"
+        )
         if parsed.cues_skipped:
-            self.stats.inc_value(keys.SUBTITLES_CUES_SKIPPED, parsed.cues_skipped)
+            self.stats.inc_value("underline/subtitles/cues_skipped", parsed.cues_skipped)
         if parsed.problem:
             self.stats.inc_value(keys.SUBTITLES_PROBLEM_PREFIX + parsed.problem)
         if parsed.redactions:
-            self.stats.inc_value(keys.SUBTITLES_REDACTED, parsed.redactions)
+            self.stats.inc_value("underline/subtitles/redacted", parsed.redactions)
         transcript = transcript_from(
             track,
             text=parsed.text,
@@ -298,6 +302,7 @@ class SubtitleFiles(FileRows[TranscriptItem]):
             return
         problem = failure_problem(failure)
         if problem == "too_large":
-            self.stats.inc_value(keys.SUBTITLES_CUT_SHORT)
+            # Stopped at UNDERLINE_SUBTITLE_MAX_BYTES: never held whole in memory.
+            self.stats.inc_value("underline/subtitles/cut_short")
         self.logger.warning("Subtitle file %s: %s (%s)", track.get("subtitle_url"), problem, failure.value)
         yield self.settled(self.unreadable(track, problem, datetime.now(UTC)))

@@ -413,9 +413,9 @@ class UnderlineSpider(scrapy.Spider):
             if answer is None:
                 reader.not_json(response, page, event)
                 return
-            listing = answer.listing
-            reader.count_page(answer, page, event)
-            yield from reader.sessions(answer, event)
+            listing, sessions, unmapped = answer
+            reader.count_page(listing, unmapped, page, event)
+            yield from reader.sessions(listing, sessions, event)
             so_far = reader.so_far(response, listing, event)
             new = [fields for fields in listing.records if reader.newly_listed(fields, event)]
             decisions = [self.decide(f) for f in new if not reader.resumed(f)]
@@ -573,7 +573,7 @@ class UnderlineSpider(scrapy.Spider):
         if "lecture_id" not in request.cb_kwargs or not request.meta.get("redirect_times"):
             return
         self.stats.inc_value(keys.FETCH_FAILED)
-        self.stats.inc_value(keys.REDIRECT_LOOP)
+        self.stats.inc_value("underline/redirect_loop")
         self.logger.warning("Giving up on %s: redirected to a URL already requested", request.url)
 
     def fetch_failed(self, failure: Failure) -> Iterator[Any]:
