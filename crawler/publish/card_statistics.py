@@ -291,8 +291,8 @@ def slides_statistics(stats: SlidesStats) -> dict[str, Any]:
     return {
         "config": stats.rows > 0,
         "documents": stats.rows,
-        "lectures_with_slides": stats.lectures_with_slides,
-        "lectures_with_poster": stats.lectures_with_poster,
+        "lectures_with_slides": stats.slides_by_event.total(),
+        "lectures_with_poster": stats.posters_by_event.total(),
         "pages": stats.pages,
         "without_text": sum(stats.without_text.values()),
         "problems": _shares(stats.without_text, stats.rows, chars=60),
