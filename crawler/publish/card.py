@@ -71,24 +71,15 @@ _MARKER = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Changes:
+def release_changes(diff: DiffSummary, previous_version: str | None) -> dict[str, Any]:
     """The card's account of the release's diff: lectures added, changed (another content hash) and
     removed since ``previous_version``."""
-
-    previous_version: str | None
-    added: int
-    changed: int
-    removed: int
-
-    @classmethod
-    def of(cls, diff: DiffSummary, previous_version: str | None) -> Changes:
-        return cls(
-            previous_version=previous_version,
-            added=diff.counts["added"],
-            changed=diff.content_changed,
-            removed=diff.counts["removed"],
-        )
+    return {
+        "previous_version": previous_version,
+        "added": diff.counts["added"],
+        "changed": diff.content_changed,
+        "removed": diff.counts["removed"],
+    }
 
 
 def _plain(value: object) -> JsonValue:
@@ -173,7 +164,7 @@ class CardContext(ReleaseText):
     anthology: AnthologyShare
     change_file: str
     change_files: list[str]
-    changes: Changes
+    changes: dict[str, Any]
     change_counts: dict[Change, int]
     email_like: int
     # The ``transcripts`` table's section (tracks per event and language, hours, tracks without text).
@@ -200,7 +191,7 @@ class CardRelease:
     event_files: list[ConfigFiles]
     per_event: list[EventConfig]
     change_files: list[str]
-    changes: Changes
+    changes: dict[str, Any]
     history: list[HistoryEntry]
 
 
