@@ -33,13 +33,9 @@ logger = logging.getLogger(__name__)
 ReadLecture = Callable[[str], Lecture]
 
 
-@dataclass(frozen=True, slots=True)
-class TalkSummary:
-    """What the duplicate decisions need of one staged lecture."""
-
-    lecture_id: str
-    talk: str | None  # :func:`crawler.dedup.records.talk_key`
-    alternate_ids: tuple[str, ...]
+# What the same-talk decision needs of a staged lecture, by id: the key of its talk
+# (:func:`crawler.dedup.records.talk_key`) and its alternate ids.
+Talks = dict[str, tuple[str | None, tuple[str, ...]]]
 
 
 @dataclass
@@ -84,16 +80,14 @@ class Signatures:
 
 def read_signatures(
     ids: Sequence[str], read: ReadLecture, cached: Mapping[str, near.Signature], stats: near.SearchStats
-) -> tuple[Signatures, list[TalkSummary]]:
+) -> tuple[Signatures, Talks]:
     """The signatures of the lectures ``ids`` (in lecture order), each read once with ``read``: the
     cached one of its text (by text key) or one computed, and what the same-talk decision needs."""
     matrix = np.empty((len(ids), near.NUM_PERM), dtype=np.uint32)
-    talks = []
+    talks: Talks = {}
     for row, lecture_id in enumerate(ids):
         lecture = read(lecture_id)
-        talks.append(
-            TalkSummary(lecture_id, talk_key(lecture.title, lecture.abstract), tuple(lecture.alternate_ids))
-        )
+        talks[lecture_id] = (talk_key(lecture.title, lecture.abstract), tuple(lecture.alternate_ids))
         words = near.talk_words(lecture.title, lecture.abstract)
         values = cached.get(near.key_of_words(words))
         if values is None:
@@ -105,27 +99,23 @@ def read_signatures(
     return Signatures(list(ids), matrix, stats), talks
 
 
-def _same_talks(talks: Sequence[TalkSummary], published: Container[str], plan: DedupPlan) -> None:
+def _same_talks(talks: Talks, published: Container[str], plan: DedupPlan) -> None:
     """Each talk once: the id an earlier release published (else the lowest) kept, the others dropped."""
-    groups: dict[str, list[TalkSummary]] = {}
-    for talk in talks:
-        if talk.talk is not None:
-            groups.setdefault(talk.talk, []).append(talk)
+    groups: dict[str, list[str]] = {}
+    for lecture_id, (talk, _) in talks.items():
+        if talk is not None:
+            groups.setdefault(talk, []).append(lecture_id)
     dropped: set[str] = set()
     for members in groups.values():
         if len(members) < 2:
             continue
-        keep = min(members, key=lambda t: (t.lecture_id not in published, lecture_order(t.lecture_id)))
-        others = sorted((t for t in members if t is not keep), key=lambda t: lecture_order(t.lecture_id))
-        alternates = set(keep.alternate_ids)
-        for other in others:
-            alternates.add(other.lecture_id)
-            alternates.update(other.alternate_ids)
-        alternates.discard(keep.lecture_id)
-        merged = tuple(t.lecture_id for t in others)
-        plan.alternates[keep.lecture_id] = (sorted(alternates, key=lecture_order), merged)
+        keep = min(members, key=lambda i: (i not in published, lecture_order(i)))
+        merged = tuple(sorted((i for i in members if i != keep), key=lecture_order))
+        alternates = {*talks[keep][1], *merged, *(a for i in merged for a in talks[i][1])}
+        alternates.discard(keep)
+        plan.alternates[keep] = (sorted(alternates, key=lecture_order), merged)
         dropped.update(merged)
-        merge = Merge(keep.lecture_id, merged)
+        merge = Merge(keep, merged)
         plan.report.merges.append(merge)
         logger.info("lectures %s are lecture %s (%s): merged", ", ".join(merge.merged), merge.kept, SAME_TALK)
     plan.report.merges.sort(key=lambda m: lecture_order(m.kept))
