@@ -163,9 +163,6 @@ class FileTable(Generic[R, K, S]):
         """The keys of the files the lecture's record lists, in its order, once each."""
         raise NotImplementedError
 
-    def key(self, row: R) -> K:
-        raise NotImplementedError
-
     def order(self, row: R) -> tuple[Any, ...]:
         """The row's place in its event's file."""
         raise NotImplementedError
@@ -233,6 +230,10 @@ class FileTable(Generic[R, K, S]):
     def email_like(self) -> int:
         """The values shaped like an e-mail address in the files written."""
         return sum(f.email_like for f in self.files)
+
+    def key(self, row: R) -> K:
+        values = tuple(getattr(row, column) for column in self.key_columns)
+        return cast(K, values[0] if len(values) == 1 else values)
 
     def under_current_rules(self, row: R) -> R:
         """A row the previous release holds, redacted again when it was under other rules."""

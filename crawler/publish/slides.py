@@ -58,9 +58,6 @@ class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
     def listed(self, lecture: Lecture) -> list[DocKey]:
         return list(listed_documents(lecture))
 
-    def key(self, row: Slides) -> DocKey:
-        return (row.document, row.url)
-
     def order(self, row: Slides) -> tuple[tuple[int, str], int, str]:
         return slides_order(row)
 

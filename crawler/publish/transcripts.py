@@ -82,9 +82,6 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
         no row)."""
         return list(dict.fromkeys(url for s in lecture.subtitles or [] if (url := s.get("url"))))
 
-    def key(self, row: Transcript) -> str:
-        return row.subtitle_url
-
     def order(self, row: Transcript) -> tuple[tuple[int, str], str, str]:
         return transcript_order(row)
 
