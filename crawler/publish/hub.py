@@ -231,11 +231,6 @@ def push_to_hub(
     raise HubPushError(" ".join(failure.split()))
 
 
-def hub_target(repo_id: str, revision: str | None) -> str:
-    """The repository and branch a push goes to, as ``hub-push.json`` and the run report name them."""
-    return f"{repo_id}@{revision or 'main'}"
-
-
 def pushed_versions(state_dir: Path) -> dict[str, str]:
     """``hub-push.json``: the version each repository and branch holds as far as pushes from this state
     directory know (empty when none was recorded)."""
@@ -265,7 +260,8 @@ def push_owed(
     manifest = read_manifest(release_dir)
     local = str(manifest["version"]) if manifest is not None else None
     pushed = pushed_versions(state_dir)
-    where = hub_target(repo_id, revision)
+    # The repository and branch the push goes to, as ``hub-push.json`` and the run report name them.
+    where = f"{repo_id}@{revision or 'main'}"
     if local is None or pushed.get(where) == local:
         return OwedPush(where, local, pushed.get(where))
     try:

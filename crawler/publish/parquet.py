@@ -67,10 +67,6 @@ def data_files_pattern(spec: TableSpec) -> str:
     return f"{config_dir(spec)}/{SPLIT}-*.parquet"
 
 
-def shard_name(index: int, count: int) -> str:
-    return f"{SPLIT}-{index:05d}-of-{count:05d}.parquet"
-
-
 def file_schema(spec: TableSpec) -> pa.Schema:
     """The declared schema plus the ``huggingface`` metadata datasets reads its features from."""
     declared = spec.arrow_schema()
@@ -186,7 +182,7 @@ def write_shards(
     shards = []
     for index in range(count):
         part = table.slice(index * shard_rows, shard_rows)
-        name = shard_name(index, count)
+        name = f"{SPLIT}-{index:05d}-of-{count:05d}.parquet"
         with pq.ParquetWriter(target / name, schema, **writer_options(spec, part.num_rows)) as writer:
             write_row_groups(writer, part, max_rows=row_group_rows)
         shards.append(Shard(f"{config_dir(spec, partition)}/{name}", part.num_rows))
