@@ -102,10 +102,9 @@ class RowStats:
 
 
 class FileTable(Generic[R, K, S]):
-    """A table of rows read from the files lectures name, as a release makes it: where its rows come from
-    (the stage's lines of the table, the previous release when it has the table's files, the author
-    redactions in force), and the files written with what the card counts of them. Each table declares
-    what differs (see the module's docstring); its rows are made, written, compared and checked here."""
+    """A table of rows read from the files lectures name, as a release makes it from the stage's lines of
+    the table, the previous release's files of it and the author redactions in force (see the module's
+    docstring)."""
 
     spec: ClassVar[TableSpec]
     # Its stage lines: the record class, the column naming a row among its lecture's, its lines' kind.
