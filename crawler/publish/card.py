@@ -36,7 +36,6 @@ from crawler.privacy.email_like import email_like_values
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
     STATISTICS_COLUMNS,
-    AnthologyShare,
     EventStatistics,
     anthology_share,
     author_statistics,
@@ -161,7 +160,7 @@ class CardContext(ReleaseText):
     event_configs: list[dict[str, Any]]
     per_event: list[EventStatistics]
     authors: dict[str, Any]
-    anthology: AnthologyShare
+    anthology: dict[str, Any]
     change_file: str
     change_files: list[str]
     changes: dict[str, Any]

@@ -78,12 +78,6 @@ TOP = 20
 EXAMPLE_ROWS = 5
 
 
-class AnthologyShare(TypedDict):
-    linked: int
-    lectures: int
-    share: str
-
-
 class EventStatistics(TypedDict):
     """One event's statistics (``per_event`` in the template)."""
 
@@ -97,7 +91,7 @@ class EventStatistics(TypedDict):
     more_days: int
     without_day: int
     coverage: list[dict[str, Any]]
-    anthology: AnthologyShare
+    anthology: dict[str, Any]
     # Lectures by where their fields came from: ``page`` and ``listing_only``.
     sources: dict[str, int]
 
@@ -224,7 +218,7 @@ def _event_statistics(
     }
 
 
-def anthology_share(rows: Iterable[Mapping[str, Any]]) -> AnthologyShare:
+def anthology_share(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """How many of the lectures still on the site are linked to an Anthology paper, and their share."""
     live = [r for r in rows if not r["withdrawn"]]
     linked = sum(1 for r in live if has_value(r["anthology_id"]))

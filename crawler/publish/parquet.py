@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -84,17 +84,8 @@ def supports_content_defined_chunking() -> bool:
     return "use_content_defined_chunking" in _writer_parameters()
 
 
-class WriterOptions(TypedDict, total=False):
-    """The keyword arguments of ``pq.ParquetWriter`` a shard is written with (the last two only where
-    the installed pyarrow has them)."""
-
-    compression: str
-    write_statistics: bool
-    write_page_index: bool
-    store_schema: bool
-    sorting_columns: list[pq.SortingColumn]
-    use_content_defined_chunking: bool
-    bloom_filter_options: dict[str, dict[str, float]]
+# The keyword arguments of ``pq.ParquetWriter`` a file is written with.
+WriterOptions = dict[str, Any]
 
 
 def writer_options(spec: TableSpec, num_rows: int) -> WriterOptions:
