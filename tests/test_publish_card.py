@@ -282,10 +282,18 @@ def lectures_with_hashes(hashes: dict[str, str]) -> list[schema.Lecture]:
 def test_diff_lectures() -> None:
     previous = lectures_with_hashes({"1": "a", "2": "b", "3": "c"})
     current = lectures_with_hashes({"2": "b", "3": "x", "4": "d", "5": "e"})
-    assert cards.Changes.of(diff_releases(previous, current).summary(), "2025-11-01") == cards.Changes(
-        "2025-11-01", 2, 1, 1
-    )
-    assert cards.Changes.of(diff_releases([], current).summary(), None) == cards.Changes(None, 4, 0, 0)
+    assert cards.release_changes(diff_releases(previous, current).summary(), "2025-11-01") == {
+        "previous_version": "2025-11-01",
+        "added": 2,
+        "changed": 1,
+        "removed": 1,
+    }
+    assert cards.release_changes(diff_releases([], current).summary(), None) == {
+        "previous_version": None,
+        "added": 4,
+        "changed": 0,
+        "removed": 0,
+    }
 
 
 def test_merge_maintainer_sections() -> None:

@@ -129,7 +129,12 @@ def test_republishing_the_same_records_gives_identical_parquet(first_release: Pa
     assert {p: second[p] for p in parquet_files} == {p: first[p] for p in parquet_files}
     assert second_result.version == "2025-11-12.2"
     assert second_result.previous_version == "2025-11-12"
-    assert second_result.changes.added == second_result.changes.changed == second_result.changes.removed == 0
+    assert (
+        second_result.changes["added"]
+        == second_result.changes["changed"]
+        == second_result.changes["removed"]
+        == 0
+    )
     third = publish(out)
     assert third.version == "2025-11-12.3"
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
@@ -147,7 +152,7 @@ def test_changes_are_counted_against_the_previous_release(first_release: Path, t
     records.append(make_record(40))  # added
     result = publish(out, records, provenance={**PROVENANCE, "crawl_date": "2025-11-20"})
     assert result.version == "2025-11-20"
-    assert (result.changes.added, result.changes.changed, result.changes.removed) == (1, 1, 1)
+    assert (result.changes["added"], result.changes["changed"], result.changes["removed"]) == (1, 1, 1)
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "Compared with release `2025-11-12`: 1 lecture(s) added,\n1 changed" in card
     assert "1 removed." in card

@@ -168,7 +168,7 @@ def test_unchanged_records_rewrite_nothing(first_release: tuple[Path, ReleaseRes
     again = publish(out, records(), "2025-11-13")
     assert again.rewritten == ()
     assert lecture_files(out) == before
-    assert again.changes.changed == again.changes.added == again.changes.removed == 0
+    assert again.changes["changed"] == again.changes["added"] == again.changes["removed"] == 0
 
 
 def test_a_push_after_a_one_event_change_uploads_only_what_changed(

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -88,7 +89,7 @@ class ReleaseResult:
     previous_version: str | None
     row_counts: dict[str, int]
     files: dict[str, FileEntry]
-    changes: cards.Changes
+    changes: dict[str, Any]
     warnings: tuple[LintProblem, ...] = field(default=())
     change_file: str | None = None  # ``changes/<version>.parquet``
     event_configs: dict[str, str] = field(default_factory=dict)  # event id -> config name
@@ -177,7 +178,7 @@ def build_release(events: EventRows, context: BuildContext) -> tuple[ReleaseResu
         event_files=event_files,
         per_event=per_event,
         change_files=[*history, change_file],
-        changes=cards.Changes.of(written.diff, previous.version),
+        changes=cards.release_changes(written.diff, previous.version),
         history=charts.release_history(
             previous.manifest, version, written.total, change_files.file_counts(written.diff)
         ),
@@ -263,7 +264,6 @@ def _write_manifest(
         c.config_name: {"rows": c.num_rows, "files": list(c.paths), "event_id": e.event_id}
         for c, e in zip(release.event_files, release.per_event, strict=True)
     }
-    changes = release.changes
     manifest: Manifest = {
         "format": MANIFEST_FORMAT,
         "name": context.options.name,
@@ -280,7 +280,7 @@ def _write_manifest(
         "transcript_shards": {f.event_id: f.entry() for f in written.transcripts.files},
         "transcripts_privacy_rule": TRANSCRIPT_PRIVACY_RULE,
         "slides_privacy_rule": PRIVACY_RULE,
-        "changes": {"added": changes.added, "changed": changes.changed, "removed": changes.removed},
+        "changes": {kind: release.changes[kind] for kind in ("added", "changed", "removed")},
         "change_files": release.change_files,
         "change_rows": {kind: count for kind, count in change_files.file_counts(written.diff).items()},
         "history": release.history,

@@ -36,7 +36,6 @@ from crawler.privacy.email_like import email_like_values
 from crawler.publish.card_metadata import LICENSE_DETAILS, ConfigFiles
 from crawler.publish.card_statistics import (
     STATISTICS_COLUMNS,
-    AnthologyShare,
     EventStatistics,
     anthology_share,
     author_statistics,
@@ -71,24 +70,15 @@ _MARKER = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Changes:
+def release_changes(diff: DiffSummary, previous_version: str | None) -> dict[str, Any]:
     """The card's account of the release's diff: lectures added, changed (another content hash) and
     removed since ``previous_version``."""
-
-    previous_version: str | None
-    added: int
-    changed: int
-    removed: int
-
-    @classmethod
-    def of(cls, diff: DiffSummary, previous_version: str | None) -> Changes:
-        return cls(
-            previous_version=previous_version,
-            added=diff.counts["added"],
-            changed=diff.content_changed,
-            removed=diff.counts["removed"],
-        )
+    return {
+        "previous_version": previous_version,
+        "added": diff.counts["added"],
+        "changed": diff.content_changed,
+        "removed": diff.counts["removed"],
+    }
 
 
 def _plain(value: object) -> JsonValue:
@@ -170,10 +160,10 @@ class CardContext(ReleaseText):
     event_configs: list[dict[str, Any]]
     per_event: list[EventStatistics]
     authors: dict[str, Any]
-    anthology: AnthologyShare
+    anthology: dict[str, Any]
     change_file: str
     change_files: list[str]
-    changes: Changes
+    changes: dict[str, Any]
     change_counts: dict[Change, int]
     email_like: int
     # The ``transcripts`` table's section (tracks per event and language, hours, tracks without text).
@@ -200,7 +190,7 @@ class CardRelease:
     event_files: list[ConfigFiles]
     per_event: list[EventConfig]
     change_files: list[str]
-    changes: Changes
+    changes: dict[str, Any]
     history: list[HistoryEntry]
 
 

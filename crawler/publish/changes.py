@@ -20,7 +20,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -44,15 +44,9 @@ FILE_KIND: dict[ChangeKind, Change] = {
 }
 
 
-class ChangeRow(TypedDict):
-    """One row of a change file: the lecture's id and event, what happened, which fields differ, and its
-    new record (None when it was removed)."""
-
-    lecture_id: str
-    event_id: str
-    change: Change
-    changed_fields: list[str]
-    lecture: Lecture | None
+# One row of a change file (the columns of :func:`row_schema`), its ``lecture`` the new record (None when
+# the lecture was removed).
+ChangeRow = dict[str, Any]
 
 
 RELEASE_COLUMN = "release"
@@ -219,13 +213,13 @@ def read_changes(path: Path) -> list[ChangeRow]:
     for row in pq.read_table(path, columns=columns).to_pylist():
         lecture = row["lecture"]
         rows.append(
-            ChangeRow(
-                lecture_id=str(row["lecture_id"]),
-                event_id=str(row["event_id"]),
-                change=row["change"],
-                changed_fields=list(row["changed_fields"]),
-                lecture=None if lecture is None else Lecture.from_json(lecture),
-            )
+            {
+                "lecture_id": str(row["lecture_id"]),
+                "event_id": str(row["event_id"]),
+                "change": row["change"],
+                "changed_fields": list(row["changed_fields"]),
+                "lecture": None if lecture is None else Lecture.from_json(lecture),
+            }
         )
     return rows
 
@@ -245,7 +239,7 @@ def scrub_changes(
 ) -> list[ChangeRow] | None:
     """An earlier release's change rows with removed lectures dropped and ``redact`` applied to every
     lecture it carries; None when nothing had to change (the file stays as it is)."""
-    kept = [ChangeRow(**r) for r in rows if r["lecture_id"] not in removed]
+    kept = [dict(r) for r in rows if r["lecture_id"] not in removed]
     lectures = [r["lecture"] for r in kept if r["lecture"] is not None]
     redacted = redact(list(lectures))
     if len(kept) == len(rows) and redacted == lectures:

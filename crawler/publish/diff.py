@@ -129,13 +129,6 @@ def restored(before: Lecture, after: Lecture) -> bool:
     )
 
 
-def differing_fields(before: Lecture, after: Lecture) -> tuple[str, ...]:
-    """The compared fields whose values differ, in schema order; values compare as JSON holds them
-    (timestamps as instants, tuples as lists, struct members all present)."""
-    old, new = before.to_json(), after.to_json()
-    return tuple(name for name in COMPARED if old[name] != new[name])
-
-
 def _kind(before: Lecture, after: Lecture) -> ChangeKind:
     if after.withdrawn and not before.withdrawn:
         return "withdrawn"
@@ -160,7 +153,10 @@ def diff_releases(previous: Iterable[Lecture], current: Iterable[Lecture]) -> Re
         if new is None:
             changes.append(LectureChange(lecture_id, "removed", (), before, None))
             continue
-        fields = differing_fields(before, new)
+        # The compared fields that differ, as JSON holds their values (timestamps as instants, tuples as
+        # lists, struct members all present).
+        old, now = before.to_json(), new.to_json()
+        fields = tuple(name for name in COMPARED if old[name] != now[name])
         if fields and restored(before, new):
             repaired.append(lecture_id)
         elif fields:

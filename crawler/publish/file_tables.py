@@ -17,12 +17,13 @@ Each event's rows go to one file, ``data/<table>/<event folder>.parquet``, made 
 time (:attr:`FileTable.batch`) and written in row groups, a chunk of rows at a time once that much text is
 gathered (:attr:`FileTable.chunk_bytes`). The bytes depend only on the rows: a table whose files the
 manifest describes (:attr:`FileTable.shards_key`) keeps an event's file when its rows are the previous
-release's, linked byte for byte (:class:`crawler.publish.shards.RowsDigest`), and does not write it.
+release's, linked byte for byte (:func:`crawler.publish.shards.rows_digest`), and does not write it.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import json
 from collections import Counter
@@ -49,7 +50,7 @@ from crawler.publish.parquet import (
 from crawler.publish.previous import PreviousRelease
 from crawler.publish.records import InvalidRecordsError
 from crawler.publish.removals import Redactions
-from crawler.publish.shards import EventShards, RowsDigest, carried_event
+from crawler.publish.shards import EventShards, carried_event, digest_rows, rows_digest
 from crawler.publish.tables import TableSpec, event_directory
 from crawler.schema import Lecture, Slides, Transcript, lecture_order
 from crawler.schema.arrow import field_arrow_type
@@ -101,10 +102,9 @@ class RowStats:
 
 
 class FileTable(Generic[R, K, S]):
-    """A table of rows read from the files lectures name, as a release makes it: where its rows come from
-    (the stage's lines of the table, the previous release when it has the table's files, the author
-    redactions in force), and the files written with what the card counts of them. Each table declares
-    what differs (see the module's docstring); its rows are made, written, compared and checked here."""
+    """A table of rows read from the files lectures name, as a release makes it from the stage's lines of
+    the table, the previous release's files of it and the author redactions in force (see the module's
+    docstring)."""
 
     spec: ClassVar[TableSpec]
     # Its stage lines: the record class, the column naming a row among its lecture's, its lines' kind.
@@ -160,9 +160,6 @@ class FileTable(Generic[R, K, S]):
 
     def listed(self, lecture: Lecture) -> list[K]:
         """The keys of the files the lecture's record lists, in its order, once each."""
-        raise NotImplementedError
-
-    def key(self, row: R) -> K:
         raise NotImplementedError
 
     def order(self, row: R) -> tuple[Any, ...]:
@@ -232,6 +229,10 @@ class FileTable(Generic[R, K, S]):
     def email_like(self) -> int:
         """The values shaped like an e-mail address in the files written."""
         return sum(f.email_like for f in self.files)
+
+    def key(self, row: R) -> K:
+        values = tuple(getattr(row, column) for column in self.key_columns)
+        return cast(K, values[0] if len(values) == 1 else values)
 
     def under_current_rules(self, row: R) -> R:
         """A row the previous release holds, redacted again when it was under other rules."""
@@ -424,17 +425,17 @@ class FileTable(Generic[R, K, S]):
         stats = self.stats_type()
         held: list[list[R]] | None = []
         for chunk in self._event_chunks(lectures):
-            digest.update(chunk)
+            digest_rows(digest, chunk)
             stats.add(chunk)
             held = [chunk] if held == [] else None
         return digest.hexdigest(), stats, held
 
-    def _digest(self, max_bytes: int) -> RowsDigest:
+    def _digest(self, max_bytes: int) -> hashlib._Hash:
         """The digest of an event's file: its rows, the file schema, the writer's version and settings,
         the row group bound and the chunk bound."""
         options = json.dumps(self.writer_options(), sort_keys=True)
         writer = f"pyarrow {pa.__version__} {ROW_GROUP_ROWS} {max_bytes} {self.chunk_bytes} {options}"
-        return RowsDigest(writer, self.spec)
+        return rows_digest(writer, self.spec)
 
     def _write_file(self, build: Path, event_id: str, chunks: Iterable[list[R]], max_bytes: int) -> None:
         """Write the event's file from its rows' chunks, opened at the first (none when there is none)."""
@@ -455,7 +456,7 @@ class FileTable(Generic[R, K, S]):
                 num_bytes += table.nbytes
                 email_like += email_like_values(table)
                 if digest is not None:
-                    digest.update(chunk)
+                    digest_rows(digest, chunk)
                 stats.add(chunk)
         finally:
             if writer is not None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx2
 import tenacity
@@ -40,7 +40,6 @@ from crawler.state.fsutil import read_json_file, write_json_atomic
 from crawler.state.layout import StateDir
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 REPO_TYPE = "dataset"
 _TOKEN_SHAPE = re.compile(r"\bhf_[A-Za-z0-9]{8,}")
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s'\",}]+")
@@ -232,11 +231,6 @@ def push_to_hub(
     raise HubPushError(" ".join(failure.split()))
 
 
-def hub_target(repo_id: str, revision: str | None) -> str:
-    """The repository and branch a push goes to, as ``hub-push.json`` and the run report name them."""
-    return f"{repo_id}@{revision or 'main'}"
-
-
 def pushed_versions(state_dir: Path) -> dict[str, str]:
     """``hub-push.json``: the version each repository and branch holds as far as pushes from this state
     directory know (empty when none was recorded)."""
@@ -266,7 +260,8 @@ def push_owed(
     manifest = read_manifest(release_dir)
     local = str(manifest["version"]) if manifest is not None else None
     pushed = pushed_versions(state_dir)
-    where = hub_target(repo_id, revision)
+    # The repository and branch the push goes to, as ``hub-push.json`` and the run report name them.
+    where = f"{repo_id}@{revision or 'main'}"
     if local is None or pushed.get(where) == local:
         return OwedPush(where, local, pushed.get(where))
     try:
@@ -292,10 +287,16 @@ class _HubRepo:
     policy: RetryPolicy
     secrets: Sequence[str]
 
-    def call(self, what: str, call: Callable[[], T]) -> T:
-        """``call()``, retried by the policy: after a retryable error (:func:`is_retryable`) it waits what
-        ``Retry-After`` asks for, else a full-jitter exponential backoff, and logs the failure scrubbed."""
+    def call(self, what: str, **arguments: Any) -> Any:
+        """The Hub's method ``what`` on the repository, retried by the policy: after a retryable error
+        (:func:`is_retryable`) it waits what ``Retry-After`` asks for, else a full-jitter exponential
+        backoff, and logs the failure scrubbed. An argument given as a function is made anew for each
+        attempt (``create_commit`` marks its operations as used)."""
         policy = self.policy
+
+        def attempt() -> Any:
+            made = {name: value() if callable(value) else value for name, value in arguments.items()}
+            return getattr(self.hub, what)(self.repo_id, repo_type=REPO_TYPE, token=self.token, **made)
 
         def wait(state: tenacity.RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -325,52 +326,27 @@ class _HubRepo:
             before_sleep=before_sleep,
             reraise=True,
         )
-        return retrying(call)
+        return retrying(attempt)
 
     def push(
         self, release_dir: Path, local: list[str], private: bool, revision: str | None, message: str
     ) -> PushResult:
         """The release's files in one commit on ``revision``, the data files it no longer has deleted."""
-        hub, repo_id, token = self.hub, self.repo_id, self.token
-        self.call(
-            "create_repo",
-            lambda: hub.create_repo(
-                repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True, token=token
-            ),
-        )
+        self.call("create_repo", private=private, exist_ok=True)
         if revision and revision != "main":
-            self.call(
-                "create_branch",
-                lambda: hub.create_branch(
-                    repo_id, branch=revision, repo_type=REPO_TYPE, exist_ok=True, token=token
-                ),
-            )
-        remote = self.call(
-            "list_repo_files",
-            lambda: hub.list_repo_files(repo_id, repo_type=REPO_TYPE, revision=revision, token=token),
-        )
+            self.call("create_branch", branch=revision, exist_ok=True)
+        remote = self.call("list_repo_files", revision=revision)
         stale = sorted(p for p in remote if p.startswith("data/") and p not in local)
 
-        def commit() -> Any:
-            # Operations are built anew for each attempt: create_commit marks them as used.
-            operations: list[Any] = [
-                CommitOperationAdd(path_in_repo=p, path_or_fileobj=release_dir / p) for p in local
-            ]
-            operations += [CommitOperationDelete(path_in_repo=p) for p in stale]
-            return hub.create_commit(
-                repo_id,
-                operations=operations,
-                commit_message=message,
-                repo_type=REPO_TYPE,
-                revision=revision,
-                token=token,
-            )
+        def operations() -> list[Any]:
+            added = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=release_dir / p) for p in local]
+            return [*added, *(CommitOperationDelete(path_in_repo=p) for p in stale)]
 
-        info = self.call("create_commit", commit)
+        info = self.call("create_commit", operations=operations, commit_message=message, revision=revision)
         if not getattr(info, "oid", None):
             raise HubPushError("the Hub answered the commit without a commit id")
         return PushResult(
-            repo_id=repo_id,
+            repo_id=self.repo_id,
             revision=revision or "main",
             commit_oid=str(getattr(info, "oid", "")),
             commit_url=str(getattr(info, "commit_url", "")),
@@ -380,30 +356,17 @@ class _HubRepo:
 
     def tag(self, version: str, commit_oid: str) -> None:
         """Tag ``commit_oid`` with the release's version; an existing tag on that very commit is fine."""
-        hub, repo_id, token = self.hub, self.repo_id, self.token
         try:
-            self.call(
-                "create_tag",
-                lambda: hub.create_tag(
-                    repo_id,
-                    tag=version,
-                    tag_message=f"Release {version}",
-                    revision=commit_oid,
-                    repo_type=REPO_TYPE,
-                    token=token,
-                ),
-            )
+            self.call("create_tag", tag=version, tag_message=f"Release {version}", revision=commit_oid)
             return
         except HfHubHTTPError as exc:
             if _status(exc) != 409:
                 raise
         # The tag exists: fine if a lost answer or a repeated push made it on this commit, not otherwise.
-        refs = self.call(
-            "list_repo_refs", lambda: hub.list_repo_refs(repo_id, repo_type=REPO_TYPE, token=token)
-        )
+        refs = self.call("list_repo_refs")
         target = next((t.target_commit for t in refs.tags if t.name == version), None)
         if target != commit_oid:
             raise HubPushError(
-                f"tag {version!r} already names commit {target} in {repo_id}, not this release's commit"
+                f"tag {version!r} already names commit {target} in {self.repo_id}, not this release's commit"
                 f" {commit_oid}; the files are pushed but the tag was left as it was"
             )

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -67,10 +67,6 @@ def data_files_pattern(spec: TableSpec) -> str:
     return f"{config_dir(spec)}/{SPLIT}-*.parquet"
 
 
-def shard_name(index: int, count: int) -> str:
-    return f"{SPLIT}-{index:05d}-of-{count:05d}.parquet"
-
-
 def file_schema(spec: TableSpec) -> pa.Schema:
     """The declared schema plus the ``huggingface`` metadata datasets reads its features from."""
     declared = spec.arrow_schema()
@@ -88,17 +84,8 @@ def supports_content_defined_chunking() -> bool:
     return "use_content_defined_chunking" in _writer_parameters()
 
 
-class WriterOptions(TypedDict, total=False):
-    """The keyword arguments of ``pq.ParquetWriter`` a shard is written with (the last two only where
-    the installed pyarrow has them)."""
-
-    compression: str
-    write_statistics: bool
-    write_page_index: bool
-    store_schema: bool
-    sorting_columns: list[pq.SortingColumn]
-    use_content_defined_chunking: bool
-    bloom_filter_options: dict[str, dict[str, float]]
+# The keyword arguments of ``pq.ParquetWriter`` a file is written with.
+WriterOptions = dict[str, Any]
 
 
 def writer_options(spec: TableSpec, num_rows: int) -> WriterOptions:
@@ -186,7 +173,7 @@ def write_shards(
     shards = []
     for index in range(count):
         part = table.slice(index * shard_rows, shard_rows)
-        name = shard_name(index, count)
+        name = f"{SPLIT}-{index:05d}-of-{count:05d}.parquet"
         with pq.ParquetWriter(target / name, schema, **writer_options(spec, part.num_rows)) as writer:
             write_row_groups(writer, part, max_rows=row_group_rows)
         shards.append(Shard(f"{config_dir(spec, partition)}/{name}", part.num_rows))

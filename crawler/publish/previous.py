@@ -142,11 +142,6 @@ class PreviousRelease:
         for path in self.lecture_files:
             yield from self._lectures_in(path)
 
-    @property
-    def rows(self) -> list[Lecture]:
-        """Every lecture row at once: for callers that want the whole release."""
-        return list(self.iter_lectures())
-
     def states(self) -> dict[str, LectureState]:
         """Every lecture's hash, withdrawal, event and volatile values, from a few narrow columns (read
         once; a volatile column an older release lacks reads as null)."""
@@ -166,10 +161,6 @@ class PreviousRelease:
                         volatile_digest(dict(zip(volatile, values, strict=True))),
                     )
         return self._states
-
-    @property
-    def hashes(self) -> dict[str, str]:
-        return {i: s.content_sha256 for i, s in self.states().items()}
 
     def event_ids(self) -> list[str]:
         return sorted({s.event_id for s in self.states().values()}, key=lecture_order)

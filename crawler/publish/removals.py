@@ -124,10 +124,6 @@ def redaction_count(authors: Iterable[str]) -> int:
     return len(parsed.orcids) + len(parsed.names)
 
 
-def _release_recovery(out_dir: Path) -> str:
-    return f"restore the release from the Hub (hf download --repo-type dataset <repo> --local-dir {out_dir})"
-
-
 @dataclass(frozen=True)
 class ReleaseRemovals:
     """What a release keeps of the removals it applied (``removals.json``, listed in its manifest): the
@@ -165,14 +161,17 @@ class ReleaseRemovals:
         none); :class:`DamagedFile` when its ledger differs from the manifest or lost its shape."""
         from crawler.publish.manifest import file_entry, read_manifest
 
+        out_dir = Path(out_dir)
         manifest = read_manifest(out_dir)
         listed = manifest["files"].get(RELEASE_LEDGER) if manifest is not None else None
         if listed is None:
-            return cls._legacy(Path(out_dir))
-        path = Path(out_dir) / RELEASE_LEDGER
+            return cls._legacy(out_dir)
+        path = out_dir / RELEASE_LEDGER
         if not path.is_file():
             return cls(missing=True)
-        recovery = _release_recovery(Path(out_dir))
+        recovery = (
+            f"restore the release from the Hub (hf download --repo-type dataset <repo> --local-dir {out_dir})"
+        )
         if file_entry(path) != listed:
             raise DamagedFile(path, "its size or sha256 differs from manifest.json", recovery)
         data = read_json_file(path, recovery=recovery)

@@ -59,31 +59,27 @@ class EventShards:
         }
 
 
-class RowsDigest:
+def rows_digest(writer: str, spec: TableSpec) -> hashlib._Hash:
     """A digest of everything an event's files of a table are made of: the ``writer`` (its version,
-    settings and bounds), the table's declared file schema and every field of its rows, in order. Equal
-    digests give equal bytes."""
+    settings and bounds), the table's declared file schema, then every field of its rows, in order
+    (:func:`digest_rows`). Equal digests give equal bytes."""
+    digest = hashlib.sha256(f"{writer}\n".encode())
+    digest.update(file_schema(spec).serialize().to_pybytes())
+    return digest
 
-    def __init__(self, writer: str, spec: TableSpec) -> None:
-        self._digest = hashlib.sha256(f"{writer}\n".encode())
-        self._digest.update(file_schema(spec).serialize().to_pybytes())
 
-    def update(self, rows: Iterable[Any]) -> None:
-        for row in rows:
-            record = row.to_json()
-            self._digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str).encode())
-            self._digest.update(b"\n")
-
-    def hexdigest(self) -> str:
-        return self._digest.hexdigest()
+def digest_rows(digest: hashlib._Hash, rows: Iterable[Any]) -> None:
+    for row in rows:
+        record = json.dumps(row.to_json(), sort_keys=True, ensure_ascii=False, default=str)
+        digest.update(f"{record}\n".encode())
 
 
 def rows_fingerprint(rows: Iterable[Lecture]) -> str:
-    """The digest of an event's ``lectures`` files (:class:`RowsDigest`)."""
-    digest = RowsDigest(
+    """The digest of an event's ``lectures`` files (:func:`rows_digest`)."""
+    digest = rows_digest(
         f"pyarrow {pa.__version__} {SHARD_ROWS} {ROW_GROUP_ROWS} {ROW_GROUP_TARGET_BYTES}", LECTURES
     )
-    digest.update(rows)
+    digest_rows(digest, rows)
     return digest.hexdigest()
 
 

@@ -31,8 +31,6 @@ DocKey = tuple[str, str]  # (document, url)
 class SlidesStats(RowStats):
     """What the card tells of the documents (``rows``), counted as they are written."""
 
-    lectures_with_slides: int = 0
-    lectures_with_poster: int = 0
     pages: int = 0
     # Lectures with slide text and with poster text, by event.
     slides_by_event: Counter[str] = field(default_factory=Counter)
@@ -44,12 +42,8 @@ class SlidesStats(RowStats):
             return
         self.pages += len(row.pages)
         if any(row.pages):
-            if row.document == "poster":
-                self.lectures_with_poster += 1
-                self.posters_by_event[str(row.event_id)] += 1
-            else:
-                self.lectures_with_slides += 1
-                self.slides_by_event[str(row.event_id)] += 1
+            by_event = self.posters_by_event if row.document == "poster" else self.slides_by_event
+            by_event[str(row.event_id)] += 1
 
 
 class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
@@ -63,9 +57,6 @@ class SlidesTable(FileTable[Slides, DocKey, SlidesStats]):
 
     def listed(self, lecture: Lecture) -> list[DocKey]:
         return list(listed_documents(lecture))
-
-    def key(self, row: Slides) -> DocKey:
-        return (row.document, row.url)
 
     def order(self, row: Slides) -> tuple[tuple[int, str], int, str]:
         return slides_order(row)

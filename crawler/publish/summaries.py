@@ -33,13 +33,9 @@ logger = logging.getLogger(__name__)
 ReadLecture = Callable[[str], Lecture]
 
 
-@dataclass(frozen=True, slots=True)
-class TalkSummary:
-    """What the duplicate decisions need of one staged lecture."""
-
-    lecture_id: str
-    talk: str | None  # :func:`crawler.dedup.records.talk_key`
-    alternate_ids: tuple[str, ...]
+# What the same-talk decision needs of a staged lecture, by id: the key of its talk
+# (:func:`crawler.dedup.records.talk_key`) and its alternate ids.
+Talks = dict[str, tuple[str | None, tuple[str, ...]]]
 
 
 @dataclass
@@ -73,27 +69,17 @@ class DedupPlan:
         return lecture
 
 
-@dataclass
-class Signatures:
-    """One signature per lecture, in lecture order, as rows of one matrix."""
-
-    ids: list[str]
-    matrix: np.ndarray
-    stats: near.SearchStats
-
-
 def read_signatures(
     ids: Sequence[str], read: ReadLecture, cached: Mapping[str, near.Signature], stats: near.SearchStats
-) -> tuple[Signatures, list[TalkSummary]]:
-    """The signatures of the lectures ``ids`` (in lecture order), each read once with ``read``: the
-    cached one of its text (by text key) or one computed, and what the same-talk decision needs."""
+) -> tuple[np.ndarray, Talks]:
+    """The signatures of the lectures ``ids`` (in lecture order), each read once with ``read``, as the rows
+    of one matrix: the cached one of its text (by text key) or one computed; and what the same-talk
+    decision needs."""
     matrix = np.empty((len(ids), near.NUM_PERM), dtype=np.uint32)
-    talks = []
+    talks: Talks = {}
     for row, lecture_id in enumerate(ids):
         lecture = read(lecture_id)
-        talks.append(
-            TalkSummary(lecture_id, talk_key(lecture.title, lecture.abstract), tuple(lecture.alternate_ids))
-        )
+        talks[lecture_id] = (talk_key(lecture.title, lecture.abstract), tuple(lecture.alternate_ids))
         words = near.talk_words(lecture.title, lecture.abstract)
         values = cached.get(near.key_of_words(words))
         if values is None:
@@ -102,30 +88,26 @@ def read_signatures(
         else:
             stats.signatures_cached += 1
         matrix[row] = values
-    return Signatures(list(ids), matrix, stats), talks
+    return matrix, talks
 
 
-def _same_talks(talks: Sequence[TalkSummary], published: Container[str], plan: DedupPlan) -> None:
+def _same_talks(talks: Talks, published: Container[str], plan: DedupPlan) -> None:
     """Each talk once: the id an earlier release published (else the lowest) kept, the others dropped."""
-    groups: dict[str, list[TalkSummary]] = {}
-    for talk in talks:
-        if talk.talk is not None:
-            groups.setdefault(talk.talk, []).append(talk)
+    groups: dict[str, list[str]] = {}
+    for lecture_id, (talk, _) in talks.items():
+        if talk is not None:
+            groups.setdefault(talk, []).append(lecture_id)
     dropped: set[str] = set()
     for members in groups.values():
         if len(members) < 2:
             continue
-        keep = min(members, key=lambda t: (t.lecture_id not in published, lecture_order(t.lecture_id)))
-        others = sorted((t for t in members if t is not keep), key=lambda t: lecture_order(t.lecture_id))
-        alternates = set(keep.alternate_ids)
-        for other in others:
-            alternates.add(other.lecture_id)
-            alternates.update(other.alternate_ids)
-        alternates.discard(keep.lecture_id)
-        merged = tuple(t.lecture_id for t in others)
-        plan.alternates[keep.lecture_id] = (sorted(alternates, key=lecture_order), merged)
+        keep = min(members, key=lambda i: (i not in published, lecture_order(i)))
+        merged = tuple(sorted((i for i in members if i != keep), key=lecture_order))
+        alternates = {*talks[keep][1], *merged, *(a for i in merged for a in talks[i][1])}
+        alternates.discard(keep)
+        plan.alternates[keep] = (sorted(alternates, key=lecture_order), merged)
         dropped.update(merged)
-        merge = Merge(keep.lecture_id, merged)
+        merge = Merge(keep, merged)
         plan.report.merges.append(merge)
         logger.info("lectures %s are lecture %s (%s): merged", ", ".join(merge.merged), merge.kept, SAME_TALK)
     plan.report.merges.sort(key=lambda m: lecture_order(m.kept))
@@ -157,19 +139,23 @@ def _band_mates(matrix: np.ndarray, threshold: float) -> dict[int, set[int]]:
 
 
 def near_pairs(
-    signed: Signatures, keep: Sequence[int], read: ReadLecture, threshold: float = near.MATCH_THRESHOLD
+    ids: Sequence[str],
+    matrix: np.ndarray,
+    read: ReadLecture,
+    stats: near.SearchStats,
+    threshold: float = near.MATCH_THRESHOLD,
 ) -> list[near.NearPair]:
-    """The pairs among the kept rows whose shingle sets have a Jaccard similarity of at least
-    ``threshold``, sorted by their ids: candidates from shared bands (the first ``MAX_CANDIDATES`` of
-    each row's, in lecture order; the bands those for ``LSH_THRESHOLD``, or for ``threshold`` when it
-    is lower), each checked by the exact similarity. No step compares every row with every other."""
-    kept = np.asarray(keep, dtype=np.int64)
-    mates = _band_mates(signed.matrix[kept], min(near.LSH_THRESHOLD, threshold))
+    """The pairs among the lectures ``ids`` (their signatures the rows of ``matrix``) whose shingle sets
+    have a Jaccard similarity of at least ``threshold``, sorted by their ids: candidates from shared bands
+    (the first ``MAX_CANDIDATES`` of each row's, in lecture order; the bands those for ``LSH_THRESHOLD``,
+    or for ``threshold`` when it is lower), each checked by the exact similarity. No step compares every
+    row with every other."""
+    mates = _band_mates(matrix, min(near.LSH_THRESHOLD, threshold))
     grams: dict[int, set[str]] = {}
 
     def grams_of(row: int) -> set[str]:
         if row not in grams:
-            lecture = read(signed.ids[int(kept[row])])
+            lecture = read(ids[row])
             grams[row] = near.shingles(lecture.title, lecture.abstract)
         return grams[row]
 
@@ -177,14 +163,13 @@ def near_pairs(
     for row in sorted(mates):
         candidates = sorted(mates[row])
         if len(candidates) > near.MAX_CANDIDATES:
-            signed.stats.capped_queries += 1
+            stats.capped_queries += 1
             candidates = candidates[: near.MAX_CANDIDATES]
         for mate in (m for m in candidates if m > row):
-            signed.stats.candidate_pairs += 1
+            stats.candidate_pairs += 1
             similarity = near.jaccard(grams_of(row), grams_of(mate))
             if similarity >= threshold:
-                first, second = signed.ids[int(kept[row])], signed.ids[int(kept[mate])]
-                pairs.append(near.NearPair(first, second, round(similarity, 4)))
+                pairs.append(near.NearPair(ids[row], ids[mate], round(similarity, 4)))
     return sorted(pairs, key=lambda p: (lecture_order(p.first), lecture_order(p.second)))
 
 
@@ -216,10 +201,11 @@ def plan_dedup(
     earlier release published (they win when one record of a talk must be kept)."""
     plan = DedupPlan()
     plan.report.records_in = len(ids)
-    signed, talks = read_signatures(ids, read, signatures, plan.report.search)
+    matrix, talks = read_signatures(ids, read, signatures, plan.report.search)
     _same_talks(talks, published, plan)
     keep = [row for row, lecture_id in enumerate(ids) if lecture_id not in plan.dropped]
-    pairs = near_pairs(signed, keep, read)
+    kept = [ids[row] for row in keep]
+    pairs = near_pairs(kept, matrix[np.asarray(keep, dtype=np.int64)], read, plan.report.search)
     plan.clusters = near.clusters(pairs)
     _report_clusters(pairs, plan)
     plan.report.records_out = len(keep)

@@ -327,7 +327,7 @@ def event_configs(events: Sequence[Mapping[str, object]]) -> list[EventConfig]:
     the same slug, or a slug taken by a table's config, all get ``-<id>`` appended, so a name does not
     depend on which event was seen first.
     """
-    names = {str(e["event_id"]): _event_name(e) for e in events}
+    names = {str(e["event_id"]): n if isinstance(n := e.get("event_name"), str) else None for e in events}
     wanted = {event_id: slug(name or "") for event_id, name in names.items()}
     counts = Counter(wanted.values())
     out = []
@@ -344,11 +344,6 @@ def event_configs(events: Sequence[Mapping[str, object]]) -> list[EventConfig]:
         taken.add(name)
         out.append(EventConfig(event_id, names[event_id], name, directory))
     return out
-
-
-def _event_name(event: Mapping[str, object]) -> str | None:
-    name = event.get("event_name")
-    return name if isinstance(name, str) else None
 
 
 def table_of(rows: Sequence[Mapping[str, object]], spec: TableSpec) -> pa.Table:

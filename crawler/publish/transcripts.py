@@ -7,11 +7,9 @@ A lecture's files are the tracks its record lists with a URL (``subtitles[].url`
 the rules in force find (:func:`redacted_again`) and its e-mail addresses
 (:func:`crawler.publish.records.scrubbed_transcript`).
 
-Nothing holds the release's transcripts at once: an event's lectures are taken a few at a time, their
-tracks written out in row groups once :attr:`TranscriptsTable.chunk_bytes` of text is gathered, and the
-previous release's rows are read a row group at a time, only where a track is carried.
-An event whose rows are the previous release's keeps that file (kept in the manifest's
-``transcript_shards``).
+Nothing holds the release's transcripts at once: lectures are taken a batch at a time, tracks written out
+once :attr:`TranscriptsTable.chunk_bytes` of text is gathered, the previous release's rows read a row group
+at a time, only where a track is carried; an event whose rows are the previous release's keeps its file.
 """
 
 from __future__ import annotations
@@ -81,9 +79,6 @@ class TranscriptsTable(FileTable[Transcript, str, TranscriptStats]):
         """The subtitle URLs the lecture's record lists, once each, in its order (a track without one is
         no row)."""
         return list(dict.fromkeys(url for s in lecture.subtitles or [] if (url := s.get("url"))))
-
-    def key(self, row: Transcript) -> str:
-        return row.subtitle_url
 
     def order(self, row: Transcript) -> tuple[tuple[int, str], str, str]:
         return transcript_order(row)

@@ -43,5 +43,5 @@ def near_duplicate_pairs(
     }
     ids = sorted(by_id, key=lecture_order)
     stats = stats if stats is not None else near.SearchStats()
-    signed, _ = read_signatures(ids, by_id.__getitem__, signatures or {}, stats)
-    return near_pairs(signed, range(len(ids)), by_id.__getitem__, threshold)
+    matrix, _ = read_signatures(ids, by_id.__getitem__, signatures or {}, stats)
+    return near_pairs(ids, matrix, by_id.__getitem__, stats, threshold)
