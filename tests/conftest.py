@@ -13,9 +13,21 @@ keeps the cores busy while another waits.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
+
+# A ``datasets`` cache of the suite's own, in each test process, removed when it exits (set before any
+# module imports ``datasets``, which reads it then). ``datasets`` names the cache of a local folder by the
+# folder's name and a config, so a test's ``load_dataset`` of a release named ``out`` could read what
+# another run (or a user's session) cached of another ``out``; and the user's cache gets none of the
+# suite's releases.
+_DATASETS_CACHE = tempfile.mkdtemp(prefix="eventcrawl-tests-datasets-")
+os.environ["HF_DATASETS_CACHE"] = _DATASETS_CACHE
+atexit.register(shutil.rmtree, _DATASETS_CACHE, True)
 
 # Test modules by the time they took (the CPU of their own process and of the crawl subprocesses they
 # start, or the politeness tests' waits where those are longer), most first; a module not listed runs
